@@ -1,0 +1,7 @@
+"""python -m emulator: same as the kafka-emulator command."""
+
+import sys
+
+from emulator.cli import main
+
+sys.exit(main())

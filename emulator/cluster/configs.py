@@ -1,0 +1,143 @@
+"""Topic and broker configuration with Kafka's names, types and defaults.
+
+DescribeConfigs reports every known key with its source (default, dynamic topic,
+dynamic broker, static broker); AlterConfigs and IncrementalAlterConfigs validate
+against these tables so a typo gets INVALID_CONFIG as on Kafka.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kafka's ConfigEntry.ConfigType codes (DescribeConfigs v3+).
+BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
+
+# ConfigSource codes.
+SOURCE_UNKNOWN = 0
+SOURCE_DYNAMIC_TOPIC = 1
+SOURCE_DYNAMIC_BROKER = 2
+SOURCE_DYNAMIC_DEFAULT_BROKER = 3
+SOURCE_STATIC_BROKER = 4
+SOURCE_DEFAULT = 5
+
+
+@dataclass(frozen=True)
+class ConfigDef:
+    name: str
+    type: int
+    default: str | None
+    broker_synonym: str | None = None  # the broker-level key a topic key falls back to
+
+
+TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
+    ConfigDef("cleanup.policy", LIST, "delete", "log.cleanup.policy"),
+    ConfigDef("compression.type", STRING, "producer", "compression.type"),
+    ConfigDef("delete.retention.ms", LONG, "86400000", "log.cleaner.delete.retention.ms"),
+    ConfigDef("file.delete.delay.ms", LONG, "60000", "log.segment.delete.delay.ms"),
+    ConfigDef("flush.messages", LONG, "9223372036854775807", "log.flush.interval.messages"),
+    ConfigDef("flush.ms", LONG, "9223372036854775807", None),
+    ConfigDef("follower.replication.throttled.replicas", LIST, "", None),
+    ConfigDef("index.interval.bytes", INT, "4096", "log.index.interval.bytes"),
+    ConfigDef("leader.replication.throttled.replicas", LIST, "", None),
+    ConfigDef("local.retention.bytes", LONG, "-2", "log.local.retention.bytes"),
+    ConfigDef("local.retention.ms", LONG, "-2", "log.local.retention.ms"),
+    ConfigDef("max.compaction.lag.ms", LONG, "9223372036854775807", "log.cleaner.max.compaction.lag.ms"),
+    ConfigDef("max.message.bytes", INT, "1048588", "message.max.bytes"),
+    ConfigDef("message.timestamp.after.max.ms", LONG, "3600000", "log.message.timestamp.after.max.ms"),
+    ConfigDef("message.timestamp.before.max.ms", LONG, "9223372036854775807", "log.message.timestamp.before.max.ms"),
+    ConfigDef("message.timestamp.type", STRING, "CreateTime", "log.message.timestamp.type"),
+    ConfigDef("min.cleanable.dirty.ratio", DOUBLE, "0.5", "log.cleaner.min.cleanable.ratio"),
+    ConfigDef("min.compaction.lag.ms", LONG, "0", "log.cleaner.min.compaction.lag.ms"),
+    ConfigDef("min.insync.replicas", INT, "1", "min.insync.replicas"),
+    ConfigDef("preallocate", BOOLEAN, "false", "log.preallocate"),
+    ConfigDef("remote.storage.enable", BOOLEAN, "false", None),
+    ConfigDef("retention.bytes", LONG, "-1", "log.retention.bytes"),
+    ConfigDef("retention.ms", LONG, "604800000", "log.retention.ms"),
+    ConfigDef("segment.bytes", INT, "1073741824", "log.segment.bytes"),
+    ConfigDef("segment.index.bytes", INT, "10485760", "log.index.size.max.bytes"),
+    ConfigDef("segment.jitter.ms", LONG, "0", "log.roll.jitter.ms"),
+    ConfigDef("segment.ms", LONG, "604800000", "log.roll.ms"),
+    ConfigDef("unclean.leader.election.enable", BOOLEAN, "false", "unclean.leader.election.enable"),
+]}
+
+BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
+    ConfigDef("auto.create.topics.enable", BOOLEAN, "true"),
+    ConfigDef("auto.leader.rebalance.enable", BOOLEAN, "true"),
+    ConfigDef("broker.id", INT, None),
+    ConfigDef("compression.type", STRING, "producer"),
+    ConfigDef("default.replication.factor", INT, "1"),
+    ConfigDef("delete.topic.enable", BOOLEAN, "true"),
+    ConfigDef("follower.replication.throttled.rate", LONG, "9223372036854775807"),
+    ConfigDef("group.initial.rebalance.delay.ms", INT, "0"),
+    ConfigDef("group.max.session.timeout.ms", INT, "1800000"),
+    ConfigDef("group.min.session.timeout.ms", INT, "6000"),
+    ConfigDef("group.max.size", INT, "2147483647"),
+    ConfigDef("leader.imbalance.check.interval.seconds", LONG, "300"),
+    ConfigDef("leader.imbalance.per.broker.percentage", INT, "10"),
+    ConfigDef("leader.replication.throttled.rate", LONG, "9223372036854775807"),
+    ConfigDef("log.cleanup.policy", LIST, "delete"),
+    ConfigDef("log.retention.bytes", LONG, "-1"),
+    ConfigDef("log.retention.check.interval.ms", LONG, "300000"),
+    ConfigDef("log.retention.hours", INT, "168"),
+    ConfigDef("log.retention.ms", LONG, None),
+    ConfigDef("log.message.timestamp.type", STRING, "CreateTime"),
+    ConfigDef("log.segment.bytes", INT, "1073741824"),
+    ConfigDef("message.max.bytes", INT, "1048588"),
+    ConfigDef("min.insync.replicas", INT, "1"),
+    ConfigDef("num.partitions", INT, "1"),
+    ConfigDef("offsets.retention.minutes", INT, "10080"),
+    ConfigDef("offsets.topic.num.partitions", INT, "50"),
+    ConfigDef("offsets.topic.replication.factor", SHORT, "3"),
+    ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
+    ConfigDef("replica.fetch.wait.max.ms", INT, "500"),
+    ConfigDef("replica.lag.time.max.ms", LONG, "30000"),
+    ConfigDef("socket.request.max.bytes", INT, "104857600"),
+    ConfigDef("transaction.max.timeout.ms", INT, "900000"),
+    ConfigDef("transaction.state.log.num.partitions", INT, "50"),
+    ConfigDef("transaction.state.log.replication.factor", SHORT, "3"),
+    ConfigDef("transactional.id.expiration.ms", INT, "604800000"),
+    ConfigDef("unclean.leader.election.enable", BOOLEAN, "false"),
+]}
+
+
+class ConfigError(ValueError):
+    """An unknown key or a value of the wrong type (INVALID_CONFIG)."""
+
+
+def validate_value(defn: ConfigDef, value: str | None) -> None:
+    """Check a value parses as the key's type, as Kafka's ConfigDef does."""
+    if value is None:
+        return
+    try:
+        if defn.type in (INT, SHORT, LONG):
+            int(value)
+        elif defn.type == DOUBLE:
+            float(value)
+        elif defn.type == BOOLEAN and value.lower() not in ("true", "false"):
+            raise ValueError(value)
+    except ValueError as e:
+        raise ConfigError(
+            f"Invalid value {value} for configuration {defn.name}: Expected value to be a "
+            f"{['', 'boolean', 'string', '32-bit integer', '16-bit integer', '64-bit integer', 'double', 'list', 'class', 'password'][defn.type]}"
+        ) from e
+    if defn.name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
+        raise ConfigError(f"Invalid value {value} for configuration message.timestamp.type: "
+                          "String must be one of: CreateTime, LogAppendTime")
+    if defn.name == "min.insync.replicas" and int(value) < 1:
+        raise ConfigError(f"Invalid value {value} for configuration min.insync.replicas: "
+                          "Value must be at least 1")
+
+
+def validate_topic_configs(configs: dict[str, str | None]) -> None:
+    for k, v in configs.items():
+        defn = TOPIC_CONFIGS.get(k)
+        if defn is None:
+            raise ConfigError(f"Unknown topic config name: {k}")
+        validate_value(defn, v)
+
+
+def default_broker_config(overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """Static broker configuration: Kafka's defaults plus the command-line overrides."""
+    conf = {k: d.default for k, d in BROKER_CONFIGS.items() if d.default is not None}
+    conf.update(overrides or {})
+    return conf

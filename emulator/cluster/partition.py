@@ -1,0 +1,240 @@
+"""A partition: its replicas' logs, leader, epochs, ISR and high watermark.
+
+Modelled on Kafka's ``kafka.cluster.Partition`` (seed 004): the leader tracks each
+follower's fetch state (log end offset, lastCaughtUpTimeMs); the high watermark is
+the minimum log end offset over the ISR; a follower joins the ISR once its LEO
+reaches the high watermark and the start of the leader's current epoch, and leaves
+it after ``replica.lag.time.max.ms`` without catching up. The leader epoch bumps on
+every leader change, the partition epoch on every change at all.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from emulator.log import Log
+from wire.errors import ErrorCode as E
+from wire.records import BatchHeader
+
+MAX_PRODUCER_BATCHES = 5  # Kafka keeps the metadata of the last 5 batches per producer
+
+
+class KafkaError(Exception):
+    """A business failure carried back to the client as an error code."""
+
+    def __init__(self, code: int, message: str | None = None) -> None:
+        super().__init__(message or E(code).name)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class FollowerState:
+    """The leader's view of one follower (Kafka's ``Replica``)."""
+
+    log_end_offset: int = 0
+    last_caught_up_ms: int = 0
+    last_fetch_leader_leo: int = 0
+    last_fetch_ms: int = 0
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    """Idempotent producer state: epoch and the last batches' sequence ranges."""
+
+    epoch: int
+    batches: deque = field(default_factory=lambda: deque(maxlen=MAX_PRODUCER_BATCHES))
+    # first offset of the open transaction, if any (last stable offset)
+    txn_first_offset: int = -1
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1][1] if self.batches else -1
+
+
+@dataclass(slots=True)
+class AbortedTxn:
+    producer_id: int
+    first_offset: int
+    last_offset: int  # offset of the abort marker
+
+
+class Partition:
+    """One partition of a topic, with a log on every broker hosting a replica."""
+
+    def __init__(self, topic: str, topic_id: bytes, index: int, replicas: list[int]) -> None:
+        self.topic = topic
+        self.topic_id = topic_id
+        self.index = index
+        self.replicas: list[int] = list(replicas)
+        self.isr: list[int] = list(replicas)
+        self.leader: int = replicas[0] if replicas else -1
+        self.leader_epoch = 0
+        self.partition_epoch = 0
+        self.adding_replicas: list[int] = []
+        self.removing_replicas: list[int] = []
+        self.logs: dict[int, Log] = {b: Log() for b in replicas}
+        self.followers: dict[int, FollowerState] = {b: FollowerState() for b in replicas}
+        self.high_watermark = 0
+        self.producers: dict[int, ProducerEntry] = {}
+        self.aborted: list[AbortedTxn] = []
+
+    # ---- views -------------------------------------------------------------------
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.topic, self.index
+
+    @property
+    def leader_log(self) -> Log:
+        return self.logs[self.leader]
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.logs[self.leader].log_start_offset if self.leader >= 0 else 0
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.logs[self.leader].log_end_offset if self.leader >= 0 else 0
+
+    def last_stable_offset(self) -> int:
+        """The high watermark, or the first offset of the oldest open transaction."""
+        lso = self.high_watermark
+        for p in self.producers.values():
+            if 0 <= p.txn_first_offset < lso:
+                lso = p.txn_first_offset
+        return lso
+
+    def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
+        return [a for a in self.aborted if a.last_offset >= start and a.first_offset < end]
+
+    def check_leader(self, broker_id: int, current_leader_epoch: int = -1) -> None:
+        """Raise the error Kafka gives a client that sent this to the wrong place."""
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < self.leader_epoch:
+                raise KafkaError(E.FENCED_LEADER_EPOCH)
+            if current_leader_epoch > self.leader_epoch:
+                raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+        if self.leader < 0:
+            raise KafkaError(E.LEADER_NOT_AVAILABLE)
+        if broker_id != self.leader:
+            raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
+
+    # ---- idempotence ---------------------------------------------------------------
+    def check_sequence(self, h: BatchHeader) -> int | None:
+        """Validate an idempotent batch. Returns the original base offset of a duplicate."""
+        if h.producer_id < 0:
+            return None
+        entry = self.producers.get(h.producer_id)
+        if entry is None:
+            return None
+        if h.producer_epoch < entry.epoch:
+            raise KafkaError(
+                E.INVALID_PRODUCER_EPOCH,
+                f"Epoch {h.producer_epoch} is older than the current epoch {entry.epoch}",
+            )
+        if h.base_sequence < 0:
+            return None
+        if h.producer_epoch > entry.epoch:
+            if h.base_sequence != 0:
+                raise KafkaError(
+                    E.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence {h.base_sequence} for a new epoch {h.producer_epoch}",
+                )
+            return None
+        for first, last, base, _ in entry.batches:
+            if first == h.base_sequence and last == h.last_sequence:
+                return base
+        expected = (entry.last_seq + 1) % (1 << 31)
+        if entry.batches and h.base_sequence != expected:
+            raise KafkaError(
+                E.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {h.producer_id}: found "
+                f"{h.base_sequence}, expected {expected}",
+            )
+        return None
+
+    def record_producer(self, h: BatchHeader, base: int, last: int) -> None:
+        if h.producer_id < 0:
+            return
+        entry = self.producers.get(h.producer_id)
+        if entry is None or h.producer_epoch > entry.epoch:
+            old_txn = entry.txn_first_offset if entry else -1
+            entry = self.producers[h.producer_id] = ProducerEntry(h.producer_epoch)
+            entry.txn_first_offset = old_txn
+        if h.base_sequence >= 0:
+            entry.batches.append((h.base_sequence, h.last_sequence, base, last))
+        if h.is_transactional and not h.is_control and entry.txn_first_offset < 0:
+            entry.txn_first_offset = base
+
+    # ---- ISR and high watermark ----------------------------------------------------
+    def update_follower(self, broker_id: int, fetch_offset: int, now_ms: int) -> None:
+        """Kafka's Replica.updateFetchState: advance lastCaughtUpTime by its rules."""
+        st = self.followers.setdefault(broker_id, FollowerState())
+        leader_leo = self.log_end_offset
+        if fetch_offset >= leader_leo:
+            st.last_caught_up_ms = max(st.last_caught_up_ms, now_ms)
+        elif fetch_offset >= st.last_fetch_leader_leo:
+            st.last_caught_up_ms = max(st.last_caught_up_ms, st.last_fetch_ms)
+        st.log_end_offset = fetch_offset
+        st.last_fetch_leader_leo = leader_leo
+        st.last_fetch_ms = now_ms
+
+    def leader_epoch_start(self) -> int:
+        for epoch, start in reversed(self.leader_log.epoch_entries()):
+            if epoch == self.leader_epoch:
+                return start
+        return self.log_end_offset
+
+    def can_join_isr(self, broker_id: int) -> bool:
+        """A follower joins once its LEO >= HW and >= the current epoch's start offset."""
+        st = self.followers.get(broker_id)
+        if st is None or broker_id in self.isr or broker_id not in self.replicas:
+            return False
+        return (
+            st.log_end_offset >= self.high_watermark
+            and st.log_end_offset >= self.leader_epoch_start()
+        )
+
+    def out_of_sync(self, now_ms: int, lag_max_ms: int) -> list[int]:
+        """Followers in the ISR that have not caught up within ``lag_max_ms``."""
+        out = []
+        for b in self.isr:
+            if b == self.leader:
+                continue
+            st = self.followers.get(b)
+            if st is None or now_ms - st.last_caught_up_ms > lag_max_ms:
+                out.append(b)
+        return out
+
+    def maybe_advance_hw(self) -> bool:
+        """HW = min LEO over the ISR (leader included); it never moves backwards."""
+        if self.leader < 0:
+            return False
+        leos = [self.log_end_offset]
+        for b in self.isr:
+            if b != self.leader:
+                st = self.followers.get(b)
+                leos.append(st.log_end_offset if st else 0)
+        new = min(leos)
+        if new > self.high_watermark:
+            self.high_watermark = new
+            return True
+        return False
+
+    def in_sync_count(self) -> int:
+        return len(self.isr)
+
+    def reset_follower_states(self, now_ms: int) -> None:
+        """On becoming leader Kafka resets follower state; ISR members count as caught up."""
+        for b in self.replicas:
+            if b == self.leader:
+                continue
+            log = self.logs.get(b)
+            leo = log.log_end_offset if log is not None and b in self.isr else 0
+            self.followers[b] = FollowerState(
+                log_end_offset=leo,
+                last_caught_up_ms=now_ms if b in self.isr else 0,
+                last_fetch_leader_leo=0,
+                last_fetch_ms=now_ms if b in self.isr else 0,
+            )

@@ -1,0 +1,570 @@
+"""The cluster: brokers, topics, partitions and the operations clients ask for.
+
+This is the sans-I/O domain (DESIGN.md): it never awaits, never touches sockets,
+and reads time from the injected clock. The server calls in with decoded
+requests' intent, and calls ``tick`` to let replication and expiry happen. Every
+change bumps ``version`` and calls ``on_change`` so the server can wake waiters
+(long-polling fetches, acks=all produces): Kafka's purgatory.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from emulator.cluster.clock import SystemClock
+from emulator.cluster.configs import (
+    TOPIC_CONFIGS,
+    ConfigError,
+    default_broker_config,
+    validate_topic_configs,
+)
+from emulator.cluster.partition import KafkaError, Partition
+from wire.errors import ErrorCode as E
+from wire.records import InvalidRecordError, read_header, split_batches
+
+LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_TOPIC_LENGTH = 249
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
+
+
+@dataclass
+class Broker:
+    """A virtual broker: its listener address and whether it is up."""
+
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+    alive: bool = True
+
+
+@dataclass
+class Topic:
+    name: str
+    id: bytes
+    partitions: list[Partition]
+    configs: dict[str, str] = field(default_factory=dict)  # dynamic (non-default) only
+
+    @property
+    def is_internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+@dataclass(slots=True)
+class AppendResult:
+    error: int = 0
+    base_offset: int = -1
+    last_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    message: str | None = None
+    record_errors: list = field(default_factory=list)
+
+
+def validate_topic_name(name: str) -> None:
+    """Kafka's Topic.validate: length, characters, and not '.' or '..'."""
+    if not name:
+        raise KafkaError(E.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
+    if name in (".", ".."):
+        raise KafkaError(E.INVALID_TOPIC_EXCEPTION, "Topic name cannot be \".\" or \"..\"")
+    if len(name) > MAX_TOPIC_LENGTH:
+        raise KafkaError(
+            E.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_LENGTH} characters, "
+            f"topic name: {name}",
+        )
+    if not LEGAL_TOPIC.match(name):
+        raise KafkaError(
+            E.INVALID_TOPIC_EXCEPTION,
+            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+            "alphanumerics, '.', '_' and '-'",
+        )
+
+
+class ClusterState:
+    """All state of one emulated cluster. Owned by one event loop: no locks."""
+
+    def __init__(
+        self,
+        brokers: list[Broker],
+        *,
+        clock: object | None = None,
+        seed: int = 0,
+        broker_config: dict[str, str] | None = None,
+        cluster_id: str = "kafka-emulator-cluster",
+    ) -> None:
+        self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
+        self.clock = clock or SystemClock()
+        self.rng = random.Random(seed)
+        self.config = default_broker_config(broker_config)
+        self.broker_overrides: dict[int, dict[str, str]] = {b.id: {} for b in brokers}
+        self.cluster_id = cluster_id
+        self.topics: dict[str, Topic] = {}
+        self.topics_by_id: dict[bytes, Topic] = {}
+        self.version = 0
+        self.on_change: Callable[[], None] | None = None
+        self.hooks: list[Callable[[str, dict], None]] = []  # observers of domain events
+        self.isr_shrinks = 0
+        self.isr_expands = 0
+        self._controller_id = min(self.brokers)
+
+    # ---- plumbing ----------------------------------------------------------------
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    def changed(self) -> None:
+        self.version += 1
+        if self.on_change is not None:
+            self.on_change()
+
+    def emit(self, event: str, **data: object) -> None:
+        for h in self.hooks:
+            h(event, data)
+
+    def config_int(self, key: str, broker_id: int | None = None) -> int:
+        if broker_id is not None and key in self.broker_overrides.get(broker_id, {}):
+            return int(self.broker_overrides[broker_id][key])
+        return int(self.config[key])
+
+    def config_bool(self, key: str) -> bool:
+        return str(self.config[key]).lower() == "true"
+
+    def topic_config(self, topic: Topic, key: str) -> str:
+        if key in topic.configs:
+            return topic.configs[key]
+        defn = TOPIC_CONFIGS[key]
+        if defn.broker_synonym and defn.broker_synonym in self.config:
+            if key == "retention.ms" and "log.retention.ms" not in self.config:
+                return str(int(self.config["log.retention.hours"]) * 3600000)
+            return self.config[defn.broker_synonym]
+        if key == "retention.ms":
+            return str(int(self.config["log.retention.hours"]) * 3600000)
+        return defn.default or ""
+
+    # ---- brokers and controller ------------------------------------------------------
+    @property
+    def controller_id(self) -> int:
+        return self._controller_id
+
+    def alive_brokers(self) -> list[int]:
+        return sorted(b.id for b in self.brokers.values() if b.alive)
+
+    def is_alive(self, broker_id: int) -> bool:
+        b = self.brokers.get(broker_id)
+        return b is not None and b.alive
+
+    def elect_controller(self) -> None:
+        alive = self.alive_brokers()
+        new = alive[0] if alive else -1
+        if new != self._controller_id:
+            self._controller_id = new
+            self.emit("controller_change", controller=new)
+
+    # ---- topics ------------------------------------------------------------------------
+    def get_topic(self, name: str) -> Topic:
+        t = self.topics.get(name)
+        if t is None:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
+        return t
+
+    def get_partition(self, topic: str, index: int) -> Partition:
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
+        return t.partitions[index]
+
+    def new_topic_id(self) -> bytes:
+        while True:
+            b = self.rng.getrandbits(128).to_bytes(16, "big")
+            if b != bytes(16) and b not in self.topics_by_id:
+                return b
+
+    def assign_replicas(self, num_partitions: int, rf: int, start_partition: int = 0) -> list[list[int]]:
+        """Kafka's rack-unaware assignment: a seeded start index and replica shift."""
+        brokers = self.alive_brokers() or sorted(self.brokers)
+        n = len(brokers)
+        if rf > n:
+            raise KafkaError(
+                E.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {rf} time(s): The target replication factor "
+                f"of {rf} cannot be reached because only {n} broker(s) are registered.",
+            )
+        start = self.rng.randrange(n)
+        shift = self.rng.randrange(n)
+        out = []
+        for p in range(start_partition, start_partition + num_partitions):
+            if p > 0 and p % n == 0:
+                shift += 1
+            first = (p + start) % n
+            replicas = [brokers[first]]
+            for j in range(rf - 1):
+                s = 1 + (shift + j) % (n - 1)
+                replicas.append(brokers[(first + s) % n])
+            out.append(replicas)
+        return out
+
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int = -1,
+        replication_factor: int = -1,
+        assignments: dict[int, list[int]] | None = None,
+        configs: dict[str, str | None] | None = None,
+        validate_only: bool = False,
+    ) -> Topic | None:
+        """Validate and create a topic, as the controller's CreateTopics does."""
+        validate_topic_name(name)
+        if name in self.topics:
+            raise KafkaError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        configs = {k: v for k, v in (configs or {}).items() if v is not None}
+        try:
+            validate_topic_configs(configs)
+        except ConfigError as e:
+            raise KafkaError(E.INVALID_CONFIG, str(e)) from e
+        if assignments:
+            if num_partitions != -1 or replication_factor != -1:
+                raise KafkaError(
+                    E.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
+            plan = []
+            for i in range(len(assignments)):
+                if i not in assignments:
+                    raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                                     "partitions should be a consecutive 0-based integer sequence")
+                reps = assignments[i]
+                if not reps or len(set(reps)) != len(reps):
+                    raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                                     f"Duplicate brokers not allowed in replica assignment: "
+                                     f"{', '.join(map(str, reps))} for partition id {i}.")
+                for b in reps:
+                    if b not in self.brokers:
+                        raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                                         f"The manual partition assignment includes broker {b}, "
+                                         "but no such broker is registered.")
+                plan.append(list(reps))
+        else:
+            if num_partitions == -1:
+                num_partitions = int(self.config["num.partitions"])
+            if replication_factor == -1:
+                replication_factor = int(self.config["default.replication.factor"])
+            if num_partitions <= 0:
+                raise KafkaError(E.INVALID_PARTITIONS, "Number of partitions was set to an "
+                                 "invalid non-positive value.")
+            if replication_factor <= 0:
+                raise KafkaError(E.INVALID_REPLICATION_FACTOR, "Replication factor must be "
+                                 "larger than 0, or -1 to use the default value.")
+            plan = self.assign_replicas(num_partitions, replication_factor)
+        if validate_only:
+            return None
+        tid = self.new_topic_id()
+        parts = [Partition(name, tid, i, reps) for i, reps in enumerate(plan)]
+        topic = Topic(name, tid, parts, dict(configs))
+        now = self.now()
+        for p in parts:
+            self._initial_leader(p, now)
+        self.topics[name] = topic
+        self.topics_by_id[tid] = topic
+        self.emit("topic_created", topic=name)
+        self.changed()
+        return topic
+
+    def _initial_leader(self, p: Partition, now: int) -> None:
+        p.isr = [b for b in p.replicas if self.is_alive(b)]
+        p.leader = p.isr[0] if p.isr else -1
+        if p.leader >= 0:
+            p.leader_log.assign_epoch(p.leader_epoch, 0)
+        p.reset_follower_states(now)
+
+    def delete_topic(self, name: str) -> Topic:
+        t = self.get_topic(name)
+        del self.topics[name]
+        del self.topics_by_id[t.id]
+        self.emit("topic_deleted", topic=name)
+        self.changed()
+        return t
+
+    def create_partitions(
+        self, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
+    ) -> None:
+        t = self.get_topic(name)
+        old = len(t.partitions)
+        if count < old:
+            raise KafkaError(E.INVALID_PARTITIONS, f"Topic currently has {old} partitions, which "
+                             f"is higher than the requested {count}.")
+        if count == old:
+            raise KafkaError(E.INVALID_PARTITIONS, f"Topic already has {old} partitions.")
+        rf = len(t.partitions[0].replicas)
+        if assignments:
+            if len(assignments) != count - old:
+                raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"Increasing the number of "
+                                 f"partitions by {count - old} but {len(assignments)} assignments "
+                                 "provided.")
+            for reps in assignments:
+                if len(reps) != rf:
+                    raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                                     f"The manual partition assignment includes a partition with "
+                                     f"{len(reps)} replica(s), but this is not consistent with "
+                                     f"previous partitions, which have {rf} replica(s).")
+                for b in reps:
+                    if b not in self.brokers:
+                        raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                                         f"The manual partition assignment includes broker {b}, "
+                                         "but no such broker is registered.")
+            plan = [list(r) for r in assignments]
+        else:
+            plan = self.assign_replicas(count - old, rf, start_partition=old)
+        if validate_only:
+            return
+        now = self.now()
+        for i, reps in enumerate(plan):
+            p = Partition(name, t.id, old + i, reps)
+            self._initial_leader(p, now)
+            t.partitions.append(p)
+        self.changed()
+
+    def auto_create(self, name: str) -> Topic | None:
+        """Metadata/Produce auto creation (auto.create.topics.enable)."""
+        if not self.config_bool("auto.create.topics.enable"):
+            return None
+        rf = min(int(self.config["default.replication.factor"]), len(self.alive_brokers()) or 1)
+        return self.create_topic(name, int(self.config["num.partitions"]), rf)
+
+    # ---- produce --------------------------------------------------------------------
+    def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
+               acks: int) -> AppendResult:
+        """Append one partition's records on its leader; Kafka's appendRecordsToLeader."""
+        try:
+            p = self.get_partition(topic, index)
+            p.check_leader(broker_id)
+            t = self.topics[topic]
+            if records is None or len(records) == 0:
+                raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
+            try:
+                spans = split_batches(records)
+            except InvalidRecordError as e:
+                raise KafkaError(E.CORRUPT_MESSAGE, str(e)) from e
+            if len(spans) != 1:
+                raise KafkaError(E.INVALID_RECORD, "Produce requests with version 3 and above "
+                                 "must contain exactly one record batch per partition")
+            max_bytes = int(self.topic_config(t, "max.message.bytes"))
+            if len(records) > max_bytes:
+                raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
+                                 f"than the max message size the server will accept "
+                                 f"({len(records)} > {max_bytes})")
+            min_isr = int(self.topic_config(t, "min.insync.replicas"))
+            if acks == -1 and len(p.isr) < min_isr:
+                raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
+                                 f"{set(p.isr)} is insufficient to satisfy the min.isr "
+                                 f"requirement of {min_isr} for partition {topic}-{index}")
+            try:
+                h = read_header(records)
+                if h.magic != 2:
+                    raise InvalidRecordError(f"unsupported magic {h.magic}")
+                if h.is_control:
+                    raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
+                                     "written by clients")
+                dup = p.check_sequence(h)
+                if dup is not None:
+                    return AppendResult(0, dup, dup + h.last_offset_delta, -1,
+                                        p.log_start_offset)
+                now = self.now()
+                lat = now if self.topic_config(t, "message.timestamp.type") == "LogAppendTime" else -1
+                base, last, _ = p.leader_log.append_as_leader(records, p.leader_epoch, lat)
+            except InvalidRecordError as e:
+                code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
+                raise KafkaError(code, str(e)) from e
+            p.record_producer(h, base, last)
+            self.emit("append", topic=topic, partition=index, base=base, last=last)
+            if len(p.isr) == 1:
+                p.maybe_advance_hw()
+            self.changed()
+            return AppendResult(0, base, last, lat, p.log_start_offset)
+        except KafkaError as e:
+            return AppendResult(e.code, message=e.message)
+
+    def append_control(self, p: Partition, data: bytes) -> int:
+        """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
+        base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
+        if len(p.isr) == 1:
+            p.maybe_advance_hw()
+        self.changed()
+        return base
+
+    def acks_all_done(self, topic: str, index: int, last_offset: int) -> tuple[bool, int]:
+        """Has the ISR acknowledged up to last_offset? Returns (done, error code)."""
+        t = self.topics.get(topic)
+        if t is None or index >= len(t.partitions):
+            return True, E.UNKNOWN_TOPIC_OR_PARTITION
+        p = t.partitions[index]
+        if p.high_watermark > last_offset:
+            min_isr = int(self.topic_config(t, "min.insync.replicas"))
+            if len(p.isr) < min_isr:
+                return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            return True, 0
+        if p.leader < 0 or last_offset >= p.log_end_offset:
+            return True, E.NOT_LEADER_OR_FOLLOWER  # the append was truncated away
+        return False, 0
+
+    # ---- replication and ISR maintenance ---------------------------------------------
+    def tick(self) -> None:
+        """Let followers fetch, move high watermarks, shrink and expand ISRs."""
+        now = self.now()
+        lag_max = int(self.config["replica.lag.time.max.ms"])
+        moved = False
+        for t in self.topics.values():
+            for p in t.partitions:
+                if p.leader < 0 or not self.is_alive(p.leader):
+                    continue
+                moved |= self.replicate_partition(p, now)
+                moved |= self.maintain_isr(p, now, lag_max)
+        if moved:
+            self.changed()
+
+    def follower_can_fetch(self, p: Partition, follower: int) -> bool:
+        """Hook point for faults (paused follower, network cut)."""
+        return self.is_alive(follower)
+
+    def replicate_partition(self, p: Partition, now: int) -> bool:
+        """One fetch round for each follower of ``p``; shares the leader's batch bytes."""
+        leader_log = p.leader_log
+        moved = False
+        for b in p.replicas:
+            if b == p.leader or not self.follower_can_fetch(p, b):
+                continue
+            log = p.logs.get(b)
+            if log is None:
+                continue
+            if log.log_end_offset > leader_log.log_end_offset:
+                log.truncate_to(leader_log.log_end_offset)
+            if log.log_end_offset < leader_log.log_start_offset:
+                log.truncate_fully_and_start_at(leader_log.log_start_offset)
+            budget = self.fetch_budget(p, b)
+            if budget > 0 and log.log_end_offset < leader_log.log_end_offset:
+                for data, base, last, epoch, max_ts in leader_log.batches_from(
+                    log.log_end_offset, budget
+                ):
+                    log.append_as_follower(data, base, last, epoch, max_ts)
+                    self.consume_budget(p, b, len(data))
+                moved = True
+            p.update_follower(b, log.log_end_offset, now)
+            if log.log_start_offset < leader_log.log_start_offset:
+                log.delete_before(leader_log.log_start_offset)
+        return moved
+
+    def fetch_budget(self, p: Partition, follower: int) -> int:
+        """Bytes this follower may fetch now (throttles override this)."""
+        return self.config_int("replica.fetch.max.bytes") * 64
+
+    def consume_budget(self, p: Partition, follower: int, n: int) -> None:
+        """Account fetched bytes against throttles (overridden by the throttle model)."""
+
+    def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
+        changed = False
+        for b in p.replicas:
+            if p.can_join_isr(b) and self.is_alive(b):
+                p.isr.append(b)
+                p.partition_epoch += 1
+                self.isr_expands += 1
+                self.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
+                changed = True
+        for b in p.out_of_sync(now, lag_max):
+            p.isr.remove(b)
+            p.partition_epoch += 1
+            self.isr_shrinks += 1
+            self.emit("isr_shrink", topic=p.topic, partition=p.index, broker=b)
+            changed = True
+        changed |= p.maybe_advance_hw()
+        return changed
+
+    # ---- reads ----------------------------------------------------------------------
+    def list_offset(self, broker_id: int, topic: str, index: int, timestamp: int,
+                    isolation: int, current_leader_epoch: int = -1) -> tuple[int, int, int]:
+        """(offset, timestamp, leader epoch) for ListOffsets' special and real timestamps."""
+        p = self.get_partition(topic, index)
+        p.check_leader(broker_id, current_leader_epoch)
+        log = p.leader_log
+        limit = p.last_stable_offset() if isolation == 1 else p.high_watermark
+        if timestamp == -2:  # EARLIEST
+            return log.log_start_offset, -1, p.leader_epoch
+        if timestamp == -1:  # LATEST
+            return limit, -1, p.leader_epoch
+        if timestamp == -4:  # EARLIEST_LOCAL
+            return log.log_start_offset, -1, p.leader_epoch
+        if timestamp == -5:  # LATEST_TIERED (no tiered storage)
+            return -1, -1, -1
+        if timestamp == -3:  # MAX_TIMESTAMP
+            if log.max_timestamp_offset < 0:
+                return -1, -1, -1
+            return self._exact_max_timestamp(log)
+        return self._offset_for_time(log, timestamp, limit, p.leader_epoch)
+
+    def _exact_max_timestamp(self, log) -> tuple[int, int, int]:
+        from wire.records import decode_records
+
+        batch = log.batch_at(log.max_timestamp_offset)
+        if batch is None:
+            return -1, -1, -1
+        h = read_header(batch)
+        best = max(decode_records(batch), key=lambda r: (r.timestamp, -r.offset))
+        return best.offset, best.timestamp, h.partition_leader_epoch
+
+    def _offset_for_time(self, log, ts: int, limit: int, epoch: int) -> tuple[int, int, int]:
+        from wire.records import decode_records
+
+        found = log.offset_for_timestamp(ts)
+        while found is not None:
+            base, _ = found
+            if base >= limit:
+                return -1, -1, -1
+            batch = log.batch_at(base)
+            h = read_header(batch)
+            for r in decode_records(batch):
+                if r.timestamp >= ts and r.offset >= log.log_start_offset and r.offset < limit:
+                    return r.offset, r.timestamp, h.partition_leader_epoch
+            found = self._next_batch(log, h.last_offset + 1, ts)
+        return -1, -1, -1
+
+    @staticmethod
+    def _next_batch(log, offset: int, ts: int) -> tuple[int, int] | None:
+        batch = log.batch_at(offset)
+        if batch is None:
+            return None
+        h = read_header(batch)
+        return h.base_offset, h.max_timestamp
+
+    # ---- deletion and retention --------------------------------------------------------
+    def delete_records(self, topic: str, index: int, offset: int) -> int:
+        p = self.get_partition(topic, index)
+        if p.leader < 0:
+            raise KafkaError(E.LEADER_NOT_AVAILABLE)
+        if offset == -1:
+            offset = p.high_watermark
+        if offset < 0 or offset > p.high_watermark:
+            raise KafkaError(E.OFFSET_OUT_OF_RANGE)
+        low = p.leader_log.delete_before(offset)
+        for b, log in p.logs.items():
+            if b != p.leader:
+                log.delete_before(min(low, log.log_end_offset))
+        self.changed()
+        return low
+
+    def apply_retention(self) -> None:
+        now = self.now()
+        for t in self.topics.values():
+            rms = int(self.topic_config(t, "retention.ms"))
+            rbytes = int(self.topic_config(t, "retention.bytes"))
+            if rms < 0 and rbytes < 0:
+                continue
+            for p in t.partitions:
+                if p.leader < 0:
+                    continue
+                if p.leader_log.apply_retention(now, rms, rbytes, p.high_watermark):
+                    for b, log in p.logs.items():
+                        if b != p.leader:
+                            log.delete_before(p.leader_log.log_start_offset)
+                    self.changed()

@@ -1,0 +1,39 @@
+"""One module per API key; this registry drives dispatch and the ApiVersions response.
+
+Each ``api_NNN_<name>.py`` module defines ``API_KEY``, ``VERSIONS`` (the range we
+advertise, Kafka 4.1's where implemented), optionally ``ACCEPTED`` (the versions
+actually served, for Produce which Kafka 4.x advertises from v0 but serves from
+v3), and ``handle(ctx, request, version)``. What we advertise is exactly what
+has a handler.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class HandlerInfo:
+    api_key: int
+    versions: tuple[int, int]
+    accepted: tuple[int, int]
+    module: ModuleType
+
+
+HANDLERS: dict[int, HandlerInfo] = {}
+
+
+def _load() -> None:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if not info.name.startswith("api_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        versions = tuple(mod.VERSIONS)
+        accepted = tuple(getattr(mod, "ACCEPTED", versions))
+        HANDLERS[mod.API_KEY] = HandlerInfo(mod.API_KEY, versions, accepted, mod)
+
+
+_load()

@@ -1,0 +1,109 @@
+"""Produce (key 0): advertised v0-13 as Kafka 4.x does, served v3-13.
+
+Kafka 4.0 advertises Produce from v0 so that librdkafka before 2.11.1 keeps
+compression enabled, while rejecting v0-2 (KAFKA-18659); we do the same (a v0-2
+request closes the connection). One batch per partition (v3+ rule), acks 0, 1
+and -1 (acks=-1 waits for the ISR through ``Delayed``), topic IDs from v13, and
+the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
+Transactional produce is checked against the transaction coordinator when one is
+registered in ``ctx.services``.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.state import AppendResult
+from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
+from emulator.handlers.util import node_endpoint
+from wire.errors import ErrorCode as E
+
+API_KEY = 0
+VERSIONS = (0, 13)
+ACCEPTED = (3, 13)
+LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
+
+
+def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendResult) -> dict:
+    out = {
+        "index": index,
+        "error_code": r.error,
+        "base_offset": r.base_offset,
+        "log_append_time_ms": r.log_append_time,
+        "log_start_offset": r.log_start_offset,
+        "error_message": r.message if r.error else None,
+        "record_errors": r.record_errors,
+    }
+    if r.error in LEADER_HINT_ERRORS:
+        t = ctx.cluster.topics.get(topic)
+        if t is not None and index < len(t.partitions):
+            p = t.partitions[index]
+            out["current_leader"] = {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
+    return out
+
+
+def handle(ctx: RequestContext, req: dict, version: int):
+    cluster = ctx.cluster
+    acks = req["acks"]
+    txn = ctx.services.get("transactions")
+    results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
+    for td in req["topic_data"]:
+        name = td["name"]
+        if version >= 13:
+            t = cluster.topics_by_id.get(td["topic_id"])
+            name = t.name if t is not None else None
+        entries = []
+        for pd in td["partition_data"]:
+            idx = pd["index"]
+            if acks not in (-1, 0, 1):
+                r = AppendResult(E.INVALID_REQUIRED_ACKS)
+            elif name is None:
+                r = AppendResult(E.UNKNOWN_TOPIC_ID)
+            else:
+                err = txn.check_produce(req["transactional_id"], name, idx, pd["records"]) \
+                    if txn is not None and req["transactional_id"] is not None else 0
+                r = AppendResult(err) if err else cluster.append(
+                    ctx.broker_id, name, idx, pd["records"], acks)
+            entries.append((name or "", idx, r))
+        results.append((td, entries))
+
+    def build(timed_out: bool = False) -> dict:
+        responses = []
+        nodes: dict[int, dict] = {}
+        for td, entries in results:
+            parts = []
+            for name, idx, r in entries:
+                if acks == -1 and r.error == 0 and r.last_offset >= 0:
+                    done, code = cluster.acks_all_done(name, idx, r.last_offset)
+                    if not done and timed_out:
+                        code = E.REQUEST_TIMED_OUT
+                    if code:
+                        r = AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset)
+                pr = _partition_response(ctx, name, idx, r)
+                leader = pr.get("current_leader", {}).get("leader_id", -1)
+                if leader >= 0:
+                    ep = node_endpoint(cluster, leader)
+                    if ep:
+                        nodes[leader] = ep
+                parts.append(pr)
+            responses.append({"name": td["name"], "topic_id": td.get("topic_id"),
+                              "partition_responses": parts})
+        return {"responses": responses, "throttle_time_ms": 0,
+                "node_endpoints": list(nodes.values())}
+
+    if acks == 0:
+        return NO_RESPONSE
+
+    if acks == -1:
+        pending = [(n, i, r) for _, es in results for n, i, r in es
+                   if r.error == 0 and r.last_offset >= 0]
+
+        def check() -> dict | None:
+            for n, i, r in pending:
+                done, _ = cluster.acks_all_done(n, i, r.last_offset)
+                if not done:
+                    return None
+            return build()
+
+        if pending and check() is None:
+            return Delayed(check, cluster.now() + max(0, req["timeout_ms"]),
+                           lambda: build(timed_out=True))
+    return build()

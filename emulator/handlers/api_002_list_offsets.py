@@ -1,0 +1,36 @@
+"""ListOffsets (key 2), v1-10 (v0 declared for posing as old brokers only).
+
+Earliest (-2) is the log start offset; latest (-1) the high watermark, or the last
+stable offset under read_committed; max timestamp (-3) and real timestamps find the
+exact record, decoding (and decompressing) only the one batch that holds it.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import error_of
+from wire.errors import ErrorCode as E
+
+API_KEY = 2
+VERSIONS = (1, 10)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    cluster = ctx.cluster
+    isolation = req["isolation_level"]
+    topics = []
+    for t in req["topics"]:
+        parts = []
+        for p in t["partitions"]:
+            out = {"partition_index": p["partition_index"], "error_code": E.NONE}
+            try:
+                offset, ts, epoch = cluster.list_offset(
+                    ctx.broker_id, t["name"], p["partition_index"], p["timestamp"], isolation,
+                    p["current_leader_epoch"])
+                out.update(offset=offset, timestamp=ts, leader_epoch=epoch,
+                           old_style_offsets=[offset] if offset >= 0 else [])
+            except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+                out["error_code"], _ = error_of(e)
+            parts.append(out)
+        topics.append({"name": t["name"], "partitions": parts})
+    return {"throttle_time_ms": 0, "topics": topics}

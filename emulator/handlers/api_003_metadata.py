@@ -1,0 +1,86 @@
+"""Metadata (key 3), v0-13.
+
+Brokers that are up, the controller id, topic IDs (v10+), leader epochs (v7+),
+offline replicas (v5+), lookups by topic ID, and auto topic creation
+(auto.create.topics.enable with num.partitions and default.replication.factor).
+Differs from Kafka: an auto-created topic is returned at once with its leaders,
+rather than with LEADER_NOT_AVAILABLE until the next request.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.state import ClusterState, Topic, validate_topic_name
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import live_brokers
+from wire.errors import ErrorCode as E
+
+API_KEY = 3
+VERSIONS = (0, 13)
+ZERO_ID = bytes(16)
+
+
+def partition_entries(cluster: ClusterState, topic: Topic) -> list[dict]:
+    out = []
+    for p in topic.partitions:
+        offline = [b for b in p.replicas if not cluster.is_alive(b)]
+        out.append({
+            "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
+            "partition_index": p.index,
+            "leader_id": p.leader,
+            "leader_epoch": p.leader_epoch,
+            "replica_nodes": list(p.replicas),
+            "isr_nodes": list(p.isr),
+            "offline_replicas": offline,
+        })
+    return out
+
+
+def topic_entry(cluster: ClusterState, topic: Topic) -> dict:
+    return {
+        "error_code": E.NONE,
+        "name": topic.name,
+        "topic_id": topic.id,
+        "is_internal": topic.is_internal,
+        "partitions": partition_entries(cluster, topic),
+    }
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    cluster = ctx.cluster
+    requested = req["topics"]
+    topics = []
+    if requested is None or (version == 0 and not requested):
+        topics = [topic_entry(cluster, t) for t in cluster.topics.values()]
+    else:
+        allow_auto = req["allow_auto_topic_creation"] if version >= 4 else True
+        for item in requested:
+            name, tid = item["name"], item.get("topic_id", ZERO_ID)
+            if name is None:
+                t = cluster.topics_by_id.get(tid)
+                if t is None:
+                    topics.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None,
+                                   "topic_id": tid, "partitions": []})
+                else:
+                    topics.append(topic_entry(cluster, t))
+                continue
+            t = cluster.topics.get(name)
+            if t is None:
+                try:
+                    validate_topic_name(name)
+                    t = cluster.auto_create(name) if allow_auto else None
+                except KafkaError as e:
+                    topics.append({"error_code": e.code, "name": name, "partitions": []})
+                    continue
+            if t is None:
+                topics.append({"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
+                               "partitions": []})
+            else:
+                topics.append(topic_entry(cluster, t))
+    return {
+        "throttle_time_ms": 0,
+        "brokers": live_brokers(cluster),
+        "cluster_id": cluster.cluster_id,
+        "controller_id": cluster.controller_id,
+        "topics": topics,
+    }

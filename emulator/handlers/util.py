@@ -1,0 +1,28 @@
+"""Small helpers shared by handlers: error codes from exceptions, broker lists."""
+
+from __future__ import annotations
+
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.state import ClusterState
+from wire.errors import ErrorCode as E
+
+
+def error_of(exc: Exception) -> tuple[int, str | None]:
+    if isinstance(exc, KafkaError):
+        return exc.code, exc.message
+    return E.UNKNOWN_SERVER_ERROR, str(exc)
+
+
+def live_brokers(cluster: ClusterState) -> list[dict]:
+    return [
+        {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
+        for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
+        if b.alive
+    ]
+
+
+def node_endpoint(cluster: ClusterState, broker_id: int) -> dict | None:
+    b = cluster.brokers.get(broker_id)
+    if b is None:
+        return None
+    return {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}

@@ -1,0 +1,278 @@
+"""The in-memory partition log, pure-Python twin of ``_core.pyx``.
+
+A log is a list of immutable v2 record batches kept as bytes, with parallel
+arrays of their base offsets, last offsets, max timestamps and positions for
+binary search (the offset and time indexes). Replicas on other brokers share the
+same bytes objects: replication appends references, not copies.
+
+It also keeps the leader-epoch cache (epoch -> start offset), the thing Kafka
+uses to answer OffsetForLeaderEpoch and to find where a diverged follower must
+truncate.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from wire.records import (
+    HEADER_SIZE,
+    InvalidRecordError,
+    patch_offsets,
+    set_log_append_time,
+    validate_batch,
+)
+
+UNDEFINED_EPOCH = -1
+
+
+class Log:
+    """One replica's log."""
+
+    __slots__ = (
+        "_bases", "_lasts", "_max_ts", "_epochs", "_batches", "_cum_bytes",
+        "log_start_offset", "log_end_offset", "_epoch_starts", "_epoch_ids",
+        "max_timestamp", "max_timestamp_offset",
+    )
+
+    def __init__(self, start_offset: int = 0) -> None:
+        self._bases: list[int] = []
+        self._lasts: list[int] = []
+        self._max_ts: list[int] = []  # running maximum, so bisect finds a time
+        self._epochs: list[int] = []
+        self._batches: list[bytes] = []
+        self._cum_bytes: list[int] = []  # bytes up to and including batch i
+        self.log_start_offset = start_offset
+        self.log_end_offset = start_offset
+        self._epoch_ids: list[int] = []
+        self._epoch_starts: list[int] = []
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+
+    # ---- appends --------------------------------------------------------------
+    def append_as_leader(
+        self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1
+    ) -> tuple[int, int, int]:
+        """Validate one batch, assign offsets and epoch, store it.
+
+        Returns (base offset, last offset, max timestamp). ``append_time`` >= 0
+        stamps the batch with LogAppendTime.
+        """
+        buf = bytearray(data)
+        h = validate_batch(buf)
+        base = self.log_end_offset
+        patch_offsets(buf, base, leader_epoch)
+        max_ts = h.max_timestamp
+        if append_time >= 0:
+            set_log_append_time(buf, append_time)
+            max_ts = append_time
+        self._store(bytes(buf), base, base + h.last_offset_delta, leader_epoch, max_ts)
+        return base, base + h.last_offset_delta, max_ts
+
+    def append_as_follower(
+        self, data: bytes, base: int, last: int, epoch: int, max_ts: int
+    ) -> None:
+        """Append a batch already validated by the leader (shared bytes)."""
+        if base != self.log_end_offset:
+            raise InvalidRecordError(f"follower append at {base} but LEO is {self.log_end_offset}")
+        self._store(data, base, last, epoch, max_ts)
+
+    def _store(self, data: bytes, base: int, last: int, epoch: int, max_ts: int) -> None:
+        if not self._epoch_ids or epoch > self._epoch_ids[-1]:
+            self._epoch_ids.append(epoch)
+            self._epoch_starts.append(base)
+        self._bases.append(base)
+        self._lasts.append(last)
+        prev = self._max_ts[-1] if self._max_ts else -1
+        self._max_ts.append(max(prev, max_ts))
+        self._epochs.append(epoch)
+        self._batches.append(data)
+        self._cum_bytes.append((self._cum_bytes[-1] if self._cum_bytes else 0) + len(data))
+        if max_ts > self.max_timestamp:
+            self.max_timestamp = max_ts
+            self.max_timestamp_offset = last
+        self.log_end_offset = last + 1
+
+    # ---- reads ----------------------------------------------------------------
+    def _index_of(self, offset: int) -> int:
+        """Index of the batch containing ``offset`` (or the first after it)."""
+        return bisect_left(self._lasts, offset)
+
+    def read(
+        self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True
+    ) -> list[bytes]:
+        """Whole batches from the one containing ``offset``, below ``max_offset``.
+
+        At most ``max_bytes``, except that the first batch is returned whole when
+        ``min_one`` (KIP-74) so a consumer can always make progress.
+        """
+        i = self._index_of(offset)
+        out: list[bytes] = []
+        size = 0
+        n = len(self._batches)
+        while i < n and self._lasts[i] < max_offset:
+            b = self._batches[i]
+            if size + len(b) > max_bytes and (out or not min_one):
+                break
+            out.append(b)
+            size += len(b)
+            i += 1
+        return out
+
+    def batches_from(self, offset: int, max_bytes: int) -> list[tuple[bytes, int, int, int, int]]:
+        """Batches for a follower fetch: (data, base, last, epoch, max_ts)."""
+        i = self._index_of(offset)
+        out = []
+        size = 0
+        while i < len(self._batches):
+            b = self._batches[i]
+            if out and size + len(b) > max_bytes:
+                break
+            out.append((b, self._bases[i], self._lasts[i], self._epochs[i], self._max_ts[i]))
+            size += len(b)
+            i += 1
+        return out
+
+    def bytes_between(self, start: int, end: int) -> int:
+        """Stored bytes of the batches covering offsets [start, end)."""
+        i = self._index_of(start)
+        j = self._index_of(end)
+        if i >= len(self._batches):
+            return 0
+        before = self._cum_bytes[i - 1] if i > 0 else 0
+        upto = self._cum_bytes[j - 1] if j > 0 else 0
+        return max(0, upto - before)
+
+    @property
+    def size_bytes(self) -> int:
+        if not self._cum_bytes:
+            return 0
+        return self._cum_bytes[-1]
+
+    @property
+    def batch_count(self) -> int:
+        return len(self._batches)
+
+    def offset_for_timestamp(self, ts: int) -> tuple[int, int] | None:
+        """First batch whose max timestamp >= ts: (base offset, timestamp) or None.
+
+        The caller refines within the batch (records decoded) when it needs the
+        exact record, as Kafka's time index does.
+        """
+        i = bisect_left(self._max_ts, ts)
+        if i >= len(self._batches):
+            return None
+        return self._bases[i], self._max_ts[i]
+
+    def batch_at(self, offset: int) -> bytes | None:
+        i = self._index_of(offset)
+        return self._batches[i] if i < len(self._batches) else None
+
+    # ---- epochs -----------------------------------------------------------------
+    @property
+    def latest_epoch(self) -> int:
+        return self._epoch_ids[-1] if self._epoch_ids else UNDEFINED_EPOCH
+
+    def epoch_entries(self) -> list[tuple[int, int]]:
+        return list(zip(self._epoch_ids, self._epoch_starts, strict=True))
+
+    def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        """Record a new leader epoch starting at ``start_offset`` (becoming leader)."""
+        if not self._epoch_ids or epoch > self._epoch_ids[-1]:
+            self._epoch_ids.append(epoch)
+            self._epoch_starts.append(start_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(largest epoch <= requested, its end offset), as OffsetForLeaderEpoch answers.
+
+        Unknown (older than every entry) gives (-1, -1).
+        """
+        ids = self._epoch_ids
+        if not ids:
+            return UNDEFINED_EPOCH, -1
+        if epoch == ids[-1]:
+            return epoch, self.log_end_offset
+        i = bisect_right(ids, epoch)
+        if i == 0:
+            return UNDEFINED_EPOCH, -1
+        found = ids[i - 1]
+        end = self._epoch_starts[i] if i < len(ids) else self.log_end_offset
+        return found, end
+
+    # ---- truncation and retention ----------------------------------------------
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at or above ``offset`` (follower divergence)."""
+        if offset >= self.log_end_offset:
+            return
+        i = self._index_of(offset)
+        if i < len(self._bases) and self._bases[i] < offset:
+            i += 1  # keep a batch that straddles (Kafka truncates at batch boundaries)
+        del self._bases[i:], self._lasts[i:], self._max_ts[i:], self._epochs[i:]
+        del self._batches[i:], self._cum_bytes[i:]
+        self.log_end_offset = max(self._lasts[-1] + 1 if self._lasts else offset,
+                                  self.log_start_offset)
+        if not self._lasts:
+            self.log_end_offset = max(offset, self.log_start_offset)
+        while self._epoch_starts and self._epoch_starts[-1] >= self.log_end_offset and (
+            len(self._epoch_starts) > 1 or self._epoch_starts[-1] > self.log_end_offset
+        ):
+            self._epoch_ids.pop()
+            self._epoch_starts.pop()
+        self.max_timestamp = self._max_ts[-1] if self._max_ts else -1
+        self.max_timestamp_offset = -1
+        if self._max_ts:
+            j = bisect_left(self._max_ts, self.max_timestamp)
+            self.max_timestamp_offset = self._lasts[j]
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop everything; the log restarts empty at ``offset``."""
+        self._bases.clear(), self._lasts.clear(), self._max_ts.clear(), self._epochs.clear()
+        self._batches.clear(), self._cum_bytes.clear()
+        self._epoch_ids.clear(), self._epoch_starts.clear()
+        self.log_start_offset = self.log_end_offset = offset
+        self.max_timestamp = self.max_timestamp_offset = -1
+
+    def delete_before(self, offset: int) -> int:
+        """Advance the log start offset (DeleteRecords); drops whole batches below it."""
+        offset = min(offset, self.log_end_offset)
+        if offset <= self.log_start_offset:
+            return self.log_start_offset
+        self.log_start_offset = offset
+        i = bisect_right(self._lasts, offset - 1)
+        if i:
+            self._drop_head(i)
+        return offset
+
+    def _drop_head(self, i: int) -> None:
+        dropped = self._cum_bytes[i - 1]
+        del self._bases[:i], self._lasts[:i], self._max_ts[:i], self._epochs[:i]
+        del self._batches[:i], self._cum_bytes[:i]
+        self._cum_bytes = [c - dropped for c in self._cum_bytes]
+        if self._bases:
+            self.log_start_offset = max(self.log_start_offset, self._bases[0])
+        else:
+            self.log_start_offset = max(self.log_start_offset, self.log_end_offset)
+        while len(self._epoch_starts) > 1 and self._epoch_starts[1] <= self.log_start_offset:
+            self._epoch_ids.pop(0)
+            self._epoch_starts.pop(0)
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
+                        max_offset: int) -> int:
+        """Delete old batches below ``max_offset`` (the high watermark); returns count."""
+        n = 0
+        while self._batches and self._lasts[0] < max_offset - 0 and len(self._batches) > 1:
+            too_old = retention_ms >= 0 and now_ms - self._batch_max_ts(0) > retention_ms
+            too_big = retention_bytes >= 0 and self.size_bytes - len(self._batches[0]) >= retention_bytes
+            if not (too_old or too_big):
+                break
+            self.log_start_offset = self._lasts[0] + 1
+            self._drop_head(1)
+            n += 1
+        return n
+
+    def _batch_max_ts(self, i: int) -> int:
+        from wire.records import read_header
+
+        return read_header(self._batches[i]).max_timestamp
+
+
+__all__ = ["HEADER_SIZE", "Log", "UNDEFINED_EPOCH"]

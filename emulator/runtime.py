@@ -1,0 +1,219 @@
+"""``emulator.Cluster``: a running emulated cluster, in-process.
+
+Usable as a context manager from plain code (the event loop runs in a background
+thread) and from asyncio code (it runs in the caller's loop)::
+
+    with Cluster(brokers=3) as c:
+        producer = Producer({"bootstrap.servers": c.bootstrap_servers})
+
+    async with Cluster() as c:
+        ...
+
+Control calls (``stop_broker``, ``start_broker``, ``call``) are safe from any
+thread: they run on the cluster's own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from emulator.cluster.state import Broker, ClusterState
+
+T = TypeVar("T")
+log = logging.getLogger("kafka_emulator")
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop when installed (DESIGN.md), else the standard loop."""
+    try:
+        import uvloop
+
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()
+
+
+class Cluster:
+    """An emulated Kafka cluster of ``brokers`` virtual brokers."""
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        advertised_host: str | None = None,
+        advertised_ports: dict[int, int] | None = None,
+        control_port: int | None = None,
+        kafka_version: str = "4.1",
+        config: dict[str, str] | None = None,
+        seed: int = 0,
+        clock: Any = None,
+        first_broker_id: int = 1,
+    ) -> None:
+        if brokers < 1:
+            raise ValueError("a cluster needs at least one broker")
+        self.host = host
+        self.base_port = port
+        self.advertised_host = advertised_host or host
+        self.advertised_ports = advertised_ports or {}
+        self.control_port = control_port
+        self.kafka_version = kafka_version
+        ids = list(range(first_broker_id, first_broker_id + brokers))
+        cfg = dict(config or {})
+        cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
+        cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
+        self.state = ClusterState(
+            [Broker(i, self.advertised_host, port + n if port else 0) for n, i in enumerate(ids)],
+            clock=clock, seed=seed, broker_config=cfg,
+        )
+        self.server: Any = None
+        self.control: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._owns_loop = False
+
+    # ---- addresses ----------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.host}:{b.port}" for b in sorted(self.state.brokers.values(),
+                                                             key=lambda b: b.id))
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return sorted(self.state.brokers)
+
+    # ---- asyncio lifecycle ----------------------------------------------------------
+    async def start_async(self) -> Cluster:
+        from emulator.server.app import EmulatorServer
+        from emulator.services import build_services
+
+        self._loop = asyncio.get_running_loop()
+        services = build_services(self.state)
+        self.server = EmulatorServer(self.state, self.host, self.kafka_version, services)
+        await self.server.start()
+        # Advertise the bound ports (free ports) or the mapped ones (containers).
+        for b in self.state.brokers.values():
+            b.port = self.advertised_ports.get(b.id, b.port)
+        if self.control_port is not None:
+            from emulator.server.control import ControlPlane
+
+            self.control = ControlPlane(self, self.host, self.control_port)
+            await self.control.start()
+        return self
+
+    async def stop_async(self) -> None:
+        if self.control is not None:
+            await self.control.stop()
+            self.control = None
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
+
+    async def __aenter__(self) -> Cluster:
+        return await self.start_async()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop_async()
+
+    # ---- threaded lifecycle -----------------------------------------------------------
+    def start(self) -> Cluster:
+        """Run the cluster on a background thread's event loop; returns when listening."""
+        if self._thread is not None:
+            return self
+        ready: concurrent.futures.Future = concurrent.futures.Future()
+        loop = new_event_loop()
+        self._loop = loop
+        self._owns_loop = True
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.start_async())
+            except BaseException as e:  # noqa: BLE001 - reported to the starter
+                ready.set_exception(e)
+                return
+            ready.set_result(None)
+            loop.run_forever()
+            loop.run_until_complete(self.stop_async())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="kafka-emulator", daemon=True)
+        self._thread.start()
+        ready.result(timeout=30)
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+        self._thread = None
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- control ------------------------------------------------------------------------
+    def _in_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the cluster's loop (safe from any thread) and return its result."""
+        if self._loop is None or self._in_loop() or not self._owns_loop:
+            return fn()
+
+        async def wrapped() -> T:
+            return fn()
+
+        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout=60)
+
+    def run_async(self, coro_fn: Callable[[], Any]) -> Any:
+        """Run an async operation on the cluster's loop from a plain thread."""
+        assert self._loop is not None
+        if self._owns_loop and not self._in_loop():
+            return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=60)
+        raise RuntimeError("use the *_async methods from inside the cluster's event loop")
+
+    async def stop_broker_async(self, broker_id: int, controlled: bool = False) -> None:
+        from emulator.cluster import controller
+
+        self._check_broker(broker_id)
+        if controlled:
+            controller.controlled_shutdown(self.state, broker_id)
+        await self.server.close_listener(broker_id)
+        controller.broker_stopped(self.state, broker_id)
+
+    async def start_broker_async(self, broker_id: int) -> None:
+        from emulator.cluster import controller
+
+        self._check_broker(broker_id)
+        controller.broker_started(self.state, broker_id)
+        await self.server.reopen_listener(broker_id)
+
+    def _check_broker(self, broker_id: int) -> None:
+        if broker_id not in self.state.brokers:
+            raise KeyError(f"unknown broker {broker_id}; brokers are {self.broker_ids}")
+
+    def stop_broker(self, broker_id: int, controlled: bool = False) -> None:
+        """Crash (or, with ``controlled``, cleanly shut down) one broker."""
+        self.run_async(lambda: self.stop_broker_async(broker_id, controlled))
+
+    def start_broker(self, broker_id: int) -> None:
+        self.run_async(lambda: self.start_broker_async(broker_id))
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
+                     config: dict[str, str] | None = None) -> None:
+        """Create a topic directly (no admin client needed)."""
+        rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
+        self.call(lambda: self.state.create_topic(name, partitions, rf, configs=config))

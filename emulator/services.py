@@ -1,0 +1,29 @@
+"""Domain services beyond the partition data: group and transaction coordinators.
+
+``build_services`` creates them for one cluster; handlers find them in
+``ctx.services`` by name ("groups", "transactions"). Each is optional so that
+the core runs without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.cluster.state import ClusterState
+
+
+def build_services(state: ClusterState) -> dict[str, Any]:
+    services: dict[str, Any] = {}
+    try:
+        from emulator.cluster.groups import GroupCoordinator
+    except ImportError:
+        pass
+    else:
+        services["groups"] = GroupCoordinator(state)
+    try:
+        from emulator.cluster.transactions import TransactionCoordinator
+    except ImportError:
+        pass
+    else:
+        services["transactions"] = TransactionCoordinator(state, services.get("groups"))
+    return services

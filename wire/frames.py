@@ -1,0 +1,99 @@
+"""Request and response headers, and which header version each API version uses.
+
+Request header v0: api_key, api_version, correlation_id. v1 adds client_id, a
+nullable string that keeps its INT16 length even in v2 (flexible), which adds a
+tagged-field section. Response header v0 is the correlation id; v1 adds tagged
+fields, except that ApiVersions responses always use v0 so that a client can read
+the error of a version the broker does not know.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from wire.codec import DecodeError, read_uvarint
+from wire.messages import REQUESTS, RESPONSES
+
+API_VERSIONS_KEY = 18
+_HDR = struct.Struct(">hhih")
+_CORR = struct.Struct(">i")
+_SIZE = struct.Struct(">i")
+
+
+@dataclass(slots=True)
+class RequestHeader:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body_offset: int  # where the request body starts in the frame
+
+
+def is_flexible(api_key: int, api_version: int, response: bool = False) -> bool:
+    table = RESPONSES if response else REQUESTS
+    c = table.get(api_key)
+    return c is not None and c.msg.is_flexible(api_version)
+
+
+def read_request_header(frame: bytes) -> RequestHeader:
+    """Parse a request header; the header version follows the API's flexibility.
+
+    For an unknown API key or version we still return the v1 part so the caller
+    can answer (UNSUPPORTED_VERSION) with the right correlation id.
+    """
+    if len(frame) < 8:
+        raise DecodeError("request frame shorter than a request header")
+    if len(frame) < 10:
+        api_key, api_version, corr = struct.unpack_from(">hhi", frame, 0)
+        return RequestHeader(api_key, api_version, corr, None, 8)
+    api_key, api_version, corr, n = _HDR.unpack_from(frame, 0)
+    pos = 10
+    client_id = None
+    if n >= 0:
+        if pos + n > len(frame):
+            raise DecodeError("client_id overruns the frame")
+        client_id = str(frame[pos : pos + n], "utf-8", "replace")
+        pos += n
+    req = REQUESTS.get(api_key)
+    if req is not None and req.msg.versions[0] <= api_version <= req.msg.versions[1]:
+        if req.msg.is_flexible(api_version):
+            ntag, pos = read_uvarint(frame, pos)
+            for _ in range(ntag):
+                _tag, pos = read_uvarint(frame, pos)
+                size, pos = read_uvarint(frame, pos)
+                pos += size
+    return RequestHeader(api_key, api_version, corr, client_id, pos)
+
+
+def response_header(api_key: int, api_version: int, correlation_id: int) -> bytes:
+    """Encode the response header of the right version."""
+    if api_key != API_VERSIONS_KEY and is_flexible(api_key, api_version, response=True):
+        return _CORR.pack(correlation_id) + b"\x00"
+    return _CORR.pack(correlation_id)
+
+
+def encode_request(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict
+) -> bytes:
+    """Encode a whole request frame (size prefix included); used by tools and tests."""
+    cid = b"" if client_id is None else client_id.encode()
+    head = struct.pack(">hhih", api_key, api_version, correlation_id, -1 if client_id is None else len(cid)) + cid
+    if is_flexible(api_key, api_version):
+        head += b"\x00"
+    payload = head + REQUESTS[api_key].encode(body, api_version)
+    return _SIZE.pack(len(payload)) + payload
+
+
+def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, dict]:
+    """Decode a response frame (without size prefix): (correlation id, body)."""
+    corr = _CORR.unpack_from(frame, 0)[0]
+    pos = 4
+    if api_key != API_VERSIONS_KEY and is_flexible(api_key, api_version, response=True):
+        ntag, pos = read_uvarint(frame, pos)
+        for _ in range(ntag):
+            _t, pos = read_uvarint(frame, pos)
+            size, pos = read_uvarint(frame, pos)
+            pos += size
+    body, _ = RESPONSES[api_key].decode(frame, api_version, pos)
+    return corr, body
