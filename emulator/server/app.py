@@ -96,7 +96,10 @@ class EmulatorServer:
 
     async def _open(self, bl: BrokerListener) -> None:
         async def on_conn(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-            await self._serve(bl, r, w)
+            try:
+                await self._serve(bl, r, w)
+            except asyncio.CancelledError:
+                pass  # the listener closed (broker stopped): end quietly
 
         bl.server = await asyncio.start_server(
             on_conn, bl.bind_host, bl.broker.port, reuse_address=True, limit=1 << 20
