@@ -17,6 +17,7 @@ from emulator import Cluster
 from wire.records import read_header
 
 KCAT = shutil.which("kcat")
+PAD = "compressible " * 20
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
 
 
@@ -31,7 +32,7 @@ def kcat(*args: str, stdin: str | None = None) -> str:
 def test_kcat_produce_consume(cluster: Cluster, topic_name: str, codec: str) -> None:
     cluster.create_topic(topic_name, 2, 3)
     b = cluster.bootstrap_servers
-    lines = "\n".join(f"key{i}:value {i}" for i in range(20)) + "\n"
+    lines = "\n".join(f"key{i}:value {i} {PAD}" for i in range(20)) + "\n"
     for part in (0, 1):
         kcat("-b", b, "-P", "-t", topic_name, "-p", str(part), "-K", ":", "-z", codec,
              "-H", f"part={part}", stdin=lines)
@@ -44,7 +45,7 @@ def test_kcat_produce_consume(cluster: Cluster, topic_name: str, codec: str) -> 
             lambda p=part: cluster.state.get_partition(topic_name, p).leader_log.batch_at(0))
         assert read_header(stored).compression == CODECS[codec], "kcat did not compress"
         for i, (k, v, p, o, h) in enumerate(rows):
-            assert (k, v, p, o, h) == (f"key{i}", f"value {i}", str(part), str(i), f"part={part}")
+            assert (k, v, p, o, h) == (f"key{i}", f"value {i} {PAD}", str(part), str(i), f"part={part}")
 
 
 def test_kcat_metadata_listing(cluster: Cluster, topic_name: str) -> None:
