@@ -13,7 +13,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from wire.schema import BYTES, RECORDS, STRING, UUID, Array, Field, Message, Struct, Type
+from wire.schema import BYTES, RECORDS, STRING, Array, Field, Message, Struct, Type
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")

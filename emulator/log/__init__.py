@@ -11,7 +11,7 @@ import os
 IMPLEMENTATION = "pure"
 if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
     try:
-        from emulator.log._core import Log, UNDEFINED_EPOCH  # type: ignore[no-redef]
+        from emulator.log._core import UNDEFINED_EPOCH, Log  # type: ignore[no-redef]
 
         IMPLEMENTATION = "cython"
     except ImportError:
