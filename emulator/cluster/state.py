@@ -101,6 +101,8 @@ class ClusterState:
         self.rng = random.Random(seed)
         self.config = default_broker_config(broker_config)
         self.broker_overrides: dict[int, dict[str, str]] = {b.id: {} for b in brokers}
+        self.dynamic_default: dict[str, str] = {}  # cluster-wide dynamic broker configs
+        self.static_overrides: dict[str, str] = dict(broker_config or {})
         self.cluster_id = cluster_id
         self.topics: dict[str, Topic] = {}
         self.topics_by_id: dict[bytes, Topic] = {}
@@ -124,10 +126,16 @@ class ClusterState:
         for h in self.hooks:
             h(event, data)
 
-    def config_int(self, key: str, broker_id: int | None = None) -> int:
+    def broker_config(self, key: str, broker_id: int | None = None) -> str:
+        """Effective broker config: per-broker dynamic, cluster dynamic, then static."""
         if broker_id is not None and key in self.broker_overrides.get(broker_id, {}):
-            return int(self.broker_overrides[broker_id][key])
-        return int(self.config[key])
+            return self.broker_overrides[broker_id][key]
+        if key in self.dynamic_default:
+            return self.dynamic_default[key]
+        return self.config[key]
+
+    def config_int(self, key: str, broker_id: int | None = None) -> int:
+        return int(self.broker_config(key, broker_id))
 
     def config_bool(self, key: str) -> bool:
         return str(self.config[key]).lower() == "true"
