@@ -141,16 +141,24 @@ class ClusterState:
         return str(self.config[key]).lower() == "true"
 
     def topic_config(self, topic: Topic, key: str) -> str:
+        """A topic's effective config: its own override, else the broker synonym, else default."""
         if key in topic.configs:
             return topic.configs[key]
         defn = TOPIC_CONFIGS[key]
-        if defn.broker_synonym and defn.broker_synonym in self.config:
-            if key == "retention.ms" and "log.retention.ms" not in self.config:
-                return str(int(self.config["log.retention.hours"]) * 3600000)
-            return self.config[defn.broker_synonym]
         if key == "retention.ms":
-            return str(int(self.config["log.retention.hours"]) * 3600000)
+            ms = self._broker_value("log.retention.ms")
+            return ms if ms is not None else str(int(self.broker_config("log.retention.hours"))
+                                                 * 3600000)
+        if defn.broker_synonym:
+            v = self._broker_value(defn.broker_synonym)
+            if v is not None:
+                return v
         return defn.default or ""
+
+    def _broker_value(self, key: str) -> str | None:
+        if key in self.dynamic_default:
+            return self.dynamic_default[key]
+        return self.config.get(key)
 
     # ---- brokers and controller ------------------------------------------------------
     @property

@@ -14,6 +14,8 @@ import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
+from wire.messages import REQUESTS, RESPONSES
+
 
 @dataclass(frozen=True)
 class HandlerInfo:
@@ -31,6 +33,8 @@ def _load() -> None:
         if not info.name.startswith("api_"):
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
+        if mod.API_KEY not in REQUESTS or mod.API_KEY not in RESPONSES:
+            continue  # no schema declared: we could not decode it, so do not advertise it
         versions = tuple(mod.VERSIONS)
         accepted = tuple(getattr(mod, "ACCEPTED", versions))
         HANDLERS[mod.API_KEY] = HandlerInfo(mod.API_KEY, versions, accepted, mod)

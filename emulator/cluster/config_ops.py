@@ -1,0 +1,237 @@
+"""DescribeConfigs, AlterConfigs and IncrementalAlterConfigs on topics and brokers.
+
+Kafka's semantics: a topic's value comes from its own override (DYNAMIC_TOPIC),
+else the broker synonym (DYNAMIC_DEFAULT_BROKER or STATIC_BROKER), else the
+default; a broker's from its per-broker dynamic config, the cluster-wide dynamic
+default (resource name ""), the static config, or the default. AlterConfigs
+replaces a resource's whole dynamic set; IncrementalAlterConfigs applies SET,
+DELETE, APPEND and SUBTRACT per key. Throttle settings for reassignment
+(leader/follower.replication.throttled.rate and .replicas) arrive this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from emulator.cluster.configs import (
+    BROKER_CONFIGS,
+    LIST,
+    SOURCE_DEFAULT,
+    SOURCE_DYNAMIC_BROKER,
+    SOURCE_DYNAMIC_DEFAULT_BROKER,
+    SOURCE_DYNAMIC_TOPIC,
+    SOURCE_STATIC_BROKER,
+    TOPIC_CONFIGS,
+    ConfigDef,
+    ConfigError,
+    validate_value,
+)
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.state import ClusterState
+from wire.errors import ErrorCode as E
+
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+# Broker keys Kafka lets you change at run time (the rest are read-only).
+DYNAMIC_BROKER_KEYS = frozenset({
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "log.retention.ms", "log.retention.bytes", "log.retention.hours", "message.max.bytes",
+    "min.insync.replicas", "unclean.leader.election.enable", "log.cleanup.policy",
+    "compression.type", "log.message.timestamp.type", "log.segment.bytes",
+    "num.partitions", "default.replication.factor", "auto.create.topics.enable",
+    "replica.lag.time.max.ms", "replica.fetch.max.bytes", "log.retention.check.interval.ms",
+})
+
+
+@dataclass
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: int
+    read_only: bool
+    config_type: int
+    synonyms: list[tuple[str, str | None, int]]
+
+
+def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -> ConfigEntry:
+    key = defn.name
+    syn: list[tuple[str, str | None, int]] = []
+    if broker_id is not None and key in state.broker_overrides.get(broker_id, {}):
+        syn.append((key, state.broker_overrides[broker_id][key], SOURCE_DYNAMIC_BROKER))
+    if key in state.dynamic_default:
+        syn.append((key, state.dynamic_default[key], SOURCE_DYNAMIC_DEFAULT_BROKER))
+    if key in state.static_overrides:
+        syn.append((key, state.static_overrides[key], SOURCE_STATIC_BROKER))
+    if key == "broker.id" and broker_id is not None:
+        syn.append((key, str(broker_id), SOURCE_STATIC_BROKER))
+    if defn.default is not None:
+        syn.append((key, defn.default, SOURCE_DEFAULT))
+    value, source = (syn[0][1], syn[0][2]) if syn else (None, SOURCE_DEFAULT)
+    return ConfigEntry(key, value, source, key not in DYNAMIC_BROKER_KEYS, defn.type, syn)
+
+
+def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> ConfigEntry:
+    t = state.topics[topic_name]
+    key = defn.name
+    syn: list[tuple[str, str | None, int]] = []
+    if key in t.configs:
+        syn.append((key, t.configs[key], SOURCE_DYNAMIC_TOPIC))
+    bkey = defn.broker_synonym
+    if key == "retention.ms":
+        for k in ("log.retention.ms", "log.retention.hours"):
+            if k in state.dynamic_default:
+                syn.append((k, state.dynamic_default[k], SOURCE_DYNAMIC_DEFAULT_BROKER))
+            if k in state.static_overrides:
+                syn.append((k, state.static_overrides[k], SOURCE_STATIC_BROKER))
+    elif bkey:
+        if bkey in state.dynamic_default:
+            syn.append((bkey, state.dynamic_default[bkey], SOURCE_DYNAMIC_DEFAULT_BROKER))
+        if bkey in state.static_overrides:
+            syn.append((bkey, state.static_overrides[bkey], SOURCE_STATIC_BROKER))
+    value = state.topic_config(t, key)
+    source = syn[0][2] if syn else SOURCE_DEFAULT
+    if not syn or syn[-1][2] != SOURCE_DEFAULT:
+        syn.append((bkey or key, defn.default, SOURCE_DEFAULT))
+    return ConfigEntry(key, value, source, False, defn.type, syn)
+
+
+def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
+                   alter: bool = False) -> None:
+    """Raise Kafka's error for a resource that cannot be described or altered here."""
+    if rtype == TOPIC:
+        if name not in state.topics:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION,
+                             f"The topic '{name}' does not exist.")
+    elif rtype in (BROKER, BROKER_LOGGER):
+        if name == "" and rtype == BROKER:
+            if not alter:
+                raise KafkaError(E.INVALID_REQUEST, "Broker id must not be empty")
+            return
+        try:
+            bid = int(name)
+        except ValueError as e:
+            raise KafkaError(E.INVALID_REQUEST, f"Broker id must be an integer, but it is: "
+                             f"{name}") from e
+        if bid not in state.brokers:
+            raise KafkaError(E.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} "
+                             f"but received {bid}")
+    else:
+        raise KafkaError(E.INVALID_REQUEST, f"Unsupported resource type {rtype}")
+
+
+def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
+             broker_id: int) -> list[ConfigEntry]:
+    check_resource(state, rtype, name, broker_id)
+    if rtype == TOPIC:
+        defs = TOPIC_CONFIGS
+        entries = [_topic_entry(state, name, d) for d in defs.values()]
+    elif rtype == BROKER:
+        entries = [_broker_entry(state, int(name), d) for d in BROKER_CONFIGS.values()]
+    else:
+        entries = [ConfigEntry("kafka", "INFO", SOURCE_DEFAULT, False, 2, [])]
+    if keys is not None:
+        wanted = set(keys)
+        entries = [e for e in entries if e.name in wanted]
+    return entries
+
+
+def _defs_for(rtype: int) -> dict[str, ConfigDef]:
+    return TOPIC_CONFIGS if rtype == TOPIC else BROKER_CONFIGS
+
+
+def _validated(rtype: int, changes: dict[str, str | None]) -> None:
+    defs = _defs_for(rtype)
+    for k, v in changes.items():
+        d = defs.get(k)
+        if d is None:
+            kind = "topic" if rtype == TOPIC else "broker"
+            raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {k}")
+        if rtype == BROKER and k not in DYNAMIC_BROKER_KEYS:
+            raise KafkaError(E.INVALID_REQUEST, f"Cannot update these configs dynamically: "
+                             f"Set({k})")
+        try:
+            validate_value(d, v)
+        except ConfigError as e:
+            raise KafkaError(E.INVALID_CONFIG, str(e)) from e
+
+
+def _target(state: ClusterState, rtype: int, name: str) -> dict[str, str]:
+    if rtype == TOPIC:
+        return state.topics[name].configs
+    if name == "":
+        return state.dynamic_default
+    return state.broker_overrides.setdefault(int(name), {})
+
+
+def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | None],
+          validate_only: bool, broker_id: int) -> None:
+    """AlterConfigs: replace the resource's whole dynamic config."""
+    check_resource(state, rtype, name, broker_id, alter=True)
+    if rtype == BROKER_LOGGER:
+        return
+    _validated(rtype, configs)
+    if validate_only:
+        return
+    target = _target(state, rtype, name)
+    target.clear()
+    target.update({k: v for k, v in configs.items() if v is not None})
+    state.emit("configs_changed", resource_type=rtype, name=name)
+    state.changed()
+
+
+def incremental_alter(state: ClusterState, rtype: int, name: str,
+                      ops: list[tuple[str, int, str | None]], validate_only: bool,
+                      broker_id: int) -> None:
+    """IncrementalAlterConfigs: SET, DELETE, APPEND, SUBTRACT per key."""
+    check_resource(state, rtype, name, broker_id, alter=True)
+    if rtype == BROKER_LOGGER:
+        return
+    seen = set()
+    for key, _, _ in ops:
+        if key in seen:
+            raise KafkaError(E.INVALID_REQUEST, f"Error due to duplicate config keys : {key}")
+        seen.add(key)
+    defs = _defs_for(rtype)
+    new = dict(_target(state, rtype, name))
+    for key, op, value in ops:
+        d = defs.get(key)
+        if d is None:
+            kind = "topic" if rtype == TOPIC else "broker"
+            raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {key}")
+        if op == SET:
+            _validated(rtype, {key: value})
+            if value is None:
+                raise KafkaError(E.INVALID_REQUEST, f"Null value not supported for : {key}")
+            new[key] = value
+        elif op == DELETE:
+            new.pop(key, None)
+        elif op in (APPEND, SUBTRACT):
+            if d.type != LIST:
+                raise KafkaError(E.INVALID_CONFIG, f"Config value append is not allowed for "
+                                 f"config key: {key}")
+            current = new.get(key)
+            if current is None:
+                current = describe_value(state, rtype, name, key) or ""
+            items = [x for x in current.split(",") if x]
+            given = [x for x in (value or "").split(",") if x]
+            if op == APPEND:
+                items += [x for x in given if x not in items]
+            else:
+                items = [x for x in items if x not in given]
+            new[key] = ",".join(items)
+        else:
+            raise KafkaError(E.INVALID_REQUEST, f"Unknown alter config operation {op}")
+    if validate_only:
+        return
+    target = _target(state, rtype, name)
+    target.clear()
+    target.update(new)
+    state.emit("configs_changed", resource_type=rtype, name=name)
+    state.changed()
+
+
+def describe_value(state: ClusterState, rtype: int, name: str, key: str) -> str | None:
+    if rtype == TOPIC:
+        return state.topic_config(state.topics[name], key)
+    return state.broker_config(key, int(name) if name else None)

@@ -1,0 +1,65 @@
+"""CreateTopics (key 19), v2-7.
+
+Partitions and replication factor (or -1 for the broker defaults), manual
+replica assignments, topic configs, validate_only; v5+ answers with the created
+topic's partitions, replication factor and configs, v7+ with its topic ID. Any
+broker accepts it (KRaft brokers forward to the controller). Duplicate names in
+one request get INVALID_REQUEST, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from emulator.cluster import config_ops
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import error_of
+from wire.errors import ErrorCode as E
+
+API_KEY = 19
+VERSIONS = (2, 7)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    cluster = ctx.cluster
+    counts = Counter(t["name"] for t in req["topics"])
+    dups = sorted(n for n, c in counts.items() if c > 1)
+    results = []
+    for t in req["topics"]:
+        name = t["name"]
+        out = {"name": name, "error_code": E.NONE, "error_message": None,
+               "num_partitions": -1, "replication_factor": -1, "configs": None}
+        if name in dups:
+            out["error_code"] = E.INVALID_REQUEST
+            out["error_message"] = (f"Create topics request from client `{ctx.client_id}` "
+                                    "contains multiple entries for the following topics: "
+                                    + ", ".join(dups))
+            results.append(out)
+            continue
+        try:
+            assignments = {a["partition_index"]: a["broker_ids"] for a in t["assignments"]}
+            configs = {c["name"]: c["value"] for c in t["configs"]}
+            topic = cluster.create_topic(name, t["num_partitions"], t["replication_factor"],
+                                         assignments, configs, req["validate_only"])
+            if topic is not None:
+                out["topic_id"] = topic.id
+                out["num_partitions"] = len(topic.partitions)
+                out["replication_factor"] = len(topic.partitions[0].replicas)
+                out["configs"] = [
+                    {"name": e.name, "value": e.value, "read_only": e.read_only,
+                     "config_source": e.source, "is_sensitive": False}
+                    for e in config_ops.describe(cluster, config_ops.TOPIC, name, None,
+                                                 ctx.broker_id)
+                ]
+            else:
+                n = t["num_partitions"] if t["num_partitions"] > 0 else len(assignments) or int(
+                    cluster.config["num.partitions"])
+                out["num_partitions"] = n
+                rf = t["replication_factor"]
+                out["replication_factor"] = rf if rf > 0 else (
+                    len(next(iter(assignments.values()))) if assignments
+                    else int(cluster.config["default.replication.factor"]))
+        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+            out["error_code"], out["error_message"] = error_of(e)
+        results.append(out)
+    return {"throttle_time_ms": 0, "topics": results}

@@ -1,0 +1,29 @@
+"""IncrementalAlterConfigs (key 44), v0-1: SET, DELETE, APPEND, SUBTRACT per key.
+
+This is how kafka-reassign-partitions sets and clears replication throttles.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster import config_ops
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import error_of
+from wire.errors import ErrorCode as E
+
+API_KEY = 44
+VERSIONS = (0, 1)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    out = []
+    for r in req["resources"]:
+        res = {"error_code": E.NONE, "error_message": None, "resource_type": r["resource_type"],
+               "resource_name": r["resource_name"]}
+        try:
+            ops = [(c["name"], c["config_operation"], c["value"]) for c in r["configs"]]
+            config_ops.incremental_alter(ctx.cluster, r["resource_type"], r["resource_name"],
+                                         ops, req["validate_only"], ctx.broker_id)
+        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+            res["error_code"], res["error_message"] = error_of(e)
+        out.append(res)
+    return {"throttle_time_ms": 0, "responses": out}

@@ -1,0 +1,55 @@
+"""DescribeTopicPartitions (key 75), v0: paged topic descriptions for the Admin client.
+
+Topics sorted by name, at most response_partition_limit partitions per response,
+with a cursor to continue; no eligible leader replicas (ELR) are kept, so those
+lists are empty.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
+
+API_KEY = 75
+VERSIONS = (0, 0)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    cluster = ctx.cluster
+    names = sorted(t["name"] for t in req["topics"]) if req["topics"] else sorted(cluster.topics)
+    cursor = req.get("cursor")
+    start_topic, start_part = (cursor["topic_name"], cursor["partition_index"]) if cursor else (
+        None, 0)
+    limit = max(1, req["response_partition_limit"])
+    out = []
+    used = 0
+    next_cursor = None
+    for name in names:
+        if start_topic is not None and name < start_topic:
+            continue
+        t = cluster.topics.get(name)
+        if t is None:
+            out.append({"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
+                        "topic_id": bytes(16), "partitions": []})
+            continue
+        first = start_part if name == start_topic else 0
+        parts = []
+        for p in t.partitions[first:]:
+            if used >= limit:
+                next_cursor = {"topic_name": name, "partition_index": p.index}
+                break
+            parts.append({
+                "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
+                "partition_index": p.index, "leader_id": p.leader,
+                "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
+                "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
+                "last_known_elr": [],
+                "offline_replicas": [b for b in p.replicas if not cluster.is_alive(b)],
+            })
+            used += 1
+        out.append({"error_code": E.NONE, "name": name, "topic_id": t.id,
+                    "is_internal": t.is_internal, "partitions": parts,
+                    "topic_authorized_operations": -(2**31)})
+        if next_cursor is not None:
+            break
+    return {"throttle_time_ms": 0, "topics": out, "next_cursor": next_cursor}
