@@ -1,0 +1,83 @@
+"""kafka-python 3.x: admin, its default idempotent producer, consumers by assign/seek and group.
+
+Every record read back is checked for key, value, headers, partition and offset.
+"""
+
+from __future__ import annotations
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+
+from emulator import Cluster
+
+N = 50
+
+
+def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    admin.create_topics([NewTopic(topic_name, 3, 2, topic_configs={"retention.ms": "1000000"})])
+    desc = admin.describe_topics([topic_name])
+    assert desc[0]["topic"] == topic_name and desc[0]["error_code"] == 0
+    parts = sorted(desc[0]["partitions"], key=lambda p: p["partition"])
+    assert [p["partition"] for p in parts] == [0, 1, 2]
+    assert all(len(p["replicas"]) == 2 for p in parts)
+    res = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)])
+    configs = {c[0]: c[1] for c in res[0].resources[0][4]}
+    assert configs["retention.ms"] == "1000000"
+    assert configs["cleanup.policy"] == "delete"
+    assert topic_name in admin.list_topics()
+    admin.delete_topics([topic_name])
+    assert topic_name not in admin.list_topics()
+    admin.close()
+
+
+def test_idempotent_producer_and_assign_seek(cluster: Cluster, topic_name: str) -> None:
+    cluster.create_topic(topic_name, 2, 3)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+    assert producer.config["enable_idempotence"] is True  # kafka-python 3's default
+    futures = [
+        producer.send(topic_name, key=f"k{i}".encode(), value=f"v{i}".encode(),
+                      partition=i % 2, headers=[("i", str(i).encode())])
+        for i in range(N)
+    ]
+    metas = [f.get(timeout=20) for f in futures]
+    producer.close()
+    for i, md in enumerate(metas):
+        assert (md.partition, md.offset) == (i % 2, i // 2)
+
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                             enable_auto_commit=False, consumer_timeout_ms=5000)
+    tp = TopicPartition(topic_name, 1)
+    consumer.assign([tp])
+    consumer.seek(tp, 10)
+    got = []
+    for m in consumer:
+        got.append(m)
+        if len(got) == N // 2 - 10:
+            break
+    consumer.close()
+    assert [m.offset for m in got] == list(range(10, N // 2))
+    for m in got:
+        i = 2 * m.offset + 1
+        assert (m.key, m.value, m.partition) == (f"k{i}".encode(), f"v{i}".encode(), 1)
+        assert m.headers == [("i", str(i).encode())]
+
+
+def test_group_consumer_reads_everything_once(cluster: Cluster, topic_name: str) -> None:
+    cluster.create_topic(topic_name, 3, 3)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers)
+    for i in range(N):
+        producer.send(topic_name, key=str(i).encode(), value=b"x%d" % i)
+    producer.flush(20)
+    producer.close()
+    consumer = KafkaConsumer(topic_name, bootstrap_servers=cluster.bootstrap_servers,
+                             group_id="kp-group", auto_offset_reset="earliest",
+                             consumer_timeout_ms=8000)
+    seen = {}
+    for m in consumer:
+        seen[(m.partition, m.offset)] = m.key
+        if len(seen) == N:
+            break
+    consumer.commit()
+    consumer.close()
+    assert sorted(int(k) for k in seen.values()) == list(range(N))
