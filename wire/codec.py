@@ -173,6 +173,10 @@ class _Gen:
             return out
         if isinstance(t, Struct):
             fn = self.decode_struct(t)
+            if nullable:  # a nullable struct is prefixed by int8: -1 null, 1 present
+                return [f"{ind}if buf[pos] == 0xFF:", f"{ind}    pos += 1",
+                        f"{ind}    {target} = None", f"{ind}else:",
+                        f"{ind}    {target}, pos = {fn}(buf, pos + 1)"]
             return [f"{ind}{target}, pos = {fn}(buf, pos)"]
         if isinstance(t, Array):
             cnt = self.name("c")
@@ -283,6 +287,10 @@ class _Gen:
             return lines
         if isinstance(t, Struct):
             fn = self.encode_struct(t)
+            if f.is_nullable(self.v):
+                return [f"{ind}if {var} is None:", f"{ind}    {out}.append(b'\\xff')",
+                        f"{ind}else:", f"{ind}    {out}.append(b'\\x01')",
+                        f"{ind}    {fn}({var}, {out})"]
             return [f"{ind}{fn}({var}, {out})"]
         if isinstance(t, Array):
             lines.append(f"{ind}if {var} is None:")
