@@ -1,0 +1,145 @@
+"""Bad input over real TCP: each gets Kafka's error code or a closed connection,
+and nothing stored is lost; other connections do not notice."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+from emulator import Cluster
+from wire.frames import decode_response, encode_request
+from wire.records import build_batch
+
+CORR = 7
+
+
+class Conn:
+    def __init__(self, cluster: Cluster, broker_index: int = 0) -> None:
+        b = sorted(cluster.state.brokers.values(), key=lambda b: b.id)[broker_index]
+        self.sock = socket.create_connection((b.host, b.port), timeout=10)
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_frame(self) -> bytes | None:
+        head = self._read(4)
+        if head is None:
+            return None
+        return self._read(struct.unpack(">i", head)[0])
+
+    def _read(self, n: int) -> bytes | None:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def call(self, key: int, version: int, body: dict) -> dict:
+        self.send_raw(encode_request(key, version, CORR, "bad-input-test", body))
+        frame = self.read_frame()
+        assert frame is not None, "connection closed"
+        corr, resp = decode_response(key, version, frame)
+        assert corr == CORR
+        return resp
+
+    def closed(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def produce_body(topic: str, partition: int, records: bytes | None, acks: int = 1) -> dict:
+    return {"acks": acks, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
+
+
+def produce_error(resp: dict) -> int:
+    return resp["responses"][0]["partition_responses"][0]["error_code"]
+
+
+def leader_conn(cluster: Cluster, topic: str) -> Conn:
+    leader = cluster.state.get_partition(topic, 0).leader
+    return Conn(cluster, cluster.broker_ids.index(leader))
+
+
+def test_malformed_frames_close_only_that_connection(cluster: Cluster) -> None:
+    cluster.create_topic("keep", 1, 3)
+    good = leader_conn(cluster, "keep")
+    assert produce_error(good.call(0, 9, produce_body("keep", 0, build_batch([(b"k", b"v")])))) == 0
+    for garbage in (
+        struct.pack(">i", 3) + b"abc",                       # shorter than a header
+        struct.pack(">i", 12) + struct.pack(">hhih", 3, 12, 1, 30) + b"xx",  # client id overrun
+        struct.pack(">i", 10) + struct.pack(">hhih", 999, 0, 1, -1),  # unknown API key
+        struct.pack(">i", 10) + struct.pack(">hhih", 3, 99, 1, -1),   # unknown version
+        struct.pack(">i", -5),                                # negative size
+        struct.pack(">i", 200 * 1024 * 1024),                 # above socket.request.max.bytes
+        struct.pack(">i", 14) + struct.pack(">hhih", 3, 12, 1, -1) + b"\x05\xff\xff\xff",
+    ):
+        bad = Conn(cluster)
+        bad.send_raw(garbage)
+        assert bad.closed(), garbage
+        bad.close()
+    # The good connection still works and the stored record is still there.
+    resp = good.call(2, 7, {"replica_id": -1, "topics": [
+        {"name": "keep", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+    assert resp["topics"][0]["partitions"][0]["offset"] == 1
+    good.close()
+
+
+def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    c.send_raw(struct.pack(">i", 10) + struct.pack(">hhih", 18, 99, CORR, -1))
+    frame = c.read_frame()
+    corr, body = decode_response(18, 0, frame)
+    assert corr == CORR and body["error_code"] == 35
+    assert any(k["api_key"] == 18 and k["max_version"] == 4 for k in body["api_keys"])
+    c.close()
+
+
+def test_produce_errors_are_kafka_codes(cluster: Cluster) -> None:
+    cluster.create_topic("p", 1, 3, config={"max.message.bytes": "2000"})
+    c = leader_conn(cluster, "p")
+    corrupt = bytearray(build_batch([(b"k", b"value")]))
+    corrupt[-1] ^= 0xFF
+    assert produce_error(c.call(0, 9, produce_body("p", 0, bytes(corrupt)))) == 2  # CORRUPT
+    big = build_batch([(b"k", b"x" * 5000)])
+    assert produce_error(c.call(0, 9, produce_body("p", 0, big))) == 10  # MESSAGE_TOO_LARGE
+    assert produce_error(c.call(0, 9, produce_body("p", 7, build_batch([(b"k", b"v")])))) == 3
+    assert produce_error(c.call(0, 9, produce_body("nope", 0, build_batch([(b"k", b"v")])))) == 3
+    two = build_batch([(b"a", b"1")]) + build_batch([(b"b", b"2")])
+    assert produce_error(c.call(0, 9, produce_body("p", 0, two))) == 87  # INVALID_RECORD
+    assert produce_error(c.call(0, 9, produce_body("p", 0, build_batch([(b"k", b"v")]),
+                                                   acks=5))) == 21  # INVALID_REQUIRED_ACKS
+    ok = c.call(0, 9, produce_body("p", 0, build_batch([(b"k", b"v")])))
+    assert produce_error(ok) == 0
+    assert ok["responses"][0]["partition_responses"][0]["base_offset"] == 0  # nothing lost
+    c.close()
+
+
+def test_produce_to_a_follower_gets_not_leader_with_hint(cluster: Cluster) -> None:
+    cluster.create_topic("f", 1, 3)
+    p = cluster.state.get_partition("f", 0)
+    follower = next(b for b in p.replicas if b != p.leader)
+    c = Conn(cluster, cluster.broker_ids.index(follower))
+    resp = c.call(0, 10, produce_body("f", 0, build_batch([(b"k", b"v")])))
+    pr = resp["responses"][0]["partition_responses"][0]
+    assert pr["error_code"] == 6
+    assert pr["current_leader"] == {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
+    assert [n["node_id"] for n in resp["node_endpoints"]] == [p.leader]
+    c.close()
+
+
+def test_invalid_topic_names(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    resp = c.call(3, 12, {"topics": [{"name": "bad name!"}, {"name": "x" * 250}]})
+    assert [t["error_code"] for t in resp["topics"]] == [17, 17]
+    resp = c.call(19, 7, {"topics": [{"name": "a/b", "num_partitions": 1,
+                                      "replication_factor": 1}], "timeout_ms": 1000})
+    assert resp["topics"][0]["error_code"] == 17
+    c.close()
