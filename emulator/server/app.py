@@ -85,6 +85,9 @@ class EmulatorServer:
         self._tasks: list[asyncio.Task] = []
         self._conn_ids = 0
         self.tick_hooks: list[Callable[[], None]] = []
+        # (broker id, api key, version, request frame, response frame or None): tools
+        # and tests that capture real clients' bytes (tests/golden).
+        self.frame_observers: list[Callable[[int, int, int, bytes, bytes | None], None]] = []
         state.on_change = self._on_change
 
     # ---- lifecycle ---------------------------------------------------------------
@@ -233,6 +236,10 @@ class EmulatorServer:
                     log.warning("broker %d: closing connection from %s:%s: %s",
                                 bid, peer[0], peer[1], e)
                     return
+                if self.frame_observers and len(frame) >= 4:
+                    key, version = struct.unpack_from(">hh", frame, 0)
+                    for obs in self.frame_observers:
+                        obs(bid, key, version, frame, out)
                 if out is not None:
                     writer.write(out)
                     await writer.drain()
