@@ -2,8 +2,9 @@
 
 The handler registry says what we implement; ``advertised`` clamps that to the
 maxima of the Kafka release we pose as (``--kafka-version``), so a client sees
-exactly the ranges such a broker would send. APIs a release did not have are
-left out.
+the maxima such a broker would send. APIs a release did not have are left out.
+Minima stay at what we serve: releases before 4.0 also accepted the versions that
+KIP-896 removed (message formats v0/v1), which the emulator does not implement.
 """
 
 from __future__ import annotations
@@ -36,9 +37,6 @@ _ABSENT: dict[str, set[int]] = {
     "3.0": {61, 65, 66, 68, 69, 74, 75},
     "2.8": {61, 65, 66, 68, 69, 74, 75},
 }
-# Before Kafka 4.0 (KIP-896) old versions were still served.
-_OLD_MINIMA = {1: 0, 2: 0, 8: 0, 9: 0, 19: 0, 20: 0, 32: 0, 23: 0, 33: 0, 34: 0, 35: 0}
-
 SUPPORTED_RELEASES = tuple(_MAXIMA)
 
 
