@@ -38,7 +38,7 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return result, pos
         shift += 7
-        if shift > 35:
+        if shift > 63:  # varlong: at most 10 bytes
             raise DecodeError("varint too long")
 
 
