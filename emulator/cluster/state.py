@@ -109,6 +109,9 @@ class ClusterState:
         self.version = 0
         self.on_change: Callable[[], None] | None = None
         self.hooks: list[Callable[[str, dict], None]] = []  # observers of domain events
+        # Domain services driven by time (group and transaction coordinators): called
+        # with the current time at the end of every tick.
+        self.tick_hooks: list[Callable[[int], None]] = []
         self.isr_shrinks = 0
         self.isr_expands = 0
         self._controller_id = min(self.brokers)
@@ -440,6 +443,8 @@ class ClusterState:
                 moved |= self.maintain_isr(p, now, lag_max)
         if moved:
             self.changed()
+        for hook in self.tick_hooks:
+            hook(now)
 
     def follower_can_fetch(self, p: Partition, follower: int) -> bool:
         """Hook point for faults (paused follower, network cut)."""
