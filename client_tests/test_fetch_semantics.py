@@ -1,0 +1,97 @@
+"""Fetch over TCP: long polls, byte limits, isolation, offset range, topic IDs."""
+
+from __future__ import annotations
+
+import threading
+
+from rawkafka import Conn, leader_conn, produce_body
+
+from emulator import Cluster
+from wire.records import build_batch, iter_batches, read_header
+
+
+def fetch_body(topic: str, offset: int, *, min_bytes: int = 0, max_wait: int = 0,
+               max_bytes: int = 10 << 20, part_max: int = 1 << 20, isolation: int = 0) -> dict:
+    return {"replica_id": -1, "max_wait_ms": max_wait, "min_bytes": min_bytes,
+            "max_bytes": max_bytes, "isolation_level": isolation, "session_id": 0,
+            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
+                {"partition": 0, "fetch_offset": offset, "partition_max_bytes": part_max,
+                 "current_leader_epoch": -1, "log_start_offset": -1}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
+def part(resp: dict) -> dict:
+    return resp["responses"][0]["partitions"][0]
+
+
+def fill(c: Conn, topic: str, n: int, size: int = 1000) -> None:
+    for i in range(n):
+        r = c.call(0, 9, produce_body(topic, 0, build_batch([(b"k%d" % i, b"x" * size)]),
+                                      acks=-1))
+        assert r["responses"][0]["partition_responses"][0]["error_code"] == 0
+
+
+def test_long_poll_returns_when_data_arrives(cluster: Cluster) -> None:
+    cluster.create_topic("lp", 1, 3)
+    reader = leader_conn(cluster, "lp")
+    writer = leader_conn(cluster, "lp")
+    timer = threading.Timer(0.3, lambda: fill(writer, "lp", 1))
+    timer.start()
+    resp = reader.call(1, 12, fetch_body("lp", 0, min_bytes=1, max_wait=20_000))
+    timer.join()
+    p = part(resp)
+    assert p["error_code"] == 0 and p["high_watermark"] == 1
+    assert read_header(p["records"]).base_offset == 0
+
+
+def test_long_poll_expires_empty(cluster: Cluster) -> None:
+    cluster.create_topic("idle", 1, 1)
+    c = leader_conn(cluster, "idle")
+    p = part(c.call(1, 12, fetch_body("idle", 0, min_bytes=1, max_wait=200)))
+    assert p["error_code"] == 0 and p["records"] == b""
+
+
+def test_partition_and_response_byte_limits(cluster: Cluster) -> None:
+    cluster.create_topic("bytes", 1, 3)
+    c = leader_conn(cluster, "bytes")
+    fill(c, "bytes", 5)
+    one = iter_batches(part(c.call(1, 12, fetch_body("bytes", 0, part_max=1500)))["records"])
+    assert len(one) == 1
+    # The first batch comes whole even when larger than the limit (KIP-74).
+    tiny = iter_batches(part(c.call(1, 12, fetch_body("bytes", 2, part_max=10)))["records"])
+    assert [read_header(b).base_offset for b in tiny] == [2]
+    three = iter_batches(part(c.call(1, 12, fetch_body("bytes", 1, max_bytes=3300)))["records"])
+    assert [read_header(b).base_offset for b in three] == [1, 2, 3]
+
+
+def test_offset_out_of_range_and_at_end(cluster: Cluster) -> None:
+    cluster.create_topic("oor", 1, 1)
+    c = leader_conn(cluster, "oor")
+    fill(c, "oor", 2)
+    assert part(c.call(1, 12, fetch_body("oor", 5)))["error_code"] == 1
+    at_end = part(c.call(1, 12, fetch_body("oor", 2)))
+    assert at_end["error_code"] == 0 and at_end["records"] == b""
+
+
+def test_fetch_by_topic_id_v13(cluster: Cluster) -> None:
+    cluster.create_topic("ids", 1, 1)
+    c = leader_conn(cluster, "ids")
+    fill(c, "ids", 1)
+    tid = cluster.state.topics["ids"].id
+    body = fetch_body("ids", 0)
+    body["topics"][0]["topic_id"] = tid
+    resp = c.call(1, 13, body)
+    assert resp["responses"][0]["topic_id"] == tid
+    assert part(resp)["error_code"] == 0 and part(resp)["records"]
+    body["topics"][0]["topic_id"] = b"\x01" * 16
+    assert part(c.call(1, 13, body))["error_code"] == 100  # UNKNOWN_TOPIC_ID
+
+
+def test_stale_and_future_leader_epochs(cluster: Cluster) -> None:
+    cluster.create_topic("ep", 1, 3)
+    c = leader_conn(cluster, "ep")
+    body = fetch_body("ep", 0)
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = 5
+    assert part(c.call(1, 12, body))["error_code"] == 75  # UNKNOWN_LEADER_EPOCH
+    cluster.state.get_partition("ep", 0).leader_epoch = 7
+    assert part(c.call(1, 12, body))["error_code"] == 74  # FENCED_LEADER_EPOCH
