@@ -1,42 +1,169 @@
-"""pytest plugin: fixtures giving each test (or module, or session) a running cluster."""
+"""pytest plugin (entry point ``kafka_emulator``): in-process clusters as fixtures.
+
+Installed with the package, so ``pip install kafka-emulator`` is all a test suite needs.
+
+Fixtures
+    ``kafka_cluster``          a running :class:`emulator.Cluster` on free ports
+    ``kafka_bootstrap``        its bootstrap servers string, for any client
+    ``kafka_control``          the same cluster as the control handle tests drive faults
+                               with (``stop_broker``, ``start_broker``, ``create_topic``,
+                               and the rest of the Python control plane)
+    ``kafka_cluster_factory``  ``make(brokers=5, **Cluster options)`` for extra clusters,
+                               each stopped when the test ends
+    ``kafka_topic_name``       a topic name unique to the test
+
+Configuration
+    ``--kafka-emulator-brokers N`` or ini ``kafka_emulator_brokers`` (default 3);
+    ``--kafka-emulator-scope S`` or ini ``kafka_emulator_scope``: function (default),
+    class, module, package or session; the marker ``@pytest.mark.kafka_brokers(n,
+    **options)`` on a test, class or module sets the broker count and other Cluster
+    options (``config``, ``kafka_version``, ``seed``) for the tests it marks.
+
+Sharing. With a scope broader than ``function``, tests asking for the same broker
+count and options share one cluster for that scope, and tests with other needs get
+their own. After each test the plugin starts again any broker the test stopped, so
+the next one begins with every broker up; topics and records stay, which is what
+``kafka_topic_name`` is for. Starting a cluster takes milliseconds, so the default
+gives every test a fresh one.
+
+pytest-xdist: each worker is a process of its own with its own clusters, each on
+free ports, so workers never share a broker (with session scope: one cluster per
+worker).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import itertools
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from emulator.runtime import Cluster
 
+SCOPES = ("function", "class", "module", "package", "session")
+_topic_counter = itertools.count()
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kafka-emulator")
-    group.addoption("--kafka-emulator-brokers", type=int, default=3,
+    group.addoption("--kafka-emulator-brokers", type=int, default=None,
                     help="brokers in the kafka_cluster fixture's cluster (default 3)")
-    group.addoption("--kafka-emulator-scope", default="function",
-                    choices=["function", "class", "module", "package", "session"],
+    group.addoption("--kafka-emulator-scope", default=None, choices=SCOPES,
                     help="scope of the kafka_cluster fixture (default function)")
+    parser.addini("kafka_emulator_brokers", "brokers in kafka_cluster (default 3)",
+                  default="3")
+    parser.addini("kafka_emulator_scope", "scope of kafka_cluster (default function)",
+                  default="function")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "kafka_brokers(n): number of brokers for the kafka_cluster fixture")
+        "markers",
+        "kafka_brokers(n, **options): brokers (and Cluster options such as config, "
+        "kafka_version, seed) of the kafka_cluster fixture for the marked tests")
 
 
 def _scope(fixture_name: str, config: pytest.Config) -> str:
-    return config.getoption("--kafka-emulator-scope")
+    scope = config.getoption("--kafka-emulator-scope") or config.getini("kafka_emulator_scope")
+    if scope not in SCOPES:
+        raise pytest.UsageError(f"kafka_emulator_scope must be one of {SCOPES}, not {scope!r}")
+    return scope
+
+
+def _default_brokers(config: pytest.Config) -> int:
+    n = config.getoption("--kafka-emulator-brokers")
+    return int(n if n is not None else config.getini("kafka_emulator_brokers"))
+
+
+def _start(brokers: int, options: dict[str, Any]) -> Cluster:
+    if "port" in options:
+        raise pytest.UsageError("kafka-emulator fixtures always use free ports; drop port=")
+    return Cluster(brokers=brokers, port=0, **options).start()
+
+
+class ClusterPool:
+    """The clusters of one fixture scope, one per (broker count, options)."""
+
+    def __init__(self) -> None:
+        self._clusters: dict[str, Cluster] = {}
+
+    def get(self, brokers: int, options: dict[str, Any]) -> Cluster:
+        key = repr((brokers, sorted(options.items())))
+        if key not in self._clusters:
+            self._clusters[key] = _start(brokers, options)
+        return self._clusters[key]
+
+    def close(self) -> None:
+        for cluster in self._clusters.values():
+            cluster.stop()
+        self._clusters.clear()
 
 
 @pytest.fixture(scope=_scope)
-def kafka_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    """A running in-process cluster on free ports."""
+def _kafka_cluster_pool() -> Iterator[ClusterPool]:
+    pool = ClusterPool()
+    yield pool
+    pool.close()
+
+
+def _restart_stopped_brokers(cluster: Cluster) -> None:
+    for broker_id in cluster.broker_ids:
+        if not cluster.state.brokers[broker_id].alive:
+            cluster.start_broker(broker_id)
+
+
+@pytest.fixture
+def kafka_cluster(request: pytest.FixtureRequest,
+                  _kafka_cluster_pool: ClusterPool) -> Iterator[Cluster]:
+    """A running in-process cluster on free ports (see the module docstring for scope)."""
     marker = request.node.get_closest_marker("kafka_brokers")
-    n = marker.args[0] if marker else request.config.getoption("--kafka-emulator-brokers")
-    with Cluster(brokers=n, port=0) as cluster:
-        yield cluster
+    brokers = marker.args[0] if marker and marker.args else _default_brokers(request.config)
+    options = dict(marker.kwargs) if marker else {}
+    brokers = options.pop("brokers", brokers)
+    cluster = _kafka_cluster_pool.get(int(brokers), options)
+    yield cluster
+    if _scope("kafka_cluster", request.config) != "function":
+        _restart_stopped_brokers(cluster)
 
 
-@pytest.fixture(scope=_scope)
+@pytest.fixture
 def kafka_bootstrap(kafka_cluster: Cluster) -> str:
-    """The bootstrap servers string of ``kafka_cluster``."""
+    """The bootstrap servers string of ``kafka_cluster`` ("127.0.0.1:PORT,...")."""
     return kafka_cluster.bootstrap_servers
+
+
+@pytest.fixture
+def kafka_control(kafka_cluster: Cluster) -> Cluster:
+    """The control handle of ``kafka_cluster``: the Cluster object itself.
+
+    Everything the Python control plane offers is there: ``stop_broker(id,
+    controlled=False)``, ``start_broker(id)``, ``create_topic(...)``, ``call(fn)`` on
+    the cluster's loop, and the fault API. Safe to call from the test's thread.
+    """
+    return kafka_cluster
+
+
+@pytest.fixture
+def kafka_cluster_factory() -> Iterator[Callable[..., Cluster]]:
+    """``make(brokers=3, **options)``: more clusters for one test, stopped at its end."""
+    made: list[Cluster] = []
+
+    def make(brokers: int = 3, **options: Any) -> Cluster:
+        cluster = _start(brokers, options)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop()
+
+
+@pytest.fixture
+def kafka_topic_name(request: pytest.FixtureRequest) -> str:
+    """A legal topic name unique to this test (and xdist worker), for shared clusters."""
+    stem = re.sub(r"[^a-zA-Z0-9._-]+", "-", request.node.name).strip("-")[:180]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return f"{stem}-{worker}-{next(_topic_counter)}"
