@@ -1,0 +1,181 @@
+"""The pytest plugin (emulator/pytest_plugin.py) as a user's test suite meets it.
+
+The first tests here use its fixtures directly, with two different clients on one
+cluster and a broker crash through the control handle. The rest run small suites in
+a child pytest, as a user's project would, to check what only a whole session shows:
+scopes, markers, ini settings, and one cluster per pytest-xdist worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from kafka import KafkaConsumer, TopicPartition
+
+from emulator import Cluster
+
+PARTITIONS = 3
+
+
+def confluent_produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2})
+    errors: list[object] = []
+    for i, v in enumerate(values):
+        p.produce(topic, value=v, partition=i % PARTITIONS,
+                  on_delivery=lambda err, _m: errors.append(err) if err else None)
+    assert p.flush(30) == 0
+    assert errors == []
+
+
+def kafka_python_consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
+    c = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                      consumer_timeout_ms=500)
+    c.assign([TopicPartition(topic, i) for i in range(PARTITIONS)])
+    out: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(out) < expected and time.monotonic() < deadline:
+        out.extend(m.value for m in c)
+    c.close()
+    return out
+
+
+def test_fixtures_with_two_clients_and_a_broker_crash(
+    kafka_bootstrap: str, kafka_control: Cluster, kafka_topic_name: str
+) -> None:
+    """confluent-kafka produces, kafka-python consumes, a leader dies in between."""
+    assert len(kafka_bootstrap.split(",")) == 3
+    kafka_control.create_topic(kafka_topic_name, partitions=PARTITIONS, replication_factor=3)
+    first = [f"before-{i}".encode() for i in range(30)]
+    confluent_produce(kafka_bootstrap, kafka_topic_name, first)
+
+    leader = kafka_control.call(lambda: kafka_control.state.topics[kafka_topic_name]
+                                .partitions[0].leader)
+    kafka_control.stop_broker(leader)
+    new_leader = kafka_control.call(lambda: kafka_control.state.topics[kafka_topic_name]
+                                    .partitions[0].leader)
+    assert new_leader not in (leader, -1)
+
+    second = [f"after-{i}".encode() for i in range(30)]
+    confluent_produce(kafka_bootstrap, kafka_topic_name, second)
+    got = kafka_python_consume(kafka_bootstrap, kafka_topic_name, len(first) + len(second))
+    assert sorted(got) == sorted(first + second)
+
+
+@pytest.mark.kafka_brokers(1, config={"num.partitions": "4"})
+def test_marker_sets_brokers_and_config(kafka_cluster: Cluster, kafka_bootstrap: str) -> None:
+    assert kafka_cluster.broker_ids == [1]
+    assert kafka_bootstrap.count(",") == 0
+    assert kafka_cluster.state.config["num.partitions"] == "4"
+
+
+def test_factory_makes_more_clusters(
+    kafka_cluster_factory: Callable[..., Cluster], kafka_bootstrap: str
+) -> None:
+    big = kafka_cluster_factory(brokers=5)
+    assert big.broker_ids == [1, 2, 3, 4, 5]
+    assert not set(big.bootstrap_servers.split(",")) & set(kafka_bootstrap.split(","))
+
+
+# ---- whole sessions in a child pytest ------------------------------------------------
+
+RECORDER = '''
+import json, os, pathlib
+
+def record(name, cluster, **extra):
+    out = pathlib.Path(os.environ["RECORD_DIR"]) / f"{name}.json"
+    out.write_text(json.dumps({
+        "bootstrap": cluster.bootstrap_servers,
+        "brokers": len(cluster.broker_ids),
+        "alive": sorted(b.id for b in cluster.state.brokers.values() if b.alive),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        **extra,
+    }))
+'''
+
+
+def run_child(tmp_path: Path, tests: str, *args: str, ini: str = "") -> dict[str, dict]:
+    """Run ``tests`` in a child pytest (plugins from entry points, as for users)."""
+    (tmp_path / "recorder.py").write_text(RECORDER)
+    (tmp_path / "test_child.py").write_text(textwrap.dedent(tests))
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
+    records = tmp_path / "records"
+    records.mkdir()
+    env = {**os.environ, "RECORD_DIR": str(records), "PYTHONPATH": str(tmp_path)}
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(tmp_path), *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, f"child pytest failed:\n{proc.stdout}\n{proc.stderr}"
+    return {p.stem: json.loads(p.read_text()) for p in records.glob("*.json")}
+
+
+SHARED_TESTS = '''
+import pytest
+from recorder import record
+
+def test_a(kafka_cluster, kafka_control):
+    assert kafka_control is kafka_cluster
+    record("a", kafka_cluster)
+    kafka_control.stop_broker(2)
+
+def test_b(kafka_cluster):
+    record("b", kafka_cluster)
+
+@pytest.mark.kafka_brokers(2)
+def test_c(kafka_cluster):
+    record("c", kafka_cluster)
+'''
+
+
+def test_session_scope_shares_and_heals(tmp_path: Path) -> None:
+    """One cluster per broker count for the session; a stopped broker is back next test."""
+    rec = run_child(tmp_path, SHARED_TESTS, "--kafka-emulator-scope=session")
+    assert rec["a"]["bootstrap"] == rec["b"]["bootstrap"]
+    assert rec["b"]["alive"] == [1, 2, 3]
+    assert rec["c"]["brokers"] == 2 and rec["c"]["bootstrap"] != rec["a"]["bootstrap"]
+
+
+def test_function_scope_by_default_and_ini_brokers(tmp_path: Path) -> None:
+    rec = run_child(tmp_path, SHARED_TESTS, ini="kafka_emulator_brokers = 4")
+    assert rec["a"]["bootstrap"] != rec["b"]["bootstrap"]
+    assert rec["a"]["brokers"] == rec["b"]["brokers"] == 4
+    assert rec["b"]["alive"] == [1, 2, 3, 4]
+    assert rec["c"]["brokers"] == 2
+
+
+XDIST_TESTS = '''
+import pytest
+from confluent_kafka import Producer
+from recorder import record
+
+@pytest.mark.parametrize("i", range(6))
+def test_worker(kafka_bootstrap, kafka_cluster, kafka_topic_name, i):
+    p = Producer({"bootstrap.servers": kafka_bootstrap, "acks": "all"})
+    p.produce(kafka_topic_name, value=b"x")
+    assert p.flush(20) == 0
+    record(f"t{i}", kafka_cluster, topics=sorted(kafka_cluster.state.topics))
+'''
+
+
+def test_xdist_one_cluster_per_worker(tmp_path: Path) -> None:
+    """Under pytest-xdist each worker gets its own session cluster, on its own ports."""
+    rec = run_child(tmp_path, XDIST_TESTS, "-n", "2", "-p", "xdist",
+                    "--kafka-emulator-scope=session")
+    assert len(rec) == 6
+    by_worker: dict[str, set[str]] = {}
+    for r in rec.values():
+        by_worker.setdefault(r["worker"], set()).add(r["bootstrap"])
+    assert set(by_worker) == {"gw0", "gw1"}, by_worker
+    assert all(len(b) == 1 for b in by_worker.values()), by_worker
+    (b0,), (b1,) = by_worker.values()
+    assert not set(b0.split(",")) & set(b1.split(","))

@@ -1,0 +1,189 @@
+"""testcontainers module: the emulator's Docker image as a ``KafkaEmulatorContainer``.
+
+Used like testcontainers' own ``KafkaContainer``::
+
+    from emulator.containers import KafkaEmulatorContainer
+
+    with KafkaEmulatorContainer(brokers=3) as kafka:
+        producer = Producer({"bootstrap.servers": kafka.get_bootstrap_server()})
+        kafka.stop_broker(2)                       # the HTTP control plane
+
+Several brokers behind port mapping. Each broker advertises ``host:port`` in
+metadata, and clients connect to what is advertised, so the advertised ports must be
+the ports the host sees. Mapped ports are only known after the container starts, too
+late to tell the brokers; so, as testcontainers' own multi-listener modules do, the
+host ports are chosen before the start: a block of free consecutive ports BASE..
+BASE+N-1, bound one to one (container port == host port), with the brokers listening
+on exactly those ports inside the container. The control plane (container port 8080)
+needs no advertising and gets an ordinary random mapped port.
+
+Needs the ``testcontainers`` package (the ``test`` extra) and a Docker engine; the
+image is built by ``scripts/setup.d/50-docker.sh`` or ``docker build -f
+docker/Dockerfile -t kafka-emulator .``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time
+import urllib.request
+from typing import Any
+
+from docker.errors import APIError
+from testcontainers.core.container import DockerContainer
+
+DEFAULT_IMAGE = "kafka-emulator:latest"
+CONTROL_PORT = 8080
+READY_LINE = b"kafka-emulator ready:"
+PORT_RANGE = (20000, 32000)  # below Linux's ephemeral range, where connections bind
+
+
+def _ports_free(ports: range) -> bool:
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                return False
+    return True
+
+
+def free_port_block(count: int, rng: random.Random | None = None) -> int:
+    """The first of ``count`` consecutive ports free on this host right now."""
+    rng = rng or random.Random()
+    for _ in range(200):
+        base = rng.randrange(PORT_RANGE[0], PORT_RANGE[1] - count)
+        if _ports_free(range(base, base + count)):
+            return base
+    raise RuntimeError(f"no {count} consecutive free ports in {PORT_RANGE}")
+
+
+class KafkaEmulatorContainer(DockerContainer):
+    """An emulated Kafka cluster of ``brokers`` brokers in one container."""
+
+    def __init__(
+        self,
+        image: str = DEFAULT_IMAGE,
+        brokers: int = 3,
+        *,
+        control_plane: bool = True,
+        config: dict[str, str] | None = None,
+        kafka_version: str | None = None,
+        seed: int | None = None,
+        base_port: int | None = None,
+        ready_timeout: float = 60.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(image, **kwargs)
+        if brokers < 1:
+            raise ValueError("a cluster needs at least one broker")
+        self.brokers = brokers
+        self.control_plane = control_plane
+        self.config = dict(config or {})
+        self.kafka_version = kafka_version
+        self.seed = seed
+        self.ready_timeout = ready_timeout
+        self._fixed_base_port = base_port
+        self.base_port: int | None = None
+        self.advertised_host: str | None = None
+
+    # ---- configuration (testcontainers style: chainable) --------------------------
+    def with_config(self, **settings: str) -> KafkaEmulatorContainer:
+        """Broker config overrides: ``with_config(**{"num.partitions": "3"})``."""
+        self.config.update({k: str(v) for k, v in settings.items()})
+        return self
+
+    def with_kafka_version(self, version: str) -> KafkaEmulatorContainer:
+        """Pose as an older Kafka release (its API version ranges)."""
+        self.kafka_version = version
+        return self
+
+    def _configure(self) -> None:
+        """Called by ``start()`` just before the container is created."""
+        self.advertised_host = self.get_docker_client().host()
+        self.base_port = self._fixed_base_port or free_port_block(self.brokers)
+        for port in range(self.base_port, self.base_port + self.brokers):
+            self.with_bind_ports(port, port)
+        self.with_env("KAFKA_EMULATOR_BROKERS", str(self.brokers))
+        self.with_env("KAFKA_EMULATOR_HOST", "0.0.0.0")
+        self.with_env("KAFKA_EMULATOR_PORT", str(self.base_port))
+        self.with_env("KAFKA_EMULATOR_ADVERTISED_HOST", self.advertised_host)
+        if self.control_plane:
+            self.with_env("KAFKA_EMULATOR_CONTROL_PORT", str(CONTROL_PORT))
+            self.with_exposed_ports(CONTROL_PORT)
+        if self.config:
+            self.with_env("KAFKA_EMULATOR_CONFIG",
+                          ",".join(f"{k}={v}" for k, v in self.config.items()))
+        if self.kafka_version:
+            self.with_env("KAFKA_EMULATOR_KAFKA_VERSION", self.kafka_version)
+        if self.seed is not None:
+            self.with_env("KAFKA_EMULATOR_SEED", str(self.seed))
+
+    # ---- lifecycle -------------------------------------------------------------------
+    def start(self) -> KafkaEmulatorContainer:
+        """Start, retrying with other host ports if ours were taken meanwhile."""
+        for attempt in range(3):
+            try:
+                super().start()
+                break
+            except APIError as e:
+                taken = "port is already allocated" in str(e) or "address already in use" in str(e)
+                if self._container is not None:
+                    self._container.remove(force=True)
+                    self._container = None
+                if not taken or self._fixed_base_port or attempt == 2:
+                    raise
+                self.ports.clear()
+        self._wait_until_ready()
+        return self
+
+    def _wait_until_ready(self) -> None:
+        assert self._container is not None
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            logs = self._container.logs()
+            if READY_LINE in logs:
+                return
+            self._container.reload()
+            if self._container.status in ("exited", "dead"):
+                raise RuntimeError(
+                    f"kafka-emulator container exited before it was ready:\n{logs.decode()}")
+            time.sleep(0.05)
+        raise TimeoutError(f"kafka-emulator not ready within {self.ready_timeout}s:\n"
+                           f"{self._container.logs().decode()}")
+
+    # ---- addresses ---------------------------------------------------------------------
+    def get_bootstrap_server(self) -> str:
+        """Every broker's ``host:port``, comma-separated, as clients should use them."""
+        if self.base_port is None:
+            raise RuntimeError("the container is not started")
+        return ",".join(f"{self.advertised_host}:{self.base_port + i}"
+                        for i in range(self.brokers))
+
+    def get_control_url(self) -> str:
+        """Base URL of the HTTP control plane, e.g. ``http://localhost:32771``."""
+        if not self.control_plane:
+            raise RuntimeError("started with control_plane=False")
+        return (f"http://{self.get_container_host_ip()}:"
+                f"{self.get_exposed_port(CONTROL_PORT)}")
+
+    # ---- control plane -------------------------------------------------------------------
+    def control(self, method: str, path: str, body: dict | None = None) -> Any:
+        """One JSON call to the control plane: ``control("GET", "/cluster")``."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.get_control_url() + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def cluster_info(self) -> Any:
+        return self.control("GET", "/cluster")
+
+    def stop_broker(self, broker_id: int) -> Any:
+        return self.control("POST", f"/brokers/{broker_id}/stop")
+
+    def start_broker(self, broker_id: int) -> Any:
+        return self.control("POST", f"/brokers/{broker_id}/start")
