@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from emulator.log import Log
+from emulator.log import (
+    FollowerState,
+    Log,
+    can_join_isr,
+    isr_high_watermark,
+    out_of_sync_replicas,
+    update_fetch_state,
+)
 from wire.errors import ErrorCode as E
 from wire.records import BatchHeader
 
@@ -27,16 +34,6 @@ class KafkaError(Exception):
         super().__init__(message or E(code).name)
         self.code = code
         self.message = message
-
-
-@dataclass(slots=True)
-class FollowerState:
-    """The leader's view of one follower (Kafka's ``Replica``)."""
-
-    log_end_offset: int = 0
-    last_caught_up_ms: int = 0
-    last_fetch_leader_leo: int = 0
-    last_fetch_ms: int = 0
 
 
 @dataclass(slots=True)
@@ -170,15 +167,10 @@ class Partition:
     # ---- ISR and high watermark ----------------------------------------------------
     def update_follower(self, broker_id: int, fetch_offset: int, now_ms: int) -> None:
         """Kafka's Replica.updateFetchState: advance lastCaughtUpTime by its rules."""
-        st = self.followers.setdefault(broker_id, FollowerState())
-        leader_leo = self.log_end_offset
-        if fetch_offset >= leader_leo:
-            st.last_caught_up_ms = max(st.last_caught_up_ms, now_ms)
-        elif fetch_offset >= st.last_fetch_leader_leo:
-            st.last_caught_up_ms = max(st.last_caught_up_ms, st.last_fetch_ms)
-        st.log_end_offset = fetch_offset
-        st.last_fetch_leader_leo = leader_leo
-        st.last_fetch_ms = now_ms
+        st = self.followers.get(broker_id)
+        if st is None:
+            st = self.followers[broker_id] = FollowerState()
+        update_fetch_state(st, fetch_offset, self.log_end_offset, now_ms)
 
     def leader_epoch_start(self) -> int:
         for epoch, start in reversed(self.leader_log.epoch_entries()):
@@ -188,35 +180,20 @@ class Partition:
 
     def can_join_isr(self, broker_id: int) -> bool:
         """A follower joins once its LEO >= HW and >= the current epoch's start offset."""
-        st = self.followers.get(broker_id)
-        if st is None or broker_id in self.isr or broker_id not in self.replicas:
+        if broker_id in self.isr:  # the common case: skip the epoch lookup
             return False
-        return (
-            st.log_end_offset >= self.high_watermark
-            and st.log_end_offset >= self.leader_epoch_start()
-        )
+        return can_join_isr(broker_id, self.followers.get(broker_id), self.isr, self.replicas,
+                            self.high_watermark, self.leader_epoch_start())
 
     def out_of_sync(self, now_ms: int, lag_max_ms: int) -> list[int]:
         """Followers in the ISR that have not caught up within ``lag_max_ms``."""
-        out = []
-        for b in self.isr:
-            if b == self.leader:
-                continue
-            st = self.followers.get(b)
-            if st is None or now_ms - st.last_caught_up_ms > lag_max_ms:
-                out.append(b)
-        return out
+        return out_of_sync_replicas(self.leader, self.isr, self.followers, now_ms, lag_max_ms)
 
     def maybe_advance_hw(self) -> bool:
         """HW = min LEO over the ISR (leader included); it never moves backwards."""
         if self.leader < 0:
             return False
-        leos = [self.log_end_offset]
-        for b in self.isr:
-            if b != self.leader:
-                st = self.followers.get(b)
-                leos.append(st.log_end_offset if st else 0)
-        new = min(leos)
+        new = isr_high_watermark(self.leader, self.log_end_offset, self.isr, self.followers)
         if new > self.high_watermark:
             self.high_watermark = new
             return True

@@ -1,0 +1,602 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, embedsignature=True
+"""The compiled log and ISR core; ``pure.py`` and ``isr.py`` are its Python twins.
+
+Same API, same results (tests/test_log_parity.py feeds both the same operations).
+What differs is the representation: the offset index, the time index, the epochs
+and the byte counts of the batches are growable C arrays of int64 searched with a
+C binary search, the batch bytes stay in a Python list (shared, never copied, with
+follower replicas), the v2 header is parsed and patched in C, and the CRC-32C is
+computed in C (SSE4.2, three interleaved streams, see _crc32c.h). Dropping batches
+at the head (retention, DeleteRecords) only moves a start index; the arrays are
+compacted when they next need to grow.
+"""
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memmove
+
+from wire.records import InvalidRecordError
+
+
+cdef extern from "_crc32c.h":
+    void emu_crc32c_init()
+    uint32_t emu_crc32c(uint32_t crc, const unsigned char* buf, size_t length) nogil
+    uint32_t emu_crc32c_portable(uint32_t crc, const unsigned char* buf, size_t length) nogil
+    int emu_crc32c_hardware()
+
+emu_crc32c_init()
+
+UNDEFINED_EPOCH = -1
+CRC32C_HARDWARE = bool(emu_crc32c_hardware())
+
+cdef enum:
+    HEADER_SIZE = 61
+    LOG_OVERHEAD = 12
+    MAGIC_OFFSET = 16
+    CRC_OFFSET = 17
+    ATTRIBUTES_OFFSET = 21
+    LAST_OFFSET_DELTA_OFFSET = 23
+    MAX_TIMESTAMP_OFFSET = 35
+    RECORD_COUNT_OFFSET = 57
+    TIMESTAMP_TYPE_BIT = 0x08
+    ARRAYS = 5
+
+
+# ---- big-endian fields ---------------------------------------------------------
+cdef inline int64_t _be64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(8):
+        v = (v << 8) | p[k]
+    return <int64_t>v
+
+
+cdef inline int32_t _be32(const uint8_t* p) noexcept nogil:
+    return <int32_t>((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16)
+                     | (<uint32_t>p[2] << 8) | <uint32_t>p[3])
+
+
+cdef inline int16_t _be16(const uint8_t* p) noexcept nogil:
+    return <int16_t>((p[0] << 8) | p[1])
+
+
+cdef inline void _put64(uint8_t* p, int64_t value) noexcept nogil:
+    cdef uint64_t v = <uint64_t>value
+    cdef int k
+    for k in range(7, -1, -1):
+        p[k] = v & 0xff
+        v >>= 8
+
+
+cdef inline void _put32(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = (v >> 24) & 0xff
+    p[1] = (v >> 16) & 0xff
+    p[2] = (v >> 8) & 0xff
+    p[3] = v & 0xff
+
+
+cdef inline Py_ssize_t _bisect_left(const int64_t* a, Py_ssize_t lo, Py_ssize_t hi,
+                                    int64_t x) noexcept nogil:
+    """First index in [lo, hi) whose value is >= x (hi if none)."""
+    cdef Py_ssize_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline Py_ssize_t _bisect_right(const int64_t* a, Py_ssize_t lo, Py_ssize_t hi,
+                                     int64_t x) noexcept nogil:
+    """First index in [lo, hi) whose value is > x (hi if none)."""
+    cdef Py_ssize_t mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# ---- CRC-32C ---------------------------------------------------------------------
+def crc32c(data) -> int:
+    """CRC-32C (Castagnoli) of a bytes-like object, hardware-accelerated where possible."""
+    cdef Py_buffer view
+    cdef uint32_t crc
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        with nogil:
+            crc = emu_crc32c(0, <const unsigned char*>view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return crc
+
+
+def crc32c_portable(data) -> int:
+    """CRC-32C with the table-driven path only (tests hold both paths to the reference)."""
+    cdef Py_buffer view
+    cdef uint32_t crc
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        crc = emu_crc32c_portable(0, <const unsigned char*>view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return crc
+
+
+cdef object _invalid(str message, bint corrupt):
+    return InvalidRecordError(message, corrupt)
+
+
+cdef int _validate(const uint8_t* p, Py_ssize_t n) except -1:
+    """wire.records.validate_batch in C: the same checks, order and messages."""
+    cdef int8_t magic
+    cdef int32_t count, delta
+    if n < HEADER_SIZE:
+        if n >= MAGIC_OFFSET + 1 and p[MAGIC_OFFSET] != 2:
+            raise _invalid(f"unsupported record magic {p[MAGIC_OFFSET]}", False)
+        raise _invalid("record batch shorter than its header", True)
+    magic = <int8_t>p[MAGIC_OFFSET]
+    if magic != 2:
+        raise _invalid(f"unsupported record magic {magic}", False)
+    if <int64_t>_be32(p + 8) + LOG_OVERHEAD != n:
+        raise _invalid("record batch length does not match the data", True)
+    if emu_crc32c(0, p + ATTRIBUTES_OFFSET, <size_t>(n - ATTRIBUTES_OFFSET)) \
+            != <uint32_t>_be32(p + CRC_OFFSET):
+        raise _invalid("record batch CRC-32C mismatch", True)
+    count = _be32(p + RECORD_COUNT_OFFSET)
+    delta = _be32(p + LAST_OFFSET_DELTA_OFFSET)
+    if count <= 0 or <int64_t>delta != <int64_t>count - 1:
+        raise _invalid(f"record count {count} does not match last offset delta {delta}", False)
+    return 0
+
+
+
+# ---- the log -----------------------------------------------------------------------
+cdef class Log:
+    """One replica's log (see pure.Log for the contract)."""
+
+    def __cinit__(self, int64_t start_offset=0):
+        self._bases = self._lasts = self._max_ts = self._epochs = self._cum = NULL
+        self._ep_ids = self._ep_starts = NULL
+        self._batches = []
+        self._head = self._n = self._cap = 0
+        self._ep_n = self._ep_cap = 0
+        self._dropped = 0
+        self.log_start_offset = start_offset
+        self.log_end_offset = start_offset
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+
+    def __dealloc__(self):
+        PyMem_Free(self._bases)
+        PyMem_Free(self._ep_ids)
+
+    # ---- storage -----------------------------------------------------------------
+    cdef int _grow(self) except -1:
+        """Make room for one more batch: compact a mostly dead head, else double."""
+        cdef Py_ssize_t live = self._n - self._head
+        cdef Py_ssize_t cap, k, a
+        cdef int64_t* block
+        cdef int64_t* arrays[ARRAYS]
+        if self._head and self._head * 2 >= self._cap:
+            arrays[0] = self._bases
+            arrays[1] = self._lasts
+            arrays[2] = self._max_ts
+            arrays[3] = self._epochs
+            arrays[4] = self._cum
+            for a in range(ARRAYS):
+                memmove(arrays[a], arrays[a] + self._head, live * sizeof(int64_t))
+            for k in range(live):
+                self._cum[k] -= self._dropped
+            del self._batches[:self._head]
+            self._dropped = 0
+            self._head = 0
+            self._n = live
+            return 0
+        cap = self._cap * 2 if self._cap else 8
+        # One block, five arrays of ``cap`` each: move them from the old stride.
+        block = <int64_t*>PyMem_Realloc(NULL, ARRAYS * cap * sizeof(int64_t))
+        if block == NULL:
+            raise MemoryError()
+        if self._bases != NULL:
+            memcpy(block, self._bases, self._n * sizeof(int64_t))
+            memcpy(block + cap, self._lasts, self._n * sizeof(int64_t))
+            memcpy(block + 2 * cap, self._max_ts, self._n * sizeof(int64_t))
+            memcpy(block + 3 * cap, self._epochs, self._n * sizeof(int64_t))
+            memcpy(block + 4 * cap, self._cum, self._n * sizeof(int64_t))
+            PyMem_Free(self._bases)
+        self._bases = block
+        self._lasts = block + cap
+        self._max_ts = block + 2 * cap
+        self._epochs = block + 3 * cap
+        self._cum = block + 4 * cap
+        self._cap = cap
+        return 0
+
+    cdef int _ep_push(self, int64_t epoch, int64_t start) except -1:
+        cdef Py_ssize_t cap
+        cdef int64_t* block
+        if self._ep_n == self._ep_cap:
+            cap = self._ep_cap * 2 if self._ep_cap else 4
+            block = <int64_t*>PyMem_Realloc(NULL, 2 * cap * sizeof(int64_t))
+            if block == NULL:
+                raise MemoryError()
+            if self._ep_ids != NULL:
+                memcpy(block, self._ep_ids, self._ep_n * sizeof(int64_t))
+                memcpy(block + cap, self._ep_starts, self._ep_n * sizeof(int64_t))
+                PyMem_Free(self._ep_ids)
+            self._ep_ids = block
+            self._ep_starts = block + cap
+            self._ep_cap = cap
+        self._ep_ids[self._ep_n] = epoch
+        self._ep_starts[self._ep_n] = start
+        self._ep_n += 1
+        return 0
+
+    cdef Py_ssize_t _index_of(self, int64_t offset) noexcept:
+        """Live index of the batch containing ``offset`` (or the first after it)."""
+        return _bisect_left(self._lasts, self._head, self._n, offset) - self._head
+
+    cdef int64_t _cum_before(self, Py_ssize_t i) noexcept:
+        """Bytes of the live batches before live index ``i``."""
+        if i <= 0:
+            return 0
+        return self._cum[self._head + i - 1] - self._dropped
+
+    cdef int _store(self, object data, int64_t base, int64_t last, int64_t epoch,
+                    int64_t max_ts) except -1:
+        cdef Py_ssize_t n = self._n
+        cdef int64_t prev
+        if self._ep_n == 0 or epoch > self._ep_ids[self._ep_n - 1]:
+            self._ep_push(epoch, base)
+        if n == self._cap:
+            self._grow()
+            n = self._n
+        self._bases[n] = base
+        self._lasts[n] = last
+        prev = self._max_ts[n - 1] if n > self._head else -1
+        self._max_ts[n] = max_ts if max_ts > prev else prev
+        self._epochs[n] = epoch
+        self._cum[n] = (self._cum[n - 1] if n > 0 else 0) + len(data)
+        self._batches.append(data)
+        self._n = n + 1
+        if max_ts > self.max_timestamp:
+            self.max_timestamp = max_ts
+            self.max_timestamp_offset = last
+        self.log_end_offset = last + 1
+        return 0
+
+    # ---- appends -------------------------------------------------------------------
+    def append_as_leader(self, data, int32_t leader_epoch, int64_t append_time=-1):
+        """Validate one batch, assign offsets and epoch, store it.
+
+        Returns (base offset, last offset, max timestamp). ``append_time`` >= 0
+        stamps the batch with LogAppendTime.
+        """
+        cdef Py_buffer view
+        cdef const uint8_t* src
+        cdef Py_ssize_t n
+        cdef bint release = False
+        cdef object out
+        cdef uint8_t* p
+        cdef int64_t base, last, max_ts
+        cdef int16_t attrs
+        if type(data) is bytes:
+            src = <const uint8_t*>PyBytes_AS_STRING(data)
+            n = PyBytes_GET_SIZE(data)
+        else:
+            PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+            release = True
+            src = <const uint8_t*>view.buf
+            n = view.len
+        try:
+            _validate(src, n)
+            out = PyBytes_FromStringAndSize(<const char*>src, n)
+        finally:
+            if release:
+                PyBuffer_Release(&view)
+        p = <uint8_t*>PyBytes_AS_STRING(out)
+        base = self.log_end_offset
+        last = base + _be32(p + LAST_OFFSET_DELTA_OFFSET)
+        _put64(p, base)
+        _put32(p + 12, <uint32_t>leader_epoch)
+        max_ts = _be64(p + MAX_TIMESTAMP_OFFSET)
+        if append_time >= 0:
+            attrs = _be16(p + ATTRIBUTES_OFFSET) | TIMESTAMP_TYPE_BIT
+            p[ATTRIBUTES_OFFSET] = (attrs >> 8) & 0xff
+            p[ATTRIBUTES_OFFSET + 1] = attrs & 0xff
+            _put64(p + MAX_TIMESTAMP_OFFSET, append_time)
+            _put32(p + CRC_OFFSET,
+                   emu_crc32c(0, p + ATTRIBUTES_OFFSET, <size_t>(n - ATTRIBUTES_OFFSET)))
+            max_ts = append_time
+        self._store(out, base, last, leader_epoch, max_ts)
+        return base, last, max_ts
+
+    def append_as_follower(self, data, int64_t base, int64_t last, int64_t epoch,
+                           int64_t max_ts):
+        """Append a batch already validated by the leader (shared bytes)."""
+        if base != self.log_end_offset:
+            raise InvalidRecordError(
+                f"follower append at {base} but LEO is {self.log_end_offset}")
+        self._store(data, base, last, epoch, max_ts)
+
+    # ---- reads -----------------------------------------------------------------------
+    def read(self, int64_t offset, int64_t max_bytes, int64_t max_offset, bint min_one=True):
+        """Whole batches from the one containing ``offset``, below ``max_offset``.
+
+        At most ``max_bytes``, except that the first batch is returned whole when
+        ``min_one`` (KIP-74) so a consumer can always make progress.
+        """
+        cdef Py_ssize_t i = _bisect_left(self._lasts, self._head, self._n, offset)
+        cdef Py_ssize_t n = self._n
+        cdef list out = []
+        cdef int64_t size = 0, length
+        while i < n and self._lasts[i] < max_offset:
+            length = self._cum[i] - (self._cum[i - 1] if i > 0 else 0)
+            if size + length > max_bytes and (out or not min_one):
+                break
+            out.append(self._batches[i])
+            size += length
+            i += 1
+        return out
+
+    def batches_from(self, int64_t offset, int64_t max_bytes):
+        """Batches for a follower fetch: (data, base, last, epoch, max_ts)."""
+        cdef Py_ssize_t i = _bisect_left(self._lasts, self._head, self._n, offset)
+        cdef Py_ssize_t n = self._n
+        cdef list out = []
+        cdef int64_t size = 0, length
+        while i < n:
+            length = self._cum[i] - (self._cum[i - 1] if i > 0 else 0)
+            if out and size + length > max_bytes:
+                break
+            out.append((self._batches[i], self._bases[i], self._lasts[i], self._epochs[i],
+                        self._max_ts[i]))
+            size += length
+            i += 1
+        return out
+
+    def bytes_between(self, int64_t start, int64_t end):
+        """Stored bytes of the batches covering offsets [start, end)."""
+        cdef Py_ssize_t i = self._index_of(start)
+        cdef Py_ssize_t j = self._index_of(end)
+        cdef int64_t diff
+        if i >= self._n - self._head:
+            return 0
+        diff = self._cum_before(j) - self._cum_before(i)
+        return diff if diff > 0 else 0
+
+    @property
+    def size_bytes(self):
+        return self._cum_before(self._n - self._head)
+
+    @property
+    def batch_count(self):
+        return self._n - self._head
+
+    def offset_for_timestamp(self, int64_t ts):
+        """First batch whose max timestamp >= ts: (base offset, timestamp) or None.
+
+        The caller refines within the batch (records decoded) when it needs the
+        exact record, as Kafka's time index does.
+        """
+        cdef Py_ssize_t i = _bisect_left(self._max_ts, self._head, self._n, ts)
+        if i >= self._n:
+            return None
+        return self._bases[i], self._max_ts[i]
+
+    def batch_at(self, int64_t offset):
+        cdef Py_ssize_t i = _bisect_left(self._lasts, self._head, self._n, offset)
+        return self._batches[i] if i < self._n else None
+
+    # ---- epochs ----------------------------------------------------------------------
+    @property
+    def latest_epoch(self):
+        return self._ep_ids[self._ep_n - 1] if self._ep_n else UNDEFINED_EPOCH
+
+    def epoch_entries(self):
+        cdef Py_ssize_t k
+        return [(self._ep_ids[k], self._ep_starts[k]) for k in range(self._ep_n)]
+
+    def assign_epoch(self, int64_t epoch, int64_t start_offset):
+        """Record a new leader epoch starting at ``start_offset`` (becoming leader)."""
+        if self._ep_n == 0 or epoch > self._ep_ids[self._ep_n - 1]:
+            self._ep_push(epoch, start_offset)
+
+    def end_offset_for_epoch(self, int64_t epoch):
+        """(largest epoch <= requested, its end offset), as OffsetForLeaderEpoch answers.
+
+        Unknown (older than every entry) gives (-1, -1).
+        """
+        cdef Py_ssize_t i
+        if self._ep_n == 0:
+            return UNDEFINED_EPOCH, -1
+        if epoch == self._ep_ids[self._ep_n - 1]:
+            return epoch, self.log_end_offset
+        i = _bisect_right(self._ep_ids, 0, self._ep_n, epoch)
+        if i == 0:
+            return UNDEFINED_EPOCH, -1
+        return (self._ep_ids[i - 1],
+                self._ep_starts[i] if i < self._ep_n else self.log_end_offset)
+
+    # ---- truncation and retention ------------------------------------------------
+    def truncate_to(self, int64_t offset):
+        """Remove every record at or above ``offset`` (follower divergence)."""
+        cdef Py_ssize_t i, j, head = self._head
+        cdef int64_t leo
+        if offset >= self.log_end_offset:
+            return
+        i = _bisect_left(self._lasts, head, self._n, offset)
+        if i < self._n and self._bases[i] < offset:
+            i += 1  # keep a batch that straddles (Kafka truncates at batch boundaries)
+        del self._batches[i:]
+        self._n = i
+        if i > head:
+            leo = self._lasts[i - 1] + 1
+        else:
+            leo = offset
+        self.log_end_offset = leo if leo > self.log_start_offset else self.log_start_offset
+        leo = self.log_end_offset
+        while self._ep_n and self._ep_starts[self._ep_n - 1] >= leo and (
+            self._ep_n > 1 or self._ep_starts[self._ep_n - 1] > leo
+        ):
+            self._ep_n -= 1
+        self.max_timestamp_offset = -1
+        if i > head:
+            self.max_timestamp = self._max_ts[i - 1]
+            j = _bisect_left(self._max_ts, head, i, self.max_timestamp)
+            self.max_timestamp_offset = self._lasts[j]
+        else:
+            self.max_timestamp = -1
+
+    def truncate_fully_and_start_at(self, int64_t offset):
+        """Drop everything; the log restarts empty at ``offset``."""
+        del self._batches[:]
+        self._head = self._n = 0
+        self._dropped = 0
+        self._ep_n = 0
+        self.log_start_offset = self.log_end_offset = offset
+        self.max_timestamp = self.max_timestamp_offset = -1
+
+    def delete_before(self, int64_t offset):
+        """Advance the log start offset (DeleteRecords); drops whole batches below it."""
+        cdef Py_ssize_t i
+        if offset > self.log_end_offset:
+            offset = self.log_end_offset
+        if offset <= self.log_start_offset:
+            return self.log_start_offset
+        self.log_start_offset = offset
+        i = self._index_of(offset)
+        if i:
+            self._drop_head(i)
+        return offset
+
+    cdef int _drop_head(self, Py_ssize_t i) except -1:
+        cdef Py_ssize_t k, shift = 0
+        for k in range(self._head, self._head + i):
+            self._batches[k] = None
+        self._head += i
+        self._dropped = self._cum[self._head - 1]
+        if self._head < self._n:
+            if self._bases[self._head] > self.log_start_offset:
+                self.log_start_offset = self._bases[self._head]
+        elif self.log_end_offset > self.log_start_offset:
+            self.log_start_offset = self.log_end_offset
+        while self._ep_n - shift > 1 and self._ep_starts[shift + 1] <= self.log_start_offset:
+            shift += 1
+        if shift:
+            self._ep_n -= shift
+            memmove(self._ep_ids, self._ep_ids + shift, self._ep_n * sizeof(int64_t))
+            memmove(self._ep_starts, self._ep_starts + shift, self._ep_n * sizeof(int64_t))
+        return 0
+
+    def apply_retention(self, int64_t now_ms, int64_t retention_ms, int64_t retention_bytes,
+                        int64_t max_offset):
+        """Delete old batches below ``max_offset`` (the high watermark); returns count."""
+        cdef Py_ssize_t n = 0
+        cdef int64_t first_size
+        cdef object too_old
+        cdef bytes first
+        while self._n - self._head > 1 and self._lasts[self._head] < max_offset:
+            first = self._batches[self._head]
+            first_size = PyBytes_GET_SIZE(first)
+            # Python integers: a client's timestamp may be anything an int64 holds.
+            too_old = retention_ms >= 0 and (
+                <object>now_ms - _be64(<const uint8_t*>PyBytes_AS_STRING(first)
+                                        + MAX_TIMESTAMP_OFFSET) > retention_ms)
+            if not too_old and not (
+                retention_bytes >= 0
+                and self._cum_before(self._n - self._head) - first_size >= retention_bytes
+            ):
+                break
+            self.log_start_offset = self._lasts[self._head] + 1
+            self._drop_head(1)
+            n += 1
+        return n
+
+
+# ---- ISR bookkeeping -----------------------------------------------------------------
+cdef class FollowerState:
+    """The leader's view of one follower (Kafka's ``Replica``)."""
+
+    __hash__ = None
+
+    def __init__(self, int64_t log_end_offset=0, int64_t last_caught_up_ms=0,
+                 int64_t last_fetch_leader_leo=0, int64_t last_fetch_ms=0):
+        self.log_end_offset = log_end_offset
+        self.last_caught_up_ms = last_caught_up_ms
+        self.last_fetch_leader_leo = last_fetch_leader_leo
+        self.last_fetch_ms = last_fetch_ms
+
+    def __eq__(self, other):
+        cdef FollowerState o
+        if not isinstance(other, FollowerState):
+            return NotImplemented
+        o = <FollowerState>other
+        return (self.log_end_offset == o.log_end_offset
+                and self.last_caught_up_ms == o.last_caught_up_ms
+                and self.last_fetch_leader_leo == o.last_fetch_leader_leo
+                and self.last_fetch_ms == o.last_fetch_ms)
+
+    def __repr__(self):
+        return (f"FollowerState(log_end_offset={self.log_end_offset}, "
+                f"last_caught_up_ms={self.last_caught_up_ms}, "
+                f"last_fetch_leader_leo={self.last_fetch_leader_leo}, "
+                f"last_fetch_ms={self.last_fetch_ms})")
+
+
+def update_fetch_state(FollowerState st not None, int64_t fetch_offset, int64_t leader_leo,
+                       int64_t now_ms):
+    """Kafka's Replica.updateFetchState: advance lastCaughtUpTime by its rules."""
+    if fetch_offset >= leader_leo:
+        if now_ms > st.last_caught_up_ms:
+            st.last_caught_up_ms = now_ms
+    elif fetch_offset >= st.last_fetch_leader_leo:
+        if st.last_fetch_ms > st.last_caught_up_ms:
+            st.last_caught_up_ms = st.last_fetch_ms
+    st.log_end_offset = fetch_offset
+    st.last_fetch_leader_leo = leader_leo
+    st.last_fetch_ms = now_ms
+
+
+def isr_high_watermark(long leader, int64_t leader_leo, isr, dict followers):
+    """The minimum LEO over the ISR, leader included; a follower without state counts 0."""
+    cdef int64_t hw = leader_leo, leo
+    cdef object st
+    for b in isr:
+        if b == leader:
+            continue
+        st = followers.get(b)
+        leo = (<FollowerState>st).log_end_offset if st is not None else 0
+        if leo < hw:
+            hw = leo
+    return hw
+
+
+def can_join_isr(broker_id, FollowerState st, isr, replicas, int64_t high_watermark,
+                 int64_t epoch_start):
+    """A replica outside the ISR joins once its LEO >= the HW and the epoch's start."""
+    if st is None or broker_id in isr or broker_id not in replicas:
+        return False
+    return st.log_end_offset >= high_watermark and st.log_end_offset >= epoch_start
+
+
+def out_of_sync_replicas(long leader, isr, dict followers, int64_t now_ms,
+                         int64_t lag_max_ms):
+    """Followers in the ISR that have not caught up within ``lag_max_ms``."""
+    cdef list out = []
+    cdef object st
+    for b in isr:
+        if b == leader:
+            continue
+        st = followers.get(b)
+        if st is None or now_ms - (<FollowerState>st).last_caught_up_ms > lag_max_ms:
+            out.append(b)
+    return out
