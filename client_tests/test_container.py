@@ -1,0 +1,134 @@
+"""The Docker image through testcontainers, and the compose example.
+
+Needs a Docker engine and the images kafka-emulator:latest and
+kafka-emulator-client:latest, which scripts/setup.d/50-docker.sh provides (it starts
+dockerd and builds them). Without them these tests fail and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import docker
+import pytest
+from confluent_kafka import Producer
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import NewTopic
+from testcontainers.core.config import testcontainers_config
+
+from emulator.containers import KafkaEmulatorContainer
+
+IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
+CLIENT_IMAGE = os.environ.get("KAFKA_EMULATOR_CLIENT_IMAGE", "kafka-emulator-client:latest")
+REPO = Path(__file__).resolve().parents[1]
+SETUP = "scripts/setup.d/50-docker.sh"
+# Ryuk, testcontainers' reaper, is an image pulled from a registry, and none is
+# reachable here; every container below is removed by its context manager instead.
+testcontainers_config.ryuk_disabled = True
+
+
+@pytest.fixture(scope="module")
+def docker_images() -> None:
+    """Fail (not skip) with the reason when the engine or the images are missing."""
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as e:  # noqa: BLE001 - any failure means the same thing here
+        pytest.fail(f"no Docker engine answers ({e}); run {SETUP} (it starts dockerd)")
+    for image in (IMAGE, CLIENT_IMAGE):
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            pytest.fail(f"image {image} is missing; run {SETUP} to build it")
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2})
+    for i, v in enumerate(values):
+        p.produce(topic, value=v, partition=i % 3)
+    assert p.flush(30) == 0
+
+
+def consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
+    c = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                      consumer_timeout_ms=500)
+    c.assign([TopicPartition(topic, i) for i in range(3)])
+    out: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(out) < expected and time.monotonic() < deadline:
+        out.extend(m.value for m in c)
+    c.close()
+    return out
+
+
+def test_testcontainers_real_clients(docker_images: None) -> None:
+    """Three brokers behind mapped ports: metadata names the ports the host sees."""
+    with KafkaEmulatorContainer(IMAGE, brokers=3) as kafka:
+        bootstrap = kafka.get_bootstrap_server()
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        advertised = sorted(f"{b['host']}:{b['port']}"
+                            for b in admin.describe_cluster()["brokers"])
+        assert advertised == sorted(bootstrap.split(","))
+        admin.create_topics([NewTopic("orders", num_partitions=3, replication_factor=3)])
+        admin.close()
+
+        values = [f"order-{i}".encode() for i in range(200)]
+        produce(bootstrap, "orders", values)
+        assert sorted(consume(bootstrap, "orders", len(values))) == sorted(values)
+
+        # The image's own promises: a non-root user and a healthcheck that turns healthy.
+        info = docker.from_env().api.inspect_container(kafka.get_container_id())
+        assert info["Config"]["User"] == "10001"
+        deadline = time.monotonic() + 30
+        while info["State"]["Health"]["Status"] != "healthy" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            info = docker.from_env().api.inspect_container(kafka.get_container_id())
+        assert info["State"]["Health"]["Status"] == "healthy", info["State"]["Health"]
+
+
+def test_testcontainers_control_plane(docker_images: None) -> None:
+    """The HTTP control plane through its mapped port: stop a broker, clients go on."""
+    with KafkaEmulatorContainer(IMAGE, brokers=3) as kafka:
+        bootstrap = kafka.get_bootstrap_server()
+        assert kafka.cluster_info() is not None
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        admin.create_topics([NewTopic("events", num_partitions=3, replication_factor=3)])
+        admin.close()
+        first = [f"a-{i}".encode() for i in range(50)]
+        produce(bootstrap, "events", first)
+
+        kafka.stop_broker(1)
+        second = [f"b-{i}".encode() for i in range(50)]
+        produce(bootstrap, "events", second)
+        kafka.start_broker(1)
+        assert sorted(consume(bootstrap, "events", 100)) == sorted(first + second)
+
+
+def compose_command() -> list[str]:
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
+        return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    pytest.fail(f"neither `docker compose` nor docker-compose is installed; run {SETUP}")
+
+
+def test_compose_example(docker_images: None) -> None:
+    """docker/compose.yaml: the client container produces and consumes through kafka."""
+    cmd = [*compose_command(), "-p", f"kemu{uuid.uuid4().hex[:8]}",
+           "-f", str(REPO / "docker" / "compose.yaml")]
+    env = {**os.environ, "KAFKA_EMULATOR_IMAGE": IMAGE,
+           "KAFKA_EMULATOR_CLIENT_IMAGE": CLIENT_IMAGE}
+    try:
+        up = subprocess.run([*cmd, "up", "--no-build", "--exit-code-from", "client"],
+                            env=env, capture_output=True, text=True, timeout=300)
+        assert up.returncode == 0, f"compose up failed:\n{up.stdout}\n{up.stderr}"
+        assert "client: ok" in up.stdout, up.stdout
+        assert "consumed 300" in up.stdout, up.stdout
+    finally:
+        subprocess.run([*cmd, "down", "-v", "--remove-orphans"], env=env,
+                       capture_output=True, timeout=120)
