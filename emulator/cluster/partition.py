@@ -76,6 +76,9 @@ class Partition:
         self.high_watermark = 0
         self.producers: dict[int, ProducerEntry] = {}
         self.aborted: list[AbortedTxn] = []
+        # (first offset, marker offset) of ended transactions whose marker is not yet
+        # below the high watermark: they still hold the last stable offset back
+        self.unreplicated_txns: list[tuple[int, int]] = []
 
     # ---- views -------------------------------------------------------------------
     @property
@@ -95,11 +98,20 @@ class Partition:
         return self.logs[self.leader].log_end_offset if self.leader >= 0 else 0
 
     def last_stable_offset(self) -> int:
-        """The high watermark, or the first offset of the oldest open transaction."""
+        """The high watermark, or the first offset of the oldest unstable transaction.
+
+        A transaction is unstable while open and until its marker is replicated
+        (Kafka's ProducerStateManager.firstUnstableOffset).
+        """
         lso = self.high_watermark
         for p in self.producers.values():
             if 0 <= p.txn_first_offset < lso:
                 lso = p.txn_first_offset
+        if self.unreplicated_txns:
+            hw = self.high_watermark
+            self.unreplicated_txns = [t for t in self.unreplicated_txns if t[1] >= hw]
+            for first, _ in self.unreplicated_txns:
+                lso = min(lso, first)
         return lso
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
@@ -163,6 +175,27 @@ class Partition:
             entry.batches.append((h.base_sequence, h.last_sequence, base, last))
         if h.is_transactional and not h.is_control and entry.txn_first_offset < 0:
             entry.txn_first_offset = base
+
+    def complete_txn(self, producer_id: int, epoch: int, marker_offset: int,
+                     commit: bool) -> None:
+        """A COMMIT or ABORT marker was appended (Kafka's appendEndTxnMarker).
+
+        The producer's epoch moves to the marker's (a fencing abort bumps it, which
+        resets the sequence state); an aborted transaction with data here is recorded
+        for read_committed fetches.
+        """
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            entry = self.producers[producer_id] = ProducerEntry(epoch)
+        if epoch != entry.epoch:
+            entry.epoch = epoch
+            entry.batches.clear()
+        first = entry.txn_first_offset
+        entry.txn_first_offset = -1
+        if first >= 0:
+            if not commit:
+                self.aborted.append(AbortedTxn(producer_id, first, marker_offset))
+            self.unreplicated_txns.append((first, marker_offset))
 
     # ---- ISR and high watermark ----------------------------------------------------
     def update_follower(self, broker_id: int, fetch_offset: int, now_ms: int) -> None:
