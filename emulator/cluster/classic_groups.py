@@ -1,0 +1,761 @@
+"""Classic consumer groups (JoinGroup, SyncGroup, Heartbeat, LeaveGroup): a pure state machine.
+
+Modelled on Kafka's ``ClassicGroup`` and the classic half of ``GroupMetadataManager``
+(the group coordinator of Kafka 3.7+). The broker does not understand the protocol
+metadata: it passes it through, picks a protocol every member supports (by vote),
+picks the leader (the first member to join; a rejoining member if the old leader did
+not rejoin), and hands the leader's assignment out to the members.
+
+State table (``ClassicGroupState``):
+
+    Empty               -> PreparingRebalance   a member joins
+    PreparingRebalance  -> CompletingRebalance  every known member rejoined, or the
+                                                rebalance timeout expired
+                        -> Empty                no member left when the join completes
+    CompletingRebalance -> Stable               the leader's SyncGroup
+                        -> PreparingRebalance   a join with new metadata, a leave, an
+                                                expiry, a missing SyncGroup
+    Stable              -> PreparingRebalance   the leader rejoins, a member's metadata
+                                                changes, a member leaves or expires
+    any                 -> Dead                 the group is deleted
+
+Timers, as deadlines that ``tick(now)`` checks (no asyncio here):
+    member heartbeat    session.timeout.ms since the last heartbeat (5 minutes for a new
+                        member until its first join completes); members parked in a
+                        JoinGroup or SyncGroup are kept alive
+    pending member      a member id handed out with MEMBER_ID_REQUIRED expires after the
+                        session timeout unless it rejoins
+    join phase          the rebalance timeout (or group.initial.rebalance.delay.ms for
+                        an empty group, extended while new members keep arriving)
+    pending sync        every member must send SyncGroup within the rebalance timeout
+
+A parked JoinGroup or SyncGroup is a ``Future`` that a later event completes; the
+handler waits on it through ``Delayed``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from wire.errors import ErrorCode as E
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+VALID_PREVIOUS = {
+    EMPTY: {PREPARING_REBALANCE},
+    PREPARING_REBALANCE: {STABLE, COMPLETING_REBALANCE, EMPTY},
+    COMPLETING_REBALANCE: {PREPARING_REBALANCE},
+    STABLE: {COMPLETING_REBALANCE},
+    DEAD: {STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD},
+}
+
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka's classicGroupNewMemberJoinTimeoutMs
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+class Future:
+    """A response that a later event completes (a parked JoinGroup or SyncGroup)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: dict | None = None) -> None:
+        self.result = result
+
+    def complete(self, value: dict) -> bool:
+        if self.result is not None:
+            return False
+        self.result = value
+        return True
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+
+def join_error(code: int, member_id: str = "") -> dict:
+    return {"error_code": code, "member_id": member_id, "generation_id": -1,
+            "protocol_type": None, "protocol_name": None, "leader": "",
+            "skip_assignment": False, "members": []}
+
+
+def sync_error(code: int) -> dict:
+    return {"error_code": code, "protocol_type": None, "protocol_name": None,
+            "assignment": b""}
+
+
+@dataclass(eq=False)
+class ClassicMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    join_future: Future | None = None
+    sync_future: Future | None = None
+    is_new: bool = False
+    hb_deadline: int = 0
+
+    @property
+    def awaiting_join(self) -> bool:
+        return self.join_future is not None
+
+    @property
+    def awaiting_sync(self) -> bool:
+        return self.sync_future is not None
+
+    def satisfied_heartbeat(self) -> bool:
+        """Members parked in a rebalance need no heartbeat, except new ones."""
+        if self.is_new:
+            return False
+        return self.awaiting_join or self.awaiting_sync
+
+    def protocol_names(self) -> list[str]:
+        return [n for n, _ in self.protocols]
+
+    def metadata(self, protocol: str | None) -> bytes:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        return b""
+
+    def vote(self, candidates: set[str]) -> str:
+        return next(n for n, _ in self.protocols if n in candidates)
+
+    def matches(self, protocols: list[tuple[str, bytes]]) -> bool:
+        return self.protocols == protocols
+
+
+@dataclass(eq=False)
+class ClassicGroup:
+    group_id: str
+    state_ts: int
+    state: str = EMPTY
+    previous_state: str = DEAD
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    generation_id: int = 0
+    leader_id: str | None = None
+    members: dict[str, ClassicMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)
+    pending_members: dict[str, int] = field(default_factory=dict)  # member id -> deadline
+    pending_sync: set[str] = field(default_factory=set)
+    new_member_added: bool = False
+    join_deadline: int | None = None
+    initial_delay: tuple[int, int] | None = None  # (delay, remaining) of an initial rebalance
+    sync_deadline: int | None = None
+    sync_generation: int = -1
+    subscribed_topics: set[str] | None = None
+    loaded_epoch: tuple[int, int] | None = None  # coordinator (leader, epoch) last seen
+
+    type = "classic"
+
+    # ---- views ---------------------------------------------------------------
+    @property
+    def is_empty(self) -> bool:
+        return self.state == EMPTY
+
+    def in_state(self, *states: str) -> bool:
+        return self.state in states
+
+    def can_rebalance(self) -> bool:
+        return self.state in VALID_PREVIOUS[PREPARING_REBALANCE]
+
+    def has_all_members_joined(self) -> bool:
+        return (all(m.awaiting_join for m in self.members.values())
+                and not self.pending_members)
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def uses_consumer_protocol(self) -> bool:
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        if self.subscribed_topics is not None:
+            return topic in self.subscribed_topics
+        return self.uses_consumer_protocol()
+
+    def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
+        if self.state == EMPTY:
+            return bool(protocol_type) and bool(names)
+        n = len(self.members)
+        return self.protocol_type == protocol_type and any(
+            sum(1 for m in self.members.values() if name in m.protocol_names()) == n
+            for name in names)
+
+    def select_protocol(self) -> str:
+        names = [set(m.protocol_names()) for m in self.members.values()]
+        candidates = set.intersection(*names) if names else set()
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            v = m.vote(candidates)
+            votes[v] = votes.get(v, 0) + 1
+        return max(votes.items(), key=lambda kv: kv[1])[0]
+
+    def validate_member(self, member_id: str, instance_id: str | None) -> int:
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is None:
+                return E.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return E.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return E.UNKNOWN_MEMBER_ID
+        return E.NONE
+
+    def current_members(self) -> list[dict]:
+        return [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                 "metadata": m.metadata(self.protocol_name)} for m in self.members.values()]
+
+    def join_response(self, member_id: str, *, with_members: bool, leader: str | None = None,
+                      skip_assignment: bool = False) -> dict:
+        return {"error_code": E.NONE, "member_id": member_id,
+                "generation_id": self.generation_id, "protocol_type": self.protocol_type,
+                "protocol_name": self.protocol_name,
+                "leader": self.leader_id if leader is None else leader,
+                "skip_assignment": skip_assignment,
+                "members": self.current_members() if with_members else []}
+
+    # ---- membership ------------------------------------------------------------
+    def transition(self, state: str, now: int) -> None:
+        assert self.state in VALID_PREVIOUS[state], f"{self.state} -> {state}"
+        self.previous_state, self.state, self.state_ts = self.state, state, now
+
+    def add(self, m: ClassicMember, fut: Future | None) -> None:
+        if m.group_instance_id is not None:
+            self.static_members[m.group_instance_id] = m.member_id
+        if not self.members:
+            self.protocol_type = m.protocol_type
+        if self.leader_id is None:
+            self.leader_id = m.member_id
+        self.members[m.member_id] = m
+        m.join_future = fut
+        self.pending_members.pop(m.member_id, None)
+
+    def remove(self, member_id: str) -> None:
+        m = self.members.pop(member_id, None)
+        if m is not None and m.group_instance_id is not None:
+            self.static_members.pop(m.group_instance_id, None)
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        self.pending_members.pop(member_id, None)
+        self.pending_sync.discard(member_id)
+
+    def update_member(self, m: ClassicMember, protocols: list[tuple[str, bytes]],
+                      rebalance_timeout_ms: int, session_timeout_ms: int,
+                      fut: Future | None) -> None:
+        m.protocols = protocols
+        m.rebalance_timeout_ms = rebalance_timeout_ms
+        m.session_timeout_ms = session_timeout_ms
+        if m.join_future is not None and fut is not None and m.join_future is not fut:
+            # A retried JoinGroup (the client reconnected): the old request is gone.
+            m.join_future.complete(join_error(E.REBALANCE_IN_PROGRESS, m.member_id))
+        m.join_future = fut
+
+    def complete_join(self, m: ClassicMember, response: dict) -> bool:
+        if m.join_future is None:
+            return False
+        m.join_future.complete(response)
+        m.join_future = None
+        return True
+
+    def complete_sync(self, m: ClassicMember, response: dict) -> bool:
+        if m.sync_future is None:
+            return False
+        m.sync_future.complete(response)
+        m.sync_future = None
+        return True
+
+    def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> ClassicMember:
+        """A static member came back with a new member id: fence whoever holds the old one."""
+        old = self.members.pop(old_id)
+        self.complete_join(old, join_error(E.FENCED_INSTANCE_ID, old_id))
+        self.complete_sync(old, sync_error(E.FENCED_INSTANCE_ID))
+        new = ClassicMember(new_id, old.group_instance_id, old.client_id, old.client_host,
+                            old.rebalance_timeout_ms, old.session_timeout_ms, old.protocol_type,
+                            old.protocols, old.assignment)
+        self.members[new_id] = new
+        if self.leader_id == old_id:
+            self.leader_id = new_id
+        self.static_members[instance_id] = new_id
+        if old_id in self.pending_sync:
+            self.pending_sync.discard(old_id)
+            self.pending_sync.add(new_id)
+        return new
+
+    def maybe_elect_new_joined_leader(self) -> bool:
+        if self.leader_id is None:
+            return False
+        leader = self.members[self.leader_id]
+        if leader.awaiting_join:
+            return True
+        for m in self.members.values():
+            if m.awaiting_join:
+                self.leader_id = m.member_id
+                return True
+        return False
+
+    def init_next_generation(self, now: int) -> None:
+        self.generation_id += 1
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self.subscribed_topics = self.compute_subscribed_topics()
+            self.transition(COMPLETING_REBALANCE, now)
+        else:
+            self.protocol_name = None
+            self.subscribed_topics = self.compute_subscribed_topics()
+            self.transition(EMPTY, now)
+        self.pending_sync.clear()
+
+    def compute_subscribed_topics(self) -> set[str] | None:
+        """The topics of the consumer protocol's subscriptions (for OffsetDelete)."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not self.members:
+            return set()
+        if self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        for m in self.members.values():
+            parsed = parse_subscription_topics(m.metadata(self.protocol_name))
+            if parsed is None:
+                return None
+            topics.update(parsed)
+        return topics
+
+
+def parse_subscription_topics(data: bytes) -> list[str] | None:
+    """Topics of a ConsumerProtocolSubscription (version prefix, then v0's topic array)."""
+    try:
+        pos = 2  # version
+        (n,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        out = []
+        for _ in range(max(0, n)):
+            (ln,) = struct.unpack_from(">h", data, pos)
+            pos += 2
+            out.append(bytes(data[pos:pos + ln]).decode())
+            pos += ln
+        return out
+    except (struct.error, UnicodeDecodeError):
+        return None
+
+
+class ClassicGroupOps:
+    """The classic protocol's operations; mixed into ``GroupCoordinator``.
+
+    Expects ``groups``, ``now()``, ``cfg(key, default)``, ``new_member_uuid()`` and
+    ``mark_changed()`` from the coordinator.
+    """
+
+    groups: dict
+
+    # ---- JoinGroup -----------------------------------------------------------------
+    def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                   protocol_type: str, protocols: list[tuple[str, bytes]],
+                   session_timeout_ms: int, rebalance_timeout_ms: int, *,
+                   client_id: str = "", client_host: str = "", version: int = 9) -> Future:
+        fut = Future()
+        if not group_id:
+            fut.complete(join_error(E.INVALID_GROUP_ID, member_id))
+            return fut
+        if not (self.cfg("group.min.session.timeout.ms", 6000) <= session_timeout_ms
+                <= self.cfg("group.max.session.timeout.ms", 1800000)):
+            fut.complete(join_error(E.INVALID_SESSION_TIMEOUT, member_id))
+            return fut
+        group = self.groups.get(group_id)
+        if group is not None and group.type != "classic":
+            if not group.is_empty:
+                fut.complete(join_error(E.INCONSISTENT_GROUP_PROTOCOL))
+                return fut
+            del self.groups[group_id]  # an empty consumer group turns classic
+            group = None
+        unknown = member_id == ""
+        if group is None:
+            if not unknown:
+                fut.complete(join_error(E.UNKNOWN_MEMBER_ID, member_id))
+                return fut
+            group = self.groups[group_id] = ClassicGroup(group_id, self.now())
+            self.group_created(group)
+        args = (group_instance_id, protocol_type, protocols, session_timeout_ms,
+                rebalance_timeout_ms, client_id, client_host, version, fut)
+        if not self._accept_joining(group, member_id):
+            group.remove(member_id)
+            fut.complete(join_error(E.GROUP_MAX_SIZE_REACHED))
+        elif unknown:
+            self._join_new_member(group, *args)
+        else:
+            self._join_existing_member(group, member_id, *args)
+        self.mark_changed()
+        return fut
+
+    def _accept_joining(self, group: ClassicGroup, member_id: str) -> bool:
+        max_size = self.cfg("group.max.size", 0x7FFFFFFF)
+        if group.state in (EMPTY, DEAD):
+            return True
+        if group.state == PREPARING_REBALANCE:
+            m = group.members.get(member_id)
+            awaiting = sum(1 for x in group.members.values() if x.awaiting_join)
+            return (m is not None and m.awaiting_join) or awaiting < max_size
+        return member_id in group.members or len(group.members) < max_size
+
+    def _join_new_member(self, group: ClassicGroup, instance_id, protocol_type, protocols,
+                         session_ms, rebalance_ms, client_id, client_host, version,
+                         fut: Future) -> None:
+        if group.state == DEAD:
+            fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE))
+            return
+        if not group.supports_protocols(protocol_type, [n for n, _ in protocols]):
+            fut.complete(join_error(E.INCONSISTENT_GROUP_PROTOCOL))
+            return
+        new_id = f"{instance_id if instance_id is not None else client_id}-" \
+                 f"{self.new_member_uuid()}"
+        if instance_id is not None:
+            existing = group.static_members.get(instance_id)
+            if existing is not None:
+                self._update_static_member(group, existing, new_id, protocols, session_ms,
+                                           rebalance_ms, version, fut)
+                return
+        elif version >= 4:
+            # KIP-394: hand out a member id and ask the client to join again with it.
+            group.pending_members[new_id] = self.now() + session_ms
+            fut.complete(join_error(E.MEMBER_ID_REQUIRED, new_id))
+            return
+        self._add_member(group, new_id, instance_id, protocol_type, protocols, session_ms,
+                         rebalance_ms, client_id, client_host, fut)
+
+    def _join_existing_member(self, group: ClassicGroup, member_id: str, instance_id,
+                              protocol_type, protocols, session_ms, rebalance_ms, client_id,
+                              client_host, version, fut: Future) -> None:
+        if group.state == DEAD:
+            fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE, member_id))
+            return
+        if not group.supports_protocols(protocol_type, [n for n, _ in protocols]):
+            fut.complete(join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id))
+            return
+        if member_id in group.pending_members:
+            self._add_member(group, member_id, instance_id, protocol_type, protocols,
+                             session_ms, rebalance_ms, client_id, client_host, fut)
+            return
+        err = group.validate_member(member_id, instance_id)
+        if err:
+            fut.complete(join_error(err, member_id))
+            return
+        m = group.members[member_id]
+        if group.state == PREPARING_REBALANCE:
+            self._update_member_and_rebalance(group, m, protocols, rebalance_ms, session_ms, fut)
+        elif group.state == COMPLETING_REBALANCE:
+            if m.matches(protocols):
+                # It missed the JoinGroup response: repeat this generation's answer.
+                fut.complete(group.join_response(
+                    member_id, with_members=group.leader_id == member_id))
+            else:
+                self._update_member_and_rebalance(group, m, protocols, rebalance_ms,
+                                                  session_ms, fut)
+        elif group.state == STABLE:
+            if group.leader_id == member_id or not m.matches(protocols):
+                # The leader's JoinGroup forces a rebalance (e.g. topic metadata changed).
+                self._update_member_and_rebalance(group, m, protocols, rebalance_ms,
+                                                  session_ms, fut)
+            else:
+                fut.complete(group.join_response(member_id, with_members=False))
+        else:
+            fut.complete(join_error(E.UNKNOWN_MEMBER_ID, member_id))
+
+    def _add_member(self, group: ClassicGroup, member_id: str, instance_id, protocol_type,
+                    protocols, session_ms, rebalance_ms, client_id, client_host,
+                    fut: Future) -> None:
+        m = ClassicMember(member_id, instance_id, client_id, client_host, rebalance_ms,
+                          session_ms, protocol_type, list(protocols), is_new=True)
+        if group.state == PREPARING_REBALANCE and group.previous_state == EMPTY:
+            group.new_member_added = True
+        group.add(m, fut)
+        # A new member cannot heartbeat yet, and a client that gave up on its JoinGroup
+        # would leave a defunct member behind: new members expire after 5 minutes.
+        m.hb_deadline = self.now() + NEW_MEMBER_JOIN_TIMEOUT_MS
+        self._maybe_prepare_rebalance_or_complete_join(group)
+
+    def _update_member_and_rebalance(self, group: ClassicGroup, m: ClassicMember, protocols,
+                                     rebalance_ms: int, session_ms: int, fut: Future) -> None:
+        group.update_member(m, list(protocols), rebalance_ms, session_ms, fut)
+        self._maybe_prepare_rebalance_or_complete_join(group)
+
+    def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str, protocols,
+                              session_ms: int, rebalance_ms: int, version: int,
+                              fut: Future) -> None:
+        current_leader = group.leader_id
+        m = group.replace_static_member(group.members[old_id].group_instance_id or "",
+                                        old_id, new_id)
+        m.hb_deadline = self.now() + m.session_timeout_ms
+        group.update_member(m, list(protocols), rebalance_ms, session_ms, fut)
+        if group.state == STABLE:
+            if group.protocol_name == group.select_protocol():
+                # The static member returns to its old assignment without a rebalance.
+                if version >= 9:
+                    is_leader = group.leader_id == new_id
+                    group.complete_join(m, group.join_response(
+                        new_id, with_members=is_leader, skip_assignment=is_leader))
+                else:
+                    group.complete_join(m, group.join_response(
+                        new_id, with_members=False, leader=current_leader))
+            else:
+                self._maybe_prepare_rebalance_or_complete_join(group)
+        elif group.state == COMPLETING_REBALANCE:
+            self._prepare_rebalance(group)
+        else:
+            self._maybe_complete_join_phase(group)
+
+    # ---- rebalance machinery ----------------------------------------------------------
+    def _maybe_prepare_rebalance_or_complete_join(self, group: ClassicGroup) -> None:
+        if group.can_rebalance():
+            self._prepare_rebalance(group)
+        else:
+            self._maybe_complete_join_phase(group)
+
+    def _prepare_rebalance(self, group: ClassicGroup) -> None:
+        now = self.now()
+        if group.state == COMPLETING_REBALANCE:
+            for m in group.members.values():
+                m.assignment = b""
+            self._propagate_assignment(group, E.REBALANCE_IN_PROGRESS)
+        group.pending_sync.clear()
+        group.sync_deadline = None
+        initial = group.state == EMPTY
+        if initial:
+            delay = self.cfg("group.initial.rebalance.delay.ms", 0)
+            group.initial_delay = (delay, max(group.rebalance_timeout_ms() - delay, 0))
+            group.join_deadline = now + delay
+        group.transition(PREPARING_REBALANCE, now)
+        if not initial:
+            if group.has_all_members_joined():
+                self._complete_join(group)
+            else:
+                group.initial_delay = None
+                group.join_deadline = now + group.rebalance_timeout_ms()
+
+    def _maybe_complete_join_phase(self, group: ClassicGroup) -> None:
+        if (group.state == PREPARING_REBALANCE and group.previous_state != EMPTY
+                and group.has_all_members_joined()):
+            self._complete_join(group)
+
+    def _complete_join(self, group: ClassicGroup) -> None:
+        now = self.now()
+        group.join_deadline = None
+        group.initial_delay = None
+        for m in [m for m in group.members.values()
+                  if not m.awaiting_join and m.group_instance_id is None]:
+            group.remove(m.member_id)  # dynamic members that did not rejoin in time
+        if group.state == DEAD:
+            return
+        if not group.maybe_elect_new_joined_leader() and group.members:
+            # Nobody rejoined: wait another rebalance timeout for sessions to expire.
+            group.join_deadline = now + group.rebalance_timeout_ms()
+            return
+        group.init_next_generation(now)
+        if group.state == EMPTY:
+            return
+        for m in group.members.values():
+            is_leader = group.leader_id == m.member_id
+            group.complete_join(m, group.join_response(m.member_id, with_members=is_leader))
+            m.hb_deadline = now + m.session_timeout_ms
+            m.is_new = False
+            group.pending_sync.add(m.member_id)
+        group.sync_deadline = now + group.rebalance_timeout_ms()
+        group.sync_generation = group.generation_id
+
+    def _propagate_assignment(self, group: ClassicGroup, error: int) -> None:
+        now = self.now()
+        ok = error == E.NONE
+        for m in group.members.values():
+            if group.complete_sync(m, {
+                "error_code": error,
+                "protocol_type": group.protocol_type if ok else None,
+                "protocol_name": group.protocol_name if ok else None,
+                "assignment": m.assignment,
+            }):
+                m.hb_deadline = now + m.session_timeout_ms
+
+    def _remove_member_and_update(self, group: ClassicGroup, m: ClassicMember) -> None:
+        group.complete_join(m, join_error(E.UNKNOWN_MEMBER_ID))
+        group.remove(m.member_id)
+        if group.state in (STABLE, COMPLETING_REBALANCE):
+            self._maybe_prepare_rebalance_or_complete_join(group)
+        elif group.state == PREPARING_REBALANCE and group.has_all_members_joined():
+            self._complete_join(group)
+
+    # ---- SyncGroup ------------------------------------------------------------------------
+    def sync_group(self, group_id: str, member_id: str, generation_id: int,
+                   group_instance_id: str | None = None, protocol_type: str | None = None,
+                   protocol_name: str | None = None,
+                   assignments: list[tuple[str, bytes]] | None = None) -> Future:
+        fut = Future()
+        if not group_id:
+            fut.complete(sync_error(E.INVALID_GROUP_ID))
+            return fut
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic" or group.is_empty:
+            fut.complete(sync_error(E.UNKNOWN_MEMBER_ID))
+            return fut
+        err = self._validate_sync(group, member_id, generation_id, group_instance_id,
+                                  protocol_type, protocol_name)
+        if err:
+            fut.complete(sync_error(err))
+        elif group.state == PREPARING_REBALANCE:
+            fut.complete(sync_error(E.REBALANCE_IN_PROGRESS))
+        elif group.state == COMPLETING_REBALANCE:
+            m = group.members[member_id]
+            if m.sync_future is not None:
+                m.sync_future.complete(sync_error(E.REBALANCE_IN_PROGRESS))
+            m.sync_future = fut
+            group.pending_sync.discard(member_id)
+            if not group.pending_sync:
+                group.sync_deadline = None
+            if group.leader_id == member_id:
+                given = dict(assignments or [])
+                for mid, mm in group.members.items():
+                    mm.assignment = given.get(mid, b"")
+                self._propagate_assignment(group, E.NONE)
+                group.transition(STABLE, self.now())
+        elif group.state == STABLE:
+            group.pending_sync.discard(member_id)
+            if not group.pending_sync:
+                group.sync_deadline = None
+            m = group.members[member_id]
+            fut.complete({"error_code": E.NONE, "protocol_type": group.protocol_type,
+                          "protocol_name": group.protocol_name, "assignment": m.assignment})
+        self.mark_changed()
+        return fut
+
+    @staticmethod
+    def _validate_sync(group: ClassicGroup, member_id: str, generation_id: int,
+                       instance_id: str | None, protocol_type: str | None,
+                       protocol_name: str | None) -> int:
+        if group.state == DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE
+        err = group.validate_member(member_id, instance_id)
+        if err:
+            return err
+        if generation_id != group.generation_id:
+            return E.ILLEGAL_GENERATION
+        if (protocol_type is not None and protocol_type != group.protocol_type) or \
+                (protocol_name is not None and protocol_name != group.protocol_name):
+            return E.INCONSISTENT_GROUP_PROTOCOL
+        return E.NONE
+
+    # ---- Heartbeat --------------------------------------------------------------------------
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int,
+                  group_instance_id: str | None = None) -> int:
+        if not group_id:
+            return E.INVALID_GROUP_ID
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic":
+            return E.UNKNOWN_MEMBER_ID
+        if group.state == DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE
+        err = group.validate_member(member_id, group_instance_id)
+        if err:
+            return err
+        if generation_id != group.generation_id:
+            return E.ILLEGAL_GENERATION
+        if group.state == EMPTY:
+            return E.UNKNOWN_MEMBER_ID
+        m = group.members[member_id]
+        m.hb_deadline = self.now() + m.session_timeout_ms
+        if group.state == PREPARING_REBALANCE:
+            return E.REBALANCE_IN_PROGRESS
+        return E.NONE
+
+    # ---- LeaveGroup -------------------------------------------------------------------------
+    def leave_group(self, group_id: str,
+                    members: list[tuple[str, str | None]]) -> tuple[int, list[int]]:
+        """Remove members (member id, group instance id); (top-level error, per-member)."""
+        if not group_id:
+            return E.INVALID_GROUP_ID, []
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic":
+            return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
+        if group.state == DEAD:
+            return E.COORDINATOR_NOT_AVAILABLE, []
+        results = []
+        for member_id, instance_id in members:
+            if member_id == "":
+                # Administrative removal by group.instance.id.
+                if instance_id is not None and instance_id in group.static_members:
+                    self._remove_current_member(group, group.static_members[instance_id])
+                    results.append(E.NONE)
+                else:
+                    results.append(E.UNKNOWN_MEMBER_ID)
+            elif member_id in group.pending_members:
+                group.remove(member_id)
+                results.append(E.NONE)
+            else:
+                err = group.validate_member(member_id, instance_id)
+                if not err:
+                    self._remove_current_member(group, member_id)
+                results.append(err)
+        if any(r == E.NONE for r in results):
+            if group.state in (STABLE, COMPLETING_REBALANCE):
+                self._maybe_prepare_rebalance_or_complete_join(group)
+            elif group.state == PREPARING_REBALANCE:
+                self._maybe_complete_join_phase(group)
+        self.mark_changed()
+        return E.NONE, results
+
+    def _remove_current_member(self, group: ClassicGroup, member_id: str) -> None:
+        m = group.members[member_id]
+        group.complete_join(m, join_error(E.UNKNOWN_MEMBER_ID))
+        group.remove(member_id)
+
+    # ---- time -------------------------------------------------------------------------------
+    def tick_classic(self, group: ClassicGroup, now: int) -> bool:
+        """Fire every due timer of one group; True if anything changed."""
+        changed = False
+        for mid, deadline in list(group.pending_members.items()):
+            if now >= deadline:
+                group.remove(mid)
+                changed = True
+                if group.state == PREPARING_REBALANCE and group.has_all_members_joined():
+                    self._complete_join(group)
+        for m in list(group.members.values()):
+            if (group.members.get(m.member_id) is m and now >= m.hb_deadline
+                    and not m.satisfied_heartbeat()):
+                self._remove_member_and_update(group, m)
+                changed = True
+        if group.join_deadline is not None and now >= group.join_deadline:
+            changed = True
+            if group.initial_delay is not None:
+                self._try_complete_initial_rebalance(group, now)
+            else:
+                self._complete_join(group)
+        if group.sync_deadline is not None and now >= group.sync_deadline:
+            changed = True
+            self._expire_pending_sync(group)
+        return changed
+
+    def _try_complete_initial_rebalance(self, group: ClassicGroup, now: int) -> None:
+        delay, remaining = group.initial_delay or (0, 0)
+        if group.new_member_added and remaining != 0:
+            group.new_member_added = False
+            new_delay = min(self.cfg("group.initial.rebalance.delay.ms", 0), remaining)
+            group.initial_delay = (new_delay, max(remaining - delay, 0))
+            group.join_deadline = now + new_delay
+        else:
+            self._complete_join(group)
+
+    def _expire_pending_sync(self, group: ClassicGroup) -> None:
+        group.sync_deadline = None
+        if group.sync_generation != group.generation_id:
+            return
+        if group.state in (COMPLETING_REBALANCE, STABLE) and group.pending_sync:
+            for mid in list(group.pending_sync):
+                group.remove(mid)
+            self._prepare_rebalance(group)

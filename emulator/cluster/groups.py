@@ -1,0 +1,468 @@
+"""The group coordinator: where groups live, committed offsets, and the group APIs' state.
+
+One ``GroupCoordinator`` serves the whole emulated cluster; which broker answers for a
+group is decided as Kafka decides it: ``abs(javaHashCode(group.id)) %
+offsets.topic.num.partitions`` names a partition of the internal ``__consumer_offsets``
+topic (created on first use with offsets.topic.replication.factor replicas), and that
+partition's leader is the coordinator. A request that reaches another broker gets
+NOT_COORDINATOR; a partition without a leader means COORDINATOR_NOT_AVAILABLE.
+
+Group state and committed offsets are kept here, keyed by group, not by broker: when
+the offsets partition's leader moves (a broker stops, a reassignment), the new leader
+answers for the group with everything intact, as Kafka's new coordinator does after
+loading the partition. Parked JoinGroup/SyncGroup requests on the old coordinator are
+answered NOT_COORDINATOR and the members' session timers restart.
+
+The protocols themselves live in ``classic_groups`` (JoinGroup/SyncGroup/Heartbeat/
+LeaveGroup) and ``consumer_groups`` (KIP-848 ConsumerGroupHeartbeat). Everything is
+driven by calls and by ``tick(now)`` (registered in ``ClusterState.tick_hooks``); any
+change calls ``state.changed()`` so that parked requests are re-checked.
+
+Differs from Kafka: offsets and group metadata are not written to __consumer_offsets
+(its partitions exist for placement only), and offsets do not expire
+(offsets.retention.minutes is not applied).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import uuid
+from dataclasses import dataclass
+
+from emulator.cluster.classic_groups import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    ClassicGroup,
+    ClassicGroupOps,
+    join_error,
+    sync_error,
+)
+from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps
+from emulator.cluster.partition import KafkaError
+from wire.errors import ErrorCode as E
+
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
+
+
+def java_hash(s: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """Kafka's Utils.abs(key.hashCode()) % partitions."""
+    h = java_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+@dataclass(slots=True)
+class OffsetAndMetadata:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    commit_ms: int
+
+
+class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
+    """All consumer groups of the cluster and their committed offsets."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
+        self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
+        # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
+        self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
+        hooks = getattr(state, "tick_hooks", None)
+        if hooks is not None:
+            hooks.append(self.tick)
+
+    # ---- plumbing ------------------------------------------------------------------
+    def now(self) -> int:
+        return self.state.now()
+
+    def cfg(self, key: str, default: int) -> int:
+        v = self.state.config.get(key)
+        return default if v is None else int(v)
+
+    def new_member_uuid(self) -> str:
+        return str(uuid.UUID(int=self.state.rng.getrandbits(128), version=4))
+
+    def new_kafka_uuid(self) -> str:
+        """Kafka's Uuid.toString: URL-safe base64 of 16 bytes, unpadded."""
+        raw = self.state.rng.getrandbits(128).to_bytes(16, "big")
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def mark_changed(self) -> None:
+        self.state.changed()
+
+    def group_created(self, group) -> None:
+        group.loaded_epoch = self._partition_epoch(group.group_id)
+
+    # ---- placement ------------------------------------------------------------------
+    def num_partitions(self) -> int:
+        t = self.state.topics.get(OFFSETS_TOPIC)
+        return len(t.partitions) if t is not None else self.cfg("offsets.topic.num.partitions", 50)
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions())
+
+    def ensure_offsets_topic(self) -> None:
+        if OFFSETS_TOPIC in self.state.topics:
+            return
+        rf = self.cfg("offsets.topic.replication.factor", 3)
+        try:
+            self.state.create_topic(OFFSETS_TOPIC, self.cfg("offsets.topic.num.partitions", 50),
+                                    rf, configs={"cleanup.policy": "compact",
+                                                 "compression.type": "producer",
+                                                 "segment.bytes": "104857600"})
+        except KafkaError as e:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
+                             f"The coordinator is not available: {e.message}") from e
+
+    def coordinator_for(self, group_id: str, create: bool = True) -> int:
+        """The broker id coordinating ``group_id``; raises COORDINATOR_NOT_AVAILABLE."""
+        if create:
+            self.ensure_offsets_topic()
+        t = self.state.topics.get(OFFSETS_TOPIC)
+        if t is None:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        leader = t.partitions[self.partition_for(group_id)].leader
+        if leader < 0 or not self.state.is_alive(leader):
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        return leader
+
+    def check_coordinator(self, broker_id: int, group_id: str) -> None:
+        """Raise NOT_COORDINATOR unless ``broker_id`` coordinates ``group_id``."""
+        if OFFSETS_TOPIC not in self.state.topics:
+            raise KafkaError(E.NOT_COORDINATOR)
+        if self.coordinator_for(group_id, create=False) != broker_id:
+            raise KafkaError(E.NOT_COORDINATOR)
+
+    def _partition_epoch(self, group_id: str) -> tuple[int, int] | None:
+        t = self.state.topics.get(OFFSETS_TOPIC)
+        if t is None:
+            return None
+        p = t.partitions[self.partition_for(group_id)]
+        return p.leader, p.leader_epoch
+
+    # ---- time -------------------------------------------------------------------------
+    def tick(self, now: int | None = None) -> bool:
+        """Fire due timers of every group (and notice coordinator moves)."""
+        if now is None:
+            now = self.now()
+        changed = False
+        for group in list(self.groups.values()):
+            changed |= self._maybe_reload(group, now)
+            for _ in range(4):  # a timer may arm another one that is already due
+                if group.type == "classic":
+                    fired = self.tick_classic(group, now)
+                else:
+                    fired = self.tick_consumer(group, now)
+                if not fired:
+                    break
+                changed = True
+        if changed:
+            self.mark_changed()
+        return changed
+
+    def _maybe_reload(self, group, now: int) -> bool:
+        """The coordinator moved: answer parked requests NOT_COORDINATOR, restart sessions."""
+        epoch = self._partition_epoch(group.group_id)
+        if epoch == group.loaded_epoch:
+            return False
+        group.loaded_epoch = epoch
+        if group.type == "classic":
+            for m in group.members.values():
+                group.complete_join(m, join_error(E.NOT_COORDINATOR, m.member_id))
+                group.complete_sync(m, sync_error(E.NOT_COORDINATOR))
+                m.hb_deadline = now + m.session_timeout_ms
+            for mid in group.pending_members:
+                group.pending_members[mid] = now + 10000
+        else:
+            session = self.cfg("group.consumer.session.timeout.ms", 45000)
+            for m in group.members.values():
+                m.hb_deadline = now + session
+        return True
+
+    # ---- offsets -------------------------------------------------------------------------
+    def _partition_error(self, topic: str, partition: int) -> int:
+        t = self.state.topics.get(topic)
+        if t is None or not 0 <= partition < len(t.partitions):
+            return E.UNKNOWN_TOPIC_OR_PARTITION
+        return E.NONE
+
+    def commit_offsets(self, group_id: str, member_id: str, generation: int,
+                       topics: list[tuple[str, list[tuple[int, int, int, str | None]]]], *,
+                       group_instance_id: str | None = None, version: int = 9
+                       ) -> list[tuple[str, list[tuple[int, int]]]]:
+        """OffsetCommit: topics of (partition, offset, leader epoch, metadata).
+
+        Returns per topic the (partition, error code) pairs; a group-level failure is
+        reported on every partition, as Kafka does.
+        """
+        try:
+            if not group_id:
+                raise KafkaError(E.INVALID_GROUP_ID)
+            group = self._validate_commit(group_id, member_id, generation, group_instance_id,
+                                          version)
+        except KafkaError as e:
+            return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
+        if group.type == "classic" and group.state in (STABLE, PREPARING_REBALANCE):
+            m = group.members.get(member_id)
+            if m is not None:
+                m.hb_deadline = self.now() + m.session_timeout_ms
+        now = self.now()
+        store = self.offsets.setdefault(group_id, {})
+        out = []
+        for topic, parts in topics:
+            res = []
+            for partition, offset, epoch, metadata in parts:
+                err = self._partition_error(topic, partition)
+                if not err and metadata is not None and \
+                        len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+                    err = E.OFFSET_METADATA_TOO_LARGE
+                if not err:
+                    store[(topic, partition)] = OffsetAndMetadata(offset, epoch, metadata, now)
+                res.append((partition, err))
+            out.append((topic, res))
+        self.mark_changed()
+        return out
+
+    def _validate_commit(self, group_id: str, member_id: str, generation: int,
+                         instance_id: str | None, version: int, transactional: bool = False):
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation < 0:
+                # A "simple" group: a consumer that assigns partitions itself.
+                group = self.groups[group_id] = ClassicGroup(group_id, self.now())
+                self.group_created(group)
+                return group
+            if version >= 9 and not transactional:
+                raise KafkaError(E.GROUP_ID_NOT_FOUND)
+            raise KafkaError(E.ILLEGAL_GENERATION)
+        if group.type == "consumer":
+            if generation < 0 and not group.members:
+                return group
+            m = group.members.get(member_id)
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID)
+            if not transactional and version < 9:
+                raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must "
+                                 "be used by members using the modern group protocol")
+            if generation != m.member_epoch:
+                raise KafkaError(E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH)
+            return group
+        if group.state == DEAD:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        if generation < 0 and group.state == EMPTY:
+            return group
+        if generation >= 0 or member_id or instance_id is not None:
+            err = group.validate_member(member_id, instance_id)
+            if err:
+                raise KafkaError(err)
+            if generation != group.generation_id:
+                raise KafkaError(E.ILLEGAL_GENERATION)
+        elif not transactional and group.state != EMPTY:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID)
+        if not transactional and group.state == COMPLETING_REBALANCE:
+            raise KafkaError(E.REBALANCE_IN_PROGRESS)
+        return group
+
+    def txn_offset_commit(self, group_id: str, producer_id: int, member_id: str,
+                          generation: int, topics, *, group_instance_id: str | None = None
+                          ) -> list[tuple[str, list[tuple[int, int]]]]:
+        """TxnOffsetCommit: offsets held back until the transaction commits."""
+        try:
+            if not group_id:
+                raise KafkaError(E.INVALID_GROUP_ID)
+            self._validate_commit(group_id, member_id, generation, group_instance_id, 0,
+                                  transactional=True)
+        except KafkaError as e:
+            return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
+        now = self.now()
+        pending = self.pending_txn.setdefault(group_id, {}).setdefault(producer_id, {})
+        out = []
+        for topic, parts in topics:
+            res = []
+            for partition, offset, epoch, metadata in parts:
+                err = self._partition_error(topic, partition)
+                if not err and metadata is not None and \
+                        len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+                    err = E.OFFSET_METADATA_TOO_LARGE
+                if not err:
+                    pending[(topic, partition)] = OffsetAndMetadata(offset, epoch, metadata, now)
+                res.append((partition, err))
+            out.append((topic, res))
+        return out
+
+    def complete_txn(self, group_id: str, producer_id: int, commit: bool) -> None:
+        """The transaction marker reached the group's offsets partition."""
+        pending = self.pending_txn.get(group_id, {}).pop(producer_id, None)
+        if pending and commit and group_id in self.groups:
+            self.offsets.setdefault(group_id, {}).update(pending)
+        if group_id in self.pending_txn and not self.pending_txn[group_id]:
+            del self.pending_txn[group_id]
+        self.mark_changed()
+
+    def _has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        return any((topic, partition) in offs
+                   for offs in self.pending_txn.get(group_id, {}).values())
+
+    def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, *,
+                      require_stable: bool = False, member_id: str | None = None,
+                      member_epoch: int = -1) -> list[tuple[str, list[dict]]]:
+        """OffsetFetch for one group; ``topics=None`` means every committed offset.
+
+        Raises KafkaError for group-level errors (a consumer group member's stale epoch).
+        """
+        if not group_id:
+            raise KafkaError(E.INVALID_GROUP_ID)
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup) and (member_id is not None or member_epoch >= 0):
+            m = group.members.get(member_id or "")
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID)
+            if member_epoch != m.member_epoch:
+                raise KafkaError(E.STALE_MEMBER_EPOCH)
+        exists = group is not None and group.state != DEAD
+        store = self.offsets.get(group_id, {}) if exists else {}
+
+        def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> dict:
+            if require_stable and self._has_pending(group_id, topic, p):
+                return {"partition_index": p, "committed_offset": -1,
+                        "committed_leader_epoch": -1, "metadata": "",
+                        "error_code": E.UNSTABLE_OFFSET_COMMIT}
+            if o is None:
+                return {"partition_index": p, "committed_offset": -1,
+                        "committed_leader_epoch": -1, "metadata": "", "error_code": E.NONE}
+            return {"partition_index": p, "committed_offset": o.offset,
+                    "committed_leader_epoch": o.leader_epoch, "metadata": o.metadata,
+                    "error_code": E.NONE}
+
+        if topics is None:
+            by_topic: dict[str, list[dict]] = {}
+            for (topic, p), o in sorted(store.items()):
+                by_topic.setdefault(topic, []).append(entry(topic, p, o))
+            return list(by_topic.items())
+        return [(topic, [entry(topic, p, store.get((topic, p))) for p in parts])
+                for topic, parts in topics]
+
+    def delete_offsets(self, group_id: str, topics: list[tuple[str, list[int]]]
+                       ) -> list[tuple[str, list[tuple[int, int]]]]:
+        """OffsetDelete; raises KafkaError for group-level errors."""
+        if not group_id:
+            raise KafkaError(E.INVALID_GROUP_ID)
+        group = self.groups.get(group_id)
+        if group is None or group.state == DEAD:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND)
+        if group.type == "classic" and group.state in (
+                STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE) \
+                and not group.uses_consumer_protocol():
+            raise KafkaError(E.NON_EMPTY_GROUP)
+        store = self.offsets.get(group_id, {})
+        out = []
+        for topic, parts in topics:
+            if group.is_subscribed_to(topic):
+                out.append((topic, [(p, E.GROUP_SUBSCRIBED_TO_TOPIC) for p in parts]))
+                continue
+            res = []
+            for p in parts:
+                err = self._partition_error(topic, p)
+                if not err:
+                    store.pop((topic, p), None)
+                    for offs in self.pending_txn.get(group_id, {}).values():
+                        offs.pop((topic, p), None)
+                res.append((p, err))
+            out.append((topic, res))
+        self.mark_changed()
+        return out
+
+    # ---- administration -------------------------------------------------------------------
+    def describe_group(self, group_id: str, version: int = 6) -> dict:
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic":
+            if version >= 6:
+                return {"group_id": group_id, "error_code": E.GROUP_ID_NOT_FOUND,
+                        "error_message": f"Group {group_id} not found.", "group_state": DEAD,
+                        "protocol_type": "", "protocol_data": "", "members": []}
+            return {"group_id": group_id, "error_code": E.NONE, "group_state": DEAD,
+                    "protocol_type": "", "protocol_data": "", "members": []}
+        stable = group.state == STABLE
+        return {
+            "group_id": group_id, "error_code": E.NONE, "group_state": group.state,
+            "protocol_type": group.protocol_type or "",
+            "protocol_data": (group.protocol_name or "") if stable else "",
+            "members": [{
+                "member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                "client_id": m.client_id, "client_host": m.client_host,
+                "member_metadata": m.metadata(group.protocol_name) if stable else b"",
+                "member_assignment": m.assignment,
+            } for m in group.members.values()],
+            "authorized_operations": -2147483648,
+        }
+
+    def list_groups(self, states: list[str] | None = None, types: list[str] | None = None,
+                    broker_id: int | None = None) -> list[dict]:
+        """ListGroups: the groups this broker coordinates (all if ``broker_id`` is None)."""
+        wanted_states = {s.strip().lower() for s in states or []}
+        wanted_types = {t.strip().lower() for t in types or []}
+        out = []
+        for gid, group in self.groups.items():
+            if group.state == DEAD:
+                continue
+            if wanted_states and group.state.lower() not in wanted_states:
+                continue
+            if wanted_types and group.type not in wanted_types:
+                continue
+            if broker_id is not None:
+                try:
+                    if self.coordinator_for(gid, create=False) != broker_id:
+                        continue
+                except KafkaError:
+                    continue
+            out.append({"group_id": gid, "protocol_type": group.protocol_type or "",
+                        "group_state": group.state, "group_type": group.type})
+        return out
+
+    def delete_group(self, group_id: str) -> int:
+        if not group_id:
+            return E.INVALID_GROUP_ID
+        group = self.groups.get(group_id)
+        if group is None or group.state == DEAD:
+            return E.GROUP_ID_NOT_FOUND
+        if not group.is_empty:
+            return E.NON_EMPTY_GROUP
+        del self.groups[group_id]
+        if group.type == "classic":
+            group.state = DEAD
+        self.offsets.pop(group_id, None)
+        self.pending_txn.pop(group_id, None)
+        self.mark_changed()
+        return E.NONE
+
+    def describe_consumer_groups(self, group_ids: list[str]) -> list[dict]:
+        out = []
+        for gid in group_ids:
+            group = self.groups.get(gid)
+            if not gid:
+                out.append({"group_id": gid, "error_code": E.INVALID_GROUP_ID})
+            elif group is None or group.type != "consumer":
+                what = "not found" if group is None else "is not a consumer group"
+                out.append({"group_id": gid, "error_code": E.GROUP_ID_NOT_FOUND,
+                            "error_message": f"Group {gid} {what}.", "group_state": "Dead"})
+            else:
+                out.append(self.describe_consumer_group(group))
+        return out
+
+    @staticmethod
+    def matches(pattern: str | None, value: str) -> bool:
+        return pattern is None or re.fullmatch(pattern, value) is not None

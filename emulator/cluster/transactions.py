@@ -1,0 +1,413 @@
+"""The transaction coordinator and producer ids: InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn, EndTxn, transaction timeouts, DescribeTransactions, ListTransactions.
+
+Modelled on Kafka's ``TransactionCoordinator`` and ``TransactionMetadata`` (transaction
+protocol version 1: the client's epoch stays the same across transactions, the
+coordinator bumps it on InitProducerId and when it fences a producer). A
+transactional.id is coordinated by the leader of partition
+``abs(javaHashCode(id)) % transaction.state.log.num.partitions`` of the internal
+``__transaction_state`` topic, created on first use.
+
+State table (``TransactionState``):
+
+    Empty / CompleteCommit / CompleteAbort -> Ongoing        AddPartitionsToTxn,
+                                                             AddOffsetsToTxn
+    Ongoing            -> PrepareCommit | PrepareAbort       EndTxn, or a timeout (abort
+                                                             with a bumped epoch)
+    PrepareCommit      -> CompleteCommit                     every marker written
+    PrepareAbort       -> CompleteAbort
+    Ongoing            -> (fence) PrepareAbort               InitProducerId from a new
+                                                             producer with the same id
+
+Ending a transaction writes a COMMIT/ABORT control batch (``wire.records.control_batch``)
+into every partition of the transaction at once, so EndTxn answers after the markers
+are in the logs; a partition without a leader keeps the transaction in Prepare* until
+``tick`` can write its marker (clients meanwhile get CONCURRENT_TRANSACTIONS). Offsets
+sent with TxnOffsetCommit are released to the group coordinator on commit.
+
+Differs from Kafka: transaction state is not written to __transaction_state (its
+partitions exist for placement only); transaction version 2 (KIP-890 part 2) is not
+offered, so clients use the version-1 flow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from emulator.cluster.groups import OFFSETS_TOPIC, partition_for
+from emulator.cluster.partition import KafkaError
+from wire.errors import ErrorCode as E
+from wire.records import InvalidRecordError, control_batch, read_header
+
+TXN_TOPIC = "__transaction_state"
+MAX_EPOCH = 32767
+
+EMPTY = "Empty"
+ONGOING = "Ongoing"
+PREPARE_COMMIT = "PrepareCommit"
+PREPARE_ABORT = "PrepareAbort"
+COMPLETE_COMMIT = "CompleteCommit"
+COMPLETE_ABORT = "CompleteAbort"
+DEAD = "Dead"
+STATES = (EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT,
+          DEAD, "PrepareEpochFence")
+
+
+@dataclass(eq=False)
+class TxnMetadata:
+    transactional_id: str
+    producer_id: int
+    timeout_ms: int
+    last_update_ms: int
+    producer_epoch: int = -1
+    last_producer_epoch: int = -1
+    previous_producer_id: int = -1
+    state: str = EMPTY
+    partitions: set[tuple[str, int]] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
+    start_ms: int = -1
+    pending_markers: set[tuple[str, int]] = field(default_factory=set)
+
+    def epoch_exhausted(self) -> bool:
+        return self.producer_epoch >= MAX_EPOCH - 1
+
+
+class TransactionCoordinator:
+    """Producer ids for the whole cluster, and every transactional id's state."""
+
+    def __init__(self, state, groups=None) -> None:
+        self.state = state
+        self.groups = groups
+        self.txns: dict[str, TxnMetadata] = {}
+        self.next_producer_id = 0
+        hooks = getattr(state, "tick_hooks", None)
+        if hooks is not None:
+            hooks.append(self.tick)
+
+    # ---- plumbing -----------------------------------------------------------------
+    def now(self) -> int:
+        return self.state.now()
+
+    def cfg(self, key: str, default: int) -> int:
+        v = self.state.config.get(key)
+        return default if v is None else int(v)
+
+    def new_producer_id(self) -> int:
+        pid = self.next_producer_id
+        self.next_producer_id += 1
+        return pid
+
+    # ---- placement --------------------------------------------------------------------
+    def ensure_txn_topic(self) -> None:
+        if TXN_TOPIC in self.state.topics:
+            return
+        try:
+            self.state.create_topic(
+                TXN_TOPIC, self.cfg("transaction.state.log.num.partitions", 50),
+                self.cfg("transaction.state.log.replication.factor", 3),
+                configs={"cleanup.policy": "compact", "compression.type": "uncompressed",
+                         "segment.bytes": "104857600"})
+        except KafkaError as e:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
+                             f"The coordinator is not available: {e.message}") from e
+
+    def coordinator_for(self, transactional_id: str, create: bool = True) -> int:
+        if create:
+            self.ensure_txn_topic()
+        t = self.state.topics.get(TXN_TOPIC)
+        if t is None:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        leader = t.partitions[partition_for(transactional_id, len(t.partitions))].leader
+        if leader < 0 or not self.state.is_alive(leader):
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        return leader
+
+    def check_coordinator(self, broker_id: int | None, transactional_id: str) -> None:
+        if broker_id is None:
+            return
+        if TXN_TOPIC not in self.state.topics:
+            raise KafkaError(E.NOT_COORDINATOR)
+        if self.coordinator_for(transactional_id, create=False) != broker_id:
+            raise KafkaError(E.NOT_COORDINATOR)
+
+    # ---- InitProducerId -----------------------------------------------------------------
+    def init_producer_id(self, transactional_id: str | None, timeout_ms: int,
+                         producer_id: int = -1, producer_epoch: int = -1,
+                         broker_id: int | None = None) -> tuple[int, int, int]:
+        """Returns (error, producer id, epoch)."""
+        if transactional_id is None:
+            # An idempotent producer: any broker hands out a fresh producer id.
+            return E.NONE, self.new_producer_id(), 0
+        try:
+            if transactional_id == "":
+                raise KafkaError(E.INVALID_REQUEST)
+            self.check_coordinator(broker_id, transactional_id)
+            if not 0 < timeout_ms <= self.cfg("transaction.max.timeout.ms", 900000):
+                raise KafkaError(E.INVALID_TRANSACTION_TIMEOUT)
+            txn = self.txns.get(transactional_id)
+            if txn is None:
+                txn = self.txns[transactional_id] = TxnMetadata(
+                    transactional_id, self.new_producer_id(), timeout_ms, self.now())
+            return self._init_transit(txn, timeout_ms, producer_id, producer_epoch)
+        except KafkaError as e:
+            return e.code, -1, -1
+        finally:
+            self.state.changed()
+
+    def _init_transit(self, txn: TxnMetadata, timeout_ms: int, expected_pid: int,
+                      expected_epoch: int) -> tuple[int, int, int]:
+        given = expected_pid >= 0
+        if given and not (txn.producer_epoch == -1 or expected_pid == txn.producer_id or (
+                expected_pid == txn.previous_producer_id and expected_epoch >= MAX_EPOCH - 1)):
+            raise KafkaError(E.PRODUCER_FENCED)
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        if txn.state == ONGOING:
+            # Fence the current producer: abort its transaction with a bumped epoch and
+            # let the new one retry (it then gets yet another epoch).
+            txn.producer_epoch += 1
+            txn.last_producer_epoch = -1
+            self._end(txn, commit=False)
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        now = self.now()
+        if txn.epoch_exhausted() and (not given or expected_epoch == txn.producer_epoch):
+            txn.previous_producer_id = txn.producer_id
+            txn.producer_id = self.new_producer_id()
+            txn.last_producer_epoch = txn.producer_epoch if given else -1
+            txn.producer_epoch = 0
+        elif not given or txn.producer_epoch == -1 or expected_epoch == txn.producer_epoch:
+            txn.last_producer_epoch = txn.producer_epoch if given else -1
+            txn.producer_epoch += 1
+        elif expected_epoch != txn.last_producer_epoch:
+            raise KafkaError(E.PRODUCER_FENCED)
+        # else: a retry of an InitProducerId that already bumped the epoch
+        txn.timeout_ms = timeout_ms
+        txn.state = EMPTY
+        txn.partitions.clear()
+        txn.groups.clear()
+        txn.start_ms = -1
+        txn.last_update_ms = now
+        return E.NONE, txn.producer_id, txn.producer_epoch
+
+    # ---- AddPartitionsToTxn / AddOffsetsToTxn -----------------------------------------------
+    def _validate(self, transactional_id: str | None, producer_id: int, epoch: int,
+                  broker_id: int | None) -> TxnMetadata:
+        if not transactional_id:
+            raise KafkaError(E.INVALID_REQUEST)
+        self.check_coordinator(broker_id, transactional_id)
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != producer_id:
+            raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        if txn.producer_epoch != epoch:
+            raise KafkaError(E.PRODUCER_FENCED)
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        return txn
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                       partitions: list[tuple[str, int]], broker_id: int | None = None,
+                       verify_only: bool = False) -> dict[tuple[str, int], int]:
+        """Per partition error codes, as AddPartitionsToTxn answers them."""
+        unknown = {tp for tp in partitions if self._unknown(tp)}
+        if unknown:
+            return {tp: E.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
+                    else E.OPERATION_NOT_ATTEMPTED for tp in partitions}
+        try:
+            txn = self._validate(transactional_id, producer_id, epoch, broker_id)
+        except KafkaError as e:
+            return dict.fromkeys(partitions, e.code)
+        if verify_only:
+            return {tp: E.NONE if txn.state == ONGOING and tp in txn.partitions
+                    else E.INVALID_TXN_STATE for tp in partitions}
+        self._begin(txn)
+        txn.partitions.update(partitions)
+        self.state.changed()
+        return dict.fromkeys(partitions, E.NONE)
+
+    def _unknown(self, tp: tuple[str, int]) -> bool:
+        t = self.state.topics.get(tp[0])
+        return t is None or not 0 <= tp[1] < len(t.partitions)
+
+    def _begin(self, txn: TxnMetadata) -> None:
+        now = self.now()
+        if txn.state != ONGOING:
+            txn.state = ONGOING
+            txn.start_ms = now
+        txn.last_update_ms = now
+
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_id: str,
+                    broker_id: int | None = None) -> int:
+        """AddOffsetsToTxn: the group's offsets partition joins the transaction."""
+        try:
+            txn = self._validate(transactional_id, producer_id, epoch, broker_id)
+        except KafkaError as e:
+            return e.code
+        self._begin(txn)
+        txn.groups.add(group_id)
+        if self.groups is not None:
+            txn.partitions.add((OFFSETS_TOPIC, self.groups.partition_for(group_id)))
+        self.state.changed()
+        return E.NONE
+
+    # ---- EndTxn ---------------------------------------------------------------------------------
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
+                broker_id: int | None = None) -> tuple[int, int, int]:
+        """Returns (error, producer id, epoch)."""
+        try:
+            if not transactional_id:
+                raise KafkaError(E.INVALID_REQUEST)
+            self.check_coordinator(broker_id, transactional_id)
+            txn = self.txns.get(transactional_id)
+            if txn is None or txn.producer_id != producer_id:
+                raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+            if epoch != txn.producer_epoch:
+                raise KafkaError(E.PRODUCER_FENCED)
+            done = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+            preparing = PREPARE_COMMIT if commit else PREPARE_ABORT
+            if txn.state == ONGOING:
+                self._end(txn, commit)
+            elif txn.state == preparing:
+                raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+            elif txn.state != done:
+                raise KafkaError(E.INVALID_TXN_STATE, f"TransactionalId {transactional_id}: "
+                                 f"cannot {'commit' if commit else 'abort'} in state "
+                                 f"{txn.state}")
+            return E.NONE, txn.producer_id, txn.producer_epoch
+        except KafkaError as e:
+            return e.code, -1, -1
+
+    def _end(self, txn: TxnMetadata, commit: bool) -> None:
+        txn.state = PREPARE_COMMIT if commit else PREPARE_ABORT
+        txn.last_update_ms = self.now()
+        txn.pending_markers = set(txn.partitions)
+        self._write_markers(txn)
+
+    def _write_markers(self, txn: TxnMetadata) -> None:
+        """Write what markers can be written; complete the transaction when all are."""
+        commit = txn.state == PREPARE_COMMIT
+        now = self.now()
+        for tp in sorted(txn.pending_markers):
+            topic, index = tp
+            if topic == OFFSETS_TOPIC:
+                txn.pending_markers.discard(tp)
+                continue
+            t = self.state.topics.get(topic)
+            if t is None or index >= len(t.partitions):
+                txn.pending_markers.discard(tp)  # deleted meanwhile
+                continue
+            p = t.partitions[index]
+            if p.leader < 0 or not self.state.is_alive(p.leader):
+                continue
+            data = control_batch(commit, txn.producer_id, txn.producer_epoch, now)
+            offset = self.state.append_control(p, data)
+            p.complete_txn(txn.producer_id, txn.producer_epoch, offset, commit)
+            txn.pending_markers.discard(tp)
+        if txn.pending_markers:
+            return
+        if self.groups is not None:
+            for g in sorted(txn.groups):
+                self.groups.complete_txn(g, txn.producer_id, commit)
+        txn.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        txn.partitions.clear()
+        txn.groups.clear()
+        txn.last_update_ms = now
+        self.state.changed()
+
+    # ---- the produce path -----------------------------------------------------------------------
+    def check_produce(self, transactional_id: str, topic: str, partition: int,
+                      records: bytes | None) -> int:
+        """Error code for a transactional batch that is not part of an ongoing transaction."""
+        if not records:
+            return E.NONE
+        try:
+            h = read_header(records)
+        except InvalidRecordError:
+            return E.NONE  # the append reports the corrupt batch
+        if not h.is_transactional:
+            return E.NONE
+        txn = self.txns.get(transactional_id)
+        if txn is None or txn.producer_id != h.producer_id:
+            return E.INVALID_PRODUCER_ID_MAPPING
+        if h.producer_epoch < txn.producer_epoch:
+            return E.INVALID_PRODUCER_EPOCH
+        if txn.state != ONGOING or (topic, partition) not in txn.partitions:
+            return E.INVALID_TXN_STATE
+        return E.NONE
+
+    # ---- time -------------------------------------------------------------------------------------
+    def tick(self, now: int | None = None) -> bool:
+        """Abort timed-out transactions (fencing their producer), retry markers, expire ids."""
+        if now is None:
+            now = self.now()
+        changed = False
+        expiry = self.cfg("transactional.id.expiration.ms", 604800000)
+        for tid, txn in list(self.txns.items()):
+            if txn.state == ONGOING and now > txn.start_ms + txn.timeout_ms:
+                txn.producer_epoch += 1  # Kafka's prepareFenceProducerEpoch
+                txn.last_producer_epoch = -1
+                self._end(txn, commit=False)
+                changed = True
+            elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+                before = len(txn.pending_markers)
+                self._write_markers(txn)
+                changed |= len(txn.pending_markers) != before
+            elif txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) \
+                    and now - txn.last_update_ms > expiry:
+                del self.txns[tid]
+                changed = True
+        if changed:
+            self.state.changed()
+        return changed
+
+    # ---- administration -----------------------------------------------------------------------------
+    def describe(self, transactional_id: str, broker_id: int | None = None) -> dict:
+        out: dict = {"transactional_id": transactional_id, "error_code": E.NONE}
+        try:
+            if not transactional_id:
+                raise KafkaError(E.INVALID_REQUEST)
+            self.check_coordinator(broker_id, transactional_id)
+            txn = self.txns.get(transactional_id)
+            if txn is None:
+                raise KafkaError(E.TRANSACTIONAL_ID_NOT_FOUND)
+        except KafkaError as e:
+            out["error_code"] = e.code
+            return out
+        topics: dict[str, list[int]] = {}
+        for t, p in sorted(txn.partitions):
+            topics.setdefault(t, []).append(p)
+        out.update(transaction_state=txn.state, transaction_timeout_ms=txn.timeout_ms,
+                   transaction_start_time_ms=txn.start_ms, producer_id=txn.producer_id,
+                   producer_epoch=txn.producer_epoch,
+                   topics=[{"topic": t, "partitions": ps} for t, ps in topics.items()])
+        return out
+
+    def list_transactions(self, broker_id: int | None = None, states: list[str] | None = None,
+                          producer_ids: list[int] | None = None, duration_ms: int = -1,
+                          pattern: str | None = None) -> tuple[int, list[str], list[dict]]:
+        """(error, unknown state filters, transactions this broker coordinates)."""
+        unknown = [s for s in states or [] if s not in STATES]
+        try:
+            regex = re.compile(pattern) if pattern else None
+        except re.error:
+            return E.INVALID_REGULAR_EXPRESSION, unknown, []
+        now = self.now()
+        out = []
+        for tid, txn in sorted(self.txns.items()):
+            if states and txn.state not in states:
+                continue
+            if producer_ids and txn.producer_id not in producer_ids:
+                continue
+            if duration_ms >= 0 and now - txn.start_ms <= duration_ms:
+                continue
+            if regex is not None and not regex.fullmatch(tid):
+                continue
+            if broker_id is not None:
+                try:
+                    if self.coordinator_for(tid, create=False) != broker_id:
+                        continue
+                except KafkaError:
+                    continue
+            out.append({"transactional_id": tid, "producer_id": txn.producer_id,
+                        "transaction_state": txn.state})
+        return E.NONE, unknown, out
