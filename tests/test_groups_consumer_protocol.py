@@ -1,0 +1,266 @@
+"""KIP-848 consumer groups (ConsumerGroupHeartbeat) as a pure state machine.
+
+Server-side assignment (uniform and range), the revoke-before-reassign handshake,
+leaves, session and rebalance timeouts, static members, and the request errors.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.consumer_groups import _range, _uniform
+from emulator.cluster.groups import GroupCoordinator
+from emulator.cluster.state import Broker, ClusterState
+from wire.errors import ErrorCode as E
+
+G = "cg"
+SESSION = 45_000
+
+
+class Harness:
+    def __init__(self, partitions: int = 6) -> None:
+        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
+                                  clock=ManualClock(),
+                                  broker_config={"offsets.topic.num.partitions": "3"})
+        self.gc = GroupCoordinator(self.state)
+        self.topic = self.state.create_topic("t", partitions, 1)
+        self.tid = self.topic.id
+        self.owned: dict[str, set[int]] = {}
+        self.epochs: dict[str, int] = {}
+
+    def hb(self, member: str, epoch: int | None = None, *, topics=("t",), owned=None,
+           assignor: str | None = None, instance: str | None = None, full: bool = False,
+           regex: str | None = None, rebalance: int = 60_000) -> dict:
+        """One heartbeat from ``member``; applies the returned assignment like a client."""
+        if epoch is None:
+            epoch = self.epochs.get(member, 0)
+        joining = epoch == 0
+        if owned is None:
+            owned = self.owned.get(member, set())
+        tps = [{"topic_id": self.tid, "partitions": sorted(owned)}] if owned else []
+        r = self.gc.consumer_group_heartbeat(
+            G, member, epoch, instance_id=instance,
+            rebalance_timeout_ms=rebalance if joining or full else -1,
+            subscribed_topic_names=list(topics) if joining or full else None,
+            subscribed_topic_regex=regex, server_assignor=assignor,
+            topic_partitions=[] if joining else tps, client_id="c")
+        if r["error_code"] == E.NONE:
+            self.epochs[member] = r["member_epoch"]
+            if r["assignment"] is not None:
+                got = set()
+                for tp in r["assignment"]["topic_partitions"]:
+                    assert tp["topic_id"] == self.tid
+                    got |= set(tp["partitions"])
+                self.owned[member] = got
+        return r
+
+    def settle(self, members: list[str], rounds: int = 6) -> None:
+        for _ in range(rounds):
+            for m in members:
+                self.hb(m)
+
+    def group(self):
+        return self.gc.groups[G]
+
+
+def test_single_member_gets_every_partition() -> None:
+    h = Harness()
+    r = h.hb("m1")
+    assert r["error_code"] == E.NONE and r["member_epoch"] == 1
+    assert h.owned["m1"] == set(range(6))
+    assert r["heartbeat_interval_ms"] == 5000
+    assert h.group().state == "Stable"
+    r = h.hb("m1")
+    assert r["assignment"] is None  # nothing changed: no assignment in the response
+
+
+def test_second_member_waits_for_revocation_then_balances() -> None:
+    h = Harness()
+    h.hb("m1")
+    r2 = h.hb("m2")
+    assert r2["member_epoch"] == 2
+    assert h.owned["m2"] == set()  # its partitions are still owned by m1
+    assert h.group().state == "Reconciling"
+    r1 = h.hb("m1")  # m1 learns what to give up; keeps its epoch until it has
+    assert r1["member_epoch"] == 1 and len(h.owned["m1"]) == 3
+    h.hb("m1")  # reports only its kept partitions: revocation done
+    assert h.epochs["m1"] == 2
+    h.hb("m2")
+    assert h.owned["m2"] == set(range(6)) - h.owned["m1"] and len(h.owned["m2"]) == 3
+    assert h.group().state == "Stable"
+
+
+def test_no_partition_is_ever_owned_twice() -> None:
+    h = Harness()
+    members = ["a", "b", "c"]
+    for m in members:
+        h.hb(m)
+        for _ in range(3):
+            for x in members[: members.index(m) + 1]:
+                h.hb(x)
+                owners = [p for mm in h.owned.values() for p in mm]
+                assert len(owners) == len(set(owners))
+    assert sorted(len(v) for v in h.owned.values()) == [2, 2, 2]
+    assert set().union(*h.owned.values()) == set(range(6))
+
+
+def test_leave_and_session_expiry_reassign() -> None:
+    h = Harness()
+    for m in ("a", "b", "c"):
+        h.hb(m)
+    h.settle(["a", "b", "c"])
+    r = h.hb("c", -1)
+    assert r["member_epoch"] == -1 and "c" not in h.group().members
+    h.settle(["a", "b"])
+    assert sorted(len(h.owned[m]) for m in "ab") == [3, 3]
+    # b crashes: only a heartbeats
+    for _ in range(5):
+        h.state.clock.advance(SESSION // 4)
+        h.gc.tick()
+        h.hb("a")
+    assert "b" not in h.group().members
+    assert h.owned["a"] == set(range(6))
+
+
+def test_member_that_does_not_revoke_is_fenced_at_rebalance_timeout() -> None:
+    h = Harness()
+    h.hb("a", rebalance=10_000)
+    h.hb("b")
+    h.hb("a", owned=set(range(6)))  # a is told to revoke but keeps reporting everything
+    assert h.group().members["a"].state == "unrevoked_partitions"
+    h.state.clock.advance(5_000)
+    h.hb("a", owned=set(range(6)))
+    h.hb("b")
+    h.state.clock.advance(5_001)
+    h.gc.tick()
+    assert "a" not in h.group().members
+    h.hb("b")
+    assert h.owned["b"] == set(range(6))
+
+
+def test_static_member_leaves_temporarily_and_comes_back() -> None:
+    h = Harness()
+    h.hb("a", instance="ia")
+    h.hb("b")
+    h.settle(["a", "b"])
+    kept = set(h.owned["a"])
+    r = h.hb("a", -2, instance="ia")
+    assert r["member_epoch"] == -2
+    h.hb("b")
+    assert h.owned["b"] == set(range(6)) - kept  # a's partitions are held for it
+    r = h.gc.consumer_group_heartbeat(G, "a2", 0, instance_id="ia", rebalance_timeout_ms=60_000,
+                                      subscribed_topic_names=["t"], topic_partitions=[])
+    assert r["error_code"] == E.NONE
+    assert {p for tp in r["assignment"]["topic_partitions"] for p in tp["partitions"]} == kept
+    # another process with the same instance id while a2 is active is refused
+    r = h.gc.consumer_group_heartbeat(G, "a3", 0, instance_id="ia", rebalance_timeout_ms=60_000,
+                                      subscribed_topic_names=["t"], topic_partitions=[])
+    assert r["error_code"] == E.UNRELEASED_INSTANCE_ID
+
+
+def test_range_assignor() -> None:
+    h = Harness()
+    h.hb("a", assignor="range")
+    h.hb("b", assignor="range")
+    h.settle(["a", "b"])
+    assert h.owned == {"a": {0, 1, 2}, "b": {3, 4, 5}}
+    assert h.gc.describe_consumer_groups([G])[0]["assignor_name"] == "range"
+
+
+def test_partition_growth_bumps_the_group_epoch() -> None:
+    h = Harness(partitions=2)
+    h.hb("a")
+    epoch = h.epochs["a"]
+    h.state.create_partitions("t", 4, None, False)
+    h.hb("a")
+    assert h.epochs["a"] == epoch + 1 and h.owned["a"] == {0, 1, 2, 3}
+
+
+def test_regex_subscription() -> None:
+    h = Harness()
+    h.state.create_topic("t-other", 2, 1)
+    r = h.gc.consumer_group_heartbeat(G, "a", 0, rebalance_timeout_ms=60_000,
+                                      subscribed_topic_regex="t.*", topic_partitions=[])
+    assert r["error_code"] == E.NONE
+    assert sum(len(tp["partitions"]) for tp in r["assignment"]["topic_partitions"]) == 8
+
+
+@pytest.mark.parametrize(("kwargs", "code"), [
+    ({"member_epoch": 0, "rebalance_timeout_ms": -1}, E.INVALID_REQUEST),
+    ({"member_epoch": 0, "subscribed_topic_names": None}, E.INVALID_REQUEST),
+    ({"member_epoch": 0, "topic_partitions": None}, E.INVALID_REQUEST),
+    ({"member_epoch": 0, "server_assignor": "fancy"}, E.UNSUPPORTED_ASSIGNOR),
+    ({"member_epoch": -3}, E.INVALID_REQUEST),
+    ({"member_epoch": 0, "member_id": ""}, E.INVALID_REQUEST),
+    ({"member_epoch": 5, "member_id": "ghost"}, E.UNKNOWN_MEMBER_ID),
+    ({"member_epoch": 0, "subscribed_topic_regex": "(", "subscribed_topic_names": None},
+     E.INVALID_REQUEST),
+])
+def test_request_errors(kwargs: dict, code: int) -> None:
+    h = Harness()
+    h.hb("a")
+    args = {"member_id": "x", "member_epoch": 0, "rebalance_timeout_ms": 60_000,
+            "subscribed_topic_names": ["t"], "topic_partitions": []}
+    args.update(kwargs)
+    r = h.gc.consumer_group_heartbeat(G, args.pop("member_id"), args.pop("member_epoch"), **args)
+    assert r["error_code"] == code
+    assert h.hb("a")["error_code"] == E.NONE  # the group is fine
+
+
+def test_fenced_member_epoch_and_rejoin() -> None:
+    h = Harness()
+    h.hb("a")
+    assert h.hb("a", 7)["error_code"] == E.FENCED_MEMBER_EPOCH
+    r = h.hb("a", 0)
+    assert r["error_code"] == E.NONE and r["member_epoch"] >= 1
+
+
+def test_classic_and_consumer_groups_do_not_mix() -> None:
+    h = Harness()
+    h.hb("a")
+    fut = h.gc.join_group(G, "", None, "consumer", [("range", b"")], 10_000, 10_000)
+    assert fut.result["error_code"] == E.INCONSISTENT_GROUP_PROTOCOL
+    listed = h.gc.list_groups(types=["consumer"])
+    assert [g["group_id"] for g in listed] == [G] and listed[0]["protocol_type"] == "consumer"
+
+
+def test_commit_needs_the_member_epoch() -> None:
+    h = Harness()
+    h.hb("a")
+    ep = h.epochs["a"]
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, "a", ep, [("t", [(0, 5, -1, None)])], version=9)
+    assert err == E.NONE
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, "a", ep - 1, [("t", [(0, 6, -1, None)])],
+                                            version=9)
+    assert err == E.STALE_MEMBER_EPOCH
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, "a", ep, [("t", [(0, 6, -1, None)])], version=8)
+    assert err == E.UNSUPPORTED_VERSION
+    [(_, [entry])] = h.gc.fetch_offsets(G, [("t", [0])], member_id="a", member_epoch=ep)
+    assert entry["committed_offset"] == 5
+
+
+def test_describe() -> None:
+    h = Harness()
+    h.hb("a")
+    [d] = h.gc.describe_consumer_groups([G])
+    assert d["group_state"] == "Stable" and d["group_epoch"] == 1
+    [m] = d["members"]
+    assert m["member_id"] == "a" and m["assignment"]["topic_partitions"][0]["topic_name"] == "t"
+    assert h.gc.describe_consumer_groups(["nope"])[0]["error_code"] == E.GROUP_ID_NOT_FOUND
+
+
+def test_assignors_directly() -> None:
+    topics = {"x": (b"X" * 16, 5), "y": (b"Y" * 16, 1)}
+    subs = {"m1": {"x", "y"}, "m2": {"x", "y"}}
+    out = _uniform(subs, topics, {})
+    sizes = sorted(sum(len(p) for p in a.values()) for a in out.values())
+    assert sizes == [3, 3]
+    # sticky: with a third member, the first two keep most of theirs
+    out3 = _uniform({**subs, "m3": {"x", "y"}}, topics, out)
+    for m in ("m1", "m2"):
+        kept = sum(len(out[m].get(t, set()) & out3[m].get(t, set())) for t in out[m])
+        assert kept == 2
+    rng = _range({"m1": {"x"}, "m2": {"x", "y"}}, topics, {})
+    assert rng["m1"] == {b"X" * 16: {0, 1, 2}} and rng["m2"] == {b"X" * 16: {3, 4},
+                                                                  b"Y" * 16: {0}}
