@@ -1,0 +1,238 @@
+"""The transaction coordinator under a manual clock: epochs and fencing, markers in the
+logs, the last stable offset, aborted transactions, timeouts, transactional offsets."""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.groups import GroupCoordinator
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.transactions import TXN_TOPIC, TransactionCoordinator
+from wire.errors import ErrorCode as E
+from wire.records import build_batch, decode_records, read_header
+
+TID = "txn-1"
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.state = ClusterState(
+            [Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock(),
+            broker_config={"transaction.state.log.num.partitions": "4",
+                           "offsets.topic.num.partitions": "4"})
+        self.state.create_topic("t", 2, 1)
+        self.gc = GroupCoordinator(self.state)
+        self.tc = TransactionCoordinator(self.state, self.gc)
+        self.seq: dict[int, int] = {}
+
+    def init(self, tid: str = TID, timeout: int = 60_000, **kw) -> tuple[int, int]:
+        err, pid, epoch = self.tc.init_producer_id(tid, timeout, **kw)
+        assert err == E.NONE, E(err)
+        return pid, epoch
+
+    def produce(self, pid: int, epoch: int, part: int = 0, n: int = 1,
+                tid: str = TID) -> int:
+        seq = self.seq.get((pid, part), 0)
+        batch = build_batch([(None, b"x")] * n, producer_id=pid, producer_epoch=epoch,
+                            base_sequence=seq, transactional=True)
+        err = self.tc.check_produce(tid, "t", part, batch)
+        if err:
+            return -err
+        p = self.state.get_partition("t", part)
+        r = self.state.append(p.leader, "t", part, batch, -1)
+        assert r.error == E.NONE, r
+        self.seq[(pid, part)] = seq + n
+        return r.base_offset
+
+    def partition(self, i: int = 0):
+        return self.state.get_partition("t", i)
+
+
+def test_init_bumps_epoch_and_fences_the_previous_producer() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    assert e0 == 0
+    pid2, e1 = h.init()
+    assert (pid2, e1) == (pid, 1)
+    err = h.tc.add_partitions(TID, pid, e0, [("t", 0)])
+    assert err == {("t", 0): E.PRODUCER_FENCED}
+    assert h.tc.end_txn(TID, pid, e0, True)[0] == E.PRODUCER_FENCED
+
+
+def test_commit_writes_markers_and_moves_the_last_stable_offset() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
+    assert h.produce(pid, epoch, n=3) == 0
+    p = h.partition()
+    assert p.high_watermark == 3 and p.last_stable_offset() == 0
+    assert h.tc.describe(TID)["transaction_state"] == "Ongoing"
+    assert h.tc.end_txn(TID, pid, epoch, True) == (E.NONE, pid, epoch)
+    assert p.log_end_offset == 4 and p.last_stable_offset() == 4
+    marker = p.leader_log.batch_at(3)
+    hdr = read_header(marker)
+    assert hdr.is_control and hdr.is_transactional and hdr.producer_id == pid
+    assert decode_records(marker)[0].key == b"\x00\x00\x00\x01"  # COMMIT
+    assert p.aborted == []
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
+    # the next transaction continues with the same epoch and sequence
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert h.produce(pid, epoch) == 4
+
+
+def test_abort_records_the_aborted_transaction() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0), ("t", 1)])
+    h.produce(pid, epoch, part=0, n=2)
+    h.produce(pid, epoch, part=1, n=1)
+    assert h.tc.end_txn(TID, pid, epoch, False)[0] == E.NONE
+    a = h.partition(0).aborted
+    assert [(x.producer_id, x.first_offset, x.last_offset) for x in a] == [(pid, 0, 2)]
+    assert h.partition(0).aborted_between(0, 3)
+    assert h.partition(1).last_stable_offset() == 2
+
+
+def test_lso_waits_for_the_marker_to_replicate() -> None:
+    h = Harness()
+    h.state.create_topic("r", 1, 3)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("r", 0)])
+    p = h.state.get_partition("r", 0)
+    batch = build_batch([(None, b"x")], producer_id=pid, producer_epoch=epoch,
+                        base_sequence=0, transactional=True)
+    h.state.append(p.leader, "r", 0, batch, -1)
+    h.state.tick()
+    assert p.high_watermark == 1 and p.last_stable_offset() == 0
+    h.tc.end_txn(TID, pid, epoch, True)
+    assert p.log_end_offset == 2 and p.high_watermark == 1
+    assert p.last_stable_offset() == 0  # marker not yet replicated
+    h.state.tick()
+    assert p.high_watermark == 2 and p.last_stable_offset() == 2
+
+
+def test_new_producer_aborts_an_ongoing_transaction() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch, n=2)
+    err, _, _ = h.tc.init_producer_id(TID, 60_000)
+    assert err == E.CONCURRENT_TRANSACTIONS  # the old transaction is being aborted
+    assert h.partition().aborted[0].first_offset == 0
+    pid2, epoch2 = h.init()
+    assert (pid2, epoch2) == (pid, epoch + 2)
+    assert h.produce(pid, epoch) == -E.INVALID_PRODUCER_EPOCH  # the zombie is fenced
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {("t", 0): E.PRODUCER_FENCED}
+
+
+def test_transaction_timeout_aborts_and_fences() -> None:
+    h = Harness()
+    pid, epoch = h.init(timeout=10_000)
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch)
+    h.state.clock.advance(10_001)
+    h.tc.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteAbort"
+    assert h.tc.describe(TID)["producer_epoch"] == epoch + 1
+    assert h.partition().aborted and h.partition().last_stable_offset() == 2
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.PRODUCER_FENCED
+
+
+@pytest.mark.parametrize(("commit", "state", "code"), [
+    (True, "Empty", E.INVALID_TXN_STATE),
+    (True, "CompleteCommit", E.NONE),  # a retried EndTxn
+    (False, "CompleteCommit", E.INVALID_TXN_STATE),
+    (False, "CompleteAbort", E.NONE),
+    (True, "PrepareCommit", E.CONCURRENT_TRANSACTIONS),
+])
+def test_end_txn_state_rules(commit: bool, state: str, code: int) -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.txns[TID].state = state
+    assert h.tc.end_txn(TID, pid, epoch, commit)[0] == code
+
+
+def test_request_errors() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.init_producer_id("", 1000)[0] == E.INVALID_REQUEST
+    assert h.tc.init_producer_id(TID, 10**9)[0] == E.INVALID_TRANSACTION_TIMEOUT
+    assert h.tc.add_partitions("other", pid, epoch, [("t", 0)]) == \
+        {("t", 0): E.INVALID_PRODUCER_ID_MAPPING}
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0), ("nope", 0)]) == \
+        {("t", 0): E.OPERATION_NOT_ATTEMPTED, ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION}
+    assert h.tc.end_txn(TID, pid + 1, epoch, True)[0] == E.INVALID_PRODUCER_ID_MAPPING
+    assert h.produce(pid, epoch) == -E.INVALID_TXN_STATE  # partition never added
+    assert h.tc.describe("nope")["error_code"] == E.TRANSACTIONAL_ID_NOT_FOUND
+
+
+def test_kip360_reinit_with_current_epoch() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.init(producer_id=pid, producer_epoch=epoch) == (pid, epoch + 1)
+    # a retry of that call (the response was lost) gets the same epoch back
+    assert h.init(producer_id=pid, producer_epoch=epoch) == (pid, epoch + 1)
+    err, _, _ = h.tc.init_producer_id(TID, 60_000, producer_id=pid + 99, producer_epoch=0)
+    assert err == E.PRODUCER_FENCED
+
+
+def test_transactional_offsets_commit_with_the_transaction() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.add_offsets(TID, pid, epoch, "grp") == E.NONE
+    res = h.gc.txn_offset_commit("grp", pid, "", -1, [("t", [(0, 10, -1, "")])])
+    assert res == [("t", [(0, E.NONE)])]
+    [(_, [e])] = h.gc.fetch_offsets("grp", [("t", [0])], require_stable=True)
+    assert e["error_code"] == E.UNSTABLE_OFFSET_COMMIT
+    [(_, [e])] = h.gc.fetch_offsets("grp", [("t", [0])])
+    assert e["committed_offset"] == -1
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    [(_, [e])] = h.gc.fetch_offsets("grp", [("t", [0])], require_stable=True)
+    assert (e["error_code"], e["committed_offset"]) == (E.NONE, 10)
+    # an aborted transaction's offsets are dropped
+    h.tc.add_offsets(TID, pid, epoch, "grp")
+    h.gc.txn_offset_commit("grp", pid, "", -1, [("t", [(0, 20, -1, "")])])
+    h.tc.end_txn(TID, pid, epoch, False)
+    [(_, [e])] = h.gc.fetch_offsets("grp", [("t", [0])])
+    assert e["committed_offset"] == 10
+
+
+def test_markers_wait_for_a_leader() -> None:
+    h = Harness()
+    h.state.create_topic("solo", 1, 1)
+    p = h.state.get_partition("solo", 0)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("solo", 0)])
+    leader = p.leader
+    controller.broker_stopped(h.state, leader)
+    assert p.leader == -1
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.describe(TID)["transaction_state"] == "PrepareCommit"
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == \
+        {("t", 0): E.CONCURRENT_TRANSACTIONS}
+    controller.broker_started(h.state, leader)
+    h.tc.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
+    assert p.log_end_offset == 1
+
+
+def test_coordinator_placement_and_listing() -> None:
+    h = Harness()
+    broker = h.tc.coordinator_for(TID)
+    assert TXN_TOPIC in h.state.topics and len(h.state.topics[TXN_TOPIC].partitions) == 4
+    other = next(b for b in (1, 2, 3) if b != broker)
+    err, _, _ = h.tc.init_producer_id(TID, 60_000, broker_id=other)
+    assert err == E.NOT_COORDINATOR
+    err, pid, _ = h.tc.init_producer_id(TID, 60_000, broker_id=broker)
+    assert err == E.NONE
+    _, unknown, listed = h.tc.list_transactions(broker_id=broker, states=["Empty", "Bogus"])
+    assert unknown == ["Bogus"] and [x["transactional_id"] for x in listed] == [TID]
+    assert h.tc.list_transactions(broker_id=other)[2] == []
+    assert h.tc.list_transactions(producer_ids=[pid + 1])[2] == []
+    assert len(h.tc.list_transactions(pattern="txn-.*")[2]) == 1
+    assert h.tc.list_transactions(pattern="zzz")[2] == []
+    with pytest.raises(KafkaError):
+        h.tc.check_coordinator(other, TID)
