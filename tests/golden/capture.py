@@ -44,7 +44,7 @@ def main() -> None:
         current["client"] = "kafka-python"
         from kafka import KafkaConsumer, KafkaProducer
 
-        kp = KafkaProducer(bootstrap_servers=b)
+        kp = KafkaProducer(bootstrap_servers=b, enable_idempotence=False, acks=-1)
         kp.send("golden", b"v", partition=1).get(10)
         kp.close()
         kc = KafkaConsumer(bootstrap_servers=b, consumer_timeout_ms=1500)
