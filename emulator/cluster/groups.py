@@ -26,7 +26,6 @@ Differs from Kafka: offsets and group metadata are not written to __consumer_off
 from __future__ import annotations
 
 import base64
-import re
 import uuid
 from dataclasses import dataclass
 
@@ -146,6 +145,14 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             raise KafkaError(E.NOT_COORDINATOR)
         if self.coordinator_for(group_id, create=False) != broker_id:
             raise KafkaError(E.NOT_COORDINATOR)
+
+    def coordinator_error(self, broker_id: int, group_id: str) -> int:
+        """The error code of ``check_coordinator`` (0 when this broker coordinates)."""
+        try:
+            self.check_coordinator(broker_id, group_id)
+        except KafkaError as e:
+            return e.code
+        return E.NONE
 
     def _partition_epoch(self, group_id: str) -> tuple[int, int] | None:
         t = self.state.topics.get(OFFSETS_TOPIC)
@@ -462,7 +469,3 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             else:
                 out.append(self.describe_consumer_group(group))
         return out
-
-    @staticmethod
-    def matches(pattern: str | None, value: str) -> bool:
-        return pattern is None or re.fullmatch(pattern, value) is not None

@@ -1,0 +1,54 @@
+"""FindCoordinator (key 10), v0-6.
+
+Group keys (key type 0) hash onto a partition of __consumer_offsets and transactional
+ids (key type 1) onto __transaction_state, as Kafka does; the partition's leader is the
+coordinator. The internal topic is created on first use; while it cannot be (fewer live
+brokers than its replication factor) or the partition has no leader, the answer is
+COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share-group keys
+(type 2) are refused with INVALID_REQUEST: there are no share groups here.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.partition import KafkaError
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import node_endpoint
+from wire.errors import ErrorCode as E
+
+API_KEY = 10
+VERSIONS = (0, 6)
+
+
+def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
+    out = {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": E.NONE,
+           "error_message": None}
+    try:
+        if key_type == 0:
+            coordinator = ctx.services["groups"]
+        elif key_type == 1:
+            coordinator = ctx.services["transactions"]
+            if not key:
+                raise KafkaError(E.INVALID_REQUEST, "Transactional id must not be empty")
+        else:
+            raise KafkaError(E.INVALID_REQUEST, f"Unsupported key type {key_type}")
+        node = node_endpoint(ctx.cluster, coordinator.coordinator_for(key))
+        if node is None:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        out.update(node_id=node["node_id"], host=node["host"], port=node["port"])
+    except KafkaError as e:
+        out["error_code"] = e.code
+        out["error_message"] = e.message or E(e.code).name
+    return out
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    key_type = req["key_type"] if version >= 1 else 0
+    if version >= 4:
+        return {"throttle_time_ms": 0,
+                "coordinators": [_lookup(ctx, k, key_type) for k in req["coordinator_keys"]]}
+    r = _lookup(ctx, req["key"], key_type)
+    del r["key"]
+    r["throttle_time_ms"] = 0
+    if r["error_code"] == E.NONE:
+        r["error_message"] = None
+    return r

@@ -1,0 +1,38 @@
+"""DescribeGroups (key 15), v0-6: classic groups' state, protocol and members.
+
+Member metadata and the protocol name are shown only for a Stable group, as Kafka
+does. An unknown group is "Dead" with no error before v6 and GROUP_ID_NOT_FOUND from
+v6. Authorized operations (v3+) are all group operations when asked for (there are
+no ACLs here).
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
+
+API_KEY = 15
+VERSIONS = (0, 6)
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE
+NOT_REQUESTED = -2147483648
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    gc = ctx.services["groups"]
+    want_ops = version >= 3 and req["include_authorized_operations"]
+    groups = []
+    for gid in req["groups"]:
+        if gid is None or gid == "" and version >= 6:
+            groups.append({"group_id": gid or "", "error_code": E.INVALID_GROUP_ID,
+                           "group_state": "", "protocol_type": "", "protocol_data": ""})
+            continue
+        err = gc.coordinator_error(ctx.broker_id, gid)
+        if err:
+            groups.append({"group_id": gid, "error_code": err, "group_state": "",
+                           "protocol_type": "", "protocol_data": ""})
+            continue
+        gc.tick()
+        d = gc.describe_group(gid, version)
+        d["authorized_operations"] = GROUP_OPERATIONS if want_ops else NOT_REQUESTED
+        groups.append(d)
+    return {"throttle_time_ms": 0, "groups": groups}

@@ -1,0 +1,23 @@
+"""ListGroups (key 16), v0-5: the groups this broker coordinates.
+
+States filter (v4+, case-insensitive: Empty, PreparingRebalance, CompletingRebalance,
+Stable for classic groups; Empty, Assigning, Reconciling, Stable for consumer
+groups) and types filter (v5+: classic, consumer). Clients ask every broker and merge.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
+
+API_KEY = 16
+VERSIONS = (0, 5)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    gc = ctx.services["groups"]
+    gc.tick()
+    groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
+                            req["types_filter"] if version >= 5 else None,
+                            broker_id=ctx.broker_id)
+    return {"throttle_time_ms": 0, "error_code": E.NONE, "groups": groups}

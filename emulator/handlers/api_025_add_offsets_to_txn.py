@@ -1,0 +1,17 @@
+"""AddOffsetsToTxn (key 25), v0-4: a group's offsets partition joins the transaction,
+so that the offsets sent with TxnOffsetCommit commit or abort with it."""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+
+API_KEY = 25
+VERSIONS = (0, 4)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    tc = ctx.services["transactions"]
+    tc.tick()
+    err = tc.add_offsets(req["transactional_id"], req["producer_id"], req["producer_epoch"],
+                         req["group_id"], broker_id=ctx.broker_id)
+    return {"throttle_time_ms": 0, "error_code": err}

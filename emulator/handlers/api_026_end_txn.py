@@ -1,0 +1,25 @@
+"""EndTxn (key 26), v0-5: commit or abort the producer's transaction.
+
+COMMIT or ABORT markers are written into every partition of the transaction before
+the answer (a partition without a leader keeps the transaction in Prepare* until it has
+one). A retried EndTxn of a completed transaction succeeds; the wrong outcome or no
+transaction is INVALID_TXN_STATE; a stale epoch PRODUCER_FENCED. v5 returns the
+producer id and epoch (unchanged: transaction version 1).
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+
+API_KEY = 26
+VERSIONS = (0, 5)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    tc = ctx.services["transactions"]
+    tc.tick()
+    err, pid, epoch = tc.end_txn(req["transactional_id"], req["producer_id"],
+                                 req["producer_epoch"], req["committed"],
+                                 broker_id=ctx.broker_id)
+    return {"throttle_time_ms": 0, "error_code": err, "producer_id": pid,
+            "producer_epoch": epoch}

@@ -1,0 +1,37 @@
+"""ConsumerGroupHeartbeat (key 68), v0-1: the KIP-848 consumer group protocol.
+
+Members join (epoch 0), heartbeat (their epoch) and leave (-1; -2 for a static member
+leaving for a while); the coordinator assigns partitions server-side (uniform or
+range) and moves every member to its target assignment, revoking before reassigning.
+v0 members get their member id from the coordinator, v1 members bring their own
+(KIP-1082); v1 adds regular-expression subscriptions. The rules live in
+emulator.cluster.consumer_groups.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
+
+API_KEY = 68
+VERSIONS = (0, 1)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    gc = ctx.services["groups"]
+    err = gc.coordinator_error(ctx.broker_id, req["group_id"])
+    if err:
+        r = {"error_code": err, "error_message": E(err).name, "member_id": None,
+             "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+    else:
+        gc.tick()
+        r = gc.consumer_group_heartbeat(
+            req["group_id"], req["member_id"], req["member_epoch"],
+            instance_id=req["instance_id"], rack_id=req["rack_id"],
+            rebalance_timeout_ms=req["rebalance_timeout_ms"],
+            subscribed_topic_names=req["subscribed_topic_names"],
+            subscribed_topic_regex=req["subscribed_topic_regex"] if version >= 1 else None,
+            server_assignor=req["server_assignor"], topic_partitions=req["topic_partitions"],
+            client_id=ctx.client_id or "", client_host="/" + ctx.client_host,
+            version=version)
+    return dict(r, throttle_time_ms=0)
