@@ -17,8 +17,8 @@ from pathlib import Path
 import docker
 import pytest
 from confluent_kafka import Producer
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-from kafka.admin import NewTopic
+from confluent_kafka.admin import AdminClient
+from kafka import KafkaConsumer, TopicPartition
 from testcontainers.core.config import testcontainers_config
 
 from emulator.containers import KafkaEmulatorContainer
@@ -27,6 +27,8 @@ IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
 CLIENT_IMAGE = os.environ.get("KAFKA_EMULATOR_CLIENT_IMAGE", "kafka-emulator-client:latest")
 REPO = Path(__file__).resolve().parents[1]
 SETUP = "scripts/setup.d/50-docker.sh"
+# Topics are auto-created with 3 partitions on every broker.
+TOPIC_DEFAULTS = {"num.partitions": "3", "default.replication.factor": "3"}
 # Ryuk, testcontainers' reaper, is an image pulled from a registry, and none is
 # reachable here; every container below is removed by its context manager instead.
 testcontainers_config.ryuk_disabled = True
@@ -66,46 +68,48 @@ def consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
     return out
 
 
+def advertised_brokers(bootstrap: str) -> list[str]:
+    """The brokers as metadata names them: the addresses clients will connect to."""
+    md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=20)
+    return sorted(f"{b.host}:{b.port}" for b in md.brokers.values())
+
+
 def test_testcontainers_real_clients(docker_images: None) -> None:
     """Three brokers behind mapped ports: metadata names the ports the host sees."""
-    with KafkaEmulatorContainer(IMAGE, brokers=3) as kafka:
+    container = KafkaEmulatorContainer(IMAGE, brokers=3, control_plane=False)
+    with container.with_config(**TOPIC_DEFAULTS) as kafka:
         bootstrap = kafka.get_bootstrap_server()
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-        advertised = sorted(f"{b['host']}:{b['port']}"
-                            for b in admin.describe_cluster()["brokers"])
-        assert advertised == sorted(bootstrap.split(","))
-        admin.create_topics([NewTopic("orders", num_partitions=3, replication_factor=3)])
-        admin.close()
+        assert advertised_brokers(bootstrap) == sorted(bootstrap.split(","))
 
         values = [f"order-{i}".encode() for i in range(200)]
         produce(bootstrap, "orders", values)
         assert sorted(consume(bootstrap, "orders", len(values))) == sorted(values)
 
         # The image's own promises: a non-root user and a healthcheck that turns healthy.
-        info = docker.from_env().api.inspect_container(kafka.get_container_id())
+        api = docker.from_env().api
+        info = api.inspect_container(kafka.get_container_id())
         assert info["Config"]["User"] == "10001"
         deadline = time.monotonic() + 30
         while info["State"]["Health"]["Status"] != "healthy" and time.monotonic() < deadline:
             time.sleep(0.5)
-            info = docker.from_env().api.inspect_container(kafka.get_container_id())
+            info = api.inspect_container(kafka.get_container_id())
         assert info["State"]["Health"]["Status"] == "healthy", info["State"]["Health"]
 
 
 def test_testcontainers_control_plane(docker_images: None) -> None:
     """The HTTP control plane through its mapped port: stop a broker, clients go on."""
-    with KafkaEmulatorContainer(IMAGE, brokers=3) as kafka:
+    with KafkaEmulatorContainer(IMAGE, brokers=3, config=TOPIC_DEFAULTS) as kafka:
         bootstrap = kafka.get_bootstrap_server()
         assert kafka.cluster_info() is not None
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-        admin.create_topics([NewTopic("events", num_partitions=3, replication_factor=3)])
-        admin.close()
         first = [f"a-{i}".encode() for i in range(50)]
         produce(bootstrap, "events", first)
 
         kafka.stop_broker(1)
+        assert advertised_brokers(bootstrap) == sorted(bootstrap.split(",")[1:])
         second = [f"b-{i}".encode() for i in range(50)]
         produce(bootstrap, "events", second)
         kafka.start_broker(1)
+        assert advertised_brokers(bootstrap) == sorted(bootstrap.split(","))
         assert sorted(consume(bootstrap, "events", 100)) == sorted(first + second)
 
 

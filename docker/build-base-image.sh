@@ -12,6 +12,7 @@ SUITE=${DEBIAN_SUITE:-bookworm}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 ROOT=$(mktemp -d /var/tmp/kafka-emulator-rootfs.XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT
+chmod 755 "$ROOT"  # it becomes the image's /: mktemp's 0700 would lock out non-root users
 
 echo "debootstrap $SUITE into $ROOT"
 debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
@@ -25,7 +26,7 @@ SOURCES
 # example), so that pip inside builds reaches PyPI as the host does.
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
-  chroot "$ROOT" update-ca-certificates >/dev/null
+  chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
 fi
 # Slim: package caches, lists, docs, man pages, translations.
 chroot "$ROOT" apt-get clean

@@ -1,4 +1,4 @@
-"""The compose example's client: create a replicated topic, produce, consume, report.
+"""The compose example's client: produce to a replicated topic, consume, report.
 
 Reads BOOTSTRAP_SERVERS (default kafka:9092), TOPIC and MESSAGES. Prints one line
 per step and exits non-zero when anything is missing, so `docker compose up
@@ -11,9 +11,7 @@ import os
 import sys
 import time
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import NewTopic
-from kafka.errors import TopicAlreadyExistsError
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 
 def main() -> int:
@@ -21,25 +19,22 @@ def main() -> int:
     topic = os.environ.get("TOPIC", "compose-example")
     count = int(os.environ.get("MESSAGES", "100"))
     t0 = time.monotonic()
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    brokers = sorted(f"{b['host']}:{b['port']}" for b in admin.describe_cluster()["brokers"])
-    print(f"client: brokers {', '.join(brokers)}")
-    try:
-        admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=len(brokers))])
-    except TopicAlreadyExistsError:
-        pass
-    admin.close()
-
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
-    for i in range(count):
-        producer.send(topic, key=str(i % 3).encode(), value=f"message {i}".encode())
+    # The first metadata request auto-creates the topic (num.partitions and
+    # default.replication.factor of the emulator's config).
+    partitions = sorted(producer.partitions_for(topic))
+    print(f"client: topic {topic} has partitions {partitions}")
+    sends = [producer.send(topic, key=str(i % 3).encode(), value=f"message {i}".encode())
+             for i in range(count)]
     producer.flush(30)
+    for future in sends:
+        future.get(timeout=30)  # raises the broker's error, if any
     producer.close()
 
     # Partitions assigned by hand: no consumer group needed.
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
                              consumer_timeout_ms=5000)
-    consumer.assign([TopicPartition(topic, p) for p in range(3)])
+    consumer.assign([TopicPartition(topic, p) for p in partitions])
     seen = {m.value for m in consumer}
     consumer.close()
     missing = count - len(seen)

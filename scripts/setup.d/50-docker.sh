@@ -61,6 +61,7 @@ build() {  # tag dockerfile context [docker build options...]
     echo "50-docker: building $tag failed" >&2
     exit 1
   fi
+  grep -h "^kafka-emulator installed" "$log" || true
   rm -f "$log"
 }
 SECONDS=0
