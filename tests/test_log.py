@@ -1,0 +1,318 @@
+"""The log and ISR core, against whichever twin ``emulator.log`` selected.
+
+scripts/test runs this file twice: compiled (the default) and with
+KAFKA_EMULATOR_PURE=1. tests/test_log_parity.py holds the twins to each other.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import pytest
+
+from emulator.log import (
+    IMPLEMENTATION,
+    UNDEFINED_EPOCH,
+    FollowerState,
+    Log,
+    can_join_isr,
+    isr_high_watermark,
+    out_of_sync_replicas,
+    update_fetch_state,
+)
+from wire.records import (
+    InvalidRecordError,
+    Record,
+    build_batch,
+    decode_records,
+    read_header,
+    validate_batch,
+)
+
+PURE = os.environ.get("KAFKA_EMULATOR_PURE", "") in ("1", "true", "yes")
+
+
+def batch(n: int = 1, ts: int = 1000, size: int = 10) -> bytes:
+    return build_batch([(b"k", b"v" * size)] * n, timestamp=ts)
+
+
+def test_the_selected_twin_is_the_one_asked_for() -> None:
+    if PURE:
+        assert IMPLEMENTATION == "pure"
+    else:
+        assert IMPLEMENTATION == "cython", (
+            "emulator.log._core is not compiled: `pip install -e .` builds it (needs a C "
+            "compiler and Cython); set KAFKA_EMULATOR_PURE=1 to test the pure twin only")
+
+
+# ---- appends -------------------------------------------------------------------------
+def test_append_as_leader_assigns_offsets_and_epoch() -> None:
+    log = Log()
+    assert log.append_as_leader(batch(3, ts=5), 7) == (0, 2, 5)
+    assert log.append_as_leader(batch(2, ts=9), 7) == (3, 4, 9)
+    assert log.log_end_offset == 5 and log.log_start_offset == 0
+    stored = log.read(0, 1 << 20, 10)
+    assert [read_header(b).base_offset for b in stored] == [0, 3]
+    assert all(read_header(b).partition_leader_epoch == 7 for b in stored)
+    for b in stored:
+        validate_batch(b)  # patching stays outside the CRC
+    assert [r.offset for r in decode_records(stored[1])] == [3, 4]
+
+
+def test_append_accepts_bytearray_and_memoryview_and_does_not_touch_them() -> None:
+    log = Log()
+    raw = batch(2)
+    ba = bytearray(raw)
+    log.append_as_leader(ba, 1)
+    log.append_as_leader(memoryview(raw), 1)
+    assert bytes(ba) == raw
+    assert [read_header(b).base_offset for b in log.read(0, 1 << 20, 10)] == [0, 2]
+
+
+def test_log_append_time_restamps_and_recomputes_crc() -> None:
+    log = Log()
+    base, last, ts = log.append_as_leader(batch(2, ts=5), 0, append_time=12345)
+    assert (base, last, ts) == (0, 1, 12345)
+    (b,) = log.read(0, 1 << 20, 10)
+    h = validate_batch(b)
+    assert h.max_timestamp == 12345 and h.attributes & 0x08
+    assert [r.timestamp for r in decode_records(b)] == [12345, 12345]
+    assert log.max_timestamp == 12345 and log.max_timestamp_offset == 1
+
+
+def _corrupt(raw: bytes, pos: int, value: bytes) -> bytes:
+    return raw[:pos] + value + raw[pos + len(value):]
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "corrupt"),
+    [
+        (b"\x00" * 16 + b"\x02" * 14, "record batch shorter than its header", True),
+        (b"\x00" * 10, "record batch shorter than its header", True),
+        (b"\x00" * 16 + b"\x01" + b"\x00" * 10, "unsupported record magic 1", False),
+        (_corrupt(batch(), 16, b"\xff"), "unsupported record magic -1", False),
+        (batch() + b"\x00", "record batch length does not match the data", True),
+        (_corrupt(batch(), 70, b"X"), "record batch CRC-32C mismatch", True),
+    ],
+)
+def test_invalid_batches_are_refused(data: bytes, message: str, corrupt: bool) -> None:
+    log = Log()
+    with pytest.raises(InvalidRecordError) as e:
+        log.append_as_leader(data, 0)
+    assert str(e.value) == message and e.value.corrupt is corrupt
+    assert log.log_end_offset == 0 and log.batch_count == 0
+
+
+def test_record_count_must_match_last_offset_delta() -> None:
+    raw = bytearray(batch(2))
+    struct.pack_into(">i", raw, 57, 5)  # record count; fix the CRC so only the count is wrong
+    from wire.records import crc32c
+
+    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    with pytest.raises(InvalidRecordError, match="record count 5 does not match last offset"):
+        Log().append_as_leader(bytes(raw), 0)
+
+
+def test_follower_append_shares_the_leaders_bytes() -> None:
+    leader, follower = Log(), Log()
+    leader.append_as_leader(batch(2), 3)
+    leader.append_as_leader(batch(1), 4)
+    for data, base, last, epoch, max_ts in leader.batches_from(0, 1 << 20):
+        follower.append_as_follower(data, base, last, epoch, max_ts)
+    assert all(a is b for a, b in zip(leader.read(0, 1 << 20, 9), follower.read(0, 1 << 20, 9),
+                                      strict=True))
+    assert follower.epoch_entries() == leader.epoch_entries() == [(3, 0), (4, 2)]
+    with pytest.raises(InvalidRecordError, match="follower append at 7 but LEO is 3"):
+        follower.append_as_follower(batch(), 7, 7, 4, 0)
+
+
+# ---- reads -----------------------------------------------------------------------------
+def filled(k: int = 5, n: int = 2) -> tuple[Log, int]:
+    log = Log()
+    for i in range(k):
+        log.append_as_leader(batch(n, ts=100 * i), 0)
+    return log, len(batch(n))
+
+
+def test_read_respects_max_bytes_max_offset_and_min_one() -> None:
+    log, size = filled()
+    assert len(log.read(0, size * 2, 100)) == 2
+    assert len(log.read(3, size * 2, 100)) == 2  # from the batch containing offset 3
+    assert log.read(3, size * 2, 100)[0] is log.batch_at(2)
+    assert len(log.read(0, 1, 100)) == 1  # KIP-74: the first batch whole
+    assert log.read(0, 1, 100, min_one=False) == []
+    assert len(log.read(0, 1 << 20, 6)) == 3  # batches whose last offset is below 6
+    assert log.read(10, 1 << 20, 100) == []
+
+
+def test_batches_from_and_byte_counts() -> None:
+    log, size = filled()
+    got = log.batches_from(4, size * 2)
+    assert [(b, last, e, t) for _, b, last, e, t in got] == [(4, 5, 0, 200), (6, 7, 0, 300)]
+    assert log.batches_from(0, 0) and len(log.batches_from(0, 0)) == 1
+    assert log.size_bytes == 5 * size and log.batch_count == 5
+    assert log.bytes_between(0, 10) == 5 * size
+    assert log.bytes_between(2, 6) == 2 * size
+    assert log.bytes_between(3, 3) == 0
+    assert log.bytes_between(20, 30) == 0
+
+
+def test_time_index() -> None:
+    log = Log()
+    for ts in (50, 10, 300, 200):
+        log.append_as_leader(batch(1, ts=ts), 0)
+    assert log.offset_for_timestamp(0) == (0, 50)
+    assert log.offset_for_timestamp(60) == (2, 300)  # running maximum: batch 1 is skipped
+    assert log.offset_for_timestamp(300) == (2, 300)
+    assert log.offset_for_timestamp(301) is None
+    assert (log.max_timestamp, log.max_timestamp_offset) == (300, 2)
+
+
+def test_batch_at() -> None:
+    log, _ = filled()
+    assert read_header(log.batch_at(5)).base_offset == 4
+    assert log.batch_at(10) is None
+
+
+# ---- leader epochs ---------------------------------------------------------------------------
+def test_leader_epoch_cache() -> None:
+    log = Log()
+    assert log.latest_epoch == UNDEFINED_EPOCH
+    assert log.end_offset_for_epoch(0) == (UNDEFINED_EPOCH, -1)
+    log.assign_epoch(1, 0)
+    log.append_as_leader(batch(3), 1)
+    log.assign_epoch(3, 3)
+    log.assign_epoch(2, 3)  # older epochs are ignored
+    log.append_as_leader(batch(2), 3)
+    log.append_as_leader(batch(2), 5)
+    assert log.epoch_entries() == [(1, 0), (3, 3), (5, 5)]
+    assert log.latest_epoch == 5
+    assert log.end_offset_for_epoch(5) == (5, 7)
+    assert log.end_offset_for_epoch(1) == (1, 3)
+    assert log.end_offset_for_epoch(2) == (1, 3)  # the largest epoch <= 2
+    assert log.end_offset_for_epoch(4) == (3, 5)
+    assert log.end_offset_for_epoch(9) == (5, 7)
+    assert log.end_offset_for_epoch(0) == (UNDEFINED_EPOCH, -1)
+
+
+# ---- truncation and retention -------------------------------------------------------------
+def test_truncate_to_drops_batches_and_epochs() -> None:
+    log = Log()
+    log.append_as_leader(batch(2, ts=10), 1)
+    log.append_as_leader(batch(2, ts=30), 2)
+    log.append_as_leader(batch(2, ts=20), 3)
+    log.truncate_to(4)
+    assert log.log_end_offset == 4 and log.batch_count == 2
+    assert log.epoch_entries() == [(1, 0), (2, 2)]
+    assert (log.max_timestamp, log.max_timestamp_offset) == (30, 3)
+    log.truncate_to(3)  # inside a batch: Kafka keeps the batch that straddles
+    assert log.log_end_offset == 4
+    log.truncate_to(9)  # beyond the end: nothing to do
+    assert log.log_end_offset == 4
+    log.truncate_to(0)
+    assert log.log_end_offset == 0 and log.batch_count == 0 and log.size_bytes == 0
+    assert log.max_timestamp == -1 and log.max_timestamp_offset == -1
+    assert log.epoch_entries() == [(1, 0)]
+    assert log.append_as_leader(batch(1), 4) == (0, 0, 1000)
+
+
+def test_truncate_fully_and_start_at() -> None:
+    log, _ = filled()
+    log.truncate_fully_and_start_at(42)
+    assert (log.log_start_offset, log.log_end_offset, log.batch_count, log.size_bytes) == (
+        42, 42, 0, 0)
+    assert log.epoch_entries() == [] and log.latest_epoch == UNDEFINED_EPOCH
+    assert log.append_as_leader(batch(2), 1)[:2] == (42, 43)
+
+
+def test_delete_before_moves_the_start_and_drops_whole_batches() -> None:
+    log, size = filled()
+    assert log.delete_before(3) == 3
+    assert log.log_start_offset == 3 and log.batch_count == 4  # batch 2..3 stays
+    assert log.delete_before(2) == 3  # never backwards
+    assert log.delete_before(100) == 10
+    assert log.batch_count == 0 and log.size_bytes == 0 and log.log_start_offset == 10
+    assert log.append_as_leader(batch(1), 0)[0] == 10
+    assert log.size_bytes == len(batch(1))
+
+
+def test_delete_before_drops_old_epochs() -> None:
+    log = Log()
+    for epoch in (1, 2, 3):
+        log.append_as_leader(batch(2), epoch)
+    log.delete_before(4)
+    assert log.epoch_entries() == [(3, 4)]
+
+
+def test_retention_by_time_and_bytes_below_the_high_watermark() -> None:
+    log, size = filled()  # timestamps 0, 100, ..., 400
+    assert log.apply_retention(now_ms=250, retention_ms=100, retention_bytes=-1,
+                               max_offset=10) == 2
+    assert log.log_start_offset == 4 and log.batch_count == 3
+    assert log.apply_retention(1000, -1, 2 * size, max_offset=7) == 1  # HW stops it
+    assert log.log_start_offset == 6
+    assert log.apply_retention(1000, -1, 0, max_offset=10) == 1  # the last batch stays
+    assert log.batch_count == 1 and log.size_bytes == size
+
+
+def test_many_head_drops_and_appends_keep_the_indexes_right() -> None:
+    log = Log()
+    sizes = []
+    for i in range(2000):
+        b = build_batch([(b"k", b"v" * (i % 17))] * (1 + i % 3), timestamp=i)
+        sizes.append(len(b))
+        log.append_as_leader(b, i // 100)
+        if i % 7 == 6:
+            log.delete_before(log.log_end_offset - 40)
+    first = read_header(log.read(log.log_start_offset, 1 << 30, 1 << 40)[0]).base_offset
+    assert first <= log.log_start_offset
+    assert log.size_bytes == sum(len(b) for b in log.read(0, 1 << 30, 1 << 40))
+    assert log.size_bytes == sum(sizes[-log.batch_count:])
+    assert log.offset_for_timestamp(1999)[1] == 1999
+
+
+def test_records_built_with_per_record_timestamps_index_by_max() -> None:
+    log = Log()
+    recs = [Record(0, 500, b"a", b"1"), Record(1, 900, b"b", b"2"), Record(2, 700, b"c", b"3")]
+    log.append_as_leader(build_batch(recs, timestamp=500), 0)
+    assert log.offset_for_timestamp(800) == (0, 900)
+
+
+# ---- ISR bookkeeping ---------------------------------------------------------------------
+def test_fetch_state_follows_kafkas_rules() -> None:
+    st = FollowerState()
+    update_fetch_state(st, 5, 10, now_ms=100)  # behind: not caught up
+    assert st == FollowerState(5, 0, 10, 100)
+    update_fetch_state(st, 10, 12, now_ms=200)  # reached the LEO of the last fetch
+    assert st.last_caught_up_ms == 100
+    update_fetch_state(st, 12, 12, now_ms=300)  # at the leader's LEO
+    assert st.last_caught_up_ms == 300
+    update_fetch_state(st, 12, 20, now_ms=250)  # a clock that went back never lowers it
+    assert st.last_caught_up_ms == 300
+    assert repr(st) == ("FollowerState(log_end_offset=12, last_caught_up_ms=300, "
+                        "last_fetch_leader_leo=20, last_fetch_ms=250)")
+    assert st != FollowerState()
+
+
+def test_high_watermark_is_the_minimum_leo_of_the_isr() -> None:
+    followers = {2: FollowerState(log_end_offset=7), 3: FollowerState(log_end_offset=4)}
+    assert isr_high_watermark(1, 9, [1, 2, 3], followers) == 4
+    assert isr_high_watermark(1, 9, [1, 2], followers) == 7
+    assert isr_high_watermark(1, 3, [1, 2], followers) == 3
+    assert isr_high_watermark(1, 9, [1, 4], followers) == 0  # no state yet
+    assert isr_high_watermark(1, 9, [1], {}) == 9
+
+
+def test_isr_membership() -> None:
+    st = FollowerState(log_end_offset=10)
+    assert can_join_isr(3, st, [1, 2], [1, 2, 3], 10, 8)
+    assert not can_join_isr(3, st, [1, 2], [1, 2, 3], 11, 8)  # below the HW
+    assert not can_join_isr(3, st, [1, 2], [1, 2, 3], 10, 11)  # before the epoch's start
+    assert not can_join_isr(3, st, [1, 2, 3], [1, 2, 3], 10, 8)  # already in
+    assert not can_join_isr(4, st, [1, 2], [1, 2, 3], 10, 8)  # not a replica
+    assert not can_join_isr(3, None, [1, 2], [1, 2, 3], 10, 8)
+    followers = {2: FollowerState(last_caught_up_ms=1000), 3: FollowerState(last_caught_up_ms=0)}
+    assert out_of_sync_replicas(1, [1, 2, 3], followers, 30_500, 30_000) == [3]
+    assert out_of_sync_replicas(1, [1, 2, 3, 4], followers, 31_001, 30_000) == [2, 3, 4]
+    assert out_of_sync_replicas(1, [1], followers, 10**9, 1) == []
