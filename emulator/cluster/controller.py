@@ -1,19 +1,185 @@
-"""The controller's reaction to brokers going down and coming back.
+"""The controller: one broker's role, deciding leaders, ISRs and replica sets.
 
-Kafka's KRaft controller (seed 003, specs/reassignment.md section 4): when a
-broker is fenced, every partition it led elects a new leader from the live ISR
-(or, with unclean.leader.election.enable, from any live replica), and the broker
-leaves every ISR it was in, except that the last ISR member stays recorded so
-that the partition can come back without data loss. Each leader change bumps the
-leader epoch; every change bumps the partition epoch. A returning broker's
-replicas truncate to where the leader's epoch history says they diverged, catch
-up by fetching, and rejoin the ISR by the usual rule.
+Kafka 4.x decides with KRaft's PartitionChangeBuilder (specs/reassignment.md,
+sections 3-4); we follow its rules for every change, and keep the partition and
+replica state machines of seed 002 (``state_machines.py``) as the controller's
+in-memory view, enforced on every transition:
+
+- Broker failure (fencing): partitions it led go Offline; it leaves every ISR
+  (unless it is the last member, which stays recorded, leader -1); each affected
+  partition elects a new leader (the first acceptable ISR member in replica order,
+  or with unclean.leader.election.enable the first acceptable replica, ISR reset to
+  it); its replicas go Offline.
+- Broker startup: its replicas go Online (their fetchers truncate where the leader's
+  epoch history says they diverged, then catch up and rejoin the ISR by the
+  leader's rules); Offline and New partitions try to elect a leader.
+- Controlled shutdown: the broker is no longer an acceptable leader; it leaves every
+  ISR and leaderships move to other ISR members before it stops.
+- Reassignment (driven by a reassignment module through ``start_reassignment``,
+  ``cancel_reassignment``; completed here when every target replica is in sync).
+- Preferred leader election (ElectLeaders, auto.leader.rebalance.enable).
+- Controller failover: the role moves to the lowest live broker id, the controller
+  epoch goes up, and the new controller rebuilds its state machines from the
+  metadata (which survives, as the metadata log does) and resumes what was left:
+  leaderless partitions, running reassignments, a due leader rebalance.
+
+Every change bumps the partition epoch; a leader change (or a replica-set shrink)
+bumps the leader epoch. Functions take the ``ClusterState``; the active controller
+is ``state.controller``.
 """
 
 from __future__ import annotations
 
-from emulator.cluster.partition import Partition
-from emulator.cluster.state import ClusterState
+from typing import TYPE_CHECKING
+
+from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from emulator.cluster.state_machines import (
+    PartitionState,
+    PartitionStateMachine,
+    ReplicaState,
+    ReplicaStateMachine,
+)
+from wire.errors import ErrorCode as E
+
+if TYPE_CHECKING:
+    from emulator.cluster.state import ClusterState
+
+PS, RS = PartitionState, ReplicaState
+
+# Leader selection (Kafka's leader selectors / PartitionChangeBuilder elections)
+OFFLINE = "offline"  # ONLINE in KRaft: keep a valid leader, else first ISR member in order
+UNCLEAN = "unclean"  # OFFLINE, then any acceptable replica (ISR reset to it)
+PREFERRED = "preferred"  # replicas[0] if valid, else keep a valid leader, else next in ISR
+REASSIGN = "reassign"  # first target replica in the ISR (kept leader if still valid)
+CONTROLLED_SHUTDOWN = "controlled_shutdown"  # OFFLINE with the shutting-down broker excluded
+
+DEFAULT_UNCLEAN_INTERVAL_MS = 300_000  # unclean.leader.election.interval.ms
+
+
+def _conf(state: ClusterState, key: str, default: str) -> str:
+    try:
+        return state.broker_config(key)
+    except KeyError:
+        return default
+
+
+class Controller:
+    """The active controller and its in-memory state machines."""
+
+    def __init__(self, state: ClusterState, broker_id: int, epoch: int) -> None:
+        self.state = state
+        self.broker_id = broker_id
+        self.epoch = epoch
+        self.partitions = PartitionStateMachine(self._on_partition_transition)
+        self.replicas = ReplicaStateMachine(self._on_replica_transition)
+        now = state.now()
+        self.next_rebalance_ms = now + self.rebalance_interval_ms()
+        self.next_unclean_ms = now + int(_conf(state, "unclean.leader.election.interval.ms",
+                                               str(DEFAULT_UNCLEAN_INTERVAL_MS)))
+
+    def __repr__(self) -> str:
+        return f"Controller(broker={self.broker_id}, epoch={self.epoch})"
+
+    # ---- state machine plumbing -----------------------------------------------------
+    def _on_partition_transition(self, key: object, old: PS, new: PS) -> None:
+        self.state.emit("partition_state", key=key, old=old.value, new=new.value)
+
+    def _on_replica_transition(self, key: object, old: RS, new: RS) -> None:
+        self.state.emit("replica_state", key=key, old=old.value, new=new.value)
+
+    def move_replica(self, p: Partition, broker_id: int, target: RS) -> None:
+        """Transition one replica unless it is there already (Online -> Online is a
+        real transition in the table, used to force a resend; others are not).
+
+        A replica the metadata has but this controller has not seen (added behind
+        its back) is first registered as New, as Kafka's controller does on
+        discovering it."""
+        key = (p.topic, p.index, broker_id)
+        current = self.replicas.state(key)
+        if current is target and target is not RS.OnlineReplica:
+            return
+        if current is RS.NonExistentReplica and target is not RS.NewReplica:
+            self.replicas.transition(key, RS.NewReplica)
+        self.replicas.transition(key, target)
+
+    def move_partition(self, p: Partition, target: PS) -> None:
+        key = p.key
+        current = self.partitions.state(key)
+        if current is target and target is not PS.OnlinePartition:
+            return
+        if current is PS.NonExistentPartition and target is not PS.NewPartition:
+            self.partitions.transition(key, PS.NewPartition)
+        self.partitions.transition(key, target)
+
+    def acceptable_leader(self, broker_id: int) -> bool:
+        """Registered, unfenced (alive) and not in controlled shutdown."""
+        return self.state.is_alive(broker_id) and broker_id not in self.state.shutting_down
+
+    def rebalance_interval_ms(self) -> int:
+        return int(_conf(self.state, "leader.imbalance.check.interval.seconds", "300")) * 1000
+
+    # ---- failover ------------------------------------------------------------------------
+    def on_controller_failover(self) -> None:
+        """Seed 002's onControllerFailover: rebuild the state machines, then resume."""
+        st = self.state
+        self.partitions.clear()
+        self.replicas.clear()
+        for p in all_partitions(st):
+            for b in _replica_set(p):
+                self.replicas.set_initial((p.topic, p.index, b), RS.OnlineReplica
+                                          if st.is_alive(b) else RS.OfflineReplica)
+            if p.leader >= 0 and st.is_alive(p.leader):
+                initial = PS.OnlinePartition
+            elif p.leader < 0 and p.leader_epoch == 0:
+                initial = PS.NewPartition
+            else:
+                initial = PS.OfflinePartition
+            self.partitions.set_initial(p.key, initial)
+        for key, s in self.replicas:
+            if s is RS.OnlineReplica:
+                self.replicas.transition(key, RS.OnlineReplica)
+        self.trigger_online_partitions()
+        for p in all_partitions(st):
+            if p.adding_replicas or p.removing_replicas:
+                maybe_complete_reassignment(st, p)
+        st.emit("controller_failover", controller=self.broker_id, epoch=self.epoch)
+
+    def trigger_online_partitions(self) -> None:
+        """Offline and New partitions -> Online, with the offline leader selector."""
+        for p in all_partitions(self.state):
+            if self.partitions.state(p.key) in (PS.OfflinePartition, PS.NewPartition):
+                elect_leader(self.state, p)
+
+    # ---- periodic work -------------------------------------------------------------------
+    def tick(self, now: int) -> bool:
+        st = self.state
+        changed = False
+        if now >= self.next_unclean_ms:
+            self.next_unclean_ms = now + int(_conf(st, "unclean.leader.election.interval.ms",
+                                                   str(DEFAULT_UNCLEAN_INTERVAL_MS)))
+            changed |= self.elect_unclean_leaders()
+        if now >= self.next_rebalance_ms:
+            self.next_rebalance_ms = now + self.rebalance_interval_ms()
+            if st.config_bool("auto.leader.rebalance.enable"):
+                changed |= auto_rebalance(st) > 0
+        return changed
+
+    def elect_unclean_leaders(self) -> bool:
+        """Leaderless partitions of topics that allow it (unclean.leader.election.interval.ms)."""
+        changed = False
+        for p in all_partitions(self.state):
+            if p.leader < 0 and _unclean_allowed(self.state, p):
+                changed |= elect_leader(self.state, p, allow_unclean=True)
+        return changed
+
+
+# ---- helpers ----------------------------------------------------------------------------
+def all_partitions(state: ClusterState) -> list[Partition]:
+    return [p for t in state.topics.values() for p in t.partitions]
+
+
+def _replica_set(p: Partition) -> list[int]:
+    return list(dict.fromkeys(p.replicas + p.adding_replicas + p.removing_replicas))
 
 
 def _unclean_allowed(state: ClusterState, p: Partition) -> bool:
@@ -21,115 +187,438 @@ def _unclean_allowed(state: ClusterState, p: Partition) -> bool:
     return t is not None and state.topic_config(t, "unclean.leader.election.enable") == "true"
 
 
-def elect_leader(state: ClusterState, p: Partition, exclude: int | None = None,
-                 allow_unclean: bool | None = None) -> bool:
-    """Offline-partition leader selection: first live ISR member in replica order."""
-    live_isr = [b for b in p.replicas if b in p.isr and b != exclude and state.is_alive(b)]
-    new = live_isr[0] if live_isr else -1
-    unclean = False
-    if new < 0:
-        if allow_unclean is None:
-            allow_unclean = _unclean_allowed(state, p)
-        if allow_unclean:
-            live = [b for b in p.replicas if b != exclude and state.is_alive(b)]
-            if live:
-                new, unclean = live[0], True
-    return change_leader(state, p, new, unclean=unclean)
+def active(state: ClusterState) -> Controller | None:
+    return state.controller
 
 
-def change_leader(state: ClusterState, p: Partition, new: int, unclean: bool = False) -> bool:
-    if new == p.leader:
+def _acceptable(state: ClusterState, b: int, exclude: int | None = None) -> bool:
+    return b != exclude and state.is_alive(b) and b not in state.shutting_down
+
+
+# ---- controller election -----------------------------------------------------------------
+def elect_controller(state: ClusterState) -> Controller | None:
+    """Give the role to the lowest live broker if the current one is gone.
+
+    The new controller gets the next controller epoch and resumes the old one's
+    unfinished work (``on_controller_failover``).
+    """
+    c = state.controller
+    if c is not None and state.is_alive(c.broker_id):
+        return c
+    alive = state.alive_brokers()
+    if not alive:
+        state.controller = None
+        state.emit("controller_change", controller=-1)
+        return None
+    state.controller_epoch += 1
+    c = state.controller = Controller(state, alive[0], state.controller_epoch)
+    state.emit("controller_change", controller=c.broker_id, epoch=c.epoch)
+    c.on_controller_failover()
+    return c
+
+
+# ---- leader election ---------------------------------------------------------------------
+def select_leader(state: ClusterState, p: Partition, strategy: str, isr: list[int],
+                  replicas: list[int], exclude: int | None = None) -> tuple[int, bool]:
+    """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none."""
+
+    def valid(b: int) -> bool:
+        return b in isr and _acceptable(state, b, exclude)
+
+    if strategy == PREFERRED:
+        if replicas and valid(replicas[0]):
+            return replicas[0], False
+        if p.leader >= 0 and valid(p.leader):
+            return p.leader, False
+        return next((b for b in replicas[1:] if valid(b)), -1), False
+    if p.leader >= 0 and valid(p.leader):
+        return p.leader, False
+    found = next((b for b in replicas if valid(b)), -1)
+    if found >= 0:
+        return found, False
+    if strategy == UNCLEAN:
+        found = next((b for b in replicas if _acceptable(state, b, exclude)), -1)
+        if found >= 0:
+            return found, True
+    return -1, False
+
+
+def partition_change(state: ClusterState, p: Partition, strategy: str = OFFLINE,
+                     target_isr: list[int] | None = None, exclude: int | None = None,
+                     force_epoch_bump: bool = False) -> bool:
+    """One PartitionChangeRecord: a new ISR and the election that follows it.
+
+    An ISR that would become empty stays as it was (ELR is off), so the last
+    member is remembered for a clean recovery. Returns whether anything changed.
+    """
+    isr = list(p.isr if target_isr is None else target_isr)
+    if not isr:
+        isr = list(p.isr)
+    if strategy in (OFFLINE, CONTROLLED_SHUTDOWN) and _unclean_allowed(state, p):
+        strategy = UNCLEAN
+    targets = [b for b in p.replicas if b not in p.removing_replicas] \
+        if strategy == REASSIGN else p.replicas
+    new, unclean = select_leader(state, p, strategy, isr, targets, exclude)
+    if unclean:
+        isr = [new]
+    if new == p.leader and isr == p.isr and not force_epoch_bump:
         return False
-    now = state.now()
-    old = p.leader
-    p.leader = new
-    p.leader_epoch += 1
-    p.partition_epoch += 1
-    if new >= 0:
-        log = p.logs[new]
-        if unclean:
-            p.isr = [new]
-            p.high_watermark = min(p.high_watermark, log.log_end_offset)
-        p.high_watermark = min(p.high_watermark, log.log_end_offset)
-        log.assign_epoch(p.leader_epoch, log.log_end_offset)
-        p.reset_follower_states(now)
-    state.emit("leader_change", topic=p.topic, partition=p.index, old=old, new=new,
-               epoch=p.leader_epoch, unclean=unclean)
+    apply_change(state, p, new, isr, unclean=unclean, force_epoch_bump=force_epoch_bump)
     return True
 
 
+def apply_change(state: ClusterState, p: Partition, new_leader: int, isr: list[int],
+                 unclean: bool = False, force_epoch_bump: bool = False) -> None:
+    """Write a partition change and let the brokers act on it (LeaderAndIsr)."""
+    old = p.leader
+    p.isr = list(isr)
+    p.partition_epoch += 1
+    if new_leader != old and old >= 0:
+        p.follower_hw[old] = p.high_watermark  # a deposed leader keeps its HW as a follower
+    if new_leader != old or force_epoch_bump:
+        p.leader = new_leader
+        p.leader_epoch += 1
+        if new_leader >= 0:
+            become_leader(state, p, new_leader, moved=new_leader != old)
+        state.emit("leader_change", topic=p.topic, partition=p.index, old=old, new=new_leader,
+                   epoch=p.leader_epoch, unclean=unclean)
+    c = state.controller
+    if c is not None:
+        current = c.partitions.state(p.key)
+        if p.leader >= 0 and state.is_alive(p.leader):
+            c.move_partition(p, PS.OnlinePartition)
+        elif current in (PS.OnlinePartition, PS.NewPartition):
+            c.move_partition(p, PS.OfflinePartition)
+    if p.leader >= 0:
+        state.advance_hw(p)
+
+
+def become_leader(state: ClusterState, p: Partition, broker_id: int, moved: bool) -> None:
+    """Partition.makeLeader on ``broker_id``: epoch start, HW, follower states."""
+    log = p.logs[broker_id]
+    if moved:
+        # The new leader's high watermark is its own, from its last fetch.
+        hw = p.follower_hw.get(broker_id, 0)
+        p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
+        p.truncate_producer_state(log.log_end_offset)
+    log.assign_epoch(p.leader_epoch, log.log_end_offset)
+    p.fetcher_epoch.pop(broker_id, None)
+    p.next_fetch_ms.pop(broker_id, None)
+    p.reset_follower_states(state.now(), new_leader=moved)
+
+
+def elect_leader(state: ClusterState, p: Partition, exclude: int | None = None,
+                 allow_unclean: bool | None = None) -> bool:
+    """Offline-partition leader selection (unclean when the topic, or the caller, allows)."""
+    if allow_unclean is None:
+        allow_unclean = _unclean_allowed(state, p)
+    return partition_change(state, p, UNCLEAN if allow_unclean else OFFLINE,
+                            exclude=exclude)
+
+
+def change_leader(state: ClusterState, p: Partition, new: int, unclean: bool = False) -> bool:
+    """Force ``new`` as leader (tests and tools); an unclean change resets the ISR."""
+    if new == p.leader:
+        return False
+    isr = [new] if unclean else (p.isr if new in p.isr or new < 0 else p.isr + [new])
+    apply_change(state, p, new, isr, unclean=unclean)
+    return True
+
+
+def elect_leaders(state: ClusterState, p: Partition, election_type: int) -> int:
+    """ElectLeaders (key 43) for one partition: 0 = PREFERRED, 1 = UNCLEAN.
+
+    Returns the error code of RCM.electLeader: ELECTION_NOT_NEEDED when the
+    preferred replica already leads (or, unclean, when there is a leader);
+    PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when nothing
+    changed. An UNCLEAN request ignores the topic config.
+    """
+    if election_type == 0:
+        if p.replicas and p.leader == p.replicas[0]:
+            return E.ELECTION_NOT_NEEDED
+        return E.NONE if partition_change(state, p, PREFERRED) \
+            else E.PREFERRED_LEADER_NOT_AVAILABLE
+    if p.leader >= 0:
+        return E.ELECTION_NOT_NEEDED
+    return E.NONE if partition_change(state, p, UNCLEAN) else E.ELIGIBLE_LEADERS_NOT_AVAILABLE
+
+
+def auto_rebalance(state: ClusterState) -> int:
+    """auto.leader.rebalance.enable: preferred elections for imbalanced brokers.
+
+    Per preferred broker (replicas[0]), the imbalance ratio is the share of its
+    preferred partitions it does not lead; above
+    leader.imbalance.per.broker.percentage (ZooKeeper KafkaController's rule;
+    KRaft acts on any imbalance, as with 0) those partitions elect preferred
+    leaders, skipping ones being reassigned. Returns the number of leaders moved.
+    """
+    pct = int(_conf(state, "leader.imbalance.per.broker.percentage", "10"))
+    by_preferred: dict[int, list[Partition]] = {}
+    for p in all_partitions(state):
+        if p.replicas:
+            by_preferred.setdefault(p.replicas[0], []).append(p)
+    moved = 0
+    for broker, parts in sorted(by_preferred.items()):
+        if not _acceptable(state, broker):
+            continue
+        imbalanced = [p for p in parts if p.leader != broker]
+        if not imbalanced or len(imbalanced) * 100 <= pct * len(parts):
+            continue
+        for p in imbalanced:
+            if p.adding_replicas or p.removing_replicas:
+                continue
+            if partition_change(state, p, PREFERRED) and p.leader == broker:
+                moved += 1
+    if moved:
+        state.changed()
+    return moved
+
+
+# ---- brokers -----------------------------------------------------------------------------
 def broker_stopped(state: ClusterState, broker_id: int) -> None:
-    """A broker died (or finished a controlled shutdown): fence it."""
+    """A broker died (or finished a controlled shutdown): fence it (onBrokerFailure).
+
+    Seed 002's order: partitions it led go Offline, its replicas go Offline (it
+    leaves every ISR), Offline partitions elect. When the broker was the
+    controller, the metadata change is made first and the new controller then
+    rebuilds its state machines from it (KRaft fences through the new controller).
+    """
     b = state.brokers[broker_id]
     if not b.alive:
         return
     b.alive = False
-    for t in state.topics.values():
-        for p in t.partitions:
-            if broker_id not in p.replicas:
-                continue
+    c = state.controller
+    if c is not None and c.broker_id == broker_id:
+        state.controller = c = None
+    if c is not None:
+        for p in all_partitions(state):
             if p.leader == broker_id:
-                elect_leader(state, p, exclude=broker_id)
-            if broker_id in p.isr and len(p.isr) > 1:
-                p.isr.remove(broker_id)
-                p.partition_epoch += 1
-                state.isr_shrinks += 1
-            if p.leader >= 0:
-                p.maybe_advance_hw()
-    if state.controller_id == broker_id:
-        state.elect_controller()
+                c.move_partition(p, PS.OfflinePartition)
+        for p in all_partitions(state):
+            if broker_id in _replica_set(p):
+                c.move_replica(p, broker_id, RS.OfflineReplica)
+    for p in all_partitions(state):
+        if broker_id in p.isr or p.leader == broker_id:
+            partition_change(state, p, OFFLINE,
+                             target_isr=[r for r in p.isr if r != broker_id],
+                             exclude=broker_id)
+    state.shutting_down.discard(broker_id)
+    if state.controller is None:
+        elect_controller(state)
+    elif c is not None:
+        c.trigger_online_partitions()
     state.emit("broker_stopped", broker=broker_id)
     state.changed()
 
 
-def controlled_shutdown(state: ClusterState, broker_id: int) -> None:
-    """Move leadership off a broker before it stops (Kafka's controlled shutdown)."""
-    for t in state.topics.values():
-        for p in t.partitions:
-            if p.leader == broker_id:
-                elect_leader(state, p, exclude=broker_id, allow_unclean=False)
-            if broker_id in p.isr and len(p.isr) > 1:
-                p.isr.remove(broker_id)
-                p.partition_epoch += 1
+def controlled_shutdown(state: ClusterState, broker_id: int) -> list[tuple[str, int]]:
+    """Move leadership and ISR membership off a broker before it stops.
+
+    KRaft's enterControlledShutdown: the broker is no longer an acceptable leader
+    and leaves every ISR; partitions it led elect another ISR member. Where it was
+    the only ISR member the ISR keeps it and the partition goes leaderless (ELR
+    off). Returns those leaderless partitions. A controller shutting down hands
+    its role over first.
+    """
+    if not state.is_alive(broker_id):
+        return []
+    state.shutting_down.add(broker_id)
+    c = state.controller
+    if c is not None and c.broker_id == broker_id:
+        others = [b for b in state.alive_brokers() if b not in state.shutting_down]
+        if others:
+            state.controller_epoch += 1
+            c = state.controller = Controller(state, others[0], state.controller_epoch)
+            state.emit("controller_change", controller=c.broker_id, epoch=c.epoch)
+            c.on_controller_failover()
+    stranded = []
+    for p in all_partitions(state):
+        if broker_id in p.isr or p.leader == broker_id:
+            was_leader = p.leader == broker_id
+            partition_change(state, p, CONTROLLED_SHUTDOWN,
+                             target_isr=[r for r in p.isr if r != broker_id],
+                             exclude=broker_id)
+            if was_leader and p.leader < 0:
+                stranded.append(p.key)
+        if c is not None and broker_id in _replica_set(p):
+            c.move_replica(p, broker_id, RS.OfflineReplica)
+    state.emit("controlled_shutdown", broker=broker_id)
     state.changed()
+    return stranded
 
 
 def broker_started(state: ClusterState, broker_id: int) -> None:
-    """A broker came back: truncate divergent replicas, lead what it can, catch up."""
+    """A broker came back (onBrokerStartup): its replicas go online and catch up."""
     b = state.brokers[broker_id]
     if b.alive:
         return
     b.alive = True
-    for t in state.topics.values():
-        for p in t.partitions:
-            if broker_id not in p.replicas:
-                continue
-            if p.leader < 0:
-                if broker_id in p.isr:
-                    change_leader(state, p, broker_id)
-                continue
-            truncate_follower(p, broker_id)
-    if state.controller_id < 0 or state.controller_id not in state.alive_brokers():
-        state.elect_controller()
+    state.shutting_down.discard(broker_id)
+    c = state.controller if state.controller is not None else elect_controller(state)
+    for p in all_partitions(state):
+        if broker_id not in _replica_set(p):
+            continue
+        # its fetcher restarts: it must check for divergence before fetching
+        p.fetcher_epoch.pop(broker_id, None)
+        if c is not None:
+            c.move_replica(p, broker_id, RS.OnlineReplica)
+    if c is not None:
+        c.trigger_online_partitions()
+        for p in all_partitions(state):
+            if broker_id in p.adding_replicas:
+                maybe_complete_reassignment(state, p)
     state.emit("broker_started", broker=broker_id)
     state.changed()
 
 
 def truncate_follower(p: Partition, broker_id: int) -> None:
-    """Truncate a follower's log where it diverges from the leader's epoch history."""
-    log = p.logs[broker_id]
-    leader_log = p.leader_log
-    epoch = log.latest_epoch
-    if epoch < 0:
-        log.truncate_to(min(log.log_end_offset, leader_log.log_end_offset))
+    """Truncate a follower where its log diverges from the leader's epoch history."""
+    from emulator.cluster.state import truncate_follower as _truncate
+
+    _truncate(p, broker_id)
+
+
+# ---- topics ----------------------------------------------------------------------------
+def on_new_partition(state: ClusterState, p: Partition) -> None:
+    """onNewPartitionCreation: New, then Online with the first live replica leading."""
+    c = state.controller
+    if c is not None:
+        c.move_partition(p, PS.NewPartition)
+        for b in p.replicas:
+            c.move_replica(p, b, RS.NewReplica)
+    p.isr = [b for b in p.replicas if state.is_alive(b) and b not in state.shutting_down]
+    p.leader = p.isr[0] if p.isr else -1
+    if p.leader < 0:
+        p.isr = list(p.replicas)  # remembered; the first to come back leads
+        p.leader = -1
+    else:
+        p.leader_log.assign_epoch(p.leader_epoch, 0)
+    p.reset_follower_states(state.now())
+    if c is not None:
+        if p.leader >= 0:
+            c.move_partition(p, PS.OnlinePartition)
+        for b in p.replicas:
+            c.move_replica(p, b, RS.OnlineReplica if state.is_alive(b) else RS.OfflineReplica)
+
+
+def on_partition_deletion(state: ClusterState, p: Partition) -> None:
+    """Topic deletion: partitions and replicas go Offline, then NonExistent."""
+    c = state.controller
+    if c is None:
         return
-    found, end = leader_log.end_offset_for_epoch(epoch)
-    if found < 0:
-        log.truncate_fully_and_start_at(leader_log.log_start_offset)
-        return
-    if found != epoch:
-        # The follower's epoch is unknown to the leader: truncate to the leader's
-        # end of the largest epoch below it, then retry with the follower's history.
-        own_found, own_end = log.end_offset_for_epoch(found)
-        end = min(end, own_end)
-    log.truncate_to(min(end, log.log_end_offset))
+    if c.partitions.state(p.key) is not PS.NonExistentPartition:
+        c.move_partition(p, PS.OfflinePartition)
+        c.move_partition(p, PS.NonExistentPartition)
+    for b in _replica_set(p):
+        key = (p.topic, p.index, b)
+        if c.replicas.state(key) is not RS.NonExistentReplica:
+            c.move_replica(p, b, RS.OfflineReplica)
+            c.move_replica(p, b, RS.NonExistentReplica)
+
+
+# ---- reassignment primitives (driven by the reassignment module) -------------------------
+def start_reassignment(state: ClusterState, p: Partition, target: list[int]) -> None:
+    """KRaft's changePartitionReassignment: replicas = target + removing, new ones empty.
+
+    The target is compared with the current replica list (which includes replicas
+    still being added). The ISR is untouched; the leader epoch goes up only when an
+    old replica leaves the list. A plain reorder completes at once.
+    """
+    current = list(p.replicas)
+    removing = sorted(set(current) - set(target))
+    adding = sorted(set(target) - set(current))
+    old_replicas = set(p.replicas)
+    p.replicas = list(target) + removing
+    p.adding_replicas = adding
+    p.removing_replicas = removing
+    c = state.controller
+    for b in adding:
+        p.add_replica(b)
+        if c is not None:
+            c.move_replica(p, b, RS.NewReplica)
+            c.move_replica(p, b, RS.OnlineReplica if state.is_alive(b) else RS.OfflineReplica)
+    bump = not old_replicas.issubset(p.replicas)
+    p.partition_epoch += 1
+    if bump and p.leader >= 0:
+        p.leader_epoch += 1
+        become_leader(state, p, p.leader, moved=False)
+    state.emit("reassignment_started", topic=p.topic, partition=p.index, target=list(target))
+    maybe_complete_reassignment(state, p)
+    state.changed()
+
+
+def maybe_complete_reassignment(state: ClusterState, p: Partition) -> bool:
+    """PartitionReassignmentReplicas.maybeCompleteReassignment, then an election.
+
+    Complete when every target replica is in the ISR: the removing replicas leave
+    the ISR and the replica list, the leader moves only if it was removed (to the
+    first target replica in sync), and the removed replicas are deleted.
+    """
+    if not p.adding_replicas and not p.removing_replicas:
+        return False
+    removing = set(p.removing_replicas)
+    new_isr = [b for b in p.isr if b not in removing]
+    new_replicas = [b for b in p.replicas if b not in removing]
+    if not new_isr or not all(b in new_isr for b in new_replicas):
+        return False
+    old_replicas = list(p.replicas)
+    p.replicas = new_replicas
+    p.adding_replicas = []
+    p.removing_replicas = []
+    new, _ = select_leader(state, p, REASSIGN, new_isr, new_replicas)
+    shrunk = not set(old_replicas).issubset(new_replicas)
+    apply_change(state, p, new, new_isr, force_epoch_bump=shrunk and new == p.leader)
+    c = state.controller
+    for b in sorted(removing):
+        if c is not None:
+            c.move_replica(p, b, RS.OfflineReplica)
+            c.move_replica(p, b, RS.NonExistentReplica)
+        p.delete_replica(b)
+    state.emit("reassignment_completed", topic=p.topic, partition=p.index,
+               replicas=list(p.replicas))
+    state.changed()
+    return True
+
+
+def cancel_reassignment(state: ClusterState, p: Partition) -> None:
+    """PartitionReassignmentRevert: back to the replicas minus the adding ones."""
+    if not p.adding_replicas and not p.removing_replicas:
+        raise KafkaError(E.NO_REASSIGNMENT_IN_PROGRESS)
+    adding = set(p.adding_replicas)
+    replicas = [b for b in p.replicas if b not in adding]
+    isr = [b for b in p.isr if b not in adding]
+    unclean = False
+    if not isr:
+        if not _unclean_allowed(state, p):
+            raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                             f"Unable to revert partition assignment for {p.topic}:{p.index} "
+                             "because it would require an unclean leader election.")
+        isr, unclean = [replicas[0]], True
+    p.replicas = replicas
+    p.adding_replicas = []
+    p.removing_replicas = []
+    new, _ = select_leader(state, p, OFFLINE, isr, replicas)
+    apply_change(state, p, new, isr, unclean=unclean, force_epoch_bump=new == p.leader)
+    c = state.controller
+    for b in sorted(adding):
+        if c is not None:
+            c.move_replica(p, b, RS.OfflineReplica)
+            c.move_replica(p, b, RS.NonExistentReplica)
+        p.delete_replica(b)
+    state.changed()
+
+
+def on_isr_change(state: ClusterState, p: Partition) -> None:
+    """An AlterPartition reached the controller: a reassignment may now complete."""
+    if p.adding_replicas or p.removing_replicas:
+        maybe_complete_reassignment(state, p)
+
+
+__all__ = [
+    "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
+    "active", "apply_change", "auto_rebalance", "broker_started", "broker_stopped",
+    "cancel_reassignment", "change_leader", "controlled_shutdown", "elect_controller",
+    "elect_leader", "elect_leaders", "epoch_end_offset", "maybe_complete_reassignment",
+    "on_isr_change", "on_new_partition", "on_partition_deletion", "partition_change",
+    "select_leader", "start_reassignment", "truncate_follower",
+]

@@ -11,9 +11,11 @@ every leader change, the partition epoch on every change at all.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Container
 from dataclasses import dataclass, field
 
 from emulator.log import (
+    UNDEFINED_EPOCH,
     FollowerState,
     Log,
     can_join_isr,
@@ -74,6 +76,12 @@ class Partition:
         self.logs: dict[int, Log] = {b: Log() for b in replicas}
         self.followers: dict[int, FollowerState] = {b: FollowerState() for b in replicas}
         self.high_watermark = 0
+        # Each follower's own view, kept by its fetcher: the high watermark from the
+        # last fetch response, and the leader epoch it last truncated for (a new epoch
+        # means "check for divergence before fetching", Kafka's truncation phase).
+        self.follower_hw: dict[int, int] = {}
+        self.fetcher_epoch: dict[int, int] = {}
+        self.next_fetch_ms: dict[int, int] = {}  # slowed followers fetch no sooner
         self.producers: dict[int, ProducerEntry] = {}
         self.aborted: list[AbortedTxn] = []
         # (first offset, marker offset) of ended transactions whose marker is not yet
@@ -118,14 +126,20 @@ class Partition:
         return [a for a in self.aborted if a.last_offset >= start and a.first_offset < end]
 
     def check_leader(self, broker_id: int, current_leader_epoch: int = -1) -> None:
-        """Raise the error Kafka gives a client that sent this to the wrong place."""
+        """Raise the error Kafka gives a client that sent this to the wrong place.
+
+        As ReplicaManager.getPartitionOrError then Partition.getLocalLog: a broker
+        with no replica says NOT_LEADER_OR_FOLLOWER; a hosting broker first checks the
+        client's current leader epoch (FENCED_LEADER_EPOCH when older,
+        UNKNOWN_LEADER_EPOCH when newer), then whether it leads.
+        """
+        if broker_id not in self.replicas:
+            raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
         if current_leader_epoch >= 0:
             if current_leader_epoch < self.leader_epoch:
                 raise KafkaError(E.FENCED_LEADER_EPOCH)
             if current_leader_epoch > self.leader_epoch:
                 raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
-        if self.leader < 0:
-            raise KafkaError(E.LEADER_NOT_AVAILABLE)
         if broker_id != self.leader:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
 
@@ -218,15 +232,42 @@ class Partition:
         return can_join_isr(broker_id, self.followers.get(broker_id), self.isr, self.replicas,
                             self.high_watermark, self.leader_epoch_start())
 
-    def out_of_sync(self, now_ms: int, lag_max_ms: int) -> list[int]:
-        """Followers in the ISR that have not caught up within ``lag_max_ms``."""
-        return out_of_sync_replicas(self.leader, self.isr, self.followers, now_ms, lag_max_ms)
+    def is_caught_up(self, broker_id: int, now_ms: int, lag_max_ms: int) -> bool:
+        """Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or caught up recently."""
+        st = self.followers.get(broker_id)
+        if st is None:
+            return False
+        return (st.log_end_offset == self.log_end_offset
+                or now_ms - st.last_caught_up_ms <= lag_max_ms)
 
-    def maybe_advance_hw(self) -> bool:
-        """HW = min LEO over the ISR (leader included); it never moves backwards."""
-        if self.leader < 0:
+    def out_of_sync(self, now_ms: int, lag_max_ms: int) -> list[int]:
+        """Followers in the ISR that are not caught up (Partition.getOutOfSyncReplicas).
+
+        A follower whose LEO equals the leader's is never out of sync, however long
+        ago it last fetched: an idle partition does not shrink its ISR.
+        """
+        leo = self.log_end_offset
+        return [b for b in out_of_sync_replicas(self.leader, self.isr, self.followers, now_ms,
+                                                lag_max_ms)
+                if b not in self.followers or self.followers[b].log_end_offset != leo]
+
+    def maybe_advance_hw(self, min_isr: int = 1, now_ms: int | None = None,
+                         lag_max_ms: int = 0, eligible: Container[int] = ()) -> bool:
+        """Partition.maybeIncrementLeaderHW; the high watermark never moves backwards.
+
+        Nothing moves while the ISR is below the effective min.insync.replicas
+        (KAFKA-15583). Otherwise HW = the minimum LEO over the leader, the ISR, and
+        followers outside the ISR that are caught up and eligible (about to join).
+        """
+        if self.leader < 0 or len(self.isr) < min(min_isr, len(self.replicas)):
             return False
         new = isr_high_watermark(self.leader, self.log_end_offset, self.isr, self.followers)
+        if now_ms is not None:
+            for b, st in self.followers.items():
+                if (b != self.leader and b not in self.isr and b in eligible
+                        and st.log_end_offset < new and b in self.replicas
+                        and self.is_caught_up(b, now_ms, lag_max_ms)):
+                    new = st.log_end_offset
         if new > self.high_watermark:
             self.high_watermark = new
             return True
@@ -235,16 +276,73 @@ class Partition:
     def in_sync_count(self) -> int:
         return len(self.isr)
 
-    def reset_follower_states(self, now_ms: int) -> None:
-        """On becoming leader Kafka resets follower state; ISR members count as caught up."""
+    def reset_follower_states(self, now_ms: int, new_leader: bool = True) -> None:
+        """Replica.resetReplicaState on makeLeader: ISR members count as caught up now.
+
+        A new leader knows nothing of its followers' LEOs (-1, Kafka's unknown
+        offset) until they fetch, so the high watermark waits for every ISR member.
+        """
         for b in self.replicas:
             if b == self.leader:
                 continue
-            log = self.logs.get(b)
-            leo = log.log_end_offset if log is not None and b in self.isr else 0
-            self.followers[b] = FollowerState(
-                log_end_offset=leo,
-                last_caught_up_ms=now_ms if b in self.isr else 0,
-                last_fetch_leader_leo=0,
-                last_fetch_ms=now_ms if b in self.isr else 0,
-            )
+            in_sync = b in self.isr
+            old = self.followers.get(b)
+            if new_leader or old is None:
+                self.followers[b] = FollowerState(
+                    log_end_offset=-1, last_caught_up_ms=now_ms if in_sync else 0,
+                    last_fetch_leader_leo=-1, last_fetch_ms=0)
+            else:
+                old.last_caught_up_ms = now_ms if in_sync else 0
+                old.last_fetch_ms = now_ms if in_sync else 0
+                old.last_fetch_leader_leo = self.log_end_offset
+
+    # ---- replica set changes (controller, reassignment) ------------------------------
+    def add_replica(self, broker_id: int) -> None:
+        """Create an empty replica (a reassignment's adding replica starts from nothing)."""
+        if broker_id not in self.logs:
+            self.logs[broker_id] = Log()
+        self.followers.setdefault(broker_id, FollowerState(log_end_offset=-1,
+                                                           last_fetch_leader_leo=-1))
+
+    def delete_replica(self, broker_id: int) -> None:
+        """Drop a removed replica's log and fetch state (StopReplica with deletion)."""
+        for d in (self.logs, self.followers, self.follower_hw, self.fetcher_epoch,
+                  self.next_fetch_ms):
+            d.pop(broker_id, None)
+
+    # ---- truncation --------------------------------------------------------------------
+    def truncate_producer_state(self, end_offset: int) -> None:
+        """Forget appends at or above ``end_offset`` (a new leader's LEO).
+
+        Idempotent-producer state is shared by the replicas here; Kafka rebuilds it
+        from the log after a truncation. Dropping the batches the new leader does
+        not have lets the producer's retry of them be appended, not mistaken for a
+        duplicate of records that no longer exist.
+        """
+        for entry in self.producers.values():
+            while entry.batches and entry.batches[-1][2] >= end_offset:
+                entry.batches.pop()
+            if entry.txn_first_offset >= end_offset:
+                entry.txn_first_offset = -1
+        self.aborted = [a for a in self.aborted if a.last_offset < end_offset]
+        self.unreplicated_txns = [t for t in self.unreplicated_txns if t[1] < end_offset]
+
+
+def epoch_end_offset(log: Log, epoch: int) -> tuple[int, int]:
+    """LeaderEpochFileCache.endOffsetFor, exactly: (epoch, end offset) or (-1, -1).
+
+    The latest epoch ends at the log end offset. A requested epoch older than every
+    entry answers (requested epoch, start of the first entry); one newer than every
+    entry, or an undefined one, answers (-1, -1).
+    """
+    entries = log.epoch_entries()
+    if epoch == UNDEFINED_EPOCH or not entries:
+        return UNDEFINED_EPOCH, -1
+    if entries[-1][0] == epoch:
+        return epoch, log.log_end_offset
+    for i, (e, start) in enumerate(entries):
+        if e > epoch:
+            if i == 0:
+                return epoch, start
+            return entries[i - 1][0], start
+    return UNDEFINED_EPOCH, -1

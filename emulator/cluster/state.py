@@ -13,6 +13,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.clock import SystemClock
 from emulator.cluster.configs import (
@@ -21,7 +22,7 @@ from emulator.cluster.configs import (
     default_broker_config,
     validate_topic_configs,
 )
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
 from wire.errors import ErrorCode as E
 from wire.records import InvalidRecordError, read_header, split_batches
 
@@ -62,6 +63,7 @@ class AppendResult:
     log_start_offset: int = -1
     message: str | None = None
     record_errors: list = field(default_factory=list)
+    leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
 
 
 def validate_topic_name(name: str) -> None:
@@ -114,7 +116,19 @@ class ClusterState:
         self.tick_hooks: list[Callable[[int], None]] = []
         self.isr_shrinks = 0
         self.isr_expands = 0
-        self._controller_id = min(self.brokers)
+        # per leader broker, for IsrShrinksPerSec / IsrExpandsPerSec
+        self.isr_shrinks_by_broker: dict[int, int] = {b: 0 for b in self.brokers}
+        self.isr_expands_by_broker: dict[int, int] = {b: 0 for b in self.brokers}
+        self.shutting_down: set[int] = set()  # brokers in controlled shutdown
+        self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
+        self._next_isr_expiration: int | None = None
+        # The active controller (emulator.cluster.controller.Controller); the metadata
+        # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
+        self.controller: Any = None
+        self.controller_epoch = 0
+        from emulator.cluster import controller as _controller
+
+        _controller.elect_controller(self)
 
     # ---- plumbing ----------------------------------------------------------------
     def now(self) -> int:
@@ -166,7 +180,7 @@ class ClusterState:
     # ---- brokers and controller ------------------------------------------------------
     @property
     def controller_id(self) -> int:
-        return self._controller_id
+        return self.controller.broker_id if self.controller is not None else -1
 
     def alive_brokers(self) -> list[int]:
         return sorted(b.id for b in self.brokers.values() if b.alive)
@@ -176,11 +190,9 @@ class ClusterState:
         return b is not None and b.alive
 
     def elect_controller(self) -> None:
-        alive = self.alive_brokers()
-        new = alive[0] if alive else -1
-        if new != self._controller_id:
-            self._controller_id = new
-            self.emit("controller_change", controller=new)
+        from emulator.cluster import controller as _controller
+
+        _controller.elect_controller(self)
 
     # ---- topics ------------------------------------------------------------------------
     def get_topic(self, name: str) -> Topic:
@@ -293,14 +305,16 @@ class ClusterState:
         return topic
 
     def _initial_leader(self, p: Partition, now: int) -> None:
-        p.isr = [b for b in p.replicas if self.is_alive(b)]
-        p.leader = p.isr[0] if p.isr else -1
-        if p.leader >= 0:
-            p.leader_log.assign_epoch(p.leader_epoch, 0)
-        p.reset_follower_states(now)
+        from emulator.cluster import controller as _controller
+
+        _controller.on_new_partition(self, p)
 
     def delete_topic(self, name: str) -> Topic:
         t = self.get_topic(name)
+        from emulator.cluster import controller as _controller
+
+        for p in t.partitions:
+            _controller.on_partition_deletion(self, p)
         del self.topics[name]
         del self.topics_by_id[t.id]
         self.emit("topic_deleted", topic=name)
@@ -375,7 +389,7 @@ class ClusterState:
                 raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
                                  f"than the max message size the server will accept "
                                  f"({len(records)} > {max_bytes})")
-            min_isr = int(self.topic_config(t, "min.insync.replicas"))
+            min_isr = self.effective_min_isr(t, p)
             if acks == -1 and len(p.isr) < min_isr:
                 raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
                                  f"{set(p.isr)} is insufficient to satisfy the min.isr "
@@ -400,9 +414,10 @@ class ClusterState:
             p.record_producer(h, base, last)
             self.emit("append", topic=topic, partition=index, base=base, last=last)
             if len(p.isr) == 1:
-                p.maybe_advance_hw()
+                self.advance_hw(p)
             self.changed()
-            return AppendResult(0, base, last, lat, p.log_start_offset)
+            return AppendResult(0, base, last, lat, p.log_start_offset,
+                                leader_epoch=p.leader_epoch)
         except KafkaError as e:
             return AppendResult(e.code, message=e.message)
 
@@ -410,48 +425,87 @@ class ClusterState:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
         base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
         if len(p.isr) == 1:
-            p.maybe_advance_hw()
+            self.advance_hw(p)
         self.changed()
         return base
 
-    def acks_all_done(self, topic: str, index: int, last_offset: int) -> tuple[bool, int]:
-        """Has the ISR acknowledged up to last_offset? Returns (done, error code)."""
+    def acks_all_done(self, topic: str, index: int, last_offset: int,
+                      leader_epoch: int = -1) -> tuple[bool, int]:
+        """Has the ISR acknowledged up to last_offset? Returns (done, error code).
+
+        Partition.checkEnoughReplicasReachOffset: done once the high watermark
+        passes the offset, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is then
+        below the effective min.insync.replicas. A leader change while waiting
+        (another leader epoch) answers NOT_LEADER_OR_FOLLOWER, as the deposed
+        leader's purgatory does: the append may have been truncated away.
+        """
         t = self.topics.get(topic)
         if t is None or index >= len(t.partitions):
             return True, E.UNKNOWN_TOPIC_OR_PARTITION
         p = t.partitions[index]
+        if (leader_epoch >= 0 and p.leader_epoch != leader_epoch) or p.leader < 0:
+            return True, E.NOT_LEADER_OR_FOLLOWER
         if p.high_watermark > last_offset:
-            min_isr = int(self.topic_config(t, "min.insync.replicas"))
-            if len(p.isr) < min_isr:
+            if len(p.isr) < self.effective_min_isr(t, p):
                 return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
             return True, 0
-        if p.leader < 0 or last_offset >= p.log_end_offset:
+        if last_offset >= p.log_end_offset:
             return True, E.NOT_LEADER_OR_FOLLOWER  # the append was truncated away
         return False, 0
 
+    def effective_min_isr(self, t: Topic, p: Partition) -> int:
+        """min(min.insync.replicas, replication factor), Partition.effectiveMinIsr."""
+        return min(int(self.topic_config(t, "min.insync.replicas")), max(1, len(p.replicas)))
+
     # ---- replication and ISR maintenance ---------------------------------------------
     def tick(self) -> None:
-        """Let followers fetch, move high watermarks, shrink and expand ISRs."""
+        """Followers fetch, high watermarks move, ISRs expand; ISRs shrink every lag/2.
+
+        Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2, so a
+        follower that stops fetching leaves the ISR between 1 and 1.5 lag times
+        after it last caught up.
+        """
         now = self.now()
-        lag_max = int(self.config["replica.lag.time.max.ms"])
+        lag_max = self.config_int("replica.lag.time.max.ms")
+        expire = self._next_isr_expiration is None or now >= self._next_isr_expiration
+        if expire:
+            self._next_isr_expiration = now + max(1, lag_max // 2)
         moved = False
         for t in self.topics.values():
             for p in t.partitions:
                 if p.leader < 0 or not self.is_alive(p.leader):
                     continue
                 moved |= self.replicate_partition(p, now)
-                moved |= self.maintain_isr(p, now, lag_max)
+                if expire:
+                    moved |= self.maintain_isr(p, now, lag_max)
+        if self.controller is not None:
+            moved |= self.controller.tick(now)
+        if self.faults is not None:
+            moved |= bool(self.faults.tick(now))
         if moved:
             self.changed()
         for hook in self.tick_hooks:
             hook(now)
 
     def follower_can_fetch(self, p: Partition, follower: int) -> bool:
-        """Hook point for faults (paused follower, network cut)."""
-        return self.is_alive(follower)
+        """Is the follower's fetcher running and able to reach the leader? (faults)"""
+        if not self.is_alive(follower):
+            return False
+        return self.faults is None or self.faults.follower_can_fetch(p, follower, self.now())
+
+    def isr_eligible(self, broker_id: int) -> bool:
+        """KRaft's isReplicaIsrEligible: unfenced and not in controlled shutdown."""
+        return self.is_alive(broker_id) and broker_id not in self.shutting_down
 
     def replicate_partition(self, p: Partition, now: int) -> bool:
-        """One fetch round for each follower of ``p``; shares the leader's batch bytes."""
+        """One fetch round for each follower of ``p``; shares the leader's batch bytes.
+
+        A follower that has not yet fetched in the current leader epoch first
+        truncates where its log diverges (OffsetForLeaderEpoch / DivergingEpoch).
+        The leader updates its view of the follower from the fetch offset (the
+        follower's LEO before the data it is about to get); a follower that got
+        data fetches again at once, as Kafka's fetcher does.
+        """
         leader_log = p.leader_log
         moved = False
         for b in p.replicas:
@@ -460,10 +514,16 @@ class ClusterState:
             log = p.logs.get(b)
             if log is None:
                 continue
+            if p.fetcher_epoch.get(b) != p.leader_epoch:
+                before = log.log_end_offset
+                truncate_follower(p, b)
+                p.fetcher_epoch[b] = p.leader_epoch
+                moved |= log.log_end_offset != before
             if log.log_end_offset > leader_log.log_end_offset:
                 log.truncate_to(leader_log.log_end_offset)
-            if log.log_end_offset < leader_log.log_start_offset:
+            if log.log_end_offset < leader_log.log_start_offset:  # OFFSET_OUT_OF_RANGE
                 log.truncate_fully_and_start_at(leader_log.log_start_offset)
+            moved |= self.follower_fetch(p, b, log.log_end_offset, now)
             budget = self.fetch_budget(p, b)
             if budget > 0 and log.log_end_offset < leader_log.log_end_offset:
                 for data, base, last, epoch, max_ts in leader_log.batches_from(
@@ -472,34 +532,75 @@ class ClusterState:
                     log.append_as_follower(data, base, last, epoch, max_ts)
                     self.consume_budget(p, b, len(data))
                 moved = True
-            p.update_follower(b, log.log_end_offset, now)
+                moved |= self.follower_fetch(p, b, log.log_end_offset, now)
+            p.follower_hw[b] = min(p.high_watermark, log.log_end_offset)
             if log.log_start_offset < leader_log.log_start_offset:
                 log.delete_before(leader_log.log_start_offset)
         return moved
 
+    def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:
+        """The leader's side of a follower fetch (Partition.updateFollowerFetchState):
+        fetch state, then ISR expansion, then the high watermark."""
+        p.update_follower(b, fetch_offset, now)
+        changed = False
+        if b not in p.isr and p.can_join_isr(b) and self.isr_eligible(b):
+            self.expand_isr(p, b)
+            changed = True
+        changed |= self.advance_hw(p, now)
+        return changed
+
+    def expand_isr(self, p: Partition, b: int) -> None:
+        p.isr.append(b)
+        p.partition_epoch += 1
+        self.isr_expands += 1
+        self.isr_expands_by_broker[p.leader] = self.isr_expands_by_broker.get(p.leader, 0) + 1
+        self.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
+        self._isr_changed(p)
+
+    def shrink_isr(self, p: Partition, out: list[int]) -> None:
+        p.isr = [b for b in p.isr if b not in out]
+        p.partition_epoch += 1
+        self.isr_shrinks += 1
+        self.isr_shrinks_by_broker[p.leader] = self.isr_shrinks_by_broker.get(p.leader, 0) + 1
+        self.emit("isr_shrink", topic=p.topic, partition=p.index, brokers=list(out))
+        self._isr_changed(p)
+
+    def _isr_changed(self, p: Partition) -> None:
+        from emulator.cluster import controller as _controller
+
+        _controller.on_isr_change(self, p)
+
+    def advance_hw(self, p: Partition, now: int | None = None) -> bool:
+        """Move the leader's high watermark by Kafka's rules (Partition.maybe_advance_hw)."""
+        t = self.topics.get(p.topic)
+        min_isr = self.effective_min_isr(t, p) if t is not None else 1
+        now = self.now() if now is None else now
+        lag_max = self.config_int("replica.lag.time.max.ms")
+        eligible = [b for b in p.replicas if self.isr_eligible(b)]
+        return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
+
     def fetch_budget(self, p: Partition, follower: int) -> int:
         """Bytes this follower may fetch now (throttles override this)."""
-        return self.config_int("replica.fetch.max.bytes") * 64
+        budget = self.config_int("replica.fetch.max.bytes") * 64
+        if self.faults is not None:
+            budget = self.faults.fetch_budget(p, follower, budget)
+        return budget
 
     def consume_budget(self, p: Partition, follower: int, n: int) -> None:
         """Account fetched bytes against throttles (overridden by the throttle model)."""
 
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
+        """Partition.maybeShrinkIsr (and a late expansion check): the isr-expiration task."""
         changed = False
         for b in p.replicas:
-            if p.can_join_isr(b) and self.is_alive(b):
-                p.isr.append(b)
-                p.partition_epoch += 1
-                self.isr_expands += 1
-                self.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
+            if b != p.leader and p.can_join_isr(b) and self.isr_eligible(b):
+                self.expand_isr(p, b)
                 changed = True
-        for b in p.out_of_sync(now, lag_max):
-            p.isr.remove(b)
-            p.partition_epoch += 1
-            self.isr_shrinks += 1
-            self.emit("isr_shrink", topic=p.topic, partition=p.index, broker=b)
+        out = p.out_of_sync(now, lag_max)
+        if out:
+            self.shrink_isr(p, out)
             changed = True
-        changed |= p.maybe_advance_hw()
+        changed |= self.advance_hw(p, now)
         return changed
 
     # ---- reads ----------------------------------------------------------------------
@@ -589,3 +690,36 @@ class ClusterState:
                         if b != p.leader:
                             log.delete_before(p.leader_log.log_start_offset)
                     self.changed()
+
+
+def truncate_follower(p: Partition, broker_id: int) -> None:
+    """Truncate a follower where its log diverges from the leader's epoch history.
+
+    AbstractFetcherThread.getOffsetTruncationState, repeated until done: ask the
+    leader for the end of the follower's latest epoch; if the leader answers with
+    an epoch the follower does not have, truncate to the end of the follower's
+    largest epoch below it and ask again; otherwise truncate to the smaller of the
+    two ends. An undefined answer truncates to the follower's high watermark.
+    """
+    log = p.logs[broker_id]
+    leader_log = p.leader_log
+    for _ in range(256):
+        epoch = log.latest_epoch
+        if epoch < 0:
+            return
+        l_epoch, l_end = epoch_end_offset(leader_log, epoch)
+        if l_epoch < 0 or l_end < 0:
+            log.truncate_to(min(p.follower_hw.get(broker_id, 0), log.log_end_offset))
+            return
+        f_epoch, f_end = epoch_end_offset(log, l_epoch)
+        if f_epoch < 0:
+            log.truncate_to(min(l_end, log.log_end_offset))
+            return
+        if f_epoch != l_epoch:
+            before = log.log_end_offset
+            log.truncate_to(min(f_end, log.log_end_offset))
+            if log.log_end_offset == before:
+                return
+            continue
+        log.truncate_to(min(f_end, l_end, log.log_end_offset))
+        return

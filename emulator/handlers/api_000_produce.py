@@ -72,7 +72,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
             parts = []
             for name, idx, r in entries:
                 if acks == -1 and r.error == 0 and r.last_offset >= 0:
-                    done, code = cluster.acks_all_done(name, idx, r.last_offset)
+                    done, code = cluster.acks_all_done(name, idx, r.last_offset, r.leader_epoch)
                     if not done and timed_out:
                         code = E.REQUEST_TIMED_OUT
                     if code:
@@ -98,7 +98,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
 
         def check() -> dict | None:
             for n, i, r in pending:
-                done, _ = cluster.acks_all_done(n, i, r.last_offset)
+                done, _ = cluster.acks_all_done(n, i, r.last_offset, r.leader_epoch)
                 if not done:
                     return None
             return build()

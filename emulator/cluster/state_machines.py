@@ -1,0 +1,140 @@
+"""The controller's partition and replica state machines (seed 002, Kafka's
+PartitionStateMachine and ReplicaStateMachine).
+
+The rules are the two tables just below: for each target state, the states it may
+be entered from. Everything else is bookkeeping. A transition not in the table
+raises ``IllegalStateTransition``, as Kafka's controller refuses it (it logs
+"Invalid state transition" and leaves the state alone; here the caller learns of it
+at once, because in the emulator it can only be our own bug or a test asking).
+
+The active controller owns one instance of each; a new controller rebuilds them
+from the cluster's metadata on failover (``Controller.on_controller_failover``),
+exactly as Kafka's ``partitionStateMachine.startup()`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from enum import Enum
+
+
+class PartitionState(Enum):
+    NonExistentPartition = "NonExistentPartition"  # never created, or deleted
+    NewPartition = "NewPartition"  # replicas assigned, no leader or ISR yet
+    OnlinePartition = "OnlinePartition"  # a leader is elected
+    OfflinePartition = "OfflinePartition"  # the leader died and none could replace it
+
+
+class ReplicaState(Enum):
+    NewReplica = "NewReplica"  # created by topic creation or reassignment
+    OnlineReplica = "OnlineReplica"  # started, part of the assigned replicas
+    OfflineReplica = "OfflineReplica"  # its broker is down (or it is being removed)
+    NonExistentReplica = "NonExistentReplica"  # deleted
+
+
+P, R = PartitionState, ReplicaState
+
+# target state -> the states it may be entered from (seed 002, "Valid state transitions")
+PARTITION_TRANSITIONS: dict[PartitionState, frozenset[PartitionState]] = {
+    P.NewPartition: frozenset({P.NonExistentPartition}),
+    P.OnlinePartition: frozenset({P.NewPartition, P.OnlinePartition, P.OfflinePartition}),
+    P.OfflinePartition: frozenset({P.NewPartition, P.OnlinePartition}),
+    P.NonExistentPartition: frozenset({P.OfflinePartition}),
+}
+
+REPLICA_TRANSITIONS: dict[ReplicaState, frozenset[ReplicaState]] = {
+    R.NewReplica: frozenset({R.NonExistentReplica}),
+    R.OnlineReplica: frozenset({R.NewReplica, R.OnlineReplica, R.OfflineReplica}),
+    R.OfflineReplica: frozenset({R.NewReplica, R.OnlineReplica}),
+    R.NonExistentReplica: frozenset({R.OfflineReplica}),
+}
+
+
+class IllegalStateTransition(Exception):
+    """A transition the table does not allow."""
+
+    def __init__(self, key: Hashable, current: Enum, target: Enum) -> None:
+        super().__init__(f"Invalid state transition for {key}: {current.value} -> "
+                         f"{target.value} (valid previous states of {target.value}: "
+                         f"{sorted(s.value for s in _table_of(target)[target])})")
+        self.key = key
+        self.current = current
+        self.target = target
+
+
+def _table_of(state: Enum) -> dict:
+    return PARTITION_TRANSITIONS if isinstance(state, PartitionState) else REPLICA_TRANSITIONS
+
+
+class StateMachine:
+    """States of many keys under one transition table; absent keys are NonExistent."""
+
+    def __init__(self, table: dict, nonexistent: Enum,
+                 on_transition: Callable[[Hashable, Enum, Enum], None] | None = None) -> None:
+        self.table = table
+        self.nonexistent = nonexistent
+        self.states: dict[Hashable, Enum] = {}
+        self.on_transition = on_transition
+
+    def state(self, key: Hashable) -> Enum:
+        return self.states.get(key, self.nonexistent)
+
+    def can_transition(self, key: Hashable, target: Enum) -> bool:
+        return self.state(key) in self.table[target]
+
+    def transition(self, key: Hashable, target: Enum) -> Enum:
+        """Move ``key`` to ``target``; returns the previous state. Raises when invalid."""
+        current = self.state(key)
+        if current not in self.table[target]:
+            raise IllegalStateTransition(key, current, target)
+        if target is self.nonexistent:
+            self.states.pop(key, None)
+        else:
+            self.states[key] = target
+        if self.on_transition is not None:
+            self.on_transition(key, current, target)
+        return current
+
+    def set_initial(self, key: Hashable, state: Enum) -> None:
+        """Initialize a key's state on controller failover (no transition is made)."""
+        if state is self.nonexistent:
+            self.states.pop(key, None)
+        else:
+            self.states[key] = state
+
+    def keys_in(self, *states: Enum) -> list[Hashable]:
+        return [k for k, s in self.states.items() if s in states]
+
+    def __iter__(self) -> Iterator[tuple[Hashable, Enum]]:
+        return iter(list(self.states.items()))
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def clear(self) -> None:
+        self.states.clear()
+
+
+class PartitionStateMachine(StateMachine):
+    """Keys are (topic, partition)."""
+
+    def __init__(self, on_transition: Callable | None = None) -> None:
+        super().__init__(PARTITION_TRANSITIONS, P.NonExistentPartition, on_transition)
+
+
+class ReplicaStateMachine(StateMachine):
+    """Keys are (topic, partition, broker id)."""
+
+    def __init__(self, on_transition: Callable | None = None) -> None:
+        super().__init__(REPLICA_TRANSITIONS, R.NonExistentReplica, on_transition)
+
+    def replicas_on(self, broker_id: int, keys: Iterable[tuple[str, int, int]] | None = None
+                    ) -> list[tuple[str, int, int]]:
+        return [k for k in (keys if keys is not None else list(self.states))
+                if k[2] == broker_id]
+
+
+__all__ = [
+    "PARTITION_TRANSITIONS", "REPLICA_TRANSITIONS", "IllegalStateTransition", "PartitionState",
+    "PartitionStateMachine", "ReplicaState", "ReplicaStateMachine", "StateMachine",
+]
