@@ -1,0 +1,242 @@
+"""Fixtures and helpers for the group, idempotence and transaction client tests.
+
+``group_cluster`` is a 3-broker cluster whose group timeouts are short enough for a
+fast suite (a 1 s minimum session timeout, KIP-848 heartbeats every 500 ms). The
+``*Member`` classes run one real group consumer each on a thread, polling as an
+application does, and record what they were assigned and what they read, so a test can
+wait for a state of the group and check records for loss and duplicates.
+
+Import the fixtures into a test module with ``from client_tests._groups_fixtures
+import group_cluster  # noqa: F401``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from confluent_kafka import Producer
+
+from emulator import Cluster
+
+PARTITIONS = 6
+GROUP_CONFIG = {
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.session.timeout.ms": "6000",
+}
+
+
+@pytest.fixture
+def group_cluster() -> Iterator[Cluster]:
+    with Cluster(brokers=3, port=0, config=GROUP_CONFIG) as c:
+        yield c
+
+
+def wait_until(pred: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll ``pred`` until true; fail with ``what`` if it never becomes true."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[bytes]:
+    """``n`` records spread round-robin over the partitions; returns their values."""
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2})
+    values = [b"v%05d" % i for i in range(start, start + n)]
+    for i, v in enumerate(values):
+        p.produce(topic, value=v, partition=(start + i) % PARTITIONS)
+    assert p.flush(20) == 0
+    return values
+
+
+class Member(threading.Thread):
+    """One group consumer polling on its own thread."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self.stopping = threading.Event()
+        self.ready = threading.Event()
+        self.lock = threading.Lock()
+        self.assigned: set[int] = set()
+        self.values: list[bytes] = []
+        self.uncommitted: set[bytes] = set()  # read but not (yet) known committed
+        self.lost_commits: set[bytes] = set()  # read, commit failed: may be read again
+        self.error: BaseException | None = None
+        self.revoked: list[set[int]] = []
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(30)
+        if self.error is not None:
+            raise self.error
+
+    def partitions(self) -> set[int]:
+        with self.lock:
+            return set(self.assigned)
+
+    def _record(self, values: list[bytes]) -> None:
+        with self.lock:
+            self.values.extend(values)
+            self.uncommitted.update(values)
+
+    def _committed(self, ok: bool) -> None:
+        with self.lock:
+            if not ok:
+                self.lost_commits |= self.uncommitted
+            self.uncommitted = set()
+
+    def run(self) -> None:
+        try:
+            self.loop()
+        except BaseException as e:  # noqa: BLE001 - re-raised by stop()
+            self.error = e
+
+
+class KafkaPythonMember(Member):
+    def __init__(self, name: str, bootstrap: str, topic: str, group: str, **conf) -> None:
+        super().__init__(name)
+        self.conf = dict(bootstrap_servers=bootstrap, group_id=group,
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         session_timeout_ms=3000, heartbeat_interval_ms=300,
+                         client_id=name, **conf)
+        self.topic = topic
+
+    def loop(self) -> None:
+        from kafka import KafkaConsumer
+        from kafka.errors import CommitFailedError, KafkaError
+
+        c = KafkaConsumer(self.topic, **self.conf)
+        self.ready.set()
+        try:
+            while not self.stopping.is_set():
+                batches = c.poll(timeout_ms=100)
+                with self.lock:
+                    self.assigned = {tp.partition for tp in c.assignment()}
+                got = [r.value for rs in batches.values() for r in rs]
+                if got:
+                    self._record(got)
+                    try:
+                        c.commit()
+                        self._committed(True)
+                    except (CommitFailedError, KafkaError):
+                        self._committed(False)
+        finally:
+            c.close()
+
+
+class ConfluentMember(Member):
+    def __init__(self, name: str, bootstrap: str, topic: str, group: str, **conf) -> None:
+        super().__init__(name)
+        self.conf = {"bootstrap.servers": bootstrap, "group.id": group,
+                     "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                     "client.id": name, **conf}
+        if self.conf.get("group.protocol") != "consumer":
+            self.conf.setdefault("session.timeout.ms", 3000)
+            self.conf.setdefault("heartbeat.interval.ms", 300)
+        self.topic = topic
+
+    def loop(self) -> None:
+        from confluent_kafka import Consumer, KafkaException
+
+        c = Consumer(self.conf)
+
+        def on_assign(consumer, parts) -> None:
+            with self.lock:
+                self.assigned |= {p.partition for p in parts}
+
+        def on_revoke(consumer, parts) -> None:
+            with self.lock:
+                gone = {p.partition for p in parts}
+                self.revoked.append(gone)
+                self.assigned -= gone
+
+        def on_lost(consumer, parts) -> None:
+            with self.lock:
+                self.assigned -= {p.partition for p in parts}
+
+        c.subscribe([self.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+        self.ready.set()
+        try:
+            while not self.stopping.is_set():
+                msgs = c.consume(100, 0.1)
+                got = []
+                for m in msgs:
+                    if m.error() is None:
+                        got.append(m.value())
+                if got:
+                    self._record(got)
+                    try:
+                        c.commit(asynchronous=False)
+                        self._committed(True)
+                    except KafkaException:
+                        self._committed(False)
+        finally:
+            c.close()
+
+
+class AioKafkaMember(Member):
+    def __init__(self, name: str, bootstrap: str, topic: str, group: str, **conf) -> None:
+        super().__init__(name)
+        self.conf = dict(bootstrap_servers=bootstrap, group_id=group,
+                         auto_offset_reset="earliest", enable_auto_commit=False,
+                         session_timeout_ms=3000, heartbeat_interval_ms=300,
+                         client_id=name, **conf)
+        self.topic = topic
+
+    def loop(self) -> None:
+        asyncio.run(self._loop())
+
+    async def _loop(self) -> None:
+        from aiokafka import AIOKafkaConsumer
+        from aiokafka.errors import CommitFailedError, KafkaError
+
+        c = AIOKafkaConsumer(self.topic, **self.conf)
+        await c.start()
+        self.ready.set()
+        try:
+            while not self.stopping.is_set():
+                batches = await c.getmany(timeout_ms=100)
+                with self.lock:
+                    self.assigned = {tp.partition for tp in c.assignment()}
+                got = [r.value for rs in batches.values() for r in rs]
+                if got:
+                    self._record(got)
+                    try:
+                        await c.commit()
+                        self._committed(True)
+                    except (CommitFailedError, KafkaError):
+                        self._committed(False)
+        finally:
+            await c.stop()
+
+
+def balanced(members: list[Member], sizes: list[int]) -> Callable[[], bool]:
+    """True once the members own every partition exactly once, with these counts."""
+
+    def check() -> bool:
+        parts = [m.partitions() for m in members]
+        every = [p for ps in parts for p in ps]
+        return sorted(len(ps) for ps in parts) == sorted(sizes) and \
+            sorted(every) == list(range(PARTITIONS))
+
+    return check
+
+
+def check_no_loss(produced: list[bytes], members: list[Member]) -> None:
+    """Every record was read; any record read twice had not been committed."""
+    seen: dict[bytes, int] = {}
+    for m in members:
+        for v in m.values:
+            seen[v] = seen.get(v, 0) + 1
+    missing = set(produced) - set(seen)
+    assert not missing, f"{len(missing)} records never read, e.g. {sorted(missing)[:5]}"
+    may_repeat = set().union(*(m.lost_commits | m.uncommitted for m in members))
+    dups = {v for v, n in seen.items() if n > 1}
+    assert dups <= may_repeat, f"committed records read again: {sorted(dups - may_repeat)[:5]}"

@@ -1,0 +1,44 @@
+"""kafka-python 3 consumer groups: balanced assignment over 6 partitions, a member
+leaving, and a new member resuming from the committed offsets without loss."""
+
+from __future__ import annotations
+
+from client_tests._groups_fixtures import (
+    PARTITIONS,
+    KafkaPythonMember,
+    balanced,
+    check_no_loss,
+    group_cluster,  # noqa: F401 - fixture
+    produce,
+    wait_until,
+)
+from emulator import Cluster
+
+
+def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa: F811
+                                                topic_name: str) -> None:
+    c = group_cluster
+    c.create_topic(topic_name, PARTITIONS, 3)
+    produced = produce(c.bootstrap_servers, topic_name, 60)
+    members = [KafkaPythonMember(f"kp-{i}", c.bootstrap_servers, topic_name, "kp-grp")
+               for i in range(3)]
+    for m in members:
+        m.start()
+    wait_until(balanced(members, [2, 2, 2]), "three members with two partitions each")
+    wait_until(lambda: sum(len(m.values) for m in members) >= 60, "the first 60 records")
+
+    members[2].stop()  # close() sends LeaveGroup
+    wait_until(balanced(members[:2], [3, 3]), "the two remaining members with three each")
+    produced += produce(c.bootstrap_servers, topic_name, 30, start=60)
+    wait_until(lambda: sum(len(m.values) for m in members) >= 90, "90 records")
+    for m in members[:2]:
+        m.stop()
+
+    # Records produced while nobody consumes are read by a newcomer from the commits.
+    produced += produce(c.bootstrap_servers, topic_name, 30, start=90)
+    late = KafkaPythonMember("kp-late", c.bootstrap_servers, topic_name, "kp-grp")
+    late.start()
+    wait_until(lambda: len(late.values) >= 30, "the newcomer to read the last 30 records")
+    late.stop()
+    check_no_loss(produced, [*members, late])
+    assert set(produced[90:]) <= set(late.values)
