@@ -19,8 +19,9 @@ def _warn(reason: object) -> None:
     global _warned
     if not _warned:
         _warned = True
-        print(FALLBACK.format(str(reason).strip().splitlines()[-1] if str(reason) else
-                              type(reason).__name__), file=sys.stderr)
+        text = " ".join(str(reason).split())
+        text = f"{type(reason).__name__}: {text[:100]}{'...' if len(text) > 100 else ''}"
+        print(FALLBACK.format(text), file=sys.stderr)
 
 
 class OptionalBuildExt(build_ext):
@@ -44,7 +45,7 @@ def extensions() -> list[Extension]:
         "emulator.log._core",
         ["emulator/log/_core.pyx"],
         depends=["emulator/log/_crc32c.h", "emulator/log/_core.pxd"],
-        extra_compile_args=["-O3"] if sys.platform != "win32" else [],
+        extra_compile_args=["-O3", "-g0"] if sys.platform != "win32" else [],
     )
     try:
         from Cython.Build import cythonize
