@@ -42,3 +42,26 @@ def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa:
     late.stop()
     check_no_loss(produced, [*members, late])
     assert set(produced[90:]) <= set(late.values)
+
+
+def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster,  # noqa: F811
+                                                          topic_name: str) -> None:
+    c = group_cluster
+    c.create_topic(topic_name, PARTITIONS, 3)
+    produced = produce(c.bootstrap_servers, topic_name, 30)
+    first = KafkaPythonMember("kp-a", c.bootstrap_servers, topic_name, "kp-move")
+    first.start()
+    wait_until(lambda: len(first.values) >= 30, "the first 30 records")
+    first.stop()
+    groups = c.server.services["groups"]
+    old = c.call(lambda: groups.coordinator_for("kp-move"))
+    c.stop_broker(old)
+    new = c.call(lambda: groups.coordinator_for("kp-move"))
+    assert new != old
+    produced += produce(c.bootstrap_servers, topic_name, 30, start=30)
+    second = KafkaPythonMember("kp-b", c.bootstrap_servers, topic_name, "kp-move")
+    second.start()
+    wait_until(lambda: len(second.values) >= 30, "the newcomer to read the last 30 records")
+    second.stop()
+    check_no_loss(produced, [first, second])
+    assert set(second.values) == set(produced[30:])
