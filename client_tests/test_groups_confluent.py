@@ -124,3 +124,31 @@ def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> Non
     for m in members[1:]:
         m.stop()
     check_no_loss(produced, members)
+
+
+def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # noqa: F811
+                                                    topic_name: str) -> None:
+    c = group_cluster
+    c.create_topic(topic_name, PARTITIONS, 3)
+    conf = {"session.timeout.ms": 6000}
+
+    def member(i: int) -> ConfluentMember:
+        return ConfluentMember(f"static-{i}", c.bootstrap_servers, topic_name, "cf-static",
+                               **{"group.instance.id": f"instance-{i}", **conf})
+
+    members = [member(0), member(1)]
+    for m in members:
+        m.start()
+    wait_until(balanced(members, [3, 3]), "two static members with three partitions each")
+    had = members[1].partitions()
+    revoked = len(members[0].revoked)
+    group = c.server.services["groups"].groups["cf-static"]
+    generation = group.generation_id
+    members[1].stop()  # a static member leaves no LeaveGroup behind
+    members[1] = member(1)
+    members[1].start()
+    wait_until(lambda: members[1].partitions() == had, "the restarted member's old partitions")
+    assert len(members[0].revoked) == revoked  # the other member never rebalanced
+    assert group.generation_id == generation and group.state == "Stable"
+    for m in members:
+        m.stop()
