@@ -30,10 +30,21 @@ GROUP_CONFIG = {
 }
 
 
+_live: list[Member] = []  # members started by the current test
+
+
 @pytest.fixture
 def group_cluster() -> Iterator[Cluster]:
+    """The cluster; members a failing test left running are stopped before it is."""
     with Cluster(brokers=3, port=0, config=GROUP_CONFIG) as c:
-        yield c
+        try:
+            yield c
+        finally:
+            for m in _live:
+                m.stopping.set()
+            for m in _live:
+                m.join(10)
+            _live.clear()
 
 
 def wait_until(pred: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
@@ -70,6 +81,10 @@ class Member(threading.Thread):
         self.lost_commits: set[bytes] = set()  # read, commit failed: may be read again
         self.error: BaseException | None = None
         self.revoked: list[set[int]] = []
+
+    def start(self) -> None:
+        _live.append(self)
+        super().start()
 
     def stop(self) -> None:
         self.stopping.set()
