@@ -14,7 +14,11 @@ compacted when they next need to grow.
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_AsLong
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
@@ -566,24 +570,36 @@ def update_fetch_state(FollowerState st not None, int64_t fetch_offset, int64_t 
     st.last_fetch_ms = now_ms
 
 
+cdef inline bint _has(object seq, long x) except -1:
+    """``x in seq`` with a C loop over a list of broker ids."""
+    cdef Py_ssize_t k
+    if type(seq) is list:
+        for k in range(PyList_GET_SIZE(seq)):
+            if PyLong_AsLong(<object>PyList_GET_ITEM(seq, k)) == x:
+                return True
+        return False
+    return x in seq
+
+
 def isr_high_watermark(long leader, int64_t leader_leo, isr, dict followers):
     """The minimum LEO over the ISR, leader included; a follower without state counts 0."""
     cdef int64_t hw = leader_leo, leo
-    cdef object st
+    cdef object b
+    cdef PyObject* st
     for b in isr:
-        if b == leader:
+        if PyLong_AsLong(b) == leader:
             continue
-        st = followers.get(b)
-        leo = (<FollowerState>st).log_end_offset if st is not None else 0
+        st = PyDict_GetItem(followers, b)
+        leo = (<FollowerState>st).log_end_offset if st != NULL else 0
         if leo < hw:
             hw = leo
     return hw
 
 
-def can_join_isr(broker_id, FollowerState st, isr, replicas, int64_t high_watermark,
+def can_join_isr(long broker_id, FollowerState st, isr, replicas, int64_t high_watermark,
                  int64_t epoch_start):
     """A replica outside the ISR joins once its LEO >= the HW and the epoch's start."""
-    if st is None or broker_id in isr or broker_id not in replicas:
+    if st is None or _has(isr, broker_id) or not _has(replicas, broker_id):
         return False
     return st.log_end_offset >= high_watermark and st.log_end_offset >= epoch_start
 
@@ -592,11 +608,12 @@ def out_of_sync_replicas(long leader, isr, dict followers, int64_t now_ms,
                          int64_t lag_max_ms):
     """Followers in the ISR that have not caught up within ``lag_max_ms``."""
     cdef list out = []
-    cdef object st
+    cdef object b
+    cdef PyObject* st
     for b in isr:
-        if b == leader:
+        if PyLong_AsLong(b) == leader:
             continue
-        st = followers.get(b)
-        if st is None or now_ms - (<FollowerState>st).last_caught_up_ms > lag_max_ms:
+        st = PyDict_GetItem(followers, b)
+        if st == NULL or now_ms - (<FollowerState>st).last_caught_up_ms > lag_max_ms:
             out.append(b)
     return out
