@@ -508,6 +508,7 @@ class ClusterState:
         """
         leader_log = p.leader_log
         moved = False
+        fetched = []
         for b in p.replicas:
             if b == p.leader or not self.follower_can_fetch(p, b):
                 continue
@@ -533,9 +534,13 @@ class ClusterState:
                     self.consume_budget(p, b, len(data))
                 moved = True
                 moved |= self.follower_fetch(p, b, log.log_end_offset, now)
-            p.follower_hw[b] = min(p.high_watermark, log.log_end_offset)
+            fetched.append(b)
             if log.log_start_offset < leader_log.log_start_offset:
                 log.delete_before(leader_log.log_start_offset)
+        # Each fetching follower learns the high watermark: a moved HW completes the
+        # followers' fetches waiting in purgatory (tryCompleteDelayedRequests).
+        for b in fetched:
+            p.follower_hw[b] = min(p.high_watermark, p.logs[b].log_end_offset)
         return moved
 
     def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:

@@ -1,0 +1,324 @@
+"""Leader election, epochs, truncation, controlled shutdown, reassignment and
+controller failover, under a manual clock."""
+
+from __future__ import annotations
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.partition import Partition, epoch_end_offset
+from emulator.cluster.state import Broker, ClusterState
+from emulator.faults import FaultInjector
+from emulator.log import Log
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+LAG = 1000
+
+
+def make(n: int = 3, **config: str) -> tuple[ClusterState, ManualClock, FaultInjector]:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in range(1, n + 1)], clock=clock,
+                     broker_config={"replica.lag.time.max.ms": str(LAG), **config})
+    return s, clock, FaultInjector(s)
+
+
+def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = 1) -> int:
+    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")] * n), acks)
+    assert r.error == 0, r
+    return r.last_offset
+
+
+def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
+    for _ in range(ticks):
+        clock.advance(10)
+        s.tick()
+
+
+def batches(log: Log) -> list[bytes]:
+    return log.read(log.log_start_offset, 1 << 30, log.log_end_offset)
+
+
+# ---- elections and epochs ----------------------------------------------------------------
+def test_leader_crash_elects_the_first_isr_member_in_replica_order() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 3, 1]})
+    p = s.get_partition("t", 0)
+    assert (p.leader, p.leader_epoch, p.partition_epoch) == (2, 0, 0)
+    controller.broker_stopped(s, 2)
+    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (3, [3, 1], 1, 1)
+
+
+def test_follower_crash_shrinks_the_isr_without_a_leader_epoch_bump() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 3, 1]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 3)
+    assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (2, [2, 1], 0, 1)
+
+
+def test_restarted_broker_catches_up_and_rejoins() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    controller.broker_stopped(s, 3)
+    produce(s, p, 2)
+    settle(s, clock)
+    assert p.isr == [1, 2] and p.logs[3].log_end_offset == 3
+    controller.broker_started(s, 3)
+    settle(s, clock)
+    assert p.isr == [1, 2, 3] and p.logs[3].log_end_offset == 5 == p.high_watermark
+    assert batches(p.logs[3]) == batches(p.logs[1])
+    assert all(a is b for a, b in zip(batches(p.logs[3]), batches(p.logs[1]), strict=True))
+
+
+def test_last_isr_member_down_leaves_the_partition_offline_until_it_returns() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 2)
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr) == (-1, [1])
+    controller.broker_started(s, 2)  # not in the ISR: no clean election possible
+    assert p.leader == -1
+    controller.broker_started(s, 1)
+    assert (p.leader, p.leader_epoch) == (1, 2)
+    settle(s, clock)
+    assert p.isr == [1, 2]
+
+
+def test_divergent_follower_truncates_to_the_new_leaders_epoch_start() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 5)  # offsets 0-4, epoch 0, replicated
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 5)  # offsets 5-9 only on broker 1
+    controller.broker_stopped(s, 1)  # 2 and 3 are still in the ISR: a clean election
+    assert (p.leader, p.leader_epoch, p.log_end_offset) == (2, 1, 5)
+    f.apply({"op": "clear"})
+    produce(s, p, 3)  # offsets 5-7 in epoch 1
+    settle(s, clock)
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    log1 = p.logs[1]
+    assert log1.log_end_offset == 8 and log1.epoch_entries() == [(0, 0), (1, 5)]
+    assert batches(log1) == batches(p.logs[2])
+    assert p.isr == [2, 3, 1]
+
+
+def test_unclean_election_loses_data_and_the_old_leader_truncates() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2]},
+                   configs={"unclean.leader.election.enable": "true"})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)  # 0-1 replicated
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 2})
+    produce(s, p, 3)  # 2-4 on broker 1 only
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1] and p.high_watermark == 5
+    controller.broker_stopped(s, 1)
+    # 2 is not in the ISR: only an unclean election gives a leader
+    assert (p.leader, p.isr, p.leader_epoch) == (2, [2], 1)
+    assert p.log_end_offset == 2 and p.high_watermark == 2  # committed data lost
+    f.apply({"op": "clear"})
+    produce(s, p, 1)  # offset 2 in epoch 1
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    assert p.logs[1].log_end_offset == 3 and p.logs[1].epoch_entries() == [(0, 0), (1, 2)]
+    assert batches(p.logs[1]) == batches(p.logs[2])
+    assert p.isr == [2, 1]
+
+
+def test_clean_election_only_without_the_topic_setting() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 2})
+    produce(s, p, 1)
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr) == (-1, [1])
+    # turning the setting on later: the controller's periodic unclean check elects
+    s.get_topic("t").configs["unclean.leader.election.enable"] = "true"
+    clock.advance(controller.DEFAULT_UNCLEAN_INTERVAL_MS)
+    s.tick()
+    assert (p.leader, p.isr) == (2, [2])
+
+
+def test_epoch_end_offset_answers_like_the_leader_epoch_cache() -> None:
+    log = Log()
+    for epoch, n in ((0, 3), (2, 2), (5, 1)):
+        log.append_as_leader(build_batch([(None, b"v")] * n), epoch)
+    assert log.epoch_entries() == [(0, 0), (2, 3), (5, 5)]
+    assert epoch_end_offset(log, 5) == (5, 6)  # latest epoch: the LEO
+    assert epoch_end_offset(log, 2) == (2, 5)
+    assert epoch_end_offset(log, 3) == (2, 5)  # largest epoch <= 3, next epoch's start
+    assert epoch_end_offset(log, 6) == (-1, -1)  # newer than any: undefined
+    assert epoch_end_offset(log, -1) == (-1, -1)
+    newer = Log()
+    newer.append_as_leader(build_batch([(None, b"v")]), 4)
+    assert epoch_end_offset(newer, 1) == (1, 0)  # older than any: first entry's start
+
+
+# ---- controlled shutdown --------------------------------------------------------------------
+def test_controlled_shutdown_moves_leadership_first() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 1, 3], 1: [3, 2, 1]})
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    produce(s, p0, 2)
+    settle(s, clock)
+    stranded = controller.controlled_shutdown(s, 2)
+    assert stranded == []
+    assert (p0.leader, p0.isr, p0.leader_epoch) == (1, [1, 3], 1)
+    assert p1.isr == [3, 1] and p1.leader == 3
+    assert s.is_alive(2) and 2 in s.shutting_down
+    settle(s, clock)
+    assert 2 not in p0.isr  # not eligible to rejoin while shutting down
+    controller.broker_stopped(s, 2)
+    assert (p0.leader, p0.leader_epoch) == (1, 1)  # nothing left to move
+    controller.broker_started(s, 2)
+    settle(s, clock)
+    assert 2 in p0.isr and 2 not in s.shutting_down
+
+
+def test_controlled_shutdown_of_the_only_isr_member_leaves_it_leaderless() -> None:
+    s, clock, f = make()
+    s.create_topic("solo", assignments={0: [2]})
+    assert controller.controlled_shutdown(s, 2) == [("solo", 0)]
+    assert s.get_partition("solo", 0).leader == -1
+
+
+# ---- preferred leaders ---------------------------------------------------------------------
+def test_auto_leader_rebalance_returns_leadership_to_the_preferred_replica() -> None:
+    s, clock, f = make(**{"leader.imbalance.check.interval.seconds": "5"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [2, 1]})
+    p0 = s.get_partition("t", 0)
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    assert p0.leader == 2 and p0.isr == [2, 1]
+    clock.advance(5000)
+    s.tick()
+    assert (p0.leader, p0.leader_epoch) == (1, 2)
+
+
+def test_auto_rebalance_respects_the_imbalance_percentage() -> None:
+    s, clock, f = make(**{"leader.imbalance.check.interval.seconds": "5",
+                          "leader.imbalance.per.broker.percentage": "50"})
+    s.create_topic("t", assignments={i: [1, 2] for i in range(4)})
+    settle(s, clock)
+    p0 = s.get_partition("t", 0)
+    controller.change_leader(s, p0, 2)  # 1 of 4 preferred partitions moved: 25% <= 50%
+    clock.advance(5000)
+    s.tick()
+    assert p0.leader == 2
+    controller.change_leader(s, s.get_partition("t", 1), 2)
+    controller.change_leader(s, s.get_partition("t", 2), 2)  # 75% > 50%
+    clock.advance(5000)
+    s.tick()
+    assert [s.get_partition("t", i).leader for i in range(4)] == [1, 1, 1, 1]
+
+
+def test_elect_leaders_codes() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    assert controller.elect_leaders(s, p, 0) == E.ELECTION_NOT_NEEDED
+    assert controller.elect_leaders(s, p, 1) == E.ELECTION_NOT_NEEDED
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 1)
+    assert controller.elect_leaders(s, p, 0) == E.PREFERRED_LEADER_NOT_AVAILABLE  # not in ISR
+    settle(s, clock)
+    assert controller.elect_leaders(s, p, 0) == E.NONE and p.leader == 1
+
+
+# ---- reassignment and controller failover ----------------------------------------------------
+def test_reassignment_moves_data_and_then_the_leader() -> None:
+    s, clock, f = make(4)
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 4)
+    settle(s, clock)
+    controller.start_reassignment(s, p, [4, 2, 3])
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([4, 2, 3, 1], [4], [1])
+    assert p.leader_epoch == 0  # every old replica is still listed: no leader epoch bump
+    settle(s, clock)
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([4, 2, 3], [], [])
+    assert p.leader == 4 and 1 not in p.logs and p.logs[4].log_end_offset == 4
+    assert p.high_watermark == 4 and p.leader_epoch == 1
+
+
+def test_reassignment_shrink_keeping_the_leader_bumps_its_epoch() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    settle(s, clock)
+    controller.start_reassignment(s, p, [1, 2])  # completes at once: 1 and 2 are in sync
+    assert (p.replicas, p.isr, p.leader, p.leader_epoch) == ([1, 2], [1, 2], 1, 1)
+
+
+def test_new_controller_resumes_a_reassignment_left_mid_way() -> None:
+    s, clock, f = make(4)
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 4})
+    controller.start_reassignment(s, p, [2, 4])
+    settle(s, clock)
+    assert p.adding_replicas == [4] and s.controller_id == 1
+    first_epoch = s.controller.epoch
+    controller.broker_stopped(s, 1)  # the controller, and the leader being removed
+    assert s.controller_id == 2 and s.controller.epoch == first_epoch + 1
+    assert p.leader == 2 and p.adding_replicas == [4]  # still waiting for 4
+    f.apply({"op": "resume_follower", "broker": 4})
+    settle(s, clock)
+    assert (p.replicas, p.isr, p.adding_replicas, p.removing_replicas) == \
+        ([2, 4], [2, 4], [], [])
+    assert s.controller.replicas.state(("t", 0, 1)).value == "NonExistentReplica"
+
+
+def test_new_controller_elects_leaders_for_partitions_left_offline() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [3]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 3)
+    assert p.leader == -1
+    controller.broker_stopped(s, 1)  # controller failover while the partition is offline
+    assert s.controller_id == 2
+    assert s.controller.partitions.state(p.key).value == "OfflinePartition"
+    controller.broker_started(s, 3)
+    assert p.leader == 3
+    assert s.controller.partitions.state(p.key).value == "OnlinePartition"
+
+
+def test_controller_moves_when_the_controller_shuts_down_cleanly() -> None:
+    s, clock, f = make()
+    assert s.controller_id == 1
+    controller.controlled_shutdown(s, 1)
+    assert s.controller_id == 2
+    controller.broker_stopped(s, 1)
+    assert s.controller_id == 2
+    controller.broker_stopped(s, 2)
+    controller.broker_stopped(s, 3)
+    assert s.controller_id == -1
+    controller.broker_started(s, 2)
+    assert s.controller_id == 2
+
+
+def test_cancel_reassignment_reverts_the_replica_set() -> None:
+    s, clock, f = make(4)
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 4})
+    controller.start_reassignment(s, p, [1, 4])
+    controller.cancel_reassignment(s, p)
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([1, 2], [], [])
+    assert 4 not in p.logs

@@ -1,0 +1,235 @@
+"""ISR, high watermark and acks=all under a manual clock (Kafka's Partition and
+Replica rules, specs/reassignment.md section 3)."""
+
+from __future__ import annotations
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.partition import Partition
+from emulator.cluster.state import Broker, ClusterState
+from emulator.faults import FaultInjector
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+LAG = 1000
+
+
+def make(**config: str) -> tuple[ClusterState, ManualClock, FaultInjector]:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                     broker_config={"replica.lag.time.max.ms": str(LAG), **config})
+    return s, clock, FaultInjector(s)
+
+
+def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = -1):
+    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")] * n), acks)
+    assert r.error == 0, r
+    return r
+
+
+def test_high_watermark_is_the_minimum_leo_over_the_isr() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 5)
+    assert p.high_watermark == 0  # nobody has fetched yet
+    s.tick()
+    assert p.logs[2].log_end_offset == 5 and p.logs[3].log_end_offset == 0
+    assert p.high_watermark == 0  # 3 is in the ISR and has nothing
+    f.apply({"op": "resume_follower", "broker": 3})
+    s.tick()
+    assert p.high_watermark == 5
+    assert p.follower_hw == {2: 5, 3: 5}
+
+
+def test_acks_all_waits_for_the_isr() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    r = produce(s, p, 2)
+    s.tick()
+    assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == (False, 0)
+    f.apply({"op": "resume_follower", "broker": 3})
+    s.tick()
+    assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == (True, 0)
+
+
+def test_isr_shrink_at_the_exact_lag_boundary() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    s.tick()  # both followers fetch, caught up at t0
+    t0 = clock.now_ms()
+    assert p.followers[3].last_caught_up_ms == t0
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1)  # now 3 is behind the leader's LEO
+    s.tick()
+    clock.advance(LAG)
+    assert p.out_of_sync(clock.now_ms(), LAG) == []  # exactly lag ms: still caught up
+    assert not s.maintain_isr(p, clock.now_ms(), LAG) or 3 in p.isr
+    assert 3 in p.isr
+    clock.advance(1)
+    assert p.out_of_sync(clock.now_ms(), LAG) == [3]
+    shrinks = s.isr_shrinks
+    epoch = p.partition_epoch
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2]
+    assert (s.isr_shrinks, p.partition_epoch) == (shrinks + 1, epoch + 1)
+    assert s.isr_shrinks_by_broker[1] == 1
+    assert p.leader_epoch == 0  # KRaft: an ISR shrink does not bump the leader epoch
+    assert p.high_watermark == 1  # the shrink let the HW reach the leader's LEO
+
+
+def test_idle_partition_does_not_shrink_a_silent_follower() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 1)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    clock.advance(10 * LAG)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2, 3]  # its LEO equals the leader's: isCaughtUp
+
+
+def test_isr_expiration_runs_every_half_lag() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    s.tick()  # the first expiration check runs now; the next at +LAG/2
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1)
+    s.tick()
+    last = p.followers[3].last_caught_up_ms
+    for step in (LAG // 2, LAG // 2):  # checks at +500 and +1000: not yet out of sync
+        clock.advance(step)
+        s.tick()
+        assert 3 in p.isr
+    clock.advance(LAG // 2 - 1)  # no check before +1500
+    s.tick()
+    assert 3 in p.isr and clock.now_ms() - last > LAG
+    clock.advance(1)
+    s.tick()
+    assert p.isr == [1, 2]
+
+
+def test_isr_expansion_needs_the_hw_and_the_epoch_start() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    for _ in range(4):
+        produce(s, p, 1)  # four batches
+    s.tick()
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2] and p.high_watermark == 4
+    f.apply({"op": "resume_follower", "broker": 3})
+    f.apply({"op": "slow_follower", "broker": 3, "delay_ms": 0, "max_bytes": 1})
+    # one batch per fetch: LEO 1 < HW 4: not yet
+    s.replicate_partition(p, clock.now_ms())
+    assert p.followers[3].log_end_offset == 1 and 3 not in p.isr
+    expands = s.isr_expands
+    for _ in range(5):
+        s.replicate_partition(p, clock.now_ms())
+    assert p.logs[3].log_end_offset == 4 and 3 in p.isr
+    assert s.isr_expands == expands + 1
+
+
+def test_isr_expansion_waits_for_the_leader_epoch_start() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    p.high_watermark = 0
+    p.isr = [1, 2]
+    p.logs[1].assign_epoch(5, 3)  # pretend the leader's current epoch started at 3
+    p.leader_epoch = 5
+    p.update_follower(3, 0, clock.now_ms())
+    assert p.followers[3].log_end_offset == 0 >= p.high_watermark
+    assert not p.can_join_isr(3)  # LEO 0 < the epoch's start offset 3
+
+
+def test_not_enough_replicas_before_append_and_after() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "2"})
+    p = s.get_partition("t", 0)
+    r = produce(s, p, 1)
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1]
+    # below min.insync.replicas: refused before the append, nothing written
+    leo = p.log_end_offset
+    bad = s.append(1, "t", 0, build_batch([(None, b"x")]), -1)
+    assert bad.error == E.NOT_ENOUGH_REPLICAS and p.log_end_offset == leo
+    # acks=1 is still written, but the HW does not move under min ISR (KAFKA-15583)
+    ok = s.append(1, "t", 0, build_batch([(None, b"y")]), 1)
+    assert ok.error == 0 and p.high_watermark == 0
+    # an acks=all append made while the ISR was big enough, answered after it shrank
+    s2, clock2, f2 = make()
+    s2.create_topic("u", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
+    q = s2.get_partition("u", 0)
+    r = produce(s2, q, 1)
+    s2.tick()
+    assert s2.acks_all_done("u", 0, r.last_offset, r.leader_epoch) == (True, 0)
+    f2.apply({"op": "pause_follower", "broker": 3})
+    produce(s2, q, 1)
+    s2.tick()
+    q.isr = [1, 2]  # the shrink lands after the HW passed the append
+    assert s2.acks_all_done("u", 0, r.last_offset, r.leader_epoch) == \
+        (True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+
+
+def test_acks_all_after_a_leader_change_is_not_leader() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    r = produce(s, p, 3)
+    controller.broker_stopped(s, 1)
+    assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == \
+        (True, E.NOT_LEADER_OR_FOLLOWER)
+    # the new leader never had those records; a retry is appended, not a "duplicate"
+    assert p.log_end_offset == 0
+
+
+def test_new_leader_starts_from_its_own_high_watermark() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    s.tick()
+    assert p.high_watermark == 3 and p.follower_hw[2] == 3
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 2)  # not replicated
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.high_watermark, p.log_end_offset) == (2, 3, 3)
+    # followers' states are unknown to the new leader: HW waits for the ISR to fetch
+    assert p.followers[3].log_end_offset == -1
+    f.apply({"op": "resume_follower", "broker": 3})
+    produce(s, p, 1)
+    assert p.high_watermark == 3
+    s.tick()
+    assert p.high_watermark == 4
+
+
+def test_caught_up_replica_outside_the_isr_holds_the_hw() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)
+    s.tick()
+    p.isr = [1, 2]  # 3 left the ISR but has just caught up (within the lag)
+    p.update_follower(3, 1, clock.now_ms())
+    p.high_watermark = 1
+    p.followers[2].log_end_offset = 2
+    s.advance_hw(p)
+    assert p.high_watermark == 1  # shouldWaitForReplicaToJoinIsr
+    clock.advance(LAG + 1)
+    s.advance_hw(p)
+    assert p.high_watermark == 2
