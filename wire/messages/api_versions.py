@@ -1,6 +1,6 @@
 """ApiVersions (key 18)."""
 
-from wire.schema import INT16, INT32, INT64, BOOL, STRING, Array, Field, message
+from wire.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, message
 
 API_VERSIONS_REQUEST = message("ApiVersionsRequest", 18, "0-4", "3+", [
     Field("client_software_name", STRING, "3+"),

@@ -26,6 +26,7 @@ FETCH_REQUEST = message("FetchRequest", 1, "0-18", "12+", [
             Field("log_start_offset", INT64, "5+", default=-1),
             Field("partition_max_bytes", INT32),
             Field("replica_directory_id", UUID, "17+", tag=0),
+            Field("high_watermark", INT64, "18+", tag=1, default=0x7FFFFFFFFFFFFFFF),
         ]),
     ]),
     Field("forgotten_topics_data", Array, "7+", fields=[
