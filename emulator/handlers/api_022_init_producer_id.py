@@ -23,7 +23,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     tc = ctx.services["transactions"]
     out = {"throttle_time_ms": 0, "producer_id": -1, "producer_epoch": -1,
            "ongoing_txn_producer_id": -1, "ongoing_txn_producer_epoch": -1}
-    if version >= 6 and req.get("enable_2pc"):
+    if version >= 6 and req.get("enable2_pc"):
         return dict(out, error_code=E.INVALID_REQUEST)
     pid, epoch = (req["producer_id"], req["producer_epoch"]) if version >= 3 else (-1, -1)
     tc.tick()
