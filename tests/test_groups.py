@@ -420,3 +420,11 @@ def test_offset_delete() -> None:
     with pytest.raises(KafkaError) as e:
         h.gc.delete_offsets("nope", [("t", [0])])
     assert e.value.code == E.GROUP_ID_NOT_FOUND
+
+
+def test_offsets_of_a_deleted_topic_are_dropped() -> None:
+    h = Harness()
+    assert commit(h, "", -1, 42) == E.NONE
+    h.state.delete_topic("t")
+    h.state.create_topic("t", 6, 1)
+    assert fetched(h)["committed_offset"] == -1

@@ -83,6 +83,16 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         hooks = getattr(state, "tick_hooks", None)
         if hooks is not None:
             hooks.append(self.tick)
+        state.hooks.append(self._on_event)
+
+    def _on_event(self, event: str, data: dict) -> None:
+        """Offsets of a deleted topic go with it (Kafka's onPartitionsDeleted)."""
+        if event != "topic_deleted":
+            return
+        topic = data["topic"]
+        for store in self.offsets.values():
+            for key in [k for k in store if k[0] == topic]:
+                del store[key]
 
     # ---- plumbing ------------------------------------------------------------------
     def now(self) -> int:
