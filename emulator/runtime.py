@@ -74,6 +74,9 @@ class Cluster:
         )
         self.server: Any = None
         self.control: Any = None
+        from emulator.faults import FaultInjector
+
+        self.faults = FaultInjector(self.state)  # the fault model, wired in at start
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._owns_loop = False
@@ -96,6 +99,11 @@ class Cluster:
         self._loop = asyncio.get_running_loop()
         services = build_services(self.state)
         self.server = EmulatorServer(self.state, self.host, self.kafka_version, services)
+        model = self.faults.model
+        self.server.faults.inject_error = model.inject_error
+        self.server.faults.latency = model.latency_s
+        self.server.faults.drop_response = model.drop_response
+        self.server.faults.client_allowed = model.client_allowed
         await self.server.start()
         # Advertise the bound ports (free ports) or the mapped ones (containers).
         for b in self.state.brokers.values():
@@ -212,8 +220,126 @@ class Cluster:
     def start_broker(self, broker_id: int) -> None:
         self.run_async(lambda: self.start_broker_async(broker_id))
 
+    async def controlled_shutdown_async(self, broker_id: int) -> None:
+        await self.stop_broker_async(broker_id, controlled=True)
+
+    def controlled_shutdown(self, broker_id: int) -> None:
+        """Move leadership off a broker, then stop it (Kafka's controlled shutdown)."""
+        self.stop_broker(broker_id, controlled=True)
+
+    # ---- faults (emulator.faults: one vocabulary for Python, HTTP, CLI, schedules) ----
+    async def fault_async(self, op: dict) -> dict:
+        """Validate and apply one fault operation; returns it as applied."""
+        from emulator.faults import resolve_op
+
+        op = resolve_op(self.state, self.faults.validate(op))
+        kind = op["op"]
+        if kind in ("stop_broker", "controlled_shutdown"):
+            await self.stop_broker_async(op["broker"],
+                                         controlled=kind == "controlled_shutdown"
+                                         or bool(op.get("controlled")))
+            self.faults.log.append(op)
+            return op
+        if kind == "start_broker":
+            await self.start_broker_async(op["broker"])
+            self.faults.log.append(op)
+            return op
+        applied = self.faults.apply(op, validated=True)
+        if kind == "cut_clients" and self.server is not None:
+            host = op.get("host")
+            for w in list(self.server.listeners[op["broker"]].connections):
+                peer = w.get_extra_info("peername") or ("?", 0)
+                if host is None or peer[0] == host:
+                    w.transport.abort()
+        return applied
+
+    def fault(self, op: dict) -> dict:
+        """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",
+        "broker": 3})``; see ``emulator.faults.OPS`` for every operation."""
+        if self._owns_loop and not self._in_loop():
+            return self.run_async(lambda: self.fault_async(op))
+        raise RuntimeError("use fault_async from inside the cluster's event loop")
+
+    def pause_follower(self, broker: int, topic: str | None = None,
+                       partition: int | None = None) -> dict:
+        return self.fault(_op("pause_follower", broker=broker, topic=topic,
+                              partition=partition))
+
+    def slow_follower(self, broker: int, delay_ms: int, max_bytes: int | None = None,
+                      topic: str | None = None, partition: int | None = None) -> dict:
+        return self.fault(_op("slow_follower", broker=broker, delay_ms=delay_ms,
+                              max_bytes=max_bytes, topic=topic, partition=partition))
+
+    def resume_follower(self, broker: int, topic: str | None = None,
+                        partition: int | None = None) -> dict:
+        return self.fault(_op("resume_follower", broker=broker, topic=topic,
+                              partition=partition))
+
+    def cut_brokers(self, a: int, b: int) -> dict:
+        """Cut the network between two brokers: replication between them stops."""
+        return self.fault({"op": "cut_brokers", "brokers": [a, b]})
+
+    def heal_brokers(self, a: int, b: int) -> dict:
+        return self.fault({"op": "heal_brokers", "brokers": [a, b]})
+
+    def cut_clients(self, broker: int, host: str | None = None) -> dict:
+        """Cut clients (all, or one host) off a broker: connections drop and are refused."""
+        return self.fault(_op("cut_clients", broker=broker, host=host))
+
+    def heal_clients(self, broker: int) -> dict:
+        return self.fault({"op": "heal_clients", "broker": broker})
+
+    def inject_error(self, api: int | str, error: int | str, count: int = 1,
+                     broker: int | None = None, topic: str | None = None,
+                     partition: int | None = None) -> dict:
+        """Answer the next ``count`` requests of an API with an error code."""
+        return self.fault(_op("inject_error", api=api, error=error, count=count, broker=broker,
+                              topic=topic, partition=partition))
+
+    def add_latency(self, api: int | str, ms: int, broker: int | None = None) -> dict:
+        """Delay every request of an API by ``ms`` (0 removes it)."""
+        return self.fault(_op("add_latency", api=api, ms=ms, broker=broker))
+
+    def drop_response(self, api: int | str, count: int = 1, broker: int | None = None) -> dict:
+        """Apply the next ``count`` requests of an API but drop their responses."""
+        return self.fault(_op("drop_response", api=api, count=count, broker=broker))
+
+    def clear_faults(self) -> dict:
+        return self.fault({"op": "clear"})
+
+    def cluster_info(self) -> dict:
+        """What GET /cluster returns."""
+        from emulator.cluster.metrics import cluster_view
+
+        return self.call(lambda: cluster_view(self.state))
+
+    def metrics(self) -> str:
+        """What GET /metrics returns (Prometheus text)."""
+        from emulator.cluster.metrics import prometheus
+
+        return self.call(lambda: prometheus(self.state))
+
+    async def run_fault_schedule_async(self, schedule: str | bytes) -> dict:
+        """Validate a whole schedule (ScheduleError if anything is wrong), run it, and
+        return each step's result with the replication state right after it."""
+        from emulator.faults import FaultSchedule, ScheduleRunner
+        from emulator.server.control import run_schedule
+
+        parsed = FaultSchedule.parse(schedule, self.state.brokers)
+        runner = ScheduleRunner(parsed, self.state.now())
+        await run_schedule(self, runner)
+        return runner.status()
+
+    def run_fault_schedule(self, schedule: str | bytes) -> dict:
+        """``run_fault_schedule(Path("faults.jsonl").read_text())``: blocks until done."""
+        return self.run_async(lambda: self.run_fault_schedule_async(schedule))
+
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
                      config: dict[str, str] | None = None) -> None:
         """Create a topic directly (no admin client needed)."""
         rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
         self.call(lambda: self.state.create_topic(name, partitions, rf, configs=config))
+
+
+def _op(kind: str, **fields: Any) -> dict:
+    return {"op": kind, **{k: v for k, v in fields.items() if v is not None}}

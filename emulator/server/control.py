@@ -1,0 +1,269 @@
+"""The HTTP control plane (``--control-port``): JSON over HTTP/1.1, parsed by h11.
+
+Routes (every body is JSON; errors are ``{"error": "..."}`` with a 4xx status):
+
+    GET    /                              the routes
+    GET    /cluster                       controller, brokers, topics and partitions
+    GET    /topics/{name}                 one topic's partitions
+    GET    /metrics                       Prometheus text, Kafka's metric names
+    POST   /brokers/{id}/stop             crash a broker ({"controlled": true} to shut
+                                          it down cleanly)
+    POST   /brokers/{id}/start            start it again
+    POST   /brokers/{id}/controlled-shutdown
+    GET    /faults                        the faults in force
+    POST   /faults                        apply one operation, or a list (all validated
+                                          first), in emulator.faults' vocabulary
+    DELETE /faults                        clear every fault
+    POST   /faults/schedule               run a fault schedule (validated whole first)
+    GET    /faults/schedule               progress of the last schedule
+
+The control plane runs on the cluster's own event loop, so what it does is ordered
+with the brokers' work like any request. h11 does the HTTP; this module only routes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import h11
+
+from emulator.cluster.metrics import cluster_view, prometheus, replication_view
+from emulator.faults import (
+    FaultError,
+    FaultSchedule,
+    ScheduleError,
+    ScheduleRunner,
+    resolve_op,
+)
+
+if TYPE_CHECKING:
+    from emulator.runtime import Cluster
+
+log = logging.getLogger("kafka_emulator.control")
+MAX_BODY = 1 << 20
+ROUTES = [
+    ("GET", "/"), ("GET", "/cluster"), ("GET", "/topics/{name}"), ("GET", "/metrics"),
+    ("POST", "/brokers/{id}/stop"), ("POST", "/brokers/{id}/start"),
+    ("POST", "/brokers/{id}/controlled-shutdown"), ("GET", "/faults"), ("POST", "/faults"),
+    ("DELETE", "/faults"), ("POST", "/faults/schedule"), ("GET", "/faults/schedule"),
+]
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
+    """Apply a schedule's steps at their times on the cluster's loop; record each
+    step's result and the replication state right after it."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for step in list(runner.pending):
+        delay = start + step.at_ms / 1000 - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        runner.pending.popleft()
+        try:
+            applied, error = await cluster.fault_async(resolve_op(cluster.state, step.op)), None
+        except (FaultError, KeyError) as e:
+            applied, error = None, str(e)
+        runner.record(step, applied, error, replication_view(cluster.state))
+
+
+class ControlPlane:
+    """One HTTP listener driving a running ``emulator.Cluster``."""
+
+    def __init__(self, cluster: Cluster, host: str, port: int) -> None:
+        self.cluster = cluster
+        self.host = host
+        self.port = port
+        self.server: asyncio.base_events.Server | None = None
+        self.writers: set[asyncio.StreamWriter] = set()
+        self.schedule: ScheduleRunner | None = None
+        self.schedule_task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._serve, self.host, self.port,
+                                                 reuse_address=True)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self.schedule_task is not None:
+            self.schedule_task.cancel()
+        if self.server is not None:
+            self.server.close()
+            for w in list(self.writers):
+                w.transport.abort()
+            await self.server.wait_closed()
+            self.server = None
+
+    # ---- HTTP ------------------------------------------------------------------------
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = h11.Connection(h11.SERVER)
+        self.writers.add(writer)
+        request: h11.Request | None = None
+        body = bytearray()
+        try:
+            while True:
+                try:
+                    event = conn.next_event()
+                except h11.RemoteProtocolError as e:
+                    await self._send(conn, writer, 400, {"error": f"bad HTTP request: {e}"})
+                    return
+                if event is h11.NEED_DATA:
+                    data = await reader.read(65536)
+                    conn.receive_data(data)
+                    continue
+                if isinstance(event, h11.Request):
+                    request, body = event, bytearray()
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                    if len(body) > MAX_BODY:
+                        await self._send(conn, writer, 413,
+                                         {"error": f"body over {MAX_BODY} bytes"})
+                        return
+                elif isinstance(event, h11.EndOfMessage) and request is not None:
+                    status, payload = await self._handle(request, bytes(body))
+                    await self._send(conn, writer, status, payload)
+                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+                        return
+                    conn.start_next_cycle()
+                    request = None
+                elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError, h11.LocalProtocolError):
+            return
+        finally:
+            self.writers.discard(writer)
+            writer.transport.abort()
+
+    async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
+                    payload: Any) -> None:
+        if isinstance(payload, str):
+            data, ctype = payload.encode(), "text/plain; version=0.0.4; charset=utf-8"
+        else:
+            data, ctype = (json.dumps(payload, indent=1) + "\n").encode(), "application/json"
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        out = conn.send(h11.Response(status_code=status, headers=[
+            ("Content-Type", ctype), ("Content-Length", str(len(data)))]))
+        out += conn.send(h11.Data(data=data))
+        out += conn.send(h11.EndOfMessage())
+        writer.write(out)
+        await writer.drain()
+
+    async def _handle(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
+        method = req.method.decode()
+        path = req.target.decode().split("?", 1)[0].rstrip("/") or "/"
+        try:
+            return await self.route(method, path, body)
+        except HttpError as e:
+            return e.status, {"error": e.message}
+        except FaultError as e:
+            return e.status, {"error": str(e)}
+        except ScheduleError as e:
+            return 400, {"error": "fault schedule rejected; nothing was run",
+                         "problems": e.problems}
+        except KeyError as e:
+            return 404, {"error": str(e.args[0]) if e.args else "not found"}
+        except Exception as e:  # noqa: BLE001 - our bug: answer, keep serving
+            log.exception("control plane: %s %s failed", method, path)
+            return 500, {"error": f"internal error: {e}"}
+
+    # ---- routes ----------------------------------------------------------------------
+    async def route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        c = self.cluster
+        parts = path.strip("/").split("/") if path != "/" else []
+        if path == "/":
+            self._method(method, "GET", path)
+            return 200, {"routes": [f"{m} {p}" for m, p in ROUTES]}
+        if path == "/cluster":
+            self._method(method, "GET", path)
+            return 200, cluster_view(c.state)
+        if path == "/metrics":
+            self._method(method, "GET", path)
+            return 200, prometheus(c.state)
+        if len(parts) == 2 and parts[0] == "topics":
+            self._method(method, "GET", path)
+            view = cluster_view(c.state)["topics"].get(parts[1])
+            if view is None:
+                raise HttpError(404, f"unknown topic {parts[1]!r}")
+            return 200, {"name": parts[1], **view}
+        if len(parts) == 3 and parts[0] == "brokers":
+            self._method(method, "POST", path)
+            bid = self._broker_id(parts[1])
+            action = parts[2]
+            if action == "stop":
+                data = self._json(body, default={})
+                controlled = data.get("controlled", False) if isinstance(data, dict) else False
+                if not isinstance(controlled, bool):
+                    raise HttpError(400, "controlled must be true or false")
+                await c.stop_broker_async(bid, controlled=controlled)
+            elif action == "start":
+                await c.start_broker_async(bid)
+            elif action == "controlled-shutdown":
+                await c.stop_broker_async(bid, controlled=True)
+            else:
+                raise HttpError(404, f"unknown broker action {action!r}; "
+                                     "use stop, start or controlled-shutdown")
+            b = c.state.brokers[bid]
+            return 200, {"broker": bid, "alive": b.alive, "controller": c.state.controller_id}
+        if path == "/faults":
+            if method == "GET":
+                return 200, c.faults.model.describe()
+            if method == "DELETE":
+                await c.fault_async({"op": "clear"})
+                return 200, c.faults.model.describe()
+            self._method(method, "POST", path)
+            data = self._json(body)
+            ops = data if isinstance(data, list) else [data]
+            valid = [c.faults.validate(op) for op in ops]  # all or nothing
+            applied = [await c.fault_async(op) for op in valid]
+            return 200, {"applied": applied, "faults": c.faults.model.describe()}
+        if path == "/faults/schedule":
+            if method == "GET":
+                if self.schedule is None:
+                    raise HttpError(404, "no fault schedule has been run")
+                return 200, self.schedule.status()
+            self._method(method, "POST", path)
+            if self.schedule is not None and not self.schedule.done:
+                raise HttpError(409, "a fault schedule is still running")
+            schedule = FaultSchedule.parse(body, c.state.brokers)
+            self.schedule = ScheduleRunner(schedule, c.state.now())
+            self.schedule_task = asyncio.get_running_loop().create_task(
+                run_schedule(c, self.schedule))
+            return 202, {"seed": schedule.seed, "steps": len(schedule.steps)}
+        known = sorted({p for _, p in ROUTES})
+        raise HttpError(404, f"no route {method} {path}; routes are {', '.join(known)}")
+
+    @staticmethod
+    def _method(method: str, allowed: str, path: str) -> None:
+        if method != allowed:
+            raise HttpError(405, f"{method} is not allowed on {path}; use {allowed}")
+
+    def _broker_id(self, text: str) -> int:
+        ids = sorted(self.cluster.state.brokers)
+        if not re.fullmatch(r"-?\d+", text) or int(text) not in ids:
+            raise HttpError(404, f"unknown broker {text!r}; brokers are {ids}")
+        return int(text)
+
+    @staticmethod
+    def _json(body: bytes, default: Any = None) -> Any:
+        if not body.strip():
+            if default is not None:
+                return default
+            raise HttpError(400, "a JSON body is required")
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise HttpError(400, f"body is not JSON: {e}") from None
+
+
+__all__ = ["ControlPlane", "run_schedule"]

@@ -1,0 +1,1 @@
+"""Command-line tools, each a ``kafka-emulator`` subcommand (see ``emulator.cli``)."""
