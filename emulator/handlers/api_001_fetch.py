@@ -12,7 +12,7 @@ is always returned, which clients accept and answer with full requests.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
+from emulator.cluster.partition import KafkaError, epoch_end_offset
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.util import error_of, node_endpoint
 from wire.errors import ErrorCode as E
@@ -54,8 +54,12 @@ def _read(ctx: RequestContext, req: dict, version: int) -> tuple[dict, int, bool
                 out["log_start_offset"] = log.log_start_offset
                 last_epoch = fp["last_fetched_epoch"]
                 if version >= 12 and last_epoch >= 0:
-                    epoch, end = log.end_offset_for_epoch(last_epoch)
-                    if epoch != last_epoch or end < offset:
+                    # Partition.fetchRecords: the consumer's last fetched epoch against
+                    # the leader-epoch cache (exactly as OffsetForLeaderEpoch answers)
+                    epoch, end = epoch_end_offset(log, last_epoch)
+                    if epoch < 0 or end < 0 or offset < log.log_start_offset:
+                        raise KafkaError(E.OFFSET_OUT_OF_RANGE)
+                    if epoch < last_epoch or end < offset:
                         out["diverging_epoch"] = {"epoch": epoch, "end_offset": end}
                         parts.append(out)
                         continue
