@@ -580,9 +580,14 @@ class FaultSchedule:
         if not entries and not problems:
             problems.append("the schedule has no faults")
         if problems:
-            raise ScheduleError(problems)
+            raise ScheduleError(sorted(problems, key=_line_of))
         steps.sort(key=lambda s: s.at_ms)  # stable: equal times keep file order
         return cls(seed, steps)
+
+
+def _line_of(problem: str) -> int:
+    head = problem.split(":", 1)[0]
+    return int(head[5:]) if head.startswith("line ") and head[5:].isdigit() else 0
 
 
 class ScheduleRunner:

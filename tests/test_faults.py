@@ -1,0 +1,211 @@
+"""The fault model and seeded schedules, sans I/O, under a manual clock."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.metrics import prometheus, replication_view
+from emulator.cluster.state import Broker, ClusterState
+from emulator.faults import (
+    FaultError,
+    FaultInjector,
+    FaultSchedule,
+    ScheduleError,
+    ScheduleRunner,
+    run_due,
+    validate_op,
+)
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+IDS = [1, 2, 3]
+
+
+def make() -> tuple[ClusterState, ManualClock, FaultInjector]:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in IDS], clock=clock,
+                     broker_config={"replica.lag.time.max.ms": "1000"})
+    return s, clock, FaultInjector(s)
+
+
+# ---- validation ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("op", "message", "status"), [
+    ({"op": "stop_broker", "broker": 9}, "unknown broker 9; brokers are [1, 2, 3]", 404),
+    ({"op": "explode"}, "unknown fault 'explode'", 404),
+    ({"broker": 1}, 'missing "op"', 400),
+    ({"op": "stop_broker"}, "missing field 'broker'", 400),
+    ({"op": "stop_broker", "broker": 1, "when": 3}, "unknown field 'when'", 400),
+    ({"op": "inject_error", "api": "Nope", "error": 6}, "unknown API 'Nope'", 400),
+    ({"op": "inject_error", "api": 0, "error": "NOT_AN_ERROR"}, "unknown error", 400),
+    ({"op": "cut_brokers", "brokers": [2, 2]}, "two different brokers", 400),
+    ({"op": "slow_follower", "broker": 1, "delay_ms": -5}, "non-negative", 400),
+    ({"op": "pause_follower", "broker": 1, "partition": 0}, "partition needs a topic", 400),
+    ({"op": "stop_broker", "broker": "random"}, "broker must be a broker id", 400),
+])
+def test_bad_operations_are_refused_with_a_clear_message(op: dict, message: str,
+                                                          status: int) -> None:
+    with pytest.raises(FaultError) as e:
+        validate_op(op, IDS)
+    assert message in str(e.value) and e.value.status == status
+
+
+def test_names_and_codes_are_normalized() -> None:
+    op = validate_op({"op": "inject-error", "api": "list_offsets", "error": "not_leader_or_follower"},
+                     IDS)
+    assert op == {"op": "inject_error", "api": 2, "error": E.NOT_LEADER_OR_FOLLOWER, "count": 1}
+    assert validate_op({"op": "add_latency", "api": "Fetch", "ms": 5}, IDS)["api"] == 1
+
+
+def test_direct_operations_need_existing_topics() -> None:
+    s, clock, f = make()
+    with pytest.raises(FaultError) as e:
+        f.apply({"op": "pause_follower", "broker": 1, "topic": "missing"})
+    assert e.value.status == 404
+    s.create_topic("t", 2, 3)
+    with pytest.raises(FaultError) as e:
+        f.apply({"op": "pause_follower", "broker": 1, "topic": "t", "partition": 5})
+    assert "unknown partition t-5" in str(e.value)
+
+
+# ---- request faults -------------------------------------------------------------------------
+def test_error_injection_counts_only_matching_requests() -> None:
+    s, clock, f = make()
+    s.create_topic("a", 2, 3)
+    m = f.model
+    f.apply({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
+             "count": 2, "topic": "a", "partition": 1})
+    req = {"topic_data": [{"name": "a", "partition_data": [{"index": 0}]}]}
+    assert m.inject_error(1, 0, req) is None  # another partition
+    assert m.inject_error(1, 1, req) is None  # another API
+    hit = {"topic_data": [{"name": "a", "partition_data": [{"index": 1}]}]}
+    assert m.inject_error(2, 0, hit) == E.NOT_LEADER_OR_FOLLOWER
+    assert m.inject_error(3, 0, hit) == E.NOT_LEADER_OR_FOLLOWER
+    assert m.inject_error(3, 0, hit) is None  # the next N requests, then gone
+    # topic ids (Fetch v13+) resolve to names
+    f.apply({"op": "inject_error", "api": 1, "error": 6, "topic": "a"})
+    tid = s.topics["a"].id
+    assert m.inject_error(1, 1, {"topics": [{"topic_id": tid, "partitions": []}]}) == 6
+
+
+def test_latency_drop_and_client_cuts() -> None:
+    s, clock, f = make()
+    m = f.model
+    f.apply({"op": "add_latency", "api": "Metadata", "ms": 250})
+    f.apply({"op": "add_latency", "api": "Metadata", "ms": 400, "broker": 2})
+    assert (m.latency_s(1, 3), m.latency_s(2, 3), m.latency_s(1, 0)) == (0.25, 0.4, 0)
+    f.apply({"op": "drop_response", "api": "Produce", "count": 1, "broker": 3})
+    assert not m.drop_response(1, 0)
+    assert m.drop_response(3, 0) and not m.drop_response(3, 0)
+    f.apply({"op": "cut_clients", "broker": 2})
+    assert not m.client_allowed(2, "127.0.0.1") and m.client_allowed(1, "127.0.0.1")
+    f.apply({"op": "heal_clients", "broker": 2})
+    assert m.client_allowed(2, "127.0.0.1")
+    f.apply({"op": "clear"})
+    assert m.latency_s(2, 3) == 0 and m.describe()["latency"] == []
+
+
+# ---- replication faults ---------------------------------------------------------------------
+def test_network_cut_between_brokers_stops_replication_between_them() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "cut_brokers", "brokers": [1, 3]})
+    s.append(1, "t", 0, build_batch([(None, b"v")] * 3), 1)
+    s.tick()
+    assert (p.logs[2].log_end_offset, p.logs[3].log_end_offset) == (3, 0)
+    clock.advance(1600)
+    s.tick()
+    assert p.isr == [1, 2]
+    f.apply({"op": "heal_brokers", "brokers": [3, 1]})
+    s.tick()
+    assert p.logs[3].log_end_offset == 3 and p.isr == [1, 2, 3]
+
+
+def test_slowed_follower_fetches_once_per_delay() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "slow_follower", "broker": 2, "delay_ms": 100, "topic": "t"})
+    s.tick()  # fetches now; the next fetch not before +100
+    s.append(1, "t", 0, build_batch([(None, b"v")]), 1)
+    clock.advance(99)
+    s.tick()
+    assert p.logs[2].log_end_offset == 0
+    clock.advance(1)
+    s.tick()
+    assert p.logs[2].log_end_offset == 1
+
+
+def test_metrics_name_kafkas_gauges() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
+    f.apply({"op": "stop_broker", "broker": 3})
+    text = prometheus(s)
+    assert 'kafka_server_ReplicaManager_UnderReplicatedPartitions{broker="1"} 1' in text
+    assert 'kafka_server_ReplicaManager_UnderMinIsrPartitionCount{broker="1"} 1' in text
+    assert 'kafka_controller_KafkaController_ActiveControllerCount{broker="1"} 1' in text
+    assert 'kafka_controller_KafkaController_OfflinePartitionsCount{broker="1"} 0' in text
+    assert "IsrShrinksPerSec" in text and "IsrExpandsPerSec" in text
+    assert 'broker="3"' not in text  # a dead broker reports nothing
+
+
+# ---- schedules ----------------------------------------------------------------------------
+SCHEDULE = """
+{"seed": 42}
+# crash a random broker, bring it back, then the controller
+{"at_ms": 0, "op": "pause_follower", "broker": 3}
+{"at_ms": 100, "op": "stop_broker", "broker": "random", "jitter_ms": 50}
+{"at_ms": 400, "op": "start_broker", "broker": 1}
+{"at_ms": 400, "op": "start_broker", "broker": 2}
+{"at_ms": 400, "op": "start_broker", "broker": 3}
+{"at_ms": 600, "op": "stop_broker", "broker": "controller"}
+{"at_ms": 800, "op": "stop_broker", "broker": "leader:t:0"}
+{"at_ms": 900, "op": "resume_follower", "broker": 3}
+"""
+
+
+def test_schedule_parses_with_seeded_choices_drawn_once() -> None:
+    a = FaultSchedule.parse(SCHEDULE, IDS)
+    b = FaultSchedule.parse(SCHEDULE, IDS)
+    assert a == b and a.seed == 42 and len(a.steps) == 8
+    assert isinstance(a.steps[1].op["broker"], int) and 100 <= a.steps[1].at_ms <= 150
+    assert [s.line for s in a.steps][:2] == [4, 5]
+    doc = json.dumps({"seed": 42, "faults": [{"at_ms": 5, "op": "clear"}]})
+    assert FaultSchedule.parse(doc, IDS).steps[0].op == {"op": "clear"}
+
+
+def test_a_schedule_with_an_error_is_rejected_whole() -> None:
+    bad = SCHEDULE + '{"at_ms": 5, "op": "stop_broker", "broker": 7}\n{"at_ms": -1, "op": "clear"}\nnot json\n'
+    with pytest.raises(ScheduleError) as e:
+        FaultSchedule.parse(bad, IDS)
+    assert len(e.value.problems) == 3
+    assert e.value.problems[0].startswith("line 12: unknown broker 7")
+    assert "line 13: at_ms" in e.value.problems[1] and "line 14: not JSON" in e.value.problems[2]
+    with pytest.raises(ScheduleError):
+        FaultSchedule.parse("", IDS)
+
+
+def replay(schedule: str) -> list[dict]:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3], 1: [2, 3, 1]})
+    runner = ScheduleRunner(FaultSchedule.parse(schedule, IDS), clock.now_ms())
+    out = []
+    while not runner.done:
+        clock.advance(10)
+        s.append(s.get_partition("t", 0).leader, "t", 0, build_batch([(None, b"x")]), 1) \
+            if s.get_partition("t", 0).leader >= 0 else None
+        s.tick()
+        out += run_due(f, runner, clock.now_ms(), replication_view)
+    return out
+
+
+def test_the_same_schedule_replays_the_same_sequence_of_cluster_states() -> None:
+    first, second = replay(SCHEDULE), replay(SCHEDULE)
+    assert first == second
+    assert len(first) == 8 and all("cluster" in step for step in first)
+    stop_controller = first[5]
+    assert stop_controller["op"]["op"] == "stop_broker"
+    assert stop_controller["cluster"]["controller"] != stop_controller["op"]["broker"]
