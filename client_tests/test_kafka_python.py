@@ -17,14 +17,17 @@ def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) ->
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     admin.create_topics([NewTopic(topic_name, 3, 2, topic_configs={"retention.ms": "1000000"})])
     desc = admin.describe_topics([topic_name])
-    assert desc[0]["topic"] == topic_name and desc[0]["error_code"] == 0
-    parts = sorted(desc[0]["partitions"], key=lambda p: p["partition"])
-    assert [p["partition"] for p in parts] == [0, 1, 2]
-    assert all(len(p["replicas"]) == 2 for p in parts)
+    assert desc[0]["name"] == topic_name and desc[0]["error_code"] == 0
+    parts = sorted(desc[0]["partitions"], key=lambda p: p["partition_index"])
+    assert [p["partition_index"] for p in parts] == [0, 1, 2]
+    for p in parts:
+        assert len(p["replica_nodes"]) == 2 and p["leader_id"] == p["replica_nodes"][0]
+        assert sorted(p["isr_nodes"]) == sorted(p["replica_nodes"])
     res = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)])
-    configs = {c[0]: c[1] for c in res[0].resources[0][4]}
-    assert configs["retention.ms"] == "1000000"
-    assert configs["cleanup.policy"] == "delete"
+    configs = res["topic"][topic_name]
+    assert configs["retention.ms"]["value"] == "1000000"
+    assert configs["retention.ms"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
+    assert configs["cleanup.policy"]["value"] == "delete"
     assert topic_name in admin.list_topics()
     admin.delete_topics([topic_name])
     assert topic_name not in admin.list_topics()
