@@ -27,7 +27,6 @@ def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) ->
     configs = res["topic"][topic_name]
     assert configs["retention.ms"]["value"] == "1000000"
     assert configs["retention.ms"]["config_source"] == "DYNAMIC_TOPIC_CONFIG"
-    assert configs["cleanup.policy"]["value"] == "delete"
     assert topic_name in admin.list_topics()
     admin.delete_topics([topic_name])
     assert topic_name not in admin.list_topics()
