@@ -1,0 +1,509 @@
+"""The emulator side by side with Apache Kafka 4.x (KRaft), under the same load.
+
+Installs Kafka's jars from Maven Central (bench/pom.xml, into bench/.jars), then for
+each system in turn: the emulator (3 virtual brokers, one process), a single Kafka
+node in KRaft combined mode, and optionally three Kafka nodes, it measures
+
+- start: from launching the process(es) to the first acknowledged produce;
+- idle RSS after start, and the peak RSS under the produce and consume load;
+- produce and consume throughput with confluent-kafka (1 KiB records, acks=all);
+- the same with Kafka's own ProducerPerformance and ConsumerPerformance
+  (kafka-producer-perf-test / kafka-consumer-perf-test);
+- p50/p99 produce latency (acks=all) at a fixed moderate rate;
+
+and prints one table with the emulator's figure divided by Kafka's and the target of
+issue 6. Replication factor 3 on the emulator and on three Kafka nodes, 1 on a
+single node. Asserts nothing: the machine is shared, figures are noisy.
+
+    python bench/compare.py [--records 200000] [--kafka-nodes 1,3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import glob
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+JARS = os.path.join(HERE, ".jars")
+PARTITIONS = 3
+JVM_OPTS = [  # as Kafka's bin/kafka-server-start.sh and kafka-run-class.sh set them
+    "-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+]
+TOOL_JVM_OPTS = ["-Xmx512M", "-Djava.awt.headless=true"]
+LOG4J2 = """status = error
+rootLogger.level = WARN
+rootLogger.appenderRef.stdout.ref = STDOUT
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+"""
+
+
+# ---- helpers ----------------------------------------------------------------------------
+def ensure_jars() -> None:
+    """Kafka's broker and tools from Maven Central, once (bench/.jars is git-ignored)."""
+    if glob.glob(os.path.join(JARS, "kafka_2.13-*.jar")) and glob.glob(
+            os.path.join(JARS, "kafka-tools-[0-9]*.jar")):
+        return
+    print("installing Kafka jars with Maven (bench/pom.xml) ...", flush=True)
+    subprocess.run(["mvn", "-q", "-f", os.path.join(HERE, "pom.xml"),
+                    "dependency:copy-dependencies", f"-DoutputDirectory={JARS}"], check=True)
+
+
+def kafka_version() -> str:
+    jar = glob.glob(os.path.join(JARS, "kafka_2.13-*.jar"))[0]
+    return os.path.basename(jar)[len("kafka_2.13-"):-len(".jar")]
+
+
+def free_ports(n: int) -> list[int]:
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def free_base_port(n: int) -> int:
+    """n consecutive free ports (the emulator's brokers listen on BASE+i)."""
+    for base in range(21000, 60000, 101):
+        try:
+            socks = []
+            for i in range(n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free ports")
+
+
+def rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total / 1024
+
+
+class PeakRss:
+    """Samples the summed RSS of some processes every 100 ms in a thread."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids, self.peak, self._stop = pids, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_mb(self.pids))
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_mb(self.pids))
+
+
+def wait_first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
+    """Seconds from t0 until a produce (acks=all, auto-created topic) is acknowledged."""
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
+                  "socket.connection.setup.timeout.ms": 1000, "reconnect.backoff.ms": 5,
+                  "reconnect.backoff.max.ms": 20, "topic.metadata.refresh.interval.ms": 10,
+                  "retry.backoff.ms": 10, "retry.backoff.max.ms": 20,
+                  "log_level": 0})
+    acked: list[float] = []
+    while not acked:
+        try:
+            p.produce("bench-start", b"x",
+                      on_delivery=lambda e, m: e is None and acked.append(time.perf_counter()))
+        except BufferError:
+            pass
+        p.flush(0.02)
+        if time.perf_counter() - t0 > timeout:
+            raise RuntimeError(f"no acknowledged produce within {timeout} s")
+    return acked[0] - t0
+
+
+@dataclass
+class System:
+    name: str
+    bootstrap: str
+    rf: int
+    procs: list[subprocess.Popen]
+    start_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
+
+
+# ---- the systems ---------------------------------------------------------------------------
+def start_emulator(brokers: int) -> System:
+    base = free_base_port(brokers)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "--brokers", str(brokers), "--port", str(base),
+         "--log-level", "WARNING"], cwd=ROOT, stdout=subprocess.DEVNULL)
+    start = wait_first_ack(f"127.0.0.1:{base}", t0)
+    bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(brokers))
+    from emulator.log import IMPLEMENTATION
+
+    return System(f"emulator ({brokers} brokers)", bootstrap, min(3, brokers), [proc], start,
+                  [f"log core: {IMPLEMENTATION}"])
+
+
+def start_kafka(nodes: int, workdir: str) -> System:
+    ports = free_ports(2 * nodes)
+    client, controller = ports[:nodes], ports[nodes:]
+    voters = ",".join(f"{i + 1}@127.0.0.1:{controller[i]}" for i in range(nodes))
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    log4j = os.path.join(workdir, "log4j2.properties")
+    with open(log4j, "w") as f:
+        f.write(LOG4J2)
+    rf = min(3, nodes)
+    configs = []
+    for i in range(nodes):
+        cfg = os.path.join(workdir, f"server-{i + 1}.properties")
+        props = {
+            "process.roles": "broker,controller", "node.id": i + 1,
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{client[i]},CONTROLLER://127.0.0.1:{controller[i]}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{client[i]}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": os.path.join(workdir, f"data-{i + 1}"),
+            "num.partitions": 1, "default.replication.factor": rf,
+            "offsets.topic.replication.factor": rf, "offsets.topic.num.partitions": 50,
+            "transaction.state.log.replication.factor": rf,
+            "transaction.state.log.min.isr": min(2, rf),
+            "share.coordinator.state.topic.replication.factor": rf,
+            "share.coordinator.state.topic.min.isr": min(2, rf),
+            "group.initial.rebalance.delay.ms": 0,
+        }
+        with open(cfg, "w") as f:
+            f.writelines(f"{k}={v}\n" for k, v in props.items())
+        configs.append(cfg)
+    java = ["java", f"-Dlog4j2.configurationFile={log4j}", "-cp", os.path.join(JARS, "*")]
+    t_format = time.perf_counter()
+    for cfg in configs:
+        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", cfg],
+                       check=True, stdout=subprocess.DEVNULL)
+    format_s = time.perf_counter() - t_format
+    t0 = time.perf_counter()
+    procs = []
+    for i, cfg in enumerate(configs):
+        out = open(os.path.join(workdir, f"kafka-{i + 1}.out"), "w")  # noqa: SIM115
+        procs.append(subprocess.Popen(java[:1] + JVM_OPTS + java[1:] + ["kafka.Kafka", cfg],
+                                      stdout=out, stderr=subprocess.STDOUT))
+    start = wait_first_ack(",".join(f"127.0.0.1:{p}" for p in client), t0)
+    name = f"Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
+    return System(name, ",".join(f"127.0.0.1:{p}" for p in client), rf, procs, start,
+                  [f"storage format: {format_s:.2f} s before start, not counted"])
+
+
+# ---- the load ---------------------------------------------------------------------------------
+def create_topics(s: System, names: list[tuple[str, int]]) -> None:
+    admin = AdminClient({"bootstrap.servers": s.bootstrap})
+    fs = admin.create_topics([NewTopic(n, p, s.rf) for n, p in names])
+    for f in fs.values():
+        f.result(60)
+    time.sleep(0.5)  # let every broker learn the new leaders
+
+
+def confluent_produce(s: System, topic: str, records: int) -> float:
+    value = os.urandom(1024)
+    p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 5,
+                  "batch.size": 1 << 20, "queue.buffering.max.messages": 1_000_000,
+                  "queue.buffering.max.kbytes": 1 << 20})
+    errors: list[str] = []
+
+    def report(err, _msg) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    t0 = time.perf_counter()
+    for i in range(records):
+        while True:
+            try:
+                p.produce(topic, value, partition=i % PARTITIONS, on_delivery=report)
+                break
+            except BufferError:
+                p.poll(0.01)
+        if i % 10000 == 0:
+            p.poll(0)
+    left = p.flush(300)
+    dt = time.perf_counter() - t0
+    if left or errors:
+        raise RuntimeError(f"{left} undelivered, errors: {errors[:3]}")
+    return dt
+
+
+def confluent_consume(s: System, topic: str, records: int) -> float:
+    c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "bench-confluent",
+                  "enable.auto.commit": False, "fetch.max.bytes": 50 << 20,
+                  "max.partition.fetch.bytes": 10 << 20})
+    c.assign([TopicPartition(topic, i, 0) for i in range(PARTITIONS)])
+    n = 0
+    t0 = time.perf_counter()
+    while n < records and time.perf_counter() - t0 < 300:
+        for m in c.consume(10000, 1.0):
+            if m.error() is None:
+                n += 1
+    dt = time.perf_counter() - t0
+    c.close()
+    if n < records:
+        raise RuntimeError(f"consumed {n} of {records}")
+    return dt
+
+
+def java_tool(main: str, args: list[str], timeout: float = 600) -> str:
+    cmd = ["java", *TOOL_JVM_OPTS, f"-Dlog4j2.configurationFile={TOOL_LOG4J}", "-cp",
+           os.path.join(JARS, "*"), main, *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"{main.rsplit('.', 1)[-1]} exited {r.returncode}: {' | '.join(tail)}")
+    return r.stdout
+
+
+TOOL_LOG4J = ""
+
+
+def producer_perf(s: System, topic: str, records: int) -> tuple[float, float]:
+    """(MB/s, records/s) of Kafka's ProducerPerformance at full speed."""
+    out = java_tool("org.apache.kafka.tools.ProducerPerformance", [
+        "--topic", topic, "--num-records", str(records), "--record-size", "1024",
+        "--throughput", "-1", "--producer-props", f"bootstrap.servers={s.bootstrap}",
+        "acks=all"])
+    m = re.findall(r"([\d.]+) records/sec \(([\d.]+) MB/sec\)", out)
+    if not m:
+        raise RuntimeError(f"unexpected ProducerPerformance output: {out[-300:]}")
+    rec, mb = m[-1]
+    return float(mb) * 1024 * 1024 / 1e6, float(rec)
+
+
+def consumer_perf(s: System, topic: str, records: int) -> tuple[float, float]:
+    """(MB/s, records/s) of Kafka's ConsumerPerformance (group consumer, from the start)."""
+    out = java_tool("org.apache.kafka.tools.ConsumerPerformance", [
+        "--bootstrap-server", s.bootstrap, "--topic", topic, "--messages", str(records),
+        "--timeout", "60000", "--group", f"perf-{uuid.uuid4().hex[:8]}"])
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("start.time"):
+            head = [h.strip() for h in ln.split(",")]
+            vals = [v.strip() for v in lines[i + 1].split(",")]
+            row = dict(zip(head, vals, strict=False))
+            if int(row["data.consumed.in.nMsg"]) < records:
+                raise RuntimeError(f"ConsumerPerformance read {row['data.consumed.in.nMsg']}")
+            return float(row["MB.sec"]) * 1024 * 1024 / 1e6, float(row["nMsg.sec"])
+    raise RuntimeError(f"unexpected ConsumerPerformance output: {out[-300:]}")
+
+
+def latency(s: System, topic: str, count: int, rate: float) -> tuple[float, float]:
+    """p50/p99 ms of acks=all produces sent one by one at ``rate`` records/s."""
+    p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 0})
+    value = os.urandom(1024)
+    lats: list[float] = []
+    for _ in range(50):  # warm up connections and metadata
+        p.produce(topic, value)
+    p.flush(30)
+    t0 = time.perf_counter()
+    for i in range(count):
+        due = t0 + i / rate
+        while (wait := due - time.perf_counter()) > 0:
+            p.poll(wait)
+        sent = time.perf_counter()
+        p.produce(topic, value, on_delivery=lambda e, m, s0=sent: e is None and lats.append(
+            time.perf_counter() - s0))
+        p.poll(0)
+    p.flush(60)
+    lats.sort()
+    if len(lats) < count:
+        raise RuntimeError(f"{count - len(lats)} latency records failed")
+    return statistics.median(lats) * 1000, lats[int(len(lats) * 0.99)] * 1000
+
+
+def measure(s: System, args: argparse.Namespace) -> dict[str, float | str]:
+    r: dict[str, float | str] = {"start_s": s.start_s}
+    time.sleep(args.settle)
+    r["idle_rss"] = rss_mb(s.pids)
+    create_topics(s, [("bench", PARTITIONS), ("perf", PARTITIONS), ("lat", 1)])
+    n = args.records
+    mb = n * 1024 / 1e6
+    steps = [
+        ("confluent_produce", lambda: confluent_produce(s, "bench", n)),
+        ("confluent_consume", lambda: confluent_consume(s, "bench", n)),
+        ("perf_produce", lambda: producer_perf(s, "perf", n)),
+        ("perf_consume", lambda: consumer_perf(s, "perf", n)),
+    ]
+    with PeakRss(s.pids) as peak:
+        for key, fn in steps:
+            print(f"  {s.name}: {key} ...", flush=True)
+            try:
+                v = fn()
+                r[key] = mb / v if isinstance(v, float) else v[0]
+            except (RuntimeError, KafkaException, subprocess.TimeoutExpired) as e:
+                r[key] = f"failed: {e}"[:60]
+                s.notes.append(f"{key}: {e}")
+    r["load_rss"] = peak.peak
+    print(f"  {s.name}: latency ...", flush=True)
+    try:
+        r["p50"], r["p99"] = latency(s, "lat", args.latency_records, args.latency_rate)
+    except (RuntimeError, KafkaException) as e:
+        r["p50"] = r["p99"] = "failed"
+        s.notes.append(f"latency: {e}")
+    return r
+
+
+# ---- the table -----------------------------------------------------------------------------
+ROWS = [  # key, label, unit, format, target for emulator / Kafka ("<=" or ">=" ratio)
+    ("start_s", "start to first acked produce", "s", "{:.2f}", ("<=", 0.1)),
+    ("idle_rss", "idle RSS", "MB", "{:.0f}", ("<=", 0.2)),
+    ("load_rss", "peak RSS under load", "MB", "{:.0f}", None),
+    ("confluent_produce", "produce, confluent-kafka", "MB/s", "{:.1f}", (">=", 1.0)),
+    ("confluent_consume", "consume, confluent-kafka", "MB/s", "{:.1f}", (">=", 1.0)),
+    ("perf_produce", "produce, ProducerPerformance", "MB/s", "{:.1f}", (">=", 1.0)),
+    ("perf_consume", "consume, ConsumerPerformance", "MB/s", "{:.1f}", (">=", 1.0)),
+    ("p50", "produce latency p50 (acks=all)", "ms", "{:.2f}", None),
+    ("p99", "produce latency p99 (acks=all)", "ms", "{:.2f}", None),
+]
+
+
+def cell(v: float | str, fmt: str) -> str:
+    return fmt.format(v) if isinstance(v, float | int) else str(v)[:14]
+
+
+def print_table(systems: list[System], results: list[dict], args: argparse.Namespace) -> None:
+    emu, emu_r = systems[0], results[0]
+    print()
+    print(f"1 KiB records, acks=all, {args.records} records, {PARTITIONS} partitions; "
+          f"RF {emu.rf} on the emulator, RF = min(3, nodes) on Kafka; latency at "
+          f"{args.latency_rate:.0f} records/s")
+    print(f"machine: {os.cpu_count()} CPUs, "
+          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+          f"{platform_line()}")
+    head = f"{'metric':36}{'unit':>6}{emu.name:>22}"
+    for s in systems[1:]:
+        head += f"{s.name:>26}{'emu/kafka':>11}{'target':>9}"
+    print(head)
+    for key, label, unit, fmt, target in ROWS:
+        line = f"{label:36}{unit:>6}{cell(emu_r[key], fmt):>22}"
+        for r in results[1:]:
+            v, e = r[key], emu_r[key]
+            ratio, goal = "", ""
+            if isinstance(v, float) and isinstance(e, float) and v > 0:
+                ratio = f"{e / v:.2f}"
+                if target:
+                    ok = e / v <= target[1] if target[0] == "<=" else e / v >= target[1]
+                    goal = f"{target[0]}{target[1]:g} {'ok' if ok else 'NO'}"
+            line += f"{cell(v, fmt):>26}{ratio:>11}{goal:>9}"
+        print(line)
+    for s in systems:
+        for note in s.notes:
+            print(f"note, {s.name}: {note}")
+
+
+def platform_line() -> str:
+    import platform
+
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                       "")
+    except OSError:
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{cpu}, Linux {platform.release()}, Python {platform.python_version()}, "
+            f"{java.splitlines()[0] if java else 'java ?'}; load average now {load}")
+
+
+def main() -> None:
+    global TOOL_LOG4J
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--latency-records", type=int, default=3000)
+    ap.add_argument("--latency-rate", type=float, default=500.0)
+    ap.add_argument("--kafka-nodes", default="1,3", help="Kafka cluster sizes to run")
+    ap.add_argument("--emulator-brokers", type=int, default=3)
+    ap.add_argument("--settle", type=float, default=3.0, help="seconds before idle RSS")
+    args = ap.parse_args()
+    ensure_jars()
+    workdir = tempfile.mkdtemp(prefix="kafka-bench-")
+    TOOL_LOG4J = os.path.join(workdir, "tools-log4j2.properties")
+    with open(TOOL_LOG4J, "w") as f:
+        f.write(LOG4J2.replace("WARN", "ERROR"))
+    systems: list[System] = []
+    results: list[dict] = []
+    plans = [("emulator", args.emulator_brokers)] + [
+        ("kafka", int(n)) for n in args.kafka_nodes.split(",") if n.strip()]
+    try:
+        for kind, n in plans:
+            print(f"starting {kind} ({n}) ...", flush=True)
+            if kind == "emulator":
+                s = start_emulator(n)
+            else:
+                d = os.path.join(workdir, f"kafka-{n}")
+                os.makedirs(d)
+                s = start_kafka(n, d)
+            try:
+                results.append(measure(s, args))
+                systems.append(s)
+            finally:
+                s.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print_table(systems, results, args)
+
+
+if __name__ == "__main__":
+    main()
