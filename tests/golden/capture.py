@@ -35,22 +35,38 @@ def main() -> None:
         p = Producer({"bootstrap.servers": b, "compression.type": "lz4"})
         p.produce("golden", key=b"k", value=b"v", headers=[("h", b"1")])
         p.flush(10)
-        cons = Consumer({"bootstrap.servers": b, "group.id": "golden"})
-        cons.assign([TopicPartition("golden", 0, 0)])
-        cons.poll(2)
+        cons = Consumer({"bootstrap.servers": b, "group.id": "golden",
+                         "auto.offset.reset": "earliest"})
+        cons.subscribe(["golden"])
+        for _ in range(10):
+            cons.poll(0.5)
+        cons.commit(asynchronous=False)
         cons.get_watermark_offsets(TopicPartition("golden", 0), timeout=5)
         cons.close()
+        tp = Producer({"bootstrap.servers": b, "transactional.id": "golden-tx"})
+        tp.init_transactions(10)
+        tp.begin_transaction()
+        tp.produce("golden", b"tx")
+        tp.commit_transaction(10)
 
         current["client"] = "kafka-python"
         from kafka import KafkaConsumer, KafkaProducer
 
-        kp = KafkaProducer(bootstrap_servers=b, enable_idempotence=False, acks=-1)
+        kp = KafkaProducer(bootstrap_servers=b)
         kp.send("golden", b"v", partition=1).get(10)
         kp.close()
-        kc = KafkaConsumer(bootstrap_servers=b, consumer_timeout_ms=1500)
-        kc.assign([__import__("kafka").TopicPartition("golden", 1)])
+        kc = KafkaConsumer("golden", bootstrap_servers=b, group_id="golden-kp",
+                           auto_offset_reset="earliest", consumer_timeout_ms=3000)
         list(kc)
+        kc.commit()
         kc.close()
+        from kafka.admin import KafkaAdminClient, NewTopic
+
+        ka = KafkaAdminClient(bootstrap_servers=b)
+        ka.create_topics([NewTopic("golden-admin", 1, 1)])
+        ka.describe_topics(["golden-admin"])
+        ka.delete_topics(["golden-admin"])
+        ka.close()
 
         current["client"] = "aiokafka"
         from aiokafka import AIOKafkaProducer
