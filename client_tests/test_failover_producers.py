@@ -1,0 +1,102 @@
+"""Producers through a leader crash, and below min.insync.replicas.
+
+A confluent-kafka idempotent acks=all producer keeps sending while the partition
+leader's broker crashes and comes back: every record is acknowledged without a
+delivery error, and reading the partition back gives each acknowledged record
+exactly once, in the order sent. kafka-python with acks=all and retries off gets
+NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from kafka import KafkaProducer
+from kafka.errors import NotEnoughReplicasError
+
+from emulator import Cluster
+
+N = 1500
+
+
+def leader_of(cluster: Cluster, topic: str, partition: int = 0) -> int:
+    return cluster.call(lambda: cluster.state.get_partition(topic, partition).leader)
+
+
+def read_all(bootstrap: str, topic: str, expected: int) -> list[tuple[int, bytes]]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "verify",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.assign([TopicPartition(topic, 0, 0)])
+    out: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + 60
+    while len(out) < expected and time.monotonic() < deadline:
+        for m in c.consume(500, timeout=1.0):
+            assert m.error() is None, m.error()
+            out.append((m.offset(), m.value()))
+    c.close()
+    return out
+
+
+def test_idempotent_producer_survives_the_leader_crashing_and_coming_back(
+        topic_name: str) -> None:
+    with Cluster(brokers=3, port=0, config={"replica.lag.time.max.ms": "2000"}) as cluster:
+        cluster.create_topic(topic_name, 1, 3, config={"min.insync.replicas": "2"})
+        errors: list[str] = []
+        acked: list[tuple[int, bytes]] = []
+
+        def on_delivery(err, msg) -> None:
+            if err is not None:
+                errors.append(str(err))
+            else:
+                acked.append((msg.offset(), msg.value()))
+
+        p = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                      "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                      "message.timeout.ms": 60000, "retry.backoff.ms": 50,
+                      "topic.metadata.refresh.interval.ms": 1000})
+        crashed = -1
+        for i in range(N):
+            while True:
+                try:
+                    p.produce(topic_name, value=b"m-%05d" % i, partition=0,
+                              on_delivery=on_delivery)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+            if i == N // 3:
+                while not acked:  # some acknowledged, the rest still in flight
+                    p.poll(0.01)
+                crashed = leader_of(cluster, topic_name)
+                cluster.stop_broker(crashed)
+            elif i == 2 * N // 3:
+                cluster.start_broker(crashed)
+            if i % 100 == 0:
+                time.sleep(0.02)  # let records be in flight when the leader changes
+        assert p.flush(60) == 0
+        assert errors == []
+        assert len(acked) == N
+        assert leader_of(cluster, topic_name) != -1
+        values = [v for _, v in read_all(cluster.bootstrap_servers, topic_name, N)]
+        assert values == [b"m-%05d" % i for i in range(N)]  # all, once, in order
+        assert sorted(acked) == list(enumerate(values))  # each ack's offset holds it
+
+
+@pytest.mark.parametrize("stop", ["follower", "two_followers"])
+def test_acks_all_without_retries_gets_not_enough_replicas(topic_name: str, stop: str) -> None:
+    with Cluster(brokers=3, port=0) as cluster:
+        need = "3" if stop == "follower" else "2"
+        cluster.create_topic(topic_name, 1, 3, config={"min.insync.replicas": need})
+        leader = leader_of(cluster, topic_name)
+        followers = [b for b in cluster.broker_ids if b != leader]
+        for b in followers[: 1 if stop == "follower" else 2]:
+            cluster.stop_broker(b)
+        p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
+                          retries=0, enable_idempotence=False)
+        with pytest.raises(NotEnoughReplicasError):
+            p.send(topic_name, b"refused").get(timeout=30)
+        p.close()
+        hw = cluster.call(lambda: cluster.state.get_partition(topic_name, 0).log_end_offset)
+        assert hw == 0  # refused before the append: nothing written
