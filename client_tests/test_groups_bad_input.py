@@ -93,3 +93,25 @@ def check_bad_requests(c: Cluster, members: list[ConfluentMember]) -> None:
         other.close()
     assert group.generation_id == generation and group.state == "Stable"
     assert balanced(members, [3, 3])()
+
+
+def test_find_coordinator_batched_keys(group_cluster: Cluster) -> None:  # noqa: F811
+    c = group_cluster
+    conn = Conn(c)
+    try:
+        keys = ["g-1", "g-2", "g-3"]
+        r = conn.call(10, 4, {"key_type": 0, "coordinator_keys": keys})
+        gc = c.server.services["groups"]
+        assert [x["key"] for x in r["coordinators"]] == keys
+        for x in r["coordinators"]:
+            assert x["error_code"] == E.NONE
+            assert x["node_id"] == c.call(lambda k=x["key"]: gc.coordinator_for(k))
+            assert x["port"] == c.state.brokers[x["node_id"]].port
+        r = conn.call(10, 4, {"key_type": 1, "coordinator_keys": ["tx", ""]})
+        assert [x["error_code"] for x in r["coordinators"]] == [E.NONE, E.INVALID_REQUEST]
+        r = conn.call(10, 4, {"key_type": 2, "coordinator_keys": ["share"]})
+        assert r["coordinators"][0]["error_code"] == E.INVALID_REQUEST
+        r = conn.call(10, 1, {"key": "g-1", "key_type": 0})
+        assert r["error_code"] == E.NONE and r["node_id"] == gc.coordinator_for("g-1")
+    finally:
+        conn.close()
