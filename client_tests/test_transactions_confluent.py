@@ -123,3 +123,50 @@ def test_new_producer_fences_the_old_one(cluster: Cluster, topic_name: str) -> N
         KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
     old.purge()  # the fenced producer's queued record goes nowhere
     assert read_all(cluster.bootstrap_servers, topic_name, "read_committed") == [b"fresh"]
+
+
+def test_describe_list_and_timeout(cluster: Cluster, topic_name: str) -> None:
+    """An open transaction shows in Describe/ListTransactions; past its timeout the
+    coordinator aborts it and bumps the epoch (the producer is fenced)."""
+    from client_tests._groups_fixtures import wait_until
+    from client_tests.rawkafka import Conn
+    from wire.errors import ErrorCode as E
+
+    cluster.create_topic(topic_name, PARTS, 3)
+    tid = "tx-timeout"
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": tid,
+                  "transaction.timeout.ms": 1000, "linger.ms": 2})
+    p.init_transactions(20)
+    p.begin_transaction()
+    p.produce(topic_name, value=b"doomed", partition=0)
+    p.flush(20)
+    tc = cluster.server.services["transactions"]
+    coord = cluster.call(lambda: tc.coordinator_for(tid))
+    conns = [Conn(cluster, i) for i in range(len(cluster.broker_ids))]
+    try:
+        listed = {b: conns[i].call(66, 1, {"state_filters": [], "producer_id_filters": [],
+                                            "duration_filter": -1})["transaction_states"]
+                  for i, b in enumerate(cluster.broker_ids)}
+        assert [t["transactional_id"] for t in listed[coord]] == [tid]
+        assert all(listed[b] == [] for b in listed if b != coord)
+        me = conns[cluster.broker_ids.index(coord)]
+        [d] = me.call(65, 0, {"transactional_ids": [tid]})["transaction_states"]
+        assert d["transaction_state"] == "Ongoing"
+        assert d["topics"] == [{"topic": topic_name, "partitions": [0]}]
+        epoch = d["producer_epoch"]
+
+        def aborted() -> bool:
+            [s] = me.call(65, 0, {"transactional_ids": [tid]})["transaction_states"]
+            return s["transaction_state"] == "CompleteAbort" and s["producer_epoch"] > epoch
+
+        wait_until(aborted, "the coordinator to abort the timed-out transaction")
+        [other] = conns[(cluster.broker_ids.index(coord) + 1) % 3].call(
+            65, 0, {"transactional_ids": [tid]})["transaction_states"]
+        assert other["error_code"] == E.NOT_COORDINATOR
+    finally:
+        for c in conns:
+            c.close()
+    assert read_all(cluster.bootstrap_servers, topic_name, "read_committed") == []
+    assert read_all(cluster.bootstrap_servers, topic_name, "read_uncommitted") == [b"doomed"]
+    with pytest.raises(KafkaException):
+        p.commit_transaction(10)
