@@ -88,6 +88,10 @@ def check_bad_requests(c: Cluster, members: list[ConfluentMember]) -> None:
         assert [m["error_code"] for m in r["members"]] == [E.UNKNOWN_MEMBER_ID]
         assert conn.call(42, 2, {"groups_names": [GROUP]})["results"][0]["error_code"] == \
             E.NON_EMPTY_GROUP
+        r = conn.call(47, 0, {"group_id": GROUP, "topics": [
+            {"name": topic_name, "partitions": [{"partition_index": 0}]}]})
+        assert r["error_code"] == E.NONE
+        assert r["topics"][0]["partitions"][0]["error_code"] == E.GROUP_SUBSCRIBED_TO_TOPIC
     finally:
         conn.close()
         other.close()
