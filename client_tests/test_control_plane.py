@@ -1,0 +1,198 @@
+"""The HTTP control plane and the ``kafka-emulator fault`` command against a running
+cluster: the required routes, faults over HTTP and the command line acting on real
+clients, clear 4xx answers for bad input, and a fault schedule that replays the
+same sequence of cluster states every run."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kafka import KafkaProducer
+from kafka.errors import NotEnoughReplicasError
+
+from emulator import Cluster
+
+
+@pytest.fixture
+def cp() -> Iterator[tuple[Cluster, str]]:
+    with Cluster(brokers=3, port=0, control_port=0,
+                 config={"replica.lag.time.max.ms": "1000"}) as c:
+        yield c, f"http://127.0.0.1:{c.control.port}"
+
+
+def http(base: str, method: str, path: str, body: Any = None,
+         raw: bytes | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(base + path, data=data, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, payload, ctype = r.status, r.read(), r.headers["Content-Type"]
+    except urllib.error.HTTPError as e:
+        status, payload, ctype = e.code, e.read(), e.headers["Content-Type"]
+    return status, json.loads(payload) if ctype == "application/json" else payload.decode()
+
+
+def cli(base: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base, *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def test_cluster_route_and_broker_stop_start(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    c.create_topic("orders", 2, 3)
+    status, view = http(base, "GET", "/cluster")
+    assert status == 200 and view["controller"] == 1
+    assert [(b["id"], b["alive"]) for b in view["brokers"]] == [(1, True), (2, True), (3, True)]
+    assert {"host", "port"} <= set(view["brokers"][0])
+    p0 = view["topics"]["orders"]["partitions"][0]
+    assert set(p0) >= {"partition", "leader", "leader_epoch", "replicas", "isr",
+                       "adding_replicas", "removing_replicas", "high_watermark",
+                       "log_end_offsets"}
+    assert set(p0["log_end_offsets"]) == {str(b) for b in p0["replicas"]}
+    port = view["brokers"][0]["port"]
+    status, out = http(base, "POST", "/brokers/1/stop")
+    assert status == 200 and out == {"broker": 1, "alive": False, "controller": 2}
+    assert refused(port)  # a dead broker refuses connections, never hangs
+    status, view = http(base, "GET", "/cluster")
+    assert view["controller"] == 2 and not view["brokers"][0]["alive"]
+    assert all(1 not in p["isr"] for p in view["topics"]["orders"]["partitions"])
+    status, out = http(base, "POST", "/brokers/1/start")
+    assert status == 200 and out["alive"] is True and not refused(port)
+    status, out = http(base, "POST", "/brokers/2/controlled-shutdown")
+    assert status == 200 and out["controller"] == 1
+
+
+def test_bad_requests_get_clear_4xx(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    assert http(base, "POST", "/brokers/7/stop") == \
+        (404, {"error": "unknown broker '7'; brokers are [1, 2, 3]"})
+    status, out = http(base, "GET", "/topics/missing")
+    assert status == 404 and "unknown topic 'missing'" in out["error"]
+    status, out = http(base, "POST", "/faults", {"op": "meteor", "broker": 1})
+    assert status == 404 and "unknown fault 'meteor'" in out["error"]
+    status, out = http(base, "POST", "/faults", {"op": "pause_follower", "broker": 1,
+                                                 "topic": "nope"})
+    assert status == 404 and "unknown topic 'nope'" in out["error"]
+    status, out = http(base, "POST", "/faults", raw=b"{not json")
+    assert status == 400 and "not JSON" in out["error"]
+    status, out = http(base, "GET", "/brokers/1/stop")
+    assert status == 405
+    status, out = http(base, "GET", "/nowhere")
+    assert status == 404 and "/cluster" in out["error"]
+    # a list of faults is validated whole: one bad entry and nothing is applied
+    status, out = http(base, "POST", "/faults", [{"op": "pause_follower", "broker": 2},
+                                                 {"op": "pause_follower", "broker": 9}])
+    assert status == 404 and http(base, "GET", "/faults")[1]["followers"] == []
+
+
+def test_fault_cli_stops_brokers_and_injects_errors(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    c.create_topic("t", 1, 3)
+    r = cli(base, "inject-error", "Produce", "NOT_ENOUGH_REPLICAS", "--count", "1",
+            "--topic", "t")
+    assert r.returncode == 0, r.stderr
+    p = KafkaProducer(bootstrap_servers=c.bootstrap_servers, acks=1, retries=0,
+                      enable_idempotence=False)
+    with pytest.raises(NotEnoughReplicasError):
+        p.send("t", b"first").get(timeout=30)
+    assert p.send("t", b"second").get(timeout=30).offset == 0  # only the next request
+    p.close()
+    r = cli(base, "stop-broker", "3")
+    assert r.returncode == 0 and json.loads(r.stdout)["alive"] is False
+    r = cli(base, "stop-broker", "12")
+    assert r.returncode == 1 and "unknown broker '12'" in r.stderr
+    r = cli(base, "cut-brokers", "1", "1")
+    assert r.returncode == 1 and "two different brokers" in r.stderr
+    r = cli(base, "metrics")
+    assert r.returncode == 0
+    assert 'kafka_controller_KafkaController_ActiveControllerCount{broker="1"} 1' in r.stdout
+    assert "kafka_server_ReplicaManager_UnderReplicatedPartitions" in r.stdout
+    r = cli(base, "start-broker", "3")
+    assert r.returncode == 0
+
+
+def test_client_cut_and_dropped_response(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    c.create_topic("t", 1, 3)
+    leader = c.call(lambda: c.state.get_partition("t", 0).leader)
+    port = c.state.brokers[leader].port
+    assert http(base, "POST", "/faults", {"op": "cut_clients", "broker": leader})[0] == 200
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.settimeout(5)
+        assert s.recv(1) == b""  # accepted, then cut at once
+    assert http(base, "DELETE", "/faults")[0] == 200
+    # the response is dropped after the append took effect
+    http(base, "POST", "/faults", {"op": "drop_response", "api": "Produce", "count": 1})
+    p = KafkaProducer(bootstrap_servers=c.bootstrap_servers, acks=1, retries=0,
+                      enable_idempotence=False, request_timeout_ms=5000)
+    with pytest.raises(Exception):  # noqa: B017 - the client sees a broken connection
+        p.send("t", b"lost answer").get(timeout=30)
+    p.close()
+    assert c.call(lambda: c.state.get_partition("t", 0).log_end_offset) == 1
+
+
+SCHEDULE = b"""{"seed": 11}
+{"at_ms": 0, "op": "stop_broker", "broker": "random"}
+{"at_ms": 100, "op": "stop_broker", "broker": "controller"}
+{"at_ms": 200, "op": "start_broker", "broker": 1}
+{"at_ms": 200, "op": "start_broker", "broker": 2}
+{"at_ms": 200, "op": "start_broker", "broker": 3}
+{"at_ms": 300, "op": "stop_broker", "broker": "leader:s:0", "jitter_ms": 100}
+{"at_ms": 450, "op": "controlled_shutdown", "broker": "leader:s:1"}
+"""
+
+
+def run_schedule(base: str) -> list[dict]:
+    status, out = http(base, "POST", "/faults/schedule", raw=SCHEDULE)
+    assert status == 202 and out == {"seed": 11, "steps": 7}
+    deadline = time.monotonic() + 30
+    while True:
+        status, st = http(base, "GET", "/faults/schedule")
+        if st["done"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert st["done"]
+    return [(step["op"], step.get("error"), step["cluster"]) for step in st["applied"]]
+
+
+def test_the_same_schedule_twice_gives_the_same_cluster_states() -> None:
+    runs = []
+    for _ in range(2):
+        with Cluster(brokers=3, port=0, control_port=0, seed=5) as c:
+            c.create_topic("s", 2, 3)
+            runs.append(run_schedule(f"http://127.0.0.1:{c.control.port}"))
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 7 and all(err is None for _, err, _ in runs[0])
+    controllers = [state["controller"] for _, _, state in runs[0]]
+    assert len(set(controllers)) > 1  # the controller moved during the run
+
+
+def test_a_bad_schedule_is_rejected_whole(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    bad = SCHEDULE + b'{"at_ms": 500, "op": "stop_broker", "broker": 99}\n'
+    status, out = http(base, "POST", "/faults/schedule", raw=bad)
+    assert status == 400 and out["problems"] == [
+        "line 9: unknown broker 99; brokers are [1, 2, 3]"]
+    assert all(b["alive"] for b in http(base, "GET", "/cluster")[1]["brokers"])
+    path = "/dev/stdin"
+    r = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
+                        "schedule", path], input=bad.decode(), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1 and "line 9: unknown broker 99" in r.stderr
