@@ -547,6 +547,8 @@ class ClusterState:
         """The leader's side of a follower fetch (Partition.updateFollowerFetchState):
         fetch state, then ISR expansion, then the high watermark."""
         p.update_follower(b, fetch_offset, now)
+        if b in p.isr and p.high_watermark == p.log_end_offset:
+            return False  # the common idle case: nothing can move
         changed = False
         if b not in p.isr and p.can_join_isr(b) and self.isr_eligible(b):
             self.expand_isr(p, b)
