@@ -51,9 +51,12 @@ def kafka_python_consume(bootstrap: str, topic: str, expected: int) -> list[byte
 def test_fixtures_with_two_clients_and_a_broker_crash(
     kafka_bootstrap: str, kafka_control: Cluster, kafka_topic_name: str
 ) -> None:
-    """confluent-kafka produces, kafka-python consumes, a leader dies in between."""
+    """confluent-kafka produces, kafka-python consumes; injected errors, then a leader
+    dies in between."""
     assert len(kafka_bootstrap.split(",")) == 3
     kafka_control.create_topic(kafka_topic_name, partitions=PARTITIONS, replication_factor=3)
+    # The producer retries retriable errors: every record still lands once.
+    kafka_control.inject_error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2)
     first = [f"before-{i}".encode() for i in range(30)]
     confluent_produce(kafka_bootstrap, kafka_topic_name, first)
 
@@ -93,6 +96,7 @@ import json, os, pathlib
 def record(name, cluster, **extra):
     out = pathlib.Path(os.environ["RECORD_DIR"]) / f"{name}.json"
     out.write_text(json.dumps({
+        "faults": cluster.call(lambda: cluster.faults.model.describe()),
         "bootstrap": cluster.bootstrap_servers,
         "brokers": len(cluster.broker_ids),
         "alive": sorted(b.id for b in cluster.state.brokers.values() if b.alive),
@@ -127,6 +131,7 @@ def test_a(kafka_cluster, kafka_control):
     assert kafka_control is kafka_cluster
     record("a", kafka_cluster)
     kafka_control.stop_broker(2)
+    kafka_control.cut_brokers(1, 3)
 
 def test_b(kafka_cluster):
     record("b", kafka_cluster)
@@ -138,10 +143,12 @@ def test_c(kafka_cluster):
 
 
 def test_session_scope_shares_and_heals(tmp_path: Path) -> None:
-    """One cluster per broker count for the session; a stopped broker is back next test."""
+    """One cluster per broker count for the session, healed between tests: a stopped
+    broker is back and the faults are gone."""
     rec = run_child(tmp_path, SHARED_TESTS, "--kafka-emulator-scope=session")
     assert rec["a"]["bootstrap"] == rec["b"]["bootstrap"]
     assert rec["b"]["alive"] == [1, 2, 3]
+    assert rec["b"]["faults"]["broker_cuts"] == []
     assert rec["c"]["brokers"] == 2 and rec["c"]["bootstrap"] != rec["a"]["bootstrap"]
 
 

@@ -6,8 +6,8 @@ Fixtures
     ``kafka_cluster``          a running :class:`emulator.Cluster` on free ports
     ``kafka_bootstrap``        its bootstrap servers string, for any client
     ``kafka_control``          the same cluster as the control handle tests drive faults
-                               with (``stop_broker``, ``start_broker``, ``create_topic``,
-                               and the rest of the Python control plane)
+                               with (``stop_broker``, ``inject_error``, ``cut_brokers``,
+                               ``pause_follower``, ``fault({...})``, ``create_topic``...)
     ``kafka_cluster_factory``  ``make(brokers=5, **Cluster options)`` for extra clusters,
                                each stopped when the test ends
     ``kafka_topic_name``       a topic name unique to the test
@@ -21,9 +21,9 @@ Configuration
 
 Sharing. With a scope broader than ``function``, tests asking for the same broker
 count and options share one cluster for that scope, and tests with other needs get
-their own. After each test the plugin starts again any broker the test stopped, so
-the next one begins with every broker up; topics and records stay, which is what
-``kafka_topic_name`` is for. Starting a cluster takes milliseconds, so the default
+their own. After each test the plugin clears the faults the test left in force and
+starts again any broker it stopped, so the next one begins with a healthy cluster;
+topics and records stay, which is what ``kafka_topic_name`` is for. Starting a cluster takes milliseconds, so the default
 gives every test a fresh one.
 
 pytest-xdist: each worker is a process of its own with its own clusters, each on
@@ -109,7 +109,9 @@ def _kafka_cluster_pool() -> Iterator[ClusterPool]:
     pool.close()
 
 
-def _restart_stopped_brokers(cluster: Cluster) -> None:
+def _heal(cluster: Cluster) -> None:
+    """Undo what a test did to a shared cluster: faults in force, stopped brokers."""
+    cluster.clear_faults()
     for broker_id in cluster.broker_ids:
         if not cluster.state.brokers[broker_id].alive:
             cluster.start_broker(broker_id)
@@ -126,7 +128,7 @@ def kafka_cluster(request: pytest.FixtureRequest,
     cluster = _kafka_cluster_pool.get(int(brokers), options)
     yield cluster
     if _scope("kafka_cluster", request.config) != "function":
-        _restart_stopped_brokers(cluster)
+        _heal(cluster)
 
 
 @pytest.fixture
@@ -140,8 +142,11 @@ def kafka_control(kafka_cluster: Cluster) -> Cluster:
     """The control handle of ``kafka_cluster``: the Cluster object itself.
 
     Everything the Python control plane offers is there: ``stop_broker(id,
-    controlled=False)``, ``start_broker(id)``, ``create_topic(...)``, ``call(fn)`` on
-    the cluster's loop, and the fault API. Safe to call from the test's thread.
+    controlled=False)``, ``start_broker(id)``, the fault API (``inject_error``,
+    ``add_latency``, ``drop_response``, ``pause_follower``, ``slow_follower``,
+    ``cut_brokers``, ``cut_clients``, ``fault({"op": ...})``, ``run_fault_schedule``,
+    ``clear_faults``), ``create_topic(...)``, ``cluster_info()``, and ``call(fn)`` on the
+    cluster's loop. Safe to call from the test's thread.
     """
     return kafka_cluster
 
