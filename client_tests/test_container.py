@@ -106,11 +106,15 @@ def test_testcontainers_control_plane(docker_images: None) -> None:
 
         kafka.stop_broker(1)
         assert advertised_brokers(bootstrap) == sorted(bootstrap.split(",")[1:])
+        kafka.fault({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
+                     "count": 2})
         second = [f"b-{i}".encode() for i in range(50)]
-        produce(bootstrap, "events", second)
+        produce(bootstrap, "events", second)  # retried past the injected errors
+        kafka.clear_faults()
         kafka.start_broker(1)
         assert advertised_brokers(bootstrap) == sorted(bootstrap.split(","))
         assert sorted(consume(bootstrap, "events", 100)) == sorted(first + second)
+        assert "kafka_" in kafka.metrics()
 
 
 def compose_command() -> list[str]:

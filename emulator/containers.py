@@ -110,8 +110,10 @@ class KafkaEmulatorContainer(DockerContainer):
         self.with_env("KAFKA_EMULATOR_HOST", "0.0.0.0")
         self.with_env("KAFKA_EMULATOR_PORT", str(self.base_port))
         self.with_env("KAFKA_EMULATOR_ADVERTISED_HOST", self.advertised_host)
+        # The image turns the control plane on by default; empty turns it off.
+        self.with_env("KAFKA_EMULATOR_CONTROL_PORT", str(CONTROL_PORT) if self.control_plane
+                      else "")
         if self.control_plane:
-            self.with_env("KAFKA_EMULATOR_CONTROL_PORT", str(CONTROL_PORT))
             self.with_exposed_ports(CONTROL_PORT)
         if self.config:
             self.with_env("KAFKA_EMULATOR_CONFIG",
@@ -182,8 +184,22 @@ class KafkaEmulatorContainer(DockerContainer):
     def cluster_info(self) -> Any:
         return self.control("GET", "/cluster")
 
-    def stop_broker(self, broker_id: int) -> Any:
-        return self.control("POST", f"/brokers/{broker_id}/stop")
+    def stop_broker(self, broker_id: int, controlled: bool = False) -> Any:
+        return self.control("POST", f"/brokers/{broker_id}/stop",
+                            {"controlled": True} if controlled else None)
 
     def start_broker(self, broker_id: int) -> Any:
         return self.control("POST", f"/brokers/{broker_id}/start")
+
+    def fault(self, op: dict | list[dict]) -> Any:
+        """Apply fault operations (emulator.faults' vocabulary), e.g.
+        ``fault({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"})``."""
+        return self.control("POST", "/faults", op)
+
+    def clear_faults(self) -> Any:
+        return self.control("DELETE", "/faults")
+
+    def metrics(self) -> str:
+        """Prometheus text from GET /metrics."""
+        with urllib.request.urlopen(self.get_control_url() + "/metrics", timeout=30) as resp:
+            return resp.read().decode()
