@@ -23,6 +23,7 @@ from emulator.cluster.configs import (
     validate_topic_configs,
 )
 from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from emulator.cluster.throttle import ReplicationQuotas
 from wire.errors import ErrorCode as E
 from wire.records import InvalidRecordError, read_header, split_batches
 
@@ -126,6 +127,8 @@ class ClusterState:
         # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
         self.controller: Any = None
         self.controller_epoch = 0
+        # Replication throttles (leader/follower.replication.throttled.*), Kafka's quotas
+        self.replication_quotas = ReplicationQuotas(self)
         from emulator.cluster import controller as _controller
 
         _controller.elect_controller(self)
@@ -525,8 +528,9 @@ class ClusterState:
             if log.log_end_offset < leader_log.log_start_offset:  # OFFSET_OUT_OF_RANGE
                 log.truncate_fully_and_start_at(leader_log.log_start_offset)
             moved |= self.follower_fetch(p, b, log.log_end_offset, now)
-            budget = self.fetch_budget(p, b)
-            if budget > 0 and log.log_end_offset < leader_log.log_end_offset:
+            budget = self.fetch_budget(p, b) \
+                if log.log_end_offset < leader_log.log_end_offset else 0
+            if budget > 0:
                 for data, base, last, epoch, max_ts in leader_log.batches_from(
                     log.log_end_offset, budget
                 ):
@@ -591,10 +595,11 @@ class ClusterState:
         budget = self.config_int("replica.fetch.max.bytes") * 64
         if self.faults is not None:
             budget = self.faults.fetch_budget(p, follower, budget)
-        return budget
+        return self.replication_quotas.fetch_budget(p, follower, budget)
 
     def consume_budget(self, p: Partition, follower: int, n: int) -> None:
-        """Account fetched bytes against throttles (overridden by the throttle model)."""
+        """Account fetched bytes against the replication throttles (emulator.cluster.throttle)."""
+        self.replication_quotas.record(p, follower, n)
 
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
         """Partition.maybeShrinkIsr (and a late expansion check): the isr-expiration task."""
