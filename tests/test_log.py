@@ -67,7 +67,9 @@ def test_append_accepts_bytearray_and_memoryview_and_does_not_touch_them() -> No
     log.append_as_leader(ba, 1)
     log.append_as_leader(memoryview(raw), 1)
     assert bytes(ba) == raw
-    assert [read_header(b).base_offset for b in log.read(0, 1 << 20, 10)] == [0, 2]
+    strided = memoryview(bytes(b for c in raw for b in (c, 0)))[::2]  # not contiguous
+    assert log.append_as_leader(strided, 1)[0] == 4
+    assert [read_header(b).base_offset for b in log.read(0, 1 << 20, 10)] == [0, 2, 4]
 
 
 def test_log_append_time_restamps_and_recomputes_crc() -> None:

@@ -296,7 +296,11 @@ cdef class Log:
             src = <const uint8_t*>PyBytes_AS_STRING(data)
             n = PyBytes_GET_SIZE(data)
         else:
-            PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+            try:
+                PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+            except BufferError:  # a non-contiguous view: take a contiguous copy
+                data = bytes(data)
+                PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
             release = True
             src = <const uint8_t*>view.buf
             n = view.len
