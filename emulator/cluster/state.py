@@ -494,6 +494,8 @@ class ClusterState:
         """Is the follower's fetcher running and able to reach the leader? (faults)"""
         if not self.is_alive(follower):
             return False
+        if self.replication_quotas.follower_excluded(p, follower):
+            return False  # follower throttle: left out of its fetcher's requests
         return self.faults is None or self.faults.follower_can_fetch(p, follower, self.now())
 
     def isr_eligible(self, broker_id: int) -> bool:
@@ -510,9 +512,12 @@ class ClusterState:
         data fetches again at once, as Kafka's fetcher does.
         """
         leader_log = p.leader_log
+        leader = p.leader
         moved = False
         fetched = []
         for b in p.replicas:
+            if p.leader != leader:
+                break  # a reassignment completed mid-round and moved the leader
             if b == p.leader or not self.follower_can_fetch(p, b):
                 continue
             log = p.logs.get(b)
@@ -537,14 +542,17 @@ class ClusterState:
                     log.append_as_follower(data, base, last, epoch, max_ts)
                     self.consume_budget(p, b, len(data))
                 moved = True
-                moved |= self.follower_fetch(p, b, log.log_end_offset, now)
+                if not self.replication_quotas.follower_excluded(p, b):
+                    moved |= self.follower_fetch(p, b, log.log_end_offset, now)
             fetched.append(b)
             if log.log_start_offset < leader_log.log_start_offset:
                 log.delete_before(leader_log.log_start_offset)
         # Each fetching follower learns the high watermark: a moved HW completes the
         # followers' fetches waiting in purgatory (tryCompleteDelayedRequests).
         for b in fetched:
-            p.follower_hw[b] = min(p.high_watermark, p.logs[b].log_end_offset)
+            log = p.logs.get(b)  # a completed reassignment may have deleted it
+            if log is not None:
+                p.follower_hw[b] = min(p.high_watermark, log.log_end_offset)
         return moved
 
     def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:

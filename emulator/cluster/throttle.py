@@ -22,8 +22,9 @@ a throttled partition are recorded, in-sync or not. So a throttled move proceeds
 one fetch (``replica.fetch.max.bytes``) at a time and its average rate converges
 on the bound.
 
-``ClusterState.fetch_budget`` and ``consume_budget`` call ``fetch_budget`` and
-``record`` here for every follower fetch of the replication loop.
+The replication loop asks ``follower_excluded`` (through
+``ClusterState.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
+how much it may get, and ``record`` (through ``consume_budget``) for what it got.
 """
 
 from __future__ import annotations
@@ -167,18 +168,25 @@ class ReplicationQuotas:
         return (self.is_throttled(t, LEADER_REPLICAS, p.index, p.leader),
                 self.is_throttled(t, FOLLOWER_REPLICAS, p.index, follower))
 
+    def follower_excluded(self, p: Partition, follower: int) -> bool:
+        """RemoteLeaderEndPoint.shouldFollowerThrottle: the follower leaves the partition
+        out of its next fetch (so the leader does not see it fetch at all)."""
+        t = self.state.topics.get(p.topic)
+        if t is None or FOLLOWER_REPLICAS not in t.configs or follower in p.isr:
+            return False
+        return (self.is_throttled(t, FOLLOWER_REPLICAS, p.index, follower)
+                and self.exceeded(self.follower, FOLLOWER_RATE, follower, self.state.now()))
+
     def fetch_budget(self, p: Partition, follower: int, budget: int) -> int:
-        """Bytes ``follower`` may fetch of ``p`` now: 0 when either side throttles it,
-        one fetch's worth (replica.fetch.max.bytes) when it is throttled but under quota."""
+        """Bytes ``follower`` may fetch of ``p`` now: none when the leader throttles it
+        (ReplicaManager.shouldLeaderThrottle: an empty answer), one fetch's worth
+        (replica.fetch.max.bytes) for a throttled partition, else ``budget``."""
         leader_side, follower_side = self.throttled_sides(p, follower)
         if not (leader_side or follower_side):
             return budget
-        if follower not in p.isr:
-            now = self.state.now()
-            if follower_side and self.exceeded(self.follower, FOLLOWER_RATE, follower, now):
-                return 0
-            if leader_side and self.exceeded(self.leader, LEADER_RATE, p.leader, now):
-                return 0
+        if (leader_side and follower not in p.isr
+                and self.exceeded(self.leader, LEADER_RATE, p.leader, self.state.now())):
+            return 0
         return min(budget, self.state.config_int("replica.fetch.max.bytes"))
 
     def record(self, p: Partition, follower: int, n: int) -> None:
