@@ -1,0 +1,135 @@
+"""ElectLeaders PREFERRED and UNCLEAN with the KRaft controller's codes and messages
+(ReplicationControlManagerTest: testElectPreferredLeaders,
+testElectUncleanLeaders_WithoutElr, testPreferredElectionDoesNotTriggerUncleanElection)."""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.state import Broker, ClusterState
+from emulator.faults import FaultInjector
+from wire.errors import ErrorCode as E
+
+NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
+PREFERRED_NA = (E.PREFERRED_LEADER_NOT_AVAILABLE, "The preferred leader was not available.")
+ELIGIBLE_NA = (E.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+               "Eligible topic partition leaders are not available.")
+OK = (E.NONE, None)
+
+
+def make(ids: list[int]) -> tuple[ClusterState, ManualClock, FaultInjector]:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in ids], clock=clock,
+                     broker_config={"replica.lag.time.max.ms": "1000"})
+    return s, clock, FaultInjector(s)
+
+
+def results(out: list) -> dict:
+    return {(t, i): (code, msg) for t, parts in out for i, code, msg in parts}
+
+
+def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
+    for _ in range(ticks):
+        clock.advance(10)
+        s.tick()
+
+
+def test_elect_preferred_leaders() -> None:
+    s, clock, f = make([0, 1, 2, 3, 4])
+    s.brokers[0].alive = False  # registered, fenced
+    s.shutting_down.add(1)  # in controlled shutdown
+    s.create_topic("foo", assignments={0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 2, 1]})
+    request = [("foo", [0, 1, 2]), ("bar", [0, 1])]
+    assert results(elect_leaders(s, PREFERRED, request)) == {
+        ("foo", 0): PREFERRED_NA, ("foo", 1): NOT_NEEDED, ("foo", 2): PREFERRED_NA,
+        ("bar", 0): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as bar"),
+        ("bar", 1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as bar")}
+    s.shutting_down.discard(1)
+    controller.broker_started(s, 0)
+    settle(s, clock)  # 0 and 1 catch up and join the ISRs
+    foo0, foo2 = s.get_partition("foo", 0), s.get_partition("foo", 2)
+    assert set(foo0.isr) == {1, 2, 3} and set(foo2.isr) == {0, 1, 2}
+    epochs = (foo0.leader_epoch, foo2.leader_epoch)
+    assert results(elect_leaders(s, PREFERRED, request)) == {
+        ("foo", 0): OK, ("foo", 1): NOT_NEEDED, ("foo", 2): OK,
+        ("bar", 0): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as bar"),
+        ("bar", 1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such topic as bar")}
+    assert (foo0.leader, foo2.leader) == (1, 0)
+    assert (foo0.leader_epoch, foo2.leader_epoch) == (epochs[0] + 1, epochs[1] + 1)
+
+
+@pytest.mark.parametrize("all_partitions", [True, False])
+def test_elect_unclean_leaders_without_elr(all_partitions: bool) -> None:
+    s, clock, f = make([0, 1, 2, 3, 4])
+    s.create_topic("foo", assignments={0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 2, 1]})
+    p0, p1, p2 = (s.get_partition("foo", i) for i in range(3))
+    for b in (2, 3):
+        controller.broker_stopped(s, b)
+    controller.broker_stopped(s, 1)
+    assert (p0.leader, p0.isr) == (-1, [1])
+    assert (p1.leader, p1.isr) == (4, [4])
+    assert (p2.leader, p2.isr) == (0, [0])
+    request = None if all_partitions else [("foo", [0, 1, 2])]
+
+    def expect(first: tuple) -> dict:
+        if all_partitions:  # ELECTION_NOT_NEEDED results are left out
+            return {("foo", 0): first}
+        return {("foo", 0): first, ("foo", 1): NOT_NEEDED, ("foo", 2): NOT_NEEDED}
+
+    assert results(elect_leaders(s, UNCLEAN, request)) == expect(ELIGIBLE_NA)
+    f.apply({"op": "pause_follower", "broker": 2, "topic": "foo", "partition": 0})
+    controller.broker_started(s, 2)
+    settle(s, clock)
+    assert (p1.leader, set(p1.isr)) == (4, {2, 4})  # 2 back in partition 1's ISR
+    assert results(elect_leaders(s, UNCLEAN, request)) == expect(OK)
+    assert (p0.leader, p0.isr) == (2, [2])  # unclean: the ISR is reset to the new leader
+    assert (p1.leader, p2.leader) == (4, 0)  # no preferred election happened
+
+
+def test_null_topic_partitions_gives_every_topic_an_entry() -> None:
+    s, clock, f = make([1, 2])
+    s.create_topic("a", assignments={0: [1, 2]})
+    s.create_topic("b", assignments={0: [2, 1]})
+    assert elect_leaders(s, PREFERRED, None) == [("a", []), ("b", [])]
+
+
+def test_preferred_election_does_not_trigger_unclean_election() -> None:
+    s, clock, f = make([1, 2, 3, 4])
+    s.create_topic("foo", assignments={0: [1, 2, 3]})
+    p = s.get_partition("foo", 0)
+    for b in (2, 3):
+        controller.broker_stopped(s, b)
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 2)
+    assert (p.leader, p.isr) == (-1, [1])
+    s.topics["foo"].configs["unclean.leader.election.enable"] = "true"
+    assert results(elect_leaders(s, PREFERRED, [("foo", [0])])) == {("foo", 0): PREFERRED_NA}
+    assert p.leader == -1
+
+
+def test_unknown_partition_and_election_type() -> None:
+    s, clock, f = make([1, 2])
+    s.create_topic("t", assignments={0: [1, 2]})
+    assert results(elect_leaders(s, UNCLEAN, [("t", [3, -1])])) == {
+        ("t", 3): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-3"),
+        ("t", -1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t--1")}
+    with pytest.raises(KafkaError) as e:
+        elect_leaders(s, 7, [("t", [0])])
+    assert (e.value.code, e.value.message) == (E.INVALID_REQUEST, "Unknown election type 7")
+
+
+def test_preferred_election_moves_the_leader_back() -> None:
+    s, clock, f = make([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 1)
+    assert p.leader == 2
+    controller.broker_started(s, 1)
+    assert results(elect_leaders(s, PREFERRED, [("t", [0])])) == {("t", 0): PREFERRED_NA}
+    settle(s, clock)
+    assert results(elect_leaders(s, PREFERRED, [("t", [0])])) == {("t", 0): OK}
+    assert p.leader == 1
