@@ -14,6 +14,7 @@ OFFSET_FETCH_REQUEST = message(
             Array,
             "0-7",
             nullable="2-7",
+            default=[],
             fields=[
                 Field("name", STRING, "0-7"),
                 Field("partition_indexes", Array(INT32), "0-7"),
@@ -32,6 +33,7 @@ OFFSET_FETCH_REQUEST = message(
                     Array,
                     "8+",
                     nullable="8+",
+                    default=[],
                     fields=[
                         Field("name", STRING, "8-9"),
                         Field("topic_id", UUID, "10+"),
