@@ -1,0 +1,29 @@
+"""AlterReplicaLogDirs (key 34), v1-2.
+
+Each broker has a single log directory (``emulator.cluster.log_dirs``): moving a
+replica it hosts to that directory succeeds at once (it is already there),
+another path gets LOG_DIR_NOT_FOUND, a partition not hosted here
+REPLICA_NOT_AVAILABLE (Kafka's tool retries those until the replica arrives) and an
+unknown one UNKNOWN_TOPIC_OR_PARTITION. Enough for kafka-reassign-partitions with
+log_dirs; moves between directories are not modelled.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.log_dirs import alter_replica_log_dir
+from emulator.handlers.base import RequestContext
+
+API_KEY = 34
+VERSIONS = (1, 2)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    by_topic: dict[str, list[dict]] = {}
+    for d in req["dirs"]:
+        for t in d["topics"]:
+            for i in t["partitions"]:
+                code = alter_replica_log_dir(ctx.cluster, ctx.broker_id, d["path"], t["name"], i)
+                by_topic.setdefault(t["name"], []).append(
+                    {"partition_index": i, "error_code": code})
+    return {"throttle_time_ms": 0, "results": [
+        {"topic_name": name, "partitions": parts} for name, parts in by_topic.items()]}
