@@ -112,7 +112,7 @@ class Field:
         if self._default is not _UNSET:
             return self._default
         if isinstance(self.type, Array):
-            return [] if self.nullable is None else None
+            return []  # Kafka: a nullable array defaults to empty unless declared "null"
         if isinstance(self.type, Struct):
             return {}
         if self.nullable is not None and self.type in (RECORDS, BYTES):
