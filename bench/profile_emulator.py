@@ -1,0 +1,93 @@
+"""Profile the running emulator under load with py-spy and print where the time goes.
+
+Starts the emulator as compare.py does, attaches ``py-spy record`` (pip install
+py-spy), runs one load, and prints the functions with the most samples, by self
+time and inclusive time (native code such as the Cython log core is charged to the
+Python function that calls it).
+
+    python bench/profile_emulator.py throughput [--records 100000]
+    python bench/profile_emulator.py latency [--extra-partitions 50]
+
+``--extra-partitions`` adds an idle topic, as __consumer_offsets is after any group
+consumer has run: it shows what every tick costs per partition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import compare  # noqa: E402
+
+
+def summarize(path: str, top: int) -> None:
+    own: collections.Counter[str] = collections.Counter()
+    incl: collections.Counter[str] = collections.Counter()
+    total = 0
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip()
+            if not line:
+                continue
+            stack, n_text = line.rsplit(" ", 1)
+            n = int(n_text)
+            total += n
+            names = []
+            for frame in stack.split(";"):
+                fn, _, loc = frame.strip().partition(" (")
+                file = loc.rsplit(":", 1)[0].split("site-packages/")[-1]
+                names.append(f"{fn} [{os.path.relpath(file, compare.ROOT) if file.startswith('/') else file}]")
+            own[names[-1]] += n
+            for name in set(names):
+                incl[name] += n
+    print(f"{total} samples")
+    for title, counter in (("self", own), ("inclusive", incl)):
+        print(f"--- {title}")
+        for name, n in counter.most_common(top):
+            print(f"{100 * n / total:5.1f}%  {name}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("load", choices=["throughput", "latency"])
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--extra-partitions", type=int, default=0)
+    ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    if shutil.which("py-spy") is None:
+        sys.exit("py-spy is not installed: pip install py-spy")
+    s = compare.start_emulator(3)
+    out = os.path.join(tempfile.mkdtemp(prefix="emu-profile-"), "stacks.txt")
+    spy = subprocess.Popen(["py-spy", "record", "-p", str(s.pids[0]), "-r", str(args.rate),
+                            "-f", "raw", "-o", out, "--nonblocking"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        topics = [("bench", compare.PARTITIONS), ("lat", 1)]
+        if args.extra_partitions:
+            topics.append(("idle", args.extra_partitions))
+        compare.create_topics(s, topics)
+        mb = args.records * 1024 / 1e6
+        if args.load == "throughput":
+            print(f"produce {mb / compare.confluent_produce(s, 'bench', args.records):.1f} MB/s")
+            print(f"consume {mb / compare.confluent_consume(s, 'bench', args.records):.1f} MB/s")
+        else:
+            p50, p99 = compare.latency(s, "lat", 1500, 500)
+            print(f"latency at 500 records/s: p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(60)
+        s.stop()
+    summarize(out, args.top)
+
+
+if __name__ == "__main__":
+    main()
