@@ -36,6 +36,7 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 # Broker keys Kafka lets you change at run time (the rest are read-only).
 DYNAMIC_BROKER_KEYS = frozenset({
     "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second",
     "log.retention.ms", "log.retention.bytes", "log.retention.hours", "message.max.bytes",
     "min.insync.replicas", "unclean.leader.election.enable", "log.cleanup.policy",
     "compression.type", "log.message.timestamp.type", "log.segment.bytes",

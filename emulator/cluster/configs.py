@@ -89,6 +89,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("offsets.topic.num.partitions", INT, "50"),
     ConfigDef("offsets.topic.replication.factor", SHORT, "3"),
     ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
+    ConfigDef("replica.alter.log.dirs.io.max.bytes.per.second", LONG, "9223372036854775807"),
     ConfigDef("replica.fetch.wait.max.ms", INT, "500"),
     ConfigDef("replica.lag.time.max.ms", LONG, "30000"),
     ConfigDef("socket.request.max.bytes", INT, "104857600"),
