@@ -1,8 +1,11 @@
 """Structured streaming, ``subscribe`` from ``earliest``, stopped and restarted.
 
-Run 1 uses a processing-time trigger with ``maxOffsetsPerTrigger`` and is stopped while
-records are still waiting; more records arrive; run 2 restarts from the same
-checkpoint with ``Trigger.AvailableNow``. Checks: no batch reads more than
+Run 1 uses a processing-time trigger with ``maxOffsetsPerTrigger`` and a one-hour
+interval: the first batch runs at once and reads at most maxOffsetsPerTrigger records
+(one more batch may run if the clock crosses a full hour, since Spark aligns triggers to
+multiples of the interval), and the query is stopped while it waits, so most records
+are still unread; more records arrive; run 2 restarts from the same checkpoint with
+``Trigger.AvailableNow`` and reads the rest in several batches. Checks: no batch reads more than
 maxOffsetsPerTrigger records, run 2 begins exactly at the offsets run 1 committed,
 and the sink holds every record of the topic exactly once.
 """
@@ -33,15 +36,16 @@ def run(spark: Any, target: Any, work: str, topic: str = TOPIC) -> dict[str, Any
         return streams.start_parquet_sink(df.selectExpr(*streams.KEY_COLUMNS), out, ckpt,
                                           trigger)
 
-    q1 = query({"processingTime": "200 milliseconds"})
+    q1 = query({"processingTime": "1 hour"})
     try:
-        streams.wait_rows(spark, q1, out, MAX_PER_TRIGGER)
+        streams.wait_rows(spark, q1, out, 1)
     finally:
         q1.stop()
     run1 = streams.source_progress(q1)
     seen1 = streams.output(spark, out)
-    assert 0 < len(seen1) < len(first), (
-        f"run 1 should stop part-way through {len(first)} records; it committed {len(seen1)}")
+    assert 0 < len(seen1) <= 2 * MAX_PER_TRIGGER, (
+        f"run 1 should commit one batch (two at an hour boundary) of at most "
+        f"{MAX_PER_TRIGGER} records; it has {len(seen1)}")
 
     second = ku.produce_values(bootstrap, topic, PARTITIONS, 10, start=40, prefix="a")
     q2 = query({"availableNow": True})

@@ -1,0 +1,48 @@
+"""Fixtures: one SparkSession for the whole run, a fresh 3-broker emulator per test.
+
+A SparkSession costs tens of seconds of JVM start and warm-up on a 2-core machine, so
+there is exactly one (session scope, local[2]); an emulator costs milliseconds, so
+every test gets its own and no topic or fault leaks into the next test.
+The connector jars are fetched on first use (fetch_jars.py) if scripts/setup.d has not
+done it; a PySpark that is not the connector's release fails the run here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from emulator import Cluster
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from spark_validation.session import build_session
+
+    session = build_session(app_name="spark_validation-tests")
+    yield session
+    for q in session.streams.active:
+        q.stop()
+    session.stop()
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    with Cluster(brokers=3, port=0) as c:
+        yield c
+
+
+@pytest.fixture
+def work(tmp_path: Any) -> str:
+    return str(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _stop_leftover_queries(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A failed test must not leave a streaming query polling a stopped emulator."""
+    yield
+    if "spark" in request.fixturenames:
+        for q in request.getfixturevalue("spark").streams.active:
+            q.stop()
