@@ -32,10 +32,13 @@ def main() -> int:
     producer.close()
 
     # Partitions assigned by hand: no consumer group needed.
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     consumer.assign([TopicPartition(topic, p) for p in partitions])
-    seen = {m.value for m in consumer}
+    seen: set[bytes] = set()
+    deadline = time.monotonic() + 30
+    while len(seen) < count and time.monotonic() < deadline:
+        for records in consumer.poll(timeout_ms=500).values():
+            seen.update(r.value for r in records)
     consumer.close()
     missing = count - len(seen)
     print(f"client: produced {count}, consumed {len(seen)} in {time.monotonic() - t0:.2f}s")
