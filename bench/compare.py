@@ -152,8 +152,8 @@ def wait_first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
         try:
             p.produce("bench-start", b"x",
                       on_delivery=lambda e, m: e is None and acked.append(time.perf_counter()))
-        except BufferError:
-            pass
+        except (BufferError, KafkaException):  # e.g. the topic is not created yet
+            time.sleep(0.01)
         p.flush(0.02)
         if time.perf_counter() - t0 > timeout:
             raise RuntimeError(f"no acknowledged produce within {timeout} s")
@@ -243,7 +243,13 @@ def start_kafka(nodes: int, workdir: str) -> System:
         out = open(os.path.join(workdir, f"kafka-{i + 1}.out"), "w")  # noqa: SIM115
         procs.append(subprocess.Popen(java[:1] + JVM_OPTS + java[1:] + ["kafka.Kafka", cfg],
                                       stdout=out, stderr=subprocess.STDOUT))
-    start = wait_first_ack(",".join(f"127.0.0.1:{p}" for p in client), t0)
+    try:
+        start = wait_first_ack(",".join(f"127.0.0.1:{p}" for p in client), t0)
+    except BaseException:
+        for p in procs:
+            p.kill()
+            p.wait(30)
+        raise
     name = f"Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
     return System(name, ",".join(f"127.0.0.1:{p}" for p in client), rf, procs, start,
                   [f"storage format: {format_s:.2f} s before start, not counted"])
@@ -489,12 +495,18 @@ def main() -> None:
     try:
         for kind, n in plans:
             print(f"starting {kind} ({n}) ...", flush=True)
-            if kind == "emulator":
-                s = start_emulator(n)
-            else:
-                d = os.path.join(workdir, f"kafka-{n}")
-                os.makedirs(d)
-                s = start_kafka(n, d)
+            try:
+                if kind == "emulator":
+                    s = start_emulator(n)
+                else:
+                    d = os.path.join(workdir, f"kafka-{n}")
+                    os.makedirs(d)
+                    s = start_kafka(n, d)
+            except (RuntimeError, KafkaException, subprocess.CalledProcessError) as e:
+                print(f"  {kind} ({n}) did not start: {e}", flush=True)
+                if kind == "emulator":
+                    raise
+                continue
             try:
                 results.append(measure(s, args))
                 systems.append(s)
