@@ -9,6 +9,7 @@ in their original order, and keys and timestamps come through unchanged.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 from spark_validation import kafka_util as ku
@@ -16,7 +17,9 @@ from spark_validation import streams
 from spark_validation.jobs._cli import bootstrap_of, main
 
 TOPIC = "spark-assign"
-BASE_TS = 1_700_000_000_000
+# An hour ago, whole seconds: recent enough that the default 7-day retention.ms keeps
+# the records (with a fixed date in the past the emulator, like Kafka, deletes them).
+BASE_TS = (int(time.time()) - 3600) * 1000
 
 
 def headers_for(p: int, i: int) -> list[tuple[str, bytes | None]]:
