@@ -117,10 +117,13 @@ class Member(threading.Thread):
 class KafkaPythonMember(Member):
     def __init__(self, name: str, bootstrap: str, topic: str, group: str, **conf) -> None:
         super().__init__(name)
+        # kafka-python's leader may compute the assignment before its metadata knows
+        # the topic (the emulator's rebalance delay is 0, as in testcontainers' Kafka);
+        # it rejoins on the next metadata refresh, so keep that refresh short.
         self.conf = dict(bootstrap_servers=bootstrap, group_id=group,
                          auto_offset_reset="earliest", enable_auto_commit=False,
                          session_timeout_ms=3000, heartbeat_interval_ms=300,
-                         client_id=name, **conf)
+                         metadata_max_age_ms=1000, client_id=name, **conf)
         self.topic = topic
 
     def loop(self) -> None:
