@@ -172,6 +172,9 @@ def test_kafka_reassign_partitions_and_kafka_topics(cluster: Cluster, tmp_path: 
     assert (rc, out) == (0, "Status of partition reassignment:\n"
                          "Reassignment of partition baz-1 is still in progress.\n"
                          "Reassignment of partition foo-0 is still in progress.\n\n")
+    rc, out = run_tool(cluster, TOPICS, "--describe", "--topic", "foo")
+    assert rc == 0 and ("\tTopic: foo\tPartition: 0\tLeader: 0\tReplicas: 0,1,3,2\tIsr: 0,1,2"
+                        "\tAdding Replicas: 3\tRemoving Replicas: 2\t") in out
     rc, out = run_tool(cluster, REASSIGN, "--cancel", "--reassignment-json-file", str(f))
     assert (rc, out) == (0, "Successfully cancelled partition reassignments for: baz-1,foo-0\n"
                          "None of the specified partition moves are active.Clearing "
@@ -180,20 +183,41 @@ def test_kafka_reassign_partitions_and_kafka_topics(cluster: Cluster, tmp_path: 
     assert cluster.call(lambda: dict(cluster.state.topics["foo"].configs)) == {}
     assert replicas(cluster, "foo", 0) == [0, 1, 2] and replicas(cluster, "baz", 1) == [0, 2, 1]
     cluster.resume_follower(3)
+    # again, with a log directory named for the new replica (AlterReplicaLogDirs, then
+    # DescribeLogDirs in --verify)
+    f.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "foo", "partition": 0, "replicas": [0, 1, 3],
+         "log_dirs": ["any", "any", "/tmp/kafka-logs"]},
+        {"topic": "baz", "partition": 1, "replicas": [0, 2, 3],
+         "log_dirs": ["any", "any", "any"]}]}))
     rc, out = run_tool(cluster, REASSIGN, "--execute", "--reassignment-json-file", str(f))
-    assert rc == 0 and out.endswith("Successfully started partition reassignments for "
-                                    "baz-1,foo-0\n")
+    assert rc == 0 and out.endswith(
+        "Successfully started partition reassignments for baz-1,foo-0\n"
+        "Successfully started moving log directory to /tmp/kafka-logs for replica foo-0 with "
+        "broker 3 \n")
     wait_for(lambda: replicas(cluster, "foo", 0) == [0, 1, 3]
              and replicas(cluster, "baz", 1) == [0, 2, 3], "the reassignment")
     rc, out = run_tool(cluster, REASSIGN, "--verify", "--reassignment-json-file", str(f))
     assert (rc, out) == (0, "Status of partition reassignment:\n"
                          "Reassignment of partition baz-1 is completed.\n"
-                         "Reassignment of partition foo-0 is completed.\n\n"
+                         "Reassignment of partition foo-0 is completed.\n"
+                         "Reassignment of replica foo-0-3 completed successfully.\n"
                          "Clearing broker-level throttles on brokers 0,1,2,3,4\n"
                          "Clearing topic-level throttles on topics foo,baz\n")
     rc, out = run_tool(cluster, TOPICS, "--describe", "--topic", "foo")
     assert rc == 0
     assert "\tTopic: foo\tPartition: 0\tLeader: 0\tReplicas: 0,1,3\tIsr: 0,1,3" in out
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"version":1,"topics":[{"topic":"bar"}]}')
+    rc, out = run_tool(cluster, REASSIGN, "--generate", "--topics-to-move-json-file",
+                       str(topics), "--broker-list", "2,3,4")
+    assert rc == 0, out
+    lines = out.split("\n")
+    assert lines[:3] == ["Current partition replica assignment",
+                         '{"version":1,"partitions":[{"topic":"bar","partition":0,"replicas":'
+                         '[3,2,1],"log_dirs":["any","any","any"]}]}', ""]
+    assert lines[3] == "Proposed partition reassignment configuration"
+    assert sorted(json.loads(lines[4])["partitions"][0]["replicas"]) == [2, 3, 4]
     bad = tmp_path / "shrink.json"
     bad.write_text(json.dumps({"version": 1, "partitions": [
         {"topic": "bar", "partition": 0, "replicas": [3]}]}))

@@ -110,9 +110,13 @@ def test_kafka_python_reassigns_lists_and_the_data_moves(cluster: Cluster) -> No
     producer.flush()
     producer.close()
     consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
-                             auto_offset_reset="earliest", consumer_timeout_ms=5000)
+                             auto_offset_reset="earliest", consumer_timeout_ms=10000)
     consumer.assign([TopicPartition("moving", 0)])
-    got = [int(m.value) for m in consumer]
+    got = []
+    for m in consumer:
+        got.append(int(m.value))
+        if len(got) == 201:
+            break
     consumer.close()
     assert got == list(range(201))
 
@@ -315,3 +319,55 @@ def test_producers_and_consumers_run_through_a_reassignment(cluster: Cluster) ->
     stop.set()
     reader.join(timeout=60)
     assert consumed == list(range(total))
+
+
+def test_a_reassignment_through_a_dead_target_and_a_controller_failover(
+        cluster: Cluster) -> None:
+    """A target broker is down (the reassignment waits), then the controller, which is
+    also the leader and a replica being removed, dies: the new controller carries the
+    reassignment to its end when the target comes back, with every record kept."""
+    create(cluster, "faulty", {0: [1, 2]})
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
+                             retries=100, metadata_max_age_ms=500)
+    for i in range(100):
+        producer.send("faulty", b"%d" % i, partition=0)
+    producer.flush()
+    assert cluster.call(lambda: cluster.state.controller_id) == 1
+    cluster.stop_broker(4)
+    a = admin(cluster)
+    try:
+        assert a.alter_partition_reassignments({TopicPartition("faulty", 0): [2, 3, 4]}) == {
+            TopicPartition("faulty", 0): None}
+        wait_for(lambda: 3 in partition(cluster, "faulty")[1], "replica 3 to catch up")
+        assert a.list_partition_reassignments() == {TopicPartition("faulty", 0): {
+            "replicas": [2, 3, 4, 1], "adding_replicas": [3, 4], "removing_replicas": [1]}}
+        cluster.stop_broker(1)  # the controller, the leader and a replica being removed
+        assert cluster.call(lambda: cluster.state.controller_id) == 2
+        assert partition(cluster, "faulty")[2] in (2, 3)
+        a.close()  # kafka-python keeps asking the dead node it knew as controller
+        a = admin(cluster)
+        for i in range(100, 150):
+            producer.send("faulty", b"%d" % i, partition=0)
+        producer.flush()
+        assert a.list_partition_reassignments()[TopicPartition("faulty", 0)][
+            "adding_replicas"] == [3, 4]  # answered by the new controller's brokers
+        assert partition(cluster, "faulty")[0] == [2, 3, 4, 1]  # waiting for broker 4
+        cluster.start_broker(4)
+        wait_for(lambda: not a.list_partition_reassignments(), "the reassignment to finish")
+        assert partition(cluster, "faulty")[0] == [2, 3, 4]
+        cluster.start_broker(1)
+        wait_for(lambda: 1 not in cluster.call(
+            lambda: list(cluster.state.get_partition("faulty", 0).logs)), "1's log deleted")
+    finally:
+        a.close()
+        producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                             auto_offset_reset="earliest", consumer_timeout_ms=10000)
+    consumer.assign([TopicPartition("faulty", 0)])
+    got = []
+    for m in consumer:
+        got.append(int(m.value))
+        if len(got) == 150:
+            break
+    consumer.close()
+    assert got == list(range(150))
