@@ -26,13 +26,17 @@ from emulator import Cluster
 PARTITIONS = 3
 
 
-def confluent_produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+def confluent_produce(bootstrap: str, topic: str, values: list[bytes],
+                      cluster: Cluster | None = None) -> None:
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2})
     errors: list[object] = []
     for i, v in enumerate(values):
         p.produce(topic, value=v, partition=i % PARTITIONS,
                   on_delivery=lambda err, _m: errors.append(err) if err else None)
-    assert p.flush(30) == 0
+    left = p.flush(60)
+    # On a timeout, say what the cluster looked like (leaders, ISR, high watermarks).
+    assert left == 0, f"{left} records unacknowledged after 60 s; cluster: " + (
+        repr(cluster.cluster_info()) if cluster else "?")
     assert errors == []
 
 
@@ -58,7 +62,7 @@ def test_fixtures_with_two_clients_and_a_broker_crash(
     # The producer retries retriable errors: every record still lands once.
     kafka_control.inject_error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2)
     first = [f"before-{i}".encode() for i in range(30)]
-    confluent_produce(kafka_bootstrap, kafka_topic_name, first)
+    confluent_produce(kafka_bootstrap, kafka_topic_name, first, kafka_control)
 
     leader = kafka_control.call(lambda: kafka_control.state.topics[kafka_topic_name]
                                 .partitions[0].leader)
@@ -68,7 +72,7 @@ def test_fixtures_with_two_clients_and_a_broker_crash(
     assert new_leader not in (leader, -1)
 
     second = [f"after-{i}".encode() for i in range(30)]
-    confluent_produce(kafka_bootstrap, kafka_topic_name, second)
+    confluent_produce(kafka_bootstrap, kafka_topic_name, second, kafka_control)
     got = kafka_python_consume(kafka_bootstrap, kafka_topic_name, len(first) + len(second))
     assert sorted(got) == sorted(first + second)
 
