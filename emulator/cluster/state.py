@@ -123,6 +123,12 @@ class ClusterState:
         self.shutting_down: set[int] = set()  # brokers in controlled shutdown
         self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
         self._next_isr_expiration: int | None = None
+        # Partitions a change-triggered tick must visit: replication not finished, or
+        # changed (partition epoch) since it was last replicated. The periodic full
+        # tick visits all, so idle partitions cost nothing on the produce path.
+        self._active: set[tuple[str, int]] = set()
+        self._needs_full = True
+        self._seen_epoch: dict[tuple[str, int], int] = {}
         # The active controller (emulator.cluster.controller.Controller); the metadata
         # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
         self.controller: Any = None
@@ -137,8 +143,12 @@ class ClusterState:
     def now(self) -> int:
         return self.clock.now_ms()
 
-    def changed(self) -> None:
+    def changed(self, partitions_only: bool = False) -> None:
+        """Something changed: wake waiters. Unless only partition data moved (appends,
+        replication), the next tick visits every partition, not just the active ones."""
         self.version += 1
+        if not partitions_only:
+            self._needs_full = True
         if self.on_change is not None:
             self.on_change()
 
@@ -415,10 +425,11 @@ class ClusterState:
                 code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
                 raise KafkaError(code, str(e)) from e
             p.record_producer(h, base, last)
+            self.mark_active(p)
             self.emit("append", topic=topic, partition=index, base=base, last=last)
             if len(p.isr) == 1:
                 self.advance_hw(p)
-            self.changed()
+            self.changed(partitions_only=True)
             return AppendResult(0, base, last, lat, p.log_start_offset,
                                 leader_epoch=p.leader_epoch)
         except KafkaError as e:
@@ -427,9 +438,10 @@ class ClusterState:
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
         base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
+        self.mark_active(p)
         if len(p.isr) == 1:
             self.advance_hw(p)
-        self.changed()
+        self.changed(partitions_only=True)
         return base
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
@@ -461,34 +473,65 @@ class ClusterState:
         return min(int(self.topic_config(t, "min.insync.replicas")), max(1, len(p.replicas)))
 
     # ---- replication and ISR maintenance ---------------------------------------------
-    def tick(self) -> None:
+    def tick(self, full: bool = True) -> None:
         """Followers fetch, high watermarks move, ISRs expand; ISRs shrink every lag/2.
 
         Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2, so a
         follower that stops fetching leaves the ISR between 1 and 1.5 lag times
-        after it last caught up.
+        after it last caught up. A tick that is not ``full`` (the one the server runs
+        right after a change) visits only partitions with replication to do.
         """
         now = self.now()
         lag_max = self.config_int("replica.lag.time.max.ms")
-        expire = self._next_isr_expiration is None or now >= self._next_isr_expiration
+        expire = full and (self._next_isr_expiration is None
+                           or now >= self._next_isr_expiration)
         if expire:
             self._next_isr_expiration = now + max(1, lag_max // 2)
         moved = False
+        visit_all = full or self._needs_full
+        self._needs_full = False
+        active, seen = self._active, self._seen_epoch
         for t in self.topics.values():
             for p in t.partitions:
                 if p.leader < 0 or not self.is_alive(p.leader):
                     continue
+                key = (p.topic, p.index)
+                if not visit_all and key not in active and seen.get(key) == p.partition_epoch:
+                    continue
                 moved |= self.replicate_partition(p, now)
                 if expire:
                     moved |= self.maintain_isr(p, now, lag_max)
+                seen[key] = p.partition_epoch
+                if self._replication_done(p):
+                    active.discard(key)
+                else:
+                    active.add(key)
+        other = False
         if self.controller is not None:
-            moved |= self.controller.tick(now)
+            other |= self.controller.tick(now)
         if self.faults is not None:
-            moved |= bool(self.faults.tick(now))
-        if moved:
-            self.changed()
+            other |= bool(self.faults.tick(now))
+        if moved or other:
+            self.changed(partitions_only=not other)
         for hook in self.tick_hooks:
             hook(now)
+
+    def mark_active(self, p: Partition) -> None:
+        """The leader's log moved: the next tick must let the followers fetch."""
+        self._active.add((p.topic, p.index))
+
+    @staticmethod
+    def _replication_done(p: Partition) -> bool:
+        if p.leader < 0:
+            return True
+        leo = p.leader_log.log_end_offset
+        if p.high_watermark != leo:
+            return False
+        for b, log in p.logs.items():
+            if b != p.leader and (log.log_end_offset != leo
+                                  or p.fetcher_epoch.get(b) != p.leader_epoch):
+                return False
+        return True
 
     def follower_can_fetch(self, p: Partition, follower: int) -> bool:
         """Is the follower's fetcher running and able to reach the leader? (faults)"""

@@ -155,12 +155,15 @@ class EmulatorServer:
         self._waiters.clear()
         if self._tick_handle is None:
             loop = asyncio.get_running_loop()
-            self._tick_handle = loop.call_soon(self._tick)
+            self._tick_handle = loop.call_soon(self._tick, False)
 
-    def _tick(self) -> None:
+    def _tick(self, full: bool = True) -> None:
+        """A full tick on the timer; right after a change, only the partitions with work."""
+        if full and self._tick_handle is not None:
+            self._tick_handle.cancel()
         self._tick_handle = None
         try:
-            self.state.tick()
+            self.state.tick(full)
             for hook in self.tick_hooks:
                 hook()
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
