@@ -30,6 +30,7 @@ how much it may get, and ``record`` (through ``consume_budget``) for what it got
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ class SimpleRate:
         return total / (window / 1000.0)
 
 
+@lru_cache(maxsize=1024)
 def parse_throttled(value: str | None, broker_id: int) -> frozenset[int] | None:
     """The partitions a broker throttles; None for none, ALL for "*"."""
     v = (value or "").strip()
