@@ -19,5 +19,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 mkdir -p .classes
-javac -nowarn -d .classes -cp '.jars/*' src/*.java
+if [ ! -f .classes/ReassignClient.class ] || [ -n "$(find src -newer .classes/ReassignClient.class)" ]; then
+  javac -nowarn -d .classes -cp '.jars/*' src/*.java
+fi
 echo "java helper: client_tests/java/.classes ($(ls .jars | grep -c '\.jar$') jars)"
