@@ -58,6 +58,9 @@ class BrokerListener:
     server: asyncio.base_events.Server | None = None
     connections: set[asyncio.StreamWriter] = field(default_factory=set)
     tasks: set[asyncio.Task] = field(default_factory=set)
+    # The port to bind, kept apart from the advertised one (broker.port), which may be
+    # a mapped port: a restarted broker must listen where it listened before.
+    bind_port: int = -1
 
 
 class EmulatorServer:
@@ -76,7 +79,7 @@ class EmulatorServer:
         self.advertised = advertised(implemented, kafka_version)
         self.services: dict[str, Any] = {"advertised": self.advertised, **(services or {})}
         self.listeners: dict[int, BrokerListener] = {
-            b.id: BrokerListener(b, bind_host) for b in state.brokers.values()
+            b.id: BrokerListener(b, bind_host, bind_port=b.port) for b in state.brokers.values()
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
@@ -105,10 +108,12 @@ class EmulatorServer:
                 pass  # the listener closed (broker stopped): end quietly
 
         bl.server = await asyncio.start_server(
-            on_conn, bl.bind_host, bl.broker.port, reuse_address=True, limit=1 << 20
+            on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True, limit=1 << 20
         )
+        if bl.bind_port <= 0:
+            bl.bind_port = bl.server.sockets[0].getsockname()[1]
         if bl.broker.port == 0:
-            bl.broker.port = bl.server.sockets[0].getsockname()[1]
+            bl.broker.port = bl.bind_port
 
     async def close_listener(self, broker_id: int) -> None:
         """Stop accepting and cut every connection: clients see a dead broker."""
