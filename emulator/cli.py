@@ -96,6 +96,11 @@ async def serve(args: argparse.Namespace) -> int:
           flush=True)
     await stop.wait()
     await cluster.stop_async()
+    # Connections accepted while the listeners were closing: end them before the loop.
+    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in pending:
+        t.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
     logging.getLogger("kafka_emulator").info("stopped")
     return 0
 
