@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import Partition
+from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults import FaultInjector
 from wire.errors import ErrorCode as E
@@ -216,6 +216,35 @@ def test_new_leader_starts_from_its_own_high_watermark() -> None:
     assert p.high_watermark == 3
     s.tick()
     assert p.high_watermark == 4
+
+
+def test_list_offsets_latest_waits_for_a_new_leaders_high_watermark() -> None:
+    """KIP-207: a lagging new leader answers OFFSET_NOT_AVAILABLE, never an older end."""
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 2)
+    s.tick()  # 2 has all five records, but 3 holds the HW at 3
+    assert (p.high_watermark, p.logs[2].log_end_offset) == (3, 5)
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.high_watermark, p.leader_epoch_start()) == (2, 3, 5)
+    for ts in (-1, 10**13):  # LATEST, and a timestamp past every record
+        try:
+            s.list_offset(2, "t", 0, ts, 0)
+        except KafkaError as e:
+            assert e.code == E.OFFSET_NOT_AVAILABLE
+        else:
+            raise AssertionError(f"timestamp {ts} answered while the HW lags")
+    assert s.list_offset(2, "t", 0, -2, 0)[0] == 0  # EARLIEST is always known
+    assert s.list_offset(2, "t", 0, 0, 0)[0] == 0  # a record below the HW is found
+    assert s.list_offset(2, "t", 0, -1, 0, client=False)[0] == 5  # replicas read to LEO
+    f.apply({"op": "resume_follower", "broker": 3})
+    s.tick()
+    assert p.high_watermark == 5
+    assert s.list_offset(2, "t", 0, -1, 0)[0] == 5
 
 
 def test_caught_up_replica_outside_the_isr_holds_the_hw() -> None:

@@ -668,25 +668,41 @@ class ClusterState:
 
     # ---- reads ----------------------------------------------------------------------
     def list_offset(self, broker_id: int, topic: str, index: int, timestamp: int,
-                    isolation: int, current_leader_epoch: int = -1) -> tuple[int, int, int]:
-        """(offset, timestamp, leader epoch) for ListOffsets' special and real timestamps."""
+                    isolation: int, current_leader_epoch: int = -1,
+                    client: bool = True) -> tuple[int, int, int]:
+        """(offset, timestamp, leader epoch) for ListOffsets' special and real timestamps.
+
+        A newly elected leader's high watermark is its last one as a follower, which
+        can lag the offsets clients already saw. Like Kafka (KIP-207), a client's
+        LATEST, or a timestamp lookup that finds nothing below the high watermark,
+        gets the retriable OFFSET_NOT_AVAILABLE until the high watermark reaches the
+        start of the leader's epoch; otherwise offsets seen by a consumer could go
+        backwards, which Spark's connector reports as data loss.
+        """
         p = self.get_partition(topic, index)
         p.check_leader(broker_id, current_leader_epoch)
         log = p.leader_log
-        limit = p.last_stable_offset() if isolation == 1 else p.high_watermark
-        if timestamp == -2:  # EARLIEST
-            return log.log_start_offset, -1, p.leader_epoch
-        if timestamp == -1:  # LATEST
-            return limit, -1, p.leader_epoch
-        if timestamp == -4:  # EARLIEST_LOCAL
+        if client:
+            limit = p.last_stable_offset() if isolation == 1 else p.high_watermark
+        else:  # a replica's request reads up to the log end (isolation level undefined)
+            limit = log.log_end_offset
+        if timestamp in (-2, -4):  # EARLIEST, EARLIEST_LOCAL
             return log.log_start_offset, -1, p.leader_epoch
         if timestamp == -5:  # LATEST_TIERED (no tiered storage)
             return -1, -1, -1
+        lagging = client and p.leader_epoch_start() > p.high_watermark
+        if timestamp == -1:  # LATEST
+            if lagging:
+                raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+            return limit, -1, p.leader_epoch
         if timestamp == -3:  # MAX_TIMESTAMP
-            if log.max_timestamp_offset < 0:
-                return -1, -1, -1
-            return self._exact_max_timestamp(log)
-        return self._offset_for_time(log, timestamp, limit, p.leader_epoch)
+            found = self._exact_max_timestamp(log) if log.max_timestamp_offset >= 0 \
+                else (-1, -1, -1)
+        else:
+            found = self._offset_for_time(log, timestamp, limit, p.leader_epoch)
+        if lagging and (found[0] < 0 or found[0] >= limit):
+            raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+        return found
 
     def _exact_max_timestamp(self, log) -> tuple[int, int, int]:
         from wire.records import decode_records

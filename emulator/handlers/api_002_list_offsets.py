@@ -26,7 +26,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             try:
                 offset, ts, epoch = cluster.list_offset(
                     ctx.broker_id, t["name"], p["partition_index"], p["timestamp"], isolation,
-                    p["current_leader_epoch"])
+                    p["current_leader_epoch"], client=req["replica_id"] < 0)
                 out.update(offset=offset, timestamp=ts, leader_epoch=epoch,
                            old_style_offsets=[offset] if offset >= 0 else [])
             except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
