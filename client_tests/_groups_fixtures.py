@@ -119,7 +119,8 @@ class KafkaPythonMember(Member):
         super().__init__(name)
         # kafka-python's leader may compute the assignment before its metadata knows
         # the topic (the emulator's rebalance delay is 0, as in testcontainers' Kafka);
-        # it rejoins on the next metadata refresh, so keep that refresh short.
+        # it rejoins on the next metadata refresh, so keep that refresh short. loop()
+        # also learns the topic's partitions before it subscribes (see there).
         self.conf = dict(bootstrap_servers=bootstrap, group_id=group,
                          auto_offset_reset="earliest", enable_auto_commit=False,
                          session_timeout_ms=3000, heartbeat_interval_ms=300,
@@ -130,7 +131,18 @@ class KafkaPythonMember(Member):
         from kafka import KafkaConsumer
         from kafka.errors import CommitFailedError, KafkaError
 
-        c = KafkaConsumer(self.topic, **self.conf)
+        c = KafkaConsumer(**self.conf)
+        # Knowing the partitions before the first JoinGroup spares the group the
+        # empty-assignment-then-rejoin round above. That round is legal and the
+        # emulator answers it correctly, but kafka-python 3.0.12 hung in it about one
+        # run in 30 on a loaded machine: after the second SyncGroup its poll() blocked
+        # for good in Fetcher.send_fetches (net.run waiting on the IO thread), with no
+        # OffsetFetch or heartbeat sent, while the IO thread went on refreshing
+        # metadata. Seen in CI and reproduced here under CPU load with a thread dump.
+        deadline = time.monotonic() + 30
+        while not c.partitions_for_topic(self.topic) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        c.subscribe([self.topic])
         self.ready.set()
         try:
             while not self.stopping.is_set():
