@@ -6,6 +6,7 @@ same sequence of cluster states every run."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -196,3 +197,48 @@ def test_a_bad_schedule_is_rejected_whole(cp: tuple[Cluster, str]) -> None:
                         "schedule", path], input=bad.decode(), capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 1 and "line 9: unknown broker 99" in r.stderr
+
+
+def _start_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def test_fault_schedule_at_startup_runs_and_reports(tmp_path: Any) -> None:
+    f = tmp_path / "faults.jsonl"
+    f.write_text('# a broker restart\n{"at_ms": 100, "op": "stop_broker", "broker": 2}\n'
+                 '{"at_ms": 300, "op": "start_broker", "broker": 2}\n')
+    # the environment variable, as a container would be given it
+    proc = _start_cli("--control-port", "0", env={"KAFKA_EMULATOR_FAULT_SCHEDULE": str(f)})
+    try:
+        ready = proc.stdout.readline()
+        assert "kafka-emulator ready" in ready, proc.stderr.read() if proc.poll() else ready
+        base = ready.split(" control ")[1].strip()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            status, st = http(base, "GET", "/faults/schedule")
+            if status == 200 and st["done"]:
+                break
+            time.sleep(0.05)
+        assert status == 200 and st["done"], st
+        assert [(s["op"]["op"], s["op"]["broker"], s.get("error")) for s in st["applied"]] == [
+            ("stop_broker", 2, None), ("start_broker", 2, None)]
+        assert all(b["alive"] for b in http(base, "GET", "/cluster")[1]["brokers"])
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "fault schedule line 2 at 100 ms" in err and "2 steps, 0 failed" in err
+
+
+def test_a_bad_fault_schedule_stops_the_emulator_before_it_listens(tmp_path: Any) -> None:
+    f = tmp_path / "faults.jsonl"
+    f.write_text('{"at_ms": 100, "op": "stop_broker", "broker": 9}\n{"at_ms": "soon"}\n')
+    proc = _start_cli("--fault-schedule", str(f))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "kafka-emulator ready" not in out
+    assert "line 1: unknown broker 9; brokers are [1, 2, 3]" in err
+    assert "line 2: at_ms must be a non-negative integer" in err
+    missing = _start_cli("--fault-schedule", str(tmp_path / "nope.jsonl"))
+    _, err = missing.communicate(timeout=60)
+    assert missing.returncode == 2 and "nope.jsonl" in err

@@ -15,8 +15,14 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from emulator.versions import SUPPORTED_RELEASES
+
+if TYPE_CHECKING:
+    from emulator.faults import FaultSchedule
+    from emulator.runtime import Cluster
 
 SUBCOMMANDS = {
     "reassign": "emulator.tools.reassign",
@@ -55,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="broker config override, e.g. --config num.partitions=3 (repeatable)")
     p.add_argument("--seed", type=int, default=int(_env("SEED", "0")),
                    help="seed of the cluster's random choices (default 0)")
+    p.add_argument("--fault-schedule", default=_env("FAULT_SCHEDULE"), metavar="FILE",
+                   help="a fault schedule (JSON lines or {seed, faults}) to run from the "
+                   "moment the cluster is ready; validated whole before anything listens")
     p.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"),
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
@@ -82,6 +91,13 @@ async def serve(args: argparse.Namespace) -> int:
         advertised_ports=adv_ports, control_port=args.control_port,
         kafka_version=args.kafka_version, config=parse_configs(args.config), seed=args.seed,
     )
+    schedule = None
+    if args.fault_schedule:
+        # Checked before any port opens: a typo in a CI job's schedule must fail the
+        # job at once, not after its tests ran without the faults they were meant to see.
+        schedule = _load_schedule(args.fault_schedule, cluster.broker_ids)
+        if schedule is None:
+            return 2
     try:
         await cluster.start_async()
     except OSError as e:
@@ -94,6 +110,8 @@ async def serve(args: argparse.Namespace) -> int:
     extra = f" control http://{args.host}:{cluster.control.port}" if cluster.control else ""
     print(f"kafka-emulator ready: bootstrap servers {cluster.bootstrap_servers}{extra}",
           flush=True)
+    if schedule is not None:
+        _start_schedule(cluster, schedule, args.fault_schedule)
     await stop.wait()
     await cluster.stop_async()
     # Connections accepted while the listeners were closing: end them before the loop.
@@ -103,6 +121,44 @@ async def serve(args: argparse.Namespace) -> int:
     await asyncio.gather(*pending, return_exceptions=True)
     logging.getLogger("kafka_emulator").info("stopped")
     return 0
+
+
+def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:
+    """The parsed schedule, or None after printing why it cannot run."""
+    from emulator.faults import FaultSchedule, ScheduleError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        print(f"kafka-emulator: --fault-schedule: {e}", file=sys.stderr)
+        return None
+    try:
+        return FaultSchedule.parse(text, broker_ids)
+    except ScheduleError as e:
+        print(f"kafka-emulator: --fault-schedule {path}: {e}", file=sys.stderr)
+        return None
+
+
+def _start_schedule(cluster: Cluster, schedule: FaultSchedule, path: str) -> None:
+    """Run the schedule on the cluster's loop from now; with a control plane its
+    progress is GET /faults/schedule, as for one posted there."""
+    from emulator.faults import ScheduleRunner
+    from emulator.server.control import run_schedule
+
+    log = logging.getLogger("kafka_emulator.faults")
+    runner = ScheduleRunner(schedule, cluster.state.now())
+
+    async def run() -> None:
+        await run_schedule(cluster, runner)
+        failed = [s for s in runner.applied if "error" in s]
+        log.info("fault schedule %s done: %d steps, %d failed%s", path, len(runner.applied),
+                 len(failed), "".join(f"; line {s['line']}: {s['error']}" for s in failed))
+
+    log.info("fault schedule %s: %d steps over %.1f s (seed %d)", path, len(schedule.steps),
+             schedule.steps[-1].at_ms / 1000, schedule.seed)
+    task = asyncio.get_running_loop().create_task(run())
+    if cluster.control is not None:
+        cluster.control.schedule, cluster.control.schedule_task = runner, task
 
 
 def main(argv: list[str] | None = None) -> int:

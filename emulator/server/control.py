@@ -75,6 +75,9 @@ async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
         except (FaultError, KeyError) as e:
             applied, error = None, str(e)
         runner.record(step, applied, error, replication_view(cluster.state))
+        log.info("fault schedule line %d at %d ms: %s%s", step.line, step.at_ms,
+                 json.dumps(applied or step.op, sort_keys=True),
+                 f" failed: {error}" if error else "")
 
 
 class ControlPlane:
