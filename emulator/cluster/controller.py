@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.cluster.state_machines import (
     PartitionState,
     PartitionStateMachine,
@@ -286,7 +286,10 @@ def apply_change(state: ClusterState, p: Partition, new_leader: int, isr: list[i
     if c is not None:
         current = c.partitions.state(p.key)
         if p.leader >= 0 and state.is_alive(p.leader):
-            c.move_partition(p, PS.OnlinePartition)
+            # Online -> Online is an election; an ISR change or an epoch bump that
+            # keeps the leader (a reassignment starting) is not a transition.
+            if current is not PS.OnlinePartition or new_leader != old:
+                c.move_partition(p, PS.OnlinePartition)
         elif current in (PS.OnlinePartition, PS.NewPartition):
             c.move_partition(p, PS.OfflinePartition)
     if p.leader >= 0:
@@ -516,96 +519,47 @@ def on_partition_deletion(state: ClusterState, p: Partition) -> None:
             c.move_replica(p, b, RS.NonExistentReplica)
 
 
-# ---- reassignment primitives (driven by the reassignment module) -------------------------
+# ---- reassignment hooks -------------------------------------------------------------------
+# The reassignment logic itself (PartitionReassignmentReplicas, PartitionChangeBuilder,
+# the revert) lives in emulator.cluster.reassignment, which imports this module; these
+# are the controller's entry points into it, imported late for that reason. There is
+# one implementation: the AlterPartitionReassignments handler, an ISR change, a broker
+# coming back and a controller failover all go through the same build_change.
 def start_reassignment(state: ClusterState, p: Partition, target: list[int]) -> None:
-    """KRaft's changePartitionReassignment: replicas = target + removing, new ones empty.
+    """changePartitionReassignment for one partition, applied at once (may complete)."""
+    from emulator.cluster import reassignment
 
-    The target is compared with the current replica list (which includes replicas
-    still being added). The ISR is untouched; the leader epoch goes up only when an
-    old replica leaves the list. A plain reorder completes at once.
-    """
-    current = list(p.replicas)
-    removing = sorted(set(current) - set(target))
-    adding = sorted(set(target) - set(current))
-    old_replicas = set(p.replicas)
-    p.replicas = list(target) + removing
-    p.adding_replicas = adding
-    p.removing_replicas = removing
-    c = state.controller
-    for b in adding:
-        p.add_replica(b)
-        if c is not None:
-            c.move_replica(p, b, RS.NewReplica)
-            c.move_replica(p, b, RS.OnlineReplica if state.is_alive(b) else RS.OfflineReplica)
-    bump = not old_replicas.issubset(p.replicas)
-    p.partition_epoch += 1
-    if bump and p.leader >= 0:
-        p.leader_epoch += 1
-        become_leader(state, p, p.leader, moved=False)
-    state.emit("reassignment_started", topic=p.topic, partition=p.index, target=list(target))
-    maybe_complete_reassignment(state, p)
-    state.changed()
+    rec = reassignment.change_reassignment(state, p, target)
+    if rec is not None:
+        reassignment.apply_change(state, p, rec)
 
 
 def maybe_complete_reassignment(state: ClusterState, p: Partition) -> bool:
-    """PartitionReassignmentReplicas.maybeCompleteReassignment, then an election.
+    """Complete a reassignment whose target replicas are all in the ISR.
 
-    Complete when every target replica is in the ISR: the removing replicas leave
-    the ISR and the replica list, the leader moves only if it was removed (to the
-    first target replica in sync), and the removed replicas are deleted.
+    The removing replicas leave the ISR and the replica list, the leader moves only if
+    it was removed, and the removed replicas' logs are deleted. False if not complete.
     """
-    if not p.adding_replicas and not p.removing_replicas:
+    from emulator.cluster import reassignment
+
+    r = reassignment.ReassignmentReplicas(list(p.replicas), list(p.adding_replicas),
+                                          list(p.removing_replicas))
+    if r.maybe_complete(p.isr) is None:
         return False
-    removing = set(p.removing_replicas)
-    new_isr = [b for b in p.isr if b not in removing]
-    new_replicas = [b for b in p.replicas if b not in removing]
-    if not new_isr or not all(b in new_isr for b in new_replicas):
+    rec = reassignment.build_change(state, p)
+    if rec is None:
         return False
-    old_replicas = list(p.replicas)
-    p.replicas = new_replicas
-    p.adding_replicas = []
-    p.removing_replicas = []
-    new, _ = select_leader(state, p, REASSIGN, new_isr, new_replicas)
-    shrunk = not set(old_replicas).issubset(new_replicas)
-    apply_change(state, p, new, new_isr, force_epoch_bump=shrunk and new == p.leader)
-    c = state.controller
-    for b in sorted(removing):
-        if c is not None:
-            c.move_replica(p, b, RS.OfflineReplica)
-            c.move_replica(p, b, RS.NonExistentReplica)
-        p.delete_replica(b)
-    state.emit("reassignment_completed", topic=p.topic, partition=p.index,
-               replicas=list(p.replicas))
-    state.changed()
-    return True
+    reassignment.apply_change(state, p, rec)
+    return not reassignment.is_reassigning(p)
 
 
 def cancel_reassignment(state: ClusterState, p: Partition) -> None:
-    """PartitionReassignmentRevert: back to the replicas minus the adding ones."""
-    if not p.adding_replicas and not p.removing_replicas:
-        raise KafkaError(E.NO_REASSIGNMENT_IN_PROGRESS)
-    adding = set(p.adding_replicas)
-    replicas = [b for b in p.replicas if b not in adding]
-    isr = [b for b in p.isr if b not in adding]
-    unclean = False
-    if not isr:
-        if not _unclean_allowed(state, p):
-            raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
-                             f"Unable to revert partition assignment for {p.topic}:{p.index} "
-                             "because it would require an unclean leader election.")
-        isr, unclean = [replicas[0]], True
-    p.replicas = replicas
-    p.adding_replicas = []
-    p.removing_replicas = []
-    new, _ = select_leader(state, p, OFFLINE, isr, replicas)
-    apply_change(state, p, new, isr, unclean=unclean, force_epoch_bump=new == p.leader)
-    c = state.controller
-    for b in sorted(adding):
-        if c is not None:
-            c.move_replica(p, b, RS.OfflineReplica)
-            c.move_replica(p, b, RS.NonExistentReplica)
-        p.delete_replica(b)
-    state.changed()
+    """cancelPartitionReassignment: back to the replicas minus the adding ones."""
+    from emulator.cluster import reassignment
+
+    rec = reassignment.cancel_reassignment(state, state.topics[p.topic], p)
+    if rec is not None:
+        reassignment.apply_change(state, p, rec)
 
 
 def on_isr_change(state: ClusterState, p: Partition) -> None:
