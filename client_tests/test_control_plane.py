@@ -69,7 +69,8 @@ def test_cluster_route_and_broker_stop_start(cp: tuple[Cluster, str]) -> None:
     assert set(p0["log_end_offsets"]) == {str(b) for b in p0["replicas"]}
     port = view["brokers"][0]["port"]
     status, out = http(base, "POST", "/brokers/1/stop")
-    assert status == 200 and out == {"broker": 1, "alive": False, "controller": 2}
+    assert status == 200 and out == {"broker": 1, "alive": False, "crashed": False,
+                                     "controller": 2}
     assert refused(port)  # a dead broker refuses connections, never hangs
     status, view = http(base, "GET", "/cluster")
     assert view["controller"] == 2 and not view["brokers"][0]["alive"]
@@ -242,3 +243,18 @@ def test_a_bad_fault_schedule_stops_the_emulator_before_it_listens(tmp_path: Any
     missing = _start_cli("--fault-schedule", str(tmp_path / "nope.jsonl"))
     _, err = missing.communicate(timeout=60)
     assert missing.returncode == 2 and "nope.jsonl" in err
+
+
+def test_stop_with_a_fence_delay_over_http_and_the_command(cp: tuple[Cluster, str]) -> None:
+    c, base = cp
+    status, out = http(base, "POST", "/brokers/2/stop", {"fence_after_ms": 60000})
+    assert status == 200 and out["alive"] and out["crashed"]
+    assert refused(c.state.brokers[2].port)
+    view = {b["id"]: b for b in http(base, "GET", "/cluster")[1]["brokers"]}
+    assert view[2]["alive"] and view[2]["crashed"]
+    assert http(base, "POST", "/brokers/3/stop", {"fence_after_ms": -1})[0] == 400
+    assert http(base, "POST", "/brokers/2/start")[1] == {
+        "broker": 2, "alive": True, "crashed": False, "controller": c.state.controller_id}
+    r = cli(base, "stop-broker", "3", "--fence-after-ms", "60000")
+    assert r.returncode == 0, r.stderr
+    assert c.state.brokers[3].crashed and c.state.pending_fence

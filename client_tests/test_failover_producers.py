@@ -100,3 +100,47 @@ def test_acks_all_without_retries_gets_not_enough_replicas(topic_name: str, stop
         p.close()
         hw = cluster.call(lambda: cluster.state.get_partition(topic_name, 0).log_end_offset)
         assert hw == 0  # refused before the append: nothing written
+
+
+def test_a_crash_fenced_after_a_session_timeout_holds_writes_then_fails_over(
+        topic_name: str) -> None:
+    """As on Kafka while a dead broker's session runs out: metadata still names it
+    leader, writes wait (nothing is acknowledged, nothing is lost), and once the
+    controller fences it the producer moves to the new leader on its own."""
+    from confluent_kafka.admin import AdminClient
+
+    with Cluster(brokers=3, port=0) as cluster:
+        cluster.create_topic(topic_name, 1, 3)
+        acked: list[tuple[int, bytes]] = []
+        errors: list[str] = []
+
+        def on_delivery(err, msg) -> None:
+            (errors.append(str(err)) if err is not None
+             else acked.append((msg.offset(), msg.value())))
+
+        p = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                      "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                      "message.timeout.ms": 60000, "retry.backoff.ms": 50})
+        for i in range(50):
+            p.produce(topic_name, b"before-%03d" % i, on_delivery=on_delivery)
+        assert p.flush(30) == 0
+        old = leader_of(cluster, topic_name)
+        cluster.stop_broker(old, fence_after_ms=4000)
+        for i in range(50):
+            p.produce(topic_name, b"during-%03d" % i, on_delivery=on_delivery)
+        p.poll(0.5)
+        md = AdminClient({"bootstrap.servers": cluster.bootstrap_servers}).list_topics(
+            topic_name, timeout=10)
+        part = cluster.state.get_partition(topic_name, 0)
+        crashed, hw = cluster.call(lambda: (cluster.state.brokers[old].crashed,
+                                            part.high_watermark))
+        assert crashed and hw == 50 and len(acked) == 50
+        assert md.topics[topic_name].partitions[0].leader == old
+        assert old in md.brokers  # still registered: the controller has not noticed
+        assert p.flush(60) == 0 and not errors
+        new = leader_of(cluster, topic_name)
+        assert new != old and not cluster.state.brokers[old].alive
+        values = [v for _, v in read_all(cluster.bootstrap_servers, topic_name, 100)]
+        assert values == [b"before-%03d" % i for i in range(50)] + \
+            [b"during-%03d" % i for i in range(50)]
+        cluster.start_broker(old)

@@ -52,7 +52,8 @@ BROKER, BROKERS, INT, BOOL, STR, API, ERROR = (
 
 # op -> {field: (kind, required)}
 OPS: dict[str, dict[str, tuple[str, bool]]] = {
-    "stop_broker": {"broker": (BROKER, True), "controlled": (BOOL, False)},
+    "stop_broker": {"broker": (BROKER, True), "controlled": (BOOL, False),
+                    "fence_after_ms": (INT, False)},
     "start_broker": {"broker": (BROKER, True)},
     "controlled_shutdown": {"broker": (BROKER, True)},
     "pause_follower": {"broker": (BROKER, True), "topic": (STR, False),
@@ -472,7 +473,10 @@ class FaultInjector:
         if kind == "stop_broker":
             if op.get("controlled"):
                 controller.controlled_shutdown(self.state, op["broker"])
-            controller.broker_stopped(self.state, op["broker"])
+                controller.broker_stopped(self.state, op["broker"])
+            else:
+                controller.broker_crashed(self.state, op["broker"], controller.crash_fence_delay(
+                    self.state, op.get("fence_after_ms")))
         elif kind == "controlled_shutdown":
             controller.controlled_shutdown(self.state, op["broker"])
             controller.broker_stopped(self.state, op["broker"])

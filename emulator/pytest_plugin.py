@@ -113,7 +113,8 @@ def _heal(cluster: Cluster) -> None:
     """Undo what a test did to a shared cluster: faults in force, stopped brokers."""
     cluster.clear_faults()
     for broker_id in cluster.broker_ids:
-        if not cluster.state.brokers[broker_id].alive:
+        b = cluster.state.brokers[broker_id]
+        if not b.alive or b.crashed:
             cluster.start_broker(broker_id)
 
 

@@ -193,14 +193,19 @@ class Cluster:
             return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=60)
         raise RuntimeError("use the *_async methods from inside the cluster's event loop")
 
-    async def stop_broker_async(self, broker_id: int, controlled: bool = False) -> None:
+    async def stop_broker_async(self, broker_id: int, controlled: bool = False,
+                                fence_after_ms: int | None = None) -> None:
         from emulator.cluster import controller
 
         self._check_broker(broker_id)
         if controlled:
             controller.controlled_shutdown(self.state, broker_id)
+            await self.server.close_listener(broker_id)
+            controller.broker_stopped(self.state, broker_id)
+            return
         await self.server.close_listener(broker_id)
-        controller.broker_stopped(self.state, broker_id)
+        controller.broker_crashed(self.state, broker_id,
+                                  controller.crash_fence_delay(self.state, fence_after_ms))
 
     async def start_broker_async(self, broker_id: int) -> None:
         from emulator.cluster import controller
@@ -213,9 +218,15 @@ class Cluster:
         if broker_id not in self.state.brokers:
             raise KeyError(f"unknown broker {broker_id}; brokers are {self.broker_ids}")
 
-    def stop_broker(self, broker_id: int, controlled: bool = False) -> None:
-        """Crash (or, with ``controlled``, cleanly shut down) one broker."""
-        self.run_async(lambda: self.stop_broker_async(broker_id, controlled))
+    def stop_broker(self, broker_id: int, controlled: bool = False,
+                    fence_after_ms: int | None = None) -> None:
+        """Crash (or, with ``controlled``, cleanly shut down) one broker.
+
+        A crash is fenced by the controller at once, or after ``fence_after_ms`` (default:
+        the ``broker.session.timeout.ms`` given in the config, else 0); until then
+        metadata still names the dead broker, as on Kafka while its session runs out.
+        """
+        self.run_async(lambda: self.stop_broker_async(broker_id, controlled, fence_after_ms))
 
     def start_broker(self, broker_id: int) -> None:
         self.run_async(lambda: self.start_broker_async(broker_id))
@@ -237,7 +248,8 @@ class Cluster:
         if kind in ("stop_broker", "controlled_shutdown"):
             await self.stop_broker_async(op["broker"],
                                          controlled=kind == "controlled_shutdown"
-                                         or bool(op.get("controlled")))
+                                         or bool(op.get("controlled")),
+                                         fence_after_ms=op.get("fence_after_ms"))
             self.faults.log.append(op)
             return op
         if kind == "start_broker":

@@ -322,3 +322,67 @@ def test_cancel_reassignment_reverts_the_replica_set() -> None:
     controller.cancel_reassignment(s, p)
     assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([1, 2], [], [])
     assert 4 not in p.logs
+
+
+# ---- crashes fenced after a broker session timeout ---------------------------------------
+def test_a_crashed_leader_stays_leader_until_its_session_times_out() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 3, 1]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3, acks=-1)
+    settle(s, clock)
+    assert p.high_watermark == 3
+    controller.broker_crashed(s, 2, 9000)
+    b = s.brokers[2]
+    assert (b.alive, b.crashed, s.is_running(2)) == (True, True, False)
+    # Not yet noticed: the dead broker is still leader and in the ISR, and nothing moves.
+    clock.advance(8990)
+    s.tick()
+    assert (p.leader, p.isr, p.leader_epoch, p.high_watermark) == (2, [2, 3, 1], 0, 3)
+    clock.advance(10)
+    s.tick()  # the session timed out: fenced, as a crash fenced at once would be
+    assert (b.alive, b.crashed) == (False, False) and 2 not in s.pending_fence
+    assert (p.leader, p.isr, p.leader_epoch) == (3, [3, 1], 1)
+
+
+def test_a_crashed_follower_leaves_the_isr_by_lag_before_it_is_fenced() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 3, 1]})
+    p = s.get_partition("t", 0)
+    controller.broker_crashed(s, 3, 60_000)
+    produce(s, p, 2)
+    for _ in range(30):
+        clock.advance(100)
+        s.tick()
+    # The leader saw it stop fetching for replica.lag.time.max.ms and shrank the ISR;
+    # the controller still has it registered and unfenced.
+    assert p.isr == [2, 1] and s.brokers[3].alive and p.logs[3].log_end_offset == 0
+    assert p.high_watermark == 2
+
+
+def test_a_restart_before_the_fence_fences_the_old_incarnation_first() -> None:
+    s, clock, f = make()
+    s.create_topic("t", assignments={0: [2, 3, 1]})
+    p = s.get_partition("t", 0)
+    controller.broker_crashed(s, 2, 9000)
+    clock.advance(1000)
+    controller.broker_started(s, 2)
+    b = s.brokers[2]
+    assert (b.alive, b.crashed, s.pending_fence) == (True, False, {})
+    assert p.leader == 3 and p.leader_epoch == 1  # its leadership did not survive
+    settle(s, clock)
+    assert 2 in p.isr  # and it catches up as a follower
+
+
+def test_fence_delay_comes_from_the_op_else_broker_session_timeout() -> None:
+    s, clock, f = make(**{"broker.session.timeout.ms": "5000"})
+    assert controller.crash_fence_delay(s) == 5000
+    assert controller.crash_fence_delay(s, 0) == 0
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "stop_broker", "broker": 1})
+    assert s.brokers[1].crashed and s.pending_fence == {1: s.now() + 5000}
+    f.apply({"op": "stop_broker", "broker": 2, "fence_after_ms": 0})
+    assert not s.brokers[2].alive
+    plain, _, g = make()
+    g.apply({"op": "stop_broker", "broker": 1})
+    assert not plain.brokers[1].alive and not plain.brokers[1].crashed

@@ -387,6 +387,8 @@ def broker_stopped(state: ClusterState, broker_id: int) -> None:
     rebuilds its state machines from it (KRaft fences through the new controller).
     """
     b = state.brokers[broker_id]
+    state.pending_fence.pop(broker_id, None)
+    b.crashed = False
     if not b.alive:
         return
     b.alive = False
@@ -450,9 +452,44 @@ def controlled_shutdown(state: ClusterState, broker_id: int) -> list[tuple[str, 
     return stranded
 
 
-def broker_started(state: ClusterState, broker_id: int) -> None:
-    """A broker came back (onBrokerStartup): its replicas go online and catch up."""
+def crash_fence_delay(state: ClusterState, fence_after_ms: int | None = None) -> int:
+    """How long a crashed broker stays unfenced: the explicit value, else the
+    broker.session.timeout.ms given at startup, else 0 (fenced at once)."""
+    if fence_after_ms is not None:
+        return fence_after_ms
+    return int(state.static_overrides.get("broker.session.timeout.ms", "0"))
+
+
+def broker_crashed(state: ClusterState, broker_id: int, fence_after_ms: int) -> None:
+    """A broker's process died; the controller fences it after ``fence_after_ms``.
+
+    Kafka's controller only learns of a crash when the broker's heartbeats stop for
+    broker.session.timeout.ms (9 s by default). Until then the broker stays registered
+    and unfenced: metadata still names it leader and in-sync replica, its partitions
+    take no writes, and their followers fall behind. With 0 it is fenced at once (the
+    emulator's default, for fast suites).
+    """
     b = state.brokers[broker_id]
+    if fence_after_ms <= 0 or not b.alive:
+        broker_stopped(state, broker_id)
+        return
+    if b.crashed:
+        return
+    b.crashed = True
+    state.pending_fence[broker_id] = state.now() + fence_after_ms
+    state.emit("broker_crashed", broker=broker_id, fence_after_ms=fence_after_ms)
+    state.changed()
+
+
+def broker_started(state: ClusterState, broker_id: int) -> None:
+    """A broker came back (onBrokerStartup): its replicas go online and catch up.
+
+    Back before its old self was fenced, it registers as a new incarnation, and the
+    controller fences the old one first (its leaderships and ISR places go).
+    """
+    b = state.brokers[broker_id]
+    if b.crashed:
+        broker_stopped(state, broker_id)
     if b.alive:
         return
     b.alive = True
@@ -570,9 +607,10 @@ def on_isr_change(state: ClusterState, p: Partition) -> None:
 
 __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
-    "active", "apply_change", "auto_rebalance", "broker_started", "broker_stopped",
-    "cancel_reassignment", "change_leader", "controlled_shutdown", "elect_controller",
-    "elect_leader", "elect_leaders", "epoch_end_offset", "maybe_complete_reassignment",
+    "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
+    "broker_stopped", "cancel_reassignment", "change_leader", "controlled_shutdown", "elect_controller",
+    "crash_fence_delay", "elect_leader", "elect_leaders", "epoch_end_offset",
+    "maybe_complete_reassignment",
     "on_isr_change", "on_new_partition", "on_partition_deletion", "partition_change",
     "select_leader", "start_reassignment", "truncate_follower",
 ]

@@ -46,7 +46,7 @@ def cluster_view(state: ClusterState) -> dict:
         "controller": state.controller_id,
         "controller_epoch": state.controller_epoch,
         "brokers": [{"id": b.id, "host": b.host, "port": b.port, "alive": b.alive,
-                     "shutting_down": b.id in state.shutting_down}
+                     "crashed": b.crashed, "shutting_down": b.id in state.shutting_down}
                     for b in sorted(state.brokers.values(), key=lambda b: b.id)],
         "topics": topics,
     }

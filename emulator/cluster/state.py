@@ -40,7 +40,10 @@ class Broker:
     host: str
     port: int
     rack: str | None = None
-    alive: bool = True
+    alive: bool = True  # registered and unfenced: what the controller and metadata see
+    # The process is down but the controller has not fenced it yet (a crash with a
+    # broker session timeout): no listener, no fetching, no leading; alive until fenced.
+    crashed: bool = False
 
 
 @dataclass
@@ -121,6 +124,7 @@ class ClusterState:
         self.isr_shrinks_by_broker: dict[int, int] = {b: 0 for b in self.brokers}
         self.isr_expands_by_broker: dict[int, int] = {b: 0 for b in self.brokers}
         self.shutting_down: set[int] = set()  # brokers in controlled shutdown
+        self.pending_fence: dict[int, int] = {}  # crashed broker -> when it is fenced (ms)
         self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
         self._next_isr_expiration: int | None = None
         # Partitions a change-triggered tick must visit: replication not finished, or
@@ -201,6 +205,12 @@ class ClusterState:
     def is_alive(self, broker_id: int) -> bool:
         b = self.brokers.get(broker_id)
         return b is not None and b.alive
+
+    def is_running(self, broker_id: int) -> bool:
+        """Alive and its process up: it fetches, leads and answers (a crashed broker
+        awaiting its fence is alive to the controller but does none of these)."""
+        b = self.brokers.get(broker_id)
+        return b is not None and b.alive and not b.crashed
 
     def elect_controller(self) -> None:
         from emulator.cluster import controller as _controller
@@ -491,9 +501,11 @@ class ClusterState:
         visit_all = full or self._needs_full
         self._needs_full = False
         active, seen = self._active, self._seen_epoch
+        if self.pending_fence:
+            self._fence_due(now)
         for t in self.topics.values():
             for p in t.partitions:
-                if p.leader < 0 or not self.is_alive(p.leader):
+                if p.leader < 0 or not self.is_running(p.leader):
                     continue
                 key = (p.topic, p.index)
                 if not visit_all and key not in active and seen.get(key) == p.partition_epoch:
@@ -516,6 +528,14 @@ class ClusterState:
         for hook in self.tick_hooks:
             hook(now)
 
+    def _fence_due(self, now: int) -> None:
+        """Fence the crashed brokers whose session timed out (the controller notices)."""
+        from emulator.cluster import controller as _controller
+
+        for broker_id, deadline in sorted(self.pending_fence.items()):
+            if now >= deadline:
+                _controller.broker_stopped(self, broker_id)
+
     def mark_active(self, p: Partition) -> None:
         """The leader's log moved: the next tick must let the followers fetch."""
         self._active.add((p.topic, p.index))
@@ -535,7 +555,7 @@ class ClusterState:
 
     def follower_can_fetch(self, p: Partition, follower: int) -> bool:
         """Is the follower's fetcher running and able to reach the leader? (faults)"""
-        if not self.is_alive(follower):
+        if not self.is_running(follower):
             return False
         if self.replication_quotas.follower_excluded(p, follower):
             return False  # follower throttle: left out of its fetcher's requests

@@ -210,7 +210,7 @@ class EmulatorServer:
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         bid = bl.broker.id
-        if not bl.broker.alive or (
+        if not bl.broker.alive or bl.broker.crashed or (
             self.faults.client_allowed and not self.faults.client_allowed(bid, peer[0])
         ):
             writer.transport.abort()

@@ -6,7 +6,8 @@ Routes (every body is JSON; errors are ``{"error": "..."}`` with a 4xx status):
     GET    /cluster                       controller, brokers, topics and partitions
     GET    /topics/{name}                 one topic's partitions
     GET    /metrics                       Prometheus text, Kafka's metric names
-    POST   /brokers/{id}/stop             crash a broker ({"controlled": true} to shut
+    POST   /brokers/{id}/stop             crash a broker ({"fence_after_ms": N}: fenced
+                                          after N ms; {"controlled": true} to shut
                                           it down cleanly)
     POST   /brokers/{id}/start            start it again
     POST   /brokers/{id}/controlled-shutdown
@@ -205,10 +206,15 @@ class ControlPlane:
             action = parts[2]
             if action == "stop":
                 data = self._json(body, default={})
-                controlled = data.get("controlled", False) if isinstance(data, dict) else False
+                data = data if isinstance(data, dict) else {}
+                controlled = data.get("controlled", False)
                 if not isinstance(controlled, bool):
                     raise HttpError(400, "controlled must be true or false")
-                await c.stop_broker_async(bid, controlled=controlled)
+                fence = data.get("fence_after_ms")
+                if fence is not None and (isinstance(fence, bool) or not isinstance(fence, int)
+                                          or fence < 0):
+                    raise HttpError(400, "fence_after_ms must be a non-negative integer")
+                await c.stop_broker_async(bid, controlled=controlled, fence_after_ms=fence)
             elif action == "start":
                 await c.start_broker_async(bid)
             elif action == "controlled-shutdown":
@@ -217,7 +223,8 @@ class ControlPlane:
                 raise HttpError(404, f"unknown broker action {action!r}; "
                                      "use stop, start or controlled-shutdown")
             b = c.state.brokers[bid]
-            return 200, {"broker": bid, "alive": b.alive, "controller": c.state.controller_id}
+            return 200, {"broker": bid, "alive": b.alive, "crashed": b.crashed,
+                         "controller": c.state.controller_id}
         if path == "/faults":
             if method == "GET":
                 return 200, c.faults.model.describe()

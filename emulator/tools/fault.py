@@ -42,8 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("metrics", help="print the Prometheus metrics")
     sub.add_parser("list", help="print the faults in force")
     sub.add_parser("clear", help="clear every fault")
-    broker_cmd("stop-broker", "crash a broker").add_argument(
-        "--controlled", action="store_true", help="controlled shutdown first")
+    stop = broker_cmd("stop-broker", "crash a broker")
+    stop.add_argument("--controlled", action="store_true", help="controlled shutdown first")
+    stop.add_argument("--fence-after-ms", type=int, metavar="MS",
+                      help="the controller fences the crashed broker only after MS "
+                      "(Kafka's broker session timeout); default: the emulator's "
+                      "broker.session.timeout.ms config, else at once")
     broker_cmd("start-broker", "start a stopped broker")
     broker_cmd("controlled-shutdown", "move leadership off a broker, then stop it")
     for name, help_ in (("pause-follower", "stop a broker's replica fetchers"),
@@ -131,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     elif cmd == "stop-broker":
         method, path = "POST", f"/brokers/{args.broker}/stop"
         body = {"controlled": args.controlled}
+        if args.fence_after_ms is not None:
+            body["fence_after_ms"] = args.fence_after_ms
     elif cmd == "start-broker":
         method, path = "POST", f"/brokers/{args.broker}/start"
     elif cmd == "controlled-shutdown":
