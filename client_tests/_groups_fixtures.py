@@ -146,7 +146,10 @@ class KafkaPythonMember(Member):
         self.ready.set()
         try:
             while not self.stopping.is_set():
-                batches = c.poll(timeout_ms=100)
+                # Each poll() makes several cross-thread calls into kafka-python's IO
+                # thread, where the hang described above lives; a longer wait means
+                # fewer of them (poll returns as soon as records arrive anyway).
+                batches = c.poll(timeout_ms=500)
                 with self.lock:
                     self.assigned = {tp.partition for tp in c.assignment()}
                 got = [r.value for rs in batches.values() for r in rs]
