@@ -23,43 +23,27 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
 from typing import Any
 
+from spark_validation import kafka_util as ku
 from spark_validation import streams
 
 TOPIC = "spark-bench-read"
 
 
-def _free_base_port(n: int) -> int:
-    for base in range(21000, 60000, 89):
-        try:
-            for i in range(n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", base + i))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError("no block of free ports")
-
-
 def _start_emulator(brokers: int) -> tuple[subprocess.Popen, str]:
-    base = _free_base_port(brokers)
+    """``kafka-emulator --port 0`` as its own process; the bootstrap from its ready line."""
     proc = subprocess.Popen([sys.executable, "-m", "emulator", "--brokers", str(brokers),
-                             "--port", str(base), "--log-level", "WARNING"])
-    bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(brokers))
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", base), timeout=0.5).close()
-            return proc, bootstrap
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("kafka-emulator did not listen within 30 s")
+                             "--port", "0", "--log-level", "WARNING"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if "kafka-emulator ready: bootstrap servers " not in line:
+        proc.kill()
+        raise RuntimeError(f"kafka-emulator did not start: {line!r}")
+    return proc, line.rsplit(" ", 1)[1].strip()
 
 
 def _cpu_s(proc: subprocess.Popen | None) -> float:
@@ -72,28 +56,12 @@ def _cpu_s(proc: subprocess.Popen | None) -> float:
 
 
 def _fill(bootstrap: str, records: int, partitions: int, value_bytes: int) -> float:
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.create_topics([NewTopic(TOPIC, partitions, 3)]).values():
-        f.result(30)
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20,
-                  "batch.size": 1 << 20, "compression.type": "none",
-                  "queue.buffering.max.messages": 1_000_000})
+    ku.create_topic(bootstrap, TOPIC, partitions)
     value = os.urandom(value_bytes)
     t0 = time.perf_counter()
-    for i in range(records):
-        while True:
-            try:
-                p.produce(TOPIC, value, key=str(i).encode(), partition=i % partitions)
-                break
-            except BufferError:
-                p.poll(0.01)
-        if i % 20_000 == 0:
-            p.poll(0)
-    if p.flush(300):
-        raise RuntimeError("records left undelivered")
+    ku.produce(bootstrap, TOPIC, ({"value": value, "key": str(i).encode(),
+                                   "partition": i % partitions} for i in range(records)),
+               **{"linger.ms": 20, "batch.size": 1 << 20, "compression.type": "none"})
     return time.perf_counter() - t0
 
 
