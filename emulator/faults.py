@@ -475,8 +475,7 @@ class FaultInjector:
                 controller.controlled_shutdown(self.state, op["broker"])
                 controller.broker_stopped(self.state, op["broker"])
             else:
-                controller.broker_crashed(self.state, op["broker"], controller.crash_fence_delay(
-                    self.state, op.get("fence_after_ms")))
+                controller.broker_crashed(self.state, op["broker"], op.get("fence_after_ms"))
         elif kind == "controlled_shutdown":
             controller.controlled_shutdown(self.state, op["broker"])
             controller.broker_stopped(self.state, op["broker"])

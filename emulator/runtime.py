@@ -204,8 +204,7 @@ class Cluster:
             controller.broker_stopped(self.state, broker_id)
             return
         await self.server.close_listener(broker_id)
-        controller.broker_crashed(self.state, broker_id,
-                                  controller.crash_fence_delay(self.state, fence_after_ms))
+        controller.broker_crashed(self.state, broker_id, fence_after_ms)
 
     async def start_broker_async(self, broker_id: int) -> None:
         from emulator.cluster import controller
@@ -334,12 +333,11 @@ class Cluster:
     async def run_fault_schedule_async(self, schedule: str | bytes) -> dict:
         """Validate a whole schedule (ScheduleError if anything is wrong), run it, and
         return each step's result with the replication state right after it."""
-        from emulator.faults import FaultSchedule, ScheduleRunner
-        from emulator.server.control import run_schedule
+        from emulator.faults import FaultSchedule
+        from emulator.server.control import start_schedule
 
-        parsed = FaultSchedule.parse(schedule, self.state.brokers)
-        runner = ScheduleRunner(parsed, self.state.now())
-        await run_schedule(self, runner)
+        runner, task = start_schedule(self, FaultSchedule.parse(schedule, self.state.brokers))
+        await task
         return runner.status()
 
     def run_fault_schedule(self, schedule: str | bytes) -> dict:

@@ -460,8 +460,10 @@ def crash_fence_delay(state: ClusterState, fence_after_ms: int | None = None) ->
     return int(state.static_overrides.get("broker.session.timeout.ms", "0"))
 
 
-def broker_crashed(state: ClusterState, broker_id: int, fence_after_ms: int) -> None:
-    """A broker's process died; the controller fences it after ``fence_after_ms``.
+def broker_crashed(state: ClusterState, broker_id: int,
+                   fence_after_ms: int | None = None) -> None:
+    """A broker's process died; the controller fences it after ``fence_after_ms``
+    (default: ``crash_fence_delay``).
 
     Kafka's controller only learns of a crash when the broker's heartbeats stop for
     broker.session.timeout.ms (9 s by default). Until then the broker stays registered
@@ -470,6 +472,7 @@ def broker_crashed(state: ClusterState, broker_id: int, fence_after_ms: int) -> 
     emulator's default, for fast suites).
     """
     b = state.brokers[broker_id]
+    fence_after_ms = crash_fence_delay(state, fence_after_ms)
     if fence_after_ms <= 0 or not b.alive:
         broker_stopped(state, broker_id)
         return
@@ -608,9 +611,8 @@ def on_isr_change(state: ClusterState, p: Partition) -> None:
 __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
-    "broker_stopped", "cancel_reassignment", "change_leader", "controlled_shutdown", "elect_controller",
-    "crash_fence_delay", "elect_leader", "elect_leaders", "epoch_end_offset",
-    "maybe_complete_reassignment",
-    "on_isr_change", "on_new_partition", "on_partition_deletion", "partition_change",
+    "broker_stopped", "cancel_reassignment", "change_leader", "controlled_shutdown",
+    "crash_fence_delay", "elect_controller", "elect_leader", "elect_leaders",
+    "epoch_end_offset", "maybe_complete_reassignment", "on_isr_change", "on_new_partition", "on_partition_deletion", "partition_change",
     "select_leader", "start_reassignment", "truncate_follower",
 ]
