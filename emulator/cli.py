@@ -140,23 +140,14 @@ def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:
 
 
 def _start_schedule(cluster: Cluster, schedule: FaultSchedule, path: str) -> None:
-    """Run the schedule on the cluster's loop from now; with a control plane its
-    progress is GET /faults/schedule, as for one posted there."""
-    from emulator.faults import ScheduleRunner
-    from emulator.server.control import run_schedule
+    """Run the schedule from now; with a control plane its progress is
+    GET /faults/schedule, as for one posted there."""
+    from emulator.server.control import start_schedule
 
-    log = logging.getLogger("kafka_emulator.faults")
-    runner = ScheduleRunner(schedule, cluster.state.now())
-
-    async def run() -> None:
-        await run_schedule(cluster, runner)
-        failed = [s for s in runner.applied if "error" in s]
-        log.info("fault schedule %s done: %d steps, %d failed%s", path, len(runner.applied),
-                 len(failed), "".join(f"; line {s['line']}: {s['error']}" for s in failed))
-
-    log.info("fault schedule %s: %d steps over %.1f s (seed %d)", path, len(schedule.steps),
-             schedule.steps[-1].at_ms / 1000, schedule.seed)
-    task = asyncio.get_running_loop().create_task(run())
+    logging.getLogger("kafka_emulator.faults").info(
+        "fault schedule %s: %d steps over %.1f s (seed %d)", path, len(schedule.steps),
+        schedule.steps[-1].at_ms / 1000, schedule.seed)
+    runner, task = start_schedule(cluster, schedule)
     if cluster.control is not None:
         cluster.control.schedule, cluster.control.schedule_task = runner, task
 

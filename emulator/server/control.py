@@ -79,6 +79,17 @@ async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
         log.info("fault schedule line %d at %d ms: %s%s", step.line, step.at_ms,
                  json.dumps(applied or step.op, sort_keys=True),
                  f" failed: {error}" if error else "")
+    failed = [s for s in runner.applied if "error" in s]
+    log.info("fault schedule done: %d steps, %d failed%s", len(runner.applied), len(failed),
+             "".join(f"; line {s['line']}: {s['error']}" for s in failed))
+
+
+def start_schedule(cluster: Cluster,
+                   schedule: FaultSchedule) -> tuple[ScheduleRunner, asyncio.Task]:
+    """Run ``schedule`` from now as a task on the running loop (one posted to
+    /faults/schedule, one given at startup, one run from Python)."""
+    runner = ScheduleRunner(schedule, cluster.state.now())
+    return runner, asyncio.get_running_loop().create_task(run_schedule(cluster, runner))
 
 
 class ControlPlane:
@@ -246,9 +257,7 @@ class ControlPlane:
             if self.schedule is not None and not self.schedule.done:
                 raise HttpError(409, "a fault schedule is still running")
             schedule = FaultSchedule.parse(body, c.state.brokers)
-            self.schedule = ScheduleRunner(schedule, c.state.now())
-            self.schedule_task = asyncio.get_running_loop().create_task(
-                run_schedule(c, self.schedule))
+            self.schedule, self.schedule_task = start_schedule(c, schedule)
             return 202, {"seed": schedule.seed, "steps": len(schedule.steps)}
         known = sorted({p for _, p in ROUTES})
         raise HttpError(404, f"no route {method} {path}; routes are {', '.join(known)}")
@@ -276,4 +285,4 @@ class ControlPlane:
             raise HttpError(400, f"body is not JSON: {e}") from None
 
 
-__all__ = ["ControlPlane", "run_schedule"]
+__all__ = ["ControlPlane", "run_schedule", "start_schedule"]
