@@ -3,7 +3,7 @@ controller failover, under a manual clock."""
 
 from __future__ import annotations
 
-from emulator.cluster import controller
+from emulator.cluster import controller, reassignment
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.cluster.state import Broker, ClusterState
@@ -246,7 +246,7 @@ def test_reassignment_moves_data_and_then_the_leader() -> None:
     p = s.get_partition("t", 0)
     produce(s, p, 4)
     settle(s, clock)
-    controller.start_reassignment(s, p, [4, 2, 3])
+    reassignment.start_reassignment(s, p, [4, 2, 3])
     assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([4, 2, 3, 1], [4], [1])
     assert p.leader_epoch == 0  # every old replica is still listed: no leader epoch bump
     settle(s, clock)
@@ -260,7 +260,7 @@ def test_reassignment_shrink_keeping_the_leader_bumps_its_epoch() -> None:
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     settle(s, clock)
-    controller.start_reassignment(s, p, [1, 2])  # completes at once: 1 and 2 are in sync
+    reassignment.start_reassignment(s, p, [1, 2])  # completes at once: 1 and 2 are in sync
     assert (p.replicas, p.isr, p.leader, p.leader_epoch) == ([1, 2], [1, 2], 1, 1)
 
 
@@ -271,7 +271,7 @@ def test_new_controller_resumes_a_reassignment_left_mid_way() -> None:
     produce(s, p, 3)
     settle(s, clock)
     f.apply({"op": "pause_follower", "broker": 4})
-    controller.start_reassignment(s, p, [2, 4])
+    reassignment.start_reassignment(s, p, [2, 4])
     settle(s, clock)
     assert p.adding_replicas == [4] and s.controller_id == 1
     first_epoch = s.controller.epoch
@@ -318,8 +318,8 @@ def test_cancel_reassignment_reverts_the_replica_set() -> None:
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 4})
-    controller.start_reassignment(s, p, [1, 4])
-    controller.cancel_reassignment(s, p)
+    reassignment.start_reassignment(s, p, [1, 4])
+    reassignment.cancel_partition_reassignment(s, p)
     assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([1, 2], [], [])
     assert 4 not in p.logs
 

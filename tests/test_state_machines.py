@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from emulator.cluster import controller
+from emulator.cluster import controller, reassignment
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import Broker, ClusterState
 from emulator.cluster.state_machines import (
@@ -212,7 +212,7 @@ def test_reassignment_walks_new_online_offline_nonexistent() -> None:
     s.create_topic("t", assignments={0: [1, 2]})
     rec.take()
     p = s.get_partition("t", 0)
-    controller.start_reassignment(s, p, [3, 2])
+    reassignment.start_reassignment(s, p, [3, 2])
     assert rec.take() == [
         ("replica_state", ("t", 0, 3), "NonExistentReplica", "NewReplica"),
         ("replica_state", ("t", 0, 3), "NewReplica", "OnlineReplica"),

@@ -24,15 +24,36 @@ in-memory view, enforced on every transition:
   leaderless partitions, running reassignments, a due leader rebalance.
 
 Every change bumps the partition epoch; a leader change (or a replica-set shrink)
-bumps the leader epoch. Functions take the ``ClusterState``; the active controller
-is ``state.controller``.
+bumps the leader epoch. Functions take the cluster's data (``ClusterMetadata``);
+the active controller is ``state.controller``.
+
+The controller is the only writer of leadership and replica sets: elections and
+partition changes go through ``emulator.cluster.leadership``, reassignments through
+``emulator.cluster.reassignment``; both sit below this module. Replication tells
+the controller of ISR changes through its ``isr_listeners`` (AlterPartition), so
+nothing below imports this module.
 """
+
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from emulator.cluster.partition import Partition, epoch_end_offset
+from emulator.cluster.leadership import (
+    CONTROLLED_SHUTDOWN,
+    OFFLINE,
+    PREFERRED,
+    REASSIGN,
+    UNCLEAN,
+    acceptable_leader,
+    apply_change,
+    change_leader,
+    elect_leader,
+    partition_change,
+    select_leader,
+    unclean_allowed,
+)
+from emulator.cluster.metadata import ClusterMetadata
+from emulator.cluster.partition import Partition
+from emulator.cluster.reassignment import maybe_complete_reassignment
 from emulator.cluster.state_machines import (
     PartitionState,
     PartitionStateMachine,
@@ -41,22 +62,12 @@ from emulator.cluster.state_machines import (
 )
 from wire.errors import ErrorCode as E
 
-if TYPE_CHECKING:
-    from emulator.cluster.state import ClusterState
-
 PS, RS = PartitionState, ReplicaState
-
-# Leader selection (Kafka's leader selectors / PartitionChangeBuilder elections)
-OFFLINE = "offline"  # ONLINE in KRaft: keep a valid leader, else first ISR member in order
-UNCLEAN = "unclean"  # OFFLINE, then any acceptable replica (ISR reset to it)
-PREFERRED = "preferred"  # replicas[0] if valid, else keep a valid leader, else next in ISR
-REASSIGN = "reassign"  # first target replica in the ISR (kept leader if still valid)
-CONTROLLED_SHUTDOWN = "controlled_shutdown"  # OFFLINE with the shutting-down broker excluded
 
 DEFAULT_UNCLEAN_INTERVAL_MS = 300_000  # unclean.leader.election.interval.ms
 
 
-def _conf(state: ClusterState, key: str, default: str) -> str:
+def _conf(state: ClusterMetadata, key: str, default: str) -> str:
     try:
         return state.broker_config(key)
     except KeyError:
@@ -66,7 +77,7 @@ def _conf(state: ClusterState, key: str, default: str) -> str:
 class Controller:
     """The active controller and its in-memory state machines."""
 
-    def __init__(self, state: ClusterState, broker_id: int, epoch: int) -> None:
+    def __init__(self, state: ClusterMetadata, broker_id: int, epoch: int) -> None:
         self.state = state
         self.broker_id = broker_id
         self.epoch = epoch
@@ -168,13 +179,13 @@ class Controller:
         """Leaderless partitions of topics that allow it (unclean.leader.election.interval.ms)."""
         changed = False
         for p in all_partitions(self.state):
-            if p.leader < 0 and _unclean_allowed(self.state, p):
+            if p.leader < 0 and unclean_allowed(self.state, p):
                 changed |= elect_leader(self.state, p, allow_unclean=True)
         return changed
 
 
 # ---- helpers ----------------------------------------------------------------------------
-def all_partitions(state: ClusterState) -> list[Partition]:
+def all_partitions(state: ClusterMetadata) -> list[Partition]:
     return [p for t in state.topics.values() for p in t.partitions]
 
 
@@ -182,21 +193,12 @@ def _replica_set(p: Partition) -> list[int]:
     return list(dict.fromkeys(p.replicas + p.adding_replicas + p.removing_replicas))
 
 
-def _unclean_allowed(state: ClusterState, p: Partition) -> bool:
-    t = state.topics.get(p.topic)
-    return t is not None and state.topic_config(t, "unclean.leader.election.enable") == "true"
-
-
-def active(state: ClusterState) -> Controller | None:
+def active(state: ClusterMetadata) -> Controller | None:
     return state.controller
 
 
-def _acceptable(state: ClusterState, b: int, exclude: int | None = None) -> bool:
-    return b != exclude and state.is_alive(b) and b not in state.shutting_down
-
-
 # ---- controller election -----------------------------------------------------------------
-def elect_controller(state: ClusterState) -> Controller | None:
+def elect_controller(state: ClusterMetadata) -> Controller | None:
     """Give the role to the lowest live broker if the current one is gone.
 
     The new controller gets the next controller epoch and resumes the old one's
@@ -217,118 +219,7 @@ def elect_controller(state: ClusterState) -> Controller | None:
     return c
 
 
-# ---- leader election ---------------------------------------------------------------------
-def select_leader(state: ClusterState, p: Partition, strategy: str, isr: list[int],
-                  replicas: list[int], exclude: int | None = None) -> tuple[int, bool]:
-    """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none."""
-
-    def valid(b: int) -> bool:
-        return b in isr and _acceptable(state, b, exclude)
-
-    if strategy == PREFERRED:
-        if replicas and valid(replicas[0]):
-            return replicas[0], False
-        if p.leader >= 0 and valid(p.leader):
-            return p.leader, False
-        return next((b for b in replicas[1:] if valid(b)), -1), False
-    if p.leader >= 0 and valid(p.leader):
-        return p.leader, False
-    found = next((b for b in replicas if valid(b)), -1)
-    if found >= 0:
-        return found, False
-    if strategy == UNCLEAN:
-        found = next((b for b in replicas if _acceptable(state, b, exclude)), -1)
-        if found >= 0:
-            return found, True
-    return -1, False
-
-
-def partition_change(state: ClusterState, p: Partition, strategy: str = OFFLINE,
-                     target_isr: list[int] | None = None, exclude: int | None = None,
-                     force_epoch_bump: bool = False) -> bool:
-    """One PartitionChangeRecord: a new ISR and the election that follows it.
-
-    An ISR that would become empty stays as it was (ELR is off), so the last
-    member is remembered for a clean recovery. Returns whether anything changed.
-    """
-    isr = list(p.isr if target_isr is None else target_isr)
-    if not isr:
-        isr = list(p.isr)
-    if strategy in (OFFLINE, CONTROLLED_SHUTDOWN) and _unclean_allowed(state, p):
-        strategy = UNCLEAN
-    targets = [b for b in p.replicas if b not in p.removing_replicas] \
-        if strategy == REASSIGN else p.replicas
-    new, unclean = select_leader(state, p, strategy, isr, targets, exclude)
-    if unclean:
-        isr = [new]
-    if new == p.leader and isr == p.isr and not force_epoch_bump:
-        return False
-    apply_change(state, p, new, isr, unclean=unclean, force_epoch_bump=force_epoch_bump)
-    return True
-
-
-def apply_change(state: ClusterState, p: Partition, new_leader: int, isr: list[int],
-                 unclean: bool = False, force_epoch_bump: bool = False) -> None:
-    """Write a partition change and let the brokers act on it (LeaderAndIsr)."""
-    old = p.leader
-    p.isr = list(isr)
-    p.partition_epoch += 1
-    if new_leader != old and old >= 0:
-        p.follower_hw[old] = p.high_watermark  # a deposed leader keeps its HW as a follower
-    if new_leader != old or force_epoch_bump:
-        p.leader = new_leader
-        p.leader_epoch += 1
-        if new_leader >= 0:
-            become_leader(state, p, new_leader, moved=new_leader != old)
-        state.emit("leader_change", topic=p.topic, partition=p.index, old=old, new=new_leader,
-                   epoch=p.leader_epoch, unclean=unclean)
-    c = state.controller
-    if c is not None:
-        current = c.partitions.state(p.key)
-        if p.leader >= 0 and state.is_alive(p.leader):
-            # Online -> Online is an election; an ISR change or an epoch bump that
-            # keeps the leader (a reassignment starting) is not a transition.
-            if current is not PS.OnlinePartition or new_leader != old:
-                c.move_partition(p, PS.OnlinePartition)
-        elif current in (PS.OnlinePartition, PS.NewPartition):
-            c.move_partition(p, PS.OfflinePartition)
-    if p.leader >= 0:
-        state.advance_hw(p)
-
-
-def become_leader(state: ClusterState, p: Partition, broker_id: int, moved: bool) -> None:
-    """Partition.makeLeader on ``broker_id``: epoch start, HW, follower states."""
-    log = p.logs[broker_id]
-    if moved:
-        # The new leader's high watermark is its own, from its last fetch.
-        hw = p.follower_hw.get(broker_id, 0)
-        p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
-        p.truncate_producer_state(log.log_end_offset)
-    log.assign_epoch(p.leader_epoch, log.log_end_offset)
-    p.fetcher_epoch.pop(broker_id, None)
-    p.next_fetch_ms.pop(broker_id, None)
-    p.reset_follower_states(state.now(), new_leader=moved)
-
-
-def elect_leader(state: ClusterState, p: Partition, exclude: int | None = None,
-                 allow_unclean: bool | None = None) -> bool:
-    """Offline-partition leader selection (unclean when the topic, or the caller, allows)."""
-    if allow_unclean is None:
-        allow_unclean = _unclean_allowed(state, p)
-    return partition_change(state, p, UNCLEAN if allow_unclean else OFFLINE,
-                            exclude=exclude)
-
-
-def change_leader(state: ClusterState, p: Partition, new: int, unclean: bool = False) -> bool:
-    """Force ``new`` as leader (tests and tools); an unclean change resets the ISR."""
-    if new == p.leader:
-        return False
-    isr = [new] if unclean else (p.isr if new in p.isr or new < 0 else p.isr + [new])
-    apply_change(state, p, new, isr, unclean=unclean)
-    return True
-
-
-def elect_leaders(state: ClusterState, p: Partition, election_type: int) -> int:
+def elect_leaders(state: ClusterMetadata, p: Partition, election_type: int) -> int:
     """ElectLeaders (key 43) for one partition: 0 = PREFERRED, 1 = UNCLEAN.
 
     Returns the error code of RCM.electLeader: ELECTION_NOT_NEEDED when the
@@ -346,7 +237,7 @@ def elect_leaders(state: ClusterState, p: Partition, election_type: int) -> int:
     return E.NONE if partition_change(state, p, UNCLEAN) else E.ELIGIBLE_LEADERS_NOT_AVAILABLE
 
 
-def auto_rebalance(state: ClusterState) -> int:
+def auto_rebalance(state: ClusterMetadata) -> int:
     """auto.leader.rebalance.enable: preferred elections for imbalanced brokers.
 
     Per preferred broker (replicas[0]), the imbalance ratio is the share of its
@@ -362,7 +253,7 @@ def auto_rebalance(state: ClusterState) -> int:
             by_preferred.setdefault(p.replicas[0], []).append(p)
     moved = 0
     for broker, parts in sorted(by_preferred.items()):
-        if not _acceptable(state, broker):
+        if not acceptable_leader(state, broker):
             continue
         imbalanced = [p for p in parts if p.leader != broker]
         if not imbalanced or len(imbalanced) * 100 <= pct * len(parts):
@@ -378,7 +269,7 @@ def auto_rebalance(state: ClusterState) -> int:
 
 
 # ---- brokers -----------------------------------------------------------------------------
-def broker_stopped(state: ClusterState, broker_id: int) -> None:
+def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
     """A broker died (or finished a controlled shutdown): fence it (onBrokerFailure).
 
     Seed 002's order: partitions it led go Offline, its replicas go Offline (it
@@ -416,7 +307,7 @@ def broker_stopped(state: ClusterState, broker_id: int) -> None:
     state.changed()
 
 
-def controlled_shutdown(state: ClusterState, broker_id: int) -> list[tuple[str, int]]:
+def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[str, int]]:
     """Move leadership and ISR membership off a broker before it stops.
 
     KRaft's enterControlledShutdown: the broker is no longer an acceptable leader
@@ -452,7 +343,7 @@ def controlled_shutdown(state: ClusterState, broker_id: int) -> list[tuple[str, 
     return stranded
 
 
-def crash_fence_delay(state: ClusterState, fence_after_ms: int | None = None) -> int:
+def crash_fence_delay(state: ClusterMetadata, fence_after_ms: int | None = None) -> int:
     """How long a crashed broker stays unfenced: the explicit value, else the
     broker.session.timeout.ms given at startup, else 0 (fenced at once)."""
     if fence_after_ms is not None:
@@ -460,7 +351,7 @@ def crash_fence_delay(state: ClusterState, fence_after_ms: int | None = None) ->
     return int(state.static_overrides.get("broker.session.timeout.ms", "0"))
 
 
-def broker_crashed(state: ClusterState, broker_id: int,
+def broker_crashed(state: ClusterMetadata, broker_id: int,
                    fence_after_ms: int | None = None) -> None:
     """A broker's process died; the controller fences it after ``fence_after_ms``
     (default: ``crash_fence_delay``).
@@ -484,7 +375,7 @@ def broker_crashed(state: ClusterState, broker_id: int,
     state.changed()
 
 
-def broker_started(state: ClusterState, broker_id: int) -> None:
+def broker_started(state: ClusterMetadata, broker_id: int) -> None:
     """A broker came back (onBrokerStartup): its replicas go online and catch up.
 
     Back before its old self was fenced, it registers as a new incarnation, and the
@@ -513,16 +404,8 @@ def broker_started(state: ClusterState, broker_id: int) -> None:
     state.emit("broker_started", broker=broker_id)
     state.changed()
 
-
-def truncate_follower(p: Partition, broker_id: int) -> None:
-    """Truncate a follower where its log diverges from the leader's epoch history."""
-    from emulator.cluster.state import truncate_follower as _truncate
-
-    _truncate(p, broker_id)
-
-
 # ---- topics ----------------------------------------------------------------------------
-def on_new_partition(state: ClusterState, p: Partition) -> None:
+def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
     """onNewPartitionCreation: New, then Online with the first live replica leading."""
     c = state.controller
     if c is not None:
@@ -544,7 +427,7 @@ def on_new_partition(state: ClusterState, p: Partition) -> None:
             c.move_replica(p, b, RS.OnlineReplica if state.is_alive(b) else RS.OfflineReplica)
 
 
-def on_partition_deletion(state: ClusterState, p: Partition) -> None:
+def on_partition_deletion(state: ClusterMetadata, p: Partition) -> None:
     """Topic deletion: partitions and replicas go Offline, then NonExistent."""
     c = state.controller
     if c is None:
@@ -559,60 +442,17 @@ def on_partition_deletion(state: ClusterState, p: Partition) -> None:
             c.move_replica(p, b, RS.NonExistentReplica)
 
 
-# ---- reassignment hooks -------------------------------------------------------------------
-# The reassignment logic itself (PartitionReassignmentReplicas, PartitionChangeBuilder,
-# the revert) lives in emulator.cluster.reassignment, which imports this module; these
-# are the controller's entry points into it, imported late for that reason. There is
-# one implementation: the AlterPartitionReassignments handler, an ISR change, a broker
-# coming back and a controller failover all go through the same build_change.
-def start_reassignment(state: ClusterState, p: Partition, target: list[int]) -> None:
-    """changePartitionReassignment for one partition, applied at once (may complete)."""
-    from emulator.cluster import reassignment
-
-    rec = reassignment.change_reassignment(state, p, target)
-    if rec is not None:
-        reassignment.apply_change(state, p, rec)
-
-
-def maybe_complete_reassignment(state: ClusterState, p: Partition) -> bool:
-    """Complete a reassignment whose target replicas are all in the ISR.
-
-    The removing replicas leave the ISR and the replica list, the leader moves only if
-    it was removed, and the removed replicas' logs are deleted. False if not complete.
-    """
-    from emulator.cluster import reassignment
-
-    r = reassignment.ReassignmentReplicas(list(p.replicas), list(p.adding_replicas),
-                                          list(p.removing_replicas))
-    if r.maybe_complete(p.isr) is None:
-        return False
-    rec = reassignment.build_change(state, p)
-    if rec is None:
-        return False
-    reassignment.apply_change(state, p, rec)
-    return not reassignment.is_reassigning(p)
-
-
-def cancel_reassignment(state: ClusterState, p: Partition) -> None:
-    """cancelPartitionReassignment: back to the replicas minus the adding ones."""
-    from emulator.cluster import reassignment
-
-    rec = reassignment.cancel_reassignment(state, state.topics[p.topic], p)
-    if rec is not None:
-        reassignment.apply_change(state, p, rec)
-
-
-def on_isr_change(state: ClusterState, p: Partition) -> None:
-    """An AlterPartition reached the controller: a reassignment may now complete."""
-    if p.adding_replicas or p.removing_replicas:
-        maybe_complete_reassignment(state, p)
+def fence_due(state: ClusterMetadata, now: int) -> None:
+    """Fence the crashed brokers whose session timed out (the controller notices)."""
+    for broker_id, deadline in sorted(state.pending_fence.items()):
+        if now >= deadline:
+            broker_stopped(state, broker_id)
 
 
 __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
-    "broker_stopped", "cancel_reassignment", "change_leader", "controlled_shutdown",
-    "crash_fence_delay", "elect_controller", "elect_leader", "elect_leaders",
-    "epoch_end_offset", "maybe_complete_reassignment", "on_isr_change", "on_new_partition", "on_partition_deletion", "partition_change",
-    "select_leader", "start_reassignment", "truncate_follower",
+    "broker_stopped", "change_leader", "controlled_shutdown", "crash_fence_delay",
+    "elect_controller", "elect_leader", "elect_leaders", "fence_due", "on_new_partition",
+    "on_partition_deletion", "partition_change", "select_leader",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from emulator.cluster import controller as ctl
+from emulator.cluster import leadership
 from emulator.cluster.partition import KafkaError
 from wire.errors import MESSAGES
 from wire.errors import ErrorCode as E
@@ -51,13 +51,13 @@ def elect_leader(state: ClusterState, topic: str, index: int,
     if election_type == PREFERRED:
         if p.replicas and p.leader == p.replicas[0]:
             return _default_error(E.ELECTION_NOT_NEEDED)
-        changed = ctl.partition_change(state, p, ctl.PREFERRED)
+        changed = leadership.partition_change(state, p, leadership.PREFERRED)
         if not changed:
             return _default_error(E.PREFERRED_LEADER_NOT_AVAILABLE)
     else:
         if p.leader >= 0:
             return _default_error(E.ELECTION_NOT_NEEDED)
-        changed = ctl.partition_change(state, p, ctl.UNCLEAN)
+        changed = leadership.partition_change(state, p, leadership.UNCLEAN)
         if not changed:
             return _default_error(E.ELIGIBLE_LEADERS_NOT_AVAILABLE)
     state.changed()

@@ -26,29 +26,31 @@ Everything here follows ``ReplicationControlManager`` (RCM), ``PartitionChangeBu
   replica, which needs the topic's unclean.leader.election.enable.
 
 Replication does the rest: a new replica starts as an empty log and catches up by
-fetching from the leader (``ClusterState.replicate_partition``, throttled by
+fetching from the leader (``Replication.replicate_partition``, throttled by
 ``emulator.cluster.throttle``); when it joins the ISR the controller completes the
-reassignment (``controller.on_isr_change``), moves the leader if it was removed,
-and the removed replicas' logs are deleted.
+reassignment (``on_isr_change``, which the controller hears from replication),
+moves the leader if it was removed, and the removed replicas' logs are deleted.
+
+Below the controller, above leadership (``emulator.cluster.leadership``): the
+controller calls in here when a broker comes back or on failover, and
+``start_reassignment``, ``cancel_partition_reassignment`` and
+``maybe_complete_reassignment`` are the entry points for tests and tools.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from emulator.cluster import controller as ctl
+from emulator.cluster import leadership
+from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.state_machines import ReplicaState
 from wire.errors import ErrorCode as E
 
-if TYPE_CHECKING:
-    from emulator.cluster.state import ClusterState, Topic
-
-ONLINE = ctl.OFFLINE  # PCB's Election.ONLINE: keep a valid leader, else the first valid replica
-UNCLEAN = ctl.UNCLEAN
-PREFERRED = ctl.PREFERRED
+ONLINE = leadership.OFFLINE  # PCB's Election.ONLINE: keep a valid leader, else the first valid
+UNCLEAN = leadership.UNCLEAN
+PREFERRED = leadership.PREFERRED
 
 
 # ---- PartitionReassignmentReplicas and PartitionReassignmentRevert ------------------------
@@ -142,7 +144,7 @@ class PartitionChange:
                 and self.adding is None and self.removing is None)
 
 
-def build_change(state: ClusterState, p: Partition, *, isr: list[int] | None = None,
+def build_change(state: ClusterMetadata, p: Partition, *, isr: list[int] | None = None,
                  replicas: list[int] | None = None, adding: list[int] | None = None,
                  removing: list[int] | None = None,
                  election: str = ONLINE) -> PartitionChange | None:
@@ -156,7 +158,7 @@ def build_change(state: ClusterState, p: Partition, *, isr: list[int] | None = N
         t_replicas, t_isr = done
         t_adding, t_removing = [], []
     rec = PartitionChange(p.topic, p.index)
-    leader, unclean = ctl.select_leader(state, p, election, t_isr, t_replicas)
+    leader, unclean = leadership.select_leader(state, p, election, t_isr, t_replicas)
     if leader != p.leader:
         rec.leader = leader
         if unclean:
@@ -174,7 +176,7 @@ def build_change(state: ClusterState, p: Partition, *, isr: list[int] | None = N
     return None if rec.is_noop() else rec
 
 
-def apply_change(state: ClusterState, p: Partition, rec: PartitionChange) -> None:
+def apply_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> None:
     """Replay a change: new replicas start empty, the leader moves (LeaderAndIsr),
     replicas that left the list are stopped and their logs deleted."""
     before = set(p.replicas)
@@ -189,7 +191,7 @@ def apply_change(state: ClusterState, p: Partition, rec: PartitionChange) -> Non
     gone = sorted(before - set(p.replicas))
     create_replicas(state, p, added)
     new_leader = p.leader if rec.leader is None else rec.leader
-    ctl.apply_change(state, p, new_leader, p.isr if rec.isr is None else rec.isr,
+    leadership.apply_change(state, p, new_leader, p.isr if rec.isr is None else rec.isr,
                      unclean=rec.unclean, force_epoch_bump=rec.leader is not None)
     delete_replicas(state, p, gone)
     if not was_reassigning and is_reassigning(p):
@@ -202,7 +204,7 @@ def apply_change(state: ClusterState, p: Partition, rec: PartitionChange) -> Non
     state.changed()
 
 
-def create_replicas(state: ClusterState, p: Partition, brokers: Iterable[int]) -> None:
+def create_replicas(state: ClusterMetadata, p: Partition, brokers: Iterable[int]) -> None:
     """New replicas: an empty log each, NewReplica then Online (or Offline if down)."""
     c = state.controller
     for b in brokers:
@@ -214,7 +216,7 @@ def create_replicas(state: ClusterState, p: Partition, brokers: Iterable[int]) -
                            else ReplicaState.OfflineReplica)
 
 
-def delete_replicas(state: ClusterState, p: Partition, brokers: Iterable[int]) -> None:
+def delete_replicas(state: ClusterMetadata, p: Partition, brokers: Iterable[int]) -> None:
     """Removed replicas: StopReplica with deletion (Offline, then NonExistent)."""
     c = state.controller
     for b in brokers:
@@ -225,7 +227,7 @@ def delete_replicas(state: ClusterState, p: Partition, brokers: Iterable[int]) -
 
 
 # ---- validation -----------------------------------------------------------------------
-def find_partition(state: ClusterState, topic: str, index: int) -> tuple[Topic, Partition]:
+def find_partition(state: ClusterMetadata, topic: str, index: int) -> tuple[Topic, Partition]:
     """RCM.alterPartitionReassignment's lookups, with its messages."""
     t = state.topics.get(topic)
     if t is None:
@@ -236,7 +238,7 @@ def find_partition(state: ClusterState, topic: str, index: int) -> tuple[Topic, 
     return t, t.partitions[index]
 
 
-def validate_assignment(state: ClusterState, replicas: Sequence[int]) -> None:
+def validate_assignment(state: ClusterMetadata, replicas: Sequence[int]) -> None:
     """RCM.validateManualPartitionAssignment: brokers checked in ascending order.
 
     A registered broker passes even when fenced (down)."""
@@ -266,12 +268,12 @@ def validate_rf_unchanged(p: Partition, target: Sequence[int]) -> None:
                          f"from {current} to {len(target)}")
 
 
-def unclean_allowed(state: ClusterState, t: Topic) -> bool:
+def unclean_allowed(state: ClusterMetadata, t: Topic) -> bool:
     return state.topic_config(t, "unclean.leader.election.enable").lower() == "true"
 
 
 # ---- the two operations -------------------------------------------------------------------
-def change_reassignment(state: ClusterState, p: Partition, target: Sequence[int],
+def change_reassignment(state: ClusterMetadata, p: Partition, target: Sequence[int],
                         allow_rf_change: bool = True) -> PartitionChange | None:
     """RCM.changePartitionReassignment: validate, then the record (None: no change)."""
     validate_assignment(state, target)
@@ -285,7 +287,7 @@ def change_reassignment(state: ClusterState, p: Partition, target: Sequence[int]
         adding=r.adding or None)
 
 
-def cancel_reassignment(state: ClusterState, t: Topic, p: Partition) -> PartitionChange | None:
+def cancel_reassignment(state: ClusterMetadata, t: Topic, p: Partition) -> PartitionChange | None:
     """RCM.cancelPartitionReassignment (PartitionReassignmentRevert)."""
     if not is_reassigning(p):
         raise KafkaError(E.NO_REASSIGNMENT_IN_PROGRESS)  # generic: a null message
@@ -313,7 +315,7 @@ class TopicResult:
 
 
 def alter_partition_reassignments(
-    state: ClusterState,
+    state: ClusterMetadata,
     topics: Sequence[tuple[str, Sequence[tuple[int, Sequence[int] | None]]]],
     allow_rf_change: bool = True,
 ) -> list[TopicResult]:
@@ -362,7 +364,7 @@ def ongoing(p: Partition) -> OngoingReassignment:
 
 
 def list_partition_reassignments(
-    state: ClusterState, topics: Sequence[tuple[str, Sequence[int]]] | None = None,
+    state: ClusterMetadata, topics: Sequence[tuple[str, Sequence[int]]] | None = None,
 ) -> list[tuple[str, list[OngoingReassignment]]]:
     """RCM.listPartitionReassignments: every reassigning partition (``topics`` None),
     or the listed ones that are reassigning; unknown names and indexes are skipped
@@ -410,11 +412,51 @@ def progress(p: Partition) -> list[ReplicaProgress]:
     return out
 
 
+# ---- entry points (one implementation: the AlterPartitionReassignments handler, an ISR
+# change, a broker coming back and a controller failover all go through build_change) ----
+def start_reassignment(state: ClusterMetadata, p: Partition, target: list[int]) -> None:
+    """changePartitionReassignment for one partition, applied at once (may complete)."""
+    rec = change_reassignment(state, p, target)
+    if rec is not None:
+        apply_change(state, p, rec)
+
+
+def maybe_complete_reassignment(state: ClusterMetadata, p: Partition) -> bool:
+    """Complete a reassignment whose target replicas are all in the ISR.
+
+    The removing replicas leave the ISR and the replica list, the leader moves only if
+    it was removed, and the removed replicas' logs are deleted. False if not complete.
+    """
+    r = ReassignmentReplicas(list(p.replicas), list(p.adding_replicas),
+                             list(p.removing_replicas))
+    if r.maybe_complete(p.isr) is None:
+        return False
+    rec = build_change(state, p)
+    if rec is None:
+        return False
+    apply_change(state, p, rec)
+    return not is_reassigning(p)
+
+
+def cancel_partition_reassignment(state: ClusterMetadata, p: Partition) -> None:
+    """cancelPartitionReassignment: back to the replicas minus the adding ones."""
+    rec = cancel_reassignment(state, state.topics[p.topic], p)
+    if rec is not None:
+        apply_change(state, p, rec)
+
+
+def on_isr_change(state: ClusterMetadata, p: Partition) -> None:
+    """An AlterPartition reached the controller: a reassignment may now complete."""
+    if p.adding_replicas or p.removing_replicas:
+        maybe_complete_reassignment(state, p)
+
+
 __all__ = [
     "ONLINE", "PREFERRED", "UNCLEAN", "OngoingReassignment", "PartitionChange",
     "PartitionResult", "ReassignmentReplicas", "ReplicaProgress", "Revert", "TopicResult",
-    "alter_partition_reassignments", "apply_change", "build_change", "cancel_reassignment",
-    "change_reassignment", "create_replicas", "delete_replicas", "find_partition",
-    "is_reassigning", "list_partition_reassignments", "progress", "unclean_allowed",
+    "alter_partition_reassignments", "apply_change", "build_change",
+    "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "find_partition",
+    "is_reassigning", "list_partition_reassignments",
+    "maybe_complete_reassignment", "on_isr_change", "progress", "start_reassignment", "unclean_allowed",
     "validate_assignment", "validate_rf_unchanged",
 ]

@@ -23,7 +23,7 @@ one fetch (``replica.fetch.max.bytes``) at a time and its average rate converges
 on the bound.
 
 The replication loop asks ``follower_excluded`` (through
-``ClusterState.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
+``Replication.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
 how much it may get, and ``record`` (through ``consume_budget``) for what it got.
 """
 
@@ -34,8 +34,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from emulator.cluster.metadata import ClusterMetadata as ClusterState
+    from emulator.cluster.metadata import Topic
     from emulator.cluster.partition import Partition
-    from emulator.cluster.state import ClusterState, Topic
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"

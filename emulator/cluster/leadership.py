@@ -1,0 +1,147 @@
+"""Leader election and partition changes: the controller's pen (PartitionChangeBuilder).
+
+Every write of a partition's leader, leader epoch and ISR by the controller goes
+through ``apply_change`` here; replica sets are written by the reassignment module
+through the same function. Both are the controller's own code: replication and
+the cluster's data never call in here. Kafka 4.x decides with KRaft's
+PartitionChangeBuilder (specs/reassignment.md, sections 3-4).
+
+Every change bumps the partition epoch; a leader change (or a replica-set shrink)
+bumps the leader epoch.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.metadata import ClusterMetadata
+from emulator.cluster.partition import Partition
+from emulator.cluster.replication import advance_hw
+from emulator.cluster.state_machines import PartitionState as PS
+
+# Leader selection (Kafka's leader selectors / PartitionChangeBuilder elections)
+OFFLINE = "offline"  # ONLINE in KRaft: keep a valid leader, else first ISR member in order
+UNCLEAN = "unclean"  # OFFLINE, then any acceptable replica (ISR reset to it)
+PREFERRED = "preferred"  # replicas[0] if valid, else keep a valid leader, else next in ISR
+REASSIGN = "reassign"  # first target replica in the ISR (kept leader if still valid)
+CONTROLLED_SHUTDOWN = "controlled_shutdown"  # OFFLINE with the shutting-down broker excluded
+
+
+def unclean_allowed(state: ClusterMetadata, p: Partition) -> bool:
+    """The partition's topic has unclean.leader.election.enable."""
+    t = state.topics.get(p.topic)
+    return t is not None and state.topic_config(t, "unclean.leader.election.enable") == "true"
+
+
+def acceptable_leader(state: ClusterMetadata, b: int, exclude: int | None = None) -> bool:
+    """Registered, unfenced and not in controlled shutdown (nor ``exclude``)."""
+    return b != exclude and state.is_alive(b) and b not in state.shutting_down
+
+
+def select_leader(state: ClusterMetadata, p: Partition, strategy: str, isr: list[int],
+                  replicas: list[int], exclude: int | None = None) -> tuple[int, bool]:
+    """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none."""
+
+    def valid(b: int) -> bool:
+        return b in isr and acceptable_leader(state, b, exclude)
+
+    if strategy == PREFERRED:
+        if replicas and valid(replicas[0]):
+            return replicas[0], False
+        if p.leader >= 0 and valid(p.leader):
+            return p.leader, False
+        return next((b for b in replicas[1:] if valid(b)), -1), False
+    if p.leader >= 0 and valid(p.leader):
+        return p.leader, False
+    found = next((b for b in replicas if valid(b)), -1)
+    if found >= 0:
+        return found, False
+    if strategy == UNCLEAN:
+        found = next((b for b in replicas if acceptable_leader(state, b, exclude)), -1)
+        if found >= 0:
+            return found, True
+    return -1, False
+
+
+def partition_change(state: ClusterMetadata, p: Partition, strategy: str = OFFLINE,
+                     target_isr: list[int] | None = None, exclude: int | None = None,
+                     force_epoch_bump: bool = False) -> bool:
+    """One PartitionChangeRecord: a new ISR and the election that follows it.
+
+    An ISR that would become empty stays as it was (ELR is off), so the last
+    member is remembered for a clean recovery. Returns whether anything changed.
+    """
+    isr = list(p.isr if target_isr is None else target_isr)
+    if not isr:
+        isr = list(p.isr)
+    if strategy in (OFFLINE, CONTROLLED_SHUTDOWN) and unclean_allowed(state, p):
+        strategy = UNCLEAN
+    targets = [b for b in p.replicas if b not in p.removing_replicas] \
+        if strategy == REASSIGN else p.replicas
+    new, unclean = select_leader(state, p, strategy, isr, targets, exclude)
+    if unclean:
+        isr = [new]
+    if new == p.leader and isr == p.isr and not force_epoch_bump:
+        return False
+    apply_change(state, p, new, isr, unclean=unclean, force_epoch_bump=force_epoch_bump)
+    return True
+
+
+def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: list[int],
+                 unclean: bool = False, force_epoch_bump: bool = False) -> None:
+    """Write a partition change and let the brokers act on it (LeaderAndIsr)."""
+    old = p.leader
+    p.isr = list(isr)
+    p.partition_epoch += 1
+    if new_leader != old and old >= 0:
+        p.follower_hw[old] = p.high_watermark  # a deposed leader keeps its HW as a follower
+    if new_leader != old or force_epoch_bump:
+        p.leader = new_leader
+        p.leader_epoch += 1
+        if new_leader >= 0:
+            become_leader(state, p, new_leader, moved=new_leader != old)
+        state.emit("leader_change", topic=p.topic, partition=p.index, old=old, new=new_leader,
+                   epoch=p.leader_epoch, unclean=unclean)
+    c = state.controller
+    if c is not None:
+        current = c.partitions.state(p.key)
+        if p.leader >= 0 and state.is_alive(p.leader):
+            # Online -> Online is an election; an ISR change or an epoch bump that
+            # keeps the leader (a reassignment starting) is not a transition.
+            if current is not PS.OnlinePartition or new_leader != old:
+                c.move_partition(p, PS.OnlinePartition)
+        elif current in (PS.OnlinePartition, PS.NewPartition):
+            c.move_partition(p, PS.OfflinePartition)
+    if p.leader >= 0:
+        advance_hw(state, p)
+
+
+def become_leader(state: ClusterMetadata, p: Partition, broker_id: int, moved: bool) -> None:
+    """Partition.makeLeader on ``broker_id``: epoch start, HW, follower states."""
+    log = p.logs[broker_id]
+    if moved:
+        # The new leader's high watermark is its own, from its last fetch.
+        hw = p.follower_hw.get(broker_id, 0)
+        p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
+        p.truncate_producer_state(log.log_end_offset)
+    log.assign_epoch(p.leader_epoch, log.log_end_offset)
+    p.fetcher_epoch.pop(broker_id, None)
+    p.next_fetch_ms.pop(broker_id, None)
+    p.reset_follower_states(state.now(), new_leader=moved)
+
+
+def elect_leader(state: ClusterMetadata, p: Partition, exclude: int | None = None,
+                 allow_unclean: bool | None = None) -> bool:
+    """Offline-partition leader selection (unclean when the topic, or the caller, allows)."""
+    if allow_unclean is None:
+        allow_unclean = unclean_allowed(state, p)
+    return partition_change(state, p, UNCLEAN if allow_unclean else OFFLINE,
+                            exclude=exclude)
+
+
+def change_leader(state: ClusterMetadata, p: Partition, new: int, unclean: bool = False) -> bool:
+    """Force ``new`` as leader (tests and tools); an unclean change resets the ISR."""
+    if new == p.leader:
+        return False
+    isr = [new] if unclean else (p.isr if new in p.isr or new < 0 else p.isr + [new])
+    apply_change(state, p, new, isr, unclean=unclean)
+    return True
+

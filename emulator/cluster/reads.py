@@ -1,0 +1,87 @@
+"""ListOffsets on a leader's log: special timestamps, time lookups, KIP-207.
+
+Reads only; above the cluster's data (``emulator.cluster.metadata``), beside
+replication. Records are decoded only for a timestamp lookup, never on the
+produce or fetch path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.cluster.metadata import ClusterMetadata
+from emulator.cluster.partition import KafkaError
+from wire.errors import ErrorCode as E
+from wire.records import decode_records, read_header
+
+Log = Any  # emulator.log's Log (Cython or pure twin)
+
+
+def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, timestamp: int,
+                isolation: int, current_leader_epoch: int = -1,
+                client: bool = True) -> tuple[int, int, int]:
+    """(offset, timestamp, leader epoch) for ListOffsets' special and real timestamps.
+
+    A newly elected leader's high watermark is its last one as a follower, which
+    can lag the offsets clients already saw. Like Kafka (KIP-207), a client's
+    LATEST, or a timestamp lookup that finds nothing below the high watermark,
+    gets the retriable OFFSET_NOT_AVAILABLE until the high watermark reaches the
+    start of the leader's epoch; otherwise offsets seen by a consumer could go
+    backwards, which Spark's connector reports as data loss.
+    """
+    p = state.get_partition(topic, index)
+    p.check_leader(broker_id, current_leader_epoch)
+    log = p.leader_log
+    if client:
+        limit = p.last_stable_offset() if isolation == 1 else p.high_watermark
+    else:  # a replica's request reads up to the log end (isolation level undefined)
+        limit = log.log_end_offset
+    if timestamp in (-2, -4):  # EARLIEST, EARLIEST_LOCAL
+        return log.log_start_offset, -1, p.leader_epoch
+    if timestamp == -5:  # LATEST_TIERED (no tiered storage)
+        return -1, -1, -1
+    lagging = client and p.leader_epoch_start() > p.high_watermark
+    if timestamp == -1:  # LATEST
+        if lagging:
+            raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+        return limit, -1, p.leader_epoch
+    if timestamp == -3:  # MAX_TIMESTAMP
+        found = _exact_max_timestamp(log) if log.max_timestamp_offset >= 0 \
+            else (-1, -1, -1)
+    else:
+        found = _offset_for_time(log, timestamp, limit, p.leader_epoch)
+    if lagging and (found[0] < 0 or found[0] >= limit):
+        raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+    return found
+
+
+def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
+    batch = log.batch_at(log.max_timestamp_offset)
+    if batch is None:
+        return -1, -1, -1
+    h = read_header(batch)
+    best = max(decode_records(batch), key=lambda r: (r.timestamp, -r.offset))
+    return best.offset, best.timestamp, h.partition_leader_epoch
+
+
+def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, int, int]:
+    found = log.offset_for_timestamp(ts)
+    while found is not None:
+        base, _ = found
+        if base >= limit:
+            return -1, -1, -1
+        batch = log.batch_at(base)
+        h = read_header(batch)
+        for r in decode_records(batch):
+            if r.timestamp >= ts and r.offset >= log.log_start_offset and r.offset < limit:
+                return r.offset, r.timestamp, h.partition_leader_epoch
+        found = _next_batch(log, h.last_offset + 1, ts)
+    return -1, -1, -1
+
+
+def _next_batch(log: Log, offset: int, ts: int) -> tuple[int, int] | None:
+    batch = log.batch_at(offset)
+    if batch is None:
+        return None
+    h = read_header(batch)
+    return h.base_offset, h.max_timestamp

@@ -1,0 +1,369 @@
+"""Replication: the leader's log, its followers' fetches, the ISR and the high watermark.
+
+Above the cluster's data (``emulator.cluster.metadata``), below the controller.
+Produce appends to a leader's log here; ``tick`` lets followers fetch (sharing the
+leader's batch bytes), moves high watermarks and grows and shrinks ISRs by Kafka's
+rules (Partition.updateFollowerFetchState, maybeShrinkIsr, maybeIncrementLeaderHW).
+
+Replication never writes leadership or replica sets: that is the controller's.
+When a leader changes an ISR (Kafka's AlterPartition) the controller hears of it
+through ``isr_listeners``, an explicit, upward-pointing interface: the controller
+registers itself there, so this module imports nothing above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from emulator.cluster.metadata import ClusterMetadata
+from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from wire.errors import ErrorCode as E
+from wire.records import InvalidRecordError, read_header, split_batches
+
+
+@dataclass(slots=True)
+class AppendResult:
+    error: int = 0
+    base_offset: int = -1
+    last_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    message: str | None = None
+    record_errors: list = field(default_factory=list)
+    leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
+
+
+
+def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None) -> bool:
+    """Move the leader's high watermark by Kafka's rules (Partition.maybe_advance_hw)."""
+    t = state.topics.get(p.topic)
+    min_isr = state.effective_min_isr(t, p) if t is not None else 1
+    now = state.now() if now is None else now
+    lag_max = state.config_int("replica.lag.time.max.ms")
+    eligible = [b for b in p.replicas if state.isr_eligible(b)]
+    return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
+
+
+def truncate_follower(p: Partition, broker_id: int) -> None:
+    """Truncate a follower where its log diverges from the leader's epoch history.
+
+    AbstractFetcherThread.getOffsetTruncationState, repeated until done: ask the
+    leader for the end of the follower's latest epoch; if the leader answers with
+    an epoch the follower does not have, truncate to the end of the follower's
+    largest epoch below it and ask again; otherwise truncate to the smaller of the
+    two ends. An undefined answer truncates to the follower's high watermark.
+    """
+    log = p.logs[broker_id]
+    leader_log = p.leader_log
+    for _ in range(256):
+        epoch = log.latest_epoch
+        if epoch < 0:
+            return
+        l_epoch, l_end = epoch_end_offset(leader_log, epoch)
+        if l_epoch < 0 or l_end < 0:
+            log.truncate_to(min(p.follower_hw.get(broker_id, 0), log.log_end_offset))
+            return
+        f_epoch, f_end = epoch_end_offset(log, l_epoch)
+        if f_epoch < 0:
+            log.truncate_to(min(l_end, log.log_end_offset))
+            return
+        if f_epoch != l_epoch:
+            before = log.log_end_offset
+            log.truncate_to(min(f_end, log.log_end_offset))
+            if log.log_end_offset == before:
+                return
+            continue
+        log.truncate_to(min(f_end, l_end, log.log_end_offset))
+        return
+
+
+class Replication:
+    """The replication work of one cluster, and what a tick must visit."""
+
+    def __init__(self, state: ClusterMetadata) -> None:
+        self.state = state
+        # The controller's ear (AlterPartition): called after a leader changed an ISR.
+        self.isr_listeners: list[Callable[[Partition], None]] = []
+        self._next_isr_expiration: int | None = None
+        # Partitions a change-triggered tick must visit: replication not finished, or
+        # changed (partition epoch) since it was last replicated. The periodic full
+        # tick visits all, so idle partitions cost nothing on the produce path.
+        self._active: set[tuple[str, int]] = set()
+        self._seen_epoch: dict[tuple[str, int], int] = {}
+
+    # ---- produce --------------------------------------------------------------------
+    def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
+               acks: int) -> AppendResult:
+        """Append one partition's records on its leader; Kafka's appendRecordsToLeader."""
+        try:
+            st = self.state
+            p = st.get_partition(topic, index)
+            p.check_leader(broker_id)
+            t = st.topics[topic]
+            if records is None or len(records) == 0:
+                raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
+            try:
+                spans = split_batches(records)
+            except InvalidRecordError as e:
+                raise KafkaError(E.CORRUPT_MESSAGE, str(e)) from e
+            if len(spans) != 1:
+                raise KafkaError(E.INVALID_RECORD, "Produce requests with version 3 and above "
+                                 "must contain exactly one record batch per partition")
+            max_bytes = int(st.topic_config(t, "max.message.bytes"))
+            if len(records) > max_bytes:
+                raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
+                                 f"than the max message size the server will accept "
+                                 f"({len(records)} > {max_bytes})")
+            min_isr = st.effective_min_isr(t, p)
+            if acks == -1 and len(p.isr) < min_isr:
+                raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
+                                 f"{set(p.isr)} is insufficient to satisfy the min.isr "
+                                 f"requirement of {min_isr} for partition {topic}-{index}")
+            try:
+                h = read_header(records)
+                if h.magic != 2:
+                    raise InvalidRecordError(f"unsupported magic {h.magic}")
+                if h.is_control:
+                    raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
+                                     "written by clients")
+                dup = p.check_sequence(h)
+                if dup is not None:
+                    return AppendResult(0, dup, dup + h.last_offset_delta, -1,
+                                        p.log_start_offset)
+                now = st.now()
+                log_append_time = st.topic_config(t, "message.timestamp.type") == "LogAppendTime"
+                lat = now if log_append_time else -1
+                base, last, _ = p.leader_log.append_as_leader(records, p.leader_epoch, lat)
+            except InvalidRecordError as e:
+                code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
+                raise KafkaError(code, str(e)) from e
+            p.record_producer(h, base, last)
+            self.mark_active(p)
+            st.emit("append", topic=topic, partition=index, base=base, last=last)
+            if len(p.isr) == 1:
+                advance_hw(st, p)
+            st.changed(partitions_only=True)
+            return AppendResult(0, base, last, lat, p.log_start_offset,
+                                leader_epoch=p.leader_epoch)
+        except KafkaError as e:
+            return AppendResult(e.code, message=e.message)
+
+    def append_control(self, p: Partition, data: bytes) -> int:
+        """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
+        base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
+        self.mark_active(p)
+        if len(p.isr) == 1:
+            advance_hw(self.state, p)
+        self.state.changed(partitions_only=True)
+        return base
+
+    def acks_all_done(self, topic: str, index: int, last_offset: int,
+                      leader_epoch: int = -1) -> tuple[bool, int]:
+        """Has the ISR acknowledged up to last_offset? Returns (done, error code).
+
+        Partition.checkEnoughReplicasReachOffset: done once the high watermark
+        passes the offset, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is then
+        below the effective min.insync.replicas. A leader change while waiting
+        (another leader epoch) answers NOT_LEADER_OR_FOLLOWER, as the deposed
+        leader's purgatory does: the append may have been truncated away.
+        """
+        t = self.state.topics.get(topic)
+        if t is None or index >= len(t.partitions):
+            return True, E.UNKNOWN_TOPIC_OR_PARTITION
+        p = t.partitions[index]
+        if (leader_epoch >= 0 and p.leader_epoch != leader_epoch) or p.leader < 0:
+            return True, E.NOT_LEADER_OR_FOLLOWER
+        if p.high_watermark > last_offset:
+            if len(p.isr) < self.state.effective_min_isr(t, p):
+                return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            return True, 0
+        if last_offset >= p.log_end_offset:
+            return True, E.NOT_LEADER_OR_FOLLOWER  # the append was truncated away
+        return False, 0
+
+
+    # ---- replication and ISR maintenance ---------------------------------------------
+    def plan_tick(self, now: int, full: bool) -> tuple[bool, bool]:
+        """(expire, visit_all) for a tick at ``now``, decided before the controller acts.
+
+        Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2, so a
+        follower that stops fetching leaves the ISR between 1 and 1.5 lag times
+        after it last caught up. A tick that is not ``full`` (the one the server runs
+        right after a change) visits only partitions with replication to do.
+        """
+        st = self.state
+        lag_max = st.config_int("replica.lag.time.max.ms")
+        expire = full and (self._next_isr_expiration is None
+                           or now >= self._next_isr_expiration)
+        if expire:
+            self._next_isr_expiration = now + max(1, lag_max // 2)
+        visit_all = full or st.needs_full_tick
+        st.needs_full_tick = False
+        return expire, visit_all
+
+    def run_tick(self, now: int, expire: bool, visit_all: bool) -> bool:
+        """Followers fetch, high watermarks move, ISRs expand (and shrink when
+        ``expire``). Returns whether anything moved."""
+        st = self.state
+        lag_max = st.config_int("replica.lag.time.max.ms")
+        moved = False
+        active, seen = self._active, self._seen_epoch
+        for t in st.topics.values():
+            for p in t.partitions:
+                if p.leader < 0 or not st.is_running(p.leader):
+                    continue
+                key = (p.topic, p.index)
+                if not visit_all and key not in active and seen.get(key) == p.partition_epoch:
+                    continue
+                moved |= self.replicate_partition(p, now)
+                if expire:
+                    moved |= self.maintain_isr(p, now, lag_max)
+                seen[key] = p.partition_epoch
+                if self._replication_done(p):
+                    active.discard(key)
+                else:
+                    active.add(key)
+        return moved
+
+    def mark_active(self, p: Partition) -> None:
+        """The leader's log moved: the next tick must let the followers fetch."""
+        self._active.add((p.topic, p.index))
+
+    @staticmethod
+    def _replication_done(p: Partition) -> bool:
+        if p.leader < 0:
+            return True
+        leo = p.leader_log.log_end_offset
+        if p.high_watermark != leo:
+            return False
+        for b, log in p.logs.items():
+            if b != p.leader and (log.log_end_offset != leo
+                                  or p.fetcher_epoch.get(b) != p.leader_epoch):
+                return False
+        return True
+
+    def follower_can_fetch(self, p: Partition, follower: int) -> bool:
+        """Is the follower's fetcher running and able to reach the leader? (faults)"""
+        st = self.state
+        if not st.is_running(follower):
+            return False
+        if st.replication_quotas.follower_excluded(p, follower):
+            return False  # follower throttle: left out of its fetcher's requests
+        return st.faults is None or st.faults.follower_can_fetch(p, follower, st.now())
+
+    def replicate_partition(self, p: Partition, now: int) -> bool:
+        """One fetch round for each follower of ``p``; shares the leader's batch bytes.
+
+        A follower that has not yet fetched in the current leader epoch first
+        truncates where its log diverges (OffsetForLeaderEpoch / DivergingEpoch).
+        The leader updates its view of the follower from the fetch offset (the
+        follower's LEO before the data it is about to get); a follower that got
+        data fetches again at once, as Kafka's fetcher does.
+        """
+        leader_log = p.leader_log
+        leader = p.leader
+        moved = False
+        fetched = []
+        for b in p.replicas:
+            if p.leader != leader:
+                break  # a reassignment completed mid-round and moved the leader
+            if b == p.leader or not self.follower_can_fetch(p, b):
+                continue
+            log = p.logs.get(b)
+            if log is None:
+                continue
+            if p.fetcher_epoch.get(b) != p.leader_epoch:
+                before = log.log_end_offset
+                truncate_follower(p, b)
+                p.fetcher_epoch[b] = p.leader_epoch
+                moved |= log.log_end_offset != before
+            if log.log_end_offset > leader_log.log_end_offset:
+                log.truncate_to(leader_log.log_end_offset)
+            if log.log_end_offset < leader_log.log_start_offset:  # OFFSET_OUT_OF_RANGE
+                log.truncate_fully_and_start_at(leader_log.log_start_offset)
+            moved |= self.follower_fetch(p, b, log.log_end_offset, now)
+            budget = self.fetch_budget(p, b) \
+                if log.log_end_offset < leader_log.log_end_offset else 0
+            if budget > 0:
+                for data, base, last, epoch, max_ts in leader_log.batches_from(
+                    log.log_end_offset, budget
+                ):
+                    log.append_as_follower(data, base, last, epoch, max_ts)
+                    self.consume_budget(p, b, len(data))
+                moved = True
+                if not self.state.replication_quotas.follower_excluded(p, b):
+                    moved |= self.follower_fetch(p, b, log.log_end_offset, now)
+            fetched.append(b)
+            if log.log_start_offset < leader_log.log_start_offset:
+                log.delete_before(leader_log.log_start_offset)
+        # Each fetching follower learns the high watermark: a moved HW completes the
+        # followers' fetches waiting in purgatory (tryCompleteDelayedRequests).
+        for b in fetched:
+            log = p.logs.get(b)  # a completed reassignment may have deleted it
+            if log is not None:
+                p.follower_hw[b] = min(p.high_watermark, log.log_end_offset)
+        return moved
+
+    def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:
+        """The leader's side of a follower fetch (Partition.updateFollowerFetchState):
+        fetch state, then ISR expansion, then the high watermark."""
+        p.update_follower(b, fetch_offset, now)
+        if b in p.isr and p.high_watermark == p.log_end_offset:
+            return False  # the common idle case: nothing can move
+        changed = False
+        if b not in p.isr and p.can_join_isr(b) and self.state.isr_eligible(b):
+            self.expand_isr(p, b)
+            changed = True
+        changed |= advance_hw(self.state, p, now)
+        return changed
+
+    def expand_isr(self, p: Partition, b: int) -> None:
+        """The leader adds a caught-up follower to the ISR (AlterPartition, accepted)."""
+        st = self.state
+        p.isr.append(b)
+        p.partition_epoch += 1
+        st.isr_expands += 1
+        st.isr_expands_by_broker[p.leader] = st.isr_expands_by_broker.get(p.leader, 0) + 1
+        st.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
+        self._isr_changed(p)
+
+    def shrink_isr(self, p: Partition, out: list[int]) -> None:
+        """The leader drops lagging followers from the ISR (AlterPartition, accepted)."""
+        st = self.state
+        p.isr = [b for b in p.isr if b not in out]
+        p.partition_epoch += 1
+        st.isr_shrinks += 1
+        st.isr_shrinks_by_broker[p.leader] = st.isr_shrinks_by_broker.get(p.leader, 0) + 1
+        st.emit("isr_shrink", topic=p.topic, partition=p.index, brokers=list(out))
+        self._isr_changed(p)
+
+    def _isr_changed(self, p: Partition) -> None:
+        for listener in self.isr_listeners:
+            listener(p)
+
+    def fetch_budget(self, p: Partition, follower: int) -> int:
+        """Bytes this follower may fetch now (throttles override this)."""
+        st = self.state
+        budget = st.config_int("replica.fetch.max.bytes") * 64
+        if st.faults is not None:
+            budget = st.faults.fetch_budget(p, follower, budget)
+        return st.replication_quotas.fetch_budget(p, follower, budget)
+
+    def consume_budget(self, p: Partition, follower: int, n: int) -> None:
+        """Account fetched bytes against the replication throttles (emulator.cluster.throttle)."""
+        self.state.replication_quotas.record(p, follower, n)
+
+    def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
+        """Partition.maybeShrinkIsr (and a late expansion check): the isr-expiration task."""
+        changed = False
+        for b in p.replicas:
+            if b != p.leader and p.can_join_isr(b) and self.state.isr_eligible(b):
+                self.expand_isr(p, b)
+                changed = True
+        out = p.out_of_sync(now, lag_max)
+        if out:
+            self.shrink_isr(p, out)
+            changed = True
+        changed |= advance_hw(self.state, p, now)
+        return changed
