@@ -38,6 +38,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
 
 EMPTY = "Empty"
@@ -46,13 +47,22 @@ COMPLETING_REBALANCE = "CompletingRebalance"
 STABLE = "Stable"
 DEAD = "Dead"
 
-VALID_PREVIOUS = {
-    EMPTY: {PREPARING_REBALANCE},
-    PREPARING_REBALANCE: {STABLE, COMPLETING_REBALANCE, EMPTY},
-    COMPLETING_REBALANCE: {PREPARING_REBALANCE},
-    STABLE: {COMPLETING_REBALANCE},
-    DEAD: {STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD},
+# target state -> the states it may be entered from (Kafka's ClassicGroupState)
+VALID_PREVIOUS: dict[str, frozenset[str]] = {
+    EMPTY: frozenset({PREPARING_REBALANCE}),
+    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
+    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
+    STABLE: frozenset({COMPLETING_REBALANCE}),
+    DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
 }
+# ClassicGroup.assertValidTransition throws IllegalStateException, which the coordinator
+# answers with UNKNOWN_SERVER_ERROR; its message is kept.
+CLASSIC_GROUP_TRANSITIONS = TransitionTable(
+    "classic group", VALID_PREVIOUS, E.UNKNOWN_SERVER_ERROR,
+    lambda group, current, target, valid: (
+        f"Group {group} should be in the [{', '.join(valid)}] states before moving to "
+        f"{target} state. "
+        f"Instead it is in {current} state."))
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka's classicGroupNewMemberJoinTimeoutMs
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -227,7 +237,8 @@ class ClassicGroup:
 
     # ---- membership ------------------------------------------------------------
     def transition(self, state: str, now: int) -> None:
-        assert self.state in VALID_PREVIOUS[state], f"{self.state} -> {state}"
+        """Move to ``state`` if the table allows it; a domain error otherwise."""
+        CLASSIC_GROUP_TRANSITIONS.check(self.group_id, self.state, state)
         self.previous_state, self.state, self.state_ts = self.state, state, now
 
     def add(self, m: ClassicMember, fut: Future | None) -> None:

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
@@ -44,6 +45,16 @@ Assignment = dict[bytes, set[int]]  # topic id -> partitions
 STABLE_MEMBER = "stable"
 UNREVOKED = "unrevoked_partitions"
 UNRELEASED = "unreleased_partitions"
+# target state -> the states a member may enter it from (Kafka's MemberState, moved by
+# CurrentAssignmentBuilder): a new target assignment can send a member from any state
+# to any other, so the table is complete over the three known states; what it refuses
+# is a state it does not know (Kafka's IllegalStateException: UNKNOWN_SERVER_ERROR).
+_MEMBER_STATES = frozenset({STABLE_MEMBER, UNREVOKED, UNRELEASED})
+MEMBER_TRANSITIONS = TransitionTable("consumer group member", {
+    STABLE_MEMBER: _MEMBER_STATES,  # reached the target (or a static member rejoined)
+    UNREVOKED: _MEMBER_STATES,  # must first give up partitions it still owns
+    UNRELEASED: _MEMBER_STATES,  # assigned partitions other members still hold
+}, E.UNKNOWN_SERVER_ERROR)
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2
 ASSIGNORS = ("uniform", "range")
@@ -67,6 +78,11 @@ class ConsumerMember:
     pending_revocation: Assignment = field(default_factory=dict)
     hb_deadline: int = 0
     revocation_deadline: int | None = None
+
+    def transition(self, target: str) -> None:
+        """Move to ``target`` if MEMBER_TRANSITIONS allows it (a domain error otherwise)."""
+        MEMBER_TRANSITIONS.check(self.member_id, self.state, target)
+        self.state = target
 
 
 @dataclass(eq=False)
@@ -399,7 +415,7 @@ class ConsumerGroupOps:
             del group.members[existing.member_id]
             existing.member_id = member_id
             existing.member_epoch = existing.previous_member_epoch = 0
-            existing.state = STABLE_MEMBER
+            existing.transition(STABLE_MEMBER)
             existing.pending_revocation = {}
             if existing_id in group.target:
                 group.target[member_id] = group.target.pop(existing_id)
@@ -489,7 +505,7 @@ class ConsumerGroupOps:
             if free:
                 adding[tid] = free
         if revoking and _owns_any(owned, revoking):
-            m.state = UNREVOKED
+            m.transition(UNREVOKED)
             self._set_epoch(m, epoch)
             m.assigned = assigned
             m.pending_revocation = revoking
@@ -497,7 +513,7 @@ class ConsumerGroupOps:
             return
         for tid, ps in adding.items():
             assigned.setdefault(tid, set()).update(ps)
-        m.state = UNRELEASED if unreleased else STABLE_MEMBER
+        m.transition(UNRELEASED if unreleased else STABLE_MEMBER)
         self._set_epoch(m, group.assignment_epoch)
         m.assigned = assigned
         m.pending_revocation = {}

@@ -460,7 +460,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             return E.NON_EMPTY_GROUP
         del self.groups[group_id]
         if group.type == "classic":
-            group.state = DEAD
+            group.transition(DEAD, self.now())
         self.offsets.pop(group_id, None)
         self.pending_txn.pop(group_id, None)
         self.mark_changed()

@@ -1,5 +1,7 @@
-"""The controller's partition and replica state machines (seed 002, Kafka's
-PartitionStateMachine and ReplicaStateMachine).
+"""State machines as tables: the controller's partition and replica state machines
+(seed 002, Kafka's PartitionStateMachine and ReplicaStateMachine), and
+``TransitionTable``, the same rule for the coordinators' state machines (classic
+groups, KIP-848 members, transactions).
 
 The rules are the two tables just below: for each target state, the states it may
 be entered from. Everything else is bookkeeping. A transition not in the table
@@ -14,8 +16,10 @@ exactly as Kafka's ``partitionStateMachine.startup()`` does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
+
+from emulator.cluster.partition import KafkaError
 
 
 class PartitionState(Enum):
@@ -134,7 +138,40 @@ class ReplicaStateMachine(StateMachine):
                 if k[2] == broker_id]
 
 
+class TransitionTable:
+    """One coordinator state machine's rules: for each target state, the states it may
+    be entered from (h11's way: the table is the machine, the code only asks it).
+
+    An illegal transition raises the domain error ``KafkaError(error, message)``, so
+    the handler answers with a Kafka error code instead of an assertion escaping.
+    ``message`` formats (subject, current, target, valid previous states).
+    """
+
+    def __init__(self, machine: str, table: Mapping[str, frozenset[str]], error: int,
+                 message: Callable[[str, str, str, list[str]], str] | None = None) -> None:
+        self.machine = machine
+        self.table = table
+        self.error = error
+        self.message = message
+
+    def allowed(self, current: str, target: str) -> bool:
+        return current in self.table.get(target, ())
+
+    def check(self, subject: str, current: str, target: str) -> None:
+        """Raise the table's domain error unless ``current -> target`` is allowed."""
+        if self.allowed(current, target):
+            return
+        valid = sorted(self.table.get(target, ()))
+        if self.message is not None:
+            text = self.message(subject, current, target, valid)
+        else:
+            text = (f"{self.machine} {subject}: invalid state transition {current} -> "
+                    f"{target} (valid previous states of {target}: {valid})")
+        raise KafkaError(self.error, text)
+
+
 __all__ = [
     "PARTITION_TRANSITIONS", "REPLICA_TRANSITIONS", "IllegalStateTransition", "PartitionState",
     "PartitionStateMachine", "ReplicaState", "ReplicaStateMachine", "StateMachine",
+    "TransitionTable",
 ]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.groups import OFFSETS_TOPIC, partition_for
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
 from wire.records import InvalidRecordError, control_batch, read_header
 
@@ -50,8 +51,24 @@ PREPARE_ABORT = "PrepareAbort"
 COMPLETE_COMMIT = "CompleteCommit"
 COMPLETE_ABORT = "CompleteAbort"
 DEAD = "Dead"
+PREPARE_EPOCH_FENCE = "PrepareEpochFence"
 STATES = (EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT,
-          DEAD, "PrepareEpochFence")
+          DEAD, PREPARE_EPOCH_FENCE)
+
+# target state -> the states it may be entered from (Kafka's TransactionState). A
+# transition outside it is answered with INVALID_TXN_STATE, as the coordinator answers
+# a request the transaction's state does not allow.
+TXN_TRANSITIONS = TransitionTable("transaction", {
+    EMPTY: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+    ONGOING: frozenset({ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+    PREPARE_COMMIT: frozenset({ONGOING}),
+    PREPARE_ABORT: frozenset({ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT,
+                              COMPLETE_ABORT}),
+    COMPLETE_COMMIT: frozenset({PREPARE_COMMIT}),
+    COMPLETE_ABORT: frozenset({PREPARE_ABORT}),
+    DEAD: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+    PREPARE_EPOCH_FENCE: frozenset({ONGOING}),
+}, E.INVALID_TXN_STATE)
 
 
 @dataclass(eq=False)
@@ -71,6 +88,11 @@ class TxnMetadata:
 
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= MAX_EPOCH - 1
+
+    def transition(self, target: str) -> None:
+        """Move to ``target`` if TXN_TRANSITIONS allows it (INVALID_TXN_STATE otherwise)."""
+        TXN_TRANSITIONS.check(self.transactional_id, self.state, target)
+        self.state = target
 
 
 class TransactionCoordinator:
@@ -183,7 +205,7 @@ class TransactionCoordinator:
             raise KafkaError(E.PRODUCER_FENCED)
         # else: a retry of an InitProducerId that already bumped the epoch
         txn.timeout_ms = timeout_ms
-        txn.state = EMPTY
+        txn.transition(EMPTY)
         txn.partitions.clear()
         txn.groups.clear()
         txn.start_ms = -1
@@ -232,7 +254,7 @@ class TransactionCoordinator:
     def _begin(self, txn: TxnMetadata) -> None:
         now = self.now()
         if txn.state != ONGOING:
-            txn.state = ONGOING
+            txn.transition(ONGOING)
             txn.start_ms = now
         txn.last_update_ms = now
 
@@ -278,7 +300,7 @@ class TransactionCoordinator:
             return e.code, -1, -1
 
     def _end(self, txn: TxnMetadata, commit: bool) -> None:
-        txn.state = PREPARE_COMMIT if commit else PREPARE_ABORT
+        txn.transition(PREPARE_COMMIT if commit else PREPARE_ABORT)
         txn.last_update_ms = self.now()
         txn.pending_markers = set(txn.partitions)
         self._write_markers(txn)
@@ -308,7 +330,7 @@ class TransactionCoordinator:
         if self.groups is not None:
             for g in sorted(txn.groups):
                 self.groups.complete_txn(g, txn.producer_id, commit)
-        txn.state = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        txn.transition(COMPLETE_COMMIT if commit else COMPLETE_ABORT)
         txn.partitions.clear()
         txn.groups.clear()
         txn.last_update_ms = now
