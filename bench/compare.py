@@ -1,8 +1,9 @@
 """The emulator side by side with Apache Kafka 4.x (KRaft), under the same load.
 
-Installs Kafka's jars from Maven Central (bench/pom.xml, into bench/.jars), then for
-each system in turn: the emulator (3 virtual brokers, one process), a single Kafka
-node in KRaft combined mode, and optionally three Kafka nodes, it measures
+Starts Apache Kafka through the project's launcher (client_tests/kafka_cluster.py: jars
+from Maven Central, a dedicated KRaft controller plus brokers; Kafka's perf tools from
+client_tests/java/pom.xml), then for each system in turn: the emulator (3 virtual
+brokers, one process), one Kafka broker, and optionally three, it measures
 
 - start: from launching the process(es) to the first acknowledged produce;
 - idle RSS after start, and the peak RSS under the produce and consume load;
@@ -15,13 +16,12 @@ and prints one table with the emulator's figure divided by Kafka's and the targe
 issue 6. Replication factor 3 on the emulator and on three Kafka nodes, 1 on a
 single node. Asserts nothing: the machine is shared, figures are noisy.
 
-    python bench/compare.py [--records 200000] [--kafka-nodes 1,3]
+    python bench/compare.py [--records 200000] [--kafka-nodes 1,3] [--kafka-version 4.4.0]
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import glob
 import os
 import re
@@ -39,9 +39,14 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster  # noqa: E402
+from client_tests.kafka_cluster import ensure_jars as ensure_kafka_jars  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-JARS = os.path.join(HERE, ".jars")
+TOOLS_JARS = os.path.join(ROOT, "client_tests", "java", ".tools-jars")
+KAFKA_VERSION = DEFAULT_VERSION
 PARTITIONS = 3
 JVM_OPTS = [  # as Kafka's bin/kafka-server-start.sh and kafka-run-class.sh set them
     "-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
@@ -61,30 +66,13 @@ appender.stdout.layout.pattern = [%d] %p %m (%c)%n
 
 # ---- helpers ----------------------------------------------------------------------------
 def ensure_jars() -> None:
-    """Kafka's broker and tools from Maven Central, once (bench/.jars is git-ignored)."""
-    if glob.glob(os.path.join(JARS, "kafka_2.13-*.jar")) and glob.glob(
-            os.path.join(JARS, "kafka-tools-[0-9]*.jar")):
-        return
-    print("installing Kafka jars with Maven (bench/pom.xml) ...", flush=True)
-    subprocess.run(["mvn", "-q", "-f", os.path.join(HERE, "pom.xml"),
-                    "dependency:copy-dependencies", f"-DoutputDirectory={JARS}"], check=True)
-
-
-def kafka_version() -> str:
-    jar = glob.glob(os.path.join(JARS, "kafka_2.13-*.jar"))[0]
-    return os.path.basename(jar)[len("kafka_2.13-"):-len(".jar")]
-
-
-def free_ports(n: int) -> list[int]:
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+    """Kafka's broker (the launcher's pom) and, for the perf tools, the Java client tests'
+    tools classpath (client_tests/java/pom.xml, scripts/setup.d/30-java.sh)."""
+    ensure_kafka_jars(KAFKA_VERSION)
+    if not glob.glob(os.path.join(TOOLS_JARS, "kafka-tools-[0-9]*.jar")):
+        print("installing Kafka's tools (scripts/setup.d/30-java.sh) ...", flush=True)
+        subprocess.run(["bash", os.path.join(ROOT, "scripts", "setup.d", "30-java.sh")],
+                       check=True)
 
 
 def free_base_port(n: int) -> int:
@@ -168,12 +156,16 @@ class System:
     procs: list[subprocess.Popen]
     start_s: float
     notes: list[str] = field(default_factory=list)
+    kafka: KafkaCluster | None = None
 
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self.procs]
 
     def stop(self) -> None:
+        if self.kafka is not None:
+            self.kafka.stop()
+            return
         for p in self.procs:
             p.terminate()
         for p in self.procs:
@@ -200,59 +192,31 @@ def start_emulator(brokers: int) -> System:
 
 
 def start_kafka(nodes: int, workdir: str) -> System:
-    ports = free_ports(2 * nodes)
-    client, controller = ports[:nodes], ports[nodes:]
-    voters = ",".join(f"{i + 1}@127.0.0.1:{controller[i]}" for i in range(nodes))
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    log4j = os.path.join(workdir, "log4j2.properties")
-    with open(log4j, "w") as f:
-        f.write(LOG4J2)
+    """Apache Kafka through the project's launcher (client_tests/kafka_cluster.py): a
+    dedicated KRaft controller and ``nodes`` brokers, with Kafka's own JVM options."""
     rf = min(3, nodes)
-    configs = []
-    for i in range(nodes):
-        cfg = os.path.join(workdir, f"server-{i + 1}.properties")
-        props = {
-            "process.roles": "broker,controller", "node.id": i + 1,
-            "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://127.0.0.1:{client[i]},CONTROLLER://127.0.0.1:{controller[i]}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{client[i]}",
-            "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "log.dirs": os.path.join(workdir, f"data-{i + 1}"),
+    cluster = KafkaCluster(
+        brokers=nodes, version=KAFKA_VERSION, workdir=workdir, kafka_defaults=True,
+        jvm_opts=JVM_OPTS, broker_heap="1G", controller_heap="512m",
+        broker_config={
             "num.partitions": 1, "default.replication.factor": rf,
             "offsets.topic.replication.factor": rf, "offsets.topic.num.partitions": 50,
             "transaction.state.log.replication.factor": rf,
             "transaction.state.log.min.isr": min(2, rf),
             "share.coordinator.state.topic.replication.factor": rf,
             "share.coordinator.state.topic.min.isr": min(2, rf),
-            "group.initial.rebalance.delay.ms": 0,
-        }
-        with open(cfg, "w") as f:
-            f.writelines(f"{k}={v}\n" for k, v in props.items())
-        configs.append(cfg)
-    java = ["java", f"-Dlog4j2.configurationFile={log4j}", "-cp", os.path.join(JARS, "*")]
-    t_format = time.perf_counter()
-    for cfg in configs:
-        subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", cfg],
-                       check=True, stdout=subprocess.DEVNULL)
-    format_s = time.perf_counter() - t_format
+            "group.initial.rebalance.delay.ms": 0})
     t0 = time.perf_counter()
-    procs = []
-    for i, cfg in enumerate(configs):
-        out = open(os.path.join(workdir, f"kafka-{i + 1}.out"), "w")  # noqa: SIM115
-        procs.append(subprocess.Popen(java[:1] + JVM_OPTS + java[1:] + ["kafka.Kafka", cfg],
-                                      stdout=out, stderr=subprocess.STDOUT))
+    cluster.start()
     try:
-        start = wait_first_ack(",".join(f"127.0.0.1:{p}" for p in client), t0)
+        start = wait_first_ack(cluster.bootstrap_servers, t0)
     except BaseException:
-        for p in procs:
-            p.kill()
-            p.wait(30)
+        cluster.stop()
         raise
-    name = f"Kafka {kafka_version()} ({nodes} node{'s' if nodes > 1 else ''})"
-    return System(name, ",".join(f"127.0.0.1:{p}" for p in client), rf, procs, start,
-                  [f"storage format: {format_s:.2f} s before start, not counted"])
+    procs = [n.proc for n in [cluster.controller, *cluster.brokers.values()] if n and n.proc]
+    name = f"Kafka {KAFKA_VERSION} ({nodes} broker{'s' if nodes > 1 else ''} + controller)"
+    return System(name, cluster.bootstrap_servers, rf, procs, start,
+                  ["start includes kafka-storage format of every node"], cluster)
 
 
 # ---- the load ---------------------------------------------------------------------------------
@@ -312,7 +276,7 @@ def confluent_consume(s: System, topic: str, records: int) -> float:
 
 def java_tool(main: str, args: list[str], timeout: float = 600) -> str:
     cmd = ["java", *TOOL_JVM_OPTS, f"-Dlog4j2.configurationFile={TOOL_LOG4J}", "-cp",
-           os.path.join(JARS, "*"), main, *args]
+           os.path.join(TOOLS_JARS, "*"), main, *args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
@@ -474,15 +438,17 @@ def platform_line() -> str:
 
 
 def main() -> None:
-    global TOOL_LOG4J
+    global TOOL_LOG4J, KAFKA_VERSION
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--latency-records", type=int, default=3000)
     ap.add_argument("--latency-rate", type=float, default=500.0)
     ap.add_argument("--kafka-nodes", default="1,3", help="Kafka cluster sizes to run")
+    ap.add_argument("--kafka-version", default=DEFAULT_VERSION)
     ap.add_argument("--emulator-brokers", type=int, default=3)
     ap.add_argument("--settle", type=float, default=3.0, help="seconds before idle RSS")
     args = ap.parse_args()
+    KAFKA_VERSION = args.kafka_version
     ensure_jars()
     workdir = tempfile.mkdtemp(prefix="kafka-bench-")
     TOOL_LOG4J = os.path.join(workdir, "tools-log4j2.properties")

@@ -1,8 +1,8 @@
 """Kafka's Java Admin client and Kafka's own kafka-reassign-partitions and kafka-topics
 against the emulator, over TCP.
 
-The jars come from Maven Central through client_tests/java/pom.xml (Kafka 4.1.0,
-the version kept there only); scripts/setup.d/30-java.sh resolves them and compiles
+The jars come from Maven Central through client_tests/java/pom.xml (Kafka 4.4.0,
+the version kept there only; the tools 4.3.1, see there); scripts/setup.d/30-java.sh resolves them and compiles
 client_tests/java/src/ReassignClient.java, a line-driven Admin client session (one
 JVM per test). Kafka's tools run by their main classes with ``java -cp``.
 """
@@ -18,17 +18,22 @@ from pathlib import Path
 import pytest
 
 from emulator import Cluster
+from emulator.cluster.log_dirs import DEFAULT_LOG_DIR
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
-CLASSPATH = f"{JAVA_DIR / '.classes'}:{JAVA_DIR / '.jars'}/*"
-JVM = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto", "-cp", CLASSPATH]
+JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
+# The Admin client session runs on kafka-clients of the pom's release; Kafka's tools on
+# their own classpath (kafka-tools 4.4.0 is not on Maven Central: see the pom).
+JVM = [*JVM_OPTS, "-cp", f"{JAVA_DIR / '.classes'}:{JAVA_DIR / '.jars'}/*"]
+TOOLS_JVM = [*JVM_OPTS, "-cp", f"{JAVA_DIR / '.tools-jars'}/*"]
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 TOPICS = "org.apache.kafka.tools.TopicCommand"
+DIRS = ",".join([f'"{DEFAULT_LOG_DIR}"'] * 3)
 
 
 def require_java() -> None:
-    missing = [p for p in (JAVA_DIR / ".jars", JAVA_DIR / ".classes" / "ReassignClient.class")
-               if not p.exists()]
+    missing = [p for p in (JAVA_DIR / ".jars", JAVA_DIR / ".tools-jars",
+                           JAVA_DIR / ".classes" / "ReassignClient.class") if not p.exists()]
     if missing:
         raise AssertionError(f"{missing[0]} is missing: run scripts/setup.d/30-java.sh "
                              "(needs a JDK and Maven) before these tests")
@@ -133,7 +138,7 @@ def test_java_admin_client(cluster: Cluster) -> None:
 
 
 def run_tool(c: Cluster, main_class: str, *args: str) -> tuple[int, str]:
-    r = subprocess.run(JVM + [main_class, "--bootstrap-server", c.bootstrap_servers, *args],
+    r = subprocess.run(TOOLS_JVM + [main_class, "--bootstrap-server", c.bootstrap_servers, *args],
                        capture_output=True, text=True, timeout=120)
     return r.returncode, r.stdout
 
@@ -153,9 +158,11 @@ def test_kafka_reassign_partitions_and_kafka_topics(cluster: Cluster, tmp_path: 
     assert rc == 0, out
     assert out == (
         "Current partition replica assignment\n\n"
+        # Since Kafka 4.3 the tool asks DescribeLogDirs for the current directories (it
+        # printed "any" before); every emulated broker has one log dir, Kafka's default.
         '{"version":1,"partitions":[{"topic":"baz","partition":1,"replicas":[2,0,1],'
-        '"log_dirs":["any","any","any"]},{"topic":"foo","partition":0,"replicas":[0,1,2],'
-        '"log_dirs":["any","any","any"]}]}\n\n'
+        f'"log_dirs":[{DIRS}]}},{{"topic":"foo","partition":0,"replicas":[0,1,2],'
+        f'"log_dirs":[{DIRS}]}}]}}\n\n'
         "Save this to use as the --reassignment-json-file option during rollback\n"
         "Warning: You must run --verify periodically, until the reassignment completes, to "
         "ensure the throttle is removed.\n"
@@ -215,7 +222,7 @@ def test_kafka_reassign_partitions_and_kafka_topics(cluster: Cluster, tmp_path: 
     lines = out.split("\n")
     assert lines[:3] == ["Current partition replica assignment",
                          '{"version":1,"partitions":[{"topic":"bar","partition":0,"replicas":'
-                         '[3,2,1],"log_dirs":["any","any","any"]}]}', ""]
+                         f'[3,2,1],"log_dirs":[{DIRS}]}}]}}', ""]
     assert lines[3] == "Proposed partition reassignment configuration"
     assert sorted(json.loads(lines[4])["partitions"][0]["replicas"]) == [2, 3, 4]
     bad = tmp_path / "shrink.json"

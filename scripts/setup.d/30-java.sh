@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Kafka's Java Admin client and tools (kafka-reassign-partitions, kafka-topics) for
-# client_tests/test_reassign_java.py: jars from Maven Central through
-# client_tests/java/pom.xml (the Kafka version lives there, once) into a gitignored
-# cache, then the small Java driver compiled against them.
+# Kafka's Java clients and tools (kafka-reassign-partitions, kafka-topics) for the Java
+# client tests: jars from Maven Central through client_tests/java/pom.xml (the Kafka
+# version lives there, once) into gitignored caches - the clients in .jars, the tools on
+# their own classpath in .tools-jars (see the pom for why) - then the small Java driver
+# compiled against the clients.
 set -euo pipefail
 cd "$(dirname "$0")/../../client_tests/java"
 for tool in java javac mvn; do
@@ -11,15 +12,22 @@ for tool in java javac mvn; do
     exit 1
   fi
 done
-stamp=.jars/.pom.sha1
 want=$(sha1sum pom.xml | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  rm -rf .jars
-  mvn -q -f pom.xml dependency:copy-dependencies -DoutputDirectory=.jars
-  echo "$want" > "$stamp"
-fi
+fetch() {  # fetch DIR [maven args]: copy the pom's dependencies into DIR unless current
+  local dir=$1
+  shift
+  if [ ! -f "$dir/.pom.sha1" ] || [ "$(cat "$dir/.pom.sha1")" != "$want" ]; then
+    echo "30-java.sh: resolving $dir from Maven Central ..."
+    rm -rf "$dir" .classes
+    mvn -q -f pom.xml "$@" dependency:copy-dependencies -DoutputDirectory="$dir"
+    echo "$want" > "$dir/.pom.sha1"
+  fi
+}
+fetch .jars
+fetch .tools-jars -Ptools
 mkdir -p .classes
 if [ ! -f .classes/ReassignClient.class ] || [ -n "$(find src -newer .classes/ReassignClient.class)" ]; then
   javac -nowarn -d .classes -cp '.jars/*' src/*.java
 fi
-echo "java helper: client_tests/java/.classes ($(ls .jars | grep -c '\.jar$') jars)"
+echo "java helper: client_tests/java/.classes ($(ls .jars | grep -c '\.jar$') client jars," \
+  "$(ls .tools-jars | grep -c '\.jar$') tool jars)"
