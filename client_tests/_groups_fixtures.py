@@ -47,16 +47,6 @@ def group_cluster() -> Iterator[Cluster]:
             _live.clear()
 
 
-def wait_until(pred: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Poll ``pred`` until true; fail with ``what`` if it never becomes true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[bytes]:
     """``n`` records spread round-robin over the partitions; returns their values."""
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2})

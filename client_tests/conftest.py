@@ -1,7 +1,8 @@
 """Shared fixtures: a fresh in-process 3-broker cluster on free ports per test.
 
 Starting a cluster takes milliseconds, so every test gets its own: no state leaks
-between tests, and a test that stops brokers cannot disturb the next one.
+between tests, and a test that stops brokers cannot disturb the next one. A test
+during which the emulator logged an exception fails (emulator.testing).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from emulator import Cluster
+from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 _names = itertools.count()
 

@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, TopicPartition
 from testcontainers.core.config import testcontainers_config
 
 from emulator.containers import KafkaEmulatorContainer
+from emulator.testing import wait_for
 
 IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
 CLIENT_IMAGE = os.environ.get("KAFKA_EMULATOR_CLIENT_IMAGE", "kafka-emulator-client:latest")
@@ -89,11 +90,8 @@ def test_testcontainers_real_clients(docker_images: None) -> None:
         api = docker.from_env().api
         info = api.inspect_container(kafka.get_container_id())
         assert info["Config"]["User"] == "10001"
-        deadline = time.monotonic() + 30
-        while info["State"]["Health"]["Status"] != "healthy" and time.monotonic() < deadline:
-            time.sleep(0.5)
-            info = api.inspect_container(kafka.get_container_id())
-        assert info["State"]["Health"]["Status"] == "healthy", info["State"]["Health"]
+        wait_for(lambda: api.inspect_container(kafka.get_container_id())["State"]["Health"][
+            "Status"] == "healthy", "the container's healthcheck to turn healthy", interval=0.5)
 
 
 def test_testcontainers_control_plane(docker_images: None) -> None:

@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from kafka import KafkaProducer
 from kafka.errors import NotEnoughReplicasError
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 
 @pytest.fixture
@@ -164,13 +164,8 @@ SCHEDULE = b"""{"seed": 11}
 def run_schedule(base: str) -> list[dict]:
     status, out = http(base, "POST", "/faults/schedule", raw=SCHEDULE)
     assert status == 202 and out == {"seed": 11, "steps": 7}
-    deadline = time.monotonic() + 30
-    while True:
-        status, st = http(base, "GET", "/faults/schedule")
-        if st["done"] or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert st["done"]
+    st = wait_for(lambda: (lambda r: r[1] if r[1]["done"] else None)(
+        http(base, "GET", "/faults/schedule")), "the fault schedule to finish")
     return [(step["op"], step.get("error"), step["cluster"]) for step in st["applied"]]
 
 
@@ -216,13 +211,8 @@ def test_fault_schedule_at_startup_runs_and_reports(tmp_path: Any) -> None:
         ready = proc.stdout.readline()
         assert "kafka-emulator ready" in ready, proc.stderr.read() if proc.poll() else ready
         base = ready.split(" control ")[1].strip()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            status, st = http(base, "GET", "/faults/schedule")
-            if status == 200 and st["done"]:
-                break
-            time.sleep(0.05)
-        assert status == 200 and st["done"], st
+        st = wait_for(lambda: (lambda r: r[1] if r[0] == 200 and r[1]["done"] else None)(
+            http(base, "GET", "/faults/schedule")), "the startup fault schedule to finish")
         assert [(s["op"]["op"], s["op"]["broker"], s.get("error")) for s in st["applied"]] == [
             ("stop_broker", 2, None), ("start_broker", 2, None)]
         assert all(b["alive"] for b in http(base, "GET", "/cluster")[1]["brokers"])

@@ -10,9 +10,9 @@ from client_tests._groups_fixtures import (
     check_no_loss,
     group_cluster,  # noqa: F401 - fixture
     produce,
-    wait_until,
 )
 from emulator import Cluster
+from emulator.testing import wait_for
 
 
 def test_members_join_balance_and_resume(group_cluster: Cluster,  # noqa: F811
@@ -24,18 +24,18 @@ def test_members_join_balance_and_resume(group_cluster: Cluster,  # noqa: F811
                for i in range(2)]
     for m in members:
         m.start()
-    wait_until(balanced(members, [3, 3]), "two members with three partitions each")
+    wait_for(balanced(members, [3, 3]), "two members with three partitions each")
     members.append(AioKafkaMember("aio-2", c.bootstrap_servers, topic_name, "aio-grp"))
     members[2].start()
-    wait_until(balanced(members, [2, 2, 2]), "three members with two partitions each")
-    wait_until(lambda: sum(len(m.values) for m in members) >= 60, "the first 60 records")
+    wait_for(balanced(members, [2, 2, 2]), "three members with two partitions each")
+    wait_for(lambda: sum(len(m.values) for m in members) >= 60, "the first 60 records")
     for m in members:
         m.stop()
 
     produced += produce(c.bootstrap_servers, topic_name, 30, start=60)
     late = AioKafkaMember("aio-late", c.bootstrap_servers, topic_name, "aio-grp")
     late.start()
-    wait_until(lambda: len(late.values) >= 30, "the newcomer to read the last 30 records")
+    wait_for(lambda: len(late.values) >= 30, "the newcomer to read the last 30 records")
     late.stop()
     check_no_loss(produced, [*members, late])
     assert set(produced[60:]) <= set(late.values)

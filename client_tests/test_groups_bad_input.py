@@ -13,10 +13,10 @@ from client_tests._groups_fixtures import (
     ConfluentMember,
     balanced,
     group_cluster,  # noqa: F401 - fixture
-    wait_until,
 )
 from client_tests.rawkafka import Conn
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 
 GROUP = "bad-input-grp"
@@ -38,7 +38,7 @@ def test_bad_requests_leave_the_group_intact(group_cluster: Cluster,  # noqa: F8
 
 
 def check_bad_requests(c: Cluster, members: list[ConfluentMember]) -> None:
-    wait_until(balanced(members, [3, 3]), "a stable group of two")
+    wait_for(balanced(members, [3, 3]), "a stable group of two")
     topic_name = members[0].topic
     gc = c.server.services["groups"]
     group = gc.groups[GROUP]

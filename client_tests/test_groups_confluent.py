@@ -21,9 +21,9 @@ from client_tests._groups_fixtures import (
     check_no_loss,
     group_cluster,  # noqa: F401 - fixture
     produce,
-    wait_until,
 )
 from emulator import Cluster
+from emulator.testing import wait_for
 
 CRASHING_MEMBER = textwrap.dedent("""
     import sys
@@ -54,7 +54,7 @@ def test_eager_members_with_a_crash_and_admin(group_cluster: Cluster,  # noqa: F
             parts = [m.partitions() for m in members]
             return [len(p) for p in parts] == [2, 2] and not parts[0] & parts[1]
 
-        wait_until(three_way, "two in-process members with two partitions each")
+        wait_for(three_way, "two in-process members with two partitions each")
         admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
         desc = admin.describe_consumer_groups([group])[group].result(10)
         assert len(desc.members) == 3
@@ -62,10 +62,10 @@ def test_eager_members_with_a_crash_and_admin(group_cluster: Cluster,  # noqa: F
         assert group in {g.group_id for g in listed}
         crasher.kill()  # no LeaveGroup: the session timeout must notice
         crasher.wait(10)
-        wait_until(balanced(members, [3, 3]), "the survivors to take the crashed member's "
-                   "partitions after its session timeout")
-        wait_until(lambda: set(produced) <= {v for m in members for v in m.values},
-                   "the survivors to read every record")
+        wait_for(balanced(members, [3, 3]), "the survivors to take the crashed member's "
+                 "partitions after its session timeout")
+        wait_for(lambda: set(produced) <= {v for m in members for v in m.values},
+                 "the survivors to read every record")
     finally:
         crasher.kill()
     for m in members:
@@ -88,18 +88,18 @@ def test_cooperative_sticky_moves_only_what_must_move(group_cluster: Cluster,  #
                for i in range(2)]
     for m in members:
         m.start()
-    wait_until(balanced(members, [3, 3]), "two members with three partitions each")
+    wait_for(balanced(members, [3, 3]), "two members with three partitions each")
     before = [m.partitions() for m in members]
     revoked_before = [len(m.revoked) for m in members]
     members.append(ConfluentMember("coop-2", c.bootstrap_servers, topic_name, "cf-coop",
                                    **conf))
     members[2].start()
-    wait_until(balanced(members, [2, 2, 2]), "three members with two partitions each")
+    wait_for(balanced(members, [2, 2, 2]), "three members with two partitions each")
     for m, had, n in zip(members[:2], before, revoked_before, strict=True):
         gone = set().union(*m.revoked[n:])
         assert len(gone) == 1 and gone <= had  # one partition moved, the others stayed
         assert m.partitions() == had - gone
-    wait_until(lambda: sum(len(m.values) for m in members) >= 30, "every record")
+    wait_for(lambda: sum(len(m.values) for m in members) >= 30, "every record")
     for m in members:
         m.stop()
     check_no_loss(produced, members)
@@ -114,13 +114,13 @@ def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> Non
                for i in range(3)]
     for m in members:
         m.start()
-    wait_until(balanced(members, [2, 2, 2]), "three members with two partitions each")
+    wait_for(balanced(members, [2, 2, 2]), "three members with two partitions each")
     admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
     desc = admin.describe_consumer_groups(["cf-848"])["cf-848"].result(10)
     assert len(desc.members) == 3
     members[0].stop()  # leaves with epoch -1
-    wait_until(balanced(members[1:], [3, 3]), "the two remaining members with three each")
-    wait_until(lambda: sum(len(m.values) for m in members) >= 60, "every record")
+    wait_for(balanced(members[1:], [3, 3]), "the two remaining members with three each")
+    wait_for(lambda: sum(len(m.values) for m in members) >= 60, "every record")
     for m in members[1:]:
         m.stop()
     check_no_loss(produced, members)
@@ -139,7 +139,7 @@ def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # n
     members = [member(0), member(1)]
     for m in members:
         m.start()
-    wait_until(balanced(members, [3, 3]), "two static members with three partitions each")
+    wait_for(balanced(members, [3, 3]), "two static members with three partitions each")
     had = members[1].partitions()
     revoked = len(members[0].revoked)
     group = c.server.services["groups"].groups["cf-static"]
@@ -147,7 +147,7 @@ def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # n
     members[1].stop()  # a static member leaves no LeaveGroup behind
     members[1] = member(1)
     members[1].start()
-    wait_until(lambda: members[1].partitions() == had, "the restarted member's old partitions")
+    wait_for(lambda: members[1].partitions() == had, "the restarted member's old partitions")
     assert len(members[0].revoked) == revoked  # the other member never rebalanced
     assert group.generation_id == generation and group.state == "Stable"
     for m in members:

@@ -10,9 +10,9 @@ from client_tests._groups_fixtures import (
     check_no_loss,
     group_cluster,  # noqa: F401 - fixture
     produce,
-    wait_until,
 )
 from emulator import Cluster
+from emulator.testing import wait_for
 
 
 def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa: F811
@@ -24,13 +24,13 @@ def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa:
                for i in range(3)]
     for m in members:
         m.start()
-    wait_until(balanced(members, [2, 2, 2]), "three members with two partitions each")
-    wait_until(lambda: sum(len(m.values) for m in members) >= 60, "the first 60 records")
+    wait_for(balanced(members, [2, 2, 2]), "three members with two partitions each")
+    wait_for(lambda: sum(len(m.values) for m in members) >= 60, "the first 60 records")
 
     members[2].stop()  # close() sends LeaveGroup
-    wait_until(balanced(members[:2], [3, 3]), "the two remaining members with three each")
+    wait_for(balanced(members[:2], [3, 3]), "the two remaining members with three each")
     produced += produce(c.bootstrap_servers, topic_name, 30, start=60)
-    wait_until(lambda: sum(len(m.values) for m in members) >= 90, "90 records")
+    wait_for(lambda: sum(len(m.values) for m in members) >= 90, "90 records")
     for m in members[:2]:
         m.stop()
 
@@ -38,7 +38,7 @@ def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa:
     produced += produce(c.bootstrap_servers, topic_name, 30, start=90)
     late = KafkaPythonMember("kp-late", c.bootstrap_servers, topic_name, "kp-grp")
     late.start()
-    wait_until(lambda: len(late.values) >= 30, "the newcomer to read the last 30 records")
+    wait_for(lambda: len(late.values) >= 30, "the newcomer to read the last 30 records")
     late.stop()
     check_no_loss(produced, [*members, late])
     assert set(produced[90:]) <= set(late.values)
@@ -51,7 +51,7 @@ def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster
     produced = produce(c.bootstrap_servers, topic_name, 30)
     first = KafkaPythonMember("kp-a", c.bootstrap_servers, topic_name, "kp-move")
     first.start()
-    wait_until(lambda: len(first.values) >= 30, "the first 30 records")
+    wait_for(lambda: len(first.values) >= 30, "the first 30 records")
     first.stop()
     groups = c.server.services["groups"]
     old = c.call(lambda: groups.coordinator_for("kp-move"))
@@ -61,7 +61,7 @@ def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster
     produced += produce(c.bootstrap_servers, topic_name, 30, start=30)
     second = KafkaPythonMember("kp-b", c.bootstrap_servers, topic_name, "kp-move")
     second.start()
-    wait_until(lambda: len(second.values) >= 30, "the newcomer to read the last 30 records")
+    wait_for(lambda: len(second.values) >= 30, "the newcomer to read the last 30 records")
     second.stop()
     check_no_loss(produced, [first, second])
     assert set(second.values) == set(produced[30:])

@@ -9,23 +9,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 HELPER = Path(__file__).resolve().parent / "go" / ".bin" / "reassign"
 
-
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture

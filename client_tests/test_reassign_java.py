@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from emulator import Cluster
 from emulator.cluster.log_dirs import DEFAULT_LOG_DIR
+from emulator.testing import wait_for
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
@@ -38,13 +38,6 @@ def require_java() -> None:
         raise AssertionError(f"{missing[0]} is missing: run scripts/setup.d/30-java.sh "
                              "(needs a JDK and Maven) before these tests")
 
-
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -127,7 +120,7 @@ def test_java_admin_client(cluster: Cluster) -> None:
             "not available."]
         cluster.resume_follower(0, topic="foo", partition=0)
         wait_for(lambda: 0 in cluster.call(lambda: cluster.state.get_partition("foo", 0).isr),
-                 "broker 0 to rejoin the ISR")
+                 "broker 0 to rejoin the ISR", 60)
         assert java("elect preferred foo:0") == ["RESULT foo 0 OK"]
         assert java("describe foo")[0].startswith("DESCRIBE foo 0 leader=0 ")
         assert java("elect unclean foo:0") == [
@@ -203,7 +196,7 @@ def test_kafka_reassign_partitions_and_kafka_topics(cluster: Cluster, tmp_path: 
         "Successfully started moving log directory to /tmp/kafka-logs for replica foo-0 with "
         "broker 3 \n")
     wait_for(lambda: replicas(cluster, "foo", 0) == [0, 1, 3]
-             and replicas(cluster, "baz", 1) == [0, 2, 3], "the reassignment")
+             and replicas(cluster, "baz", 1) == [0, 2, 3], "the reassignment", 60)
     rc, out = run_tool(cluster, REASSIGN, "--verify", "--reassignment-json-file", str(f))
     assert (rc, out) == (0, "Status of partition reassignment:\n"
                          "Reassignment of partition baz-1 is completed.\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -25,18 +25,12 @@ from kafka.errors import (
 
 from client_tests.rawkafka import Conn
 from emulator import Cluster
+from emulator.testing import wait_for
 from emulator.tools.reassign import main as reassign_tool
 from wire.errors import ErrorCode as E
 
 MSG = "The manual partition assignment includes "
 
-
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -13,27 +13,20 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
 
 from emulator import Cluster
+from emulator.testing import wait_for
 from emulator.tools.reassign import main
 
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
                  "replica.alter.log.dirs.io.max.bytes.per.second")
 ROLLBACK = "Save this to use as the --reassignment-json-file option during rollback"
 
-
-def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -192,8 +185,10 @@ def test_throttled_reassignment_and_raising_the_throttle(cluster: Cluster,
     assert topic_throttles(cluster, "baz") == {
         "leader.replication.throttled.replicas": "2:0,2:1,2:2",
         "follower.replication.throttled.replicas": "2:3"}
-    time.sleep(0.5)
-    rc, out, _ = tool(cluster, "--verify", "--reassignment-json-file", f, "--preserve-throttles")
+    # --verify reports the adding replica's progress once it has started to fetch.
+    rc, out, _ = wait_for(lambda: (lambda r: r if "baz-2: replica 3: " in r[1] else None)(
+        tool(cluster, "--verify", "--reassignment-json-file", f, "--preserve-throttles")),
+        "--verify to report the adding replica's progress")
     assert out.startswith("Status of partition reassignment:\n"
                           "Reassignment of partition baz-2 is still in progress.\n"
                           "Reassignment of partition foo-0 is still in progress.\n\n"

@@ -128,8 +128,8 @@ def test_new_producer_fences_the_old_one(cluster: Cluster, topic_name: str) -> N
 def test_describe_list_and_timeout(cluster: Cluster, topic_name: str) -> None:
     """An open transaction shows in Describe/ListTransactions; past its timeout the
     coordinator aborts it and bumps the epoch (the producer is fenced)."""
-    from client_tests._groups_fixtures import wait_until
     from client_tests.rawkafka import Conn
+    from emulator.testing import wait_for
     from wire.errors import ErrorCode as E
 
     cluster.create_topic(topic_name, PARTS, 3)
@@ -159,7 +159,7 @@ def test_describe_list_and_timeout(cluster: Cluster, topic_name: str) -> None:
             [s] = me.call(65, 0, {"transactional_ids": [tid]})["transaction_states"]
             return s["transaction_state"] == "CompleteAbort" and s["producer_epoch"] > epoch
 
-        wait_until(aborted, "the coordinator to abort the timed-out transaction")
+        wait_for(aborted, "the coordinator to abort the timed-out transaction")
         [other] = conns[(cluster.broker_ids.index(coord) + 1) % 3].call(
             65, 0, {"transactional_ids": [tid]})["transaction_states"]
         assert other["error_code"] == E.NOT_COORDINATOR

@@ -11,6 +11,12 @@ Fixtures
     ``kafka_cluster_factory``  ``make(brokers=5, **Cluster options)`` for extra clusters,
                                each stopped when the test ends
     ``kafka_topic_name``       a topic name unique to the test
+    ``kafka_emulator_logged_exceptions``  autouse: fails any test during which an
+                               in-process emulator logged an exception (a handler that
+                               raised is a bug even when the client retried past its
+                               UNKNOWN_SERVER_ERROR). Opt out with the marker
+                               ``@pytest.mark.kafka_emulator_allow_exceptions`` or the
+                               option ``--kafka-emulator-allow-exceptions``.
 
 Configuration
     ``--kafka-emulator-brokers N`` or ini ``kafka_emulator_brokers`` (default 3);
@@ -42,6 +48,7 @@ from typing import Any
 import pytest
 
 from emulator.runtime import Cluster
+from emulator.testing import LoggedExceptions
 
 SCOPES = ("function", "class", "module", "package", "session")
 _topic_counter = itertools.count()
@@ -53,6 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="brokers in the kafka_cluster fixture's cluster (default 3)")
     group.addoption("--kafka-emulator-scope", default=None, choices=SCOPES,
                     help="scope of the kafka_cluster fixture (default function)")
+    group.addoption("--kafka-emulator-allow-exceptions", action="store_true", default=False,
+                    help="do not fail tests during which the emulator logged an exception")
     parser.addini("kafka_emulator_brokers", "brokers in kafka_cluster (default 3)",
                   default="3")
     parser.addini("kafka_emulator_scope", "scope of kafka_cluster (default function)",
@@ -64,6 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kafka_brokers(n, **options): brokers (and Cluster options such as config, "
         "kafka_version, seed) of the kafka_cluster fixture for the marked tests")
+    config.addinivalue_line(
+        "markers",
+        "kafka_emulator_allow_exceptions: the marked tests may make the emulator log an "
+        "exception (tests of the UNKNOWN_SERVER_ERROR path itself)")
 
 
 def _scope(fixture_name: str, config: pytest.Config) -> str:
@@ -130,6 +143,27 @@ def kafka_cluster(request: pytest.FixtureRequest,
     yield cluster
     if _scope("kafka_cluster", request.config) != "function":
         _heal(cluster)
+
+
+@pytest.fixture(autouse=True)
+def kafka_emulator_logged_exceptions(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the test if an emulator in this process logged an exception meanwhile.
+
+    Autouse, so it is set up first and torn down last: it also sees what a cluster
+    logs while the test's fixtures stop it. The repository's conftests import it too,
+    so it holds even with the plugin disabled (``-p no:kafka_emulator``).
+    """
+    allowed = (request.node.get_closest_marker("kafka_emulator_allow_exceptions") is not None
+               or request.config.getoption("--kafka-emulator-allow-exceptions", False))
+    if allowed:
+        yield
+        return
+    with LoggedExceptions() as seen:
+        yield
+    if seen.records:
+        pytest.fail("the emulator logged an exception during this test (a handler or "
+                    "the cluster raised: our bug, whatever the client saw):\n"
+                    + seen.report(), pytrace=False)
 
 
 @pytest.fixture

@@ -141,6 +141,7 @@ class Cluster:
 
         def run() -> None:
             asyncio.set_event_loop(loop)
+            loop.set_exception_handler(_log_loop_exception)
             try:
                 loop.run_until_complete(self.start_async())
             except BaseException as e:  # noqa: BLE001 - reported to the starter
@@ -349,6 +350,14 @@ class Cluster:
         """Create a topic directly (no admin client needed)."""
         rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
         self.call(lambda: self.state.create_topic(name, partitions, rf, configs=config))
+
+
+def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """A task of ours died with an exception nobody awaited: our bug, logged on our
+    logger (so emulator.testing's watch fails the test) rather than asyncio's."""
+    exc = context.get("exception")
+    log.error("event loop: %s", context.get("message", "unhandled exception"),
+              exc_info=(type(exc), exc, exc.__traceback__) if exc is not None else None)
 
 
 def _op(kind: str, **fields: Any) -> dict:

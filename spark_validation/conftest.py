@@ -4,7 +4,8 @@ A SparkSession costs tens of seconds of JVM start and warm-up on a 2-core machin
 there is exactly one (session scope, local[2]); an emulator costs milliseconds, so
 every test gets its own and no topic or fault leaks into the next test.
 The connector jars are fetched on first use (fetch_jars.py) if scripts/setup.d has not
-done it; a PySpark that is not the connector's release fails the run here.
+done it; a PySpark that is not the connector's release fails the run here. A test
+during which the emulator logged an exception fails (emulator.testing).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from emulator import Cluster
+from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 
 @pytest.fixture(scope="session")

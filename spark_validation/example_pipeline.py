@@ -34,6 +34,7 @@ import uuid
 from collections import Counter, defaultdict
 from typing import Any
 
+from emulator.testing import wait_for
 from spark_validation import kafka_util as ku
 from spark_validation import streams
 from spark_validation.jobs._cli import bootstrap_of, main
@@ -153,8 +154,8 @@ def run(spark: Any, target: Any, work: str) -> dict[str, Any]:
         _wait_progress(q, f"{total_in} events read",
                        lambda ps: sum(p["numInputRows"] for p in ps) >= total_in)
         _send(bootstrap, source, [flush])
-        back = ku.wait_for(f"{len(want)} window totals in {sink}",
-                           lambda: _totals_if_complete(bootstrap, sink, len(want), q), 180)
+        back = wait_for(lambda: _totals_if_complete(bootstrap, sink, len(want), q),
+                        f"{len(want)} window totals in {sink}", 180, interval=0.2)
         dropped = sum(sum(op.get("numRowsDroppedByWatermark", 0)
                           for op in p.get("stateOperators", []))
                       for p in q.recentProgress)

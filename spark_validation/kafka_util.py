@@ -8,11 +8,11 @@ so a Spark bug and an emulator bug cannot cancel out.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-T = TypeVar("T")
+from emulator.testing import wait_for
 
 
 @dataclass(frozen=True)
@@ -115,19 +115,6 @@ def admin(bootstrap: str) -> Any:
                             request_timeout_ms=30_000)
 
 
-def wait_for(what: str, fn: Callable[[], T | None], timeout_s: float = 60.0,
-             interval_s: float = 0.2) -> T:
-    """Poll ``fn`` until it returns something truthy; fail with ``what`` on timeout."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval_s)
-    raise TimeoutError(f"timed out after {timeout_s}s waiting for {what} (last: {last!r})")
-
-
 def create_topic(bootstrap: str, name: str, partitions: int, replication_factor: int = 3,
                  config: dict[str, str] | None = None) -> None:
     """CreateTopics through the admin API, then wait until every partition has a leader."""
@@ -139,7 +126,8 @@ def create_topic(bootstrap: str, name: str, partitions: int, replication_factor:
                                   topic_configs=config or {})])
     finally:
         a.close()
-    wait_for(f"leaders for {name}", lambda: _has_leaders(bootstrap, name, partitions), 30)
+    wait_for(lambda: _has_leaders(bootstrap, name, partitions), f"leaders for {name}", 30,
+             interval=0.2)
 
 
 def _has_leaders(bootstrap: str, topic: str, partitions: int) -> bool:

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from emulator.testing import wait_for
+
 # Timeouts short enough that a broken fault scenario fails within a minute or two,
 # long enough for a broker restart and a leader election to finish.
 CLIENT_OPTIONS: dict[str, str] = {
@@ -145,6 +147,27 @@ def wait_rows(spark: Any, query: Any, out: Path | str, n: int, timeout_s: float 
     raise TimeoutError(f"query {query.name or query.id} committed {len(rows)} of {n} rows "
                        f"in {timeout_s}s; status {query.status}; last progress "
                        f"{_short(query.lastProgress)}")
+
+
+def wait_read_to(query: Any, topic: str, ends: dict[int, int],
+                 timeout_s: float = 120) -> dict[str, Any]:
+    """Wait until a finished batch of ``query`` read ``topic`` up to ``ends``
+    ({partition: log end offset}); return that batch's progress. With nothing more
+    produced, every row the query will ever write is then committed: the condition a
+    "no extra rows" check needs, instead of sleeping and hoping a stray batch shows."""
+    want = {str(p): end for p, end in ends.items()}
+
+    def reached() -> dict[str, Any] | None:
+        if query.exception() is not None:
+            raise query.exception()
+        for batch in reversed(source_progress(query)):
+            end = batch["endOffset"]
+            if isinstance(end, dict) and end.get(topic) == want:
+                return batch
+        return None
+
+    return wait_for(reached, f"query {query.name or query.id} to read {topic} to {want}",
+                    timeout_s, interval=0.2)
 
 
 def _short(progress: Any) -> Any:

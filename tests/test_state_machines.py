@@ -25,7 +25,10 @@ PS, RS = PartitionState, ReplicaState
 
 
 def _valid_pairs(table):
-    return [(src, dst) for dst, srcs in table.items() for src in srcs]
+    # Sorted: the table holds frozensets, whose order differs between processes (string
+    # hashing is salted), and pytest-xdist workers must collect the same test ids.
+    return [(src, dst) for dst, srcs in table.items()
+            for src in sorted(srcs, key=lambda s: s.name)]
 
 
 def _invalid_pairs(table, states):

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+from emulator.testing import wait_for
 from spark_validation import kafka_util as ku
 from spark_validation import streams
 from spark_validation.jobs._cli import bootstrap_of, main
@@ -64,9 +65,9 @@ def run(spark: Any, target: Any, work: str, removal: str = "delete_records") -> 
     produce(10, 10, old)   # offsets 10..19: never read before they are removed
     produce(20, 5, now)    # offsets 20..24: survive
     _remove(bootstrap, topic, removal)
-    starts = ku.wait_for(
-        f"partition 0 of {topic} to start at {LOST_UP_TO}",
-        lambda: (lambda o: o if o[0][0] == LOST_UP_TO else None)(ku.offsets(bootstrap, topic)))
+    starts = wait_for(
+        lambda: (lambda o: o if o[0][0] == LOST_UP_TO else None)(ku.offsets(bootstrap, topic)),
+        f"partition 0 of {topic} to start at {LOST_UP_TO}", 60, interval=0.2)
     assert starts[1][0] == 0, f"partition 1 must keep its records: {starts}"
 
     error = query(True)

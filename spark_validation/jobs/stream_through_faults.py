@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any
 
+from emulator.testing import wait_for
 from spark_validation import kafka_util as ku
 from spark_validation import streams
 from spark_validation.jobs._cli import main
@@ -71,6 +72,11 @@ class Producer(threading.Thread):
         if left:
             self.errors.append(f"{left} records undelivered at the end")
 
+    def knows_partitions(self, n: int) -> bool:
+        """Does the producer's metadata show ``n`` partitions of the topic yet?"""
+        md = self._p.list_topics(self.topic, timeout=5).topics.get(self.topic)
+        return md is not None and len(md.partitions) >= n
+
     def acked_in(self, partition: int) -> int:
         return sum(1 for a in self.acked if a[0] == partition)
 
@@ -105,7 +111,12 @@ def run(spark: Any, cluster: Any, work: str, steps: tuple[str, ...] = STEPS) -> 
         records = ku.consume_all(bootstrap, TOPIC)
         expected = [(r.partition, r.offset, r.value.decode()) for r in records]
         rows = streams.wait_rows(spark, q, out, len(expected))
-        time.sleep(2)  # a batch past the end would show up as extra rows
+        # Once a batch has read to the log end nothing more can arrive, so the rows
+        # compared below are final: a batch past the end would show up as extra rows.
+        ends: dict[int, int] = {}
+        for r in records:
+            ends[r.partition] = max(ends.get(r.partition, 0), r.offset + 1)
+        streams.wait_read_to(q, TOPIC, ends)
         assert q.exception() is None and q.isActive, f"query died: {q.exception()}"
     finally:
         producer.finish()
@@ -137,8 +148,8 @@ def _reassign(cluster: Any, producer: Producer) -> dict[str, Any]:
     try:
         result = a.alter_partition_reassignments({TopicPartition(TOPIC, 0): target})
         assert all(err is None for err in result.values()), f"reassignment refused: {result}"
-        ku.wait_for("the reassignment of partition 0 to finish",
-                    lambda: not a.list_partition_reassignments({TOPIC: [0]}), 60)
+        wait_for(lambda: not a.list_partition_reassignments({TOPIC: [0]}),
+                 "the reassignment of partition 0 to finish", 60, interval=0.2)
     finally:
         a.close()
     new_leader, now = _leader_and_replicas(cluster, 0)
@@ -153,12 +164,13 @@ def _crash(cluster: Any, producer: Producer) -> dict[str, Any]:
     cluster.stop_broker(leader)
     acked = producer.acked_in(1)
     # The other replica takes over and the producer keeps writing to partition 1.
-    ku.wait_for("writes to partition 1 while its old leader is down",
-                lambda: producer.acked_in(1) >= acked + 50, 60)
+    wait_for(lambda: producer.acked_in(1) >= acked + 50,
+             "writes to partition 1 while its old leader is down", 60)
     new_leader, _ = _leader_and_replicas(cluster, 1)
     cluster.start_broker(leader)
-    ku.wait_for(f"broker {leader} back in partition 1's ISR", lambda: leader in cluster.call(
-        lambda: list(cluster.state.get_partition(TOPIC, 1).isr)), 60)
+    wait_for(lambda: leader in cluster.call(
+        lambda: list(cluster.state.get_partition(TOPIC, 1).isr)),
+        f"broker {leader} back in partition 1's ISR", 60)
     return {"crashed": leader, "leader_while_down": new_leader}
 
 
@@ -168,11 +180,13 @@ def _add_partition(cluster: Any, producer: Producer) -> dict[str, Any]:
         a.create_partitions({TOPIC: 4})
     finally:
         a.close()
-    ku.wait_for("4 partitions with leaders", lambda: ku._has_leaders(
-        cluster.bootstrap_servers, TOPIC, 4), 30)
-    time.sleep(1.5)  # the producer's metadata refresh (1 s) learns of partition 3
+    wait_for(lambda: ku._has_leaders(cluster.bootstrap_servers, TOPIC, 4),
+             "4 partitions with leaders", 30, interval=0.2)
+    # Write to partition 3 only once the producer's own metadata knows it (its refresh
+    # runs every second), or librdkafka fails those records as an unknown partition.
+    wait_for(lambda: producer.knows_partitions(4), "the producer to learn of partition 3")
     producer.partitions = 4
-    ku.wait_for("writes to partition 3", lambda: producer.acked_in(3) >= 20, 60)
+    wait_for(lambda: producer.acked_in(3) >= 20, "writes to partition 3", 60)
     return {"partitions": 4}
 
 
