@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.security.config import SecurityConfig
+from emulator.security.listeners import ListenerError
 from emulator.versions import SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
@@ -32,6 +34,31 @@ SUBCOMMANDS = {
 
 def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(f"KAFKA_EMULATOR_{name}", default)
+
+
+def _env_list(name: str) -> list[str]:
+    return [v.strip() for v in (_env(name) or "").split(",") if v.strip()]
+
+
+def security_config(args: argparse.Namespace, config: dict[str, str]) -> SecurityConfig:
+    """The security options, with Kafka's own config names honoured from --config."""
+    users = {}
+    for item in args.sasl_user:
+        name, sep, password = item.partition(":")
+        if not sep or not name:
+            raise SystemExit(f"kafka-emulator: --sasl-user expects NAME:PASSWORD, got {item!r}")
+        users[name] = password
+    supers = list(args.super_user) + [
+        u.strip() for u in config.get("super.users", "").split(";") if u.strip()]
+    return SecurityConfig(
+        listeners=args.listeners, sasl_users=users, super_users=supers,
+        authorizer=args.authorizer,
+        allow_everyone_if_no_acl_found=config.get(
+            "allow.everyone.if.no.acl.found", "false").lower() == "true",
+        tls_dir=args.tls_dir, tls_cert=args.tls_cert, tls_key=args.tls_key,
+        tls_client_auth=config.get("ssl.client.auth", args.tls_client_auth),
+        connections_max_reauth_ms=int(config.get("connections.max.reauth.ms", "0")),
+        protocol_map=config.get("listener.security.protocol.map"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +91,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault-schedule", default=_env("FAULT_SCHEDULE"), metavar="FILE",
                    help="a fault schedule (JSON lines or {seed, faults}) to run from the "
                    "moment the cluster is ready; validated whole before anything listens")
+    sec = p.add_argument_group("security (docs/security.md; none of these: PLAINTEXT, no checks)")
+    sec.add_argument("--listeners", default=_env("LISTENERS"), metavar="LIST",
+                     help="Kafka's listeners, e.g. PLAINTEXT://127.0.0.1:9092,"
+                     "SASL_SSL://127.0.0.1:9192 (SSL, SASL_PLAINTEXT too); the port is broker "
+                     "1's, broker i listens on port+i-1 of every listener; replaces --port")
+    sec.add_argument("--sasl-user", action="append", default=_env_list("SASL_USERS"),
+                     metavar="NAME:PASSWORD",
+                     help="a user for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (repeatable; "
+                     "KAFKA_EMULATOR_SASL_USERS=a:x,b:y)")
+    sec.add_argument("--super-user", action="append", default=_env_list("SUPER_USERS"),
+                     metavar="NAME", help="Kafka's super.users as User:NAME (repeatable)")
+    sec.add_argument("--authorizer", action="store_true",
+                     default=_env("AUTHORIZER", "") not in ("", "0", "false"),
+                     help="check ACLs as Kafka's StandardAuthorizer with "
+                     "allow.everyone.if.no.acl.found=false")
+    sec.add_argument("--tls-dir", default=_env("TLS_DIR"), metavar="DIR",
+                     help="where the generated CA (DIR/ca.pem, DIR/truststore.p12) and "
+                     "certificates go (default: a temporary directory)")
+    sec.add_argument("--tls-cert", default=_env("TLS_CERT"), metavar="PEM",
+                     help="use this broker certificate (chain) instead of a generated one")
+    sec.add_argument("--tls-key", default=_env("TLS_KEY"), metavar="PEM",
+                     help="the private key of --tls-cert")
+    sec.add_argument("--tls-client-auth", default=_env("TLS_CLIENT_AUTH", "none"),
+                     choices=["none", "requested", "required"],
+                     help="Kafka's ssl.client.auth: required = mutual TLS, the principal is "
+                     "the client certificate's subject")
     p.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"),
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
@@ -86,11 +139,17 @@ async def serve(args: argparse.Namespace) -> int:
     adv_ports = {}
     if args.advertised_port:
         adv_ports = {1 + i: args.advertised_port + i for i in range(args.brokers)}
-    cluster = Cluster(
-        args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
-        advertised_ports=adv_ports, control_port=args.control_port,
-        kafka_version=args.kafka_version, config=parse_configs(args.config), seed=args.seed,
-    )
+    config = parse_configs(args.config)
+    try:
+        cluster = Cluster(
+            args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
+            advertised_ports=adv_ports, control_port=args.control_port,
+            kafka_version=args.kafka_version, config=config, seed=args.seed,
+            security=security_config(args, config),
+        )
+    except ListenerError as e:
+        print(f"kafka-emulator: --listeners: {e}", file=sys.stderr)
+        return 2
     schedule = None
     if args.fault_schedule:
         # Checked before any port opens: a typo in a CI job's schedule must fail the
@@ -108,6 +167,11 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     extra = f" control http://{args.host}:{cluster.control.port}" if cluster.control else ""
+    if len(cluster.listener_specs) > 1:
+        extra += "".join(f" {sp.name} {cluster.bootstrap_for(sp.name)}"
+                         for sp in cluster.listener_specs[1:])
+    if cluster.tls is not None:
+        extra += f" tls-ca {cluster.tls.ca} truststore {cluster.tls.truststore}"
     print(f"kafka-emulator ready: bootstrap servers {cluster.bootstrap_servers}{extra}",
           flush=True)
     if schedule is not None:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from emulator.cluster.state import Broker, ClusterState
+from emulator.security.config import Security, SecurityConfig
+from emulator.server.tls import TlsFiles
 
 T = TypeVar("T")
 log = logging.getLogger("kafka_emulator")
@@ -55,9 +57,19 @@ class Cluster:
         seed: int = 0,
         clock: Any = None,
         first_broker_id: int = 1,
+        security: SecurityConfig | dict | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        # Listeners, SASL users, super users, the authorizer, TLS (docs/security.md);
+        # the default is one PLAINTEXT listener and no checks.
+        self.security_config = SecurityConfig.coerce(security)
+        self.listener_specs = self.security_config.listener_specs(port)
+        if self.security_config.listeners:
+            port = self.listener_specs[0].port
+            host = self.listener_specs[0].host or host
+        self.security = Security.from_config(self.security_config)
+        self.tls: TlsFiles | None = None
         self.host = host
         self.base_port = port
         self.advertised_host = advertised_host or host
@@ -87,6 +99,56 @@ class Cluster:
         return ",".join(f"{b.host}:{b.port}" for b in sorted(self.state.brokers.values(),
                                                              key=lambda b: b.id))
 
+    def bootstrap_for(self, listener: str) -> str:
+        """Bootstrap servers of one listener, e.g. ``bootstrap_for("SASL_SSL")``."""
+        name = listener.upper()
+        if name == self.listener_specs[0].name:
+            return self.bootstrap_servers
+        brokers = sorted(self.state.brokers.values(), key=lambda b: b.id)
+        if any(name not in b.endpoints for b in brokers):
+            raise KeyError(f"no listener {listener}; listeners are "
+                           f"{[s.name for s in self.listener_specs]} (is the cluster started?)")
+        return ",".join(f"{b.host}:{b.endpoints[name]}" for b in brokers)
+
+    def client_config(self, client: str = "confluent", listener: str | None = None,
+                      user: str | None = None, mechanism: str | None = None,
+                      password: str | None = None, mtls: bool = False) -> Any:
+        """Settings that reach ``listener`` (default: the first SASL one, else the first)
+        as ``user``: a dict for ``client="confluent"``, kwargs for ``"kafka-python"`` and
+        ``"aiokafka"``, Java properties text for ``"java"`` (``write_client_properties``
+        puts it in a file). ``mtls`` adds the generated client certificate."""
+        from emulator.security.clients import ClientSecurity, settings
+
+        spec = self._listener_spec(listener)
+        if user is None and self.security_config.sasl_users:
+            user = next(iter(self.security_config.sasl_users))
+        if password is None and user is not None:
+            password = self.security_config.sasl_users.get(user)
+        tls = self.tls
+        c = ClientSecurity(
+            self.bootstrap_for(spec.name), spec.protocol, mechanism or "SCRAM-SHA-512",
+            user, password, tls.ca if tls else None, tls.truststore if tls else None,
+            tls.client_cert if tls and mtls else None, tls.client_key if tls and mtls else None,
+            tls.client_keystore if tls and mtls else None)
+        return settings(client, c)
+
+    def write_client_properties(self, path: str, **kw: Any) -> str:
+        """Java client properties (``client_config("java", ...)``) written to ``path``."""
+        from pathlib import Path
+
+        Path(path).write_text(self.client_config("java", **kw), encoding="utf-8")
+        return path
+
+    def _listener_spec(self, listener: str | None) -> Any:
+        if listener is None:
+            sasl = [sp for sp in self.listener_specs if sp.uses_sasl]
+            return sasl[0] if sasl else self.listener_specs[0]
+        for sp in self.listener_specs:
+            if sp.name == listener.upper():
+                return sp
+        raise KeyError(f"no listener {listener}; listeners are "
+                       f"{[sp.name for sp in self.listener_specs]}")
+
     @property
     def broker_ids(self) -> list[int]:
         return sorted(self.state.brokers)
@@ -98,7 +160,17 @@ class Cluster:
 
         self._loop = asyncio.get_running_loop()
         services = build_services(self.state)
-        self.server = EmulatorServer(self.state, self.host, self.kafka_version, services)
+        services["security"] = self.security
+        ssl_context = None
+        if any(sp.uses_tls for sp in self.listener_specs):
+            from emulator.server import tls
+
+            cfg = self.security_config
+            self.tls = tls.prepare(cfg.tls_dir, [self.advertised_host, self.host],
+                                   cfg.tls_cert, cfg.tls_key)
+            ssl_context = tls.server_context(self.tls, cfg.tls_client_auth)
+        self.server = EmulatorServer(self.state, self.host, self.kafka_version, services,
+                                     self.listener_specs, ssl_context)
         model = self.faults.model
         self.server.faults.inject_error = model.inject_error
         self.server.faults.latency = model.latency_s
@@ -259,7 +331,7 @@ class Cluster:
         applied = self.faults.apply(op, validated=True)
         if kind == "cut_clients" and self.server is not None:
             host = op.get("host")
-            for w in list(self.server.listeners[op["broker"]].connections):
+            for w in self.server.client_connections(op["broker"]):
                 peer = w.get_extra_info("peername") or ("?", 0)
                 if host is None or peer[0] == host:
                     w.transport.abort()
@@ -323,7 +395,17 @@ class Cluster:
         """What GET /cluster returns."""
         from emulator.cluster.metrics import cluster_view
 
-        return self.call(lambda: cluster_view(self.state))
+        return self.call(lambda: {**cluster_view(self.state), **self.security_view()})
+
+    def security_view(self) -> dict:
+        """Listeners (name, protocol, bootstrap) and TLS file paths, for GET /cluster."""
+        out: dict[str, Any] = {"listeners": [
+            {"name": sp.name, "security_protocol": sp.protocol,
+             "bootstrap_servers": self.bootstrap_for(sp.name) if self.server else None}
+            for sp in self.listener_specs]}
+        if self.tls is not None:
+            out["tls"] = self.tls.as_dict()
+        return out
 
     def metrics(self) -> str:
         """What GET /metrics returns (Prometheus text)."""

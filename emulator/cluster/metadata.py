@@ -42,6 +42,12 @@ class Broker:
     # The process is down but the controller has not fenced it yet (a crash with a
     # broker session timeout): no listener, no fetching, no leading; alive until fenced.
     crashed: bool = False
+    # Advertised ports of the listeners after the first (listener name -> port); the
+    # first listener's port is ``port``. Metadata answers with the asking listener's.
+    endpoints: dict[str, int] = field(default_factory=dict)
+
+    def port_for(self, listener: str | None) -> int:
+        return self.port if listener is None else self.endpoints.get(listener, self.port)
 
 
 @dataclass

@@ -80,7 +80,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
                 pr = _partition_response(ctx, name, idx, r)
                 leader = pr.get("current_leader", {}).get("leader_id", -1)
                 if leader >= 0:
-                    ep = node_endpoint(cluster, leader)
+                    ep = node_endpoint(cluster, leader, ctx.listener)
                     if ep:
                         nodes[leader] = ep
                 parts.append(pr)

@@ -84,7 +84,7 @@ def _read(ctx: RequestContext, req: dict, version: int) -> tuple[dict, int, bool
                         p = cluster.get_partition(name, idx)
                         out["current_leader"] = {"leader_id": p.leader,
                                                  "leader_epoch": p.leader_epoch}
-                        ep = node_endpoint(cluster, p.leader)
+                        ep = node_endpoint(cluster, p.leader, ctx.listener)
                         if ep:
                             nodes[p.leader] = ep
                     except KafkaError:

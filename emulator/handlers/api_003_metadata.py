@@ -79,7 +79,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 topics.append(topic_entry(cluster, t))
     return {
         "throttle_time_ms": 0,
-        "brokers": live_brokers(cluster),
+        "brokers": live_brokers(cluster, ctx.listener),
         "cluster_id": cluster.cluster_id,
         "controller_id": cluster.controller_id,
         "topics": topics,

@@ -31,7 +31,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
                 raise KafkaError(E.INVALID_REQUEST, "Transactional id must not be empty")
         else:
             raise KafkaError(E.INVALID_REQUEST, f"Unsupported key type {key_type}")
-        node = node_endpoint(ctx.cluster, coordinator.coordinator_for(key))
+        node = node_endpoint(ctx.cluster, coordinator.coordinator_for(key), ctx.listener)
         if node is None:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         out.update(node_id=node["node_id"], host=node["host"], port=node["port"])

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.state import ClusterState
+from emulator.security.acl import ANONYMOUS
+from emulator.security.session import Session
 
 
 @dataclass
@@ -27,6 +29,16 @@ class RequestContext:
     connection_id: int = 0
     client_host: str = ""
     services: dict[str, Any] = field(default_factory=dict)  # group/txn coordinators
+    # The connection's authentication state (emulator.security.session.Session); None
+    # for in-process callers. Its ``principal`` is what the authorizer checks.
+    session: Session | None = None
+    # The listener the request came in on when it is not the primary one: metadata
+    # answers with that listener's ports, as Kafka answers per listener.
+    listener: str | None = None
+
+    @property
+    def principal(self) -> str:
+        return self.session.principal if self.session is not None else ANONYMOUS
 
 
 @dataclass

@@ -13,16 +13,17 @@ def error_of(exc: Exception) -> tuple[int, str | None]:
     return E.UNKNOWN_SERVER_ERROR, str(exc)
 
 
-def live_brokers(cluster: ClusterState) -> list[dict]:
+def live_brokers(cluster: ClusterState, listener: str | None = None) -> list[dict]:
     return [
-        {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
+        {"node_id": b.id, "host": b.host, "port": b.port_for(listener), "rack": b.rack}
         for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
         if b.alive
     ]
 
 
-def node_endpoint(cluster: ClusterState, broker_id: int) -> dict | None:
+def node_endpoint(cluster: ClusterState, broker_id: int,
+                  listener: str | None = None) -> dict | None:
     b = cluster.brokers.get(broker_id)
     if b is None:
         return None
-    return {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
+    return {"node_id": b.id, "host": b.host, "port": b.port_for(listener), "rack": b.rack}

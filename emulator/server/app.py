@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+import ssl
 import struct
 import time
 from collections.abc import Callable
@@ -21,6 +23,11 @@ from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
+from emulator.security.config import Security
+from emulator.security.listeners import ListenerSpec
+from emulator.security.sasl import AuthenticationFailed
+from emulator.security.session import RAW_TOKENS, Session
+from emulator.server.tls import peer_principal
 from emulator.versions import advertised
 from wire.codec import DecodeError
 from wire.errors import ErrorCode as E
@@ -61,6 +68,83 @@ class BrokerListener:
     # The port to bind, kept apart from the advertised one (broker.port), which may be
     # a mapped port: a restarted broker must listen where it listened before.
     bind_port: int = -1
+    # Kafka's listener name and its security protocol (PLAINTEXT, SSL, SASL_*).
+    name: str = "PLAINTEXT"
+    protocol: str = "PLAINTEXT"
+    primary: bool = True  # the first listener: its port is broker.port
+
+
+class _TlsServer:
+    """A TLS listener: accepts sockets itself and hands each to the loop's native TLS
+    (connect_accepted_socket), so that a failed handshake (a PLAINTEXT client, an
+    untrusted client certificate) is one log line here rather than lost inside the
+    loop; asyncio.Server's interface as the listener code uses it."""
+
+    def __init__(self, sock: socket.socket, task: asyncio.Task) -> None:
+        self.sockets = [sock]
+        self._task = task
+        self._conns: set[asyncio.Task] = set()
+
+    @classmethod
+    async def start(cls, bl: BrokerListener, ctx: ssl.SSLContext,
+                    on_conn: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
+                    ) -> _TlsServer:
+        loop = asyncio.get_running_loop()
+        infos = await loop.getaddrinfo(bl.bind_host, max(bl.bind_port, 0),
+                                       type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, _, _, _, addr = infos[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setblocking(False)
+        try:
+            sock.bind(addr)
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        server = cls(sock, None)  # type: ignore[arg-type]
+        server._task = loop.create_task(server._accept(bl, ctx, on_conn))
+        return server
+
+    async def _accept(self, bl: BrokerListener, ctx: ssl.SSLContext,
+                      on_conn: Callable[..., Any]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            conn, peer = await loop.sock_accept(self.sockets[0])
+            t = loop.create_task(self._handshake(bl, ctx, conn, peer, on_conn))
+            self._conns.add(t)
+            t.add_done_callback(self._conns.discard)
+
+    @staticmethod
+    async def _handshake(bl: BrokerListener, ctx: ssl.SSLContext, conn: socket.socket,
+                         peer: tuple, on_conn: Callable[..., Any]) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        try:
+            transport, _ = await loop.connect_accepted_socket(
+                lambda: protocol, conn, ssl=ctx, ssl_handshake_timeout=10)
+        except (ssl.SSLError, OSError, TimeoutError, ConnectionError) as e:
+            why = getattr(e, "reason", None) or str(e) or type(e).__name__
+            hint = " (a PLAINTEXT client on a TLS listener?)" if why in (
+                "WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNEXPECTED_RECORD",
+                "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG") else ""
+            log.warning("broker %d: closing connection from %s:%s on listener %s: TLS "
+                        "handshake failed: %s%s", bl.broker.id, peer[0], peer[1], bl.name,
+                        why, hint)
+            conn.close()
+            return
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+        await on_conn(reader, writer)
+
+    def close(self) -> None:
+        self._task.cancel()
+        for t in list(self._conns):
+            t.cancel()
+        self.sockets[0].close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.gather(self._task, *self._conns, return_exceptions=True)
 
 
 class EmulatorServer:
@@ -72,14 +156,31 @@ class EmulatorServer:
         bind_host: str = "127.0.0.1",
         kafka_version: str = "4.1",
         services: dict[str, Any] | None = None,
+        listener_specs: list[ListenerSpec] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.state = state
         self.bind_host = bind_host
         implemented = {k: h.versions for k, h in HANDLERS.items()}
         self.advertised = advertised(implemented, kafka_version)
         self.services: dict[str, Any] = {"advertised": self.advertised, **(services or {})}
+        self.security: Security | None = self.services.get("security")
+        self.ssl_context = ssl_context
+        specs = listener_specs or [ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0)]
+        first = specs[0]
+        # The primary (first) listener of each broker; ``endpoints`` holds every listener.
         self.listeners: dict[int, BrokerListener] = {
-            b.id: BrokerListener(b, bind_host, bind_port=b.port) for b in state.brokers.values()
+            b.id: BrokerListener(b, first.host or bind_host, bind_port=b.port, name=first.name,
+                                 protocol=first.protocol)
+            for b in state.brokers.values()
+        }
+        self.endpoints: dict[int, list[BrokerListener]] = {
+            bid: [bl] + [
+                BrokerListener(bl.broker, sp.host or bind_host,
+                               bind_port=sp.port + n if sp.port else 0, name=sp.name,
+                               protocol=sp.protocol, primary=False)
+                for sp in specs[1:]]
+            for n, (bid, bl) in enumerate(sorted(self.listeners.items()))
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
@@ -95,8 +196,9 @@ class EmulatorServer:
 
     # ---- lifecycle ---------------------------------------------------------------
     async def start(self) -> None:
-        for bl in self.listeners.values():
-            await self._open(bl)
+        for bls in self.endpoints.values():
+            for bl in bls:
+                await self._open(bl)
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._periodic()))
 
@@ -107,17 +209,27 @@ class EmulatorServer:
             except asyncio.CancelledError:
                 pass  # the listener closed (broker stopped): end quietly
 
-        bl.server = await asyncio.start_server(
-            on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True, limit=1 << 20
-        )
+        if bl.protocol in ("SSL", "SASL_SSL"):
+            if self.ssl_context is None:
+                raise RuntimeError(f"listener {bl.name} needs TLS but no context was given")
+            bl.server = await _TlsServer.start(bl, self.ssl_context, on_conn)
+        else:
+            bl.server = await asyncio.start_server(
+                on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True,
+                limit=1 << 20)
         if bl.bind_port <= 0:
             bl.bind_port = bl.server.sockets[0].getsockname()[1]
-        if bl.broker.port == 0:
+        if not bl.primary:
+            bl.broker.endpoints.setdefault(bl.name, bl.bind_port)
+        elif bl.broker.port == 0:
             bl.broker.port = bl.bind_port
 
     async def close_listener(self, broker_id: int) -> None:
         """Stop accepting and cut every connection: clients see a dead broker."""
-        bl = self.listeners[broker_id]
+        for bl in self.endpoints[broker_id]:
+            await self._close(bl)
+
+    async def _close(self, bl: BrokerListener) -> None:
         if bl.server is not None:
             bl.server.close()
             for w in list(bl.connections):
@@ -130,12 +242,16 @@ class EmulatorServer:
             bl.server = None
 
     async def reopen_listener(self, broker_id: int) -> None:
-        bl = self.listeners[broker_id]
-        if bl.server is None:
-            await self._open(bl)
+        for bl in self.endpoints[broker_id]:
+            if bl.server is None:
+                await self._open(bl)
+
+    def client_connections(self, broker_id: int) -> list[asyncio.StreamWriter]:
+        """Every client connection of a broker, over all its listeners."""
+        return [w for bl in self.endpoints[broker_id] for w in bl.connections]
 
     def cut_client_connections(self, broker_id: int) -> None:
-        for w in list(self.listeners[broker_id].connections):
+        for w in self.client_connections(broker_id):
             w.transport.abort()
 
     async def stop(self) -> None:
@@ -222,6 +338,9 @@ class EmulatorServer:
         if task is not None:
             bl.tasks.add(task)
         try:
+            session = await self._secure(bl, writer, peer)
+            if session is None:
+                return
             while True:
                 try:
                     head = await reader.readexactly(4)
@@ -229,17 +348,24 @@ class EmulatorServer:
                     return
                 size = _SIZE.unpack(head)[0]
                 if size < 0 or size > self.max_request_bytes:
+                    hint = ""
+                    if head[0] == 0x16 and head[1] == 0x03:
+                        hint = (f" (a TLS ClientHello on the {bl.protocol} listener "
+                                f"{bl.name}: the client uses SSL, the listener does not)")
                     log.warning(
                         "broker %d: closing connection from %s:%s: request size %d is "
-                        "outside 0..%d (socket.request.max.bytes)",
-                        bid, peer[0], peer[1], size, self.max_request_bytes)
+                        "outside 0..%d (socket.request.max.bytes)%s",
+                        bid, peer[0], peer[1], size, self.max_request_bytes, hint)
                     return
                 try:
                     frame = await reader.readexactly(size)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 try:
-                    out = await self._process(bl, conn_id, peer[0], frame)
+                    if session.state == RAW_TOKENS:
+                        out = self._raw_token(session, frame)
+                    else:
+                        out = await self._process(bl, conn_id, peer[0], frame, session)
                 except CloseConnection as e:
                     log.warning("broker %d: closing connection from %s:%s: %s",
                                 bid, peer[0], peer[1], e)
@@ -251,6 +377,10 @@ class EmulatorServer:
                 if out is not None:
                     writer.write(out)
                     await writer.drain()
+                if session.close_after_response is not None:
+                    log.warning("broker %d: closing connection from %s:%s on listener %s: %s",
+                                bid, peer[0], peer[1], bl.name, session.close_after_response)
+                    return
         except ConnectionError:
             return
         finally:
@@ -259,13 +389,35 @@ class EmulatorServer:
                 bl.tasks.discard(task)
             writer.transport.abort()
 
+    async def _secure(self, bl: BrokerListener, writer: asyncio.StreamWriter,
+                      peer: tuple) -> Session | None:
+        """The connection's Session; on TLS listeners (handshake done by _TlsServer) with
+        the principal of the client certificate, as Kafka's default principal builder."""
+        tls_principal = None
+        if bl.protocol in ("SSL", "SASL_SSL"):
+            tls_principal = peer_principal(writer.get_extra_info("ssl_object"))
+        return Session.for_listener(bl.name, bl.protocol, tls_principal)
+
+    def _raw_token(self, session: Session, frame: bytes) -> bytes:
+        """SaslHandshake v0: SASL tokens travel size-prefixed without Kafka headers."""
+        assert self.security is not None
+        try:
+            out = session.authenticate(frame, self.security, self.state.now())
+        except AuthenticationFailed as e:
+            raise CloseConnection(f"{session.mechanism} authentication failed: {e}") from e
+        return _SIZE.pack(len(out)) + out
+
     async def _process(self, bl: BrokerListener, conn_id: int, host: str,
-                       frame: bytes) -> bytes | None:
+                       frame: bytes, session: Session | None = None) -> bytes | None:
         try:
             hdr = read_request_header(frame)
         except (DecodeError, IndexError, struct.error) as e:
             raise CloseConnection(f"malformed request header ({e})") from e
         key, version = hdr.api_key, hdr.api_version
+        if session is not None:
+            why = session.gate(key, self.state.now())
+            if why is not None:
+                raise CloseConnection(why)
         info = HANDLERS.get(key)
         adv = self.advertised.get(key)
         if info is None or adv is None:
@@ -273,7 +425,7 @@ class EmulatorServer:
         lo, hi = info.accepted
         if not (lo <= version <= hi and version <= adv[1]):
             if key == 18:  # ApiVersions: answer with error 35 and a v0 body
-                body = api_versions_unsupported(self._ctx(bl, hdr, conn_id, host))
+                body = api_versions_unsupported(self._ctx(bl, hdr, conn_id, host, session))
                 return self._frame(key, 0, hdr.correlation_id, body)
             raise CloseConnection(
                 f"unsupported version {version} of API key {key} (serving {lo}-{min(hi, adv[1])})")
@@ -281,7 +433,7 @@ class EmulatorServer:
             req, end = REQUESTS[key].decode(frame, version, hdr.body_offset)
         except DecodeError as e:
             raise CloseConnection(f"malformed {REQUESTS[key].msg.name} v{version}: {e}") from e
-        ctx = self._ctx(bl, hdr, conn_id, host)
+        ctx = self._ctx(bl, hdr, conn_id, host, session)
         f = self.faults
         if f.latency is not None:
             delay = f.latency(bl.broker.id, key)
@@ -309,9 +461,11 @@ class EmulatorServer:
             raise CloseConnection(f"fault: dropped the response to {REQUESTS[key].msg.name}")
         return self._frame(key, version, hdr.correlation_id, result)
 
-    def _ctx(self, bl: BrokerListener, hdr: Any, conn_id: int, host: str) -> RequestContext:
+    def _ctx(self, bl: BrokerListener, hdr: Any, conn_id: int, host: str,
+             session: Session | None = None) -> RequestContext:
         return RequestContext(self.state, bl.broker.id, hdr.api_key, hdr.api_version,
-                              hdr.correlation_id, hdr.client_id, conn_id, host, self.services)
+                              hdr.correlation_id, hdr.client_id, conn_id, host, self.services,
+                              session=session, listener=bl.name if not bl.primary else None)
 
     @staticmethod
     def _frame(key: int, version: int, corr: int, body: dict) -> bytes:

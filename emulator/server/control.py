@@ -201,7 +201,7 @@ class ControlPlane:
             return 200, {"routes": [f"{m} {p}" for m, p in ROUTES]}
         if path == "/cluster":
             self._method(method, "GET", path)
-            return 200, cluster_view(c.state)
+            return 200, {**cluster_view(c.state), **c.security_view()}
         if path == "/metrics":
             self._method(method, "GET", path)
             return 200, prometheus(c.state)

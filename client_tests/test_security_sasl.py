@@ -1,0 +1,285 @@
+"""SASL and TLS with real clients over TCP: every mechanism, every listener kind, and
+Kafka's answers to wrong passwords, early requests and protocol mix-ups."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import ssl
+import struct
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+
+from emulator import Cluster
+from wire.frames import decode_response, encode_request
+
+LISTENERS = ("PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,"
+             "SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0")
+USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    tls_dir = tmp_path_factory.mktemp("tls")
+    with Cluster(3, security={"listeners": LISTENERS, "sasl_users": USERS,
+                              "tls_dir": str(tls_dir), "tls_client_auth": "requested"}) as c:
+        yield c
+
+
+def _roundtrip_confluent(conf: dict, topic: str, n: int = 20) -> list[bytes]:
+    p = Producer(conf)
+    for i in range(n):
+        p.produce(topic, key=b"k", value=f"v{i}".encode())
+    assert p.flush(20) == 0
+    c = Consumer({**conf, "group.id": f"g-{uuid.uuid4().hex[:8]}",
+                  "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    got: list[bytes] = []
+    try:
+        for _ in range(200):
+            m = c.poll(0.2)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+            if len(got) == n:
+                break
+    finally:
+        c.close()
+    return got
+
+
+@pytest.mark.parametrize("listener", ["SASL_PLAINTEXT", "SASL_SSL"])
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confluent_every_mechanism(secured: Cluster, listener: str, mechanism: str) -> None:
+    topic = f"sasl-{listener}-{mechanism}-{uuid.uuid4().hex[:6]}"
+    secured.create_topic(topic, 3)
+    conf = secured.client_config("confluent", listener=listener, user="alice",
+                                 mechanism=mechanism)
+    assert _roundtrip_confluent(conf, topic) == [f"v{i}".encode() for i in range(20)]
+
+
+def test_metadata_is_answered_per_listener(secured: Cluster) -> None:
+    for listener in ("PLAINTEXT", "SASL_SSL", "SSL"):
+        conf = secured.client_config("confluent", listener=listener, user="bob")
+        md = AdminClient(conf).list_topics(timeout=10)
+        ports = sorted(f"127.0.0.1:{b.port}" for b in md.brokers.values())
+        assert ports == sorted(secured.bootstrap_for(listener).split(",")), listener
+
+
+def test_wrong_password_gets_kafkas_message(secured: Cluster) -> None:
+    for mechanism, message in [
+        ("PLAIN", "Authentication failed: Invalid username or password"),
+        ("SCRAM-SHA-256", "Authentication failed during authentication due to invalid "
+                          "credentials with SASL mechanism SCRAM-SHA-256"),
+    ]:
+        errors: list[str] = []
+        conf = secured.client_config("confluent", listener="SASL_PLAINTEXT", user="alice",
+                                     mechanism=mechanism, password="wrong")
+        conf["error_cb"] = lambda e, errors=errors: errors.append(e.str())
+        admin = AdminClient(conf)
+        with pytest.raises(KafkaException):
+            admin.list_topics(timeout=3)
+        admin.poll(1)  # serves error_cb
+        assert any(message in e for e in errors), (mechanism, errors)
+    # Nothing else noticed: alice still logs in.
+    conf = secured.client_config("confluent", listener="SASL_PLAINTEXT", user="alice")
+    assert AdminClient(conf).list_topics(timeout=10).brokers
+
+
+def test_kafka_python_scram_over_tls(secured: Cluster) -> None:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    topic = f"kp-{uuid.uuid4().hex[:8]}"
+    secured.create_topic(topic, 1)
+    kw = secured.client_config("kafka-python", listener="SASL_SSL", user="bob",
+                               mechanism="SCRAM-SHA-256")
+    p = KafkaProducer(**kw)
+    p.send(topic, b"hello").get(timeout=20)
+    p.close()
+    c = KafkaConsumer(topic, auto_offset_reset="earliest", consumer_timeout_ms=10000, **kw)
+    assert [m.value for m in c][:1] == [b"hello"]
+    c.close()
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512", "OAUTHBEARER"])
+def test_aiokafka_over_sasl_ssl(secured: Cluster, mechanism: str) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    topic = f"aio-{mechanism}-{uuid.uuid4().hex[:8]}"
+    secured.create_topic(topic, 1)
+
+    async def run() -> bytes:
+        kw = secured.client_config("aiokafka", listener="SASL_SSL", user="alice",
+                                   mechanism=mechanism)
+        p = AIOKafkaProducer(**kw)
+        await p.start()
+        try:
+            await p.send_and_wait(topic, b"hi")
+        finally:
+            await p.stop()
+        c = AIOKafkaConsumer(topic, auto_offset_reset="earliest", **kw)
+        await c.start()
+        try:
+            return (await asyncio.wait_for(c.getone(), 20)).value
+        finally:
+            await c.stop()
+
+    assert asyncio.run(run()) == b"hi"
+
+
+def test_kcat_scram_over_tls(secured: Cluster) -> None:
+    kcat = shutil.which("kcat")
+    assert kcat, "kcat is not installed (scripts/setup.d installs it)"
+    topic = f"kcat-{uuid.uuid4().hex[:8]}"
+    secured.create_topic(topic, 1)
+    conf = secured.client_config("confluent", listener="SASL_SSL", user="alice",
+                                 mechanism="SCRAM-SHA-256")
+    args = [kcat, "-b", conf.pop("bootstrap.servers")]
+    for k, v in conf.items():
+        args += ["-X", f"{k}={v}"]
+    subprocess.run(args + ["-P", "-t", topic], input=b"one\ntwo\n", check=True, timeout=60)
+    out = subprocess.run(args + ["-C", "-t", topic, "-e", "-o", "beginning"],
+                         capture_output=True, check=True, timeout=60)
+    assert out.stdout.split() == [b"one", b"two"]
+
+
+def test_mutual_tls_principal_is_the_certificate_subject(tmp_path) -> None:
+    with Cluster(1, security={"listeners": "SSL://127.0.0.1:0", "tls_dir": str(tmp_path),
+                              "tls_client_auth": "required", "authorizer": True,
+                              "super_users": ["CN=client,O=kafka-emulator"]}) as c:
+        c.create_topic("mtls", 1)
+        conf = c.client_config("confluent", mtls=True)
+        assert _roundtrip_confluent(conf, "mtls", 3) == [b"v0", b"v1", b"v2"]
+        # Without a client certificate the TLS handshake itself fails (required).
+        bare = c.client_config("confluent")
+        with pytest.raises(KafkaException):
+            AdminClient(bare).list_topics(timeout=3)
+
+
+# ---- raw protocol: Kafka's exact answers ---------------------------------------------
+
+def _addr(c: Cluster, listener: str) -> tuple[str, int]:
+    host, port = c.bootstrap_for(listener).split(",")[0].rsplit(":", 1)
+    return host, int(port)
+
+
+class Raw:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def call(self, key: int, version: int, body: dict) -> dict | None:
+        self.sock.sendall(encode_request(key, version, 1, "sec-test", body))
+        head = self._read(4)
+        if head is None:
+            return None
+        frame = self._read(struct.unpack(">i", head)[0])
+        assert frame is not None
+        return decode_response(key, version, frame)[1]
+
+    def _read(self, n: int) -> bytes | None:
+        buf = b""
+        while len(buf) < n:
+            try:
+                chunk = self.sock.recv(n - len(buf))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def closed(self) -> bool:
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return True
+
+
+def _raw(c: Cluster, listener: str) -> Raw:
+    return Raw(socket.create_connection(_addr(c, listener), timeout=10))
+
+
+METADATA = {"topics": None, "allow_auto_topic_creation": False}
+
+
+def test_requests_before_authentication_close_the_connection(secured: Cluster) -> None:
+    r = _raw(secured, "SASL_PLAINTEXT")
+    assert r.call(18, 3, {"client_software_name": "t", "client_software_version": "1"})
+    assert r.call(3, 12, METADATA) is None  # Kafka: IllegalSaslStateException, closed
+
+
+def test_sasl_on_a_plaintext_listener_is_illegal_sasl_state(secured: Cluster) -> None:
+    r = _raw(secured, "PLAINTEXT")
+    resp = r.call(17, 1, {"mechanism": "PLAIN"})
+    assert resp == {"error_code": 34, "mechanisms": []}
+    resp = r.call(36, 2, {"auth_bytes": b"\0a\0b"})
+    assert resp is not None and resp["error_code"] == 34
+    assert r.call(3, 12, METADATA) is not None  # still usable
+
+
+def test_unsupported_mechanism_then_close(secured: Cluster) -> None:
+    r = _raw(secured, "SASL_PLAINTEXT")
+    resp = r.call(17, 1, {"mechanism": "GSSAPI"})
+    assert resp is not None and resp["error_code"] == 33
+    assert "SCRAM-SHA-512" in resp["mechanisms"]
+    assert r.closed()
+
+
+def test_handshake_v1_plain_then_reauthenticate_ok_and_illegal_after(secured: Cluster) -> None:
+    r = _raw(secured, "SASL_PLAINTEXT")
+    assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+    resp = r.call(36, 2, {"auth_bytes": b"\0alice\0alice-secret"})
+    assert resp["error_code"] == 0 and resp["session_lifetime_ms"] == 0
+    assert r.call(3, 12, METADATA)["brokers"]
+    assert r.call(36, 2, {"auth_bytes": b"x"})["error_code"] == 34
+    # KIP-368: a SaslHandshake on an authenticated connection re-authenticates...
+    assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+    assert r.call(36, 2, {"auth_bytes": b"\0alice\0alice-secret"})["error_code"] == 0
+    # ...but may not change the principal.
+    assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+    resp = r.call(36, 2, {"auth_bytes": b"\0bob\0bob-secret"})
+    assert resp["error_code"] == 58 and "Cannot change principals" in resp["error_message"]
+    assert r.closed()
+
+
+def test_handshake_v0_raw_tokens(secured: Cluster) -> None:
+    r = _raw(secured, "SASL_PLAINTEXT")
+    assert r.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+    r.sock.sendall(struct.pack(">i", 19) + b"\0alice\0alice-secret")
+    assert r._read(4) == struct.pack(">i", 0)  # the empty PLAIN answer, unframed
+    assert r.call(3, 12, METADATA)["brokers"]
+
+
+def test_session_lifetime_and_expiry(tmp_path) -> None:
+    from emulator.cluster.clock import ManualClock
+
+    clock = ManualClock()
+    with Cluster(1, clock=clock, security={
+            "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl_users": USERS,
+            "connections_max_reauth_ms": 60_000}) as c:
+        r = _raw(c, "SASL_PLAINTEXT")
+        assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        resp = r.call(36, 1, {"auth_bytes": b"\0alice\0alice-secret"})
+        assert resp["session_lifetime_ms"] == 60_000
+        assert r.call(3, 12, METADATA)["brokers"]
+        c.call(lambda: clock.advance(60_001))
+        assert r.call(3, 12, METADATA) is None  # expired without re-authentication
+
+
+def test_tls_client_on_plaintext_listener_and_reverse(secured: Cluster, caplog) -> None:
+    ctx = ssl.create_default_context(cafile=secured.tls.ca)
+    with socket.create_connection(_addr(secured, "PLAINTEXT"), timeout=10) as s:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            ctx.wrap_socket(s, server_hostname="127.0.0.1")
+    r = _raw(secured, "SSL")  # a plaintext Kafka request to a TLS listener
+    assert r.call(18, 3, {"client_software_name": "t", "client_software_version": "1"}) is None
+    # TLS itself still works on the same listener.
+    with socket.create_connection(_addr(secured, "SSL"), timeout=10) as s:
+        with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
+            assert Raw(t).call(3, 12, METADATA)["brokers"]

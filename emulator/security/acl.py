@@ -1,0 +1,279 @@
+"""ACLs and Kafka's authorizer semantics (StandardAuthorizer), as pure data and functions.
+
+Rules (Kafka's, in the order Kafka applies them):
+1. a super user (``super.users``) may do anything;
+2. a DENY binding matching the principal (or ``User:*``), the host (or ``*``) and the
+   operation (or ALL) wins over everything else;
+3. an ALLOW binding for the operation, ALL, or an operation that implies it (DESCRIBE
+   is implied by READ, WRITE, DELETE and ALTER; DESCRIBE_CONFIGS by ALTER_CONFIGS) allows;
+4. otherwise: ``allow.everyone.if.no.acl.found`` when no binding at all names the
+   resource, else deny.
+A binding names a resource literally (exact name, or ``*`` for every name) or by
+prefix (PREFIXED). Codes are Kafka's (org.apache.kafka.common.acl / resource).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import IntEnum
+
+
+class ResourceType(IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    TOPIC = 2
+    GROUP = 3
+    CLUSTER = 4
+    TRANSACTIONAL_ID = 5
+    DELEGATION_TOKEN = 6
+    USER = 7
+
+
+class PatternType(IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    MATCH = 2
+    LITERAL = 3
+    PREFIXED = 4
+
+
+class AclOperation(IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    ALL = 2
+    READ = 3
+    WRITE = 4
+    CREATE = 5
+    DELETE = 6
+    ALTER = 7
+    DESCRIBE = 8
+    CLUSTER_ACTION = 9
+    DESCRIBE_CONFIGS = 10
+    ALTER_CONFIGS = 11
+    IDEMPOTENT_WRITE = 12
+    CREATE_TOKENS = 13
+    DESCRIBE_TOKENS = 14
+    TWO_PHASE_COMMIT = 15
+
+
+class PermissionType(IntEnum):
+    UNKNOWN = 0
+    ANY = 1
+    DENY = 2
+    ALLOW = 3
+
+
+Op = AclOperation
+RT = ResourceType
+WILDCARD = "*"
+CLUSTER_NAME = "kafka-cluster"  # Kafka's one CLUSTER resource
+ANONYMOUS = "User:ANONYMOUS"
+WILDCARD_PRINCIPAL = "User:*"
+
+# What each resource type supports (Kafka's AclEntry.supportedOperations): the set
+# reported as authorized operations when there is no authorizer at all.
+SUPPORTED_OPERATIONS: dict[ResourceType, frozenset[AclOperation]] = {
+    RT.TOPIC: frozenset({Op.READ, Op.WRITE, Op.CREATE, Op.DESCRIBE, Op.DELETE, Op.ALTER,
+                         Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}),
+    RT.GROUP: frozenset({Op.READ, Op.DESCRIBE, Op.DELETE}),
+    RT.CLUSTER: frozenset({Op.CREATE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS,
+                           Op.IDEMPOTENT_WRITE, Op.ALTER, Op.DESCRIBE}),
+    RT.TRANSACTIONAL_ID: frozenset({Op.DESCRIBE, Op.WRITE, Op.TWO_PHASE_COMMIT}),
+    RT.DELEGATION_TOKEN: frozenset({Op.DESCRIBE}),
+    RT.USER: frozenset({Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS}),
+}
+
+# An ALLOW on any of these operations also allows the key.
+_IMPLIED_BY: dict[AclOperation, frozenset[AclOperation]] = {
+    Op.DESCRIBE: frozenset({Op.DESCRIBE, Op.READ, Op.WRITE, Op.DELETE, Op.ALTER}),
+    Op.DESCRIBE_CONFIGS: frozenset({Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}),
+}
+
+
+@dataclass(frozen=True)
+class AclBinding:
+    """One ACL: a resource pattern plus an access control entry (Kafka's AclBinding)."""
+
+    resource_type: ResourceType
+    resource_name: str
+    pattern_type: PatternType
+    principal: str
+    host: str
+    operation: AclOperation
+    permission_type: PermissionType
+
+    def to_dict(self) -> dict:
+        return {k: int(v) if isinstance(v, IntEnum) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> AclBinding:
+        return cls(RT(d["resource_type"]), d["resource_name"], PatternType(d["pattern_type"]),
+                   d["principal"], d["host"], Op(d["operation"]),
+                   PermissionType(d["permission_type"]))
+
+
+@dataclass(frozen=True)
+class AclFilter:
+    """A filter as DescribeAcls/DeleteAcls send it: None matches anything; ANY too."""
+
+    resource_type: ResourceType = RT.ANY
+    resource_name: str | None = None
+    pattern_type: PatternType = PatternType.ANY
+    principal: str | None = None
+    host: str | None = None
+    operation: AclOperation = Op.ANY
+    permission_type: PermissionType = PermissionType.ANY
+
+    def matches(self, b: AclBinding) -> bool:
+        if self.resource_type != RT.ANY and self.resource_type != b.resource_type:
+            return False
+        if not self._pattern_matches(b):
+            return False
+        if self.principal is not None and self.principal != b.principal:
+            return False
+        if self.host is not None and self.host != b.host:
+            return False
+        if self.operation != Op.ANY and self.operation != b.operation:
+            return False
+        return self.permission_type in (PermissionType.ANY, b.permission_type)
+
+    def _pattern_matches(self, b: AclBinding) -> bool:
+        pt, name = self.pattern_type, self.resource_name
+        if pt == PatternType.MATCH:
+            # Every binding that would apply to a resource of this name.
+            if name is None:
+                return True
+            if b.pattern_type == PatternType.LITERAL:
+                return b.resource_name in (name, WILDCARD)
+            return b.pattern_type == PatternType.PREFIXED and name.startswith(b.resource_name)
+        if pt not in (PatternType.ANY, b.pattern_type):
+            return False
+        return name is None or name == b.resource_name
+
+
+def filter_error(f: AclFilter) -> str | None:
+    """Why Kafka rejects this filter (INVALID_REQUEST), or None."""
+    if RT.UNKNOWN in (f.resource_type,) or f.pattern_type == PatternType.UNKNOWN:
+        return "Filter contains UNKNOWN elements"
+    if f.operation == Op.UNKNOWN or f.permission_type == PermissionType.UNKNOWN:
+        return "Filter contains UNKNOWN elements"
+    return None
+
+
+def binding_error(b: AclBinding) -> str | None:
+    """Why Kafka refuses to create this binding (INVALID_REQUEST), or None."""
+    if b.resource_type in (RT.ANY, RT.UNKNOWN):
+        return "Invalid resource type"
+    if b.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
+        return "Invalid pattern type"
+    if b.operation in (Op.ANY, Op.UNKNOWN):
+        return "Invalid operation"
+    if b.permission_type not in (PermissionType.ALLOW, PermissionType.DENY):
+        return "Invalid permission type"
+    if not b.resource_name:
+        return "Resource name should not be empty"
+    if b.resource_type == RT.CLUSTER and (b.resource_name != CLUSTER_NAME
+                                         or b.pattern_type != PatternType.LITERAL):
+        return "The only valid name for the CLUSTER resource is kafka-cluster"
+    if ":" not in b.principal:
+        return f"Could not parse principal from `{b.principal}` (no colon is present " \
+               "separating the principal type from the principal name)"
+    return None
+
+
+@dataclass
+class AclStore:
+    """Every ACL binding of the cluster, in creation order (plain data, serializable)."""
+
+    bindings: list[AclBinding] = field(default_factory=list)
+
+    def add(self, b: AclBinding) -> None:
+        if b not in self.bindings:
+            self.bindings.append(b)
+
+    def describe(self, f: AclFilter) -> list[AclBinding]:
+        return [b for b in self.bindings if f.matches(b)]
+
+    def delete(self, f: AclFilter) -> list[AclBinding]:
+        gone = self.describe(f)
+        if gone:
+            self.bindings = [b for b in self.bindings if b not in gone]
+        return gone
+
+    def to_list(self) -> list[dict]:
+        return [b.to_dict() for b in self.bindings]
+
+    @classmethod
+    def from_list(cls, items: list[dict]) -> AclStore:
+        return cls([AclBinding.from_dict(d) for d in items])
+
+
+def _applies(b: AclBinding, rtype: ResourceType, name: str) -> bool:
+    if b.resource_type != rtype:
+        return False
+    if b.pattern_type == PatternType.LITERAL:
+        return b.resource_name == name or b.resource_name == WILDCARD
+    return b.pattern_type == PatternType.PREFIXED and name.startswith(b.resource_name)
+
+
+@dataclass
+class Authorizer:
+    """Kafka's StandardAuthorizer over an AclStore: ``authorize`` is a pure decision."""
+
+    store: AclStore = field(default_factory=AclStore)
+    super_users: set[str] = field(default_factory=set)
+    allow_everyone_if_no_acl_found: bool = False
+
+    def authorize(self, principal: str, host: str, op: AclOperation, rtype: ResourceType,
+                  name: str) -> bool:
+        if principal in self.super_users:
+            return True
+        matching = [b for b in self.store.bindings if _applies(b, rtype, name)]
+        if not matching:
+            return self.allow_everyone_if_no_acl_found
+        mine = [b for b in matching
+                if b.principal in (principal, WILDCARD_PRINCIPAL) and b.host in (host, WILDCARD)]
+        for b in mine:
+            if b.permission_type == PermissionType.DENY and b.operation in (op, Op.ALL):
+                return False
+        allowed = _IMPLIED_BY.get(op, frozenset({op})) | {Op.ALL}
+        return any(b.permission_type == PermissionType.ALLOW and b.operation in allowed
+                   for b in mine)
+
+    def authorize_any(self, principal: str, host: str, op: AclOperation,
+                      rtype: ResourceType) -> bool:
+        """Kafka's authorizeByResourceType: may the principal do ``op`` on SOME resource of
+        this type? (InitProducerId without a transactional id: WRITE on any topic.)"""
+        if principal in self.super_users:
+            return True
+        mine = [b for b in self.store.bindings if b.resource_type == rtype
+                and b.principal in (principal, WILDCARD_PRINCIPAL)
+                and b.host in (host, WILDCARD)]
+        ops = {op, Op.ALL}
+        if any(b.permission_type == PermissionType.DENY and b.operation in ops
+               and b.pattern_type == PatternType.LITERAL and b.resource_name == WILDCARD
+               for b in mine):
+            return False
+        denied = {(b.pattern_type, b.resource_name) for b in mine
+                  if b.permission_type == PermissionType.DENY and b.operation in ops}
+        return any(b.permission_type == PermissionType.ALLOW and b.operation in ops
+                   and (b.pattern_type, b.resource_name) not in denied for b in mine)
+
+    def authorized_operations(self, principal: str, host: str, rtype: ResourceType,
+                              name: str) -> int:
+        """Kafka's 32-bit field of the operations allowed on this resource."""
+        ops = [o for o in SUPPORTED_OPERATIONS[rtype]
+               if self.authorize(principal, host, o, rtype, name)]
+        return to_bit_field(ops)
+
+
+def to_bit_field(ops: object) -> int:
+    out = 0
+    for o in ops:  # type: ignore[attr-defined]
+        out |= 1 << int(o)
+    return out
+
+
+def all_operations(rtype: ResourceType) -> int:
+    """What Kafka reports with no authorizer: every operation the resource supports."""
+    return to_bit_field(SUPPORTED_OPERATIONS[rtype])
