@@ -207,7 +207,8 @@ def test_api_versions_request_v0_to_v2_are_empty() -> None:
     for v in (0, 1, 2):
         assert REQUESTS[18].encode({"client_software_name": "x"}, v) == b""
         assert REQUESTS[18].decode(b"", v) == (
-            {"client_software_name": "", "client_software_version": ""},
+            {"client_software_name": "", "client_software_version": "", "cluster_id": None,
+             "node_id": -1},
             0,
         )
 

@@ -29,7 +29,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         v3 = version >= 3
         res = gc.txn_offset_commit(
             group_id, req["producer_id"], req["member_id"] if v3 else "",
-            req["generation_id"] if v3 else -1, topics,
+            req["generation_id_or_member_epoch"] if v3 else -1, topics,
             group_instance_id=req["group_instance_id"] if v3 else None)
     return {"throttle_time_ms": 0, "topics": [
         {"name": name, "partitions": [{"partition_index": p, "error_code": c} for p, c in parts]}

@@ -5,7 +5,7 @@ from wire.schema import INT16, INT32, STRING, Array, Field, message
 DELETE_GROUPS_REQUEST = message(
     "DeleteGroupsRequest",
     42,
-    "0-2",
+    "0-3",
     "2+",
     [
         Field("groups_names", Array(STRING)),
@@ -15,7 +15,7 @@ DELETE_GROUPS_REQUEST = message(
 DELETE_GROUPS_RESPONSE = message(
     "DeleteGroupsResponse",
     42,
-    "0-2",
+    "0-3",
     "2+",
     [
         Field("throttle_time_ms", INT32),
@@ -25,6 +25,7 @@ DELETE_GROUPS_RESPONSE = message(
             fields=[
                 Field("group_id", STRING),
                 Field("error_code", INT16),
+                Field("error_message", STRING, "3+", nullable="3+", default=None),
             ],
         ),
     ],

@@ -5,7 +5,7 @@ from wire.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, message
 DESCRIBE_LOG_DIRS_REQUEST = message(
     "DescribeLogDirsRequest",
     35,
-    "1-4",
+    "1-5",
     "2+",
     [
         Field(
@@ -23,7 +23,7 @@ DESCRIBE_LOG_DIRS_REQUEST = message(
 DESCRIBE_LOG_DIRS_RESPONSE = message(
     "DescribeLogDirsResponse",
     35,
-    "1-4",
+    "1-5",
     "2+",
     [
         Field("throttle_time_ms", INT32),
@@ -53,6 +53,7 @@ DESCRIBE_LOG_DIRS_RESPONSE = message(
                 ),
                 Field("total_bytes", INT64, "4+", default=-1),
                 Field("usable_bytes", INT64, "4+", default=-1),
+                Field("is_cordoned", BOOL, "5+"),
             ],
         ),
     ],

@@ -62,7 +62,7 @@ FETCH_RESPONSE = message("FetchResponse", 1, "0-18", "12+", [
                 Field("end_offset", INT64, default=-1),
                 Field("epoch", INT32, default=-1),
             ]),
-            Field("aborted_transactions", Array, "4+", nullable="4+", default=None, fields=[
+            Field("aborted_transactions", Array, "4+", nullable="4+", fields=[
                 Field("producer_id", INT64),
                 Field("first_offset", INT64),
             ]),

@@ -2,7 +2,7 @@
 
 from wire.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, message
 
-LIST_OFFSETS_REQUEST = message("ListOffsetsRequest", 2, "0-10", "6+", [
+LIST_OFFSETS_REQUEST = message("ListOffsetsRequest", 2, "0-11", "6+", [
     Field("replica_id", INT32),
     Field("isolation_level", INT8, "2+"),
     Field("topics", Array, fields=[
@@ -17,7 +17,7 @@ LIST_OFFSETS_REQUEST = message("ListOffsetsRequest", 2, "0-10", "6+", [
     Field("timeout_ms", INT32, "10+"),
 ])
 
-LIST_OFFSETS_RESPONSE = message("ListOffsetsResponse", 2, "0-10", "6+", [
+LIST_OFFSETS_RESPONSE = message("ListOffsetsResponse", 2, "0-11", "6+", [
     Field("throttle_time_ms", INT32, "2+"),
     Field("topics", Array, fields=[
         Field("name", STRING),

@@ -1,11 +1,11 @@
 """WriteTxnMarkers (key 27)."""
 
-from wire.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, message
+from wire.schema import BOOL, INT8, INT16, INT32, INT64, STRING, Array, Field, message
 
 WRITE_TXN_MARKERS_REQUEST = message(
     "WriteTxnMarkersRequest",
     27,
-    "1",
+    "1-2",
     "1+",
     [
         Field(
@@ -24,6 +24,8 @@ WRITE_TXN_MARKERS_REQUEST = message(
                     ],
                 ),
                 Field("coordinator_epoch", INT32),
+                # v2 (KIP-1228): the transaction version the marker is written with.
+                Field("transaction_version", INT8, "2+", default=0),
             ],
         ),
     ],
@@ -32,7 +34,7 @@ WRITE_TXN_MARKERS_REQUEST = message(
 WRITE_TXN_MARKERS_RESPONSE = message(
     "WriteTxnMarkersResponse",
     27,
-    "1",
+    "1-2",
     "1+",
     [
         Field(
