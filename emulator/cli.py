@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -163,9 +164,7 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr)
         return 1
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    _on_stop_signals(asyncio.get_running_loop(), stop)
     extra = f" control http://{args.host}:{cluster.control.port}" if cluster.control else ""
     if len(cluster.listener_specs) > 1:
         extra += "".join(f" {sp.name} {cluster.bootstrap_for(sp.name)}"
@@ -185,6 +184,39 @@ async def serve(args: argparse.Namespace) -> int:
     await asyncio.gather(*pending, return_exceptions=True)
     logging.getLogger("kafka_emulator").info("stopped")
     return 0
+
+
+STOP_GRACE_S = 10.0
+
+
+def _on_stop_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """SIGINT/SIGTERM stop the cluster cleanly, and always stop the process.
+
+    A Python-level handler runs between bytecodes of the main thread even while the loop
+    is busy, where ``loop.add_signal_handler`` would wait for the loop to come back. The
+    first signal asks the loop to stop and arms a timer that ends the process if the
+    clean stop has not finished within STOP_GRACE_S; a second signal ends it at once.
+    """
+    received: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            os._exit(128 + signum)
+        logging.getLogger("kafka_emulator").info("signal %d: stopping", signum)
+        timer = threading.Timer(STOP_GRACE_S, _give_up, (signum,))
+        timer.daemon = True
+        timer.start()
+        loop.call_soon_threadsafe(stop.set)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+
+
+def _give_up(signum: int) -> None:
+    print(f"kafka-emulator: no clean stop within {STOP_GRACE_S:.0f} s of signal {signum}; "
+          "exiting", file=sys.stderr, flush=True)
+    os._exit(128 + signum)
 
 
 def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:

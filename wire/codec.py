@@ -127,6 +127,7 @@ class _Gen:
             for f in tagged:
                 body.append(f"        if tag == {f.tag}:")
                 body.extend(self.decode_value(f, "            ", f"d[{f.name!r}]"))
+            body.append("        if end > len(buf): raise _DE('tagged field overruns the frame')")
             body.append("        pos = end")
         body.append("    return d, pos")
         self.lines.append(f"def {fn}(buf, pos):")
@@ -159,13 +160,17 @@ class _Gen:
             else:
                 out.append(f"{ind}    raise _DE('non-nullable field {f.name} was serialized as null')")
             out.append(f"{ind}else:")
+            out.append(f"{ind}    if pos + n > len(buf): raise _DE('string {f.name} overruns the frame')")
             out.append(f"{ind}    {target} = str(buf[pos:pos + n], 'utf-8')")
             out.append(f"{ind}    pos += n")
             return out
         if t is BYTES or t is RECORDS:
             out += self._read_len(ind, "n", wide=True)
             out.append(f"{ind}if n < 0:")
-            out.append(f"{ind}    {target} = None")
+            if nullable or t is RECORDS:  # RECORDS: Kafka reads a null record set as empty
+                out.append(f"{ind}    {target} = None")
+            else:
+                out.append(f"{ind}    raise _DE('non-nullable field {f.name} was serialized as null')")
             out.append(f"{ind}else:")
             out.append(f"{ind}    if pos + n > len(buf): raise _DE('bytes field {f.name} overruns the frame')")
             out.append(f"{ind}    {target} = buf[pos:pos + n]")
@@ -182,7 +187,10 @@ class _Gen:
             cnt = self.name("c")
             out += self._read_len(ind, cnt, wide=True)
             out.append(f"{ind}if {cnt} < 0:")
-            out.append(f"{ind}    {target} = None")
+            if nullable:
+                out.append(f"{ind}    {target} = None")
+            else:  # Kafka's generated readers refuse it; None would reach the handler
+                out.append(f"{ind}    raise _DE('non-nullable field {f.name} was serialized as null')")
             out.append(f"{ind}else:")
             out.append(f"{ind}    if {cnt} > len(buf): raise _DE('array {f.name} longer than the frame')")
             item = t.item

@@ -241,7 +241,8 @@ class ClusterMetadata:
             raise KafkaError(
                 E.INVALID_REPLICATION_FACTOR,
                 f"Unable to replicate the partition {rf} time(s): The target replication factor "
-                f"of {rf} cannot be reached because only {n} broker(s) are registered.",
+                f"of {rf} cannot be reached because only {n} broker(s) are registered or some "
+                "brokers have all their log directories cordoned.",
             )
         start = self.rng.randrange(n)
         shift = self.rng.randrange(n)

@@ -13,6 +13,61 @@ from emulator.cluster.metadata import ClusterMetadata, Topic, validate_topic_nam
 from emulator.cluster.partition import KafkaError, Partition
 from wire.errors import ErrorCode as E
 
+# ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics
+# or CreatePartitions request may create. Kafka added it after requests for millions of
+# partitions ran its controller out of memory; here it also keeps one request from
+# holding the event loop (10,000 partitions take well under a second to create).
+MAX_PARTITIONS_PER_BATCH = 10_000
+MAX_RECORDS_PER_USER_OP = 10_000
+
+
+def check_create_topics_total(state: ClusterMetadata, requested: list[tuple[int, int]]) -> None:
+    """Refuse a whole CreateTopics request that would create too many partitions.
+
+    ``requested`` is (num_partitions, number of manual assignments) per topic. Kafka's
+    validateTotalNumberOfPartitions counts the upper bound before looking at anything
+    else: the default for -1, nothing for other non-positive counts, the assignments
+    when given. Every topic of the request then fails with POLICY_VIOLATION.
+    """
+    total = 0
+    for num_partitions, n_assignments in requested:
+        if n_assignments:
+            total += n_assignments
+        elif num_partitions == -1:
+            total += int(state.config["num.partitions"])
+        elif num_partitions > 0:
+            total += num_partitions
+    if total > MAX_PARTITIONS_PER_BATCH:
+        raise KafkaError(E.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+
+
+def topic_records(num_partitions: int, configs: dict[str, str | None]) -> int:
+    """Metadata records Kafka's controller writes for one new topic: a TopicRecord, a
+    PartitionRecord per partition and a ConfigRecord per config set."""
+    return 1 + num_partitions + sum(1 for v in configs.values() if v is not None)
+
+
+def check_records_per_user_op(records: int) -> None:
+    """QuorumController.MAX_RECORDS_PER_USER_OP: one user operation writes at most 10,000
+    records (its BoundedList), or the whole operation fails with POLICY_VIOLATION; so
+    CreateTopics for one topic of 10,000 partitions (10,001 records) is refused."""
+    if records > MAX_RECORDS_PER_USER_OP:
+        raise KafkaError(E.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+
+
+def check_create_partitions_total(state: ClusterMetadata, requested: list[tuple[str, int]]) -> None:
+    """Refuse a whole CreatePartitions request adding more than MAX_PARTITIONS_PER_BATCH
+    partitions over its topics (Kafka 4.4 checks this before anything else; every topic
+    of the request then fails with POLICY_VIOLATION)."""
+    total = 0
+    for name, count in requested:
+        t = state.topics.get(name)
+        if t is not None and count > len(t.partitions):
+            total += count - len(t.partitions)
+    if total > MAX_PARTITIONS_PER_BATCH:
+        raise KafkaError(E.POLICY_VIOLATION,
+                         "Excessively large number of additional partitions per request.")
+
 
 def create_topic(
     state: ClusterMetadata,
@@ -45,15 +100,7 @@ def create_topic(
                 raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
                                  "partitions should be a consecutive 0-based integer sequence")
             reps = assignments[i]
-            if not reps or len(set(reps)) != len(reps):
-                raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
-                                 f"Duplicate brokers not allowed in replica assignment: "
-                                 f"{', '.join(map(str, reps))} for partition id {i}.")
-            for b in reps:
-                if b not in state.brokers:
-                    raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes broker {b}, "
-                                     "but no such broker is registered.")
+            validate_manual_assignment(state, reps)
             plan.append(list(reps))
     else:
         if num_partitions == -1:
@@ -92,36 +139,53 @@ def delete_topic(state: ClusterMetadata, name: str) -> Topic:
     return t
 
 
+def validate_manual_assignment(state: ClusterMetadata, replicas: list[int],
+                               rf: int | None = None) -> None:
+    """ReplicationControlManager.validateManualPartitionAssignment, in its order: an empty
+    list, then each broker in id order (unregistered, then repeated), then the size."""
+    if not replicas:
+        raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                         "The manual partition assignment includes an empty replica list.")
+    prev = None
+    for b in sorted(replicas):
+        if b not in state.brokers:
+            raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment "
+                             f"includes broker {b}, but no such broker is registered.")
+        if b == prev:
+            raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment "
+                             f"includes the broker {b} more than once.")
+        prev = b
+    if rf is not None and len(replicas) != rf:
+        raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
+                         f"The manual partition assignment includes a partition with "
+                         f"{len(replicas)} replica(s), but this is not consistent with "
+                         f"previous partitions, which have {rf} replica(s).")
+
+
 def create_partitions(
-    state: ClusterMetadata, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
+    state: ClusterMetadata, name: str, count: int, assignments: list[list[int]] | None,
+    validate_only: bool
 ) -> None:
+    """ReplicationControlManager.createPartitions for one topic, with Kafka's messages."""
     t = state.get_topic(name)
     old = len(t.partitions)
-    if count < old:
-        raise KafkaError(E.INVALID_PARTITIONS, f"Topic currently has {old} partitions, which "
-                         f"is higher than the requested {count}.")
     if count == old:
-        raise KafkaError(E.INVALID_PARTITIONS, f"Topic already has {old} partitions.")
+        raise KafkaError(E.INVALID_PARTITIONS, f"Topic already has {old} partition(s).")
+    if count < old:
+        raise KafkaError(E.INVALID_PARTITIONS, f"The topic {name} currently has {old} "
+                         f"partition(s); {count} would not be an increase.")
+    additional = count - old
+    if assignments is not None and len(assignments) != additional:
+        raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} "
+                         f"additional partition(s), but only {len(assignments)} assignment(s) "
+                         "were specified.")
     rf = len(t.partitions[0].replicas)
-    if assignments:
-        if len(assignments) != count - old:
-            raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"Increasing the number of "
-                             f"partitions by {count - old} but {len(assignments)} assignments "
-                             "provided.")
+    if assignments is not None:
         for reps in assignments:
-            if len(reps) != rf:
-                raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
-                                 f"The manual partition assignment includes a partition with "
-                                 f"{len(reps)} replica(s), but this is not consistent with "
-                                 f"previous partitions, which have {rf} replica(s).")
-            for b in reps:
-                if b not in state.brokers:
-                    raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
-                                     f"The manual partition assignment includes broker {b}, "
-                                     "but no such broker is registered.")
+            validate_manual_assignment(state, reps, rf)
         plan = [list(r) for r in assignments]
     else:
-        plan = state.assign_replicas(count - old, rf, start_partition=old)
+        plan = state.assign_replicas(additional, rf, start_partition=old)
     if validate_only:
         return
     for i, reps in enumerate(plan):

@@ -4,14 +4,17 @@ Partitions and replication factor (or -1 for the broker defaults), manual
 replica assignments, topic configs, validate_only; v5+ answers with the created
 topic's partitions, replication factor and configs, v7+ with its topic ID. Any
 broker accepts it (KRaft brokers forward to the controller). Duplicate names in
-one request get INVALID_REQUEST, as Kafka does.
+one request get INVALID_REQUEST, as Kafka does; a request for more than 10,000
+partitions in all fails whole with POLICY_VIOLATION (the controller's
+MAX_PARTITIONS_PER_BATCH).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from emulator.cluster import config_ops
+from emulator.cluster import config_ops, topics
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -24,6 +27,17 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     cluster = ctx.cluster
     counts = Counter(t["name"] for t in req["topics"])
     dups = sorted(n for n, c in counts.items() if c > 1)
+    try:
+        topics.check_create_topics_total(
+            cluster, [(t["num_partitions"], len(t["assignments"])) for t in req["topics"]])
+        wanted = [t for t in req["topics"] if t["name"] not in dups]
+        if _records(ctx, wanted, exact=False) > topics.MAX_RECORDS_PER_USER_OP:
+            topics.check_records_per_user_op(_records(ctx, wanted, exact=True))
+    except KafkaError as e:  # the whole request fails, as the controller's createTopics does
+        return {"throttle_time_ms": 0, "topics": [
+            {"name": t["name"], "error_code": e.code, "error_message": e.message,
+             "num_partitions": -1, "replication_factor": -1, "configs": None}
+            for t in req["topics"]]}
     results = []
     for t in req["topics"]:
         name = t["name"]
@@ -63,3 +77,24 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             out["error_code"], out["error_message"] = error_of(e)
         results.append(out)
     return {"throttle_time_ms": 0, "topics": results}
+
+
+def _records(ctx: RequestContext, wanted: list[dict], exact: bool) -> int:
+    """The metadata records creating ``wanted`` would write: an upper bound, or (exact)
+    counting only the topics that pass validation, as Kafka's controller does."""
+    n = 0
+    for t in wanted:
+        configs = {c["name"]: c["value"] for c in t["configs"]}
+        parts = len(t["assignments"]) or (
+            t["num_partitions"] if t["num_partitions"] != -1
+            else int(ctx.cluster.config["num.partitions"]))
+        if exact:
+            try:
+                ctx.cluster.create_topic(
+                    t["name"], t["num_partitions"], t["replication_factor"],
+                    {a["partition_index"]: a["broker_ids"] for a in t["assignments"]},
+                    configs, validate_only=True)
+            except KafkaError:
+                continue
+        n += topics.topic_records(max(parts, 0), configs)
+    return n

@@ -1,0 +1,160 @@
+"""Kafka's controller limits over real TCP, answered as Kafka 4.4 answers them.
+
+The codes and messages were taken from a real Kafka 4.4.0 cluster (client_tests/
+kafka_cluster.py) sent the same requests: more than 10,000 partitions in one CreateTopics
+or CreatePartitions request fail the whole request with POLICY_VIOLATION, one topic of
+10,000 partitions is 10,001 metadata records (over MAX_RECORDS_PER_USER_OP), and a
+manual assignment naming an unknown broker is INVALID_REPLICA_ASSIGNMENT.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+
+import pytest
+from rawkafka import Conn
+
+from emulator import Cluster
+from wire.errors import ErrorCode as E
+
+
+def create_topics(c: Conn, topics: list[tuple[str, int, int, list | None]],
+                  validate_only: bool = False) -> list[dict]:
+    body = {"topics": [{"name": n, "num_partitions": p, "replication_factor": r,
+                        "assignments": a or [], "configs": []} for n, p, r, a in topics],
+            "timeout_ms": 60000, "validate_only": validate_only}
+    return c.call(19, 7, body)["topics"]
+
+
+def create_partitions(c: Conn, topics: list[tuple[str, int, list | None]],
+                      validate_only: bool = False) -> list[dict]:
+    body = {"topics": [{"name": n, "count": k, "assignments": a} for n, k, a in topics],
+            "timeout_ms": 60000, "validate_only": validate_only}
+    return c.call(37, 3, body)["results"]
+
+
+def errors(results: list[dict]) -> list[tuple[int, str | None]]:
+    return [(r["error_code"], r["error_message"]) for r in results]
+
+
+def test_create_topics_over_the_partition_cap_fails_whole(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    many = "Excessively large number of partitions per request."
+    assert errors(create_topics(c, [("big", 1_000_000, 1, None)])) == [(E.POLICY_VIOLATION, many)]
+    assert errors(create_topics(c, [("a1", 6000, 1, None), ("a2", 6000, 1, None)])) == [
+        (E.POLICY_VIOLATION, many)] * 2
+    # 10,000 partitions + the TopicRecord are 10,001 records: over MAX_RECORDS_PER_USER_OP.
+    assert errors(create_topics(c, [("b", 10_000, 1, None)], validate_only=True)) == [
+        (E.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")]
+    assert not ({"big", "a1", "a2", "b"} & set(cluster.state.topics))
+    # The brokers still answer at once.
+    assert errors(create_topics(c, [("ok", 3, 3, None)])) == [(E.NONE, None)]
+    c.close()
+
+
+def test_create_partitions_over_the_cap_fails_whole(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    assert errors(create_topics(c, [("t1", 1, 1, None), ("t2", 1, 1, None)])) == [(0, None)] * 2
+    many = "Excessively large number of additional partitions per request."
+    assert errors(create_partitions(c, [("t1", 16_777_216, None)])) == [
+        (E.POLICY_VIOLATION, many)]
+    assert errors(create_partitions(c, [("t1", 6001, None), ("t2", 6001, None)])) == [
+        (E.POLICY_VIOLATION, many)] * 2
+    assert len(cluster.state.topics["t1"].partitions) == 1
+    # Exactly 10,000 more is legal (and served without holding the other brokers).
+    assert errors(create_partitions(c, [("t1", 10_001, None)])) == [(E.NONE, None)]
+    assert len(cluster.state.topics["t1"].partitions) == 10_001
+    assert errors(create_partitions(c, [("t2", 0, None)])) == [
+        (E.INVALID_PARTITIONS, "The topic t2 currently has 1 partition(s); 0 would not be an "
+         "increase.")]
+    c.close()
+
+
+def test_assignments_naming_unknown_brokers(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    unknown = "The manual partition assignment includes broker 7, but no such broker is registered."
+    assert errors(create_topics(c, [("ub", -1, -1, [{"partition_index": 0, "broker_ids": [7]}])])
+                  ) == [(E.INVALID_REPLICA_ASSIGNMENT, unknown)]
+    assert errors(create_topics(c, [("t", 1, 1, None)])) == [(0, None)]
+    assert errors(create_partitions(c, [("t", 2, [{"broker_ids": [7]}])])) == [
+        (E.INVALID_REPLICA_ASSIGNMENT, unknown)]
+    assert errors(create_partitions(c, [("t", 2, [{"broker_ids": [1, 1]}])])) == [
+        (E.INVALID_REPLICA_ASSIGNMENT,
+         "The manual partition assignment includes the broker 1 more than once.")]
+    assert errors(create_partitions(c, [("t", 3, [{"broker_ids": [1]}])])) == [
+        (E.INVALID_REPLICA_ASSIGNMENT,
+         "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified.")]
+    c.close()
+
+
+_I32 = struct.Struct(">i")
+# Request bodies whose first array (non-nullable in Kafka's schema) is sent as null:
+# compact length 0 in these flexible versions, where an empty array would be 1.
+NULL_ARRAY_BODIES = {
+    "produce": (0, 9, b"\x00" + struct.pack(">hi", -1, 1000) + b"\x00\x00"),
+    "fetch": (1, 12, struct.pack(">iiiibii", -1, 500, 1, 1 << 20, 0, 0, -1) + b"\x00\x00"),
+    "list_offsets": (2, 7, struct.pack(">ib", -1, 0) + b"\x00\x00"),
+    "create_topics": (19, 7, b"\x00" + struct.pack(">ib", 1000, 0) + b"\x00"),
+}
+
+
+@pytest.mark.parametrize("api", sorted(NULL_ARRAY_BODIES))
+def test_null_in_a_non_nullable_array_closes_with_one_line(
+        cluster: Cluster, caplog: pytest.LogCaptureFixture, api: str) -> None:
+    """Kafka's generated readers refuse it ("non-nullable field ... was serialized as
+    null") and the broker closes the connection: one log line, never a traceback (a
+    None reaching the handler used to raise TypeError, and for Produce, Fetch and
+    ListOffsets the error reply failed too)."""
+    key, version, body = NULL_ARRAY_BODIES[api]
+    head = struct.pack(">hhih", key, version, 1, 1) + b"x" + b"\x00"
+    caplog.set_level(logging.INFO, logger="kafka_emulator")
+    c = Conn(cluster)
+    c.send_raw(_I32.pack(len(head) + len(body)) + head + body)
+    assert c.closed()
+    c.close()
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    lines = [r.getMessage() for r in caplog.records if "serialized as null" in r.getMessage()]
+    assert len(lines) == 1, [r.getMessage() for r in caplog.records]
+    # The broker goes on serving.
+    assert errors(create_topics(Conn(cluster), [(f"after-{api}", 1, 1, None)])) == [(0, None)]
+
+
+def test_sigterm_stops_the_process_after_hostile_requests() -> None:
+    """The probe's freeze: CreatePartitions to 16,777,216 then SIGTERM. Now refused at
+    once, and SIGTERM ends the process (a Python-level handler, with a hard exit if the
+    clean stop hangs)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from wire.frames import decode_response, encode_request
+
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready = proc.stdout.readline()
+        assert "kafka-emulator ready" in ready, proc.stderr.read() if proc.poll() else ready
+        host, port = ready.split("bootstrap servers ")[1].split(",")[0].strip().rsplit(":", 1)
+        s = socket.create_connection((host, int(port)), timeout=30)
+        ct = {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
+                          "assignments": [], "configs": []}], "timeout_ms": 1000}
+        cp = {"topics": [{"name": "t", "count": 16_777_216, "assignments": None}],
+              "timeout_ms": 1000, "validate_only": False}
+        for key, version, body in ((19, 7, ct), (37, 3, cp)):
+            s.sendall(encode_request(key, version, 1, "t", body))
+            size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+            resp = decode_response(key, version, s.recv(size, socket.MSG_WAITALL))[1]
+        assert resp["results"][0]["error_code"] == E.POLICY_VIOLATION
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.returncode == 0, proc.stderr.read()
+        s.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
