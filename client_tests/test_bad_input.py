@@ -42,7 +42,7 @@ def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Cluster
     frame = c.read_frame()
     corr, body = decode_response(18, 0, frame)
     assert corr == CORR and body["error_code"] == 35
-    assert any(k["api_key"] == 18 and k["max_version"] == 4 for k in body["api_keys"])
+    assert any(k["api_key"] == 18 and k["max_version"] == 5 for k in body["api_keys"])
     c.close()
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
-from emulator.versions import SUPPORTED_RELEASES
+from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
     from emulator.faults import FaultSchedule
@@ -82,9 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control-port", type=int,
                    default=int(_env("CONTROL_PORT")) if _env("CONTROL_PORT") else None,
                    help="port of the HTTP control plane (default: off)")
-    p.add_argument("--kafka-version", default=_env("KAFKA_VERSION", "4.1"),
+    p.add_argument("--kafka-version", default=_env("KAFKA_VERSION", DEFAULT_RELEASE),
                    choices=SUPPORTED_RELEASES,
-                   help="advertise the API version ranges of this Kafka release (default 4.1)")
+                   help="advertise the API versions and features of this Kafka release "
+                   f"(default {DEFAULT_RELEASE})")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="broker config override, e.g. --config num.partitions=3 (repeatable)")
     p.add_argument("--seed", type=int, default=int(_env("SEED", "0")),

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from emulator.cluster.state import Broker, ClusterState
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
+from emulator.versions import DEFAULT_RELEASE
 
 T = TypeVar("T")
 log = logging.getLogger("kafka_emulator")
@@ -52,7 +53,7 @@ class Cluster:
         advertised_host: str | None = None,
         advertised_ports: dict[int, int] | None = None,
         control_port: int | None = None,
-        kafka_version: str = "4.1",
+        kafka_version: str = DEFAULT_RELEASE,
         config: dict[str, str] | None = None,
         seed: int = 0,
         clock: Any = None,

@@ -38,7 +38,7 @@ def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, 
         limit = log.log_end_offset
     if timestamp in (-2, -4):  # EARLIEST, EARLIEST_LOCAL
         return log.log_start_offset, -1, p.leader_epoch
-    if timestamp == -5:  # LATEST_TIERED (no tiered storage)
+    if timestamp in (-5, -6):  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: no tiered storage
         return -1, -1, -1
     lagging = client and p.leader_epoch_start() > p.high_watermark
     if timestamp == -1:  # LATEST

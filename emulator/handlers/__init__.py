@@ -1,7 +1,8 @@
 """One module per API key; this registry drives dispatch and the ApiVersions response.
 
 Each ``api_NNN_<name>.py`` module defines ``API_KEY``, ``VERSIONS`` (the range we
-advertise, Kafka 4.1's where implemented), optionally ``ACCEPTED`` (the versions
+advertise, the newest Kafka release's where implemented; emulator/versions.py
+clamps it to the release posed as), optionally ``ACCEPTED`` (the versions
 actually served, for Produce which Kafka 4.x advertises from v0 but serves from
 v3), and ``handle(ctx, request, version)``. What we advertise is exactly what
 has a handler.

@@ -1,8 +1,11 @@
-"""ListOffsets (key 2), v1-10 (v0 declared for posing as old brokers only).
+"""ListOffsets (key 2), v1-11 (v0 declared for posing as old brokers only).
 
 Earliest (-2) is the log start offset; latest (-1) the high watermark, or the last
 stable offset under read_committed; max timestamp (-3) and real timestamps find the
 exact record, decoding (and decompressing) only the one batch that holds it.
+Without tiered storage, latest-tiered (-5) and earliest-pending-upload (-6) find no
+offset (-1), as Kafka answers for a topic without remote storage. Like Kafka, a special
+timestamp newer than the request version gets UNSUPPORTED_VERSION.
 """
 
 from __future__ import annotations
@@ -12,7 +15,10 @@ from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 2
-VERSIONS = (1, 10)
+VERSIONS = (1, 11)
+# The first request version that may carry each special timestamp (Kafka's
+# ListOffsetsRequest / ReplicaManager check).
+MIN_VERSION_OF = {-3: 7, -4: 8, -5: 9, -6: 11}
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -23,6 +29,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         parts = []
         for p in t["partitions"]:
             out = {"partition_index": p["partition_index"], "error_code": E.NONE}
+            if version < MIN_VERSION_OF.get(p["timestamp"], 0):
+                out["error_code"] = E.UNSUPPORTED_VERSION
+                parts.append(out)
+                continue
             try:
                 offset, ts, epoch = cluster.list_offset(
                     ctx.broker_id, t["name"], p["partition_index"], p["timestamp"], isolation,

@@ -1,26 +1,42 @@
-"""TxnOffsetCommit (key 28), v0-5: offsets that commit with a transaction.
+"""TxnOffsetCommit (key 28), v0-6: offsets that commit with a transaction.
 
 Sent to the group coordinator. The offsets stay pending (invisible to OffsetFetch,
 UNSTABLE_OFFSET_COMMIT under require_stable) until EndTxn commits them or drops them.
 v3+ carry the member id, generation and group.instance.id, checked like OffsetCommit's
-(ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID).
+(ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v6 names topics by id
+(KIP-1319): an unknown id gets UNKNOWN_TOPIC_ID, as OffsetCommit v10 does.
 """
 
 from __future__ import annotations
 
 from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
 
 API_KEY = 28
-VERSIONS = (0, 5)
+VERSIONS = (0, 6)
+ZERO_ID = bytes(16)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services["groups"]
     group_id = req["group_id"]
-    topics = [(t["name"], [(p["partition_index"], p["committed_offset"],
-                            p["committed_leader_epoch"] if version >= 2 else -1,
-                            p["committed_metadata"]) for p in t["partitions"]])
-              for t in req["topics"]]
+    known: list[tuple[int, str, list]] = []  # (index in the response, name, partitions)
+    topics_out: list[dict] = []
+    for t in req["topics"]:
+        name = t.get("name", "")
+        if version >= 6:
+            topic = ctx.cluster.topics_by_id.get(t.get("topic_id", ZERO_ID))
+            name = topic.name if topic is not None else None
+        topics_out.append({
+            "name": t.get("name", ""), "topic_id": t.get("topic_id", ZERO_ID),
+            "partitions": [{"partition_index": p["partition_index"],
+                            "error_code": E.UNKNOWN_TOPIC_ID} for p in t["partitions"]]})
+        if name is not None:
+            known.append((len(topics_out) - 1, name, t["partitions"]))
+    topics = [(name, [(p["partition_index"], p["committed_offset"],
+                       p["committed_leader_epoch"] if version >= 2 else -1,
+                       p["committed_metadata"]) for p in parts])
+              for _, name, parts in known]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:
         res = [(name, [(p[0], err) for p in parts]) for name, parts in topics]
@@ -31,6 +47,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             group_id, req["producer_id"], req["member_id"] if v3 else "",
             req["generation_id_or_member_epoch"] if v3 else -1, topics,
             group_instance_id=req["group_instance_id"] if v3 else None)
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": name, "partitions": [{"partition_index": p, "error_code": c} for p, c in parts]}
-        for name, parts in res]}
+    for (i, _, _), (_name, parts) in zip(known, res, strict=True):
+        topics_out[i]["partitions"] = [{"partition_index": p, "error_code": c}
+                                       for p, c in parts]
+    return {"throttle_time_ms": 0, "topics": topics_out}

@@ -1,11 +1,12 @@
-"""DescribeLogDirs (key 35), v1-4.
+"""DescribeLogDirs (key 35), v1-5.
 
 The answering broker's log directory (one per broker, ``emulator.cluster.log_dirs``)
 with every replica it hosts (or the requested ones): size in bytes and offset lag
 (max(HW - LEO, 0) as the replica sees it), never a future replica. Kafka's
 reassignment tool reads it for --verify with log dirs; ``kafka-emulator reassign``
 reads it for the bytes each adding replica has caught up. Differs from Kafka:
-total and usable bytes (v4) are unknown (-1).
+total and usable bytes (v4) are unknown (-1); no directory is
+ever cordoned (v5 is_cordoned false).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 35
-VERSIONS = (1, 4)
+VERSIONS = (1, 5)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

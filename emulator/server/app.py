@@ -28,7 +28,7 @@ from emulator.security.listeners import ListenerSpec
 from emulator.security.sasl import AuthenticationFailed
 from emulator.security.session import RAW_TOKENS, Session
 from emulator.server.tls import peer_principal
-from emulator.versions import advertised
+from emulator.versions import DEFAULT_RELEASE, advertised, features
 from wire.codec import DecodeError
 from wire.errors import ErrorCode as E
 from wire.frames import read_request_header, response_header
@@ -154,7 +154,7 @@ class EmulatorServer:
         self,
         state: ClusterState,
         bind_host: str = "127.0.0.1",
-        kafka_version: str = "4.1",
+        kafka_version: str = DEFAULT_RELEASE,
         services: dict[str, Any] | None = None,
         listener_specs: list[ListenerSpec] | None = None,
         ssl_context: ssl.SSLContext | None = None,
@@ -163,7 +163,9 @@ class EmulatorServer:
         self.bind_host = bind_host
         implemented = {k: h.versions for k, h in HANDLERS.items()}
         self.advertised = advertised(implemented, kafka_version)
-        self.services: dict[str, Any] = {"advertised": self.advertised, **(services or {})}
+        self.services: dict[str, Any] = {
+            "advertised": self.advertised, "features": features(self.advertised, kafka_version),
+            **(services or {})}
         self.security: Security | None = self.services.get("security")
         self.ssl_context = ssl_context
         specs = listener_specs or [ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0)]
@@ -423,12 +425,13 @@ class EmulatorServer:
         if info is None or adv is None:
             raise CloseConnection(f"unknown or unadvertised API key {key} (v{version})")
         lo, hi = info.accepted
-        if not (lo <= version <= hi and version <= adv[1]):
+        if not (max(lo, adv[0]) <= version <= min(hi, adv[1])):
             if key == 18:  # ApiVersions: answer with error 35 and a v0 body
                 body = api_versions_unsupported(self._ctx(bl, hdr, conn_id, host, session))
                 return self._frame(key, 0, hdr.correlation_id, body)
             raise CloseConnection(
-                f"unsupported version {version} of API key {key} (serving {lo}-{min(hi, adv[1])})")
+                f"unsupported version {version} of API key {key} "
+                f"(serving {max(lo, adv[0])}-{min(hi, adv[1])})")
         try:
             req, end = REQUESTS[key].decode(frame, version, hdr.body_offset)
         except DecodeError as e:

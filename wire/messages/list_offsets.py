@@ -1,4 +1,5 @@
-"""ListOffsets (key 2). Declared from v0; Kafka 4.x accepts v1+."""
+"""ListOffsets (key 2). Declared from v0; Kafka 4.x accepts v1+. v11 adds the
+EARLIEST_PENDING_UPLOAD (-6) timestamp (KIP-1023), no field."""
 
 from wire.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, message
 
