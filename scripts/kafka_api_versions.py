@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from client_tests.kafka_cluster import SUPPORTED_VERSIONS, KafkaCluster  # noqa: E402
-
 from wire.frames import decode_response, encode_request  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "kafka-api-versions"
