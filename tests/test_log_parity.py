@@ -49,7 +49,8 @@ def outcome(fn, *args, **kwargs):
 def state(log) -> tuple:
     return (log.log_start_offset, log.log_end_offset, log.max_timestamp,
             log.max_timestamp_offset, log.size_bytes, log.batch_count, log.latest_epoch,
-            log.epoch_entries(), log.read(-1, 1 << 40, 1 << 40))
+            log.epoch_entries(), log.read(-1, 1 << 40, 1 << 40), log.segment_ranges(),
+            log.segments.created_ms)
 
 
 class LogParity(RuleBasedStateMachine):
@@ -171,6 +172,25 @@ class LogParity(RuleBasedStateMachine):
     def apply_retention(self, now: int, retention_ms: int, retention_bytes: int,
                         max_offset: int) -> None:
         self.both("apply_retention", now, retention_ms, retention_bytes, max_offset)
+
+    @rule(incoming=st.integers(0, 300), segment_bytes=st.integers(1, 600),
+          segment_ms=st.integers(1, 2_000), now=TIMES, follower=st.booleans())
+    def maybe_roll(self, incoming: int, segment_bytes: int, segment_ms: int, now: int,
+                   follower: bool) -> None:
+        self.both("maybe_roll", incoming, segment_bytes, segment_ms, now, follower=follower)
+
+    @rule(now=TIMES, follower=st.booleans())
+    def roll(self, now: int, follower: bool) -> None:
+        self.both("roll", now, follower=follower)
+
+    @rule(start=OFFSETS, end=OFFSETS, drop=st.integers(0, 3))
+    def replace_batches(self, start: int, end: int, drop: int) -> None:
+        """The cleaner's swap: every ``drop``-th batch of [start, end) left out."""
+        for log in self.logs:
+            entries = [e for e in log.batches_from(start, 1 << 40) if e[1] >= start
+                       and e[2] < end]
+            kept = [e for i, e in enumerate(entries) if not drop or i % (drop + 1)]
+            log.replace_batches(start, end, kept)
 
     @invariant()
     def same_state(self) -> None:

@@ -33,6 +33,7 @@ COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_BIT = 0x08
 TRANSACTIONAL_BIT = 0x10
 CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40  # KIP-534: baseTimestamp holds the delete horizon
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = range(5)
 
@@ -189,6 +190,69 @@ def decompress(codec: int, data: bytes) -> bytes:
     raise InvalidRecordError(f"unknown compression codec {codec}")
 
 
+_XERIAL_HEADER = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
+_XERIAL_BLOCK = 32 * 1024
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """Compress a batch's records section the way Kafka's Java producer frames it:
+    gzip, snappy in xerial blocks, the LZ4 frame format, zstd."""
+    import cramjam
+
+    if codec == NONE:
+        return data
+    if codec == GZIP:
+        return bytes(cramjam.gzip.compress(data))
+    if codec == SNAPPY:
+        out = bytearray(_XERIAL_HEADER)
+        for pos in range(0, len(data), _XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(data[pos : pos + _XERIAL_BLOCK]))
+            out += struct.pack(">i", len(block)) + block
+        return bytes(out)
+    if codec == LZ4:
+        return bytes(cramjam.lz4.compress(data))
+    if codec == ZSTD:
+        return bytes(cramjam.zstd.compress(data))
+    raise InvalidRecordError(f"unknown compression codec {codec}")
+
+
+def encode_records(records: list[Record], base_offset: int, base_timestamp: int) -> bytes:
+    """The records section of a v2 batch (uncompressed), deltas from the given bases."""
+    body = bytearray()
+    for r in records:
+        rec = bytearray(b"\x00")
+        rec += write_varint(r.timestamp - base_timestamp)
+        rec += write_varint(r.offset - base_offset)
+        for b in (r.key, r.value):
+            rec += write_varint(-1) if b is None else write_varint(len(b)) + b
+        rec += write_varint(len(r.headers))
+        for hk, hv in r.headers:
+            kb = hk.encode()
+            rec += write_varint(len(kb)) + kb
+            rec += write_varint(-1) if hv is None else write_varint(len(hv)) + hv
+        body += write_varint(len(rec)) + rec
+    return bytes(body)
+
+
+def rebuild_batch(h: BatchHeader, records: list[Record], *, attributes: int,
+                  base_timestamp: int, max_timestamp: int) -> bytes:
+    """A batch with ``h``'s offsets, epoch and producer fields but other records.
+
+    The cleaner's MemoryRecords.filterTo: the base offset and last offset delta
+    stay (so offsets and producer sequences are preserved), records keep their own
+    offsets and timestamps, the codec is the original's, the CRC is recomputed.
+    """
+    body = compress(attributes & COMPRESSION_MASK,
+                    encode_records(records, h.base_offset, base_timestamp))
+    tail = struct.pack(
+        ">hiqqqhii", attributes, h.last_offset_delta, base_timestamp, max_timestamp,
+        h.producer_id, h.producer_epoch, h.base_sequence, len(records),
+    ) + body
+    head = struct.pack(">qiibI", h.base_offset, len(tail) + 9, h.partition_leader_epoch, 2,
+                       crc32c(tail))
+    return head + tail
+
+
 def _read_bytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
     n, pos = read_varint(buf, pos)
     if n < 0:
@@ -287,7 +351,7 @@ def control_batch(
 
 
 __all__ = [
-    "BatchHeader", "InvalidRecordError", "Record", "build_batch", "control_batch", "crc32c",
-    "decode_records", "iter_batches", "patch_offsets", "read_header", "read_uvarint",
+    "BatchHeader", "InvalidRecordError", "Record", "build_batch", "compress", "control_batch",
+    "crc32c", "decode_records", "encode_records", "rebuild_batch", "iter_batches", "patch_offsets", "read_header", "read_uvarint",
     "set_log_append_time", "split_batches", "validate_batch",
 ]

@@ -14,6 +14,13 @@ exporter gives them, case kept), one sample per live broker:
 - kafka_controller_KafkaController_ActiveControllerCount: 1 on the controller
 - kafka_controller_KafkaController_OfflinePartitionsCount: partitions without a
   live leader, reported by the active controller (0 elsewhere), as in Kafka
+- the log cleaner (kafka.log:type=LogCleaner / LogCleanerManager, dashes as
+  underscores): kafka_log_LogCleaner_cleaner_recopy_percent,
+  _max_buffer_utilization_percent, _max_clean_time_secs, _max_compaction_delay_secs,
+  _DeadThreadCount; kafka_log_LogCleanerManager_max_dirty_percent,
+  _time_since_last_run_ms, _uncleanable_partitions_count; and the emulator's own
+  counters kafka_log_LogCleaner_passes_total, _bytes_read_total,
+  _bytes_written_total, _records_removed_total
 """
 
 from __future__ import annotations
@@ -109,7 +116,37 @@ def prometheus(state: ClusterState) -> str:
         lines.extend(f'{name}{{broker="{b}"}} {counts.get(b, 0)}' for b in alive)
     lines.append("# TYPE kafka_controller_KafkaController_ControllerEpoch gauge")
     lines.append(f"kafka_controller_KafkaController_ControllerEpoch {state.controller_epoch}")
+    lines.extend(cleaner_lines(state))
     return "\n".join(lines) + "\n"
+
+
+def cleaner_lines(state: ClusterState) -> list[str]:
+    """The log cleaner's progress under Kafka's metric names."""
+    s = state.cleaner.stats
+    since = state.now() - s.last_run_ms if s.last_run_ms >= 0 else 0
+    gauges = {
+        "kafka_log_LogCleaner_cleaner_recopy_percent": round(s.recopy_percent, 3),
+        "kafka_log_LogCleaner_max_buffer_utilization_percent":
+            round(s.max_buffer_utilization, 3),
+        "kafka_log_LogCleaner_max_clean_time_secs": s.max_clean_time_ms // 1000,
+        "kafka_log_LogCleaner_max_compaction_delay_secs": s.max_compaction_delay_ms // 1000,
+        "kafka_log_LogCleaner_DeadThreadCount": 0,
+        "kafka_log_LogCleanerManager_max_dirty_percent": round(s.max_dirty_percent, 3),
+        "kafka_log_LogCleanerManager_time_since_last_run_ms": since,
+        "kafka_log_LogCleanerManager_uncleanable_partitions_count":
+            len(s.uncleanable_partitions),
+    }
+    counters = {
+        "kafka_log_LogCleaner_passes_total": s.passes,
+        "kafka_log_LogCleaner_bytes_read_total": s.bytes_read,
+        "kafka_log_LogCleaner_bytes_written_total": s.bytes_written,
+        "kafka_log_LogCleaner_records_removed_total": s.records_removed,
+    }
+    out = []
+    for kind, table in (("gauge", gauges), ("counter", counters)):
+        for name, v in table.items():
+            out += [f"# TYPE {name} {kind}", f"{name} {v}"]
+    return out
 
 
 __all__ = ["broker_gauges", "cluster_view", "prometheus", "replication_view"]

@@ -13,11 +13,13 @@ registers itself there, so this module imports nothing above it.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from emulator.cluster.metadata import ClusterMetadata
+from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from emulator.log import Log
 from wire.errors import ErrorCode as E
 from wire.records import InvalidRecordError, read_header, split_batches
 
@@ -134,6 +136,7 @@ class Replication:
                 now = st.now()
                 log_append_time = st.topic_config(t, "message.timestamp.type") == "LogAppendTime"
                 lat = now if log_append_time else -1
+                self.roll_if_due(t, p.leader_log, len(records), now)
                 base, last, _ = p.leader_log.append_as_leader(records, p.leader_epoch, lat)
             except InvalidRecordError as e:
                 code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
@@ -151,12 +154,21 @@ class Replication:
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
+        t = self.state.topics.get(p.topic)
+        if t is not None:
+            self.roll_if_due(t, p.leader_log, len(data), self.state.now())
         base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
         self.mark_active(p)
         if len(p.isr) == 1:
             advance_hw(self.state, p)
         self.state.changed(partitions_only=True)
         return base
+
+    def roll_if_due(self, t: Topic, log: Log, size: int, now: int) -> None:
+        """Roll the leader's active segment before an append (segment.bytes, segment.ms)."""
+        st = self.state
+        log.maybe_roll(size, int(st.topic_config(t, "segment.bytes")),
+                       int(st.topic_config(t, "segment.ms")), now)
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
                       leader_epoch: int = -1) -> tuple[bool, int]:
@@ -286,9 +298,15 @@ class Replication:
             budget = self.fetch_budget(p, b) \
                 if log.log_end_offset < leader_log.log_end_offset else 0
             if budget > 0:
+                # a follower rolls where the leader did, so replicas share segments
+                bases = leader_log.segments.bases
                 for data, base, last, epoch, max_ts in leader_log.batches_from(
                     log.log_end_offset, budget
                 ):
+                    i = bisect_left(bases, base)
+                    if 0 < i < len(bases) and bases[i] == base:
+                        log.roll(now)
+                    log.segments.on_append(now)
                     log.append_as_follower(data, base, last, epoch, max_ts)
                     self.consume_budget(p, b, len(data))
                 moved = True

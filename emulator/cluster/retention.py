@@ -30,6 +30,9 @@ def delete_records(state: ClusterMetadata, topic: str, index: int, offset: int) 
 def apply_retention(state: ClusterMetadata) -> None:
     now = state.now()
     for t in state.topics.values():
+        policy = state.topic_config(t, "cleanup.policy").replace(" ", "").split(",")
+        if "delete" not in policy:
+            continue  # compact only: the cleaner, not retention, removes records
         rms = int(state.topic_config(t, "retention.ms"))
         rbytes = int(state.topic_config(t, "retention.bytes"))
         if rms < 0 and rbytes < 0:

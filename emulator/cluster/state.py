@@ -21,6 +21,7 @@ calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
 from __future__ import annotations
 
 from emulator.cluster import controller, reads, reassignment, retention, topics
+from emulator.cluster.compaction import LogCleaner
 from emulator.cluster.metadata import (
     INTERNAL_TOPICS,
     LEGAL_TOPIC,
@@ -55,6 +56,7 @@ class ClusterState(ClusterMetadata):
                          cluster_id=cluster_id)
         self.replication = Replication(self)
         self.replication.isr_listeners.append(self._on_isr_change)
+        self.cleaner = LogCleaner(self)
         controller.elect_controller(self)
 
     def _on_isr_change(self, p: Partition) -> None:
@@ -166,6 +168,10 @@ class ClusterState(ClusterMetadata):
 
     def apply_retention(self) -> None:
         retention.apply_retention(self)
+
+    def run_cleaner(self) -> object:
+        """One log-cleaner pass over the most urgent compacted partition (or None)."""
+        return self.cleaner.run()
 
 
 __all__ = [

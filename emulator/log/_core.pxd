@@ -22,6 +22,7 @@ cdef class Log:
     cdef public int64_t log_end_offset
     cdef public int64_t max_timestamp
     cdef public int64_t max_timestamp_offset
+    cdef public object segments  # emulator.log.segments.Segments, shared with the twin
 
     cdef int _grow(self) except -1
     cdef int _ep_push(self, int64_t epoch, int64_t start) except -1

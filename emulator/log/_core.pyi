@@ -5,6 +5,8 @@ The API is that of the pure twins, emulator/log/pure.py and emulator/log/isr.py.
 
 from collections.abc import Mapping, Sequence
 
+from emulator.log.segments import Segments
+
 UNDEFINED_EPOCH: int
 CRC32C_HARDWARE: bool
 
@@ -16,8 +18,17 @@ class Log:
     log_end_offset: int
     max_timestamp: int
     max_timestamp_offset: int
+    segments: Segments
 
     def __init__(self, start_offset: int = 0) -> None: ...
+    def maybe_roll(
+        self, incoming: int, segment_bytes: int, segment_ms: int, now_ms: int
+    ) -> bool: ...
+    def roll(self, now_ms: int = -1) -> bool: ...
+    def segment_ranges(self) -> list[tuple[int, int]]: ...
+    def replace_batches(
+        self, start: int, end: int, batches: list[tuple[bytes, int, int, int, int]]
+    ) -> None: ...
     def append_as_leader(
         self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1
     ) -> tuple[int, int, int]: ...

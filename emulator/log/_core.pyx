@@ -22,6 +22,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
+from emulator.log.segments import Segments
 from wire.records import InvalidRecordError
 
 
@@ -177,6 +178,7 @@ cdef class Log:
         self.log_end_offset = start_offset
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
+        self.segments = Segments(start_offset)
 
     def __dealloc__(self):
         PyMem_Free(self._bases)
@@ -277,6 +279,41 @@ cdef class Log:
         self.log_end_offset = last + 1
         return 0
 
+    # ---- segments ----------------------------------------------------------------
+    def maybe_roll(self, int64_t incoming, int64_t segment_bytes, int64_t segment_ms,
+                   int64_t now_ms):
+        """Before an append of ``incoming`` bytes: roll the active segment if it is
+        full or old (segment.bytes, segment.ms); the append then dates the segment."""
+        segs = self.segments
+        rolled = segs.should_roll(self.bytes_between(segs.active_base, self.log_end_offset),
+                                  incoming, segment_bytes, segment_ms, now_ms)
+        if rolled:
+            segs.roll(self.log_end_offset, now_ms)
+        segs.on_append(now_ms)
+        return rolled
+
+    def roll(self, int64_t now_ms=-1):
+        """Close the active segment now (a forced roll); False if it is empty."""
+        return self.segments.roll(self.log_end_offset, now_ms)
+
+    def segment_ranges(self):
+        """(base offset, end offset) of every segment, the active one last."""
+        return self.segments.ranges(self.log_end_offset)
+
+    def replace_batches(self, int64_t start, int64_t end, list batches):
+        """Swap the batches lying wholly in [start, end) for ``batches`` (see pure.Log)."""
+        cdef int64_t lso = self.log_start_offset, leo = self.log_end_offset
+        keep = [e for e in self.batches_from(-1, 1 << 62) if e[2] < start or e[1] >= end]
+        merged = sorted(keep + [b for b in batches if b[2] < leo], key=lambda e: e[1])
+        del self._batches[:]
+        self._head = self._n = 0
+        self._dropped = 0
+        self.max_timestamp = self.max_timestamp_offset = -1
+        for data, base, last, epoch, max_ts in merged:
+            self._store(data, base, last, epoch, max_ts)
+        self.log_start_offset = lso
+        self.log_end_offset = leo
+
     # ---- appends -------------------------------------------------------------------
     def append_as_leader(self, data, int32_t leader_epoch, int64_t append_time=-1):
         """Validate one batch, assign offsets and epoch, store it.
@@ -330,7 +367,7 @@ cdef class Log:
     def append_as_follower(self, data, int64_t base, int64_t last, int64_t epoch,
                            int64_t max_ts):
         """Append a batch already validated by the leader (shared bytes)."""
-        if base != self.log_end_offset:
+        if base < self.log_end_offset:  # a gap is fine: a compacted leader has them
             raise InvalidRecordError(
                 f"follower append at {base} but LEO is {self.log_end_offset}")
         self._store(data, base, last, epoch, max_ts)
@@ -463,6 +500,7 @@ cdef class Log:
             self.max_timestamp_offset = self._lasts[j]
         else:
             self.max_timestamp = -1
+        self.segments.truncate_to(self.log_end_offset)
 
     def truncate_fully_and_start_at(self, int64_t offset):
         """Drop everything; the log restarts empty at ``offset``."""
@@ -472,6 +510,7 @@ cdef class Log:
         self._ep_n = 0
         self.log_start_offset = self.log_end_offset = offset
         self.max_timestamp = self.max_timestamp_offset = -1
+        self.segments.reset(offset)
 
     def delete_before(self, int64_t offset):
         """Advance the log start offset (DeleteRecords); drops whole batches below it."""
@@ -484,6 +523,7 @@ cdef class Log:
         i = self._index_of(offset)
         if i:
             self._drop_head(i)
+        self.segments.delete_before(self.log_start_offset)
         return offset
 
     cdef int _drop_head(self, Py_ssize_t i) except -1:
@@ -527,6 +567,8 @@ cdef class Log:
             self.log_start_offset = self._lasts[self._head] + 1
             self._drop_head(1)
             n += 1
+        if n:
+            self.segments.delete_before(self.log_start_offset)
         return n
 
 

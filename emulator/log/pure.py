@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from emulator.log.segments import Segments
 from wire.records import (
     HEADER_SIZE,
     InvalidRecordError,
@@ -31,7 +32,7 @@ class Log:
     __slots__ = (
         "_bases", "_lasts", "_max_ts", "_epochs", "_batches", "_cum_bytes",
         "log_start_offset", "log_end_offset", "_epoch_starts", "_epoch_ids",
-        "max_timestamp", "max_timestamp_offset",
+        "max_timestamp", "max_timestamp_offset", "segments",
     )
 
     def __init__(self, start_offset: int = 0) -> None:
@@ -47,6 +48,46 @@ class Log:
         self._epoch_starts: list[int] = []
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
+        self.segments = Segments(start_offset)
+
+    # ---- segments -------------------------------------------------------------
+    def maybe_roll(self, incoming: int, segment_bytes: int, segment_ms: int,
+                   now_ms: int) -> bool:
+        """Before an append of ``incoming`` bytes: roll the active segment if it is
+        full or old (segment.bytes, segment.ms); the append then dates the segment."""
+        segs = self.segments
+        rolled = segs.should_roll(self.bytes_between(segs.active_base, self.log_end_offset),
+                                  incoming, segment_bytes, segment_ms, now_ms)
+        if rolled:
+            segs.roll(self.log_end_offset, now_ms)
+        segs.on_append(now_ms)
+        return rolled
+
+    def roll(self, now_ms: int = -1) -> bool:
+        """Close the active segment now (a forced roll); False if it is empty."""
+        return self.segments.roll(self.log_end_offset, now_ms)
+
+    def segment_ranges(self) -> list[tuple[int, int]]:
+        """(base offset, end offset) of every segment, the active one last."""
+        return self.segments.ranges(self.log_end_offset)
+
+    def replace_batches(self, start: int, end: int,
+                        batches: list[tuple[bytes, int, int, int, int]]) -> None:
+        """Swap the batches lying wholly in [start, end) for ``batches`` (the cleaner's
+        output, or the same records read back from disk); offsets are kept, so the
+        log end, log start and leader-epoch cache do not move."""
+        keep = [e for e in self.batches_from(-1, 1 << 62) if e[2] < start or e[1] >= end]
+        limit = self.log_end_offset
+        merged = sorted(keep + [b for b in batches if b[2] < limit], key=lambda e: e[1])
+        lso, leo = self.log_start_offset, self.log_end_offset
+        ids, starts = self._epoch_ids, self._epoch_starts
+        del self._bases[:], self._lasts[:], self._max_ts[:], self._epochs[:]
+        del self._batches[:], self._cum_bytes[:]
+        self.max_timestamp = self.max_timestamp_offset = -1
+        for data, base, last, epoch, max_ts in merged:
+            self._store(data, base, last, epoch, max_ts)
+        self._epoch_ids, self._epoch_starts = ids, starts
+        self.log_start_offset, self.log_end_offset = lso, leo
 
     # ---- appends --------------------------------------------------------------
     def append_as_leader(
@@ -72,7 +113,7 @@ class Log:
         self, data: bytes, base: int, last: int, epoch: int, max_ts: int
     ) -> None:
         """Append a batch already validated by the leader (shared bytes)."""
-        if base != self.log_end_offset:
+        if base < self.log_end_offset:  # a gap is fine: a compacted leader has them
             raise InvalidRecordError(f"follower append at {base} but LEO is {self.log_end_offset}")
         self._store(data, base, last, epoch, max_ts)
 
@@ -212,6 +253,7 @@ class Log:
                                   self.log_start_offset)
         if not self._lasts:
             self.log_end_offset = max(offset, self.log_start_offset)
+        self.segments.truncate_to(self.log_end_offset)
         while self._epoch_starts and self._epoch_starts[-1] >= self.log_end_offset and (
             len(self._epoch_starts) > 1 or self._epoch_starts[-1] > self.log_end_offset
         ):
@@ -230,6 +272,7 @@ class Log:
         self._epoch_ids.clear(), self._epoch_starts.clear()
         self.log_start_offset = self.log_end_offset = offset
         self.max_timestamp = self.max_timestamp_offset = -1
+        self.segments.reset(offset)
 
     def delete_before(self, offset: int) -> int:
         """Advance the log start offset (DeleteRecords); drops whole batches below it."""
@@ -240,6 +283,7 @@ class Log:
         i = bisect_right(self._lasts, offset - 1)
         if i:
             self._drop_head(i)
+        self.segments.delete_before(self.log_start_offset)
         return offset
 
     def _drop_head(self, i: int) -> None:
@@ -267,6 +311,8 @@ class Log:
             self.log_start_offset = self._lasts[0] + 1
             self._drop_head(1)
             n += 1
+        if n:
+            self.segments.delete_before(self.log_start_offset)
         return n
 
     def _batch_max_ts(self, i: int) -> int:

@@ -294,15 +294,38 @@ class EmulatorServer:
 
     async def _periodic(self) -> None:
         last_retention = time.monotonic()
+        next_clean = 0.0
         while True:
             await asyncio.sleep(TICK_INTERVAL_S)
             self._tick()
+            if time.monotonic() >= next_clean:
+                next_clean = time.monotonic() + self._clean_once()
             if time.monotonic() - last_retention >= RETENTION_INTERVAL_S:
                 last_retention = time.monotonic()
                 try:
                     self.state.apply_retention()
                 except Exception:  # noqa: BLE001
                     log.exception("retention failed")
+
+    def _clean_once(self) -> float:
+        """One bounded log-cleaner pass between requests (Kafka's cleaner thread).
+
+        Returns how long to wait before the next: at once while there is work,
+        else log.cleaner.backoff.ms (the emulator's default is 1000 ms, Kafka's
+        15000; set it with --config log.cleaner.backoff.ms=15000).
+        """
+        started = time.monotonic()
+        try:
+            res = self.state.run_cleaner()
+        except Exception:  # noqa: BLE001 - our bug must not stop the cluster
+            log.exception("log cleaner pass failed")
+            res = None
+        stats = self.state.cleaner.stats
+        took_ms = int((time.monotonic() - started) * 1000)
+        if res is not None:
+            stats.max_clean_time_ms = took_ms
+            return 0.0
+        return int(self.state.config.get("log.cleaner.backoff.ms") or 1000) / 1000
 
     async def wait_delayed(self, d: Delayed) -> dict:
         loop = asyncio.get_running_loop()

@@ -1,0 +1,152 @@
+"""The log cleaner's scheduling: which partition to clean, and applying the result.
+
+Kafka's LogCleanerManager picks the compacted log with the highest dirty ratio
+(or one past max.compaction.lag.ms) and a cleaner thread cleans it. Here the
+server calls ``LogCleaner.run`` between requests; one call cleans at most one
+partition and at most ``log.cleaner.io.max.bytes.per.pass`` dirty bytes
+(rounded to whole segments), so a produce or fetch never waits behind a long
+pass (bench/storage.py measures the stall). The pure pass is
+``emulator.log.cleaner.clean``; this module feeds it a leader's batches and puts
+the cleaned batches into every replica's log at the same offsets, so followers
+and reassignment targets see the same compacted log. ``log_cleaned`` events
+tell an on-disk store which offsets were rewritten.
+
+Above the cluster's data; reads configs and time from it, does no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emulator.cluster.metadata import ClusterMetadata, Topic
+from emulator.cluster.partition import Partition
+from emulator.log.cleaner import CleanerConfig, CleanResult, clean, cleanable_range
+
+MAX_LONG = (1 << 63) - 1
+DEFAULT_PASS_BYTES = 16 * 1024 * 1024
+
+
+def is_compacted(state: ClusterMetadata, t: Topic) -> bool:
+    return "compact" in state.topic_config(t, "cleanup.policy").replace(" ", "").split(",")
+
+
+def cleaner_config(state: ClusterMetadata, t: Topic) -> CleanerConfig:
+    return CleanerConfig(
+        delete_retention_ms=int(state.topic_config(t, "delete.retention.ms")),
+        min_compaction_lag_ms=int(state.topic_config(t, "min.compaction.lag.ms")),
+        max_compaction_lag_ms=int(state.topic_config(t, "max.compaction.lag.ms")),
+        min_cleanable_dirty_ratio=float(state.topic_config(t, "min.cleanable.dirty.ratio")),
+    )
+
+
+@dataclass(slots=True)
+class CleanerStats:
+    """What Kafka's LogCleaner and LogCleanerManager report (their metric names)."""
+
+    passes: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_removed: int = 0
+    last_run_ms: int = -1
+    max_clean_time_ms: int = 0          # max-clean-time-secs (of the last pass)
+    recopy_percent: float = 0.0         # cleaner-recopy-percent (of the last pass)
+    max_buffer_utilization: float = 0.0  # max-buffer-utilization-percent
+    max_dirty_percent: float = 0.0      # max-dirty-percent
+    max_compaction_delay_ms: int = 0    # max-compaction-delay-secs
+    uncleanable_partitions: set = field(default_factory=set)
+
+
+class LogCleaner:
+    """Per-partition cleaner checkpoints (first dirty offset) and one-pass runs."""
+
+    def __init__(self, state: ClusterMetadata) -> None:
+        self.state = state
+        # Kafka's cleaner-offset-checkpoint: where the dirty section starts
+        # keyed by topic id: a topic deleted and created again starts dirty
+        self.checkpoints: dict[tuple[bytes, int], int] = {}
+        self.stats = CleanerStats()
+
+    def pass_bytes(self) -> int:
+        v = self.state.config.get("log.cleaner.io.max.bytes.per.pass")
+        return int(v) if v else DEFAULT_PASS_BYTES
+
+    def candidates(self, now: int) -> list[tuple[bool, float, Topic, Partition, object]]:
+        """Compacted leaders that need cleaning, the most urgent first."""
+        out = []
+        max_dirty = 0.0
+        delay = 0
+        for t in self.state.topics.values():
+            if not is_compacted(self.state, t):
+                continue
+            cfg = cleaner_config(self.state, t)
+            for p in t.partitions:
+                if p.leader < 0 or p.leader not in p.logs:
+                    continue
+                log = p.leader_log
+                first_dirty = min(self.checkpoints.get((p.topic_id, p.index), 0),
+                                  log.log_end_offset)
+                rng = cleanable_range(log, first_dirty, p.last_stable_offset(), now, cfg)
+                max_dirty = max(max_dirty, rng.ratio)
+                if rng.must_clean:
+                    first = log.batches_from(rng.first_dirty, 1)
+                    if first:
+                        delay = max(delay, now - first[0][4] - cfg.max_compaction_lag_ms)
+                if rng.needs_cleaning(cfg):
+                    out.append((rng.must_clean, rng.ratio, t, p, (rng, cfg)))
+        self.stats.max_dirty_percent = 100.0 * max_dirty
+        self.stats.max_compaction_delay_ms = max(0, delay)
+        out.sort(key=lambda c: (not c[0], -c[1]))
+        return out
+
+    def run(self) -> CleanResult | None:
+        """Clean the most urgent partition once; None when nothing needs cleaning."""
+        now = self.state.now()
+        self.stats.last_run_ms = now
+        todo = self.candidates(now)
+        if not todo:
+            return None
+        _, _, t, p, (rng, cfg) = todo[0]
+        return self.clean_partition(p, rng.first_dirty, rng.end, cfg, now)
+
+    def clean_partition(self, p: Partition, first_dirty: int, end: int, cfg: CleanerConfig,
+                        now: int) -> CleanResult:
+        leader_log = p.leader_log
+        end = self._bounded_end(leader_log, first_dirty, end)
+        dirty = leader_log.bytes_between(first_dirty, end)
+        entries = [e for e in leader_log.batches_from(leader_log.log_start_offset, MAX_LONG) if e[2] < end]
+        aborted = [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted]
+        res = clean(entries, first_dirty, end, aborted, now, cfg)
+        for log in p.logs.values():
+            cleaned = [b for b in res.batches if b[2] >= log.log_start_offset]
+            log.replace_batches(res.start, res.end, cleaned)
+        self.checkpoints[(p.topic_id, p.index)] = end
+        self._account(res, dirty, now)
+        self.state.emit("log_cleaned", topic=p.topic, partition=p.index, start=res.start,
+                        end=res.end)
+        self.state.changed(partitions_only=True)
+        return res
+
+    def _bounded_end(self, log, first_dirty: int, end: int) -> int:
+        """Stop after the first segment past the per-pass byte budget (at least one)."""
+        budget = self.pass_bytes()
+        for _base, seg_end in log.segment_ranges():
+            if seg_end <= first_dirty:
+                continue
+            if seg_end >= end:
+                break
+            if log.bytes_between(first_dirty, seg_end) >= budget:
+                return seg_end
+        return end
+
+    def _account(self, res: CleanResult, dirty: int, now: int) -> None:
+        s = self.stats
+        s.passes += 1
+        s.bytes_read += res.bytes_read
+        s.bytes_written += res.bytes_written
+        s.records_removed += res.records_removed
+        s.recopy_percent = 100.0 * res.bytes_written / res.bytes_read if res.bytes_read else 0.0
+        s.max_buffer_utilization = 100.0 * dirty / max(1, self.pass_bytes())
+        s.max_clean_time_ms = max(0, self.state.now() - now)
+
+
+__all__ = ["CleanerStats", "LogCleaner", "cleaner_config", "is_compacted"]
