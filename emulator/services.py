@@ -1,7 +1,7 @@
 """Domain services beyond the partition data: group and transaction coordinators.
 
 ``build_services`` creates them for one cluster; handlers find them in
-``ctx.services`` by name ("groups", "transactions"). Each is optional so that
+``ctx.services`` by name ("groups", "transactions", "share"). Each is optional so that
 the core runs without them.
 """
 
@@ -26,4 +26,8 @@ def build_services(state: ClusterState) -> dict[str, Any]:
         pass
     else:
         services["transactions"] = TransactionCoordinator(state, services.get("groups"))
+    if "groups" in services:
+        from emulator.cluster.share_coordinator import ShareCoordinator
+
+        services["share"] = ShareCoordinator(state, services["groups"])
     return services

@@ -4,8 +4,8 @@ Group keys (key type 0) hash onto a partition of __consumer_offsets and transact
 ids (key type 1) onto __transaction_state, as Kafka does; the partition's leader is the
 coordinator. The internal topic is created on first use; while it cannot be (fewer live
 brokers than its replication factor) or the partition has no leader, the answer is
-COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share-group keys
-(type 2) are refused with INVALID_REQUEST: there are no share groups here.
+COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share keys (type 2,
+"group:topicId:partition") hash onto __share_group_state (KIP-932's share coordinator).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
     try:
         if key_type == 0:
             coordinator = ctx.services["groups"]
+        elif key_type == 2:  # the share coordinator of a "group:topicId:partition" key
+            coordinator = ctx.services["share"]
         elif key_type == 1:
             coordinator = ctx.services["transactions"]
             if not key:

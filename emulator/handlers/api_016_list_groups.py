@@ -2,7 +2,7 @@
 
 States filter (v4+, case-insensitive: Empty, PreparingRebalance, CompletingRebalance,
 Stable for classic groups; Empty, Assigning, Reconciling, Stable for consumer
-groups) and types filter (v5+: classic, consumer). Clients ask every broker and merge.
+groups; Empty, Stable for share groups) and types filter (v5+: classic, consumer, share). Clients ask every broker and merge.
 """
 
 from __future__ import annotations
@@ -20,4 +20,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
                             req["types_filter"] if version >= 5 else None,
                             broker_id=ctx.broker_id)
+    if "share" in ctx.services:
+        groups += ctx.services["share"].list_share_groups(
+            req["states_filter"] if version >= 4 else None,
+            req["types_filter"] if version >= 5 else None, broker_id=ctx.broker_id)
     return {"throttle_time_ms": 0, "error_code": E.NONE, "groups": groups}

@@ -1,0 +1,542 @@
+"""Share groups' coordinator, share-partition manager and share coordinator in one service.
+
+Kafka splits share groups over three parts, and so do the APIs here:
+- the group coordinator (membership: ShareGroupHeartbeat, ShareGroupDescribe, the
+  admin offsets APIs 90-92, ListGroups/DeleteGroups) - the leader of the group's
+  ``__consumer_offsets`` partition, exactly as for consumer groups;
+- the share-partition leader (ShareFetch, ShareAcknowledge) - the topic partition's
+  leader, holding share sessions (``ShareSession``) and the in-flight records of each
+  ``SharePartition``;
+- the share coordinator (Initialize/Read/Write/Delete/ReadSummary ShareGroupState, keys
+  83-87) - the leader of the ``__share_group_state`` partition chosen by
+  ``abs(hash("group:topicId:partition")) % share.coordinator.state.topic.num.partitions``,
+  persisting each share-partition's SPSO, state epoch and state batches.
+
+The emulator keeps one ``SharePartition`` per (group, topic id, partition), which *is*
+the persisted state; the leader's cache is the same object, reloaded when the
+partition's leader epoch changes (acquisitions dropped, as an unpersisted cache would
+lose them). So share state survives a leader move and a coordinator move.
+
+Configs: broker keys group.share.* (Kafka's names and defaults, ``BROKER_DEFAULTS``) and
+per-group overrides share.* (``GROUP_CONFIG_KEYS``; set with ``set_group_config`` or the
+GROUP config resource) such as share.auto.offset.reset (latest), share.record.lock.duration.ms
+and share.delivery.count.limit.
+
+Differs from Kafka: the share state is not written as records to __share_group_state (its
+partitions exist for placement); no dead-letter queue (KIP-1191); read_committed reads up
+to the last stable offset but does not archive aborted records; share sessions are not
+evicted when a connection closes (the acquisition lock times out instead).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+
+from emulator.cluster.groups import partition_for
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.share_groups import DEAD, ShareGroup, ShareGroupOps
+from emulator.cluster.share_partition import Acquired, SharePartition
+from wire.errors import ErrorCode as E
+from wire.records import CONTROL_BIT
+
+SHARE_STATE_TOPIC = "__share_group_state"
+FINAL_EPOCH, INITIAL_EPOCH = -1, 0
+
+BROKER_DEFAULTS: dict[str, int] = {
+    "group.share.record.lock.duration.ms": 30000,
+    "group.share.min.record.lock.duration.ms": 15000,
+    "group.share.max.record.lock.duration.ms": 60000,
+    "group.share.delivery.count.limit": 5,
+    "group.share.min.delivery.count.limit": 2,
+    "group.share.max.delivery.count.limit": 10,
+    "group.share.partition.max.record.locks": 2000,
+    "group.share.min.partition.max.record.locks": 100,
+    "group.share.max.partition.max.record.locks": 4000,
+    "group.share.max.share.sessions": 2000,
+    "group.share.max.size": 200,
+    "group.share.session.timeout.ms": 45000,
+    "group.share.heartbeat.interval.ms": 5000,
+    "share.coordinator.state.topic.num.partitions": 50,
+    "share.coordinator.state.topic.replication.factor": 3,
+}
+# Group-level key -> the broker key it overrides.
+GROUP_CONFIG_KEYS: dict[str, str | None] = {
+    "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
+    "share.delivery.count.limit": "group.share.delivery.count.limit",
+    "share.partition.max.record.locks": "group.share.partition.max.record.locks",
+    "share.session.timeout.ms": "group.share.session.timeout.ms",
+    "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
+    "share.auto.offset.reset": None,
+    "share.isolation.level": None,
+    "share.renew.acknowledge.enable": None,
+}
+GROUP_CONFIG_DEFAULTS = {"share.auto.offset.reset": "latest",
+                         "share.isolation.level": "read_uncommitted",
+                         "share.renew.acknowledge.enable": "true"}
+_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def kafka_uuid(raw: bytes) -> str:
+    """Kafka's Uuid.toString."""
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def parse_duration_ms(spec: str) -> int:
+    """ISO-8601 PnDTnHnMn.nS, as share.auto.offset.reset=by_duration:<duration> takes it."""
+    m = _DURATION.match(spec.strip().upper())
+    if not m or spec.strip().upper() in ("P", "PT"):
+        raise ValueError(f"Invalid duration {spec}")
+    d, h, mi, s = (float(x) if x else 0.0 for x in m.groups())
+    return int((((d * 24 + h) * 60 + mi) * 60 + s) * 1000)
+
+
+@dataclass(eq=False)
+class ShareSession:
+    """A share session (Kafka's ShareSession): per broker, keyed by (group, member)."""
+
+    group_id: str
+    member_id: str
+    epoch: int = 1
+    partitions: set[tuple[bytes, int]] = field(default_factory=set)
+
+
+def next_epoch(epoch: int) -> int:
+    return 1 if epoch >= 0x7FFFFFFF else epoch + 1
+
+
+class ShareCoordinator(ShareGroupOps):
+    """Every share group, share-partition and share session of the cluster."""
+
+    def __init__(self, state, groups) -> None:
+        self.state = state
+        self.gc = groups
+        self.groups: dict[str, ShareGroup] = {}
+        self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
+        self.sessions: dict[tuple[int, str, str], ShareSession] = {}
+        self.group_configs: dict[str, dict[str, str]] = {}
+        state.hooks.append(self._on_event)
+
+    def _on_event(self, event: str, data: dict) -> None:
+        """A deleted topic takes its share-partitions' state with it."""
+        if event != "topic_deleted":
+            return
+        live = self.state.topics_by_id
+        for key in [k for k in self.partitions if k[1] not in live]:
+            del self.partitions[key]
+
+    # ---- configs ---------------------------------------------------------------------
+    def cfg(self, key: str, default: int | None = None) -> int:
+        v = self.state.config.get(key)
+        if v is not None:
+            return int(v)
+        return BROKER_DEFAULTS[key] if default is None else default
+
+    def group_cfg(self, group_id: str, key: str) -> str:
+        v = self.group_configs.get(group_id, {}).get(key)
+        if v is not None:
+            return v
+        broker_key = GROUP_CONFIG_KEYS[key]
+        return str(self.cfg(broker_key)) if broker_key else GROUP_CONFIG_DEFAULTS[key]
+
+    def group_int(self, group_id: str, key: str) -> int:
+        return int(self.group_cfg(group_id, key))
+
+    def set_group_config(self, group_id: str, key: str, value: str | None) -> None:
+        """Set (or with None, remove) a group-level share.* config, checked as Kafka does."""
+        if key not in GROUP_CONFIG_KEYS:
+            raise KafkaError(E.INVALID_CONFIG, f"Unknown group config name: {key}")
+        if value is not None:
+            self._validate_group_config(key, value)
+            self.group_configs.setdefault(group_id, {})[key] = value
+        else:
+            self.group_configs.get(group_id, {}).pop(key, None)
+
+    def _validate_group_config(self, key: str, value: str) -> None:
+        bounds = {"share.record.lock.duration.ms": "record.lock.duration.ms",
+                  "share.delivery.count.limit": "delivery.count.limit",
+                  "share.partition.max.record.locks": "partition.max.record.locks"}
+        try:
+            if key in bounds:
+                lo = self.cfg(f"group.share.min.{bounds[key]}")
+                hi = self.cfg(f"group.share.max.{bounds[key]}")
+                if not lo <= int(value) <= hi:
+                    raise ValueError(f"{key} must be between {lo} and {hi}")
+            elif key == "share.auto.offset.reset":
+                if value.startswith("by_duration:"):
+                    parse_duration_ms(value[len("by_duration:"):])
+                elif value not in ("earliest", "latest"):
+                    raise ValueError("must be earliest, latest or by_duration:<ISO-8601>")
+            elif key == "share.isolation.level" and value not in ("read_committed",
+                                                                  "read_uncommitted"):
+                raise ValueError("must be read_committed or read_uncommitted")
+            elif key.endswith(".ms") or key.endswith("limit"):
+                int(value)
+        except ValueError as e:
+            raise KafkaError(E.INVALID_CONFIG, f"Invalid value {value} for configuration "
+                             f"{key}: {e}") from e
+
+    # ---- time ------------------------------------------------------------------------
+    def tick(self, now: int | None = None) -> bool:
+        """Fence silent members and release records whose acquisition lock ran out."""
+        now = self.state.now() if now is None else now
+        changed = self.expire_members(now)
+        for sp in self.partitions.values():
+            if sp.records and sp.expire_locks(now, self.group_int(
+                    sp.group_id, "share.delivery.count.limit")):
+                changed = True
+        if changed:
+            self.mark_changed()
+        return changed
+
+    def next_deadline(self) -> int | None:
+        """When ``tick`` next has something to do (a lock or a session running out)."""
+        times = [d for sp in self.partitions.values() if (d := sp.next_lock_deadline())]
+        times += [m.hb_deadline for g in self.groups.values() for m in g.members.values()]
+        return min(times) if times else None
+
+    def on_member_gone(self, group_id: str, member_id: str) -> None:
+        """A member left or was fenced: its sessions close and its records are released."""
+        for key in [k for k in self.sessions if k[1:] == (group_id, member_id)]:
+            del self.sessions[key]
+        self._release_member(group_id, member_id)
+
+    def _release_member(self, group_id: str, member_id: str) -> None:
+        limit = self.group_int(group_id, "share.delivery.count.limit")
+        for (gid, _, _), sp in self.partitions.items():
+            if gid == group_id:
+                sp.release_member(member_id, limit)
+
+    # ---- share-partitions -------------------------------------------------------------
+    def share_partition(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
+        key = (group_id, topic_id, index)
+        sp = self.partitions.get(key)
+        if sp is None:
+            sp = self.partitions[key] = SharePartition(group_id, topic_id, index)
+        return sp
+
+    def _loaded(self, group_id: str, topic, p) -> SharePartition:
+        """The share-partition as the current leader sees it (reloaded after a move)."""
+        sp = self.share_partition(group_id, topic.id, p.index)
+        if sp.leader_epoch != p.leader_epoch:
+            sp.on_leader_change(p.leader_epoch,
+                                self.group_int(group_id, "share.delivery.count.limit"))
+        if not sp.initialized:
+            sp.initialize(self._reset_offset(group_id, p), sp.state_epoch)
+        sp.maybe_move_to_log_start(p.leader_log.log_start_offset)
+        return sp
+
+    def _reset_offset(self, group_id: str, p) -> int:
+        """share.auto.offset.reset: latest (the high watermark), earliest, by_duration."""
+        policy = self.group_cfg(group_id, "share.auto.offset.reset")
+        log = p.leader_log
+        if policy == "earliest":
+            return log.log_start_offset
+        if policy.startswith("by_duration:"):
+            ts = self.state.now() - parse_duration_ms(policy[len("by_duration:"):])
+            found = log.offset_for_timestamp(ts)
+            return found[0] if found is not None else p.high_watermark
+        return p.high_watermark
+
+    def _limit(self, group_id: str, p) -> int:
+        if self.group_cfg(group_id, "share.isolation.level") == "read_committed":
+            return p.last_stable_offset()
+        return p.high_watermark
+
+    def lookup(self, broker_id: int, topic_id: bytes, index: int):
+        """(topic, partition) led by ``broker_id``; Kafka's per-partition errors otherwise."""
+        topic = self.state.topics_by_id.get(topic_id)
+        if topic is None:
+            raise KafkaError(E.UNKNOWN_TOPIC_ID)
+        if not 0 <= index < len(topic.partitions):
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
+        p = topic.partitions[index]
+        p.check_leader(broker_id)
+        return topic, p
+
+    # ---- share sessions ----------------------------------------------------------------
+    def session_for_fetch(self, broker_id: int, group_id: str, member_id: str, epoch: int,
+                          add: list[tuple[bytes, int]], forget: list[tuple[bytes, int]],
+                          has_acks: bool) -> ShareSession | None:
+        """ShareFetch's session step; None for the final epoch (the session is closed)."""
+        key = (broker_id, group_id, member_id)
+        if epoch == INITIAL_EPOCH:
+            if has_acks:
+                raise KafkaError(E.INVALID_REQUEST, "Acknowledge data present on initial "
+                                 "ShareFetch request")
+            self.sessions.pop(key, None)
+            if sum(1 for k in self.sessions if k[0] == broker_id) >= \
+                    self.cfg("group.share.max.share.sessions"):
+                raise KafkaError(E.SHARE_SESSION_LIMIT_REACHED)
+            session = self.sessions[key] = ShareSession(group_id, member_id, 1, set(add))
+            return session
+        session = self.sessions.get(key)
+        if session is None:
+            raise KafkaError(E.SHARE_SESSION_NOT_FOUND,
+                             f"Share session for member {member_id} was not found")
+        if epoch == FINAL_EPOCH:
+            if add and not has_acks:
+                raise KafkaError(E.INVALID_REQUEST, "The final ShareFetch request must not "
+                                 "fetch any partition")
+            return None
+        if epoch != session.epoch:
+            raise KafkaError(E.INVALID_SHARE_SESSION_EPOCH,
+                             f"Expected share session epoch {session.epoch}, got {epoch}")
+        session.epoch = next_epoch(epoch)
+        session.partitions.update(add)
+        session.partitions.difference_update(forget)
+        return session
+
+    def session_for_acknowledge(self, broker_id: int, group_id: str, member_id: str,
+                                epoch: int) -> None:
+        key = (broker_id, group_id, member_id)
+        if epoch == INITIAL_EPOCH:
+            raise KafkaError(E.INVALID_SHARE_SESSION_EPOCH,
+                             "ShareAcknowledge cannot open a share session")
+        session = self.sessions.get(key)
+        if session is None:
+            raise KafkaError(E.SHARE_SESSION_NOT_FOUND,
+                             f"Share session for member {member_id} was not found")
+        if epoch != FINAL_EPOCH:
+            if epoch != session.epoch:
+                raise KafkaError(E.INVALID_SHARE_SESSION_EPOCH,
+                                 f"Expected share session epoch {session.epoch}, got {epoch}")
+            session.epoch = next_epoch(epoch)
+
+    def close_session(self, broker_id: int, group_id: str, member_id: str) -> None:
+        """The final epoch: the session goes and the member's records are released."""
+        if self.sessions.pop((broker_id, group_id, member_id), None) is not None:
+            self._release_member(group_id, member_id)
+            self.mark_changed()
+
+    # ---- acknowledge and acquire -------------------------------------------------------
+    def acknowledge(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,
+                    index: int, batches: list[tuple[int, int, list[int]]],
+                    renew_allowed: bool) -> None:
+        """Apply one partition's acknowledgements; raises KafkaError (per partition)."""
+        topic, p = self.lookup(broker_id, topic_id, index)
+        sp = self._loaded(group_id, topic, p)
+        renew = renew_allowed and \
+            self.group_cfg(group_id, "share.renew.acknowledge.enable") == "true"
+        sp.acknowledge(member_id, batches, now=self.state.now(),
+                       lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
+                       delivery_limit=self.group_int(group_id, "share.delivery.count.limit"),
+                       renew_allowed=renew)
+        self.mark_changed()
+
+    def acquire(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,
+                index: int, max_records: int, max_bytes: int) -> tuple[bytes, Acquired]:
+        """Acquire records of one partition: (the log batches to send, what was acquired)."""
+        topic, p = self.lookup(broker_id, topic_id, index)
+        sp = self._loaded(group_id, topic, p)
+        log = p.leader_log
+        limit = self._limit(group_id, p)
+        new = []
+        if sp.next_offset < limit:
+            for data, base, last, _, _ in log.batches_from(sp.next_offset, max(1, max_bytes)):
+                if last >= limit:
+                    break
+                new.append((base, last, bool(data[22] & CONTROL_BIT)))
+        got = sp.acquire(member_id, new, max_records=max(1, max_records),
+                         now=self.state.now(),
+                         lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
+                         max_locks=self.group_int(group_id, "share.partition.max.record.locks"))
+        if not got.ranges:
+            return b"", got
+        self.mark_changed()
+        return self._batches_for(log, got), got
+
+    @staticmethod
+    def _batches_for(log, got: Acquired) -> bytes:
+        """The stored batches that hold the acquired offsets, in log order."""
+        first = got.ranges[0][0]
+        last = max(r[1] for r in got.ranges)
+        ranges = sorted((a, b) for a, b, _ in got.ranges)
+        out = []
+        for data, base, blast, _, _ in log.batches_from(first, 1 << 62):
+            if base > last:
+                break
+            if any(a <= blast and base <= b for a, b in ranges):
+                out.append(data)
+        return b"".join(out)
+
+    # ---- admin: offsets (90-92) and group deletion ----------------------------------------
+    def describe_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None,
+                         with_lag: bool) -> list[dict]:
+        """DescribeShareGroupOffsets for one group; raises group-level KafkaError."""
+        self.share_group(group_id)
+        by_name = self.state.topics
+        if topics is None:
+            names = {t.id: n for n, t in by_name.items()}
+            found: dict[str, list[int]] = {}
+            for (gid, tid, idx), sp in sorted(self.partitions.items(),
+                                             key=lambda kv: (kv[0][1], kv[0][2])):
+                if gid == group_id and tid in names and sp.initialized:
+                    found.setdefault(names[tid], []).append(idx)
+            topics = sorted(found.items())
+        out = []
+        for name, parts in topics:
+            topic = by_name.get(name)
+            rows = []
+            for idx in parts:
+                row = {"partition_index": idx, "start_offset": -1, "leader_epoch": -1,
+                       "lag": -1, "error_code": E.NONE}
+                if topic is None or not 0 <= idx < len(topic.partitions):
+                    row.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                               error_message="This server does not host this topic-partition.")
+                else:
+                    sp = self.partitions.get((group_id, topic.id, idx))
+                    if sp is not None and sp.initialized:
+                        p = topic.partitions[idx]
+                        row.update(start_offset=sp.start_offset, leader_epoch=sp.leader_epoch)
+                        if with_lag:
+                            row["lag"] = max(0, self._limit(group_id, p) - sp.start_offset
+                                             - sp.delivery_complete_count())
+                rows.append(row)
+            out.append({"topic_name": name, "topic_id": topic.id if topic else b"\x00" * 16,
+                        "partitions": rows})
+        return out
+
+    def _admin_group(self, group_id: str, create: bool) -> ShareGroup:
+        if not group_id:
+            raise KafkaError(E.INVALID_GROUP_ID, "The group id is invalid.")
+        group = self.share_group(group_id, create=create)
+        if not group.is_empty:
+            raise KafkaError(E.NON_EMPTY_GROUP, "The group is not empty.")
+        return group
+
+    def alter_offsets(self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
+                      ) -> list[dict]:
+        """AlterShareGroupOffsets: set SPSOs of an empty (or new) share group."""
+        self._admin_group(group_id, create=True)
+        out = []
+        for name, parts in topics:
+            topic = self.state.topics.get(name)
+            rows = []
+            for idx, offset in parts:
+                if topic is None or not 0 <= idx < len(topic.partitions):
+                    rows.append({"partition_index": idx,
+                                 "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
+                                 "error_message": "This server does not host this "
+                                                  "topic-partition."})
+                    continue
+                sp = self.share_partition(group_id, topic.id, idx)
+                sp.initialize(offset, sp.state_epoch + 1)
+                rows.append({"partition_index": idx, "error_code": E.NONE})
+            out.append({"topic_name": name, "topic_id": topic.id if topic else b"\x00" * 16,
+                        "partitions": rows})
+        self.mark_changed()
+        return out
+
+    def delete_offsets(self, group_id: str, topic_names: list[str]) -> list[dict]:
+        """DeleteShareGroupOffsets: forget the state of whole topics for an empty group."""
+        self._admin_group(group_id, create=False)
+        out = []
+        for name in topic_names:
+            topic = self.state.topics.get(name)
+            if topic is None:
+                out.append({"topic_name": name, "topic_id": b"\x00" * 16,
+                            "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
+                            "error_message": "This server does not host this topic-partition."})
+                continue
+            for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic.id]:
+                del self.partitions[key]
+            out.append({"topic_name": name, "topic_id": topic.id, "error_code": E.NONE})
+        self.mark_changed()
+        return out
+
+    def delete_group(self, group_id: str) -> int | None:
+        """DeleteGroups for a share group; None when ``group_id`` is not a share group."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return None
+        if not group.is_empty:
+            return E.NON_EMPTY_GROUP
+        del self.groups[group_id]
+        for key in [k for k in self.partitions if k[0] == group_id]:
+            del self.partitions[key]
+        self.group_configs.pop(group_id, None)
+        self.mark_changed()
+        return E.NONE
+
+    def is_share_group(self, group_id: str) -> bool:
+        g = self.groups.get(group_id)
+        return g is not None and g.state != DEAD
+
+    # ---- the share coordinator (83-87) ----------------------------------------------------
+    def ensure_state_topic(self) -> None:
+        if SHARE_STATE_TOPIC in self.state.topics:
+            return
+        rf = min(self.cfg("share.coordinator.state.topic.replication.factor"),
+                 max(1, len(self.state.alive_brokers())))
+        try:
+            self.state.create_topic(
+                SHARE_STATE_TOPIC, self.cfg("share.coordinator.state.topic.num.partitions"), rf,
+                configs={"cleanup.policy": "delete", "min.insync.replicas": str(min(2, rf))})
+        except KafkaError as e:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
+                             f"The coordinator is not available: {e.message}") from e
+
+    def coordinator_for(self, key: str, create: bool = True) -> int:
+        """The share coordinator for a "group:topicId:partition" key (FindCoordinator 2)."""
+        parts = key.rsplit(":", 2)
+        if len(parts) != 3 or not parts[0] or not parts[2].lstrip("-").isdigit():
+            raise KafkaError(E.INVALID_REQUEST, f"Invalid share coordinator key {key}")
+        if create:
+            self.ensure_state_topic()
+        t = self.state.topics.get(SHARE_STATE_TOPIC)
+        if t is None:
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        leader = t.partitions[partition_for(key, len(t.partitions))].leader
+        if leader < 0 or not self.state.is_alive(leader):
+            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
+        return leader
+
+    def check_state_coordinator(self, broker_id: int, group_id: str, topic_id: bytes,
+                                index: int) -> None:
+        if SHARE_STATE_TOPIC not in self.state.topics:
+            raise KafkaError(E.NOT_COORDINATOR)
+        key = f"{group_id}:{kafka_uuid(topic_id)}:{index}"
+        if self.coordinator_for(key, create=False) != broker_id:
+            raise KafkaError(E.NOT_COORDINATOR)
+
+    def _stored(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
+        sp = self.partitions.get((group_id, topic_id, index))
+        if sp is None or not sp.initialized:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION,
+                             "The share group has no state for this topic partition.")
+        return sp
+
+    def initialize_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
+                         start_offset: int) -> None:
+        sp = self.partitions.get((group_id, topic_id, index))
+        if sp is not None and sp.initialized and state_epoch <= sp.state_epoch:
+            raise KafkaError(E.FENCED_STATE_EPOCH, f"State epoch {state_epoch} is not newer "
+                             f"than the stored {sp.state_epoch}.")
+        sp = self.share_partition(group_id, topic_id, index)
+        sp.initialize(start_offset, state_epoch)
+        self.mark_changed()
+
+    def read_state(self, group_id: str, topic_id: bytes, index: int, leader_epoch: int
+                   ) -> SharePartition:
+        sp = self._stored(group_id, topic_id, index)
+        if leader_epoch < sp.leader_epoch:
+            raise KafkaError(E.FENCED_LEADER_EPOCH)
+        sp.leader_epoch = leader_epoch
+        return sp
+
+    def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
+                    leader_epoch: int, start_offset: int, batches: list[dict]) -> None:
+        sp = self._stored(group_id, topic_id, index)
+        if state_epoch < sp.state_epoch:
+            raise KafkaError(E.FENCED_STATE_EPOCH)
+        if leader_epoch < sp.leader_epoch:
+            raise KafkaError(E.FENCED_LEADER_EPOCH)
+        sp.state_epoch, sp.leader_epoch = state_epoch, max(sp.leader_epoch, leader_epoch)
+        sp.write_state(start_offset, batches)
+        self.mark_changed()
+
+    def delete_state(self, group_id: str, topic_id: bytes, index: int) -> None:
+        self.partitions.pop((group_id, topic_id, index), None)
+        self.mark_changed()

@@ -1,0 +1,311 @@
+"""KIP-932 share groups: membership by heartbeat and the simple share assignor, pure state.
+
+Modelled on the share half of Kafka's ``GroupMetadataManager`` and ``ShareGroup``. Like a
+KIP-848 consumer group, a share group has a *group epoch* (bumped when members or
+subscriptions or the subscribed topics' partition counts change) and a target assignment
+computed at once for that epoch; unlike one, partitions are not owned: several members
+may fetch from the same partition (the share-partition's acquisition locks keep a
+record from going to two of them at once), so nothing is revoked and a member moves
+straight to its target at its next heartbeat. Member states are therefore simply
+"stable"; the group is Empty or Stable (Kafka's ShareGroupState).
+
+Member epoch rules (``MEMBER_EPOCH_RULES``): 0 joins (or rejoins) with a
+member id the client generated; -1 leaves; any other epoch must be the member's
+current one, else FENCED_MEMBER_EPOCH; an unknown member id with a non-zero epoch is
+UNKNOWN_MEMBER_ID. A member that does not heartbeat within group.share.session.timeout.ms
+(45 s) is removed, and its acquired records are released (``on_member_gone``).
+
+The simple assignor (Kafka's ``SimpleAssignor``, the only one Kafka ships): with at
+least as many partitions as members, partitions are dealt round-robin to members
+sorted by id; with more members than partitions, each member gets one partition and
+partitions are shared by several members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from emulator.cluster.partition import KafkaError
+from wire.errors import ErrorCode as E
+
+Assignment = dict[bytes, set[int]]  # topic id -> partitions
+
+EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
+JOIN_EPOCH, LEAVE_EPOCH = 0, -1
+ASSIGNOR = "simple"
+PROTOCOL_TYPE = "share"
+
+# What a heartbeat's member epoch means, by (epoch class, member known?).
+MEMBER_EPOCH_RULES: dict[tuple[str, bool], str] = {
+    ("join", False): "create",
+    ("join", True): "rejoin",
+    ("leave", True): "leave",
+    ("leave", False): "unknown_member",
+    ("current", True): "heartbeat",  # if the epoch matches, else fenced
+    ("current", False): "unknown_member",
+}
+
+
+@dataclass(eq=False)
+class ShareMember:
+    member_id: str
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: list[str] = field(default_factory=list)
+    member_epoch: int = 0
+    assignment: Assignment = field(default_factory=dict)
+    hb_deadline: int = 0
+
+
+@dataclass(eq=False)
+class ShareGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    target: dict[str, Assignment] = field(default_factory=dict)
+    subscription_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+
+    type = "share"
+    protocol_type = PROTOCOL_TYPE
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.members
+
+    @property
+    def state(self) -> str:
+        return EMPTY if not self.members else STABLE
+
+    def subscribed_topics(self) -> set[str]:
+        return {t for m in self.members.values() for t in m.subscribed_topic_names}
+
+
+def simple_assign(members: list[str], partitions: list[tuple[bytes, int]]
+                  ) -> dict[str, Assignment]:
+    """Kafka's simple share assignor for homogeneous subscriptions (see module doc)."""
+    out: dict[str, Assignment] = {m: {} for m in members}
+    if not members or not partitions:
+        return out
+    ms = sorted(members)
+    if len(partitions) >= len(ms):
+        for i, (tid, p) in enumerate(partitions):
+            out[ms[i % len(ms)]].setdefault(tid, set()).add(p)
+    else:
+        for i, m in enumerate(ms):
+            tid, p = partitions[i % len(partitions)]
+            out[m].setdefault(tid, set()).add(p)
+    return out
+
+
+class ShareGroupOps:
+    """Share group membership; mixed into the share coordinator (``share_coordinator``).
+
+    Expects ``self.state``, ``self.groups`` (share groups), ``self.gc`` (the group
+    coordinator, whose groups share the group-id namespace), ``self.cfg``,
+    ``self.group_int`` (group-level configs) and ``self.on_member_gone``.
+    """
+
+    state: object
+    groups: dict[str, ShareGroup]
+    gc: object
+    cfg: Callable[[str, int], int]
+    group_int: Callable[[str, str], int]
+    on_member_gone: Callable[[str, str], None]
+
+    def _topics(self) -> dict:
+        return self.state.topics  # type: ignore[attr-defined]
+
+    def _now(self) -> int:
+        return self.state.now()  # type: ignore[attr-defined]
+
+    def share_group(self, group_id: str, create: bool = False) -> ShareGroup:
+        """The share group ``group_id``; GROUP_ID_NOT_FOUND if absent or of another type."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            return group
+        other = self.gc.groups.get(group_id)  # type: ignore[attr-defined]
+        if other is not None and other.state != DEAD:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
+        if not create:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        group = self.groups[group_id] = ShareGroup(group_id)
+        return group
+
+    # ---- heartbeat ---------------------------------------------------------------------
+    def share_group_heartbeat(self, group_id: str, member_id: str, member_epoch: int, *,
+                              rack_id: str | None, subscribed_topic_names: list[str] | None,
+                              client_id: str = "", client_host: str = "") -> dict:
+        """ShareGroupHeartbeat; returns the response body (errors included)."""
+        try:
+            return self._heartbeat(group_id, member_id, member_epoch, rack_id,
+                                   subscribed_topic_names, client_id, client_host)
+        except KafkaError as e:
+            return {"error_code": e.code, "error_message": e.message or E(e.code).name,
+                    "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0,
+                    "assignment": None}
+
+    def _heartbeat(self, group_id, member_id, member_epoch, rack_id, topics, client_id,
+                   client_host) -> dict:
+        if not group_id:
+            raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
+        if not member_id:
+            raise KafkaError(E.INVALID_REQUEST, "MemberId can't be empty.")
+        if member_epoch < LEAVE_EPOCH:
+            raise KafkaError(E.INVALID_REQUEST, f"MemberEpoch is invalid: {member_epoch}.")
+        if member_epoch == JOIN_EPOCH and not topics:
+            raise KafkaError(E.INVALID_REQUEST,
+                             "SubscribedTopicNames must be set in first request.")
+        now = self._now()
+        kind = "join" if member_epoch == JOIN_EPOCH else \
+            "leave" if member_epoch == LEAVE_EPOCH else "current"
+        group = self.share_group(group_id, create=kind == "join")
+        member = group.members.get(member_id)
+        action = MEMBER_EPOCH_RULES[(kind, member is not None)]
+        if action == "unknown_member":
+            raise KafkaError(E.UNKNOWN_MEMBER_ID,
+                             f"Member {member_id} is not a member of group {group_id}.")
+        if action == "leave":
+            self.remove_member(group, member_id)
+            return {"error_code": E.NONE, "member_id": member_id, "member_epoch": LEAVE_EPOCH,
+                    "heartbeat_interval_ms": 0, "assignment": None}
+        if action == "heartbeat" and member_epoch != member.member_epoch:
+            raise KafkaError(E.FENCED_MEMBER_EPOCH,
+                             f"The share group member has a different epoch "
+                             f"({member.member_epoch}) than the request ({member_epoch}).")
+        if action == "create":
+            if len(group.members) >= self.cfg("group.share.max.size", 200):
+                raise KafkaError(E.GROUP_MAX_SIZE_REACHED,
+                                 f"The share group has reached its maximum capacity of "
+                                 f"{len(group.members)} members.")
+            member = group.members[member_id] = ShareMember(member_id)
+        assert member is not None
+        bump = action == "create"
+        member.client_id, member.client_host = client_id, client_host
+        if rack_id is not None:
+            member.rack_id = rack_id
+        if topics is not None and sorted(topics) != sorted(member.subscribed_topic_names):
+            member.subscribed_topic_names = sorted(set(topics))
+            bump = True
+        if self._refresh_metadata(group) or bump:
+            group.group_epoch += 1
+        if group.assignment_epoch != group.group_epoch:
+            self._compute_target(group)
+        previous = member.member_epoch
+        if action != "heartbeat" or member.member_epoch != group.assignment_epoch:
+            member.member_epoch = group.assignment_epoch
+            member.assignment = group.target.get(member_id, {})
+        member.hb_deadline = now + self.group_int(group_id, "share.session.timeout.ms")
+        self.mark_changed()
+        send = action != "heartbeat" or previous != member.member_epoch
+        return {"error_code": E.NONE, "member_id": member_id,
+                "member_epoch": member.member_epoch,
+                "heartbeat_interval_ms": self.group_int(group_id, "share.heartbeat.interval.ms"),
+                "assignment": {"topic_partitions": [
+                    {"topic_id": tid, "partitions": sorted(ps)}
+                    for tid, ps in sorted(member.assignment.items())]} if send else None}
+
+    def mark_changed(self) -> None:
+        self.state.changed()  # type: ignore[attr-defined]
+
+    def _refresh_metadata(self, group: ShareGroup) -> bool:
+        """A subscribed topic created, deleted or grown: True (the group epoch must move)."""
+        topics = self._topics()
+        meta = {name: (topics[name].id, len(topics[name].partitions))
+                for name in group.subscribed_topics() if name in topics}
+        if meta == group.subscription_metadata:
+            return False
+        group.subscription_metadata = meta
+        return True
+
+    def _compute_target(self, group: ShareGroup) -> None:
+        partitions = [(tid, p) for _, (tid, n) in sorted(group.subscription_metadata.items())
+                      for p in range(n)]
+        by_topics: dict[tuple[str, ...], list[str]] = {}
+        for m in group.members.values():
+            by_topics.setdefault(tuple(m.subscribed_topic_names), []).append(m.member_id)
+        target: dict[str, Assignment] = {}
+        # Members with the same subscription share its partitions (homogeneous per set).
+        for names, mids in by_topics.items():
+            ids = {group.subscription_metadata[n][0] for n in names
+                   if n in group.subscription_metadata}
+            target.update(simple_assign(mids, [tp for tp in partitions if tp[0] in ids]))
+        group.target = target
+        group.assignment_epoch = group.group_epoch
+
+    def remove_member(self, group: ShareGroup, member_id: str) -> None:
+        if group.members.pop(member_id, None) is None:
+            return
+        group.target.pop(member_id, None)
+        group.group_epoch += 1
+        self._refresh_metadata(group)
+        self._compute_target(group)
+        self.on_member_gone(group.group_id, member_id)
+        self.mark_changed()
+
+    def expire_members(self, now: int) -> bool:
+        """Fence members whose session timed out (group.share.session.timeout.ms)."""
+        changed = False
+        for group in list(self.groups.values()):
+            for m in [m for m in group.members.values() if m.hb_deadline <= now]:
+                self.remove_member(group, m.member_id)
+                changed = True
+        return changed
+
+    # ---- describe / list -------------------------------------------------------------
+    def describe_share_groups(self, group_ids: list[str]) -> list[dict]:
+        out = []
+        for gid in group_ids:
+            if not gid:
+                out.append({"group_id": gid, "error_code": E.INVALID_GROUP_ID,
+                            "error_message": "The group id is invalid."})
+                continue
+            try:
+                group = self.share_group(gid)
+            except KafkaError as e:
+                out.append({"group_id": gid, "error_code": e.code, "error_message": e.message,
+                            "group_state": DEAD})
+                continue
+            out.append(self._describe(group))
+        return out
+
+    def _describe(self, group: ShareGroup) -> dict:
+        names = {t.id: name for name, t in self._topics().items()}
+        return {
+            "group_id": group.group_id, "error_code": E.NONE, "group_state": group.state,
+            "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
+            "assignor_name": ASSIGNOR,
+            "members": [{
+                "member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
+                "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": m.subscribed_topic_names,
+                "assignment": {"topic_partitions": [
+                    {"topic_id": tid, "topic_name": names.get(tid, ""),
+                     "partitions": sorted(ps)}
+                    for tid, ps in sorted(m.assignment.items())]},
+            } for m in group.members.values()],
+        }
+
+    def list_share_groups(self, states: list[str] | None = None,
+                          types: list[str] | None = None,
+                          broker_id: int | None = None) -> list[dict]:
+        """ListGroups rows for share groups (filtered like GroupCoordinator.list_groups)."""
+        wanted_states = {s.strip().lower() for s in states or []}
+        wanted_types = {t.strip().lower() for t in types or []}
+        if wanted_types and "share" not in wanted_types:
+            return []
+        out = []
+        for gid, group in self.groups.items():
+            if wanted_states and group.state.lower() not in wanted_states:
+                continue
+            if broker_id is not None:
+                try:
+                    if self.gc.coordinator_for(gid, create=False) != broker_id:  # type: ignore
+                        continue
+                except KafkaError:
+                    continue
+            out.append({"group_id": gid, "protocol_type": PROTOCOL_TYPE,
+                        "group_state": group.state, "group_type": "share"})
+        return out

@@ -1,0 +1,29 @@
+"""ShareGroupDescribe (key 77), v1: share groups' state, epochs, members and assignments.
+
+GROUP_ID_NOT_FOUND for unknown groups ("Group X not found.") and groups of another
+type ("Group X is not a share group."), NOT_COORDINATOR when asked of the wrong broker.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.api_015_describe_groups import GROUP_OPERATIONS
+from emulator.handlers.base import RequestContext
+
+API_KEY = 77
+VERSIONS = (1, 1)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    sc = ctx.services["share"]
+    sc.tick()
+    groups = []
+    for gid in req["group_ids"]:
+        err = sc.gc.coordinator_error(ctx.broker_id, gid) if gid else 0
+        if err:
+            groups.append({"group_id": gid, "error_code": err})
+            continue
+        (row,) = sc.describe_share_groups([gid])
+        if req["include_authorized_operations"] and not row["error_code"]:
+            row["authorized_operations"] = GROUP_OPERATIONS
+        groups.append(row)
+    return {"throttle_time_ms": 0, "groups": groups}

@@ -1,0 +1,124 @@
+"""ShareFetch (key 78), v1-2: acquire records for a share-group member, with acknowledgements.
+
+One request does three things in Kafka's order: the share session step (epoch 0 opens
+a session with the listed partitions, later epochs add and forget partitions and must
+match the session's epoch, -1 closes it and releases the member's records), then the
+piggybacked acknowledgements (ACCEPT, RELEASE, REJECT, GAP; RENEW from v2 with
+IsRenewAck, which also means "do not fetch"), then acquisition: available records of
+each session partition this broker leads are locked for the group's
+share.record.lock.duration.ms and sent as the stored batches plus AcquiredRecords
+ranges with delivery counts. With nothing to acquire the request waits up to
+MaxWaitMs (purgatory, ``Delayed``); a lock running out meanwhile is noticed.
+Errors: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
+SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top; UNKNOWN_TOPIC_ID,
+UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the current leader) per
+partition; INVALID_RECORD_STATE / INVALID_REQUEST as AcknowledgeErrorCode.
+Differs from Kafka: ShareAcquireMode record-limit (1) is served like batch-optimized (0):
+whole batches, MaxRecords may be exceeded.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.partition import KafkaError
+from emulator.handlers.base import Delayed, RequestContext
+from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
+from wire.errors import ErrorCode as E
+
+API_KEY = 78
+VERSIONS = (1, 2)
+
+
+def handle(ctx: RequestContext, req: dict, version: int):
+    sc = ctx.services["share"]
+    sc.tick()
+    group_id, member_id = req["group_id"], req["member_id"]
+    epoch = req["share_session_epoch"]
+    lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0
+    if not group_id or not member_id:
+        return top_error(E.INVALID_REQUEST, "Group id and member id must be set", lock_ms)
+    requested = [(t["topic_id"], p["partition_index"]) for t in req["topics"]
+                 for p in t["partitions"]]
+    acks = [(t["topic_id"], p["partition_index"], p["acknowledgement_batches"])
+            for t in req["topics"] for p in t["partitions"] if p["acknowledgement_batches"]]
+    forget = [(t["topic_id"], i) for t in req["forgotten_topics_data"] for i in t["partitions"]]
+    renew = version >= 2 and req["is_renew_ack"]
+    try:
+        session = sc.session_for_fetch(ctx.broker_id, group_id, member_id, epoch, requested,
+                                       forget, bool(acks))
+    except KafkaError as e:
+        return top_error(e.code, e.message, lock_ms)
+    nodes: dict[int, dict] = {}
+    parts = acknowledge_all(ctx, sc, group_id, member_id, acks, renew, nodes,
+                            ack_field="acknowledge_error")
+    if session is None:
+        sc.close_session(ctx.broker_id, group_id, member_id)
+    if session is None or renew:
+        return _body(parts, nodes, lock_ms)
+    order = sorted(session.partitions)
+    if order:
+        shift = session.epoch % len(order)  # fairness: start at another partition each time
+        order = order[shift:] + order[:shift]
+    full = epoch == 0
+
+    def attempt(final: bool) -> dict | None:
+        out = {k: dict(v) for k, v in parts.items()}
+        found = False
+        left = max(1, req["max_records"])
+        budget = req["max_bytes"]
+        for key in order:
+            row = out.setdefault(key, {"partition_index": key[1]})
+            if left <= 0:
+                continue
+            try:
+                data, got = sc.acquire(ctx.broker_id, group_id, member_id, key[0], key[1],
+                                       left, budget)
+            except KafkaError as e:
+                row.update(error_code=e.code, error_message=e.message)
+                leader_hint(ctx, key, row, nodes)
+                found = True
+                continue
+            if got.ranges:
+                found = True
+                left -= got.count
+                budget = max(1, budget - len(data))
+                row["records"] = data
+                row["acquired_records"] = [
+                    {"first_offset": a, "last_offset": b, "delivery_count": n}
+                    for a, b, n in got.ranges]
+        if not found and not final:
+            return None
+        if not full:  # an incremental session answers only what has news
+            out = {k: v for k, v in out.items()
+                   if v.get("records") or v.get("error_code") or k in parts}
+        return _body(out, nodes, lock_ms)
+
+    now = ctx.cluster.now()
+    first = attempt(final=req["max_wait_ms"] <= 0)
+    if first is not None:
+        return first
+    start_version = ctx.cluster.version
+    deadline = now + req["max_wait_ms"]
+    lock_due = sc.next_deadline()
+    if lock_due is not None and now < lock_due < deadline:
+        deadline = lock_due + 1
+
+    def check() -> dict | None:
+        if ctx.cluster.version == start_version:
+            return None
+        sc.tick()
+        return attempt(final=False)
+
+    def expire() -> dict:
+        sc.tick()
+        return attempt(final=True) or _body(parts, nodes, lock_ms)
+
+    return Delayed(check, deadline, expire)
+
+
+def _body(parts: dict, nodes: dict, lock_ms: int) -> dict:
+    by_topic: dict[bytes, list[dict]] = {}
+    for (tid, _), row in sorted(parts.items()):
+        by_topic.setdefault(tid, []).append(row)
+    return {"throttle_time_ms": 0, "error_code": E.NONE, "acquisition_lock_timeout_ms": lock_ms,
+            "responses": [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()],
+            "node_endpoints": list(nodes.values())}

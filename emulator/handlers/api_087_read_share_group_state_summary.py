@@ -1,0 +1,22 @@
+"""ReadShareGroupStateSummary (key 87), v0-1: a share-partition's start offset, state and
+leader epochs (what DescribeShareGroupOffsets is built from); v1 adds
+DeliveryCompleteCount (KIP-1226). Errors as ReadShareGroupState.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from emulator.handlers.share_util import per_state_partition
+
+API_KEY = 87
+VERSIONS = (0, 1)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    def apply(sc, group_id: str, topic_id: bytes, p: dict) -> dict:
+        sp = sc.read_state(group_id, topic_id, p["partition"], p["leader_epoch"])
+        return {"state_epoch": sp.state_epoch, "leader_epoch": sp.leader_epoch,
+                "start_offset": sp.start_offset,
+                "delivery_complete_count": sp.delivery_complete_count()}
+
+    return per_state_partition(ctx, req, apply)

@@ -1,0 +1,449 @@
+"""KIP-932 share groups as pure state on a manual clock.
+
+Share-partitions (acquisition locks and their timeout, delivery counts and the delivery
+count limit, ACCEPT/RELEASE/REJECT/RENEW/GAP, archived records, the SPSO moving), share
+sessions, membership and the simple assignor, the admin offsets and the share
+coordinator's state APIs, and state surviving a leader move.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.groups import GroupCoordinator
+from emulator.cluster.partition import KafkaError
+from emulator.cluster.share_coordinator import ShareCoordinator, parse_duration_ms
+from emulator.cluster.share_groups import simple_assign
+from emulator.cluster.share_partition import (
+    AcknowledgeType as A,
+)
+from emulator.cluster.share_partition import (
+    RecordState as S,
+)
+from emulator.cluster.share_partition import (
+    SharePartition,
+)
+from emulator.cluster.state import Broker, ClusterState
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+G = "sg"
+LOCK = 30_000
+
+
+class Harness:
+    def __init__(self, partitions: int = 1, rf: int = 1) -> None:
+        self.clock = ManualClock()
+        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
+                                  clock=self.clock,
+                                  broker_config={"offsets.topic.num.partitions": "3"})
+        self.gc = GroupCoordinator(self.state)
+        self.sc = ShareCoordinator(self.state, self.gc)
+        self.topic = self.state.create_topic("t", partitions, rf)
+        self.tid = self.topic.id
+        self.sc.set_group_config(G, "share.auto.offset.reset", "earliest")
+
+    def produce(self, n: int, index: int = 0, per_batch: int = 1) -> None:
+        p = self.topic.partitions[index]
+        for _ in range(0, n, per_batch):
+            batch = build_batch([(None, b"v")] * per_batch)
+            r = self.state.append(p.leader, "t", index, batch, -1)
+            assert r.error == E.NONE
+        self.state.tick()
+
+    def leader(self, index: int = 0) -> int:
+        return self.topic.partitions[index].leader
+
+    def acquire(self, member: str, max_records: int = 500, index: int = 0):
+        return self.sc.acquire(self.leader(index), G, member, self.tid, index, max_records,
+                               1 << 20)[1]
+
+    def ack(self, member: str, first: int, last: int, *types: int, index: int = 0,
+            renew: bool = False) -> None:
+        self.sc.acknowledge(self.leader(index), G, member, self.tid, index,
+                            [(first, last, list(types))], renew)
+
+    def sp(self, index: int = 0) -> SharePartition:
+        return self.sc.partitions[(G, self.tid, index)]
+
+
+# ---- share-partitions ------------------------------------------------------------------
+def test_no_record_goes_to_two_consumers_at_once() -> None:
+    h = Harness()
+    h.produce(10)
+    a = h.acquire("a", max_records=4)
+    b = h.acquire("b", max_records=100)
+    assert a.ranges == [(0, 3, 1)]
+    assert b.ranges == [(4, 9, 1)]
+    assert h.acquire("c").ranges == []  # everything is locked
+
+
+def test_accept_moves_the_start_offset() -> None:
+    h = Harness()
+    h.produce(5)
+    h.acquire("a")
+    h.ack("a", 0, 2, A.ACCEPT)
+    assert h.sp().start_offset == 3
+    h.ack("a", 3, 4, A.ACCEPT)
+    assert h.sp().start_offset == 5 and not h.sp().records
+
+
+def test_released_records_are_redelivered_with_a_higher_delivery_count() -> None:
+    h = Harness()
+    h.produce(3)
+    h.acquire("a")
+    h.ack("a", 1, 1, A.RELEASE)
+    got = h.acquire("b")
+    assert got.ranges == [(1, 1, 2)]
+    assert h.sp().start_offset == 0  # 0 and 2 still held by a
+
+
+def test_rejected_records_are_archived_never_redelivered() -> None:
+    h = Harness()
+    h.produce(3)
+    h.acquire("a")
+    h.ack("a", 0, 2, A.REJECT, A.ACCEPT, A.REJECT)
+    assert h.sp().start_offset == 3
+    assert h.acquire("b").ranges == []
+
+
+def test_lock_timeout_releases_records_of_a_crashed_consumer() -> None:
+    h = Harness()
+    h.produce(4)
+    h.acquire("crashed")
+    h.clock.advance(LOCK - 1)
+    h.sc.tick()
+    assert h.acquire("b").ranges == []
+    h.clock.advance(1)
+    assert h.sc.tick()
+    assert h.acquire("b").ranges == [(0, 3, 2)]
+    with pytest.raises(KafkaError) as e:  # the stale lock's owner can no longer ack
+        h.ack("crashed", 0, 0, A.ACCEPT)
+    assert e.value.code == E.INVALID_RECORD_STATE
+
+
+def test_group_lock_duration_applies() -> None:
+    h = Harness()
+    h.sc.set_group_config(G, "share.record.lock.duration.ms", "15000")
+    h.produce(1)
+    h.acquire("a")
+    h.clock.advance(15_000)
+    h.sc.tick()
+    assert h.acquire("b").ranges == [(0, 0, 2)]
+    with pytest.raises(KafkaError) as e:
+        h.sc.set_group_config(G, "share.record.lock.duration.ms", "1000")  # below the minimum
+    assert e.value.code == E.INVALID_CONFIG
+
+
+def test_delivery_count_limit_archives() -> None:
+    h = Harness()
+    h.sc.set_group_config(G, "share.delivery.count.limit", "3")
+    h.produce(1)
+    for attempt in (1, 2, 3):
+        assert h.acquire("a").ranges == [(0, 0, attempt)]
+        h.ack("a", 0, 0, A.RELEASE)
+    assert h.sp().start_offset == 1  # archived after the 3rd delivery
+    assert h.acquire("a").ranges == []
+
+
+def test_delivery_count_limit_by_lock_timeouts() -> None:
+    h = Harness()  # Kafka's default limit: 5
+    h.produce(1)
+    for attempt in range(1, 6):
+        assert h.acquire("a").ranges == [(0, 0, attempt)]
+        h.clock.advance(LOCK)
+        h.sc.tick()
+    assert h.sp().start_offset == 1 and h.acquire("a").ranges == []
+
+
+def test_renew_extends_the_lock() -> None:
+    h = Harness()
+    h.produce(1)
+    h.acquire("a")
+    h.clock.advance(LOCK - 1000)
+    h.ack("a", 0, 0, A.RENEW, renew=True)
+    h.clock.advance(LOCK - 1000)
+    h.sc.tick()
+    assert h.sp().records[0].state == S.ACQUIRED
+    h.ack("a", 0, 0, A.ACCEPT)
+    assert h.sp().start_offset == 1
+    h.produce(1)
+    h.acquire("a")
+    with pytest.raises(KafkaError) as e:  # RENEW needs IsRenewAck (ShareFetch v2)
+        h.ack("a", 1, 1, A.RENEW)
+    assert e.value.code == E.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("first,last,types,code", [
+    (5, 4, [1], E.INVALID_REQUEST),  # first > last
+    (0, 2, [1, 1], E.INVALID_REQUEST),  # neither one type nor one per offset
+    (0, 0, [9], E.INVALID_REQUEST),  # unknown type
+    (0, 7, [1], E.INVALID_RECORD_STATE),  # beyond the share-partition end
+])
+def test_bad_acknowledgements(first: int, last: int, types: list[int], code: int) -> None:
+    h = Harness()
+    h.produce(3)
+    h.acquire("a")
+    with pytest.raises(KafkaError) as e:
+        h.sc.acknowledge(h.leader(), G, "a", h.tid, 0, [(first, last, types)], False)
+    assert e.value.code == code
+    assert all(r.state == S.ACQUIRED for r in h.sp().records.values())  # all or nothing
+
+
+def test_acknowledging_another_members_or_finished_records() -> None:
+    h = Harness()
+    h.produce(2)
+    h.acquire("a")
+    with pytest.raises(KafkaError) as e:
+        h.ack("b", 0, 0, A.ACCEPT)
+    assert e.value.code == E.INVALID_RECORD_STATE
+    h.ack("a", 1, 1, A.ACCEPT)
+    with pytest.raises(KafkaError) as e:
+        h.ack("a", 1, 1, A.ACCEPT)  # twice
+    assert e.value.code == E.INVALID_RECORD_STATE
+
+
+def test_whole_batches_are_acquired_and_gaps_archived() -> None:
+    h = Harness()
+    h.produce(6, per_batch=3)
+    got = h.acquire("a", max_records=1)
+    assert got.ranges == [(0, 2, 1)]  # MaxRecords bends to the batch boundary
+    h.ack("a", 0, 2, A.GAP)
+    assert h.sp().start_offset == 3
+
+
+def test_max_record_locks_bounds_in_flight() -> None:
+    h = Harness()
+    h.sc.set_group_config(G, "share.partition.max.record.locks", "100")
+    h.produce(150, per_batch=50)
+    assert h.acquire("a", max_records=1000).ranges == [(0, 99, 1)]
+    assert h.acquire("b").ranges == []
+    h.ack("a", 0, 49, A.ACCEPT)
+    assert h.acquire("b").ranges == [(100, 149, 1)]
+
+
+def test_latest_is_the_default_reset() -> None:
+    h = Harness()
+    h.sc.set_group_config(G, "share.auto.offset.reset", None)
+    h.produce(3)
+    assert h.acquire("a").ranges == []
+    h.produce(2)
+    assert h.acquire("a").ranges == [(3, 4, 1)]
+
+
+def test_by_duration_reset() -> None:
+    assert parse_duration_ms("PT1M") == 60_000 and parse_duration_ms("P1DT1.5S") == 86_401_500
+    with pytest.raises(ValueError):
+        parse_duration_ms("1 hour")
+
+
+def test_leader_move_keeps_acknowledged_state_and_frees_acquired_records() -> None:
+    h = Harness(rf=3)
+    h.produce(4)
+    old = h.leader()
+    h.acquire("a")
+    h.ack("a", 0, 1, A.ACCEPT)
+    controller.broker_crashed(h.state, old)
+    h.state.tick()
+    assert h.leader() != old
+    with pytest.raises(KafkaError) as e:
+        h.sc.acquire(old, G, "b", h.tid, 0, 10, 1 << 20)
+    assert e.value.code == E.NOT_LEADER_OR_FOLLOWER
+    got = h.acquire("b")
+    assert got.ranges == [(2, 3, 2)]  # acknowledged records stay done; counts are kept
+    assert h.sp().start_offset == 2
+
+
+# ---- sessions ------------------------------------------------------------------------
+def test_share_session_epochs() -> None:
+    h = Harness()
+    b = h.leader()
+    tp = [(h.tid, 0)]
+    s = h.sc.session_for_fetch(b, G, "m", 0, tp, [], False)
+    assert s.epoch == 1 and s.partitions == {(h.tid, 0)}
+    with pytest.raises(KafkaError) as e:
+        h.sc.session_for_fetch(b, G, "m", 5, [], [], False)
+    assert e.value.code == E.INVALID_SHARE_SESSION_EPOCH
+    assert h.sc.session_for_fetch(b, G, "m", 1, [], tp, False).partitions == set()
+    with pytest.raises(KafkaError) as e:
+        h.sc.session_for_fetch(b, G, "other", 1, [], [], False)
+    assert e.value.code == E.SHARE_SESSION_NOT_FOUND
+    with pytest.raises(KafkaError) as e:
+        h.sc.session_for_fetch(b, G, "m", 0, tp, [], True)  # acks on the initial request
+    assert e.value.code == E.INVALID_REQUEST
+    with pytest.raises(KafkaError) as e:
+        h.sc.session_for_acknowledge(b, G, "m", 0)
+    assert e.value.code == E.INVALID_SHARE_SESSION_EPOCH
+
+
+def test_closing_a_session_releases_the_members_records() -> None:
+    h = Harness()
+    h.produce(2)
+    b = h.leader()
+    h.sc.session_for_fetch(b, G, "m", 0, [(h.tid, 0)], [], False)
+    h.acquire("m")
+    assert h.sc.session_for_fetch(b, G, "m", -1, [], [], False) is None
+    h.sc.close_session(b, G, "m")
+    assert h.acquire("n").ranges == [(0, 1, 2)]
+
+
+# ---- membership ------------------------------------------------------------------------
+def hb(h: Harness, member: str, epoch: int, topics=("t",)) -> dict:
+    return h.sc.share_group_heartbeat(G, member, epoch, rack_id=None,
+                                      subscribed_topic_names=list(topics) if topics else None)
+
+
+def test_members_share_partitions() -> None:
+    h = Harness(partitions=2)
+    r1 = hb(h, "m1", 0)
+    assert r1["error_code"] == 0 and r1["member_epoch"] == 1
+    assert r1["assignment"]["topic_partitions"] == [{"topic_id": h.tid, "partitions": [0, 1]}]
+    r2 = hb(h, "m2", 0)
+    r3 = hb(h, "m3", 0)
+    r1 = hb(h, "m1", r1["member_epoch"], topics=None)
+    assert r1["member_epoch"] == r3["member_epoch"] == 3
+    parts = {m: r["assignment"]["topic_partitions"][0]["partitions"]
+             for m, r in (("m1", r1), ("m3", r3))}
+    assert parts == {"m1": [0], "m3": [0]}  # three members, two partitions: 0 is shared
+    assert r2["member_epoch"] == 2
+    r2 = hb(h, "m2", 2, topics=None)
+    assert r2["member_epoch"] == 3 and r2["assignment"]["topic_partitions"][0]["partitions"] == [1]
+    assert hb(h, "m2", 3, topics=None)["assignment"] is None  # nothing new
+
+
+def test_simple_assignor() -> None:
+    t = b"t" * 16
+    assert simple_assign(["a", "b"], [(t, 0), (t, 1), (t, 2)]) == {"a": {t: {0, 2}},
+                                                                  "b": {t: {1}}}
+    assert simple_assign(["a", "b", "c"], [(t, 0)]) == {m: {t: {0}} for m in "abc"}
+
+
+@pytest.mark.parametrize("member,epoch,topics,code", [
+    ("", 0, ("t",), E.INVALID_REQUEST),
+    ("m", 0, None, E.INVALID_REQUEST),
+    ("m", -2, ("t",), E.INVALID_REQUEST),
+    ("ghost", 3, None, E.UNKNOWN_MEMBER_ID),
+    ("ghost", -1, None, E.UNKNOWN_MEMBER_ID),
+    ("m1", 7, None, E.FENCED_MEMBER_EPOCH),
+])
+def test_heartbeat_errors(member: str, epoch: int, topics, code: int) -> None:
+    h = Harness()
+    hb(h, "m1", 0)
+    assert hb(h, member, epoch, topics)["error_code"] == code
+
+
+def test_group_of_another_type_and_max_size() -> None:
+    h = Harness()
+    h.gc.consumer_group_heartbeat("cg", "x", 0, instance_id=None, rebalance_timeout_ms=1000,
+                                  subscribed_topic_names=["t"], server_assignor=None,
+                                  topic_partitions=[])
+    r = h.sc.share_group_heartbeat("cg", "m", 0, rack_id=None, subscribed_topic_names=["t"])
+    assert r["error_code"] == E.GROUP_ID_NOT_FOUND
+    assert r["error_message"] == "Group cg is not a share group."
+    h.state.config["group.share.max.size"] = "1"
+    hb(h, "m1", 0)
+    assert hb(h, "m2", 0)["error_code"] == E.GROUP_MAX_SIZE_REACHED
+
+
+def test_session_timeout_fences_the_member_and_releases_its_records() -> None:
+    h = Harness()
+    h.sc.set_group_config(G, "share.record.lock.duration.ms", "60000")
+    h.produce(2)
+    r = hb(h, "m1", 0)
+    hb(h, "m2", 0)
+    h.acquire("m1")
+    h.clock.advance(44_000)
+    hb(h, "m2", 2, topics=None)
+    h.clock.advance(1_000)
+    h.sc.tick()
+    assert set(h.sc.groups[G].members) == {"m2"}
+    assert hb(h, "m1", r["member_epoch"], topics=None)["error_code"] == E.UNKNOWN_MEMBER_ID
+    assert h.acquire("m2").ranges == [(0, 1, 2)]
+
+
+def test_leave_and_list_describe_delete() -> None:
+    h = Harness()
+    hb(h, "m1", 0)
+    rows = h.sc.list_share_groups(types=["share"])
+    assert rows == [{"group_id": G, "protocol_type": "share", "group_state": "Stable",
+                     "group_type": "share"}]
+    assert h.sc.list_share_groups(types=["consumer"]) == []
+    assert h.sc.delete_group(G) == E.NON_EMPTY_GROUP
+    assert hb(h, "m1", 1, topics=None)["member_epoch"] == 1
+    assert hb(h, "m1", -1, topics=None)["member_epoch"] == -1
+    (d,) = h.sc.describe_share_groups([G])
+    assert d["group_state"] == "Empty" and d["group_epoch"] == 2 and d["members"] == []
+    assert h.sc.delete_group(G) == E.NONE
+    (d,) = h.sc.describe_share_groups([G])
+    assert d["error_code"] == E.GROUP_ID_NOT_FOUND
+
+
+# ---- admin offsets and the share coordinator -------------------------------------------
+def test_alter_describe_delete_offsets() -> None:
+    h = Harness()
+    h.produce(10)
+    assert h.sc.alter_offsets(G, [("t", [(0, 4)]), ("nope", [(0, 1)])])[1]["partitions"][0][
+        "error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+    (t,) = h.sc.describe_offsets(G, None, with_lag=True)
+    assert t["topic_name"] == "t"
+    assert t["partitions"][0]["start_offset"] == 4 and t["partitions"][0]["lag"] == 6
+    assert h.acquire("a").ranges == [(4, 9, 1)]
+    h.ack("a", 5, 6, A.ACCEPT)
+    (t,) = h.sc.describe_offsets(G, [("t", [0])], with_lag=True)
+    assert t["partitions"][0]["start_offset"] == 4 and t["partitions"][0]["lag"] == 4
+    hb(h, "m", 0)
+    with pytest.raises(KafkaError) as e:
+        h.sc.alter_offsets(G, [("t", [(0, 0)])])
+    assert e.value.code == E.NON_EMPTY_GROUP
+    hb(h, "m", -1, topics=None)
+    assert h.sc.delete_offsets(G, ["t"])[0]["error_code"] == E.NONE
+    (t,) = h.sc.describe_offsets(G, [("t", [0])], with_lag=True)
+    assert t["partitions"][0]["start_offset"] == -1
+    with pytest.raises(KafkaError) as e:
+        h.sc.describe_offsets("missing", None, with_lag=False)
+    assert e.value.code == E.GROUP_ID_NOT_FOUND
+
+
+def test_state_apis_fence_old_epochs() -> None:
+    h = Harness()
+    h.sc.initialize_state(G, h.tid, 0, 1, 5)
+    with pytest.raises(KafkaError) as e:
+        h.sc.initialize_state(G, h.tid, 0, 1, 7)
+    assert e.value.code == E.FENCED_STATE_EPOCH
+    sp = h.sc.read_state(G, h.tid, 0, leader_epoch=3)
+    assert sp.start_offset == 5 and sp.state_batches() == []
+    with pytest.raises(KafkaError) as e:
+        h.sc.read_state(G, h.tid, 0, leader_epoch=2)
+    assert e.value.code == E.FENCED_LEADER_EPOCH
+    h.sc.write_state(G, h.tid, 0, 1, 3, 5, [
+        {"first_offset": 5, "last_offset": 6, "delivery_state": 2, "delivery_count": 1},
+        {"first_offset": 7, "last_offset": 7, "delivery_state": 0, "delivery_count": 2}])
+    sp = h.sc.read_state(G, h.tid, 0, leader_epoch=3)
+    assert sp.start_offset == 7
+    assert sp.state_batches() == [{"first_offset": 7, "last_offset": 7, "delivery_state": 0,
+                                   "delivery_count": 2}]
+    with pytest.raises(KafkaError) as e:
+        h.sc.write_state(G, h.tid, 0, 0, 3, 5, [])
+    assert e.value.code == E.FENCED_STATE_EPOCH
+    h.sc.delete_state(G, h.tid, 0)
+    with pytest.raises(KafkaError) as e:
+        h.sc.read_state(G, h.tid, 0, leader_epoch=3)
+    assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_share_coordinator_placement() -> None:
+    h = Harness()
+    key = f"{G}:AAAAAAAAAAAAAAAAAAAAAA:0"
+    leader = h.sc.coordinator_for(key)
+    assert "__share_group_state" in h.state.topics
+    assert h.state.topics["__share_group_state"].is_internal
+    h.sc.check_state_coordinator(leader, G, b"\x00" * 16, 0)
+    other = next(b for b in (1, 2, 3) if b != leader)
+    with pytest.raises(KafkaError) as e:
+        h.sc.check_state_coordinator(other, G, b"\x00" * 16, 0)
+    assert e.value.code == E.NOT_COORDINATOR
+    with pytest.raises(KafkaError) as e:
+        h.sc.coordinator_for("no-colons")
+    assert e.value.code == E.INVALID_REQUEST
