@@ -116,7 +116,11 @@ class ShareCoordinator(ShareGroupOps):
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
         self.group_configs: dict[str, dict[str, str]] = {}
+        self._due = 0  # no lock or session runs out before this (0: look again)
         state.hooks.append(self._on_event)
+        hooks = getattr(state, "tick_hooks", None)
+        if hooks is not None:
+            hooks.append(self.tick)
 
     def _on_event(self, event: str, data: dict) -> None:
         """A deleted topic takes its share-partitions' state with it."""
@@ -181,6 +185,8 @@ class ShareCoordinator(ShareGroupOps):
     def tick(self, now: int | None = None) -> bool:
         """Fence silent members and release records whose acquisition lock ran out."""
         now = self.state.now() if now is None else now
+        if now < self._due:
+            return False
         changed = self.expire_members(now)
         for sp in self.partitions.values():
             if sp.records and sp.expire_locks(now, self.group_int(
@@ -188,7 +194,12 @@ class ShareCoordinator(ShareGroupOps):
                 changed = True
         if changed:
             self.mark_changed()
+        self._due = self.next_deadline() or (1 << 62)
         return changed
+
+    def mark_changed(self) -> None:
+        self._due = 0
+        self.state.changed()
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (a lock or a session running out)."""
