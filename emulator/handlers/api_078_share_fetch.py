@@ -118,6 +118,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
 def _body(parts: dict, nodes: dict, lock_ms: int) -> dict:
     by_topic: dict[bytes, list[dict]] = {}
     for (tid, _), row in sorted(parts.items()):
+        row.setdefault("records", b"")  # not nullable from v1 (Kafka's default is null)
         by_topic.setdefault(tid, []).append(row)
     return {"throttle_time_ms": 0, "error_code": E.NONE, "acquisition_lock_timeout_ms": lock_ms,
             "responses": [{"topic_id": t, "partitions": ps} for t, ps in by_topic.items()],

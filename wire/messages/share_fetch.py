@@ -109,7 +109,7 @@ SHARE_FETCH_RESPONSE = message(
                         Field("acknowledge_error_code", INT16),
                         Field("acknowledge_error_message", STRING, nullable="0+", default=None),
                         _CURRENT_LEADER,
-                        Field("records", RECORDS, nullable="0", default=b""),
+                        Field("records", RECORDS, nullable="0", default=None),
                         Field(
                             "acquired_records",
                             Array,
