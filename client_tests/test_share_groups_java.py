@@ -1,0 +1,226 @@
+"""Kafka's own KafkaShareConsumer (Java, kafka-clients 4.4.0) and kafka-share-groups
+(kafka-tools, see client_tests/java/pom.xml) against the emulator's share groups (KIP-932).
+
+client_tests/java/src/ShareClient.java is one share consumer per JVM, printing every
+record it gets with its delivery count and accepting, releasing, rejecting or crashing
+by mode. The tests: several consumers on one partition never get the same record at
+once; released records come back with delivery count 2; rejected records are archived
+for good; a crashed consumer's records come back once the acquisition lock runs out.
+Records are produced with confluent-kafka. Share groups start at share.auto.offset.reset
+(latest by default); the tests set it to earliest through the share coordinator.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from emulator import Cluster
+from emulator.testing import wait_for
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
+JVM = [*JVM_OPTS, "-cp", f"{JAVA_DIR / '.classes'}:{JAVA_DIR / '.jars'}/*"]
+TOOLS_JVM = [*JVM_OPTS, "-cp", f"{JAVA_DIR / '.tools-jars'}/*"]
+SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand"
+
+
+def require_java() -> None:
+    for p in (JAVA_DIR / ".tools-jars", JAVA_DIR / ".classes" / "ShareClient.class"):
+        if not p.exists():
+            raise AssertionError(f"{p} is missing: run scripts/setup.d/30-java.sh "
+                                 "(needs a JDK and Maven) before these tests")
+
+
+@pytest.fixture
+def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    require_java()
+    config = getattr(request, "param", {})
+    with Cluster(brokers=3, port=0, config=config) as c:
+        yield c
+
+
+class ShareConsumer:
+    """One ShareClient JVM; ``records`` fills from its output as it runs."""
+
+    def __init__(self, c: Cluster, group: str, topic: str, mode: str) -> None:
+        self.proc = subprocess.Popen(JVM + ["ShareClient", c.bootstrap_servers, group, topic,
+                                            mode], text=True, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.records: list[tuple[int, int, int]] = []  # (partition, offset, delivery count)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            if line.startswith("R "):
+                _, p, o, n, _value = line.split(" ", 4)
+                self.records.append((int(p), int(o), int(n)))
+
+    def offsets(self) -> list[int]:
+        return [o for _, o, _ in list(self.records)]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout=10)
+
+
+@pytest.fixture
+def consumers() -> Iterator[list[ShareConsumer]]:
+    started: list[ShareConsumer] = []
+    yield started
+    for s in started:
+        s.close()
+
+
+def produce(c: Cluster, topic: str, n: int, start: int = 0, per_flush: int = 1) -> None:
+    p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 0})
+    for i in range(start, start + n):
+        p.produce(topic, value=f"v{i}".encode(), partition=0)
+        if (i + 1) % per_flush == 0:
+            p.flush(10)
+    assert p.flush(10) == 0
+
+
+def start_at_earliest(c: Cluster, group: str) -> None:
+    sc = c.server.services["share"]
+    c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
+
+
+def members(c: Cluster, group: str) -> int:
+    sc = c.server.services["share"]
+    return c.call(lambda: len(sc.groups[group].members) if group in sc.groups else 0)
+
+
+def start_offset(c: Cluster, group: str, topic: str) -> int:
+    sc = c.server.services["share"]
+    tid = c.state.topics[topic].id
+    return c.call(lambda: sc.partitions[(group, tid, 0)].start_offset
+                  if (group, tid, 0) in sc.partitions else -1)
+
+
+def test_several_consumers_one_partition_no_record_twice(
+        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+    c, topic, group = share_cluster, "shared", "sg-several"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    consumers += [ShareConsumer(c, group, topic, "accept") for _ in range(3)]
+    wait_for(lambda: members(c, group) == 3, "three members in the share group", 60)
+    n = 300
+    produce(c, topic, n, per_flush=3)  # many small batches, so that they can be shared
+    wait_for(lambda: len({o for s in consumers for o in s.offsets()}) == n,
+             f"all {n} records delivered", 60)
+    wait_for(lambda: start_offset(c, group, topic) == n, "every record accepted", 30)
+    everything = [o for s in consumers for o in s.offsets()]
+    assert sorted(everything) == list(range(n))  # no record went to two consumers
+    assert all(count == 1 for s in consumers for _, _, count in s.records)
+    assert sum(1 for s in consumers if s.records) >= 2, [len(s.records) for s in consumers]
+
+
+def test_released_records_are_redelivered(share_cluster: Cluster,
+                                          consumers: list[ShareConsumer]) -> None:
+    c, topic, group = share_cluster, "released", "sg-release"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    produce(c, topic, 20)
+    consumers.append(ShareConsumer(c, group, topic, "release"))
+    s = consumers[0]
+    wait_for(lambda: start_offset(c, group, topic) == 20,
+             "every record released once, then accepted", 60)
+    deliveries: dict[int, list[int]] = {}
+    for _, o, n in s.records:
+        deliveries.setdefault(o, []).append(n)
+    assert deliveries == {o: [1, 2] for o in range(20)}
+
+
+def test_rejected_records_are_archived(share_cluster: Cluster,
+                                       consumers: list[ShareConsumer]) -> None:
+    c, topic, group = share_cluster, "rejected", "sg-reject"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    produce(c, topic, 10)
+    rejecter = ShareConsumer(c, group, topic, "reject")
+    consumers.append(rejecter)
+    wait_for(lambda: start_offset(c, group, topic) == 10, "all ten rejected", 60)
+    rejecter.close()
+    assert sorted(rejecter.offsets()) == list(range(10))
+    later = ShareConsumer(c, group, topic, "accept")
+    consumers.append(later)
+    wait_for(lambda: members(c, group) == 1, "the second consumer joined", 60)
+    produce(c, topic, 5, start=10)
+    wait_for(lambda: sorted(later.offsets()) == list(range(10, 15)), "the new records", 60)
+    assert all(n == 1 for _, _, n in later.records)  # the archived ten never came back
+
+
+@pytest.mark.parametrize("share_cluster", [{"group.share.record.lock.duration.ms": "3000"}],
+                         indirect=True)
+def test_crashed_consumers_records_redelivered_after_lock_timeout(
+        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+    c, topic, group = share_cluster, "crashy", "sg-crash"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    produce(c, topic, 30, per_flush=10)
+    crashed = ShareConsumer(c, group, topic, "crash:1")
+    consumers.append(crashed)
+    assert crashed.proc.wait(timeout=60) == 3, crashed.proc.stderr.read()[-2000:]
+    crashed._reader.join(timeout=10)
+    held = set(crashed.offsets())
+    assert held and "CRASH" in crashed.lines
+    survivor = ShareConsumer(c, group, topic, "accept")
+    consumers.append(survivor)
+    wait_for(lambda: set(survivor.offsets()) == set(range(30)), "all 30 records", 60)
+    counts = {o: n for _, o, n in survivor.records}
+    assert all(counts[o] == 2 for o in held), counts  # came back after the lock timed out
+    assert all(counts[o] == 1 for o in set(range(30)) - held)
+
+
+def share_groups_tool(c: Cluster, *args: str) -> str:
+    r = subprocess.run(TOOLS_JVM + [SHARE_GROUPS, "--bootstrap-server", c.bootstrap_servers,
+                                    *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_kafka_share_groups_tool(share_cluster: Cluster,
+                                 consumers: list[ShareConsumer]) -> None:
+    c, topic, group = share_cluster, "tooled", "sg-tool"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    produce(c, topic, 8)
+    # a group that does not exist yet starts at the earliest offset by --reset-offsets
+    out = share_groups_tool(c, "--reset-offsets", "--group", group, "--topic", topic,
+                            "--to-earliest", "--execute")
+    assert topic in out, out
+    assert start_offset(c, group, topic) == 0
+    s = ShareConsumer(c, group, topic, "accept")
+    consumers.append(s)
+    wait_for(lambda: sorted(s.offsets()) == list(range(8)), "the eight records", 60)
+    wait_for(lambda: start_offset(c, group, topic) == 8, "all accepted", 30)
+    assert group in share_groups_tool(c, "--list").split()
+    out = share_groups_tool(c, "--describe", "--group", group, "--members")
+    assert "share-accept" in out and topic in out, out
+    out = share_groups_tool(c, "--describe", "--group", group, "--offsets")
+    row = next(line.split() for line in out.splitlines() if topic in line)
+    assert row[:4] == [group, topic, "0", "8"], out  # GROUP TOPIC PARTITION START-OFFSET
+    out = share_groups_tool(c, "--describe", "--group", group, "--state")
+    assert "Stable" in out, out
+    s.close()
+    wait_for(lambda: members(c, group) == 0, "the consumer left", 30)
+    share_groups_tool(c, "--delete-offsets", "--group", group, "--topic", topic)
+    assert start_offset(c, group, topic) == -1
+    share_groups_tool(c, "--delete", "--group", group)
+    assert group not in share_groups_tool(c, "--list").split()
