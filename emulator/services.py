@@ -1,7 +1,9 @@
-"""Domain services beyond the partition data: group and transaction coordinators.
+"""Domain services beyond the partition data: group and transaction coordinators,
+fetch sessions.
 
 ``build_services`` creates them for one cluster; handlers find them in
-``ctx.services`` by name ("groups", "transactions", "share"). Each is optional so that
+``ctx.services`` by name ("groups", "transactions", "share", "fetch_sessions"). Each is
+optional so that
 the core runs without them.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.cluster.fetch_sessions import FetchSessions
 from emulator.cluster.state import ClusterState
 
 
@@ -30,4 +33,5 @@ def build_services(state: ClusterState) -> dict[str, Any]:
         from emulator.cluster.share_coordinator import ShareCoordinator
 
         services["share"] = ShareCoordinator(state, services["groups"])
+    services["fetch_sessions"] = FetchSessions(state)
     return services
