@@ -3,8 +3,7 @@ fetch sessions.
 
 ``build_services`` creates them for one cluster; handlers find them in
 ``ctx.services`` by name ("groups", "transactions", "share", "fetch_sessions"). Each is
-optional so that
-the core runs without them.
+optional so that the core runs without them.
 """
 
 from __future__ import annotations
