@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
+from emulator.storage.disk import StorageError
 from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                    f"(default {DEFAULT_RELEASE})")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="broker config override, e.g. --config num.partitions=3 (repeatable)")
+    p.add_argument("--data-dir", default=_env("DATA_DIR"), metavar="DIR",
+                   help="keep topics, logs and coordinator state in DIR across restarts "
+                        "(env KAFKA_EMULATOR_DATA_DIR; docs/storage.md); default: in memory")
     p.add_argument("--seed", type=int, default=int(_env("SEED", "0")),
                    help="seed of the cluster's random choices (default 0)")
     p.add_argument("--fault-schedule", default=_env("FAULT_SCHEDULE"), metavar="FILE",
@@ -147,10 +151,13 @@ async def serve(args: argparse.Namespace) -> int:
             args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
             advertised_ports=adv_ports, control_port=args.control_port,
             kafka_version=args.kafka_version, config=config, seed=args.seed,
-            security=security_config(args, config),
+            security=security_config(args, config), data_dir=args.data_dir or None,
         )
     except ListenerError as e:
         print(f"kafka-emulator: --listeners: {e}", file=sys.stderr)
+        return 2
+    except StorageError as e:
+        print(f"kafka-emulator: --data-dir: {e}", file=sys.stderr)
         return 2
     schedule = None
     if args.fault_schedule:

@@ -59,6 +59,7 @@ class Cluster:
         clock: Any = None,
         first_broker_id: int = 1,
         security: SecurityConfig | dict | None = None,
+        data_dir: str | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -87,6 +88,16 @@ class Cluster:
         )
         self.server: Any = None
         self.control: Any = None
+        # --data-dir: topics and logs loaded now, kept in step from then on
+        # (emulator/storage; docs/storage.md). None: everything stays in memory.
+        self.store: Any = None
+        if data_dir:
+            from emulator.storage import DataDir
+
+            self.store = DataDir(data_dir)
+            self.store.load(self.state)
+            store, state = self.store, self.state
+            state.hooks.append(lambda event, data: store.on_event(state, event, data))
         from emulator.faults import FaultInjector
 
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
@@ -177,6 +188,9 @@ class Cluster:
         self.server.faults.latency = model.latency_s
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
+        if self.store is not None:
+            store, state = self.store, self.state
+            self.server.tick_hooks.append(lambda: store.sync(state))
         await self.server.start()
         # Advertise the bound ports (free ports) or the mapped ones (containers).
         for b in self.state.brokers.values():
@@ -195,6 +209,9 @@ class Cluster:
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self.store is not None:
+            self.store.sync(self.state)
+            self.store.close()
 
     async def __aenter__(self) -> Cluster:
         return await self.start_async()

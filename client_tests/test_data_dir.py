@@ -1,0 +1,211 @@
+"""--data-dir: a restart (SIGTERM or SIGKILL) brings back every acknowledged record.
+
+The emulator runs as the command users run (``python -m emulator --data-dir``). An
+idempotent acks=all producer keeps producing while the process is killed with
+SIGKILL and started again on the same ports: afterwards every acknowledged record is
+there exactly once (the restarted broker rebuilt the producer state from the log, so
+the producer's retries of in-flight batches are recognised as duplicates). A torn
+tail is truncated with one log line; a corrupted batch in the middle of a segment is
+reported and cut there, and the emulator still starts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from emulator import Cluster
+
+PARTITIONS = 3
+
+
+def free_ports(n: int) -> int:
+    """A base port with ``n`` consecutive free ports after it (the brokers' ports)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            base = s.getsockname()[1]
+        if base + n >= 65000:
+            continue
+        socks = []
+        try:
+            for i in range(n):
+                x = socket.socket()
+                x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                x.bind(("127.0.0.1", base + i))
+                socks.append(x)
+            return base
+        except OSError:
+            continue
+        finally:
+            for x in socks:
+                x.close()
+    raise RuntimeError("no run of free ports found")
+
+
+class Emulator:
+    """``python -m emulator --data-dir DIR`` on fixed ports, its log in a file."""
+
+    def __init__(self, data_dir: Path, port: int, log_path: Path) -> None:
+        self.data_dir, self.port, self.log_path = data_dir, port, log_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> str:
+        self.log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "emulator", "--port", str(self.port),
+             "--data-dir", str(self.data_dir)],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        assert "kafka-emulator ready" in line, (line, self.log_path.read_text())
+        return line.split("bootstrap servers ")[1].split()[0]
+
+    def stop(self, sig: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+        self.log.close()
+
+
+def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30):
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "check",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "enable.partition.eof": True})
+    c.assign([TopicPartition(topic, i, 0) for i in range(PARTITIONS)])
+    out = []
+    eof: set[int] = set()
+    deadline = time.time() + timeout
+    while time.time() < deadline and (len(out) < expected or len(eof) < PARTITIONS):
+        m = c.poll(0.2)
+        if m is None:
+            continue
+        if m.error() is not None:
+            assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+            eof.add(m.partition())
+            continue
+        eof.discard(m.partition())
+        out.append((m.partition(), m.offset(), m.value()))
+    c.close()
+    return out
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    fut = admin.create_topics([NewTopic(topic, PARTITIONS, 3, config={
+        "min.insync.replicas": "2", "segment.bytes": "20000"})])[topic]
+    fut.result(30)
+
+
+def test_sigkill_during_idempotent_acks_all_produce_loses_and_duplicates_nothing(
+        tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    emu = Emulator(data, free_ports(3), tmp_path / "emulator.log")
+    bootstrap = emu.start()
+    topic = "crash"
+    create_topic(bootstrap, topic)
+    acked: list[bytes] = []
+    failed: list[object] = []
+    total = 6000
+
+    def on_delivery(err: object, msg: object) -> None:
+        (failed if err is not None else acked).append(err or msg.value())
+
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                  "linger.ms": 1, "message.timeout.ms": 120000, "batch.num.messages": 20})
+    done = threading.Event()
+
+    def produce() -> None:
+        for i in range(total):
+            while True:
+                try:
+                    p.produce(topic, value=b"%d" % i, partition=i % PARTITIONS,
+                              on_delivery=on_delivery)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+        p.flush(120)
+        done.set()
+
+    t = threading.Thread(target=produce, daemon=True)
+    t.start()
+    deadline = time.time() + 60
+    while len(acked) < 1500 and time.time() < deadline:
+        time.sleep(0.01)
+    assert len(acked) >= 1500, "the producer did not get going"
+    emu.stop(signal.SIGKILL)  # mid-produce: batches in flight, some written, some not
+    acked_before = len(acked)
+    emu.start()  # same ports: the producer reconnects and retries its in-flight batches
+    assert done.wait(150), "the producer did not finish after the restart"
+    t.join(5)
+    assert failed == []
+    assert len(acked) == total and acked_before < total
+    got = consume_all(bootstrap, topic, total)
+    values = [v for _, _, v in got]
+    assert len(values) == len(set(values)), "duplicates after the restart"
+    assert set(values) == set(acked)
+    emu.stop(signal.SIGTERM)
+
+
+def test_torn_tail_and_corrupt_batch_are_truncated_with_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    emu = Emulator(data, free_ports(3), tmp_path / "emulator.log")
+    bootstrap = emu.start()
+    topic = "torn"
+    create_topic(bootstrap, topic)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    for i in range(300):
+        p.produce(topic, value=b"%d" % i, partition=0)
+        p.poll(0)
+    assert p.flush(30) == 0
+    emu.stop(signal.SIGKILL)
+    part0 = data / f"{topic}-0"
+    segs = sorted(part0.glob("*.log"))
+    assert len(segs) >= 1
+    with open(segs[-1], "ab") as f:
+        f.write(b"\x00\x00\x00\x00\x00\x00\x01\x2c\x00\x00\x01")  # half a header: torn
+    bootstrap = emu.start()
+    got = consume_all(bootstrap, topic, 300)
+    assert sorted(int(v) for part, _, v in got if part == 0) == list(range(300))
+    lines = [ln for ln in emu.log_path.read_text().splitlines() if "Log recovery" in ln]
+    assert len(lines) == 1 and f"{topic}-0" in lines[0] and "truncating" in lines[0]
+    emu.stop(signal.SIGTERM)
+    # flip a byte inside the first batch of the first segment: cut there, still starts
+    first = sorted(part0.glob("*.log"))[0]
+    raw = bytearray(first.read_bytes())
+    raw[70] ^= 0xFF
+    first.write_bytes(bytes(raw))
+    bootstrap = emu.start()
+    text = emu.log_path.read_text()
+    assert "fails its CRC-32C" in text
+    got = consume_all(bootstrap, topic, 0, timeout=10)
+    assert all(part != 0 for part, _, _ in got)  # partition 0 was cut at its first batch
+    emu.stop(signal.SIGTERM)
+
+
+def test_python_api_restart_keeps_topics_configs_and_records(tmp_path: Path) -> None:
+    d = str(tmp_path / "data")
+    with Cluster(port=0, data_dir=d) as c:
+        c.create_topic("kept", 2, 3, config={"retention.ms": "-1"})
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all"})
+        for i in range(50):
+            p.produce("kept", value=b"%d" % i, partition=i % 2)
+        assert p.flush(20) == 0
+        topic_id = c.call(lambda: c.state.topics["kept"].id)
+    with Cluster(port=0, data_dir=d) as c:
+        t = c.call(lambda: c.state.topics["kept"])
+        assert t.id == topic_id and t.configs == {"retention.ms": "-1"}
+        assert [c.call(lambda i=i: c.state.get_partition("kept", i).high_watermark)
+                for i in range(2)] == [25, 25]
+    with Cluster(port=0) as c:  # without a data dir: memory only
+        assert "kept" not in c.call(lambda: dict(c.state.topics))
+    assert os.path.exists(os.path.join(d, "meta.json"))

@@ -1,0 +1,223 @@
+"""The on-disk store behind ``--data-dir``: Kafka's log layout, written as the log moves.
+
+Layout (docs/storage.md)::
+
+    DIR/meta.json                        topics: ids, configs, replica sets, epochs
+    DIR/<topic>-<partition>/
+        00000000000000000000.log         one file per segment, named by base offset,
+        00000000000000001234.log         holding the record batches exactly as stored
+        partition.json                   log start offset, cleaner checkpoint
+
+The cluster's domain never does I/O: this store watches it. ``sync`` (called by
+the server on every append event and every tick) makes each partition's files
+equal the *leader's* log: new batches are appended, a leader change that
+truncated unacknowledged records truncates the file, a cleaned range rewrites the
+partition's files (new files renamed over the old), retention deletes whole
+files. Every replica is rebuilt from these files on load (they share bytes in
+memory anyway), so what is on disk is what the ISR acknowledged.
+
+Durability: a batch is written to the file (the OS page cache) before the append
+returns, so before any acknowledgement: a killed process (SIGKILL, a crash) loses
+nothing acknowledged. ``fsync`` follows Kafka's flush.messages / flush.ms
+(default: never forced, as Kafka, leaving it to the OS); flush.messages=1 fsyncs
+every append and survives power loss too.
+
+On load each file is read batch by batch, checking length and CRC-32C. A torn or
+corrupt tail is truncated at the last valid batch with one log line, as Kafka's
+log recovery does; later segment files are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from array import array
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from wire.records import HEADER_SIZE, LOG_OVERHEAD, InvalidRecordError, read_header
+from wire.records import crc32c as _crc32c
+
+log = logging.getLogger("kafka_emulator.storage")
+
+META = "meta.json"
+PARTITION_META = "partition.json"
+MAX_LONG = (1 << 63) - 1
+
+
+class StorageError(Exception):
+    """The data directory cannot be used (unreadable metadata, a file we cannot write)."""
+
+
+def segment_name(base: int) -> str:
+    return f"{base:020d}.log"
+
+
+def _atomic_json(path: str, data: object) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, sort_keys=True)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class SegmentFile:
+    base: int
+    path: str
+    size: int = 0
+    # offset index: base offset of each batch and its position in the file
+    bases: array = field(default_factory=lambda: array("q"))
+    positions: array = field(default_factory=lambda: array("q"))
+    fingerprints: array = field(default_factory=lambda: array("q"))  # crc, epoch
+
+
+def fingerprint(data: bytes | memoryview) -> int:
+    """What identifies a stored batch: its CRC (attributes..end) and leader epoch."""
+    h = read_header(data)
+    return (h.crc << 31) ^ (h.partition_leader_epoch & 0x7FFFFFFF)
+
+
+@dataclass(slots=True)
+class LoadedBatch:
+    data: bytes | memoryview
+    base: int
+    last: int
+    epoch: int
+    max_ts: int
+
+
+def scan_segment(path: str, expect_base: int) -> tuple[list[LoadedBatch], int, str | None]:
+    """Read one segment file: its valid batches, the valid length, and why it stopped."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    out: list[LoadedBatch] = []
+    pos = 0
+    n = len(raw)
+    view = memoryview(raw)
+    while pos < n:
+        if n - pos < LOG_OVERHEAD:
+            return out, pos, f"{n - pos} trailing bytes shorter than a batch header"
+        length = int.from_bytes(raw[pos + 8:pos + 12], "big", signed=True)
+        end = pos + LOG_OVERHEAD + length
+        if length < HEADER_SIZE - LOG_OVERHEAD or end > n:
+            return out, pos, f"batch at position {pos} claims {length} bytes, {n - pos} remain"
+        try:
+            h = read_header(view, pos)
+        except InvalidRecordError as e:
+            return out, pos, f"batch at position {pos}: {e}"
+        if h.magic != 2 or _crc32c(view[pos + 21:end]) != h.crc:
+            return out, pos, f"batch at position {pos} fails its CRC-32C"
+        if h.base_offset < expect_base or (out and h.base_offset <= out[-1].last):
+            return out, pos, f"batch at position {pos} has out-of-order offset {h.base_offset}"
+        out.append(LoadedBatch(bytes(view[pos:end]), h.base_offset, h.last_offset,
+                               h.partition_leader_epoch, h.max_timestamp))
+        pos = end
+    return out, pos, None
+
+
+class PartitionFiles:
+    """One partition's directory: its segment files and what has been written."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.segments: list[SegmentFile] = []
+        self.fh = None  # the active segment, open for appends
+        self.written_end = 0  # the offset after the last written batch
+        self.log_start_offset = 0
+        self.cleaner_checkpoint = 0
+        self.unflushed = 0
+        self.last_flush = time.monotonic()
+        self.rewrite = False  # a cleaned range: rewrite the files from the log
+
+    # ---- writing -------------------------------------------------------------------
+    def _open_segment(self, base: int) -> SegmentFile:
+        if self.fh is not None:
+            self.fh.close()
+        seg = SegmentFile(base, os.path.join(self.path, segment_name(base)))
+        self.fh = open(seg.path, "ab", buffering=0)
+        seg.size = self.fh.tell()
+        self.segments.append(seg)
+        return seg
+
+    def append(self, data: bytes | memoryview, base: int, roll: bool) -> None:
+        if not self.segments or (roll and self.segments[-1].size > 0):
+            self._open_segment(base)
+        seg = self.segments[-1]
+        if self.fh is None:
+            self.fh = open(seg.path, "ab", buffering=0)
+        seg.bases.append(base)
+        seg.positions.append(seg.size)
+        seg.fingerprints.append(fingerprint(data))
+        self.fh.write(data)
+        seg.size += len(data)
+        self.unflushed += 1
+
+    def flush(self, fsync: bool) -> None:
+        if self.fh is not None:
+            self.fh.flush()
+            if fsync:
+                os.fsync(self.fh.fileno())
+        self.unflushed = 0
+        self.last_flush = time.monotonic()
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch at or above ``offset`` (a new leader's shorter log)."""
+        while self.segments and self.segments[-1].base >= offset and len(self.segments) > 1:
+            seg = self.segments.pop()
+            if self.fh is not None:
+                self.fh.close()
+                self.fh = None
+            os.unlink(seg.path)
+        if not self.segments:
+            return
+        seg = self.segments[-1]
+        i = bisect_left(seg.bases, offset)
+        size = seg.positions[i] if i < len(seg.bases) else seg.size
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+        # a new file renamed over the old: a reader of the old inode is never cut short
+        tmp = seg.path + ".truncated"
+        with open(seg.path, "rb") as src, open(tmp, "wb") as dst:
+            dst.write(src.read(size))
+        os.replace(tmp, seg.path)
+        del seg.bases[i:], seg.positions[i:], seg.fingerprints[i:]
+        seg.size = size
+        self.fh = open(seg.path, "ab", buffering=0)
+
+    def delete_below(self, log_start_offset: int) -> None:
+        """Retention: whole segment files below the log start offset go."""
+        while len(self.segments) > 1 and self.segments[1].base <= log_start_offset:
+            os.unlink(self.segments.pop(0).path)
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+    def save_meta(self) -> None:
+        _atomic_json(os.path.join(self.path, PARTITION_META), {
+            "log_start_offset": self.log_start_offset,
+            "cleaner_checkpoint": self.cleaner_checkpoint})
+
+    def batch_fingerprint(self, offset: int) -> int | None:
+        for seg in reversed(self.segments):
+            if seg.base <= offset:
+                i = bisect_left(seg.bases, offset)
+                if i < len(seg.bases) and seg.bases[i] == offset:
+                    return seg.fingerprints[i]
+                return None
+        return None
+
+    def written_bases(self) -> list[int]:
+        return [b for seg in self.segments for b in seg.bases]
+
+
+__all__ = [
+    "LoadedBatch", "PartitionFiles", "SegmentFile", "StorageError", "fingerprint",
+    "scan_segment", "segment_name",
+]

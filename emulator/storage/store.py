@@ -1,0 +1,364 @@
+"""``DataDir``: load a cluster from a data directory, and keep the directory in step.
+
+Wired in by ``emulator.runtime.Cluster(data_dir=...)`` (``--data-dir``,
+``KAFKA_EMULATOR_DATA_DIR``): ``load`` before the listeners open, ``on_event`` on
+the domain's events (an append is on disk before the append returns, so before
+any acknowledgement), ``sync`` on every server tick (markers, leader changes,
+retention, cleaning, metadata), ``close`` at shutdown. See emulator/storage/disk.py
+for the layout and the durability it gives.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from bisect import bisect_left
+
+from emulator.cluster.partition import Partition
+from emulator.log import Log
+from emulator.storage.disk import (
+    META,
+    PARTITION_META,
+    PartitionFiles,
+    SegmentFile,
+    StorageError,
+    _atomic_json,
+    fingerprint,
+    scan_segment,
+    segment_name,
+)
+from wire.records import control_batch, decode_records, read_header
+
+log = logging.getLogger("kafka_emulator.storage")
+MAX_LONG = (1 << 63) - 1
+FORMAT_VERSION = 1
+
+
+class DataDir:
+    """One cluster's data directory."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+        except OSError as e:
+            raise StorageError(f"cannot create data directory {self.path}: {e}") from e
+        self.parts: dict[tuple[str, int], PartitionFiles] = {}
+        self._meta_text = ""
+        self.loaded_topics = 0
+        self.loaded_batches = 0
+        self.truncated: list[str] = []  # the recovery log lines, for tests and tools
+
+    # ---- load ----------------------------------------------------------------------
+    def load(self, state) -> None:
+        """Recreate topics and logs; rebuild producer state from the batches."""
+        meta_path = os.path.join(self.path, META)
+        if not os.path.exists(meta_path):
+            return
+        try:
+            with open(meta_path) as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as e:
+            raise StorageError(f"{meta_path} is unreadable ({e}): the data directory is "
+                               "damaged; move it away to start empty") from e
+        if meta.get("format") != FORMAT_VERSION:
+            raise StorageError(f"{meta_path}: unknown format {meta.get('format')!r}")
+        started = time.monotonic()
+        state.cluster_id = meta.get("cluster_id", state.cluster_id)
+        for name, t in sorted(meta["topics"].items()):
+            self._load_topic(state, name, t)
+        self._abort_open_transactions(state)
+        self._meta_text = json.dumps(self._meta(state), sort_keys=True)
+        log.info("loaded %d topics, %d batches from %s in %.0f ms", self.loaded_topics,
+                 self.loaded_batches, self.path, (time.monotonic() - started) * 1000)
+
+    def _load_topic(self, state, name: str, t: dict) -> None:
+        parts = t["partitions"]
+        topic = state.create_topic(name, assignments={i: p["replicas"]
+                                                      for i, p in enumerate(parts)},
+                                   configs=t.get("configs") or {})
+        del state.topics_by_id[topic.id]
+        topic.id = bytes.fromhex(t["id"])
+        state.topics_by_id[topic.id] = topic
+        for p, saved in zip(topic.partitions, parts, strict=True):
+            p.topic_id = topic.id
+            self._load_partition(state, p, saved)
+        self.loaded_topics += 1
+
+    def _load_partition(self, state, p: Partition, saved: dict) -> None:
+        d = os.path.join(self.path, f"{p.topic}-{p.index}")
+        os.makedirs(d, exist_ok=True)
+        pf = PartitionFiles(d)
+        pmeta = {}
+        try:
+            with open(os.path.join(d, PARTITION_META)) as f:
+                pmeta = json.load(f)
+        except (OSError, ValueError):
+            pass
+        files = sorted(n for n in os.listdir(d) if n.endswith(".log"))
+        segments: list[list] = []
+        expect = 0
+        for k, n in enumerate(files):
+            path = os.path.join(d, n)
+            batches, valid, why = scan_segment(path, expect)
+            if why is not None:
+                dropped = files[k + 1:]
+                line = (f"{p.topic}-{p.index}: {n}: {why}; truncating the log to offset "
+                        f"{batches[-1].last + 1 if batches else int(n[:-4])} "
+                        f"({os.path.getsize(path) - valid} bytes cut, "
+                        f"{len(dropped)} later segment files removed)")
+                log.warning("Log recovery: %s", line)
+                self.truncated.append(line)
+                with open(path, "r+b") as f:
+                    f.truncate(valid)
+                for later in dropped:
+                    os.unlink(os.path.join(d, later))
+            segments.append([int(n[:-4]), batches])
+            if batches:
+                expect = batches[-1].last + 1
+            if why is not None:
+                break
+        lso = int(pmeta.get("log_start_offset", 0))
+        start = segments[0][0] if segments else lso
+        logs = {b: Log(start) for b in p.replicas}
+        for lg in logs.values():
+            for k, (base, batches) in enumerate(segments):
+                if k:
+                    lg.segments.roll(max(base, lg.log_end_offset))
+                for x in batches:
+                    lg.append_as_follower(x.data, x.base, x.last, x.epoch, x.max_ts)
+            if lso > lg.log_start_offset:
+                lg.delete_before(lso)
+        p.logs = logs
+        pf.log_start_offset = lso
+        pf.cleaner_checkpoint = int(pmeta.get("cleaner_checkpoint", 0))
+        for base, batches in segments:
+            seg = pf._open_segment(base)
+            for x in batches:
+                seg.bases.append(x.base)
+                seg.positions.append(seg.size)
+                seg.fingerprints.append(fingerprint(x.data))
+                seg.size += len(x.data)
+        pf.written_end = max((x.last + 1 for _, bs in segments for x in bs), default=start)
+        self.loaded_batches += sum(len(bs) for _, bs in segments)
+        if pf.cleaner_checkpoint:
+            state.cleaner.checkpoints[(p.topic_id, p.index)] = pf.cleaner_checkpoint
+        # epochs only move forward: the restarted leader's epoch is past every batch's
+        epochs = [x.epoch for _, bs in segments for x in bs]
+        p.leader_epoch = max([int(saved.get("leader_epoch", 0))] + epochs) + 1
+        p.partition_epoch = int(saved.get("partition_epoch", 0)) + 1
+        if p.leader >= 0:
+            p.leader_log.assign_epoch(p.leader_epoch, p.leader_log.log_end_offset)
+        leo = p.leader_log.log_end_offset if p.leader >= 0 else pf.written_end
+        p.high_watermark = leo
+        p.reset_follower_states(state.now())
+        for st in p.followers.values():
+            st.log_end_offset = leo
+        _rebuild_producer_state(p, [x for _, bs in segments for x in bs])
+        self.parts[(p.topic, p.index)] = pf
+
+    def _abort_open_transactions(self, state) -> None:
+        """Transactions open at the crash: end them with ABORT markers, as the
+        coordinator would once their timeout passed, so the last stable offset moves."""
+        for t in state.topics.values():
+            for p in t.partitions:
+                open_txns = [(pid, e.epoch) for pid, e in p.producers.items()
+                             if e.txn_first_offset >= 0]
+                for pid, epoch in open_txns:
+                    if p.leader < 0:
+                        continue
+                    base = state.append_control(p, control_batch(False, pid, epoch,
+                                                                 state.now()))
+                    p.complete_txn(pid, epoch, base, False)
+                    log.info("%s-%d: aborted producer %d's transaction left open at "
+                             "shutdown", p.topic, p.index, pid)
+
+    # ---- keeping in step -----------------------------------------------------------------
+    def on_event(self, state, event: str, data: dict) -> None:
+        if event == "append":
+            t = state.topics.get(data["topic"])
+            if t is not None:
+                self.sync_partition(state, t, t.partitions[data["partition"]])
+        elif event == "log_cleaned":
+            pf = self.parts.get((data["topic"], data["partition"]))
+            if pf is not None:
+                pf.rewrite = True
+        elif event == "topic_deleted":
+            self._drop_topic(data["topic"])
+            self.sync_meta(state)
+        elif event == "topic_created":
+            self.sync_meta(state)
+
+    def sync(self, state) -> None:
+        """Bring every partition's files and the metadata in step with the cluster."""
+        for t in state.topics.values():
+            for p in t.partitions:
+                self.sync_partition(state, t, p)
+        self.sync_meta(state)
+
+    def sync_partition(self, state, t, p: Partition) -> None:
+        if p.leader < 0 or p.leader not in p.logs:
+            return
+        lg = p.leader_log
+        key = (p.topic, p.index)
+        pf = self.parts.get(key)
+        if pf is None:
+            d = os.path.join(self.path, f"{p.topic}-{p.index}")
+            if os.path.isdir(d):
+                shutil.rmtree(d)  # a deleted topic's leftovers under a reused name
+            os.makedirs(d)
+            pf = self.parts[key] = PartitionFiles(d)
+            pf.written_end = pf.log_start_offset = lg.log_start_offset
+        if pf.rewrite:
+            self._rewrite(state, p, pf)
+            return
+        leo = lg.log_end_offset
+        if leo == pf.written_end and lg.log_start_offset == pf.log_start_offset:
+            return
+        if leo < pf.written_end or not self._last_matches(lg, pf):
+            self._truncate_to_common(lg, pf)
+        wrote = False
+        if lg.log_end_offset > pf.written_end:
+            bases = lg.segments.bases
+            for data, base, last, _epoch, _ts in lg.batches_from(pf.written_end, MAX_LONG):
+                i = bisect_left(bases, base)
+                pf.append(data, base, i < len(bases) and bases[i] == base)
+                pf.written_end = last + 1
+                wrote = True
+        if wrote:
+            self._maybe_flush(state, t, pf)
+        if lg.log_start_offset != pf.log_start_offset:
+            pf.log_start_offset = lg.log_start_offset
+            pf.delete_below(pf.log_start_offset)
+            pf.save_meta()
+
+    def _last_matches(self, lg, pf: PartitionFiles) -> bool:
+        seg = next((s for s in reversed(pf.segments) if len(s.bases)), None)
+        if seg is None:
+            return True
+        base = seg.bases[-1]
+        data = lg.batch_at(base)
+        return data is not None and read_header(data).base_offset == base and \
+            fingerprint(data) == seg.fingerprints[-1]
+
+    def _truncate_to_common(self, lg, pf: PartitionFiles) -> None:
+        """Walk back to the last batch the leader's log shares with the files."""
+        for seg in reversed(pf.segments):
+            for i in range(len(seg.bases) - 1, -1, -1):
+                base = seg.bases[i]
+                data = lg.batch_at(base)
+                if data is not None and read_header(data).base_offset == base and \
+                        fingerprint(data) == seg.fingerprints[i]:
+                    end = read_header(data).last_offset + 1
+                    pf.truncate_to(end)
+                    pf.written_end = end
+                    return
+        pf.truncate_to(-1)
+        pf.written_end = lg.log_start_offset
+        if pf.segments and not len(pf.segments[0].bases):
+            os.unlink(pf.segments[0].path)
+            pf.segments.clear()
+            pf.close()
+
+    def _maybe_flush(self, state, t, pf: PartitionFiles) -> None:
+        every = int(state.topic_config(t, "flush.messages"))
+        ms = int(state.topic_config(t, "flush.ms"))
+        due = pf.unflushed >= every or (time.monotonic() - pf.last_flush) * 1000 >= ms
+        pf.flush(fsync=due)
+
+    def _rewrite(self, state, p: Partition, pf: PartitionFiles) -> None:
+        """A cleaned log: write its segments afresh, then swap them in by rename."""
+        lg = p.leader_log
+        pf.close()
+        old = {s.path for s in pf.segments}
+        fresh = PartitionFiles(pf.path)
+        bases = lg.segments.bases
+        staged = []
+        for data, base, last, _epoch, _ts in lg.batches_from(lg.log_start_offset, MAX_LONG):
+            i = bisect_left(bases, base)
+            if not fresh.segments or (i < len(bases) and bases[i] == base):
+                if fresh.fh is not None:
+                    fresh.fh.close()
+                seg_base = bases[i] if i < len(bases) and bases[i] == base else base
+                fresh.segments.append(SegmentFile(seg_base, os.path.join(
+                    pf.path, segment_name(seg_base) + ".cleaned")))
+                fresh.fh = open(fresh.segments[-1].path, "wb")
+                staged.append(fresh.segments[-1])
+            seg = fresh.segments[-1]
+            seg.bases.append(base)
+            seg.positions.append(seg.size)
+            seg.fingerprints.append(fingerprint(data))
+            fresh.fh.write(data)
+            seg.size += len(data)
+            fresh.written_end = last + 1
+        if fresh.fh is not None:
+            fresh.fh.flush()
+            os.fsync(fresh.fh.fileno())
+            fresh.fh.close()
+            fresh.fh = None
+        for seg in staged:
+            final = seg.path[: -len(".cleaned")]
+            os.replace(seg.path, final)
+            seg.path = final
+            old.discard(final)
+        for path in old:
+            if os.path.exists(path):
+                os.unlink(path)
+        pf.segments = fresh.segments
+        pf.written_end = max(fresh.written_end, lg.log_start_offset)
+        pf.rewrite = False
+        if pf.segments:
+            pf.fh = open(pf.segments[-1].path, "ab", buffering=0)
+        pf.log_start_offset = lg.log_start_offset
+        pf.cleaner_checkpoint = state.cleaner.checkpoints.get((p.topic_id, p.index), 0)
+        pf.save_meta()
+
+    def _drop_topic(self, name: str) -> None:
+        for key in [k for k in self.parts if k[0] == name]:
+            pf = self.parts.pop(key)
+            pf.close()
+            shutil.rmtree(pf.path, ignore_errors=True)
+
+    # ---- metadata ------------------------------------------------------------------------
+    @staticmethod
+    def _meta(state) -> dict:
+        return {"format": FORMAT_VERSION, "cluster_id": state.cluster_id, "topics": {
+            name: {"id": t.id.hex(), "configs": dict(t.configs), "partitions": [
+                {"replicas": list(p.replicas), "leader_epoch": p.leader_epoch,
+                 "partition_epoch": p.partition_epoch} for p in t.partitions]}
+            for name, t in state.topics.items()}}
+
+    def sync_meta(self, state) -> None:
+        text = json.dumps(self._meta(state), sort_keys=True)
+        if text != self._meta_text:
+            _atomic_json(os.path.join(self.path, META), json.loads(text))
+            self._meta_text = text
+
+    def close(self) -> None:
+        for pf in self.parts.values():
+            pf.flush(fsync=True)
+            pf.close()
+
+
+def _rebuild_producer_state(p: Partition, batches: list) -> None:
+    """Kafka's ProducerStateManager rebuilt from the log: sequences, open and aborted
+    transactions (loadProducersFromRecords)."""
+    p.producers.clear()
+    p.aborted.clear()
+    for x in batches:
+        h = read_header(x.data)
+        if h.producer_id < 0:
+            continue
+        if h.is_control:
+            key = decode_records(x.data)[0].key or b"\0\0\0\0"
+            commit = int.from_bytes(key[2:4], "big") == 1
+            p.complete_txn(h.producer_id, h.producer_epoch, x.base, commit)
+        else:
+            p.record_producer(h, x.base, x.last)
+    p.unreplicated_txns.clear()
+
+
+__all__ = ["DataDir", "StorageError"]
