@@ -7,11 +7,25 @@ fetch state, high watermark and ISR membership).
 
 from __future__ import annotations
 
+import logging
 import os
+
+# Bumped whenever the twins' API changes; a compiled core built from an older
+# _core.pyx (a checkout updated without `python setup.py build_ext --inplace`) is
+# not used: the pure twin serves, with one warning saying how to rebuild.
+CORE_API = 2
 
 IMPLEMENTATION = "pure"
 if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
     try:
+        from emulator.log import _core
+
+        if getattr(_core, "CORE_API", 1) != CORE_API:
+            logging.getLogger("kafka_emulator").warning(
+                "emulator/log/_core was built from an older _core.pyx (API %s, need %s): "
+                "using the pure-Python log; rebuild with `python setup.py build_ext "
+                "--inplace` or `pip install -e .`", getattr(_core, "CORE_API", 1), CORE_API)
+            raise ImportError("stale compiled core")
         from emulator.log._core import (  # type: ignore[no-redef]
             UNDEFINED_EPOCH,
             FollowerState,
@@ -36,6 +50,6 @@ if IMPLEMENTATION == "pure":
     from emulator.log.pure import UNDEFINED_EPOCH, Log
 
 __all__ = [
-    "IMPLEMENTATION", "UNDEFINED_EPOCH", "FollowerState", "Log", "can_join_isr",
+    "CORE_API", "IMPLEMENTATION", "UNDEFINED_EPOCH", "FollowerState", "Log", "can_join_isr",
     "isr_high_watermark", "out_of_sync_replicas", "update_fetch_state",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from emulator.log.segments import Segments
 
 UNDEFINED_EPOCH: int
+CORE_API: int
 CRC32C_HARDWARE: bool
 
 def crc32c(data: bytes | bytearray | memoryview) -> int: ...

@@ -35,6 +35,7 @@ cdef extern from "_crc32c.h":
 emu_crc32c_init()
 
 UNDEFINED_EPOCH = -1
+CORE_API = 2  # emulator/log/__init__.py refuses a build whose API is not its own
 CRC32C_HARDWARE = bool(emu_crc32c_hardware())
 
 cdef enum:
