@@ -268,3 +268,57 @@ def test_share_coordinator_apis(cluster: Cluster, topic_name: str) -> None:
     finally:
         sconn.close()
         wrong.close()
+
+
+def test_group_config_resource(cluster: Cluster, topic_name: str) -> None:
+    """share.* group configs through IncrementalAlterConfigs/DescribeConfigs (type 32)."""
+    c = cluster
+    g = "sg-" + topic_name
+    tid, leader = setup(c, topic_name, g, 2)
+    conn = Conn(c)
+    try:
+        def alter(key: str, value: str | None, op: int = 0) -> dict:
+            return conn.call(44, 1, {"resources": [{
+                "resource_type": 32, "resource_name": g, "configs": [
+                    {"name": key, "config_operation": op, "value": value}]}],
+                "validate_only": False})["responses"][0]
+
+        assert alter("share.record.lock.duration.ms", "20000")["error_code"] == E.NONE
+        assert alter("share.record.lock.duration.ms", "100")["error_code"] == E.INVALID_CONFIG
+        assert alter("share.delivery.count.limit", "11")["error_code"] == E.INVALID_CONFIG
+        assert alter("share.auto.offset.reset", "sometimes")["error_code"] == E.INVALID_CONFIG
+        assert alter("no.such.key", "1")["error_code"] == E.INVALID_CONFIG
+        r = conn.call(32, 4, {"resources": [{"resource_type": 32, "resource_name": g,
+                                             "configuration_keys": None}],
+                              "include_synonyms": False, "include_documentation": False})
+        configs = {x["name"]: x for x in r["results"][0]["configs"]}
+        assert configs["share.record.lock.duration.ms"]["value"] == "20000"
+        assert configs["share.record.lock.duration.ms"]["config_source"] == 8  # GROUP_CONFIG
+        assert configs["share.auto.offset.reset"]["value"] == "earliest"
+        assert configs["share.delivery.count.limit"]["value"] == "5"
+        assert configs["share.delivery.count.limit"]["config_source"] == 5  # DEFAULT
+    finally:
+        conn.close()
+    lconn = conn_to(c, leader)
+    try:
+        r = fetch(lconn, g, "m", 0, tid)
+        assert r["acquisition_lock_timeout_ms"] == 20000
+        assert r["responses"][0]["partitions"][0]["acquired_records"][0]["last_offset"] == 1
+    finally:
+        lconn.close()
+
+
+def test_consumer_heartbeat_on_a_share_group(cluster: Cluster, topic_name: str) -> None:
+    c = cluster
+    g = "sg-" + topic_name
+    c.create_topic(topic_name, partitions=1, replication_factor=1)
+    conn = conn_to(c, coordinator(c, g))
+    try:
+        assert heartbeat(conn, g, "m", 0, [topic_name])["error_code"] == E.NONE
+        r = conn.call(68, 1, {"group_id": g, "member_id": "x", "member_epoch": 0,
+                              "rebalance_timeout_ms": 5000,
+                              "subscribed_topic_names": [topic_name]})
+        assert r["error_code"] == E.GROUP_ID_NOT_FOUND
+        assert r["error_message"] == f"Group {g} is not a consumer group."
+    finally:
+        conn.close()

@@ -12,9 +12,10 @@ import pytest
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
+from emulator.cluster.group_configs import parse_duration_ms
 from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.partition import KafkaError
-from emulator.cluster.share_coordinator import ShareCoordinator, parse_duration_ms
+from emulator.cluster.share_coordinator import ShareCoordinator
 from emulator.cluster.share_groups import simple_assign
 from emulator.cluster.share_partition import (
     AcknowledgeType as A,

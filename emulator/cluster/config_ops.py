@@ -26,11 +26,14 @@ from emulator.cluster.configs import (
     ConfigError,
     validate_value,
 )
+from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, group_value
+from emulator.cluster.group_configs import validate as validate_group_value
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+SOURCE_DYNAMIC_GROUP = 8  # ConfigSource.DYNAMIC_GROUP_CONFIG
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 # Broker keys Kafka lets you change at run time (the rest are read-only).
@@ -104,6 +107,9 @@ def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
         if name not in state.topics:
             raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION,
                              f"The topic '{name}' does not exist.")
+    elif rtype == GROUP:
+        if not name:
+            raise KafkaError(E.INVALID_REQUEST, "Group name must not be empty")
     elif rtype in (BROKER, BROKER_LOGGER):
         if name == "" and rtype == BROKER:
             if not alter:
@@ -129,6 +135,8 @@ def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
         entries = [_topic_entry(state, name, d) for d in defs.values()]
     elif rtype == BROKER:
         entries = [_broker_entry(state, int(name), d) for d in BROKER_CONFIGS.values()]
+    elif rtype == GROUP:
+        entries = [_group_entry(state, name, key) for key in GROUP_CONFIGS]
     else:
         entries = [ConfigEntry("kafka", "INFO", SOURCE_DEFAULT, False, 2, [])]
     if keys is not None:
@@ -137,11 +145,36 @@ def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
     return entries
 
 
-def _defs_for(rtype: int) -> dict[str, ConfigDef]:
+def _group_entry(state: ClusterState, group: str, key: str) -> ConfigEntry:
+    """A GROUP resource's key: its override (DYNAMIC_GROUP_CONFIG), else the broker's."""
+    overrides = state.group_configs.get(group, {})
+    d = GROUP_CONFIGS[key]
+    value = group_value(state.config, overrides, key)
+    source = SOURCE_DYNAMIC_GROUP if key in overrides else SOURCE_DEFAULT
+    syn = [(key, value, source)]
+    if key in overrides and d.broker_synonym:
+        syn.append((d.broker_synonym, group_value(state.config, {}, key), SOURCE_DEFAULT))
+    return ConfigEntry(key, value, source, False, d.type, syn)
+
+
+def _defs_for(rtype: int) -> dict:
+    if rtype == GROUP:
+        return GROUP_CONFIGS
     return TOPIC_CONFIGS if rtype == TOPIC else BROKER_CONFIGS
 
 
-def _validated(rtype: int, changes: dict[str, str | None]) -> None:
+def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState | None = None
+               ) -> None:
+    if rtype == GROUP:
+        for k, v in changes.items():
+            try:
+                if v is not None:
+                    validate_group_value(state.config if state else {}, k, v)
+                elif k not in GROUP_CONFIGS:
+                    raise KeyError(f"Unknown group config name: {k}")
+            except (KeyError, ValueError) as e:
+                raise KafkaError(E.INVALID_CONFIG, str(e.args[0])) from e
+        return
     defs = _defs_for(rtype)
     for k, v in changes.items():
         d = defs.get(k)
@@ -160,6 +193,8 @@ def _validated(rtype: int, changes: dict[str, str | None]) -> None:
 def _target(state: ClusterState, rtype: int, name: str) -> dict[str, str]:
     if rtype == TOPIC:
         return state.topics[name].configs
+    if rtype == GROUP:
+        return state.group_configs.setdefault(name, {})
     if name == "":
         return state.dynamic_default
     return state.broker_overrides.setdefault(int(name), {})
@@ -171,7 +206,7 @@ def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | N
     check_resource(state, rtype, name, broker_id, alter=True)
     if rtype == BROKER_LOGGER:
         return
-    _validated(rtype, configs)
+    _validated(rtype, configs, state)
     if validate_only:
         return
     target = _target(state, rtype, name)
@@ -198,10 +233,10 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
     for key, op, value in ops:
         d = defs.get(key)
         if d is None:
-            kind = "topic" if rtype == TOPIC else "broker"
+            kind = {TOPIC: "topic", GROUP: "group"}.get(rtype, "broker")
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {key}")
         if op == SET:
-            _validated(rtype, {key: value})
+            _validated(rtype, {key: value}, state)
             if value is None:
                 raise KafkaError(E.INVALID_REQUEST, f"Null value not supported for : {key}")
             new[key] = value
@@ -235,4 +270,6 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
 def describe_value(state: ClusterState, rtype: int, name: str, key: str) -> str | None:
     if rtype == TOPIC:
         return state.topic_config(state.topics[name], key)
+    if rtype == GROUP:
+        return group_value(state.config, state.group_configs.get(name, {}), key)
     return state.broker_config(key, int(name) if name else None)

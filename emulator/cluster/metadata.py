@@ -113,6 +113,7 @@ class ClusterMetadata:
         self.config = default_broker_config(broker_config)
         self.broker_overrides: dict[int, dict[str, str]] = {b.id: {} for b in brokers}
         self.dynamic_default: dict[str, str] = {}  # cluster-wide dynamic broker configs
+        self.group_configs: dict[str, dict[str, str]] = {}  # GROUP resource (group_configs)
         self.static_overrides: dict[str, str] = dict(broker_config or {})
         self.cluster_id = cluster_id
         self.topics: dict[str, Topic] = {}

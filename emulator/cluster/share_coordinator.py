@@ -17,10 +17,10 @@ the persisted state; the leader's cache is the same object, reloaded when the
 partition's leader epoch changes (acquisitions dropped, as an unpersisted cache would
 lose them). So share state survives a leader move and a coordinator move.
 
-Configs: broker keys group.share.* (Kafka's names and defaults, ``BROKER_DEFAULTS``) and
-per-group overrides share.* (``GROUP_CONFIG_KEYS``; set with ``set_group_config`` or the
-GROUP config resource) such as share.auto.offset.reset (latest), share.record.lock.duration.ms
-and share.delivery.count.limit.
+Configs (emulator.cluster.group_configs): broker keys group.share.* with Kafka's names
+and defaults, and per-group overrides share.* (the GROUP config resource, or
+``set_group_config``) such as share.auto.offset.reset (latest),
+share.record.lock.duration.ms and share.delivery.count.limit.
 
 Differs from Kafka: the share state is not written as records to __share_group_state (its
 partitions exist for placement); no dead-letter queue (KIP-1191); read_committed reads up
@@ -31,9 +31,15 @@ evicted when a connection closes (the acquisition lock times out instead).
 from __future__ import annotations
 
 import base64
-import re
 from dataclasses import dataclass, field
 
+from emulator.cluster.group_configs import (
+    SHARE_BROKER_DEFAULTS,
+    broker_value,
+    group_value,
+    parse_duration_ms,
+    validate,
+)
 from emulator.cluster.groups import partition_for
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.share_groups import DEAD, ShareGroup, ShareGroupOps
@@ -44,52 +50,10 @@ from wire.records import CONTROL_BIT
 SHARE_STATE_TOPIC = "__share_group_state"
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
 
-BROKER_DEFAULTS: dict[str, int] = {
-    "group.share.record.lock.duration.ms": 30000,
-    "group.share.min.record.lock.duration.ms": 15000,
-    "group.share.max.record.lock.duration.ms": 60000,
-    "group.share.delivery.count.limit": 5,
-    "group.share.min.delivery.count.limit": 2,
-    "group.share.max.delivery.count.limit": 10,
-    "group.share.partition.max.record.locks": 2000,
-    "group.share.min.partition.max.record.locks": 100,
-    "group.share.max.partition.max.record.locks": 4000,
-    "group.share.max.share.sessions": 2000,
-    "group.share.max.size": 200,
-    "group.share.session.timeout.ms": 45000,
-    "group.share.heartbeat.interval.ms": 5000,
-    "share.coordinator.state.topic.num.partitions": 50,
-    "share.coordinator.state.topic.replication.factor": 3,
-}
-# Group-level key -> the broker key it overrides.
-GROUP_CONFIG_KEYS: dict[str, str | None] = {
-    "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
-    "share.delivery.count.limit": "group.share.delivery.count.limit",
-    "share.partition.max.record.locks": "group.share.partition.max.record.locks",
-    "share.session.timeout.ms": "group.share.session.timeout.ms",
-    "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
-    "share.auto.offset.reset": None,
-    "share.isolation.level": None,
-    "share.renew.acknowledge.enable": None,
-}
-GROUP_CONFIG_DEFAULTS = {"share.auto.offset.reset": "latest",
-                         "share.isolation.level": "read_uncommitted",
-                         "share.renew.acknowledge.enable": "true"}
-_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
-
 
 def kafka_uuid(raw: bytes) -> str:
     """Kafka's Uuid.toString."""
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def parse_duration_ms(spec: str) -> int:
-    """ISO-8601 PnDTnHnMn.nS, as share.auto.offset.reset=by_duration:<duration> takes it."""
-    m = _DURATION.match(spec.strip().upper())
-    if not m or spec.strip().upper() in ("P", "PT"):
-        raise ValueError(f"Invalid duration {spec}")
-    d, h, mi, s = (float(x) if x else 0.0 for x in m.groups())
-    return int((((d * 24 + h) * 60 + mi) * 60 + s) * 1000)
 
 
 @dataclass(eq=False)
@@ -115,7 +79,6 @@ class ShareCoordinator(ShareGroupOps):
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
-        self.group_configs: dict[str, dict[str, str]] = {}
         self._due = 0  # no lock or session runs out before this (0: look again)
         state.hooks.append(self._on_event)
         hooks = getattr(state, "tick_hooks", None)
@@ -132,54 +95,33 @@ class ShareCoordinator(ShareGroupOps):
 
     # ---- configs ---------------------------------------------------------------------
     def cfg(self, key: str, default: int | None = None) -> int:
-        v = self.state.config.get(key)
-        if v is not None:
-            return int(v)
-        return BROKER_DEFAULTS[key] if default is None else default
+        """A broker key (group.share.*, share.coordinator.*), Kafka's default if unset."""
+        if default is not None and key not in SHARE_BROKER_DEFAULTS:
+            v = self.state.config.get(key)
+            return default if v is None else int(v)
+        return broker_value(self.state.config, key)
+
+    def _overrides(self, group_id: str) -> dict[str, str]:
+        return self.state.group_configs.get(group_id, {})
 
     def group_cfg(self, group_id: str, key: str) -> str:
-        v = self.group_configs.get(group_id, {}).get(key)
-        if v is not None:
-            return v
-        broker_key = GROUP_CONFIG_KEYS[key]
-        return str(self.cfg(broker_key)) if broker_key else GROUP_CONFIG_DEFAULTS[key]
+        """A group key (share.*): the GROUP resource's override, else the broker's."""
+        return group_value(self.state.config, self._overrides(group_id), key)
 
     def group_int(self, group_id: str, key: str) -> int:
         return int(self.group_cfg(group_id, key))
 
     def set_group_config(self, group_id: str, key: str, value: str | None) -> None:
-        """Set (or with None, remove) a group-level share.* config, checked as Kafka does."""
-        if key not in GROUP_CONFIG_KEYS:
-            raise KafkaError(E.INVALID_CONFIG, f"Unknown group config name: {key}")
+        """Set (None: remove) one share.* group config, checked as Kafka does."""
         if value is not None:
-            self._validate_group_config(key, value)
-            self.group_configs.setdefault(group_id, {})[key] = value
+            try:
+                validate(self.state.config, key, value)
+            except (KeyError, ValueError) as e:
+                raise KafkaError(E.INVALID_CONFIG, str(e.args[0])) from e
+            self.state.group_configs.setdefault(group_id, {})[key] = value
         else:
-            self.group_configs.get(group_id, {}).pop(key, None)
-
-    def _validate_group_config(self, key: str, value: str) -> None:
-        bounds = {"share.record.lock.duration.ms": "record.lock.duration.ms",
-                  "share.delivery.count.limit": "delivery.count.limit",
-                  "share.partition.max.record.locks": "partition.max.record.locks"}
-        try:
-            if key in bounds:
-                lo = self.cfg(f"group.share.min.{bounds[key]}")
-                hi = self.cfg(f"group.share.max.{bounds[key]}")
-                if not lo <= int(value) <= hi:
-                    raise ValueError(f"{key} must be between {lo} and {hi}")
-            elif key == "share.auto.offset.reset":
-                if value.startswith("by_duration:"):
-                    parse_duration_ms(value[len("by_duration:"):])
-                elif value not in ("earliest", "latest"):
-                    raise ValueError("must be earliest, latest or by_duration:<ISO-8601>")
-            elif key == "share.isolation.level" and value not in ("read_committed",
-                                                                  "read_uncommitted"):
-                raise ValueError("must be read_committed or read_uncommitted")
-            elif key.endswith(".ms") or key.endswith("limit"):
-                int(value)
-        except ValueError as e:
-            raise KafkaError(E.INVALID_CONFIG, f"Invalid value {value} for configuration "
-                             f"{key}: {e}") from e
+            self._overrides(group_id).pop(key, None)
+        self.mark_changed()
 
     # ---- time ------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
@@ -467,7 +409,7 @@ class ShareCoordinator(ShareGroupOps):
         del self.groups[group_id]
         for key in [k for k in self.partitions if k[0] == group_id]:
             del self.partitions[key]
-        self.group_configs.pop(group_id, None)
+        self.state.group_configs.pop(group_id, None)
         self.mark_changed()
         return E.NONE
 

@@ -20,7 +20,12 @@ VERSIONS = (0, 1)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services["groups"]
     err = gc.coordinator_error(ctx.broker_id, req["group_id"])
-    if err:
+    share = ctx.services.get("share")
+    if not err and share is not None and share.is_share_group(req["group_id"]):
+        r = {"error_code": E.GROUP_ID_NOT_FOUND, "member_id": None, "member_epoch": 0,
+             "error_message": f"Group {req['group_id']} is not a consumer group.",
+             "heartbeat_interval_ms": 0, "assignment": None}
+    elif err:
         r = {"error_code": err, "error_message": E(err).name, "member_id": None,
              "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     else:
