@@ -246,7 +246,7 @@ def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:
 def _start_schedule(cluster: Cluster, schedule: FaultSchedule, path: str) -> None:
     """Run the schedule from now; with a control plane its progress is
     GET /faults/schedule, as for one posted there."""
-    from emulator.server.control import start_schedule
+    from emulator.server.schedule import start_schedule
 
     logging.getLogger("kafka_emulator.faults").info(
         "fault schedule %s: %d steps over %.1f s (seed %d)", path, len(schedule.steps),

@@ -393,18 +393,25 @@ class Cluster:
 
     def inject_error(self, api: int | str, error: int | str, count: int = 1,
                      broker: int | None = None, topic: str | None = None,
-                     partition: int | None = None) -> dict:
-        """Answer the next ``count`` requests of an API with an error code."""
+                     partition: int | None = None, client_id: str | None = None) -> dict:
+        """Answer the next ``count`` requests of an API with an error code, where Kafka
+        puts that API's errors (emulator.handlers.errors). With ``topic`` (and
+        ``partition``) only the requests naming them count, and only their items get
+        the error while the rest of the request is served: ``inject_error("Produce",
+        "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=3)``. With ``client_id``
+        only that client's requests count."""
         return self.fault(_op("inject_error", api=api, error=error, count=count, broker=broker,
-                              topic=topic, partition=partition))
+                              topic=topic, partition=partition, client_id=client_id))
 
     def add_latency(self, api: int | str, ms: int, broker: int | None = None) -> dict:
         """Delay every request of an API by ``ms`` (0 removes it)."""
         return self.fault(_op("add_latency", api=api, ms=ms, broker=broker))
 
-    def drop_response(self, api: int | str, count: int = 1, broker: int | None = None) -> dict:
+    def drop_response(self, api: int | str, count: int = 1, broker: int | None = None,
+                      client_id: str | None = None) -> dict:
         """Apply the next ``count`` requests of an API but drop their responses."""
-        return self.fault(_op("drop_response", api=api, count=count, broker=broker))
+        return self.fault(_op("drop_response", api=api, count=count, broker=broker,
+                              client_id=client_id))
 
     def clear_faults(self) -> dict:
         return self.fault({"op": "clear"})
@@ -435,7 +442,7 @@ class Cluster:
         """Validate a whole schedule (ScheduleError if anything is wrong), run it, and
         return each step's result with the replication state right after it."""
         from emulator.faults import FaultSchedule
-        from emulator.server.control import start_schedule
+        from emulator.server.schedule import start_schedule
 
         runner, task = start_schedule(self, FaultSchedule.parse(schedule, self.state.brokers))
         await task

@@ -13,9 +13,11 @@ from emulator.faults import (
     FaultError,
     FaultInjector,
     FaultSchedule,
+    Injection,
     ScheduleError,
     ScheduleRunner,
     run_due,
+    split_request,
     validate_op,
 )
 from wire.errors import ErrorCode as E
@@ -81,13 +83,53 @@ def test_error_injection_counts_only_matching_requests() -> None:
     assert m.inject_error(1, 0, req) is None  # another partition
     assert m.inject_error(1, 1, req) is None  # another API
     hit = {"topic_data": [{"name": "a", "partition_data": [{"index": 1}]}]}
-    assert m.inject_error(2, 0, hit) == E.NOT_LEADER_OR_FOLLOWER
-    assert m.inject_error(3, 0, hit) == E.NOT_LEADER_OR_FOLLOWER
+    assert m.inject_error(2, 0, hit) == Injection(E.NOT_LEADER_OR_FOLLOWER, "a", 1)
+    assert m.inject_error(3, 0, hit) == Injection(E.NOT_LEADER_OR_FOLLOWER, "a", 1)
     assert m.inject_error(3, 0, hit) is None  # the next N requests, then gone
     # topic ids (Fetch v13+) resolve to names
     f.apply({"op": "inject_error", "api": 1, "error": 6, "topic": "a"})
     tid = s.topics["a"].id
-    assert m.inject_error(1, 1, {"topics": [{"topic_id": tid, "partitions": []}]}) == 6
+    assert m.inject_error(1, 1, {"topics": [{"topic_id": tid, "partitions": []}]}).error == 6
+
+
+def test_error_injection_per_client_id() -> None:
+    s, clock, f = make()
+    f.apply({"op": "inject_error", "api": "Metadata", "error": "LEADER_NOT_AVAILABLE",
+             "client_id": "app-1", "count": 2})
+    m = f.model
+    assert m.inject_error(1, 3, {"topics": None}, "app-2") is None
+    assert m.inject_error(1, 3, {"topics": None}, None) is None
+    assert m.inject_error(1, 3, {"topics": None}, "app-1") == Injection(5)
+    f.apply({"op": "drop_response", "api": "Fetch", "client_id": "app-1"})
+    assert not m.drop_response(1, 1, "app-2")
+    assert m.drop_response(1, 1, "app-1")
+    assert not m.drop_response(1, 1, "app-1")  # count 1: used up
+
+
+def test_split_request_keeps_the_other_partitions_and_topics() -> None:
+    s, clock, f = make()
+    s.create_topic("a", 4, 3)
+    req = {"acks": 1, "topic_data": [
+        {"name": "a", "partition_data": [{"index": 1}, {"index": 3}]},
+        {"name": "b", "partition_data": [{"index": 3}]}]}
+    hit, rest, more = split_request(s, req, "a", 3)
+    assert hit == {"acks": 1, "topic_data": [{"name": "a", "partition_data": [{"index": 3}]}]}
+    assert rest == {"acks": 1, "topic_data": [{"name": "a", "partition_data": [{"index": 1}]},
+                                              {"name": "b", "partition_data": [{"index": 3}]}]}
+    assert more
+    hit, rest, more = split_request(s, req, "b", None)
+    assert hit["topic_data"] == [req["topic_data"][1]] and more
+    only = {"topic_data": [{"name": "a", "partition_data": [{"index": 3}]}]}
+    assert split_request(s, only, "a", 3)[1:] == ({"topic_data": []}, False)
+    # nested (OffsetFetch v8+: groups[].topics[]) and partitions as plain ints
+    nested = {"groups": [{"group_id": "g", "topics": [
+        {"name": "a", "partition_indexes": [0, 3]}, {"name": "c", "partition_indexes": [1]}]}]}
+    hit, rest, more = split_request(s, nested, "a", 3)
+    assert hit == {"groups": [{"group_id": "g", "topics": [
+        {"name": "a", "partition_indexes": [3]}]}]}
+    assert rest["groups"][0]["topics"] == [{"name": "a", "partition_indexes": [0]},
+                                           {"name": "c", "partition_indexes": [1]}] and more
+    assert split_request(s, nested, "z", None)[0] is None
 
 
 def test_latency_drop_and_client_cuts() -> None:

@@ -32,14 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import h11
 
-from emulator.cluster.metrics import cluster_view, prometheus, replication_view
-from emulator.faults import (
-    FaultError,
-    FaultSchedule,
-    ScheduleError,
-    ScheduleRunner,
-    resolve_op,
-)
+from emulator.cluster.metrics import cluster_view, prometheus
+from emulator.faults import FaultError, FaultSchedule, ScheduleError, ScheduleRunner
+from emulator.server.schedule import start_schedule
 
 if TYPE_CHECKING:
     from emulator.runtime import Cluster
@@ -59,37 +54,6 @@ class HttpError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
-    """Apply a schedule's steps at their times on the cluster's loop; record each
-    step's result and the replication state right after it."""
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    for step in list(runner.pending):
-        delay = start + step.at_ms / 1000 - loop.time()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        runner.pending.popleft()
-        try:
-            applied, error = await cluster.fault_async(resolve_op(cluster.state, step.op)), None
-        except (FaultError, KeyError) as e:
-            applied, error = None, str(e)
-        runner.record(step, applied, error, replication_view(cluster.state))
-        log.info("fault schedule line %d at %d ms: %s%s", step.line, step.at_ms,
-                 json.dumps(applied or step.op, sort_keys=True),
-                 f" failed: {error}" if error else "")
-    failed = [s for s in runner.applied if "error" in s]
-    log.info("fault schedule done: %d steps, %d failed%s", len(runner.applied), len(failed),
-             "".join(f"; line {s['line']}: {s['error']}" for s in failed))
-
-
-def start_schedule(cluster: Cluster,
-                   schedule: FaultSchedule) -> tuple[ScheduleRunner, asyncio.Task]:
-    """Run ``schedule`` from now as a task on the running loop (one posted to
-    /faults/schedule, one given at startup, one run from Python)."""
-    runner = ScheduleRunner(schedule, cluster.state.now())
-    return runner, asyncio.get_running_loop().create_task(run_schedule(cluster, runner))
 
 
 class ControlPlane:
@@ -285,4 +249,4 @@ class ControlPlane:
             raise HttpError(400, f"body is not JSON: {e}") from None
 
 
-__all__ = ["ControlPlane", "run_schedule", "start_schedule"]
+__all__ = ["ControlPlane"]

@@ -1,0 +1,73 @@
+"""Faults, sans I/O: what is broken, asked by the cluster and the server as they run.
+
+One vocabulary of fault operations serves the three ways in (``Cluster.fault`` in
+Python, ``POST /faults`` on the HTTP control plane, ``kafka-emulator fault`` on the
+command line) and the seeded fault schedule. An operation is a JSON object::
+
+    {"op": "stop_broker", "broker": 2}
+    {"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
+     "count": 3, "topic": "orders", "partition": 0}
+
+One module each, imported in this order (each only uses the ones before it):
+
+- ``ops``: the vocabulary (``OPS``) and ``validate_op``, which refuses unknown
+  brokers, APIs, error names and fields with a message that says what is allowed;
+- ``model``: ``FaultModel``, the faults in force and the hooks the cluster's
+  replication (``follower_can_fetch``, ``fetch_budget``) and the server
+  (``inject_error``, ``latency_s``, ``drop_response``, ``client_allowed``) ask;
+- ``injector``: ``FaultInjector`` applies operations to a ``ClusterState`` (broker
+  stops and starts through the controller), all a unit test with a manual clock needs;
+- ``schedule``: the seeded schedule's parser and its sans-I/O runner; the server's
+  loop drives a live one (emulator.server.schedule).
+
+A fault schedule is a file of timed operations, JSON lines (or one JSON document
+``{"seed": N, "faults": [...]}``)::
+
+    {"seed": 7}
+    {"at_ms": 0, "op": "pause_follower", "broker": 3}
+    {"at_ms": 1500, "op": "stop_broker", "broker": "random", "jitter_ms": 200}
+
+It is validated whole before anything runs (every error, with its line, in one
+``ScheduleError``). Seeded choices (``"broker": "random"``, ``jitter_ms``) are drawn
+once at parse time from ``random.Random(seed)``, so a schedule replays the same way
+every run; ``"broker": "controller"`` and ``"broker": "leader:TOPIC:PARTITION"`` are
+resolved when the step runs.
+"""
+
+from emulator.faults.injector import (
+    FaultInjector,
+    check_topic,
+    resolve_broker,
+    resolve_op,
+)
+from emulator.faults.model import (
+    DropRule,
+    ErrorRule,
+    FaultModel,
+    FollowerFault,
+    Injection,
+    request_mentions,
+    split_request,
+)
+from emulator.faults.ops import (
+    API_KEYS,
+    BROKER_OPS,
+    OPS,
+    SCHEDULE_FIELDS,
+    FaultError,
+    validate_op,
+)
+from emulator.faults.schedule import (
+    FaultSchedule,
+    ScheduledFault,
+    ScheduleError,
+    ScheduleRunner,
+    run_due,
+)
+
+__all__ = [
+    "API_KEYS", "BROKER_OPS", "OPS", "SCHEDULE_FIELDS", "DropRule", "ErrorRule", "FaultError",
+    "FaultInjector", "FaultModel", "FaultSchedule", "FollowerFault", "Injection",
+    "ScheduleError", "ScheduleRunner", "ScheduledFault", "check_topic", "request_mentions",
+    "resolve_broker", "resolve_op", "run_due", "split_request", "validate_op",
+]

@@ -1,0 +1,278 @@
+"""The faults in force, and the hooks the cluster and the server ask as they run.
+
+The cluster's replication asks ``follower_can_fetch`` and ``fetch_budget``; the server
+asks ``inject_error``, ``latency_s``, ``drop_response`` and ``client_allowed``.
+``FaultModel.apply`` takes a validated operation (emulator.faults.ops); broker stops
+and starts are not the model's: the injector sends them to the controller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emulator.cluster.partition import Partition
+from emulator.cluster.state import ClusterState
+from emulator.faults.ops import FaultError
+
+
+@dataclass
+class FollowerFault:
+    broker: int
+    topic: str | None = None
+    partition: int | None = None
+    paused: bool = False
+    delay_ms: int = 0
+    max_bytes: int | None = None
+
+    def matches(self, p: Partition, broker: int) -> bool:
+        return (broker == self.broker and (self.topic is None or self.topic == p.topic)
+                and (self.partition is None or self.partition == p.index))
+
+
+@dataclass
+class ErrorRule:
+    api: int
+    error: int
+    count: int
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+    client_id: str | None = None
+
+
+@dataclass
+class DropRule:
+    api: int
+    count: int
+    broker: int | None = None
+    client_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Injection:
+    """An error to answer: for the whole request, or (``topic``, ``partition``) for
+    the items of the request that name them while the others are served."""
+
+    error: int
+    topic: str | None = None
+    partition: int | None = None
+
+
+_PARTITION_KEYS = ("partition_index", "partition", "index", "partition_id")
+
+
+def _topic_name(state: ClusterState | None, entry: dict) -> str | None:
+    for k in ("name", "topic", "topic_name"):
+        if isinstance(entry.get(k), str) and entry[k]:
+            return entry[k]
+    tid = entry.get("topic_id")
+    if state is not None and isinstance(tid, bytes | bytearray):
+        t = state.topics_by_id.get(bytes(tid))
+        return t.name if t is not None else None
+    return None
+
+
+def _is_partition(x: object, partition: int) -> bool:
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x == partition
+    return isinstance(x, dict) and any(x.get(k) == partition for k in _PARTITION_KEYS)
+
+
+def _split_partitions(entry: dict, partition: int) -> tuple[dict | None, dict | None]:
+    """A topic entry split into (the given partition, the others); None for no items."""
+    hit, left = dict(entry), dict(entry)
+    found = remaining = False
+    for k, v in entry.items():
+        if isinstance(v, list):
+            hit[k] = [x for x in v if _is_partition(x, partition)]
+            left[k] = [x for x in v if not _is_partition(x, partition)]
+            found = found or bool(hit[k])
+            remaining = remaining or bool(left[k])
+    return (hit if found else None), (left if remaining or not found else None)
+
+
+def _split(state: ClusterState | None, obj: dict, topic: str, partition: int | None,
+           top: bool) -> tuple[dict | None, dict | None]:
+    if not top:
+        name = _topic_name(state, obj)
+        if name is not None:
+            if name != topic:
+                return None, obj
+            return (obj, None) if partition is None else _split_partitions(obj, partition)
+    hit, left = dict(obj), dict(obj)
+    found = False
+    for k, v in obj.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            parts = [_split(state, x, topic, partition, False) for x in v]
+            hit[k] = [h for h, _ in parts if h is not None]
+            left[k] = [r for _, r in parts if r is not None]
+            found = found or bool(hit[k])
+    return (hit if found else None), left
+
+
+def _names_topics(state: ClusterState | None, obj: dict) -> bool:
+    for v in obj.values():
+        if isinstance(v, list):
+            for x in v:
+                if isinstance(x, dict) and (_topic_name(state, x) is not None
+                                            or _names_topics(state, x)):
+                    return True
+    return False
+
+
+def split_request(state: ClusterState | None, req: dict, topic: str,
+                  partition: int | None) -> tuple[dict | None, dict, bool]:
+    """Split a decoded request, any API's shape, into (the items naming ``topic`` and
+    ``partition`` or None if none do, the request without them, whether that still
+    names any topic). The server answers the first with an error and serves the rest."""
+    hit, left = _split(state, req, topic, partition, True)
+    assert left is not None
+    return hit, left, _names_topics(state, left)
+
+
+def request_mentions(state: ClusterState | None, req: dict, topic: str,
+                     partition: int | None) -> bool:
+    """Does a decoded request name this topic (and partition)? Any API's shape."""
+    return split_request(state, req, topic, partition)[0] is not None
+
+
+@dataclass
+class FaultModel:
+    """Every fault in force; the hooks the cluster and the server call."""
+
+    state: ClusterState | None = None
+    followers: list[FollowerFault] = field(default_factory=list)
+    broker_cuts: set[frozenset[int]] = field(default_factory=set)
+    client_cuts: dict[int, str | None] = field(default_factory=dict)  # broker -> host/None
+    errors: list[ErrorRule] = field(default_factory=list)
+    latency_ms: dict[tuple[int, int | None], int] = field(default_factory=dict)
+    drops: list[DropRule] = field(default_factory=list)
+
+    # ---- cluster hooks (replication) ------------------------------------------------
+    def follower_can_fetch(self, p: Partition, follower: int, now: int) -> bool:
+        if frozenset((follower, p.leader)) in self.broker_cuts:
+            return False
+        delay = 0
+        for f in self.followers:
+            if f.matches(p, follower):
+                if f.paused:
+                    return False
+                delay = max(delay, f.delay_ms)
+        if delay:
+            if now < p.next_fetch_ms.get(follower, 0):
+                return False
+            p.next_fetch_ms[follower] = now + delay
+        return True
+
+    def fetch_budget(self, p: Partition, follower: int, budget: int) -> int:
+        for f in self.followers:
+            if f.max_bytes is not None and f.matches(p, follower):
+                budget = min(budget, f.max_bytes)
+        return budget
+
+    def tick(self, now: int) -> bool:
+        return False
+
+    # ---- server hooks (requests) ----------------------------------------------------
+    def inject_error(self, broker: int, api_key: int, request: dict,
+                     client_id: str | None = None) -> Injection | None:
+        """The error to answer this request with, if a rule matches (one use of it)."""
+        for rule in self.errors:
+            if rule.api != api_key or (rule.broker is not None and rule.broker != broker):
+                continue
+            if rule.client_id is not None and rule.client_id != client_id:
+                continue
+            if rule.topic is not None and not request_mentions(self.state, request,
+                                                               rule.topic, rule.partition):
+                continue
+            rule.count -= 1
+            if rule.count <= 0:
+                self.errors.remove(rule)
+            return Injection(rule.error, rule.topic, rule.partition)
+        return None
+
+    def latency_s(self, broker: int, api_key: int) -> float:
+        ms = max(self.latency_ms.get((api_key, broker), 0),
+                 self.latency_ms.get((api_key, None), 0))
+        return ms / 1000
+
+    def drop_response(self, broker: int, api_key: int, client_id: str | None = None) -> bool:
+        for rule in self.drops:
+            if rule.api == api_key and (rule.broker is None or rule.broker == broker) and (
+                    rule.client_id is None or rule.client_id == client_id):
+                rule.count -= 1
+                if rule.count <= 0:
+                    self.drops.remove(rule)
+                return True
+        return False
+
+    def client_allowed(self, broker: int, host: str) -> bool:
+        if broker not in self.client_cuts:
+            return True
+        h = self.client_cuts[broker]
+        return h is not None and h != host
+
+    # ---- changes ---------------------------------------------------------------------
+    def apply(self, op: dict) -> None:
+        """Apply a validated model operation (not the broker stops and starts)."""
+        kind = op["op"]
+        if kind == "pause_follower":
+            self.followers.append(FollowerFault(op["broker"], op.get("topic"),
+                                                op.get("partition"), paused=True))
+        elif kind == "slow_follower":
+            self.followers.append(FollowerFault(op["broker"], op.get("topic"),
+                                                op.get("partition"), delay_ms=op["delay_ms"],
+                                                max_bytes=op.get("max_bytes")))
+        elif kind == "resume_follower":
+            self.followers = [f for f in self.followers if not (
+                f.broker == op["broker"] and (op.get("topic") is None or f.topic == op["topic"])
+                and (op.get("partition") is None or f.partition == op["partition"]))]
+        elif kind == "cut_brokers":
+            self.broker_cuts.add(frozenset(op["brokers"]))
+        elif kind == "heal_brokers":
+            self.broker_cuts.discard(frozenset(op["brokers"]))
+        elif kind == "cut_clients":
+            self.client_cuts[op["broker"]] = op.get("host")
+        elif kind == "heal_clients":
+            self.client_cuts.pop(op["broker"], None)
+        elif kind == "inject_error":
+            self.errors.append(ErrorRule(op["api"], op["error"], op["count"], op.get("broker"),
+                                         op.get("topic"), op.get("partition"),
+                                         op.get("client_id")))
+        elif kind == "add_latency":
+            key = (op["api"], op.get("broker"))
+            if op["ms"]:
+                self.latency_ms[key] = op["ms"]
+            else:
+                self.latency_ms.pop(key, None)
+        elif kind == "drop_response":
+            self.drops.append(DropRule(op["api"], op["count"], op.get("broker"),
+                                       op.get("client_id")))
+        elif kind == "clear":
+            self.clear()
+        else:
+            raise FaultError(f"{kind} is not a fault of the model")
+
+    def clear(self) -> None:
+        self.followers.clear()
+        self.broker_cuts.clear()
+        self.client_cuts.clear()
+        self.errors.clear()
+        self.latency_ms.clear()
+        self.drops.clear()
+
+    def describe(self) -> dict:
+        """The faults in force, as JSON (GET /faults)."""
+        return {
+            "followers": [
+                {k: v for k, v in vars(f).items() if v is not None} for f in self.followers],
+            "broker_cuts": sorted(sorted(c) for c in self.broker_cuts),
+            "client_cuts": [{"broker": b, **({"host": h} if h else {})}
+                            for b, h in sorted(self.client_cuts.items())],
+            "errors": [{k: v for k, v in vars(r).items() if v is not None}
+                       for r in self.errors],
+            "latency": [{"api": a, "ms": ms, **({"broker": b} if b is not None else {})}
+                        for (a, b), ms in sorted(self.latency_ms.items(),
+                                                 key=lambda kv: (kv[0][0], kv[0][1] or -1))],
+            "drops": [{k: v for k, v in vars(r).items() if v is not None} for r in self.drops],
+        }
