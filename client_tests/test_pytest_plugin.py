@@ -117,7 +117,11 @@ def run_child(tmp_path: Path, tests: str, *args: str, ini: str = "") -> dict[str
     (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
     records = tmp_path / "records"
     records.mkdir()
-    env = {**os.environ, "RECORD_DIR": str(records), "PYTHONPATH": str(tmp_path)}
+    # The child imports the emulator under test (this checkout), not whatever copy the
+    # package was installed from: it finds the plugin by its entry point either way.
+    repo = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "RECORD_DIR": str(records),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), repo])}
     env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(tmp_path), *args],
