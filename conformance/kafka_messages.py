@@ -67,6 +67,7 @@ class Slot:
     tag: int | None  # None: not tagged at this version
     default: Any
     children: list[Slot] = field(default_factory=list)
+    kname: str = ""  # Kafka's side: the key its JSON converters use (lower camel case)
 
 
 def _norm_default(type_name: str, nullable_anywhere: bool, raw: Any) -> Any:
@@ -153,7 +154,8 @@ class KafkaMessage:
                 parse_versions(tagged), v) else None
             out.append(Slot(snake(f["name"]), type_name, _in(nullable_rng, v), tag,
                             _norm_default(type_name, nullable_rng is not None, f.get("default")),
-                            self._slots(sub, v, flex) if sub is not None else []))
+                            self._slots(sub, v, flex) if sub is not None else [],
+                            f["name"][:1].lower() + f["name"][1:]))
         return out
 
 

@@ -23,6 +23,8 @@ from conformance.kafka_messages import (
 )
 from wire.messages import REQUESTS, RESPONSES
 
+pytestmark = pytest.mark.kafka_oracle
+
 
 @pytest.mark.parametrize("release", SUPPORTED_VERSIONS)
 def test_every_schema_matches_kafka(release: str) -> None:

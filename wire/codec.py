@@ -251,7 +251,12 @@ class _Gen:
                 body.append("    tags = []")
                 for f in tagged:
                     body.append(f"    x = g({f.name!r}, {self._literal(f.default)})")
-                    body.append(f"    if x != {self._literal(f.default)}:")
+                    if isinstance(f.type, Struct) and f.default is not None:
+                        # Kafka leaves out a tagged struct equal to a new (all-default) one
+                        st_const = self.const(f.type, "_ST")
+                        body.append(f"    if x is None or not _struct_is_default(x, {st_const}):")
+                    else:
+                        body.append(f"    if x != {self._literal(f.default)}:")
                     body.append("        sub = []")
                     body.extend(self.encode_value(f, "        ", "x", out="sub"))
                     body.append("        data = b''.join(sub)")
@@ -333,13 +338,25 @@ Decoder = Callable[[bytes, int], tuple[dict, int]]
 Encoder = Callable[[dict, list], None]
 
 
+def _struct_is_default(x: dict, st: Struct) -> bool:
+    """True when every field of ``x`` is at its default (absent ones count as default)."""
+    for f in st.fields:
+        v = x.get(f.name, f.default)
+        if isinstance(f.type, Struct) and isinstance(v, dict):
+            if not _struct_is_default(v, f.type):
+                return False
+        elif v != f.default:
+            return False
+    return True
+
+
 def compile_message(msg: Message, version: int) -> tuple[Decoder, Encoder, str]:
     """Generate (decode, encode, source) for one message version."""
     gen = _Gen(version, msg.is_flexible(version))
     dec = gen.decode_struct(msg.struct)
     enc = gen.encode_struct(msg.struct)
     src = "\n".join(gen.lines) + "\n"
-    ns = dict(_NAMESPACE)
+    ns = dict(_NAMESPACE, _struct_is_default=_struct_is_default)
     ns.update(gen.consts)
     exec(compile(src, f"<wire:{msg.name}v{version}>", "exec"), ns)  # noqa: S102
     return ns[dec], ns[enc], src
