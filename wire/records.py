@@ -1,15 +1,18 @@
 """RecordBatch v2: header access, CRC-32C, in-place patching, and a small builder.
 
-The broker never decodes records on the produce or fetch path: it reads the
-61-byte batch header, checks the CRC-32C (which covers attributes to the end of
-the batch), and patches baseOffset and partitionLeaderEpoch, which lie outside
-the CRC, in place. Decoding records is only for ListOffsets by timestamp,
-tests, and tools.
+The broker stores and serves batches as bytes: it reads the 61-byte batch header,
+checks the CRC-32C (which covers attributes to the end of the batch), and patches
+baseOffset and partitionLeaderEpoch, which lie outside the CRC, in place. The produce
+validator (emulator/log/validator.py) walks the records without decoding them into
+objects; decoding records is only for tests and tools, and ListOffsets by timestamp
+reads (offset, timestamp) pairs one at a time (``iter_timestamps``). Decompression
+is bounded (``decompress_bounded``) everywhere the broker does it.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import crc32c as _crc32c
@@ -165,6 +168,101 @@ class Record:
     headers: list[tuple[str, bytes | None]] = field(default_factory=list)
 
 
+# The most a batch's records section may inflate to here. Kafka streams a compressed
+# batch record by record and has no such bound; the emulator holds one decompressed
+# batch at a time (the event loop is single-threaded, so this bounds the memory of
+# decompression for the whole process) and refuses more with RECORD_LIST_TOO_LARGE.
+MAX_DECOMPRESSED_BYTES = 64 << 20
+
+
+class DecompressionError(InvalidRecordError):
+    """A compressed payload that does not decompress (Kafka: UNKNOWN_SERVER_ERROR)."""
+
+
+class DecompressedTooLargeError(InvalidRecordError):
+    """A compressed payload that inflates past MAX_DECOMPRESSED_BYTES."""
+
+
+def _too_small(e: Exception) -> bool:
+    msg = str(e)
+    return "failed to write whole buffer" in msg or "smaller than required" in msg
+
+
+def _inflate(fn, data: bytes | memoryview, first: int, limit: int) -> memoryview:  # noqa: ANN001
+    """Decompress with ``fn(data, out)`` into a buffer that doubles up to ``limit``:
+    memory never exceeds the limit, whatever the payload claims."""
+    size = min(max(first, 1 << 16), limit)
+    while True:
+        out = bytearray(size + 1)  # one spare byte: filling it means "more than size"
+        try:
+            n = fn(data, out)
+        except Exception as e:  # noqa: BLE001 - cramjam raises its own error type
+            if not _too_small(e):
+                raise DecompressionError(f"cannot decompress the batch: {e}") from e
+            n = size + 1
+        if n <= size:
+            return memoryview(out)[:n]
+        if size >= limit:
+            raise DecompressedTooLargeError(
+                f"the batch decompresses to more than {limit} bytes")
+        size = min(size * 4, limit)
+
+
+def decompress_bounded(codec: int, data: bytes | memoryview,
+                       limit: int = MAX_DECOMPRESSED_BYTES) -> bytes | memoryview:
+    """A batch's records section decompressed, refusing to grow past ``limit``.
+
+    Raises DecompressionError for a payload the codec cannot read and
+    DecompressedTooLargeError past the limit (a compression bomb).
+    """
+    import cramjam
+
+    if codec == NONE:
+        return data
+    first = 4 * len(data)
+    if codec == GZIP:
+        return _inflate(cramjam.gzip.decompress_into, bytes(data), first, limit)
+    if codec == SNAPPY:
+        return _snappy_bounded(bytes(data), limit)
+    if codec == LZ4:
+        return _inflate(cramjam.lz4.decompress_into, bytes(data), first, limit)
+    if codec == ZSTD:
+        return _inflate(cramjam.zstd.decompress_into, bytes(data), first, limit)
+    raise DecompressionError(f"Unknown compression type id: {codec}")
+
+
+def _snappy_bounded(data: bytes, limit: int) -> bytes | memoryview:
+    """Raw snappy, or the xerial framing Java clients write; every block states its
+    length, which is checked before anything is inflated."""
+    import cramjam
+
+    def block(raw: bytes, room: int) -> bytes:
+        try:
+            n = cramjam.snappy.decompress_raw_len(raw)
+        except Exception as e:  # noqa: BLE001
+            raise DecompressionError(f"cannot decompress the batch: {e}") from e
+        if n > room:
+            raise DecompressedTooLargeError(f"the batch decompresses to more than {limit} bytes")
+        try:
+            return bytes(cramjam.snappy.decompress_raw(raw))
+        except Exception as e:  # noqa: BLE001
+            raise DecompressionError(f"cannot decompress the batch: {e}") from e
+
+    if data[:8] != b"\x82SNAPPY\x00":
+        return block(data, limit)
+    out = bytearray()
+    pos = 16
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise DecompressionError("truncated xerial snappy block")
+        n = struct.unpack_from(">i", data, pos)[0]
+        if n < 0 or pos + 4 + n > len(data):
+            raise DecompressionError("xerial snappy block overruns the payload")
+        out += block(data[pos + 4 : pos + 4 + n], limit - len(out))
+        pos += 4 + n
+    return bytes(out)
+
+
 def decompress(codec: int, data: bytes) -> bytes:
     """Decompress a batch's records section (gzip, snappy, lz4, zstd via cramjam)."""
     import cramjam
@@ -284,6 +382,24 @@ def decode_records(batch: bytes | bytearray | memoryview) -> list[Record]:
         out.append(Record(h.base_offset + off_delta, ts, key, value, headers))
         pos = end
     return out
+
+
+def iter_timestamps(batch: bytes | bytearray | memoryview,
+                    limit: int = MAX_DECOMPRESSED_BYTES) -> Iterator[tuple[int, int]]:
+    """(offset, timestamp) of each record of one v2 batch, one at a time: what a
+    timestamp lookup needs, decompressed within ``limit`` and without record objects,
+    so a lookup costs at most one bounded buffer whatever was stored."""
+    h = read_header(batch)
+    body = decompress_bounded(h.compression, memoryview(batch)[HEADER_SIZE : h.size], limit)
+    lat = h.attributes & TIMESTAMP_TYPE_BIT
+    pos = 0
+    for _ in range(h.record_count):
+        length, pos = read_varint(body, pos)
+        end = pos + length
+        ts_delta, p2 = read_varint(body, pos + 1)
+        off_delta, _ = read_varint(body, p2)
+        yield h.base_offset + off_delta, h.max_timestamp if lat else h.base_timestamp + ts_delta
+        pos = end
 
 
 def iter_batches(buf: bytes | bytearray | memoryview) -> list[bytes]:

@@ -12,7 +12,7 @@ from typing import Any
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
-from wire.records import decode_records, read_header
+from wire.records import InvalidRecordError, iter_timestamps, read_header
 
 Log = Any  # emulator.log's Log (Cython or pure twin)
 
@@ -60,8 +60,11 @@ def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
     if batch is None:
         return -1, -1, -1
     h = read_header(batch)
-    best = max(decode_records(batch), key=lambda r: (r.timestamp, -r.offset))
-    return best.offset, best.timestamp, h.partition_leader_epoch
+    try:
+        offset, ts = max(iter_timestamps(batch), key=lambda r: (r[1], -r[0]))
+    except (InvalidRecordError, IndexError):  # unreadable or past the bound: the header
+        return h.last_offset, h.max_timestamp, h.partition_leader_epoch
+    return offset, ts, h.partition_leader_epoch
 
 
 def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, int, int]:
@@ -72,9 +75,14 @@ def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, in
             return -1, -1, -1
         batch = log.batch_at(base)
         h = read_header(batch)
-        for r in decode_records(batch):
-            if r.timestamp >= ts and r.offset >= log.log_start_offset and r.offset < limit:
-                return r.offset, r.timestamp, h.partition_leader_epoch
+        try:
+            for offset, rts in iter_timestamps(batch):
+                if rts >= ts and log.log_start_offset <= offset < limit:
+                    return offset, rts, h.partition_leader_epoch
+        except (InvalidRecordError, IndexError):  # unreadable: the batch, as its header says
+            if h.max_timestamp >= ts and log.log_start_offset <= h.base_offset < limit:
+                return max(h.base_offset, log.log_start_offset), h.max_timestamp, \
+                    h.partition_leader_epoch
         found = _next_batch(log, h.last_offset + 1, ts)
     return -1, -1, -1
 

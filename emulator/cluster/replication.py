@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
 from emulator.log import Log
+from emulator.log.validator import RecordValidationError, TopicRules, validate_produce_batch
 from wire.errors import ErrorCode as E
-from wire.records import InvalidRecordError, read_header, split_batches
+from wire.records import InvalidRecordError, split_batches
 
 
 @dataclass(slots=True)
@@ -34,7 +35,18 @@ class AppendResult:
     message: str | None = None
     record_errors: list = field(default_factory=list)
     leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
+    reason: str = ""  # why a batch was refused, for the broker's log (Kafka may send no message)
 
+
+
+def topic_rules(state: ClusterMetadata, t: Topic) -> TopicRules:
+    """The topic's configs the produce validator applies."""
+    return TopicRules(
+        compacted="compact" in state.topic_config(t, "cleanup.policy").replace(" ", "").split(","),
+        create_time=state.topic_config(t, "message.timestamp.type") == "CreateTime",
+        before_max_ms=int(state.topic_config(t, "message.timestamp.before.max.ms")),
+        after_max_ms=int(state.topic_config(t, "message.timestamp.after.max.ms")),
+    )
 
 
 def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None) -> bool:
@@ -122,10 +134,9 @@ class Replication:
                 raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
                                  f"{set(p.isr)} is insufficient to satisfy the min.isr "
                                  f"requirement of {min_isr} for partition {topic}-{index}")
+            now = st.now()
             try:
-                h = read_header(records)
-                if h.magic != 2:
-                    raise InvalidRecordError(f"unsupported magic {h.magic}")
+                h = validate_produce_batch(records, topic_rules(st, t), now, f"{topic}-{index}")
                 if h.is_control:
                     raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
                                      "written by clients")
@@ -133,7 +144,6 @@ class Replication:
                 if dup is not None:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
-                now = st.now()
                 log_append_time = st.topic_config(t, "message.timestamp.type") == "LogAppendTime"
                 lat = now if log_append_time else -1
                 self.roll_if_due(t, p.leader_log, len(records), now)
@@ -141,6 +151,10 @@ class Replication:
             except InvalidRecordError as e:
                 code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
                 raise KafkaError(code, str(e)) from e
+            except RecordValidationError as e:
+                return AppendResult(e.code, message=e.message, reason=str(e), record_errors=[
+                    {"batch_index": i, "batch_index_error_message": m}
+                    for i, m in e.record_errors])
             p.record_producer(h, base, last)
             self.mark_active(p)
             st.emit("append", topic=topic, partition=index, base=base, last=last)

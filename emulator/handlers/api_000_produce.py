@@ -6,16 +6,22 @@ request closes the connection). One batch per partition (v3+ rule), acks 0, 1
 and -1 (acks=-1 waits for the ISR through ``Delayed``), topic IDs from v13, and
 the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
 Transactional produce is checked against the transaction coordinator when one is
-registered in ``ctx.services``.
+registered in ``ctx.services``. Every batch goes through Kafka's LogValidator checks
+(emulator/log/validator.py): record count and sizes, decompression, keys on compacted
+topics, timestamps, with KIP-467 per-record errors (record_errors, v8+); each refusal
+is logged in one line.
 """
 
 from __future__ import annotations
+
+import logging
 
 from emulator.cluster.state import AppendResult
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
 from emulator.handlers.util import node_endpoint
 from wire.errors import ErrorCode as E
 
+log = logging.getLogger("kafka_emulator.produce")
 API_KEY = 0
 VERSIONS = (0, 13)
 ACCEPTED = (3, 13)
@@ -62,6 +68,9 @@ def handle(ctx: RequestContext, req: dict, version: int):
                     if txn is not None and req["transactional_id"] is not None else 0
                 r = AppendResult(err) if err else cluster.append(
                     ctx.broker_id, name, idx, pd["records"], acks)
+                if r.reason:
+                    log.info("broker %d: refused a batch for %s-%d from %s: %s (%s)",
+                             ctx.broker_id, name, idx, ctx.client_id, E(r.error).name, r.reason)
             entries.append((name or "", idx, r))
         results.append((td, entries))
 

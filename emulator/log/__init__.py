@@ -1,8 +1,9 @@
 """The log and ISR core: the Cython build (``_core``) when compiled, else the pure twin.
 
 Set ``KAFKA_EMULATOR_PURE=1`` to force the pure-Python twin (CI runs the unit
-suite both ways). The twins are ``pure.py`` (the log) and ``isr.py`` (follower
-fetch state, high watermark and ISR membership).
+suite both ways). The twins are ``pure.py`` (the log), ``isr.py`` (follower
+fetch state, high watermark and ISR membership) and ``scan.py`` (walking a batch's
+records for the produce validator, ``validator.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 # Bumped whenever the twins' API changes; a compiled core built from an older
 # _core.pyx (a checkout updated without `python setup.py build_ext --inplace`) is
 # not used: the pure twin serves, with one warning saying how to rebuild.
-CORE_API = 2
+CORE_API = 3
 
 IMPLEMENTATION = "pure"
 if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
@@ -33,6 +34,7 @@ if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
             can_join_isr,
             isr_high_watermark,
             out_of_sync_replicas,
+            scan_records,
             update_fetch_state,
         )
 
@@ -48,8 +50,9 @@ if IMPLEMENTATION == "pure":
         update_fetch_state,
     )
     from emulator.log.pure import UNDEFINED_EPOCH, Log
+    from emulator.log.scan import scan_records
 
 __all__ = [
     "CORE_API", "IMPLEMENTATION", "UNDEFINED_EPOCH", "FollowerState", "Log", "can_join_isr",
-    "isr_high_watermark", "out_of_sync_replicas", "update_fetch_state",
+    "isr_high_watermark", "out_of_sync_replicas", "scan_records", "update_fetch_state",
 ]

@@ -1,0 +1,107 @@
+"""Produce validation over real TCP (Kafka's LogValidator): what the probe stored before
+is refused now, with Kafka 4.4's codes, and nothing already stored is touched."""
+
+from __future__ import annotations
+
+import struct
+import time
+
+import cramjam
+from confluent_kafka import KafkaError, Producer
+from rawkafka import leader_conn, produce_body
+
+from emulator import Cluster
+from wire.errors import ErrorCode as E
+from wire.records import HEADER_SIZE, build_batch, crc32c
+
+
+def raw_batch(body: bytes, count: int, attrs: int = 0, now: int | None = None) -> bytes:
+    now = int(time.time() * 1000) if now is None else now
+    tail = struct.pack(">hiqqqhii", attrs, count - 1, now, now, -1, -1, -1, count) + body
+    return struct.pack(">qiibI", 0, len(tail) + 9, -1, 2, crc32c(tail)) + tail
+
+
+def partition_response(resp: dict) -> dict:
+    return resp["responses"][0]["partition_responses"][0]
+
+
+def test_hostile_batches_are_refused_and_nothing_stored_moves(cluster: Cluster) -> None:
+    cluster.create_topic("v", 1, 3)
+    c = leader_conn(cluster, "v")
+    now = int(time.time() * 1000)
+    assert partition_response(c.call(0, 9, produce_body(
+        "v", 0, build_batch([(b"k", b"v")], timestamp=now))))["error_code"] == 0
+    one = build_batch([(b"k", b"v")], timestamp=now)[HEADER_SIZE:]
+    hostile = {
+        # A correct CRC over a payload gzip cannot read: stored before, broke consumers.
+        "garbage gzip": (raw_batch(b"\x1f\x8b not gzip at all", 1, attrs=1),
+                         E.UNKNOWN_SERVER_ERROR),
+        # A record count of 2^31-1 over one record: moved the end offset to 2^31-1.
+        "count 2^31-1": (raw_batch(one, 2**31 - 1), E.INVALID_RECORD),
+        "trailing bytes": (raw_batch(one + b"\x00\x00", 1), E.INVALID_RECORD),
+    }
+    for name, (data, code) in hostile.items():
+        pr = partition_response(c.call(0, 9, produce_body("v", 0, data)))
+        assert pr["error_code"] == code, name
+    p = cluster.state.get_partition("v", 0)
+    assert p.log_end_offset == 1
+    resp = c.call(2, 7, {"replica_id": -1, "topics": [
+        {"name": "v", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+    assert resp["topics"][0]["partitions"][0]["offset"] == 1
+    c.close()
+
+
+def test_keyless_records_on_a_compacted_topic_get_record_errors(cluster: Cluster) -> None:
+    cluster.create_topic("cmp", 1, 3, config={"cleanup.policy": "compact"})
+    c = leader_conn(cluster, "cmp")
+    data = build_batch([(b"k", b"1"), (None, b"2")], timestamp=int(time.time() * 1000))
+    pr = partition_response(c.call(0, 9, produce_body("cmp", 0, data)))
+    assert pr["error_code"] == E.INVALID_RECORD
+    assert pr["record_errors"] == [{"batch_index": 1, "batch_index_error_message":
+                                    "Compacted topic cannot accept message without key in "
+                                    "topic partition cmp-0"}]
+    assert cluster.state.get_partition("cmp", 0).log_end_offset == 0
+    c.close()
+
+
+def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(cluster: Cluster) -> None:
+    cluster.create_topic("cmp2", 1, 3, config={"cleanup.policy": "compact"})
+    cluster.create_topic("ts", 1, 3, config={"message.timestamp.after.max.ms": "60000"})
+    errors: dict[str, int] = {}
+    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "retries": 0,
+                  "compression.type": "gzip", "linger.ms": 0})
+
+    def report(topic: str):  # noqa: ANN202
+        def cb(err: KafkaError | None, _msg: object) -> None:
+            errors[topic] = err.code() if err else 0
+        return cb
+
+    p.produce("cmp2", value=b"no key", on_delivery=report("cmp2"))
+    p.produce("ts", key=b"k", value=b"future", timestamp=int(time.time() * 1000) + 3_600_000,
+              on_delivery=report("ts"))
+    p.flush(30)
+    # A keyed record in its own batch is taken (a batch is refused or taken whole).
+    p.produce("cmp2", key=b"k", value=b"keyed", on_delivery=report("cmp2-keyed"))
+    deadline = time.monotonic() + 30
+    while len(errors) < 3 and time.monotonic() < deadline:
+        p.poll(0.1)
+    assert errors == {"cmp2": KafkaError.INVALID_RECORD, "ts": KafkaError.INVALID_TIMESTAMP,
+                      "cmp2-keyed": 0}
+
+
+def test_timestamp_lookup_of_a_compressed_batch_is_bounded(cluster: Cluster) -> None:
+    """ListOffsets by timestamp reads (offset, timestamp) pairs one at a time from one
+    bounded buffer; a 3 MB record in a small gzip batch answers normally."""
+    cluster.create_topic("bomb", 1, 1)
+    c = leader_conn(cluster, "bomb")
+    now = int(time.time() * 1000)
+    body = build_batch([(b"k", b"\x00" * 3_000_000)], timestamp=now)[HEADER_SIZE:]
+    data = raw_batch(bytes(cramjam.gzip.compress(body)), 1, attrs=1, now=now)
+    assert len(data) < 20_000
+    assert partition_response(c.call(0, 9, produce_body("bomb", 0, data)))["error_code"] == 0
+    for ts in (now - 1, -3):
+        resp = c.call(2, 7, {"replica_id": -1, "topics": [
+            {"name": "bomb", "partitions": [{"partition_index": 0, "timestamp": ts}]}]})
+        part = resp["topics"][0]["partitions"][0]
+        assert (part["error_code"], part["offset"], part["timestamp"]) == (0, 0, now)
+    c.close()
