@@ -209,3 +209,61 @@ def test_python_api_restart_keeps_topics_configs_and_records(tmp_path: Path) -> 
     with Cluster(port=0) as c:  # without a data dir: memory only
         assert "kept" not in c.call(lambda: dict(c.state.topics))
     assert os.path.exists(os.path.join(d, "meta.json"))
+
+
+def test_offsets_and_transactions_come_back_from_the_internal_topics(tmp_path: Path) -> None:
+    """Committed offsets and transaction state are records of __consumer_offsets and
+    __transaction_state: after SIGKILL and a restart the group's offsets are there, a
+    committed transaction is readable, one left open is aborted (read_committed
+    consumers reach the end), and the producer id space moved on."""
+    data = tmp_path / "data"
+    emu = Emulator(data, free_ports(3), tmp_path / "emulator.log")
+    bootstrap = emu.start()
+    create_topic(bootstrap, "tx")
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": "tx-1", "acks": "all"})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(10):
+        p.produce("tx", value=b"committed-%d" % i, partition=0)
+    p.commit_transaction(30)
+    p.begin_transaction()
+    for i in range(5):
+        p.produce("tx", value=b"open-%d" % i, partition=0)
+    p.flush(30)  # appended, never committed: open when the process dies
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g1",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.commit(offsets=[TopicPartition("tx", 1, 42), TopicPartition("tx", 2, 7)],
+             asynchronous=False)
+    c.close()
+    emu.stop(signal.SIGKILL)
+    bootstrap = emu.start()
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "g1",
+                  "enable.auto.commit": False, "isolation.level": "read_committed",
+                  "auto.offset.reset": "earliest", "enable.partition.eof": True})
+    got = c.committed([TopicPartition("tx", 1), TopicPartition("tx", 2)], timeout=20)
+    assert [(tp.partition, tp.offset) for tp in got] == [(1, 42), (2, 7)]
+    c.assign([TopicPartition("tx", 0, 0)])
+    values = []
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        m = c.poll(0.2)
+        if m is None:
+            continue
+        if m.error() is not None:
+            assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+            break
+        values.append(m.value())
+    c.close()
+    assert values == [b"committed-%d" % i for i in range(10)]
+    text = emu.log_path.read_text()
+    assert "rebuilt 2 committed offsets and 1 transactional ids" in text
+    # the same transactional id starts again: a bumped epoch, the old producer fenced
+    p2 = Producer({"bootstrap.servers": bootstrap, "transactional.id": "tx-1"})
+    p2.init_transactions(30)
+    p2.begin_transaction()
+    p2.produce("tx", value=b"after", partition=0)
+    p2.commit_transaction(30)
+    idem = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    idem.produce("tx", value=b"idempotent", partition=0)
+    assert idem.flush(20) == 0  # a fresh producer id: no clash with the restored state
+    emu.stop(signal.SIGTERM)

@@ -172,6 +172,8 @@ class Cluster:
 
         self._loop = asyncio.get_running_loop()
         services = build_services(self.state)
+        if self.store is not None:
+            self.store.restore_services(self.state, services)
         services["security"] = self.security
         ssl_context = None
         if any(sp.uses_tls for sp in self.listener_specs):

@@ -28,6 +28,11 @@ def build_services(state: ClusterState) -> dict[str, Any]:
         pass
     else:
         services["transactions"] = TransactionCoordinator(state, services.get("groups"))
+    if "groups" in services and "transactions" in services:
+        from emulator.cluster.coordinator_log import CoordinatorLog
+
+        services["coordinator_log"] = CoordinatorLog(state, services["groups"],
+                                                     services["transactions"])
     if "groups" in services:
         from emulator.cluster.share_coordinator import ShareCoordinator
 

@@ -18,9 +18,11 @@ LeaveGroup) and ``consumer_groups`` (KIP-848 ConsumerGroupHeartbeat). Everything
 driven by calls and by ``tick(now)`` (registered in ``ClusterState.tick_hooks``); any
 change calls ``state.changed()`` so that parked requests are re-checked.
 
-Differs from Kafka: offsets and group metadata are not written to __consumer_offsets
-(its partitions exist for placement only), and offsets do not expire
-(offsets.retention.minutes is not applied).
+Committed offsets are also written as OffsetCommit records of __consumer_offsets
+(emulator.cluster.coordinator_log, which also expires them per
+offsets.retention.minutes) and rebuilt from there when a data directory is loaded.
+Differs from Kafka: group metadata records are not written (members rejoin after a
+restart; their groups come back Empty with their offsets).
 """
 
 from __future__ import annotations
@@ -240,6 +242,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         now = self.now()
         store = self.offsets.setdefault(group_id, {})
         out = []
+        written = {}
         for topic, parts in topics:
             res = []
             for partition, offset, epoch, metadata in parts:
@@ -248,11 +251,19 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
                         len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
                     err = E.OFFSET_METADATA_TOO_LARGE
                 if not err:
-                    store[(topic, partition)] = OffsetAndMetadata(offset, epoch, metadata, now)
+                    store[(topic, partition)] = written[(topic, partition)] = \
+                        OffsetAndMetadata(offset, epoch, metadata, now)
                 res.append((partition, err))
             out.append((topic, res))
+        self._offsets_changed(group_id, written)
         self.mark_changed()
         return out
+
+    def _offsets_changed(self, group_id: str, offsets: dict) -> None:
+        """News for the __consumer_offsets records (emulator.cluster.coordinator_log);
+        None as a value is a deletion (a tombstone)."""
+        if offsets:
+            self.state.emit("offsets_changed", group=group_id, offsets=offsets)
 
     def _validate_commit(self, group_id: str, member_id: str, generation: int,
                          instance_id: str | None, version: int, transactional: bool = False):
@@ -326,6 +337,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         pending = self.pending_txn.get(group_id, {}).pop(producer_id, None)
         if pending and commit and group_id in self.groups:
             self.offsets.setdefault(group_id, {}).update(pending)
+            self._offsets_changed(group_id, pending)
         if group_id in self.pending_txn and not self.pending_txn[group_id]:
             del self.pending_txn[group_id]
         self.mark_changed()
@@ -387,6 +399,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             raise KafkaError(E.NON_EMPTY_GROUP)
         store = self.offsets.get(group_id, {})
         out = []
+        removed: dict = {}
         for topic, parts in topics:
             if group.is_subscribed_to(topic):
                 out.append((topic, [(p, E.GROUP_SUBSCRIBED_TO_TOPIC) for p in parts]))
@@ -395,11 +408,13 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             for p in parts:
                 err = self._partition_error(topic, p)
                 if not err:
-                    store.pop((topic, p), None)
+                    if store.pop((topic, p), None) is not None:
+                        removed[(topic, p)] = None
                     for offs in self.pending_txn.get(group_id, {}).values():
                         offs.pop((topic, p), None)
                 res.append((p, err))
             out.append((topic, res))
+        self._offsets_changed(group_id, removed)
         self.mark_changed()
         return out
 
@@ -461,7 +476,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         del self.groups[group_id]
         if group.type == "classic":
             group.transition(DEAD, self.now())
-        self.offsets.pop(group_id, None)
+        gone = self.offsets.pop(group_id, None) or {}
+        self._offsets_changed(group_id, dict.fromkeys(gone))
         self.pending_txn.pop(group_id, None)
         self.mark_changed()
         return E.NONE

@@ -25,8 +25,9 @@ are in the logs; a partition without a leader keeps the transaction in Prepare* 
 ``tick`` can write its marker (clients meanwhile get CONCURRENT_TRANSACTIONS). Offsets
 sent with TxnOffsetCommit are released to the group coordinator on commit.
 
-Differs from Kafka: transaction state is not written to __transaction_state (its
-partitions exist for placement only); transaction version 2 (KIP-890 part 2) is not
+Every change of a transaction's state is written as a TransactionLog record of
+__transaction_state (emulator.cluster.coordinator_log), the coordinator rebuilt from
+those when a data directory is loaded. Differs from Kafka: transaction version 2 (KIP-890 part 2) is not
 offered, so clients use the version-1 flow.
 """
 
@@ -114,6 +115,10 @@ class TransactionCoordinator:
     def cfg(self, key: str, default: int) -> int:
         v = self.state.config.get(key)
         return default if v is None else int(v)
+
+    def _persist(self, txn: TxnMetadata, removed: bool = False) -> None:
+        """News for the __transaction_state records (emulator.cluster.coordinator_log)."""
+        self.state.emit("txn_changed", txn=txn, removed=removed)
 
     def new_producer_id(self) -> int:
         pid = self.next_producer_id
@@ -210,6 +215,7 @@ class TransactionCoordinator:
         txn.groups.clear()
         txn.start_ms = -1
         txn.last_update_ms = now
+        self._persist(txn)
         return E.NONE, txn.producer_id, txn.producer_epoch
 
     # ---- AddPartitionsToTxn / AddOffsetsToTxn -----------------------------------------------
@@ -244,6 +250,7 @@ class TransactionCoordinator:
                     else E.INVALID_TXN_STATE for tp in partitions}
         self._begin(txn)
         txn.partitions.update(partitions)
+        self._persist(txn)
         self.state.changed()
         return dict.fromkeys(partitions, E.NONE)
 
@@ -269,6 +276,7 @@ class TransactionCoordinator:
         txn.groups.add(group_id)
         if self.groups is not None:
             txn.partitions.add((OFFSETS_TOPIC, self.groups.partition_for(group_id)))
+        self._persist(txn)
         self.state.changed()
         return E.NONE
 
@@ -303,6 +311,7 @@ class TransactionCoordinator:
         txn.transition(PREPARE_COMMIT if commit else PREPARE_ABORT)
         txn.last_update_ms = self.now()
         txn.pending_markers = set(txn.partitions)
+        self._persist(txn)
         self._write_markers(txn)
 
     def _write_markers(self, txn: TxnMetadata) -> None:
@@ -334,6 +343,7 @@ class TransactionCoordinator:
         txn.partitions.clear()
         txn.groups.clear()
         txn.last_update_ms = now
+        self._persist(txn)
         self.state.changed()
 
     # ---- the produce path -----------------------------------------------------------------------
@@ -377,6 +387,7 @@ class TransactionCoordinator:
             elif txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) \
                     and now - txn.last_update_ms > expiry:
                 del self.txns[tid]
+                self._persist(txn, removed=True)
                 changed = True
         if changed:
             self.state.changed()

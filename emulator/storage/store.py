@@ -17,6 +17,7 @@ import shutil
 import time
 from bisect import bisect_left
 
+from emulator.cluster.coordinator_log import replay
 from emulator.cluster.partition import Partition
 from emulator.log import Log
 from emulator.storage.disk import (
@@ -70,7 +71,6 @@ class DataDir:
         state.cluster_id = meta.get("cluster_id", state.cluster_id)
         for name, t in sorted(meta["topics"].items()):
             self._load_topic(state, name, t)
-        self._abort_open_transactions(state)
         self._meta_text = json.dumps(self._meta(state), sort_keys=True)
         log.info("loaded %d topics, %d batches from %s in %.0f ms", self.loaded_topics,
                  self.loaded_batches, self.path, (time.monotonic() - started) * 1000)
@@ -160,9 +160,19 @@ class DataDir:
         _rebuild_producer_state(p, [x for _, bs in segments for x in bs])
         self.parts[(p.topic, p.index)] = pf
 
-    def _abort_open_transactions(self, state) -> None:
-        """Transactions open at the crash: end them with ABORT markers, as the
-        coordinator would once their timeout passed, so the last stable offset moves."""
+    def restore_services(self, state, services: dict) -> None:
+        """After load: the coordinators from the internal topics' records, then any
+        transaction still open in a partition (no coordinator record) aborted."""
+        groups, txns = services.get("groups"), services.get("transactions")
+        if groups is not None and txns is not None:
+            n_off, n_txn = replay(state, groups, txns)
+            log.info("rebuilt %d committed offsets and %d transactional ids from "
+                     "__consumer_offsets / __transaction_state", n_off, n_txn)
+        self.abort_open_transactions(state)
+
+    def abort_open_transactions(self, state) -> None:
+        """Transactions open at the crash that no coordinator finished: end them with
+        ABORT markers, as a timeout would, so the last stable offset moves."""
         for t in state.topics.values():
             for p in t.partitions:
                 open_txns = [(pid, e.epoch) for pid, e in p.producers.items()

@@ -1,0 +1,272 @@
+"""Committed offsets and transaction state as records of the internal topics.
+
+Kafka's coordinators keep their state as records: an offset commit is an
+OffsetCommit record (key: group, topic, partition) in the group's
+``__consumer_offsets`` partition, a transaction's state a TransactionLog record
+(key: transactional.id) in ``__transaction_state``; a deletion is a tombstone; both
+topics are compacted, so the latest record per key is the state. A coordinator that
+takes over a partition (a restart, a leader move) rebuilds its state from those
+records. Here the same records are written (Kafka's own layouts, key version 1 /
+value version 3 for offsets, key and value version 0 for transactions, so Kafka's
+tools and formatters can read them), and ``replay`` rebuilds the coordinators from
+them when a data directory is loaded. While the process runs the coordinators'
+in-memory state is what the records say, so a coordinator move keeps it as is.
+
+Also here: offsets.retention.minutes. Offsets of a group without members (or of
+no group at all) expire that long after their commit, as Kafka's
+GroupMetadataManager.cleanupGroupMetadata does every
+offsets.retention.check.interval.ms; each expiry writes a tombstone.
+
+Domain code: records go through ``ClusterState.append_control`` (the leader's log,
+no client checks) and an ``append`` event, which the data directory, if any,
+writes out before the request is answered.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from emulator.cluster.classic_groups import ClassicGroup
+from emulator.cluster.groups import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
+from emulator.cluster.partition import Partition
+from emulator.cluster.transactions import (
+    COMPLETE_ABORT,
+    COMPLETE_COMMIT,
+    DEAD,
+    EMPTY,
+    ONGOING,
+    PREPARE_ABORT,
+    PREPARE_COMMIT,
+    PREPARE_EPOCH_FENCE,
+    TXN_TOPIC,
+    TxnMetadata,
+)
+from wire.records import Record, build_batch, decode_records, read_header
+
+# TransactionState ids as Kafka writes them (TransactionState.id)
+TXN_STATUS = {EMPTY: 0, ONGOING: 1, PREPARE_COMMIT: 2, PREPARE_ABORT: 3, COMPLETE_COMMIT: 4,
+              COMPLETE_ABORT: 5, DEAD: 6, PREPARE_EPOCH_FENCE: 7}
+TXN_STATUS_NAME = {v: k for k, v in TXN_STATUS.items()}
+MAX_LONG = (1 << 63) - 1
+
+
+# ---- Kafka's record layouts -----------------------------------------------------------
+def _str(s: str | None) -> bytes:
+    if s is None:
+        return struct.pack(">h", -1)
+    b = s.encode()
+    return struct.pack(">h", len(b)) + b
+
+
+def _read_str(buf: bytes, pos: int) -> tuple[str | None, int]:
+    (n,) = struct.unpack_from(">h", buf, pos)
+    pos += 2
+    if n < 0:
+        return None, pos
+    return buf[pos:pos + n].decode(), pos + n
+
+
+def offset_key(group: str, topic: str, partition: int) -> bytes:
+    """OffsetCommitKey, version 1."""
+    return struct.pack(">h", 1) + _str(group) + _str(topic) + struct.pack(">i", partition)
+
+
+def offset_value(om: OffsetAndMetadata) -> bytes:
+    """OffsetCommitValue, version 3: offset, leader epoch, metadata, commit time."""
+    return (struct.pack(">hqi", 3, om.offset, om.leader_epoch) + _str(om.metadata or "")
+            + struct.pack(">q", om.commit_ms))
+
+
+def parse_offset_key(key: bytes) -> tuple[str, str, int] | None:
+    (version,) = struct.unpack_from(">h", key, 0)
+    if version not in (0, 1):
+        return None  # group metadata (version 2) and others: not ours to read
+    group, pos = _read_str(key, 2)
+    topic, pos = _read_str(key, pos)
+    (partition,) = struct.unpack_from(">i", key, pos)
+    return group or "", topic or "", partition
+
+
+def parse_offset_value(value: bytes) -> OffsetAndMetadata:
+    (version, offset) = struct.unpack_from(">hq", value, 0)
+    pos = 10
+    epoch = -1
+    if version >= 3:
+        (epoch,) = struct.unpack_from(">i", value, pos)
+        pos += 4
+    metadata, pos = _read_str(value, pos)
+    (commit_ms,) = struct.unpack_from(">q", value, pos)
+    return OffsetAndMetadata(offset, epoch, metadata, commit_ms)
+
+
+def txn_key(transactional_id: str) -> bytes:
+    """TransactionLogKey, version 0."""
+    return struct.pack(">h", 0) + _str(transactional_id)
+
+
+def txn_value(txn: TxnMetadata) -> bytes:
+    """TransactionLogValue, version 0."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in sorted(txn.partitions):
+        by_topic.setdefault(t, []).append(p)
+    out = struct.pack(">hqhib", 0, txn.producer_id, txn.producer_epoch, txn.timeout_ms,
+                      TXN_STATUS[txn.state])
+    out += struct.pack(">i", len(by_topic))
+    for t, ps in by_topic.items():
+        out += _str(t) + struct.pack(">i", len(ps)) + b"".join(struct.pack(">i", p)
+                                                             for p in ps)
+    return out + struct.pack(">qq", txn.last_update_ms, txn.start_ms)
+
+
+def parse_txn(key: bytes, value: bytes) -> TxnMetadata:
+    tid, _ = _read_str(key, 2)
+    _v, pid, epoch, timeout, status = struct.unpack_from(">hqhib", value, 0)
+    pos = 17
+    (n,) = struct.unpack_from(">i", value, pos)
+    pos += 4
+    parts: set[tuple[str, int]] = set()
+    for _ in range(n):
+        topic, pos = _read_str(value, pos)
+        (m,) = struct.unpack_from(">i", value, pos)
+        pos += 4
+        for _ in range(m):
+            parts.add((topic or "", struct.unpack_from(">i", value, pos)[0]))
+            pos += 4
+    last_update, start = struct.unpack_from(">qq", value, pos)
+    return TxnMetadata(tid or "", pid, timeout, last_update, producer_epoch=epoch,
+                       state=TXN_STATUS_NAME.get(status, EMPTY), partitions=parts,
+                       start_ms=start)
+
+
+# ---- writing ------------------------------------------------------------------------------
+class CoordinatorLog:
+    """Writes the coordinators' changes as records; expires offsets."""
+
+    def __init__(self, state, groups, transactions) -> None:
+        self.state = state
+        self.groups = groups
+        self.transactions = transactions
+        self._next_expiry_check = 0
+        state.hooks.append(self._on_event)
+        state.tick_hooks.append(self.tick)
+
+    def _append(self, topic: str, key_for_partition: str, records: list[Record]) -> None:
+        t = self.state.topics.get(topic)
+        if t is None or not records:
+            return
+        index = partition_for(key_for_partition, len(t.partitions))
+        p: Partition = t.partitions[index]
+        if p.leader < 0:
+            return  # no coordinator: Kafka would answer COORDINATOR_NOT_AVAILABLE
+        self.state.append_control(p, build_batch(records, timestamp=self.state.now()))
+        self.state.emit("append", topic=topic, partition=index, base=-1, last=-1)
+
+    def _on_event(self, event: str, data: dict) -> None:
+        if event == "offsets_changed":
+            group = data["group"]
+            now = self.state.now()
+            recs = []
+            for (topic, partition), om in data["offsets"].items():
+                value = offset_value(om) if om is not None else None
+                recs.append(Record(0, now, offset_key(group, topic, partition), value))
+            self._append(OFFSETS_TOPIC, group, recs)
+        elif event == "txn_changed":
+            txn: TxnMetadata = data["txn"]
+            value = None if data.get("removed") else txn_value(txn)
+            self._append(TXN_TOPIC, txn.transactional_id,
+                         [Record(0, self.state.now(), txn_key(txn.transactional_id), value)])
+
+    def tick(self, now: int) -> None:
+        interval = int(self.state.config.get("offsets.retention.check.interval.ms") or 600000)
+        if now < self._next_expiry_check:
+            return
+        self._next_expiry_check = now + interval
+        self.expire_offsets(now)
+
+    def expire_offsets(self, now: int) -> int:
+        """Drop offsets past offsets.retention.minutes of groups without members."""
+        retention = int(self.state.config.get("offsets.retention.minutes") or 10080) * 60_000
+        n = 0
+        for gid, store in list(self.groups.offsets.items()):
+            group = self.groups.groups.get(gid)
+            if group is not None and not group.is_empty:
+                continue
+            gone = {tp: None for tp, om in store.items() if now - om.commit_ms >= retention}
+            for tp in gone:
+                del store[tp]
+            if gone:
+                n += len(gone)
+                self._on_event("offsets_changed", {"group": gid, "offsets": gone})
+            if not store:
+                del self.groups.offsets[gid]
+        return n
+
+
+# ---- rebuilding ---------------------------------------------------------------------------
+def _latest_records(state, topic: str) -> list[Record]:
+    """Every record of the topic's partitions, oldest first (skips aborted/control)."""
+    t = state.topics.get(topic)
+    out: list[Record] = []
+    if t is None:
+        return out
+    for p in t.partitions:
+        if p.leader < 0:
+            continue
+        for data, *_ in p.leader_log.batches_from(-1, MAX_LONG):
+            if read_header(data).is_control:
+                continue
+            out.extend(decode_records(data))
+    return out
+
+
+def replay(state, groups, transactions) -> tuple[int, int]:
+    """Rebuild committed offsets and transaction state from the internal topics.
+
+    Returns (offsets, transactions) loaded. Transactions caught mid-way are finished
+    as Kafka's coordinator finishes them on load: PrepareCommit/PrepareAbort write
+    their remaining markers; an Ongoing one is aborted with a bumped epoch.
+    """
+    offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata | None]] = {}
+    for r in _latest_records(state, OFFSETS_TOPIC):
+        k = parse_offset_key(r.key or b"\0\2")
+        if k is None:
+            continue
+        group, topic, partition = k
+        offsets.setdefault(group, {})[(topic, partition)] = (
+            parse_offset_value(r.value) if r.value is not None else None)
+    n_offsets = 0
+    for group, entries in offsets.items():
+        live = {tp: om for tp, om in entries.items() if om is not None
+                and tp[0] in state.topics}
+        if live:
+            groups.offsets[group] = live
+            n_offsets += len(live)
+            if group not in groups.groups:  # back as an Empty group with its offsets
+                groups.groups[group] = ClassicGroup(group, state.now())
+                groups.group_created(groups.groups[group])
+    txns: dict[str, TxnMetadata | None] = {}
+    for r in _latest_records(state, TXN_TOPIC):
+        if r.key is None:
+            continue
+        tid, _ = _read_str(r.key, 2)
+        txns[tid or ""] = parse_txn(r.key, r.value) if r.value is not None else None
+    top_pid = max([p for t in state.topics.values() for part in t.partitions
+                   for p in part.producers] + [-1])
+    for tid, txn in txns.items():
+        if txn is None:
+            continue
+        transactions.txns[tid] = txn
+        top_pid = max(top_pid, txn.producer_id)
+        if txn.state == ONGOING:
+            txn.producer_epoch += 1  # fence the producer, as a timeout would
+            txn.last_producer_epoch = -1
+            transactions._end(txn, commit=False)
+        elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            txn.pending_markers = set(txn.partitions)
+            transactions._write_markers(txn)
+    transactions.next_producer_id = max(transactions.next_producer_id, top_pid + 1)
+    return n_offsets, len([t for t in txns.values() if t is not None])
+
+
+__all__ = ["CoordinatorLog", "offset_key", "offset_value", "parse_offset_key",
+           "parse_offset_value", "parse_txn", "replay", "txn_key", "txn_value"]

@@ -1,0 +1,96 @@
+"""Committed offsets and transaction state as records of __consumer_offsets and
+__transaction_state: Kafka's layouts, the coordinators rebuilt from them, offsets
+expired per offsets.retention.minutes (manual clock)."""
+
+from __future__ import annotations
+
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.coordinator_log import (
+    CoordinatorLog,
+    offset_key,
+    parse_offset_key,
+    parse_offset_value,
+    replay,
+)
+from emulator.cluster.groups import OFFSETS_TOPIC, GroupCoordinator, OffsetAndMetadata
+from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.transactions import TXN_TOPIC, TransactionCoordinator
+from wire.errors import ErrorCode as E
+from wire.records import decode_records
+
+
+def harness(**config: str):
+    clock = ManualClock()
+    st = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                      broker_config={"offsets.topic.num.partitions": "3",
+                                     "transaction.state.log.num.partitions": "3", **config})
+    st.create_topic("t", 2, 3)
+    gc = GroupCoordinator(st)
+    tc = TransactionCoordinator(st, gc)
+    CoordinatorLog(st, gc, tc)
+    gc.ensure_offsets_topic()
+    tc.ensure_txn_topic()
+    return st, clock, gc, tc
+
+
+def records(st: ClusterState, topic: str) -> list:
+    out = []
+    for p in st.topics[topic].partitions:
+        for b in p.leader_log.read(-1, 1 << 40, 1 << 40):
+            out.extend(decode_records(b))
+    return out
+
+
+def test_offset_records_have_kafkas_layout() -> None:
+    key = offset_key("grp", "topic", 7)
+    assert key == b"\x00\x01\x00\x03grp\x00\x05topic\x00\x00\x00\x07"
+    assert parse_offset_key(key) == ("grp", "topic", 7)
+    assert parse_offset_key(b"\x00\x02\x00\x03grp") is None  # group metadata: not ours
+
+
+def test_commits_and_deletes_are_records_and_replay_rebuilds_them() -> None:
+    st, clock, gc, tc = harness()
+    res = gc.commit_offsets("g", "", -1, [("t", [(0, 5, 1, "meta"), (1, 9, -1, None)])])
+    assert res == [("t", [(0, E.NONE), (1, E.NONE)])]
+    recs = records(st, OFFSETS_TOPIC)
+    assert {parse_offset_key(r.key) for r in recs} == {("g", "t", 0), ("g", "t", 1)}
+    v = parse_offset_value(next(r.value for r in recs if parse_offset_key(r.key)[2] == 0))
+    assert (v.offset, v.leader_epoch, v.metadata) == (5, 1, "meta")
+    gc.delete_offsets("g", [("t", [1])])
+    assert records(st, OFFSETS_TOPIC)[-1].value is None  # a tombstone
+    fresh_g, fresh_t = GroupCoordinator(st), TransactionCoordinator(st, None)
+    assert replay(st, fresh_g, fresh_t)[0] == 1
+    assert set(fresh_g.offsets["g"]) == {("t", 0)}
+    assert fresh_g.groups["g"].is_empty
+
+
+def test_transaction_state_is_written_and_replayed() -> None:
+    st, clock, gc, tc = harness()
+    err, pid, epoch = tc.init_producer_id("tid", 60_000, broker_id=None)
+    assert err == E.NONE
+    assert tc.add_partitions("tid", pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
+    assert records(st, TXN_TOPIC)[-1].value is not None
+    g2, t2 = GroupCoordinator(st), TransactionCoordinator(st, None)
+    _, n = replay(st, g2, t2)
+    assert n == 1
+    txn = t2.txns["tid"]
+    # it was Ongoing: the rebuilt coordinator fences the producer and aborts it
+    assert txn.producer_id == pid and txn.producer_epoch == epoch + 1
+    assert txn.state == "CompleteAbort"
+    assert t2.next_producer_id > pid
+
+
+def test_offsets_expire_after_retention_for_groups_without_members() -> None:
+    st, clock, gc, tc = harness(**{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "1000"})
+    gc.commit_offsets("g", "", -1, [("t", [(0, 5, -1, None)])])
+    st.tick()
+    assert ("t", 0) in gc.offsets["g"]
+    clock.advance(59_000)
+    st.tick()
+    assert ("t", 0) in gc.offsets["g"]
+    clock.advance(2_000)
+    st.tick()
+    assert "g" not in gc.offsets
+    assert records(st, OFFSETS_TOPIC)[-1].value is None
+    assert isinstance(OffsetAndMetadata(1, 1, None, 1), OffsetAndMetadata)
