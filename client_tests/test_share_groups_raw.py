@@ -11,6 +11,7 @@ import uuid
 from client_tests.rawkafka import Conn
 from emulator import Cluster
 from emulator.cluster.share_coordinator import kafka_uuid
+from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.records import build_batch, decode_records, iter_batches
 
@@ -20,7 +21,8 @@ def conn_to(c: Cluster, broker_id: int) -> Conn:
 
 
 def setup(c: Cluster, topic: str, group: str, n: int) -> tuple[bytes, int]:
-    c.create_topic(topic, partitions=1, replication_factor=3)
+    if topic not in c.state.topics:
+        c.create_topic(topic, partitions=1, replication_factor=3)
     sc = c.server.services["share"]
     c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
     t = c.state.topics[topic]
@@ -58,7 +60,7 @@ def values(part: dict) -> list[bytes]:
 
 
 def coordinator(c: Cluster, group: str) -> int:
-    conn = Conn(c)
+    conn = conn_to(c, min(c.state.alive_brokers()))
     try:
         r = conn.call(10, 6, {"key_type": 0, "coordinator_keys": [group]})
         return r["coordinators"][0]["node_id"]
@@ -322,3 +324,52 @@ def test_consumer_heartbeat_on_a_share_group(cluster: Cluster, topic_name: str) 
         assert r["error_message"] == f"Group {g} is not a consumer group."
     finally:
         conn.close()
+
+
+def test_share_state_survives_coordinator_and_leader_moves(topic_name: str) -> None:
+    with Cluster(brokers=4, port=0) as c:
+        c.create_topic(topic_name, partitions=1, replication_factor=3)
+        leader_of = c.state.topics[topic_name].partitions[0].leader
+        # a group whose coordinator is not the data partition's leader
+        g = next(f"sg-{i}" for i in range(100) if coordinator(c, f"sg-{i}") != leader_of)
+        tid, leader = setup(c, topic_name, g, 4)
+        member = str(uuid.uuid4())
+        coord = coordinator(c, g)
+        assert coord != leader, "pick another group id"
+        conn = conn_to(c, coord)
+        try:
+            r = heartbeat(conn, g, member, 0, [topic_name])
+            epoch = r["member_epoch"]
+        finally:
+            conn.close()
+        lconn = conn_to(c, leader)
+        try:
+            r = fetch(lconn, g, member, 0, tid)
+            assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+                {"first_offset": 0, "last_offset": 3, "delivery_count": 1}]
+            r = conn_ack(lconn, g, member, 1, tid, 0, 1, 1)
+            assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        finally:
+            lconn.close()
+        # the group coordinator moves: membership and epochs are intact on the new one
+        c.stop_broker(coord)
+        new = wait_for(lambda: (n := coordinator(c, g)) != coord and n >= 0 and n,
+                       "a new group coordinator")
+        conn = conn_to(c, new)
+        try:
+            r = heartbeat(conn, g, member, epoch)
+            assert (r["error_code"], r["member_epoch"]) == (E.NONE, epoch)
+        finally:
+            conn.close()
+        # the partition leader moves: accepted records stay done, acquired ones come back
+        c.stop_broker(leader)
+        p = c.state.topics[topic_name].partitions[0]
+        new_leader = wait_for(lambda: p.leader not in (leader, -1) and p.leader,
+                              "a new partition leader")
+        lconn = conn_to(c, new_leader)
+        try:
+            r = fetch(lconn, g, member, 0, tid)
+            assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+                {"first_offset": 2, "last_offset": 3, "delivery_count": 2}]
+        finally:
+            lconn.close()
