@@ -550,16 +550,20 @@ cdef class Log:
                         int64_t max_offset):
         """Delete old batches below ``max_offset`` (the high watermark); returns count."""
         cdef Py_ssize_t n = 0
-        cdef int64_t first_size
-        cdef object too_old
-        cdef bytes first
+        cdef int64_t first_size, first_ts
+        cdef object too_old, first
         while self._n - self._head > 1 and self._lasts[self._head] < max_offset:
             first = self._batches[self._head]
-            first_size = PyBytes_GET_SIZE(first)
+            if type(first) is bytes:
+                first_size = PyBytes_GET_SIZE(first)
+                first_ts = _be64(<const uint8_t*>PyBytes_AS_STRING(first) + MAX_TIMESTAMP_OFFSET)
+            else:  # a view of a segment file (a data directory's closed segment)
+                first_size = len(first)
+                first_ts = int.from_bytes(bytes(first[MAX_TIMESTAMP_OFFSET:
+                                                      MAX_TIMESTAMP_OFFSET + 8]),
+                                          "big", signed=True)
             # Python integers: a client's timestamp may be anything an int64 holds.
-            too_old = retention_ms >= 0 and (
-                <object>now_ms - _be64(<const uint8_t*>PyBytes_AS_STRING(first)
-                                        + MAX_TIMESTAMP_OFFSET) > retention_ms)
+            too_old = retention_ms >= 0 and (<object>now_ms - first_ts > retention_ms)
             if not too_old and not (
                 retention_bytes >= 0
                 and self._cum_before(self._n - self._head) - first_size >= retention_bytes

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import os
 import time
 from array import array
@@ -73,6 +74,9 @@ class SegmentFile:
     bases: array = field(default_factory=lambda: array("q"))
     positions: array = field(default_factory=lambda: array("q"))
     fingerprints: array = field(default_factory=lambda: array("q"))  # crc, epoch
+    # closed and below the high watermark: the logs hold views of this file's map,
+    # not bytes of their own (bounded memory); the map lives while any view does
+    mapped: object = None
 
 
 def fingerprint(data: bytes | memoryview) -> int:
@@ -90,10 +94,22 @@ class LoadedBatch:
     max_ts: int
 
 
-def scan_segment(path: str, expect_base: int) -> tuple[list[LoadedBatch], int, str | None]:
-    """Read one segment file: its valid batches, the valid length, and why it stopped."""
+def map_file(path: str) -> mmap.mmap | None:
     with open(path, "rb") as f:
-        raw = f.read()
+        size = os.fstat(f.fileno()).st_size
+        return mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else None
+
+
+def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
+                 ) -> tuple[list[LoadedBatch], int, str | None]:
+    """Read one segment file: its valid batches, the valid length, and why it stopped.
+
+    With ``mapped`` (the file's map) the batches are views of it, not copies."""
+    if mapped is not None:
+        raw = mapped
+    else:
+        with open(path, "rb") as f:
+            raw = f.read()
     out: list[LoadedBatch] = []
     pos = 0
     n = len(raw)
@@ -113,7 +129,8 @@ def scan_segment(path: str, expect_base: int) -> tuple[list[LoadedBatch], int, s
             return out, pos, f"batch at position {pos} fails its CRC-32C"
         if h.base_offset < expect_base or (out and h.base_offset <= out[-1].last):
             return out, pos, f"batch at position {pos} has out-of-order offset {h.base_offset}"
-        out.append(LoadedBatch(bytes(view[pos:end]), h.base_offset, h.last_offset,
+        chunk = view[pos:end] if mapped is not None else bytes(view[pos:end])
+        out.append(LoadedBatch(chunk, h.base_offset, h.last_offset,
                                h.partition_leader_epoch, h.max_timestamp))
         pos = end
     return out, pos, None
@@ -218,6 +235,6 @@ class PartitionFiles:
 
 
 __all__ = [
-    "LoadedBatch", "PartitionFiles", "SegmentFile", "StorageError", "fingerprint",
+    "LoadedBatch", "PartitionFiles", "SegmentFile", "StorageError", "fingerprint", "map_file",
     "scan_segment", "segment_name",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import os
 import shutil
 import time
@@ -23,11 +24,13 @@ from emulator.log import Log
 from emulator.storage.disk import (
     META,
     PARTITION_META,
+    LoadedBatch,
     PartitionFiles,
     SegmentFile,
     StorageError,
     _atomic_json,
     fingerprint,
+    map_file,
     scan_segment,
     segment_name,
 )
@@ -101,9 +104,18 @@ class DataDir:
         files = sorted(n for n in os.listdir(d) if n.endswith(".log"))
         segments: list[list] = []
         expect = 0
+        maps: dict[int, object] = {}
         for k, n in enumerate(files):
             path = os.path.join(d, n)
-            batches, valid, why = scan_segment(path, expect)
+            closed = k + 1 < len(files)
+            mm = map_file(path) if closed else None  # closed segments stay on disk
+            batches, valid, why = scan_segment(path, expect, mm)
+            if why is not None and mm is not None:
+                batches = [LoadedBatch(bytes(x.data), x.base, x.last, x.epoch, x.max_ts)
+                           for x in batches]  # copies: this file is cut below
+                mm = None
+            if mm is not None:
+                maps[int(n[:-4])] = mm
             if why is not None:
                 dropped = files[k + 1:]
                 line = (f"{p.topic}-{p.index}: {n}: {why}; truncating the log to offset "
@@ -137,6 +149,7 @@ class DataDir:
         pf.cleaner_checkpoint = int(pmeta.get("cleaner_checkpoint", 0))
         for base, batches in segments:
             seg = pf._open_segment(base)
+            seg.mapped = maps.get(base)
             for x in batches:
                 seg.bases.append(x.base)
                 seg.positions.append(seg.size)
@@ -240,10 +253,44 @@ class DataDir:
                 wrote = True
         if wrote:
             self._maybe_flush(state, t, pf)
+        self._map_closed_segments(p, pf)
         if lg.log_start_offset != pf.log_start_offset:
             pf.log_start_offset = lg.log_start_offset
             pf.delete_below(pf.log_start_offset)
             pf.save_meta()
+
+    def _map_closed_segments(self, p: Partition, pf: PartitionFiles) -> None:
+        """Closed segments below the high watermark are read from their files: every
+        replica whose batches there are the leader's very objects swaps them for views
+        of a read-only map of the file, and the bytes in memory are freed."""
+        for k in range(len(pf.segments) - 1):
+            seg = pf.segments[k]
+            end = pf.segments[k + 1].base
+            if seg.mapped is not None or end > p.high_watermark or not len(seg.bases):
+                continue
+            self._map_segment(p, seg, end)
+
+    def _map_segment(self, p: Partition, seg: SegmentFile, end: int) -> None:
+        with open(seg.path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < seg.size:
+                return
+            mm = mmap.mmap(f.fileno(), seg.size, access=mmap.ACCESS_READ)
+        view = memoryview(mm)
+        n = len(seg.bases)
+        leader = p.leader_log
+        originals = {}
+        for i in range(n):
+            stop = seg.positions[i + 1] if i + 1 < n else seg.size
+            obj = leader.batch_at(seg.bases[i])
+            if obj is not None and len(obj) == stop - seg.positions[i]:
+                originals[seg.bases[i]] = (obj, view[seg.positions[i]:stop])
+        for lg in p.logs.values():
+            mine = [e for e in lg.batches_from(seg.base, MAX_LONG) if e[2] < end]
+            if not mine or any(originals.get(e[1], (None,))[0] is not e[0] for e in mine):
+                continue  # this replica holds other bytes there (or none): leave it
+            lg.replace_batches(seg.base, end, [(originals[e[1]][1], e[1], e[2], e[3], e[4])
+                                               for e in mine])
+        seg.mapped = mm
 
     def _last_matches(self, lg, pf: PartitionFiles) -> bool:
         seg = next((s for s in reversed(pf.segments) if len(s.bases)), None)
