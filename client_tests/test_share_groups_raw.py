@@ -127,6 +127,9 @@ def test_share_fetch_acknowledge_and_redelivery(cluster: Cluster, topic_name: st
         r = gconn.call(16, 5, {"states_filter": [], "types_filter": ["share"]})
         assert {"group_id": g, "protocol_type": "share", "group_state": "Stable",
                 "group_type": "share"} in r["groups"]
+        r = gconn.call(15, 6, {"groups": [g], "include_authorized_operations": False})
+        assert r["groups"][0]["error_code"] == E.GROUP_ID_NOT_FOUND
+        assert r["groups"][0]["error_message"] == f"Group {g} is not a classic group."
         r = gconn.call(77, 1, {"group_ids": [g], "include_authorized_operations": False})
         assert r["groups"][0]["group_state"] == "Stable" and len(r["groups"][0]["members"]) == 2
         assert r["groups"][0]["assignor_name"] == "simple"

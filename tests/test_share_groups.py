@@ -18,13 +18,19 @@ from emulator.cluster.partition import KafkaError
 from emulator.cluster.share_coordinator import ShareCoordinator
 from emulator.cluster.share_groups import simple_assign
 from emulator.cluster.share_partition import (
+    ACQUIRE,
+    LEADER_MOVED,
+    LOCK_TIMEOUT,
+    MEMBER_GONE,
+    TRANSITIONS,
+    InFlightRecord,
+    SharePartition,
+)
+from emulator.cluster.share_partition import (
     AcknowledgeType as A,
 )
 from emulator.cluster.share_partition import (
     RecordState as S,
-)
-from emulator.cluster.share_partition import (
-    SharePartition,
 )
 from emulator.cluster.state import Broker, ClusterState
 from wire.errors import ErrorCode as E
@@ -448,3 +454,20 @@ def test_share_coordinator_placement() -> None:
     with pytest.raises(KafkaError) as e:
         h.sc.coordinator_for("no-colons")
     assert e.value.code == E.INVALID_REQUEST
+
+
+def test_every_record_transition_outside_the_table_is_invalid_record_state() -> None:
+    """Walk every (state, event) pair: the table's pairs move, all others are refused."""
+    events = [ACQUIRE, LOCK_TIMEOUT, MEMBER_GONE, LEADER_MOVED, *A]
+    for state in S:
+        for event in events:
+            sp = SharePartition(G, b"t" * 16, 0, start_offset=0, next_offset=1)
+            rec = sp.records[0] = InFlightRecord(state, delivery_count=1)
+            if (state, event) in TRANSITIONS:
+                sp._apply(0, rec, event, delivery_limit=5)
+                want = TRANSITIONS[(state, event)]
+                assert rec.state == (S.AVAILABLE if want == "released" else want)
+            else:
+                with pytest.raises(KafkaError) as e:
+                    sp._apply(0, rec, event, delivery_limit=5)
+                assert e.value.code == E.INVALID_RECORD_STATE and rec.state == state

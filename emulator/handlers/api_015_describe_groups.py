@@ -33,6 +33,9 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             continue
         gc.tick()
         d = gc.describe_group(gid, version)
+        share = ctx.services.get("share")
+        if version >= 6 and share is not None and share.is_share_group(gid):
+            d["error_message"] = f"Group {gid} is not a classic group."  # a share group
         d["authorized_operations"] = GROUP_OPERATIONS if want_ops else NOT_REQUESTED
         groups.append(d)
     return {"throttle_time_ms": 0, "groups": groups}
