@@ -25,7 +25,6 @@ RELEASES = {"4.4": "4.4.0", "4.3": "4.3.1", "4.2": "4.2.2", "4.1": "4.1.0", "4.0
 # Keys a 4.x broker serves that the emulator does not (yet); never advertised.
 KNOWN_GAPS = {
     17, 29, 30, 31, 36, 50, 51,  # SASL, ACLs, SCRAM: the security work
-    76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92,  # share groups (KIP-932)
     88, 89, 93,  # streams groups (KIP-1071)
     38, 39, 40, 41,  # delegation tokens: only with SASL
     48, 49, 55, 57, 61, 64, 74, 80, 81, 94,  # admin and KRaft keys
