@@ -2,11 +2,13 @@
 
 Kafka's LogCleanerManager picks the compacted log with the highest dirty ratio
 (or one past max.compaction.lag.ms) and a cleaner thread cleans it. Here the
-server calls ``LogCleaner.run`` between requests; one call cleans at most one
-partition and at most ``log.cleaner.io.max.bytes.per.pass`` dirty bytes
-(rounded to whole segments), so a produce or fetch never waits behind a long
-pass (bench/storage.py measures the stall). The pure pass is
-``emulator.log.cleaner.clean``; this module feeds it a leader's batches and puts
+server calls ``LogCleaner.step`` between requests: a pass covers one partition
+and at most ``log.cleaner.io.max.bytes.per.pass`` dirty bytes (rounded to whole
+segments), and runs in steps of ``step_records`` records, so a produce or fetch
+waits at most one step (bench/storage.py measures the stall). The pass is the
+pure ``emulator.log.cleaner.cleaning``, fed a snapshot of the leader's batches;
+if the partition moved on meanwhile (new leader, truncation) the result is
+dropped and the next step starts afresh. This module feeds it a leader's batches and puts
 the cleaned batches into every replica's log at the same offsets, so followers
 and reassignment targets see the same compacted log. ``log_cleaned`` events
 tell an on-disk store which offsets were rewritten.
@@ -16,14 +18,16 @@ Above the cluster's data; reads configs and time from it, does no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
-from emulator.log.cleaner import CleanerConfig, CleanResult, clean, cleanable_range
+from emulator.log.cleaner import CleanerConfig, CleanResult, cleanable_range, cleaning
 
 MAX_LONG = (1 << 63) - 1
 DEFAULT_PASS_BYTES = 16 * 1024 * 1024
+STEP_RECORDS = 500  # records decoded per step: about 10 ms of pure Python
 
 
 def is_compacted(state: ClusterMetadata, t: Topic) -> bool:
@@ -56,6 +60,20 @@ class CleanerStats:
     uncleanable_partitions: set = field(default_factory=set)
 
 
+@dataclass(slots=True)
+class CleaningJob:
+    """A pass under way: the partition as it was when the pass began, and the steps."""
+
+    partition: Partition
+    leader: int
+    leader_epoch: int
+    first_dirty: int
+    end: int
+    dirty: int
+    started_ms: int
+    steps: Generator[None, None, CleanResult]
+
+
 class LogCleaner:
     """Per-partition cleaner checkpoints (first dirty offset) and one-pass runs."""
 
@@ -65,6 +83,9 @@ class LogCleaner:
         # keyed by topic id: a topic deleted and created again starts dirty
         self.checkpoints: dict[tuple[bytes, int], int] = {}
         self.stats = CleanerStats()
+        self.job: CleaningJob | None = None
+        self.last_result: CleanResult | None = None
+        self.step_records = STEP_RECORDS
 
     def pass_bytes(self) -> int:
         v = self.state.config.get("log.cleaner.io.max.bytes.per.pass")
@@ -99,28 +120,70 @@ class LogCleaner:
         return out
 
     def run(self) -> CleanResult | None:
-        """Clean the most urgent partition once; None when nothing needs cleaning."""
-        now = self.state.now()
-        self.stats.last_run_ms = now
-        todo = self.candidates(now)
-        if not todo:
-            return None
-        _, _, t, p, (rng, cfg) = todo[0]
-        return self.clean_partition(p, rng.first_dirty, rng.end, cfg, now)
+        """One whole pass over the most urgent partition; None when nothing needs it."""
+        result = None
+        while self.step():
+            if self.last_result is not None:
+                result, self.last_result = self.last_result, None
+                break
+        return result
 
-    def clean_partition(self, p: Partition, first_dirty: int, end: int, cfg: CleanerConfig,
-                        now: int) -> CleanResult:
+    def step(self) -> bool:
+        """Advance the current pass by about ``step_records`` records (starting one if
+        a partition needs it); False when there is nothing to do. The server calls this
+        between requests, so produce and fetch wait at most one step."""
+        now = self.state.now()
+        if self.job is None:
+            self.stats.last_run_ms = now
+            todo = self.candidates(now)
+            if not todo:
+                return False
+            _, _, _t, p, (rng, cfg) = todo[0]
+            self.job = self._start(p, rng.first_dirty, rng.end, cfg, now)
+        job = self.job
+        try:
+            next(job.steps)
+        except StopIteration as done:
+            self.job = None
+            self.last_result = self._finish(job, done.value)
+        return True
+
+    def _start(self, p: Partition, first_dirty: int, end: int, cfg: CleanerConfig,
+               now: int) -> CleaningJob:
         leader_log = p.leader_log
         end = self._bounded_end(leader_log, first_dirty, end)
-        dirty = leader_log.bytes_between(first_dirty, end)
-        entries = [e for e in leader_log.batches_from(leader_log.log_start_offset, MAX_LONG) if e[2] < end]
+        entries = [e for e in leader_log.batches_from(leader_log.log_start_offset, MAX_LONG)
+                   if e[2] < end]
         aborted = [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted]
-        res = clean(entries, first_dirty, end, aborted, now, cfg)
+        return CleaningJob(p, p.leader, p.leader_epoch, first_dirty, end,
+                           leader_log.bytes_between(first_dirty, end), now,
+                           cleaning(entries, first_dirty, end, aborted, now, cfg,
+                                    self.step_records))
+
+    def clean_partition(self, p: Partition, first_dirty: int, end: int, cfg: CleanerConfig,
+                        now: int) -> CleanResult | None:
+        """A whole pass over ``p`` at once (tests, tools)."""
+        job = self._start(p, first_dirty, end, cfg, now)
+        while True:
+            try:
+                next(job.steps)
+            except StopIteration as done:
+                return self._finish(job, done.value)
+
+    def _finish(self, job: CleaningJob, res: CleanResult) -> CleanResult | None:
+        """Swap the cleaned batches in, unless the partition moved on meanwhile (a new
+        leader, a truncation below the cleaned range, the topic gone)."""
+        p = job.partition
+        t = self.state.topics.get(p.topic)
+        if (t is None or t.id != p.topic_id or p.leader != job.leader
+                or p.leader_epoch != job.leader_epoch or p.leader not in p.logs
+                or p.leader_log.log_end_offset < job.end):
+            return None
         for log in p.logs.values():
             cleaned = [b for b in res.batches if b[2] >= log.log_start_offset]
             log.replace_batches(res.start, res.end, cleaned)
-        self.checkpoints[(p.topic_id, p.index)] = end
-        self._account(res, dirty, now)
+        self.checkpoints[(p.topic_id, p.index)] = job.end
+        self._account(res, job.dirty, job.started_ms)
         self.state.emit("log_cleaned", topic=p.topic, partition=p.index, start=res.start,
                         end=res.end)
         self.state.changed(partitions_only=True)
@@ -146,7 +209,7 @@ class LogCleaner:
         s.records_removed += res.records_removed
         s.recopy_percent = 100.0 * res.bytes_written / res.bytes_read if res.bytes_read else 0.0
         s.max_buffer_utilization = 100.0 * dirty / max(1, self.pass_bytes())
-        s.max_clean_time_ms = max(0, self.state.now() - now)
+        s.max_clean_time_ms = max(0, self.state.now() - now)  # the pass, steps included
 
 
 __all__ = ["CleanerStats", "LogCleaner", "cleaner_config", "is_compacted"]

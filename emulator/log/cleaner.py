@@ -27,7 +27,7 @@ No I/O and no clock: the caller passes the batches and ``now_ms``.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from wire.records import (
@@ -141,11 +141,12 @@ def _horizon(h: BatchHeader) -> int | None:
     return h.base_timestamp if h.attributes & DELETE_HORIZON_BIT else None
 
 
-def build_offset_map(entries: list[Entry], first_dirty: int, end: int,
-                     aborted: list[tuple[int, int, int]]) -> dict[bytes, int]:
+def _map_steps(entries: list[Entry], first_dirty: int, end: int,
+               aborted: list[tuple[int, int, int]], offsets: dict[bytes, int],
+               step_records: int) -> Iterator[None]:
     """Cleaner.buildOffsetMap: key -> its latest offset in [first_dirty, end),
-    skipping control batches and aborted transactions."""
-    offsets: dict[bytes, int] = {}
+    skipping control batches and aborted transactions; yields every ~step_records."""
+    done = 0
     for data, base, last, _e, _m in entries:
         if last < first_dirty or base >= end:
             continue
@@ -155,6 +156,17 @@ def build_offset_map(entries: list[Entry], first_dirty: int, end: int,
         for r in decode_records(data):
             if r.key is not None and first_dirty <= r.offset < end:
                 offsets[r.key] = r.offset
+        done += h.record_count
+        if done >= step_records:
+            done = 0
+            yield
+
+
+def build_offset_map(entries: list[Entry], first_dirty: int, end: int,
+                     aborted: list[tuple[int, int, int]]) -> dict[bytes, int]:
+    offsets: dict[bytes, int] = {}
+    for _ in _map_steps(entries, first_dirty, end, aborted, offsets, 1 << 62):
+        pass
     return offsets
 
 
@@ -166,10 +178,25 @@ def clean(entries: list[Entry], first_dirty: int, end: int,
     ``aborted`` holds (producer id, first offset, marker offset) of aborted
     transactions. Returns the batches that replace [entries' start, end).
     """
-    offsets = build_offset_map(entries, first_dirty, end, aborted)
+    steps = cleaning(entries, first_dirty, end, aborted, now_ms, cfg, 1 << 62)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def cleaning(entries: list[Entry], first_dirty: int, end: int,
+             aborted: list[tuple[int, int, int]], now_ms: int, cfg: CleanerConfig,
+             step_records: int) -> Generator[None, None, CleanResult]:
+    """``clean`` in steps: yields after about ``step_records`` records, so a caller
+    can interleave other work (the server serves requests between steps)."""
+    offsets: dict[bytes, int] = {}
+    yield from _map_steps(entries, first_dirty, end, aborted, offsets, step_records)
     start = entries[0][1] if entries else end
     res = CleanResult(start, end, [], map_keys=len(offsets))
     txn_has_data: set[int] = set()  # producers whose open txn had batches in this pass
+    done = 0
     for entry in entries:
         data, base, last, epoch, _max_ts = entry
         if last >= end:
@@ -177,6 +204,10 @@ def clean(entries: list[Entry], first_dirty: int, end: int,
         h = read_header(data)
         res.bytes_read += len(data)
         res.records_read += h.record_count
+        done += h.record_count
+        if done >= step_records:
+            done = 0
+            yield
         horizon = _horizon(h)
         if h.is_control:
             had_data = h.producer_id in txn_has_data
@@ -243,5 +274,5 @@ def control_type(data: bytes) -> int:
 
 __all__ = [
     "CleanResult", "CleanableRange", "CleanerConfig", "build_offset_map", "clean",
-    "cleanable_range", "control_type",
+    "cleanable_range", "cleaning", "control_type",
 ]

@@ -39,6 +39,7 @@ from wire.messages import REQUESTS, RESPONSES
 log = logging.getLogger("kafka_emulator")
 _SIZE = struct.Struct(">i")
 TICK_INTERVAL_S = 0.05
+CLEANER_SLICE_S = 0.005  # the longest a request waits behind the log cleaner
 RETENTION_INTERVAL_S = 1.0
 
 
@@ -206,6 +207,7 @@ class EmulatorServer:
                 await self._open(bl)
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._periodic()))
+        self._tasks.append(loop.create_task(self._cleaner()))
 
     async def _open(self, bl: BrokerListener) -> None:
         async def on_conn(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
@@ -297,12 +299,9 @@ class EmulatorServer:
 
     async def _periodic(self) -> None:
         last_retention = time.monotonic()
-        next_clean = 0.0
         while True:
             await asyncio.sleep(TICK_INTERVAL_S)
             self._tick()
-            if time.monotonic() >= next_clean:
-                next_clean = time.monotonic() + self._clean_once()
             if time.monotonic() - last_retention >= RETENTION_INTERVAL_S:
                 last_retention = time.monotonic()
                 try:
@@ -310,25 +309,28 @@ class EmulatorServer:
                 except Exception:  # noqa: BLE001
                     log.exception("retention failed")
 
-    def _clean_once(self) -> float:
-        """One bounded log-cleaner pass between requests (Kafka's cleaner thread).
+    async def _cleaner(self) -> None:
+        """Kafka's cleaner thread, cooperatively: slices of at most CLEANER_SLICE_S of
+        cleaning steps, each followed by a return to the event loop so waiting
+        requests are served; log.cleaner.backoff.ms between checks when idle (the
+        emulator's default is 1000 ms, Kafka's 15000: --config
+        log.cleaner.backoff.ms=15000 for Kafka's)."""
+        while True:
+            busy = self._clean_slice()
+            backoff = int(self.state.config.get("log.cleaner.backoff.ms") or 1000) / 1000
+            await asyncio.sleep(0 if busy else backoff)
 
-        Returns how long to wait before the next: at once while there is work,
-        else log.cleaner.backoff.ms (the emulator's default is 1000 ms, Kafka's
-        15000; set it with --config log.cleaner.backoff.ms=15000).
-        """
-        started = time.monotonic()
+    def _clean_slice(self) -> bool:
+        deadline = time.monotonic() + CLEANER_SLICE_S
         try:
-            res = self.state.run_cleaner()
+            while self.state.cleaner.step():
+                if time.monotonic() >= deadline:
+                    return True
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
-            log.exception("log cleaner pass failed")
-            res = None
-        stats = self.state.cleaner.stats
-        took_ms = int((time.monotonic() - started) * 1000)
-        if res is not None:
-            stats.max_clean_time_ms = took_ms
-            return 0.0
-        return int(self.state.config.get("log.cleaner.backoff.ms") or 1000) / 1000
+            log.exception("log cleaner step failed")
+            self.state.cleaner.job = None
+            return False
+        return False
 
     async def wait_delayed(self, d: Delayed) -> dict:
         loop = asyncio.get_running_loop()
