@@ -30,7 +30,7 @@ KNOWN_GAPS = {
     48, 49, 55, 57, 61, 64, 74, 80, 81, 94,  # admin and KRaft keys
 }
 # Feature levels the emulator does not reach yet: name -> highest level it offers.
-FEATURE_GAPS = {"transaction.version": 1}
+FEATURE_GAPS: dict[str, int] = {}
 # A group protocol's feature is offered only while its keys are served.
 FEATURE_KEYS = {"group.version": {68, 69}, "share.version": {76, 77, 78, 79},
                 "streams.version": {88, 89}}

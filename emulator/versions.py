@@ -133,9 +133,7 @@ FEATURE_KEYS: dict[str, set[int]] = {
     "streams.version": {88, 89},
 }
 # The highest level of these features the emulator implements (others: the release's).
-IMPLEMENTED_FEATURE_LEVELS: dict[str, int] = {
-    "transaction.version": 1,  # KIP-890 part 1; part 2 (transactions v2) not yet
-}
+IMPLEMENTED_FEATURE_LEVELS: dict[str, int] = {}
 
 
 def _check(kafka_version: str) -> None:

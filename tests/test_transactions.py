@@ -236,3 +236,80 @@ def test_coordinator_placement_and_listing() -> None:
     assert h.tc.list_transactions(pattern="zzz")[2] == []
     with pytest.raises(KafkaError):
         h.tc.check_coordinator(other, TID)
+
+
+# ---- transactions v2 (KIP-890 part 2) ----------------------------------------------------------
+def _produce_v2(h: Harness, pid: int, epoch: int, part: int = 0) -> int:
+    """A Produce v12+ batch: the partition joins the transaction implicitly."""
+    seq = h.seq.get((pid, epoch, part), 0)
+    batch = build_batch([(None, b"x")], producer_id=pid, producer_epoch=epoch,
+                        base_sequence=seq, transactional=True)
+    err = h.tc.check_produce(TID, "t", part, batch, implicit_add=True)
+    if err:
+        return -err
+    p = h.partition(part)
+    r = h.state.append(p.leader, "t", part, batch, -1)
+    assert r.error == E.NONE, r
+    h.seq[(pid, epoch, part)] = seq + 1
+    return r.base_offset
+
+
+def test_v2_epoch_bumps_at_every_end_and_markers_carry_it() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    assert _produce_v2(h, pid, e0) == 0
+    assert h.tc.txns[TID].state == "Ongoing"
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    marker = read_header(h.partition(0).leader_log.read(1, 1 << 20, 10)[0])
+    assert marker.is_control and marker.producer_epoch == e0 + 1
+    # The old epoch is a zombie now; the new one starts the next transaction.
+    assert _produce_v2(h, pid, e0) == -E.INVALID_PRODUCER_EPOCH
+    assert _produce_v2(h, pid, e0 + 1) == 2
+    assert h.tc.end_txn(TID, pid, e0 + 1, False, tv2=True) == (E.NONE, pid, e0 + 2)
+    assert h.partition(0).last_stable_offset() == 4
+
+
+def test_v2_retried_end_answers_the_bumped_epoch() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    _produce_v2(h, pid, e0)
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    # the other outcome with the old epoch is a fenced producer's
+    assert h.tc.end_txn(TID, pid, e0, False, tv2=True)[0] == E.PRODUCER_FENCED
+
+
+def test_v2_abort_of_an_empty_transaction_bumps_commit_is_invalid() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True)[0] == E.INVALID_TXN_STATE
+    assert h.tc.end_txn(TID, pid, e0, False, tv2=True) == (E.NONE, pid, e0 + 1)
+    assert h.tc.txns[TID].state == "CompleteAbort"
+    assert h.partition(0).leader_log.log_end_offset == 0  # no marker for no partition
+
+
+def test_v2_implicit_add_waits_while_markers_are_pending() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    _produce_v2(h, pid, e0, part=1)
+    p1 = h.partition(1)
+    leader = p1.leader
+    controller.broker_stopped(h.state, leader)  # no leader for the marker: PrepareCommit
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    assert h.tc.txns[TID].state == "PrepareCommit"
+    assert _produce_v2(h, pid, e0 + 1) == -E.CONCURRENT_TRANSACTIONS
+    controller.broker_started(h.state, leader)
+    h.tc.tick()
+    assert h.tc.txns[TID].state == "CompleteCommit"
+    assert _produce_v2(h, pid, e0 + 1) >= 0
+
+
+def test_v2_exhausted_epoch_moves_to_a_new_producer_id() -> None:
+    h = Harness()
+    pid, e0 = h.init()
+    h.tc.txns[TID].producer_epoch = 32765
+    _produce_v2(h, pid, 32765)
+    err, pid2, e2 = h.tc.end_txn(TID, pid, 32765, True, tv2=True)
+    assert err == E.NONE and pid2 != pid and e2 == 0
+    # a retry from the old producer id still gets the new identity
+    assert h.tc.end_txn(TID, pid, 32765, True, tv2=True) == (E.NONE, pid2, 0)

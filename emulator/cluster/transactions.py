@@ -1,9 +1,16 @@
 """The transaction coordinator and producer ids: InitProducerId, AddPartitionsToTxn,
 AddOffsetsToTxn, EndTxn, transaction timeouts, DescribeTransactions, ListTransactions.
 
-Modelled on Kafka's ``TransactionCoordinator`` and ``TransactionMetadata`` (transaction
-protocol version 1: the client's epoch stays the same across transactions, the
-coordinator bumps it on InitProducerId and when it fences a producer). A
+Modelled on Kafka's ``TransactionCoordinator`` and ``TransactionMetadata``. Transaction
+version 1: the client's epoch stays the same across transactions, the coordinator bumps
+it on InitProducerId and when it fences a producer. Transaction version 2 (KIP-890 part
+2, the ``transaction.version`` feature at level 2, which the Java 4.x producer uses):
+EndTxn v5 bumps the epoch at the end of every transaction (the markers carry the new
+epoch, so a zombie's late writes of the old epoch are fenced) and answers the new
+epoch, a new producer id once the epoch is exhausted; Produce v12+ and TxnOffsetCommit
+v5+ add their partition to the transaction implicitly (no AddPartitionsToTxn or
+AddOffsetsToTxn); an abort of an empty transaction just bumps the epoch; a retried
+EndTxn of the old epoch answers the new one. A
 transactional.id is coordinated by the leader of partition
 ``abs(javaHashCode(id)) % transaction.state.log.num.partitions`` of the internal
 ``__transaction_state`` topic, created on first use.
@@ -18,6 +25,8 @@ State table (``TransactionState``):
     PrepareAbort       -> CompleteAbort
     Ongoing            -> (fence) PrepareAbort               InitProducerId from a new
                                                              producer with the same id
+    Empty / Complete*  -> PrepareAbort -> CompleteAbort      EndTxn v5 abort of an empty
+                                                             transaction (epoch bump only)
 
 Ending a transaction writes a COMMIT/ABORT control batch (``wire.records.control_batch``)
 into every partition of the transaction at once, so EndTxn answers after the markers
@@ -27,8 +36,7 @@ sent with TxnOffsetCommit are released to the group coordinator on commit.
 
 Every change of a transaction's state is written as a TransactionLog record of
 __transaction_state (emulator.cluster.coordinator_log), the coordinator rebuilt from
-those when a data directory is loaded. Differs from Kafka: transaction version 2 (KIP-890 part 2) is not
-offered, so clients use the version-1 flow.
+those when a data directory is loaded.
 """
 
 from __future__ import annotations
@@ -86,6 +94,8 @@ class TxnMetadata:
     groups: set[str] = field(default_factory=set)
     start_ms: int = -1
     pending_markers: set[tuple[str, int]] = field(default_factory=set)
+    # transaction version 2: a new producer id takes over once the markers are written
+    rotate_producer_id: bool = False
 
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= MAX_EPOCH - 1
@@ -282,13 +292,15 @@ class TransactionCoordinator:
 
     # ---- EndTxn ---------------------------------------------------------------------------------
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool,
-                broker_id: int | None = None) -> tuple[int, int, int]:
-        """Returns (error, producer id, epoch)."""
+                broker_id: int | None = None, tv2: bool = False) -> tuple[int, int, int]:
+        """Returns (error, producer id, epoch); ``tv2``: EndTxn v5 (transaction version 2)."""
         try:
             if not transactional_id:
                 raise KafkaError(E.INVALID_REQUEST)
             self.check_coordinator(broker_id, transactional_id)
             txn = self.txns.get(transactional_id)
+            if tv2:
+                return self._end_txn_v2(txn, producer_id, epoch, commit)
             if txn is None or txn.producer_id != producer_id:
                 raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
             if epoch != txn.producer_epoch:
@@ -306,6 +318,39 @@ class TransactionCoordinator:
             return E.NONE, txn.producer_id, txn.producer_epoch
         except KafkaError as e:
             return e.code, -1, -1
+
+    def _end_txn_v2(self, txn: TxnMetadata | None, producer_id: int, epoch: int,
+                    commit: bool) -> tuple[int, int, int]:
+        """EndTxn v5 (Kafka's handleEndTransaction with TV_2)."""
+        if txn is None:
+            raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        done = COMPLETE_COMMIT if commit else COMPLETE_ABORT
+        retry = txn.state == done and epoch == txn.last_producer_epoch and (
+            producer_id == txn.producer_id or producer_id == txn.previous_producer_id)
+        if retry:  # the answer was lost: the bump already happened
+            return E.NONE, txn.producer_id, txn.producer_epoch
+        if producer_id != txn.producer_id:
+            raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        if epoch != txn.producer_epoch:
+            raise KafkaError(E.PRODUCER_FENCED)
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+        if txn.state == ONGOING or (not commit and txn.state in (
+                EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT)):
+            # (aborting an empty transaction writes no marker: only the bump)
+            self._bump_epoch(txn)
+            self._end(txn, commit)
+        else:
+            raise KafkaError(E.INVALID_TXN_STATE, f"TransactionalId {txn.transactional_id}: "
+                             f"cannot {'commit' if commit else 'abort'} in state {txn.state}")
+        return E.NONE, txn.producer_id, txn.producer_epoch
+
+    def _bump_epoch(self, txn: TxnMetadata) -> None:
+        """Transaction version 2's bump at the end of a transaction; at the last epoch
+        the markers still carry it and a new producer id follows them."""
+        txn.last_producer_epoch = txn.producer_epoch
+        txn.producer_epoch += 1
+        txn.rotate_producer_id = txn.epoch_exhausted()
 
     def _end(self, txn: TxnMetadata, commit: bool) -> None:
         txn.transition(PREPARE_COMMIT if commit else PREPARE_ABORT)
@@ -343,13 +388,23 @@ class TransactionCoordinator:
         txn.partitions.clear()
         txn.groups.clear()
         txn.last_update_ms = now
+        if txn.rotate_producer_id:
+            txn.rotate_producer_id = False
+            txn.previous_producer_id = txn.producer_id
+            txn.producer_id = self.new_producer_id()
+            txn.producer_epoch = 0
         self._persist(txn)
         self.state.changed()
 
     # ---- the produce path -----------------------------------------------------------------------
     def check_produce(self, transactional_id: str, topic: str, partition: int,
-                      records: bytes | None) -> int:
-        """Error code for a transactional batch that is not part of an ongoing transaction."""
+                      records: bytes | None, implicit_add: bool = False) -> int:
+        """Error code for a transactional batch that is not part of an ongoing transaction.
+
+        ``implicit_add`` (Produce v12+ under transaction version 2): the batch adds its
+        partition to the transaction, beginning one if needed, as the partition leader's
+        AddPartitionsToTxn to the coordinator does in Kafka.
+        """
         if not records:
             return E.NONE
         try:
@@ -363,6 +418,17 @@ class TransactionCoordinator:
             return E.INVALID_PRODUCER_ID_MAPPING
         if h.producer_epoch < txn.producer_epoch:
             return E.INVALID_PRODUCER_EPOCH
+        if implicit_add:
+            if h.producer_epoch != txn.producer_epoch:
+                return E.PRODUCER_FENCED
+            if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+                return E.CONCURRENT_TRANSACTIONS
+            if (topic, partition) not in txn.partitions or txn.state != ONGOING:
+                self._begin(txn)
+                txn.partitions.add((topic, partition))
+                self._persist(txn)
+                self.state.changed()
+            return E.NONE
         if txn.state != ONGOING or (topic, partition) not in txn.partitions:
             return E.INVALID_TXN_STATE
         return E.NONE

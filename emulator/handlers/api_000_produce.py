@@ -6,7 +6,9 @@ request closes the connection). One batch per partition (v3+ rule), acks 0, 1
 and -1 (acks=-1 waits for the ISR through ``Delayed``), topic IDs from v13, and
 the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
 Transactional produce is checked against the transaction coordinator when one is
-registered in ``ctx.services``. Every batch goes through Kafka's LogValidator checks
+registered in ``ctx.services``; under transaction version 2 (the finalized
+``transaction.version`` feature at 2) a v12+ transactional batch adds its partition to
+the transaction itself (KIP-890 part 2). Every batch goes through Kafka's LogValidator checks
 (emulator/log/validator.py): record count and sizes, decompression, keys on compacted
 topics, timestamps, with KIP-467 per-record errors (record_errors, v8+); each refusal
 is logged in one line.
@@ -18,7 +20,7 @@ import logging
 
 from emulator.cluster.state import AppendResult
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
-from emulator.handlers.util import node_endpoint
+from emulator.handlers.util import node_endpoint, transaction_version
 from wire.errors import ErrorCode as E
 
 log = logging.getLogger("kafka_emulator.produce")
@@ -50,6 +52,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     cluster = ctx.cluster
     acks = req["acks"]
     txn = ctx.services.get("transactions")
+    implicit_add = version >= 12 and transaction_version(ctx) >= 2
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
     for td in req["topic_data"]:
         name = td["name"]
@@ -64,7 +67,8 @@ def handle(ctx: RequestContext, req: dict, version: int):
             elif name is None:
                 r = AppendResult(E.UNKNOWN_TOPIC_ID)
             else:
-                err = txn.check_produce(req["transactional_id"], name, idx, pd["records"]) \
+                err = txn.check_produce(req["transactional_id"], name, idx, pd["records"],
+                                        implicit_add) \
                     if txn is not None and req["transactional_id"] is not None else 0
                 r = AppendResult(err) if err else cluster.append(
                     ctx.broker_id, name, idx, pd["records"], acks)

@@ -4,12 +4,15 @@ Sent to the group coordinator. The offsets stay pending (invisible to OffsetFetc
 UNSTABLE_OFFSET_COMMIT under require_stable) until EndTxn commits them or drops them.
 v3+ carry the member id, generation and group.instance.id, checked like OffsetCommit's
 (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). v6 names topics by id
-(KIP-1319): an unknown id gets UNKNOWN_TOPIC_ID, as OffsetCommit v10 does.
+(KIP-1319): an unknown id gets UNKNOWN_TOPIC_ID, as OffsetCommit v10 does. Under
+transaction version 2, v5+ also does AddOffsetsToTxn's work (KIP-890 part 2): the group's
+offsets partition joins the producer's transaction, with that call's errors.
 """
 
 from __future__ import annotations
 
 from emulator.handlers.base import RequestContext
+from emulator.handlers.util import transaction_version
 from wire.errors import ErrorCode as E
 
 API_KEY = 28
@@ -38,6 +41,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                        p["committed_metadata"]) for p in parts])
               for _, name, parts in known]
     err = gc.coordinator_error(ctx.broker_id, group_id)
+    tc = ctx.services.get("transactions")
+    if not err and version >= 5 and tc is not None and transaction_version(ctx) >= 2:
+        err = tc.add_offsets(req["transactional_id"], req["producer_id"],
+                             req["producer_epoch"], group_id)
     if err:
         res = [(name, [(p[0], err) for p in parts]) for name, parts in topics]
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
+from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 
@@ -27,3 +28,10 @@ def node_endpoint(cluster: ClusterState, broker_id: int,
     if b is None:
         return None
     return {"node_id": b.id, "host": b.host, "port": b.port_for(listener), "rack": b.rack}
+
+
+def transaction_version(ctx: RequestContext) -> int:
+    """The finalized ``transaction.version`` feature level the cluster runs at (2:
+    transactions v2, KIP-890 part 2), as ApiVersions advertises it."""
+    _supported, finalized = ctx.services.get("features", ({}, {}))
+    return finalized.get("transaction.version", 0)
