@@ -33,7 +33,8 @@ def cp() -> Iterator[tuple[Cluster, str]]:
 def http(base: str, method: str, path: str, body: Any = None,
          raw: bytes | None = None) -> tuple[int, Any]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(base + path, data=data, method=method)
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             status, payload, ctype = r.status, r.read(), r.headers["Content-Type"]

@@ -15,7 +15,10 @@ def main() -> int:
     control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
     try:
         if control:
-            with urllib.request.urlopen(f"http://127.0.0.1:{control}/cluster", timeout=2) as r:
+            token = os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN")
+            req = urllib.request.Request(f"http://127.0.0.1:{control}/cluster", headers={
+                "Authorization": f"Bearer {token}"} if token else {})
+            with urllib.request.urlopen(req, timeout=2) as r:
                 return 0 if r.status == 200 else 1
         port = int(os.environ.get("KAFKA_EMULATOR_PORT", "9092"))
         with socket.create_connection(("127.0.0.1", port), timeout=2):

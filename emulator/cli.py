@@ -83,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control-port", type=int,
                    default=int(_env("CONTROL_PORT")) if _env("CONTROL_PORT") else None,
                    help="port of the HTTP control plane (default: off)")
+    p.add_argument("--control-host", default=_env("CONTROL_HOST", "127.0.0.1"),
+                   help="address of the HTTP control plane (default 127.0.0.1, whatever "
+                   "--host is: it can stop brokers; 0.0.0.0 only with --control-token)")
+    p.add_argument("--control-token", default=_env("CONTROL_TOKEN"),
+                   help="require 'Authorization: Bearer TOKEN' on the control plane "
+                   "(env KAFKA_EMULATOR_CONTROL_TOKEN)")
     p.add_argument("--kafka-version", default=_env("KAFKA_VERSION", DEFAULT_RELEASE),
                    choices=SUPPORTED_RELEASES,
                    help="advertise the API versions and features of this Kafka release "
@@ -150,6 +156,7 @@ async def serve(args: argparse.Namespace) -> int:
         cluster = Cluster(
             args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
             advertised_ports=adv_ports, control_port=args.control_port,
+            control_host=args.control_host, control_token=args.control_token,
             kafka_version=args.kafka_version, config=config, seed=args.seed,
             security=security_config(args, config), data_dir=args.data_dir or None,
         )
@@ -173,7 +180,8 @@ async def serve(args: argparse.Namespace) -> int:
         return 1
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
-    extra = f" control http://{args.host}:{cluster.control.port}" if cluster.control else ""
+    extra = (f" control http://{_url_host(args.control_host)}:{cluster.control.port}"
+             if cluster.control else "")
     if len(cluster.listener_specs) > 1:
         extra += "".join(f" {sp.name} {cluster.bootstrap_for(sp.name)}"
                          for sp in cluster.listener_specs[1:])
@@ -195,6 +203,13 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 STOP_GRACE_S = 10.0
+
+
+def _url_host(host: str) -> str:
+    """A host for a URL printed to users: a wildcard address means this machine."""
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
 
 
 def _on_stop_signals(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:

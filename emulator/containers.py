@@ -15,7 +15,9 @@ late to tell the brokers; so, as testcontainers' own multi-listener modules do, 
 host ports are chosen before the start: a block of free consecutive ports BASE..
 BASE+N-1, bound one to one (container port == host port), with the brokers listening
 on exactly those ports inside the container. The control plane (container port 8080)
-needs no advertising and gets an ordinary random mapped port.
+needs no advertising and gets an ordinary random mapped port; it listens on every
+interface inside the container behind a bearer token made for each container
+(``control_token``), which ``control()`` sends.
 
 Needs the ``testcontainers`` package (the ``test`` extra) and a Docker engine; the
 image is built by ``scripts/setup.d/50-docker.sh`` or ``docker build -f
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets
 import socket
 import time
 import urllib.request
@@ -81,6 +84,7 @@ class KafkaEmulatorContainer(DockerContainer):
             raise ValueError("a cluster needs at least one broker")
         self.brokers = brokers
         self.control_plane = control_plane
+        self.control_token = secrets.token_urlsafe(24)
         self.config = dict(config or {})
         self.kafka_version = kafka_version
         self.seed = seed
@@ -114,6 +118,10 @@ class KafkaEmulatorContainer(DockerContainer):
         self.with_env("KAFKA_EMULATOR_CONTROL_PORT", str(CONTROL_PORT) if self.control_plane
                       else "")
         if self.control_plane:
+            # Inside the container 127.0.0.1 is not reachable through a mapped port: the
+            # control plane listens on every interface, behind a token of this container.
+            self.with_env("KAFKA_EMULATOR_CONTROL_HOST", "0.0.0.0")
+            self.with_env("KAFKA_EMULATOR_CONTROL_TOKEN", self.control_token)
             self.with_exposed_ports(CONTROL_PORT)
         if self.config:
             self.with_env("KAFKA_EMULATOR_CONFIG",
@@ -176,7 +184,8 @@ class KafkaEmulatorContainer(DockerContainer):
         """One JSON call to the control plane: ``control("GET", "/cluster")``."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.get_control_url() + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": f"Bearer {self.control_token}"})
         with urllib.request.urlopen(req, timeout=30) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None

@@ -53,6 +53,8 @@ class Cluster:
         advertised_host: str | None = None,
         advertised_ports: dict[int, int] | None = None,
         control_port: int | None = None,
+        control_host: str = "127.0.0.1",
+        control_token: str | None = None,
         kafka_version: str = DEFAULT_RELEASE,
         config: dict[str, str] | None = None,
         seed: int = 0,
@@ -77,6 +79,10 @@ class Cluster:
         self.advertised_host = advertised_host or host
         self.advertised_ports = advertised_ports or {}
         self.control_port = control_port
+        # The HTTP control plane can stop brokers: loopback unless asked, and an optional
+        # bearer token (emulator/server/control.py, RequestGuard).
+        self.control_host = control_host
+        self.control_token = control_token
         self.kafka_version = kafka_version
         ids = list(range(first_broker_id, first_broker_id + brokers))
         cfg = dict(config or {})
@@ -200,7 +206,8 @@ class Cluster:
         if self.control_port is not None:
             from emulator.server.control import ControlPlane
 
-            self.control = ControlPlane(self, self.host, self.control_port)
+            self.control = ControlPlane(self, self.control_host, self.control_port,
+                                        self.control_token, [self.advertised_host, self.host])
             await self.control.start()
         return self
 

@@ -20,15 +20,28 @@ Routes (every body is JSON; errors are ``{"error": "..."}`` with a 4xx status):
 
 The control plane runs on the cluster's own event loop, so what it does is ordered
 with the brokers' work like any request. h11 does the HTTP; this module only routes.
+
+It can stop brokers, so it is guarded like a local admin API (``RequestGuard``): it
+listens on 127.0.0.1 unless told otherwise (``--control-host``), takes an optional
+bearer token (``--control-token``), refuses writes that are not application/json (a web
+page can send a cross-site "simple" request, text/plain or a form, without asking; JSON
+needs a CORS preflight, which is never granted), refuses a foreign ``Origin`` (CSRF) and,
+without a token, a ``Host`` that is not an address, localhost or a name of this
+emulator (DNS rebinding: a page whose name resolves to 127.0.0.1).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
+import ipaddress
 import json
 import logging
 import re
+import socket
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import h11
 
@@ -56,13 +69,68 @@ class HttpError(Exception):
         self.message = message
 
 
+def _host_name(value: str) -> str:
+    """The host of a Host header value or an Origin's authority, without port or brackets."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class RequestGuard:
+    """Who may drive the control plane: the checks of every request, before routing."""
+
+    def __init__(self, token: str | None = None, names: Iterable[str] = ()) -> None:
+        self.token = token or None
+        # Names this emulator answers to besides addresses and localhost.
+        self.names = {n.lower() for n in names if n} | {socket.gethostname().lower()}
+
+    def local_name(self, name: str) -> bool:
+        return (_is_address(name) or name == "localhost" or name.endswith(".localhost")
+                or name in self.names)
+
+    def check(self, method: str, headers: dict[str, str]) -> None:
+        """Raise HttpError when a request must be refused."""
+        host = headers.get("host")
+        if self.token is None and host is not None and not self.local_name(_host_name(host)):
+            raise HttpError(403, f"Host {host!r} is not this emulator's (DNS rebinding?); use "
+                            "an address or localhost, or set --control-token")
+        origin = headers.get("origin")
+        if origin is not None:
+            oh = _host_name(urlsplit(origin).netloc) if "://" in origin else origin.lower()
+            if not (self.local_name(oh) and (oh != "null")):
+                raise HttpError(403, f"cross-origin request from {origin!r} refused")
+        if self.token is not None:
+            auth = headers.get("authorization", "")
+            scheme, _, given = auth.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                    given.strip().encode(), self.token.encode()):
+                raise HttpError(401, "a bearer token is required (Authorization: Bearer "
+                                "TOKEN, the --control-token of this emulator)")
+        if method not in ("GET", "HEAD"):
+            ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if ctype != "application/json":
+                raise HttpError(415, f"{method} needs Content-Type: application/json "
+                                f"(got {ctype or 'none'})")
+
+
 class ControlPlane:
     """One HTTP listener driving a running ``emulator.Cluster``."""
 
-    def __init__(self, cluster: Cluster, host: str, port: int) -> None:
+    def __init__(self, cluster: Cluster, host: str, port: int, token: str | None = None,
+                 names: Iterable[str] = ()) -> None:
         self.cluster = cluster
         self.host = host
         self.port = port
+        self.guard = RequestGuard(token, [host, *names])
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
         self.schedule: ScheduleRunner | None = None
@@ -131,8 +199,10 @@ class ControlPlane:
             data, ctype = (json.dumps(payload, indent=1) + "\n").encode(), "application/json"
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return
-        out = conn.send(h11.Response(status_code=status, headers=[
-            ("Content-Type", ctype), ("Content-Length", str(len(data)))]))
+        headers = [("Content-Type", ctype), ("Content-Length", str(len(data)))]
+        if status == 401:
+            headers.append(("WWW-Authenticate", 'Bearer realm="kafka-emulator"'))
+        out = conn.send(h11.Response(status_code=status, headers=headers))
         out += conn.send(h11.Data(data=data))
         out += conn.send(h11.EndOfMessage())
         writer.write(out)
@@ -140,7 +210,13 @@ class ControlPlane:
 
     async def _handle(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
         method = req.method.decode()
-        path = req.target.decode().split("?", 1)[0].rstrip("/") or "/"
+        path = req.target.decode("latin-1").split("?", 1)[0].rstrip("/") or "/"
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in req.headers}
+        try:
+            self.guard.check(method, headers)
+        except HttpError as e:
+            log.warning("control plane: refused %s %s: %s", method, path, e.message)
+            return e.status, {"error": e.message}
         try:
             return await self.route(method, path, body)
         except HttpError as e:

@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control", default=os.environ.get("KAFKA_EMULATOR_CONTROL"),
                    help="control plane URL, e.g. http://127.0.0.1:8080 "
                    "(default: $KAFKA_EMULATOR_CONTROL)")
+    p.add_argument("--token", default=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"),
+                   help="the control plane's bearer token, if it has one (default: "
+                   "$KAFKA_EMULATOR_CONTROL_TOKEN)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -90,10 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def request(base: str, method: str, path: str, body: Any = None, raw: bytes | None = None,
-            timeout: float = 30.0) -> tuple[int, Any]:
+            timeout: float = 30.0, token: str | None = None) -> tuple[int, Any]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(base.rstrip("/") + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             status, payload, ctype = resp.status, resp.read(), resp.headers.get("Content-Type")
@@ -151,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         method, path, body = "POST", "/faults", _fault(args)
     try:
-        status, payload = request(args.control, method, path, body, raw, args.timeout)
+        status, payload = request(args.control, method, path, body, raw, args.timeout,
+                                  args.token)
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         print(f"kafka-emulator fault: cannot reach the control plane at {args.control}: "
