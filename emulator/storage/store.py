@@ -338,6 +338,8 @@ class DataDir:
             i = bisect_left(bases, base)
             if not fresh.segments or (i < len(bases) and bases[i] == base):
                 if fresh.fh is not None:
+                    fresh.fh.flush()
+                    os.fsync(fresh.fh.fileno())
                     fresh.fh.close()
                 seg_base = bases[i] if i < len(bases) and bases[i] == base else base
                 fresh.segments.append(SegmentFile(seg_base, os.path.join(
