@@ -267,3 +267,28 @@ def test_offsets_and_transactions_come_back_from_the_internal_topics(tmp_path: P
     idem.produce("tx", value=b"idempotent", partition=0)
     assert idem.flush(20) == 0  # a fresh producer id: no clash with the restored state
     emu.stop(signal.SIGTERM)
+
+
+def test_acls_and_scram_credentials_survive_a_restart(tmp_path: Path) -> None:
+    from emulator.security.acl import (
+        AclBinding,
+        AclOperation,
+        PatternType,
+        PermissionType,
+        ResourceType,
+    )
+    from emulator.security.scram import ScramMechanism
+
+    d = str(tmp_path / "data")
+    binding = AclBinding(ResourceType.TOPIC, "orders", PatternType.LITERAL, "User:alice", "*",
+                         AclOperation.READ, PermissionType.ALLOW)
+    with Cluster(port=0, data_dir=d) as c:
+        c.call(lambda: c.security.acls.add(binding))
+        c.call(lambda: c.security.credentials.add_user("alice", "secret", 4096))
+    text = (tmp_path / "data" / "security.json").read_text()
+    assert "secret" not in text  # salted credentials only
+    with Cluster(port=0, data_dir=d) as c:
+        assert c.call(lambda: list(c.security.acls.bindings)) == [binding]
+        cred = c.call(lambda: c.security.credentials.get("alice",
+                                                         ScramMechanism.SCRAM_SHA_512))
+        assert cred is not None and cred.check_password(ScramMechanism.SCRAM_SHA_512, "secret")

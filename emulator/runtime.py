@@ -102,6 +102,7 @@ class Cluster:
 
             self.store = DataDir(data_dir)
             self.store.load(self.state)
+            self.store.attach_security(self.security)
             store, state = self.store, self.state
             state.hooks.append(lambda event, data: store.on_event(state, event, data))
         from emulator.faults import FaultInjector

@@ -21,6 +21,8 @@ from bisect import bisect_left
 from emulator.cluster.coordinator_log import replay
 from emulator.cluster.partition import Partition
 from emulator.log import Log
+from emulator.security.acl import AclStore
+from emulator.security.scram import CredentialStore
 from emulator.storage.disk import (
     META,
     PARTITION_META,
@@ -39,6 +41,7 @@ from wire.records import control_batch, decode_records, read_header
 log = logging.getLogger("kafka_emulator.storage")
 MAX_LONG = (1 << 63) - 1
 FORMAT_VERSION = 1
+SECURITY = "security.json"  # ACLs and salted SCRAM credentials (never plain passwords)
 
 
 class DataDir:
@@ -221,6 +224,7 @@ class DataDir:
             for p in t.partitions:
                 self.sync_partition(state, t, p)
         self.sync_meta(state)
+        self.sync_security()
 
     def sync_partition(self, state, t, p: Partition) -> None:
         if p.leader < 0 or p.leader not in p.logs:
@@ -395,6 +399,39 @@ class DataDir:
         if text != self._meta_text:
             _atomic_json(os.path.join(self.path, META), json.loads(text))
             self._meta_text = text
+
+    # ---- ACLs and SCRAM credentials (emulator.security's stores) ---------------------
+    def attach_security(self, security) -> None:
+        """Load saved ACLs and SCRAM credentials into ``security`` and keep them saved.
+
+        Users given on the command line are there first; what was saved (credentials
+        changed or added through AlterUserScramCredentials) goes over them.
+        """
+        self.security = security
+        path = os.path.join(self.path, SECURITY)
+        if os.path.exists(path):
+            try:
+                with open(path) as f:
+                    saved = json.load(f)
+            except (OSError, ValueError) as e:
+                raise StorageError(f"{path} is unreadable ({e})") from e
+            security.credentials.users.update(
+                CredentialStore.from_dict(saved.get("scram", {})).users)
+            security.acls.bindings = AclStore.from_list(saved.get("acls", [])).bindings
+        self._security_text = self._security_json()
+
+    def _security_json(self) -> str:
+        sec = getattr(self, "security", None)
+        if sec is None:
+            return ""
+        return json.dumps({"scram": sec.credentials.to_dict(), "acls": sec.acls.to_list()},
+                          sort_keys=True)
+
+    def sync_security(self) -> None:
+        text = self._security_json()
+        if text and text != self._security_text:
+            _atomic_json(os.path.join(self.path, SECURITY), json.loads(text))
+            self._security_text = text
 
     def close(self) -> None:
         for pf in self.parts.values():
