@@ -65,6 +65,9 @@ class ShareConsumer:
                 _, p, o, n, _value = line.split(" ", 4)
                 self.records.append((int(p), int(o), int(n)))
 
+    def accepted(self) -> set[int]:
+        return {int(line.split()[1]) for line in list(self.lines) if line.startswith("A ")}
+
     def offsets(self) -> list[int]:
         return [o for _, o, _ in list(self.records)]
 
@@ -187,6 +190,28 @@ def test_crashed_consumers_records_redelivered_after_lock_timeout(
     counts = {o: n for _, o, n in survivor.records}
     assert all(counts[o] == 2 for o in held), counts  # came back after the lock timed out
     assert all(counts[o] == 1 for o in set(range(30)) - held)
+
+
+@pytest.mark.parametrize("share_cluster", [{"group.share.record.lock.duration.ms": "2000"}],
+                         indirect=True)
+def test_renewed_locks_keep_records_from_other_consumers(
+        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+    """RENEW (KIP-1222): a consumer holds its records three lock durations; nobody else
+    gets them meanwhile and the broker never redelivers them."""
+    c, topic, group = share_cluster, "renewed", "sg-renew"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    produce(c, topic, 5, per_flush=5)
+    holder = ShareConsumer(c, group, topic, "renew:6000")
+    consumers.append(holder)
+    wait_for(lambda: set(holder.offsets()) == set(range(5)), "the holder has all five", 60)
+    other = ShareConsumer(c, group, topic, "accept")
+    consumers.append(other)
+    wait_for(lambda: members(c, group) == 2, "the other consumer joined", 60)
+    wait_for(lambda: holder.accepted() == set(range(5)), "held 6 s, then accepted", 60)
+    wait_for(lambda: start_offset(c, group, topic) == 5, "all five accepted", 30)
+    assert other.offsets() == []  # locks renewed past 2 s never ran out
+    assert {n for _, _, n in holder.records} == {1}
 
 
 def share_groups_tool(c: Cluster, *args: str) -> str:

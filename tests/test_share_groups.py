@@ -181,6 +181,10 @@ def test_renew_extends_the_lock() -> None:
     with pytest.raises(KafkaError) as e:  # RENEW needs IsRenewAck (ShareFetch v2)
         h.ack("a", 1, 1, A.RENEW)
     assert e.value.code == E.INVALID_REQUEST
+    h.sc.set_group_config(G, "share.renew.acknowledge.enable", "false")
+    with pytest.raises(KafkaError) as e:  # the group turned RENEW off (KAFKA-20161)
+        h.ack("a", 1, 1, A.RENEW, renew=True)
+    assert e.value.code == E.INVALID_RECORD_STATE
 
 
 @pytest.mark.parametrize("first,last,types,code", [

@@ -270,12 +270,11 @@ class ShareCoordinator(ShareGroupOps):
         """Apply one partition's acknowledgements; raises KafkaError (per partition)."""
         topic, p = self.lookup(broker_id, topic_id, index)
         sp = self._loaded(group_id, topic, p)
-        renew = renew_allowed and \
-            self.group_cfg(group_id, "share.renew.acknowledge.enable") == "true"
+        enabled = self.group_cfg(group_id, "share.renew.acknowledge.enable") == "true"
         sp.acknowledge(member_id, batches, now=self.state.now(),
                        lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
                        delivery_limit=self.group_int(group_id, "share.delivery.count.limit"),
-                       renew_allowed=renew)
+                       renew_allowed=renew_allowed, renew_enabled=enabled)
         self.mark_changed()
 
     def acquire(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,

@@ -224,11 +224,14 @@ class SharePartition:
 
     # ---- acknowledgement ---------------------------------------------------------------
     def acknowledge(self, member_id: str, batches: list[tuple[int, int, list[int]]], *,
-                    now: int, lock_ms: int, delivery_limit: int, renew_allowed: bool) -> None:
+                    now: int, lock_ms: int, delivery_limit: int, renew_allowed: bool,
+                    renew_enabled: bool = True) -> None:
         """Apply (first offset, last offset, acknowledge types) batches, all or nothing.
 
-        Raises INVALID_REQUEST for a malformed batch and INVALID_RECORD_STATE for an
-        offset that is not in flight, not acquired, or acquired by another member.
+        Raises INVALID_REQUEST for a malformed batch (RENEW in a request without
+        IsRenewAck included) and INVALID_RECORD_STATE for an offset that is not in flight,
+        not acquired, or acquired by another member, or for RENEW while the group's
+        share.renew.acknowledge.enable is false (KAFKA-20161).
         """
         plan: list[tuple[int, InFlightRecord, AcknowledgeType]] = []
         for first, last, types in batches:
@@ -242,8 +245,11 @@ class SharePartition:
                 if t not in AcknowledgeType._value2member_map_:
                     raise KafkaError(E.INVALID_REQUEST, f"Invalid acknowledge type {t}")
                 if t == AcknowledgeType.RENEW and not renew_allowed:
-                    raise KafkaError(E.INVALID_REQUEST, "Renew acknowledgements are not "
-                                     "enabled for this request")
+                    raise KafkaError(E.INVALID_REQUEST, "Renew acknowledgements need "
+                                     "IsRenewAck in the request")
+                if t == AcknowledgeType.RENEW and not renew_enabled:
+                    raise KafkaError(E.INVALID_RECORD_STATE, "Renew acknowledgements are not "
+                                     "enabled for this share group")
             for offset in range(first, last + 1):
                 rec = self.records.get(offset)
                 if rec is None or offset < self.start_offset or offset >= self.next_offset:

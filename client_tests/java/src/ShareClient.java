@@ -18,13 +18,18 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *   reject       explicit: REJECT every record
  *   crash:N      implicit, but once N records arrived it halts the JVM without
  *                acknowledging or leaving: a crashed consumer
+ *   renew:MS     explicit: RENEW each record (KIP-1222; the client hands renewed
+ *                records back on the next poll) until it has held it MS milliseconds,
+ *                then ACCEPT it ("A <offset>")
  * It runs until stdin says "quit" (or closes), then closes the consumer cleanly.
  * Usage: ShareClient BOOTSTRAP GROUP TOPIC MODE
  */
 public final class ShareClient {
     public static void main(String[] args) throws Exception {
         String mode = args[3];
-        boolean explicit = mode.equals("release") || mode.equals("reject");
+        long holdMs = mode.startsWith("renew:") ? Long.parseLong(mode.substring(6)) : -1;
+        boolean explicit = mode.equals("release") || mode.equals("reject") || holdMs >= 0;
+        java.util.Map<Long, Long> firstSeen = new java.util.HashMap<>();
         int crashAfter = mode.startsWith("crash:") ? Integer.parseInt(mode.substring(6)) : -1;
         Properties props = new Properties();
         props.put("bootstrap.servers", args[0]);
@@ -63,6 +68,15 @@ public final class ShareClient {
                                                            : AcknowledgeType.ACCEPT);
                     } else if (mode.equals("reject")) {
                         consumer.acknowledge(r, AcknowledgeType.REJECT);
+                    } else if (holdMs >= 0) {
+                        long now = System.currentTimeMillis();
+                        long since = now - firstSeen.computeIfAbsent(r.offset(), o -> now);
+                        if (since < holdMs) {
+                            consumer.acknowledge(r, AcknowledgeType.RENEW);
+                        } else {
+                            consumer.acknowledge(r, AcknowledgeType.ACCEPT);
+                            System.out.println("A " + r.offset());
+                        }
                     }
                     seen++;
                 }
