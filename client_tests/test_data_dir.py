@@ -292,3 +292,96 @@ def test_acls_and_scram_credentials_survive_a_restart(tmp_path: Path) -> None:
         cred = c.call(lambda: c.security.credentials.get("alice",
                                                          ScramMechanism.SCRAM_SHA_512))
         assert cred is not None and cred.check_password(ScramMechanism.SCRAM_SHA_512, "secret")
+
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+STREAMS_CP = f"{JAVA_DIR / '.tools-jars'}/*:{JAVA_DIR / '.classes-streams'}"
+
+
+class WordCountApp:
+    """client_tests/java/streams/WordCount.java: a KTable word count, exactly_once_v2."""
+
+    def __init__(self, bootstrap: str, state_dir: Path, log_path: Path) -> None:
+        if not (JAVA_DIR / ".classes-streams" / "WordCount.class").exists():
+            raise RuntimeError("client_tests/java/.classes-streams/WordCount.class is missing:"
+                               " run scripts/setup.d/30-java.sh and 34-java-streams.sh")
+        self.log = open(log_path, "a")  # noqa: SIM115 - closed in close
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx256m", "-cp", STREAMS_CP, "WordCount", bootstrap, "wordcount",
+             str(state_dir), "words-in", "counts-out"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.states: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.states.append(line.strip())
+
+    def wait_running(self, timeout: float = 90) -> None:
+        deadline = time.time() + timeout
+        while "STATE RUNNING" not in self.states:
+            assert time.time() < deadline, f"streams never RUNNING: {self.states}"
+            assert not any(s.startswith("ERROR") for s in self.states), self.states
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        self.log.close()
+        assert "CLOSED" in self.states, self.states
+
+
+def latest_counts(bootstrap: str, want: dict[str, int], timeout: float = 90) -> dict:
+    """counts-out read committed until the latest count per word is ``want``."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "counts-reader",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed"})
+    c.subscribe(["counts-out"])
+    got: dict[str, int] = {}
+    deadline = time.time() + timeout
+    while time.time() < deadline and got != want:
+        m = c.poll(0.2)
+        if m is not None and m.error() is None:
+            got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
+    c.close()
+    return got
+
+
+def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: Path) -> None:
+    """A KTable word count with exactly_once_v2 counts a first batch; then the emulator
+    restarts (SIGTERM, data dir) and the app restarts with its local state wiped, so its
+    counts come back from the compacted changelog and its position from the committed
+    offsets; a second batch must give the totals of both, nothing counted twice."""
+    data = tmp_path / "data"
+    emu = Emulator(data, free_ports(3), tmp_path / "emulator.log")
+    bootstrap = emu.start()
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for name in ("words-in", "counts-out"):
+        admin.create_topics([NewTopic(name, 2, 3)])[name].result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    first = ["the cat sat", "the dog sat", "a cat"]
+    second = ["the cat ran", "dog"]
+    for line in first:
+        p.produce("words-in", value=line.encode())
+    assert p.flush(20) == 0
+    app = WordCountApp(bootstrap, tmp_path / "state1", tmp_path / "streams.log")
+    app.wait_running()
+    want1 = {"the": 2, "cat": 2, "sat": 2, "dog": 1, "a": 1}
+    assert latest_counts(bootstrap, want1) == want1
+    app.close()
+    emu.stop(signal.SIGTERM)
+    bootstrap = emu.start()
+    changelog = [ln for ln in (data / "meta.json").read_text().split('"')
+                 if ln.endswith("-changelog")]
+    assert changelog == ["wordcount-counts-store-changelog"]
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for line in second:
+        p.produce("words-in", value=line.encode())
+    assert p.flush(20) == 0
+    app = WordCountApp(bootstrap, tmp_path / "state2", tmp_path / "streams.log")
+    app.wait_running()
+    want2 = {"the": 3, "cat": 3, "sat": 2, "dog": 2, "a": 1, "ran": 1}
+    assert latest_counts(bootstrap, want2) == want2
+    app.close()
+    emu.stop(signal.SIGTERM)
