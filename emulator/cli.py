@@ -74,12 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=_env("HOST", "127.0.0.1"),
                    help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=int(_env("PORT", "9092")),
-                   help="base port: broker i listens on BASE+i (default 9092; 0 = free ports)")
+                   help="base port: broker i listens on BASE+i-1, broker 1 on BASE (default "
+                   "9092; 0 = free ports)")
     p.add_argument("--advertised-host", default=_env("ADVERTISED_HOST"),
                    help="host name given to clients in metadata (default: --host)")
     p.add_argument("--advertised-port", type=int, default=int(_env("ADVERTISED_PORT", "0")),
                    help="base port advertised to clients when it differs from --port "
-                   "(port mapping); broker i is advertised on BASE+i")
+                   "(port mapping); broker i is advertised on BASE+i-1")
     p.add_argument("--control-port", type=int,
                    default=int(_env("CONTROL_PORT")) if _env("CONTROL_PORT") else None,
                    help="port of the HTTP control plane (default: off)")

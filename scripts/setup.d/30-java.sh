@@ -5,6 +5,7 @@
 # their own classpath in .tools-jars (see the pom for why) - then the small Java driver
 # compiled against the clients.
 set -euo pipefail
+. "$(dirname "$0")/../lib/progress.sh"
 cd "$(dirname "$0")/../../client_tests/java"
 for tool in java javac mvn; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -17,9 +18,9 @@ fetch() {  # fetch DIR [maven args]: copy the pom's dependencies into DIR unless
   local dir=$1
   shift
   if [ ! -f "$dir/.pom.sha1" ] || [ "$(cat "$dir/.pom.sha1")" != "$want" ]; then
-    echo "30-java.sh: resolving $dir from Maven Central ..."
     rm -rf "$dir" .classes
-    mvn -q -f pom.xml "$@" dependency:copy-dependencies -DoutputDirectory="$dir"
+    progress "30-java.sh: resolving $dir from Maven Central" \
+      mvn -B -f pom.xml "$@" dependency:copy-dependencies -DoutputDirectory="$dir"
     echo "$want" > "$dir/.pom.sha1"
   fi
 }

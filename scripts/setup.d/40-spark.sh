@@ -5,6 +5,7 @@
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/lib/progress.sh
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
 
 missing=()
@@ -13,14 +14,15 @@ command -v mvn >/dev/null 2>&1 || missing+=(maven)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing ${missing[*]} from Debian"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  progress "apt: ${missing[*]}" \
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
 want=$(python3 spark_validation/versions.py --pip-requirement)
 have=$(python3 -c 'from importlib.metadata import version; print("pyspark==" + version("pyspark"))' 2>/dev/null || true)
 if [ "$have" != "$want" ]; then
   echo "installing $want (had: ${have:-none})"
-  python3 -m pip install -q "$want"
+  progress "pip: $want" python3 -m pip install --progress-bar off "$want"
 fi
 
 python3 -m spark_validation.fetch_jars

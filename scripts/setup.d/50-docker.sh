@@ -9,6 +9,7 @@
 #     cached, so a rerun with unchanged sources takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. scripts/lib/progress.sh
 BASE=${KAFKA_EMULATOR_BASE_IMAGE:-kafka-emulator-base:bookworm}
 IMAGE=${KAFKA_EMULATOR_IMAGE:-kafka-emulator:latest}
 CLIENT_IMAGE=${KAFKA_EMULATOR_CLIENT_IMAGE:-kafka-emulator-client:latest}
@@ -23,7 +24,8 @@ command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing ${missing[*]} from Debian"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  progress "apt: ${missing[*]}" \
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
 if ! docker info >/dev/null 2>&1; then
@@ -46,23 +48,16 @@ fi
 echo "docker engine $(docker version --format '{{.Server.Version}}'), storage $(docker info --format '{{.Driver}}')"
 
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
-  echo "building $BASE (debootstrap + docker import)"
-  $SUDO bash docker/build-base-image.sh "$BASE"
+  progress "building $BASE (debootstrap + docker import)" \
+    $SUDO bash docker/build-base-image.sh "$BASE"
 fi
 
 # BuildKit needs the buildx plugin in recent clients; the classic builder does not.
 docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
 build() {  # tag dockerfile context [docker build options...]
   local tag=$1 file=$2 ctx=$3; shift 3
-  local log; log=$(mktemp)
-  if ! docker build --network host --build-arg BASE_IMAGE="$BASE" -f "$file" -t "$tag" \
-      "$@" "$ctx" >"$log" 2>&1; then
-    cat "$log" >&2; rm -f "$log"
-    echo "50-docker: building $tag failed" >&2
-    exit 1
-  fi
-  grep -h "^kafka-emulator installed" "$log" || true
-  rm -f "$log"
+  progress "docker build $tag" docker build --network host --build-arg BASE_IMAGE="$BASE" \
+    -f "$file" -t "$tag" "$@" "$ctx"
 }
 SECONDS=0
 # The builder stage gets a tag of its own so its cached layers survive the prune below.
