@@ -32,12 +32,14 @@ async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
         delay = start + step.at_ms / 1000 - loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
-        runner.pending.popleft()
         try:
             applied, error = await cluster.fault_async(resolve_op(cluster.state, step.op)), None
         except (FaultError, KeyError) as e:
             applied, error = None, str(e)
         runner.record(step, applied, error, replication_view(cluster.state))
+        # Off the pending list only once recorded: "done" must mean every step's result
+        # is there (a step that awaits a broker stop left a window before).
+        runner.pending.popleft()
         log.info("fault schedule line %d at %d ms: %s%s", step.line, step.at_ms,
                  json.dumps(applied or step.op, sort_keys=True),
                  f" failed: {error}" if error else "")
