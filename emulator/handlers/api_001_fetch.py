@@ -66,7 +66,7 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
                 {"producer_id": a.producer_id, "first_offset": a.first_offset}
                 for a in p.aborted_between(offset, offset + 1 + len(data))
             ]
-    except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+    except KafkaError as e:  # a business failure; anything else is our bug
         out["error_code"], _ = error_of(e)
         if out["error_code"] in LEADER_HINT_ERRORS and name is not None:
             try:

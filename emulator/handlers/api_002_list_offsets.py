@@ -10,6 +10,7 @@ timestamp newer than the request version gets UNSUPPORTED_VERSION.
 
 from __future__ import annotations
 
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -39,7 +40,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                     p["current_leader_epoch"], client=req["replica_id"] < 0)
                 out.update(offset=offset, timestamp=ts, leader_epoch=epoch,
                            old_style_offsets=[offset] if offset >= 0 else [])
-            except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+            except KafkaError as e:  # a business failure; anything else is our bug
                 out["error_code"], _ = error_of(e)
             parts.append(out)
         topics.append({"name": t["name"], "partitions": parts})

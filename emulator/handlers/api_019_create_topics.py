@@ -73,7 +73,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 out["replication_factor"] = rf if rf > 0 else (
                     len(next(iter(assignments.values()))) if assignments
                     else int(cluster.config["default.replication.factor"]))
-        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+        except KafkaError as e:  # a business failure; anything else is our bug
             out["error_code"], out["error_message"] = error_of(e)
         results.append(out)
     return {"throttle_time_ms": 0, "topics": results}

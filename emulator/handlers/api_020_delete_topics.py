@@ -7,6 +7,7 @@ UNKNOWN_TOPIC_OR_PARTITION afterwards. Internal topics cannot be deleted
 
 from __future__ import annotations
 
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -39,7 +40,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 t = cluster.get_topic(name)
                 r["topic_id"] = t.id
                 cluster.delete_topic(name)
-        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+        except KafkaError as e:  # a business failure; anything else is our bug
             r["error_code"], r["error_message"] = error_of(e)
         out.append(r)
     return {"throttle_time_ms": 0, "responses": out}

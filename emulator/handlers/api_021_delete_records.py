@@ -7,6 +7,7 @@ watermark returned is the new log start offset. Must be sent to the leader.
 
 from __future__ import annotations
 
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -28,7 +29,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 part.check_leader(ctx.broker_id)
                 out["low_watermark"] = cluster.delete_records(t["name"], p["partition_index"],
                                                               p["offset"])
-            except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+            except KafkaError as e:  # a business failure; anything else is our bug
                 out["error_code"], _ = error_of(e)
             parts.append(out)
         topics.append({"name": t["name"], "partitions": parts})

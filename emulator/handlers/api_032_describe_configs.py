@@ -8,6 +8,7 @@ INVALID_REQUEST, as on Kafka.
 from __future__ import annotations
 
 from emulator.cluster import config_ops
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -32,7 +33,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                  "config_type": e.config_type, "documentation": None}
                 for e in entries
             ]
-        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+        except KafkaError as e:  # a business failure; anything else is our bug
             out["error_code"], out["error_message"] = error_of(e)
         results.append(out)
     return {"throttle_time_ms": 0, "results": results}

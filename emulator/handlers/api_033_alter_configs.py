@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from emulator.cluster import config_ops
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -20,7 +21,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             config_ops.alter(ctx.cluster, r["resource_type"], r["resource_name"],
                              {c["name"]: c["value"] for c in r["configs"]},
                              req["validate_only"], ctx.broker_id)
-        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+        except KafkaError as e:  # a business failure; anything else is our bug
             res["error_code"], res["error_message"] = error_of(e)
         out.append(res)
     return {"throttle_time_ms": 0, "responses": out}

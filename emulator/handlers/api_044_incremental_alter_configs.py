@@ -6,6 +6,7 @@ This is how kafka-reassign-partitions sets and clears replication throttles.
 from __future__ import annotations
 
 from emulator.cluster import config_ops
+from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -23,7 +24,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             ops = [(c["name"], c["config_operation"], c["value"]) for c in r["configs"]]
             config_ops.incremental_alter(ctx.cluster, r["resource_type"], r["resource_name"],
                                          ops, req["validate_only"], ctx.broker_id)
-        except Exception as e:  # noqa: BLE001 - mapped to a Kafka error code
+        except KafkaError as e:  # a business failure; anything else is our bug
             res["error_code"], res["error_message"] = error_of(e)
         out.append(res)
     return {"throttle_time_ms": 0, "responses": out}
