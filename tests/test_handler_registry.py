@@ -21,7 +21,6 @@ from wire.messages import NAMES, REQUESTS, RESPONSES
 
 # Schemas declared in wire/messages that no handler serves yet (issue 12's list):
 NOT_YET_SERVED: dict[int, str] = {
-    29: "DescribeAcls: the security work (issue 13) serves ACLs 29/30/31",
     48: "DescribeClientQuotas: the surface work (issue 15)",
     61: "DescribeProducers: the surface work (issue 15)",
     71: "GetTelemetrySubscriptions: the surface work (issue 15)",

@@ -15,6 +15,7 @@ import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
 
+from emulator.handlers.authz import guard
 from wire.messages import REQUESTS, RESPONSES
 
 
@@ -38,6 +39,11 @@ def _load() -> None:
             continue  # no schema declared: we could not decode it, so do not advertise it
         versions = tuple(mod.VERSIONS)
         accepted = tuple(getattr(mod, "ACCEPTED", versions))
+        # ``handle`` runs behind the module's AUTHORIZE declarations (handlers/authz.py);
+        # the bare function stays as ``unguarded_handle``.
+        if not hasattr(mod, "unguarded_handle"):
+            mod.unguarded_handle = mod.handle
+            mod.handle = guard(mod.API_KEY, mod.handle, tuple(getattr(mod, "AUTHORIZE", ())))
         HANDLERS[mod.API_KEY] = HandlerInfo(mod.API_KEY, versions, accepted, mod)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 
 from emulator.cluster.state import AppendResult
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
 from emulator.handlers.util import node_endpoint, transaction_version
 from wire.errors import ErrorCode as E
@@ -26,6 +27,10 @@ from wire.errors import ErrorCode as E
 log = logging.getLogger("kafka_emulator.produce")
 API_KEY = 0
 VERSIONS = (0, 13)
+AUTHORIZE = (
+    One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),
+    Each(RT.TOPIC, Op.WRITE, "topic_data"),
+)
 ACCEPTED = (3, 13)
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 

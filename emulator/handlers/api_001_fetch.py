@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
 from emulator.cluster.partition import KafkaError, epoch_end_offset
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.util import error_of, node_endpoint
 from wire.errors import ErrorCode as E
 
 API_KEY = 1
 VERSIONS = (4, 18)
+AUTHORIZE = (Each(RT.TOPIC, Op.READ, "topics", name="topic"),)
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 

@@ -11,6 +11,7 @@ timestamp newer than the request version gets UNSUPPORTED_VERSION.
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -20,6 +21,7 @@ VERSIONS = (1, 11)
 # The first request version that may carry each special timestamp (Kafka's
 # ListOffsetsRequest / ReplicaManager check).
 MIN_VERSION_OF = {-3: 7, -4: 8, -5: 9, -6: 11}
+AUTHORIZE = (Each(RT.TOPIC, Op.DESCRIBE, "topics"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -4,13 +4,17 @@ Brokers that are up, the controller id, topic IDs (v10+), leader epochs (v7+),
 offline replicas (v5+), lookups by topic ID, and auto topic creation
 (auto.create.topics.enable with num.partitions and default.replication.factor).
 Differs from Kafka: an auto-created topic is returned at once with its leaders,
-rather than with LEADER_NOT_AVAILABLE until the next request.
+rather than with LEADER_NOT_AVAILABLE until the next request. With an authorizer,
+as Kafka: topics without DESCRIBE are left out of an all-topics answer and answered
+TOPIC_AUTHORIZATION_FAILED when named; auto creation needs CREATE on the cluster or
+the topic; authorized operations (v8+) are filled when asked for.
 """
 
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState, Topic, validate_topic_name
+from emulator.handlers.authz import NOT_REQUESTED, RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import live_brokers
 from wire.errors import ErrorCode as E
@@ -46,29 +50,60 @@ def topic_entry(cluster: ClusterState, topic: Topic) -> dict:
     }
 
 
+def _denied(name: str | None, tid: bytes = ZERO_ID) -> dict:
+    return {"error_code": E.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": tid,
+            "partitions": []}
+
+
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    out = _handle(ctx, req, version)
+    if version >= 8:
+        want = req["include_topic_authorized_operations"]
+        for t in out["topics"]:
+            ok = want and t["error_code"] != E.TOPIC_AUTHORIZATION_FAILED and t["name"]
+            t["topic_authorized_operations"] = authorized_operations(
+                ctx, RT.TOPIC, t["name"]) if ok else NOT_REQUESTED
+        if version <= 10:
+            out["cluster_authorized_operations"] = authorized_operations(ctx, RT.CLUSTER) \
+                if req["include_cluster_authorized_operations"] else NOT_REQUESTED
+    return out
+
+
+def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
     cluster = ctx.cluster
     requested = req["topics"]
     topics = []
     if requested is None or (version == 0 and not requested):
-        topics = [topic_entry(cluster, t) for t in cluster.topics.values()]
+        topics = [topic_entry(cluster, t) for t in cluster.topics.values()
+                  if allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name)]
     else:
         allow_auto = req["allow_auto_topic_creation"] if version >= 4 else True
         for item in requested:
             name, tid = item["name"], item.get("topic_id", ZERO_ID)
             if name is None:
                 t = cluster.topics_by_id.get(tid)
-                if t is None:
+                if t is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name):
+                    topics.append(_denied(None, tid))
+                elif t is None:
                     topics.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None,
                                    "topic_id": tid, "partitions": []})
                 else:
                     topics.append(topic_entry(cluster, t))
                 continue
+            if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, name):
+                topics.append(_denied(name))
+                continue
             t = cluster.topics.get(name)
             if t is None:
                 try:
                     validate_topic_name(name)
-                    t = cluster.auto_create(name) if allow_auto else None
+                    creatable = allow_auto and (allowed(ctx, Op.CREATE, RT.CLUSTER) or allowed(
+                        ctx, Op.CREATE, RT.TOPIC, name))
+                    if allow_auto and not creatable and cluster.config.get(
+                            "auto.create.topics.enable", "true") == "true":
+                        topics.append(_denied(name))
+                        continue
+                    t = cluster.auto_create(name) if creatable else None
                 except KafkaError as e:
                     topics.append({"error_code": e.code, "name": name, "partitions": []})
                     continue

@@ -12,11 +12,13 @@ expire here.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 8
 VERSIONS = (2, 10)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Each(RT.TOPIC, Op.READ, "topics"),)
 ZERO_ID = bytes(16)
 
 

@@ -11,11 +11,16 @@ has no offsets (-1), as in Kafka. Group-level errors go to the top-level error c
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 9
 VERSIONS = (1, 10)
+AUTHORIZE = (
+    One(RT.GROUP, Op.DESCRIBE, "group_id"),
+    Each(RT.GROUP, Op.DESCRIBE, "groups", name="group_id"),
+)
 ZERO_ID = bytes(16)
 
 

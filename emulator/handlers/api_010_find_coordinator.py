@@ -11,6 +11,7 @@ COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share keys (
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import node_endpoint
 from wire.errors import ErrorCode as E
@@ -33,6 +34,11 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
                 raise KafkaError(E.INVALID_REQUEST, "Transactional id must not be empty")
         else:
             raise KafkaError(E.INVALID_REQUEST, f"Unsupported key type {key_type}")
+        # Kafka: DESCRIBE on the group or transactional id the caller looks up.
+        if key_type == 0 and not allowed(ctx, Op.DESCRIBE, RT.GROUP, key):
+            raise KafkaError(E.GROUP_AUTHORIZATION_FAILED)
+        if key_type == 1 and not allowed(ctx, Op.DESCRIBE, RT.TRANSACTIONAL_ID, key):
+            raise KafkaError(E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
         node = node_endpoint(ctx.cluster, coordinator.coordinator_for(key), ctx.listener)
         if node is None:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)

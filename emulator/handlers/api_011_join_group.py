@@ -11,11 +11,13 @@ in emulator.cluster.classic_groups.
 from __future__ import annotations
 
 from emulator.cluster.classic_groups import join_error
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 11
 VERSIONS = (0, 9)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def _response(r: dict, version: int) -> dict:

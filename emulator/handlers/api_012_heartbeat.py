@@ -6,10 +6,12 @@ UNKNOWN_MEMBER_ID and FENCED_INSTANCE_ID (v3+, static members) as Kafka answers 
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 12
 VERSIONS = (0, 4)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

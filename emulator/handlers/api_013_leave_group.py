@@ -7,11 +7,13 @@ The group rebalances the remaining members.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 13
 VERSIONS = (0, 5)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -8,11 +8,13 @@ starts another rebalance (REBALANCE_IN_PROGRESS). v5 checks protocol type and na
 from __future__ import annotations
 
 from emulator.cluster.classic_groups import sync_error
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 14
 VERSIONS = (0, 5)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def _response(r: dict) -> dict:

@@ -2,19 +2,19 @@
 
 Member metadata and the protocol name are shown only for a Stable group, as Kafka
 does. An unknown group is "Dead" with no error before v6 and GROUP_ID_NOT_FOUND from
-v6. Authorized operations (v3+) are all group operations when asked for (there are
-no ACLs here).
+v6. Authorized operations (v3+), when asked for: what the authorizer allows on the
+group, or every group operation without an authorizer (as Kafka).
 """
 
 from __future__ import annotations
 
+from emulator.handlers.authz import NOT_REQUESTED, RT, Each, Op, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 15
 VERSIONS = (0, 6)
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE
-NOT_REQUESTED = -2147483648
+AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -36,6 +36,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         share = ctx.services.get("share")
         if version >= 6 and share is not None and share.is_share_group(gid):
             d["error_message"] = f"Group {gid} is not a classic group."  # a share group
-        d["authorized_operations"] = GROUP_OPERATIONS if want_ops else NOT_REQUESTED
+        d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) if want_ops \
+            else NOT_REQUESTED
         groups.append(d)
     return {"throttle_time_ms": 0, "groups": groups}

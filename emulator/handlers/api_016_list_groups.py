@@ -3,10 +3,12 @@
 States filter (v4+, case-insensitive: Empty, PreparingRebalance, CompletingRebalance,
 Stable for classic groups; Empty, Assigning, Reconciling, Stable for consumer
 groups; Empty, Stable for share groups) and types filter (v5+: classic, consumer, share). Clients ask every broker and merge.
+Without DESCRIBE on CLUSTER only the groups the principal may DESCRIBE are listed.
 """
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
@@ -24,4 +26,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         groups += ctx.services["share"].list_share_groups(
             req["states_filter"] if version >= 4 else None,
             req["types_filter"] if version >= 5 else None, broker_id=ctx.broker_id)
+    if not allowed(ctx, Op.DESCRIBE, RT.CLUSTER):
+        groups = [g for g in groups if allowed(ctx, Op.DESCRIBE, RT.GROUP, g["group_id"])]
     return {"throttle_time_ms": 0, "error_code": E.NONE, "groups": groups}

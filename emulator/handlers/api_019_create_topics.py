@@ -15,12 +15,14 @@ from collections import Counter
 
 from emulator.cluster import config_ops, topics
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 19
 VERSIONS = (2, 7)
+AUTHORIZE = (Each(RT.TOPIC, Op.CREATE, "topics", unless_cluster=Op.CREATE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

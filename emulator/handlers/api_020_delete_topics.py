@@ -8,12 +8,14 @@ UNKNOWN_TOPIC_OR_PARTITION afterwards. Internal topics cannot be deleted
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 20
 VERSIONS = (1, 6)
+AUTHORIZE = (Each(RT.TOPIC, Op.DELETE, "topics"), Each(RT.TOPIC, Op.DELETE, "topic_names"),)
 ZERO_ID = bytes(16)
 
 

@@ -8,12 +8,14 @@ watermark returned is the new log start offset. Must be sent to the leader.
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 21
 VERSIONS = (0, 2)
+AUTHORIZE = (Each(RT.TOPIC, Op.DELETE, "topics"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -12,11 +12,27 @@ reported.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Custom, Op, allowed, allowed_any
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 22
 VERSIONS = (0, 6)
+
+
+def _authorize(ctx: RequestContext, req: dict, version: int) -> int | None:
+    """Kafka: WRITE on the transactional id; without one IDEMPOTENT_WRITE on the cluster
+    or WRITE on some topic."""
+    tid = req["transactional_id"]
+    if tid is not None:
+        ok = allowed(ctx, Op.WRITE, RT.TRANSACTIONAL_ID, tid)
+        return None if ok else E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if allowed(ctx, Op.IDEMPOTENT_WRITE, RT.CLUSTER) or allowed_any(ctx, Op.WRITE, RT.TOPIC):
+        return None
+    return E.CLUSTER_AUTHORIZATION_FAILED
+
+
+AUTHORIZE = (Custom(_authorize),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -17,11 +17,13 @@ no ACLs).
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError, epoch_end_offset
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 23
 VERSIONS = (2, 4)
+AUTHORIZE = (Each(RT.TOPIC, Op.DESCRIBE, "topics", name="topic"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -9,11 +9,17 @@ markers CONCURRENT_TRANSACTIONS.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 24
 VERSIONS = (0, 5)
+AUTHORIZE = (
+    One(RT.TRANSACTIONAL_ID, Op.WRITE, "v3_and_below_transactional_id"),
+    Each(RT.TRANSACTIONAL_ID, Op.WRITE, "transactions", name="transactional_id"),
+    Each(RT.TOPIC, Op.WRITE, "v3_and_below_topics"),
+)
 
 
 def _topic_results(results: dict[tuple[str, int], int]) -> list[dict]:

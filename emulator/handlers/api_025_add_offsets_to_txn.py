@@ -3,10 +3,15 @@ so that the offsets sent with TxnOffsetCommit commit or abort with it."""
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 25
 VERSIONS = (0, 4)
+AUTHORIZE = (
+    One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),
+    One(RT.GROUP, Op.READ, "group_id"),
+)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -10,10 +10,12 @@ producer id and epoch the next transaction uses.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 26
 VERSIONS = (0, 5)
+AUTHORIZE = (One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -11,6 +11,7 @@ offsets partition joins the producer's transaction, with that call's errors.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import transaction_version
 from wire.errors import ErrorCode as E
@@ -18,6 +19,11 @@ from wire.errors import ErrorCode as E
 API_KEY = 28
 VERSIONS = (0, 6)
 ZERO_ID = bytes(16)
+AUTHORIZE = (
+    One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),
+    One(RT.GROUP, Op.READ, "group_id"),
+    Each(RT.TOPIC, Op.READ, "topics"),
+)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from emulator.cluster import config_ops
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op, config_resource
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 33
 VERSIONS = (0, 2)
+AUTHORIZE = (
+    Each(RT.TOPIC, Op.ALTER_CONFIGS, "resources", resolve=config_resource(Op.ALTER_CONFIGS)),
+)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -11,10 +11,12 @@ log_dirs; moves between directories are not modelled.
 from __future__ import annotations
 
 from emulator.cluster.log_dirs import alter_replica_log_dir
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 34
 VERSIONS = (1, 2)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

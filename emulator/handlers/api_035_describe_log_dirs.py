@@ -12,11 +12,13 @@ ever cordoned (v5 is_cordoned false).
 from __future__ import annotations
 
 from emulator.cluster.log_dirs import describe_log_dirs
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 35
 VERSIONS = (1, 5)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -12,12 +12,14 @@ from collections import Counter
 
 from emulator.cluster import topics
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 37
 VERSIONS = (0, 3)
+AUTHORIZE = (Each(RT.TOPIC, Op.ALTER, "topics"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

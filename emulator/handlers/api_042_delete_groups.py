@@ -7,11 +7,13 @@ NOT_COORDINATOR when asked of the wrong broker. v3 adds a per-group error messag
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import MESSAGES, ErrorCode
 
 API_KEY = 42
 VERSIONS = (0, 3)
+AUTHORIZE = (Each(RT.GROUP, Op.DELETE, "groups_names"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from emulator.cluster.election import elect_leaders
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 43
 VERSIONS = (0, 2)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def error_response(req: dict, code: int, message: str | None = None) -> dict:

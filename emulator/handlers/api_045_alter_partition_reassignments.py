@@ -13,11 +13,13 @@ nothing.
 from __future__ import annotations
 
 from emulator.cluster.reassignment import alter_partition_reassignments
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 45
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def error_response(req: dict, code: int, message: str | None = None) -> dict:

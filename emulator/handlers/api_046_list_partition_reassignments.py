@@ -11,11 +11,13 @@ committed state without a deadline, so TimeoutMs is not used.
 from __future__ import annotations
 
 from emulator.cluster.reassignment import list_partition_reassignments
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 46
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

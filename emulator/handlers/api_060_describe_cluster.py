@@ -2,16 +2,19 @@
 
 v1+ endpoint_type 1 (brokers) is served; 2 (controllers) gets
 UNSUPPORTED_ENDPOINT_TYPE like a broker listener does. v2 include_fenced_brokers
-lists stopped brokers with is_fenced=true.
+lists stopped brokers with is_fenced=true. Needs DESCRIBE on CLUSTER; cluster authorized
+operations are filled when asked for (every cluster operation without an authorizer).
 """
 
 from __future__ import annotations
 
+from emulator.handlers.authz import NOT_REQUESTED, RT, ClusterOp, Op, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 60
 VERSIONS = (0, 2)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -30,4 +33,5 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
             "endpoint_type": 1, "cluster_id": cluster.cluster_id,
             "controller_id": cluster.controller_id, "brokers": brokers,
-            "cluster_authorized_operations": -(2**31)}
+            "cluster_authorized_operations": authorized_operations(ctx, RT.CLUSTER)
+            if req["include_cluster_authorized_operations"] else NOT_REQUESTED}

@@ -4,10 +4,12 @@ otherwise, TRANSACTIONAL_ID_NOT_FOUND for unknown ids)."""
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 65
 VERSIONS = (0, 0)
+AUTHORIZE = (Each(RT.TRANSACTIONAL_ID, Op.DESCRIBE, "transactional_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -4,12 +4,12 @@ groups."""
 
 from __future__ import annotations
 
+from emulator.handlers.authz import NOT_REQUESTED, RT, Each, Op, authorized_operations
 from emulator.handlers.base import RequestContext
 
 API_KEY = 69
 VERSIONS = (0, 1)
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)  # READ, DELETE, DESCRIBE
-NOT_REQUESTED = -2147483648
+AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -22,7 +22,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             out.append({"group_id": gid, "error_code": err})
             continue
         [d] = gc.describe_consumer_groups([gid])
-        d["authorized_operations"] = GROUP_OPERATIONS if req["include_authorized_operations"] \
-            else NOT_REQUESTED
+        d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
+            if req["include_authorized_operations"] else NOT_REQUESTED
         out.append(d)
     return {"throttle_time_ms": 0, "groups": out}

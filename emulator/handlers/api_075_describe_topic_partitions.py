@@ -2,11 +2,14 @@
 
 Topics sorted by name, at most response_partition_limit partitions per response,
 with a cursor to continue; no eligible leader replicas (ELR) are kept, so those
-lists are empty.
+lists are empty. Topics the principal may not DESCRIBE are left out of a listing of
+all topics and answered TOPIC_AUTHORIZATION_FAILED when named; topic authorized
+operations are always filled, as Kafka does for this API.
 """
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
@@ -16,7 +19,8 @@ VERSIONS = (0, 0)
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     cluster = ctx.cluster
-    names = sorted(t["name"] for t in req["topics"]) if req["topics"] else sorted(cluster.topics)
+    names = sorted(t["name"] for t in req["topics"]) if req["topics"] else [
+        n for n in sorted(cluster.topics) if allowed(ctx, Op.DESCRIBE, RT.TOPIC, n)]
     cursor = req.get("cursor")
     start_topic, start_part = (cursor["topic_name"], cursor["partition_index"]) if cursor else (
         None, 0)
@@ -26,6 +30,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     next_cursor = None
     for name in names:
         if start_topic is not None and name < start_topic:
+            continue
+        if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, name):
+            out.append({"error_code": E.TOPIC_AUTHORIZATION_FAILED, "name": name,
+                        "topic_id": bytes(16), "partitions": []})
             continue
         t = cluster.topics.get(name)
         if t is None:
@@ -49,7 +57,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             used += 1
         out.append({"error_code": E.NONE, "name": name, "topic_id": t.id,
                     "is_internal": t.is_internal, "partitions": parts,
-                    "topic_authorized_operations": -(2**31)})
+                    "topic_authorized_operations": authorized_operations(ctx, RT.TOPIC, name)})
         if next_cursor is not None:
             break
     return {"throttle_time_ms": 0, "topics": out, "next_cursor": next_cursor}

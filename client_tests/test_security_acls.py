@@ -1,0 +1,265 @@
+"""Authorization over real TCP, table-driven over API keys: each API with no ACL, with
+the ACL Kafka's KafkaApis needs, and with that ACL plus a DENY (DENY wins). Requests
+are raw (exact codes, no client retries), sent by ``alice`` logged in with PLAIN on a
+SASL_PLAINTEXT listener; ``admin`` is a super user."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
+
+from emulator import Cluster
+from emulator.security.acl import AclBinding as Binding
+from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
+from emulator.security.acl import ResourceType as RT
+from wire.frames import decode_response, encode_request
+
+USERS = {"admin": "admin-pw", "alice": "alice-pw"}
+_n = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with Cluster(3, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                              "sasl_users": USERS, "super_users": ["admin"],
+                              "authorizer": True}) as c:
+        yield c
+
+
+class Client:
+    """A raw connection logged in with PLAIN."""
+
+    def __init__(self, cluster: Cluster, user: str, broker_index: int = 0) -> None:
+        host, port = cluster.bootstrap_servers.split(",")[broker_index].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+        token = f"\0{user}\0{USERS[user]}".encode()
+        assert self.call(36, 2, {"auth_bytes": token})["error_code"] == 0
+
+    def call(self, key: int, version: int, body: dict) -> dict:
+        self.sock.sendall(encode_request(key, version, 5, "acl-test", body))
+        size = struct.unpack(">i", self._read(4))[0]
+        return decode_response(key, version, self._read(size))[1]
+
+    def _read(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            assert chunk, "connection closed"
+            buf += chunk
+        return buf
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@dataclass
+class Case:
+    name: str
+    key: int
+    version: int
+    body: Callable[[str, str, str], dict]  # (topic, group, transactional id) -> request
+    error: Callable[[dict], int]  # where the code is in the response
+    rtype: RT
+    op: Op
+    denied: int
+
+    def resource(self, topic: str, group: str, txn: str) -> str:
+        return {RT.TOPIC: topic, RT.GROUP: group, RT.TRANSACTIONAL_ID: txn,
+                RT.CLUSTER: "kafka-cluster"}[self.rtype]
+
+
+def _records() -> bytes:
+    from wire.records import build_batch
+    return build_batch([(b"k", b"v")])
+
+
+CASES = [
+    Case("Metadata", 3, 12, lambda t, g, x: {"topics": [{"name": t}],
+                                             "allow_auto_topic_creation": False},
+         lambda r: r["topics"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29),
+    Case("Produce", 0, 9, lambda t, g, x: {"acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"name": t, "partition_data": [{"index": 0, "records": _records()}]}]},
+        lambda r: r["responses"][0]["partition_responses"][0]["error_code"],
+        RT.TOPIC, Op.WRITE, 29),
+    Case("Fetch", 1, 12, lambda t, g, x: {"replica_id": -1, "max_wait_ms": 0, "topics": [
+        {"topic": t, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                     "partition_max_bytes": 1000}]}]},
+        lambda r: r["responses"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29),
+    Case("ListOffsets", 2, 7, lambda t, g, x: {"replica_id": -1, "topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "timestamp": -1}]}]},
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29),
+    Case("CreateTopics", 19, 7, lambda t, g, x: {"topics": [
+        {"name": t + "-new", "num_partitions": 1, "replication_factor": 1}], "timeout_ms": 5000},
+        lambda r: r["topics"][0]["error_code"], RT.TOPIC, Op.CREATE, 29),
+    Case("DeleteTopics", 20, 6, lambda t, g, x: {"topics": [{"name": t}], "timeout_ms": 5000},
+         lambda r: r["responses"][0]["error_code"], RT.TOPIC, Op.DELETE, 29),
+    Case("CreatePartitions", 37, 3, lambda t, g, x: {"topics": [
+        {"name": t, "count": 2, "assignments": None}], "timeout_ms": 5000},
+        lambda r: r["results"][0]["error_code"], RT.TOPIC, Op.ALTER, 29),
+    Case("DeleteRecords", 21, 2, lambda t, g, x: {"topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "offset": 0}]}], "timeout_ms": 5000},
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DELETE, 29),
+    Case("DescribeConfigs", 32, 4, lambda t, g, x: {"resources": [
+        {"resource_type": 2, "resource_name": t, "configuration_keys": None}]},
+        lambda r: r["results"][0]["error_code"], RT.TOPIC, Op.DESCRIBE_CONFIGS, 29),
+    Case("IncrementalAlterConfigs", 44, 1, lambda t, g, x: {"resources": [
+        {"resource_type": 2, "resource_name": t, "configs": [
+            {"name": "retention.ms", "config_operation": 0, "value": "1000"}]}]},
+        lambda r: r["responses"][0]["error_code"], RT.TOPIC, Op.ALTER_CONFIGS, 29),
+    Case("OffsetForLeaderEpoch", 23, 4, lambda t, g, x: {"replica_id": -1, "topics": [
+        {"topic": t, "partitions": [{"partition": 0, "leader_epoch": 0}]}]},
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29),
+    Case("Heartbeat", 12, 4, lambda t, g, x: {"group_id": g, "generation_id": 1,
+                                              "member_id": "m"},
+         lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
+    Case("OffsetCommit", 8, 8, lambda t, g, x: {"group_id": g, "generation_id_or_member_epoch": -1,
+                                                "member_id": "", "topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 0}]}]},
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.GROUP, Op.READ, 30),
+    Case("OffsetFetch", 9, 7, lambda t, g, x: {"group_id": g, "topics": None},
+         lambda r: r["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+    Case("FindCoordinator", 10, 3, lambda t, g, x: {"key": g, "key_type": 0},
+         lambda r: r["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+    Case("DescribeGroups", 15, 5, lambda t, g, x: {"groups": [g]},
+         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+    Case("DeleteGroups", 42, 2, lambda t, g, x: {"groups_names": [g]},
+         lambda r: r["results"][0]["error_code"], RT.GROUP, Op.DELETE, 30),
+    Case("InitProducerId(txn)", 22, 4, lambda t, g, x: {"transactional_id": x,
+                                                        "transaction_timeout_ms": 60000},
+         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53),
+    Case("InitProducerId(idempotent)", 22, 4, lambda t, g, x: {
+        "transactional_id": None, "transaction_timeout_ms": 60000},
+        lambda r: r["error_code"], RT.CLUSTER, Op.IDEMPOTENT_WRITE, 31),
+    Case("EndTxn", 26, 3, lambda t, g, x: {"transactional_id": x, "producer_id": 1,
+                                           "producer_epoch": 0, "committed": True},
+         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53),
+    Case("AlterPartitionReassignments", 45, 0, lambda t, g, x: {"timeout_ms": 5000, "topics": [
+        {"name": t, "partitions": [{"partition_index": 0, "replicas": [1, 2, 3]}]}]},
+        lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    Case("ListPartitionReassignments", 46, 0, lambda t, g, x: {"timeout_ms": 5000,
+                                                               "topics": None},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
+    Case("ElectLeaders", 43, 2, lambda t, g, x: {"election_type": 0, "topic_partitions": [
+        {"topic": t, "partitions": [0]}], "timeout_ms": 5000},
+        lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    Case("DescribeLogDirs", 35, 4, lambda t, g, x: {"topics": None},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
+    Case("DescribeCluster", 60, 1, lambda t, g, x: {"include_cluster_authorized_operations":
+                                                    False},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
+    Case("DescribeAcls", 29, 3, lambda t, g, x: {"resource_type_filter": 1,
+                                                 "resource_name_filter": None,
+                                                 "pattern_type_filter": 1,
+                                                 "principal_filter": None, "host_filter": None,
+                                                 "operation": 1, "permission_type": 1},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
+    Case("CreateAcls", 30, 3, lambda t, g, x: {"creations": [
+        {"resource_type": 2, "resource_name": t, "resource_pattern_type": 3,
+         "principal": "User:nobody", "host": "*", "operation": 3, "permission_type": 3}]},
+        lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    Case("DescribeUserScramCredentials", 50, 0, lambda t, g, x: {"users": None},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
+    Case("AlterUserScramCredentials", 51, 0, lambda t, g, x: {"deletions": [
+        {"name": "nobody", "mechanism": 1}], "upsertions": []},
+        lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
+]
+
+
+def _grant(cluster: Cluster, rtype: RT, name: str, op: Op, perm: PermissionType) -> None:
+    b = Binding(rtype, name, PatternType.LITERAL, "User:alice", "*", op, perm)
+    cluster.call(lambda: cluster.security.acls.add(b))
+
+
+@pytest.mark.parametrize("acl", ["none", "allow", "deny"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_api_authorization(cluster: Cluster, case: Case, acl: str) -> None:
+    n = next(_n)
+    topic, group, txn = f"az-{n}-{uuid.uuid4().hex[:6]}", f"g-{n}", f"x-{n}"
+    cluster.create_topic(topic, 1, 3)
+    name = case.resource(topic, group, txn)
+    if case.key == 19:
+        name = topic + "-new"
+    if acl in ("allow", "deny"):
+        _grant(cluster, case.rtype, name, case.op, PermissionType.ALLOW)
+    if acl == "deny":
+        _grant(cluster, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
+               PermissionType.DENY)
+    try:
+        leader = cluster.state.get_partition(topic, 0).leader
+        c = Client(cluster, "alice", cluster.broker_ids.index(leader))
+        code = case.error(c.call(case.key, case.version, case.body(topic, group, txn)))
+        c.close()
+    finally:
+        if acl != "none":
+            cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    if acl == "allow":
+        assert code != case.denied, f"{case.name} refused with the ACL it needs"
+    else:
+        assert code == case.denied, f"{case.name} with {acl}: got {code}"
+
+
+def test_metadata_lists_only_described_topics_and_fills_operations(cluster: Cluster) -> None:
+    mine, other = f"mine-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:6]}"
+    cluster.create_topic(mine, 1, 3)
+    cluster.create_topic(other, 1, 3)
+    _grant(cluster, RT.TOPIC, mine, Op.READ, PermissionType.ALLOW)  # READ implies DESCRIBE
+    try:
+        c = Client(cluster, "alice")
+        r = c.call(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                           "include_topic_authorized_operations": True})
+        by_name = {t["name"]: t for t in r["topics"]}
+        assert mine in by_name and other not in by_name
+        # READ implies DESCRIBE: bits READ(3) and DESCRIBE(8).
+        assert by_name[mine]["topic_authorized_operations"] == (1 << 3) | (1 << 8)
+        c.close()
+    finally:
+        cluster.call(lambda: cluster.security.acls.bindings.clear())
+
+
+def test_prefixed_and_wildcard_acls_through_confluent_admin(cluster: Cluster) -> None:
+    admin = AdminClient(cluster.client_config("confluent", user="admin", mechanism="PLAIN"))
+    prefix = f"team-{uuid.uuid4().hex[:6]}."
+    bindings = [
+        AclBinding(ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, "User:alice", "*",
+                   AclOperation.WRITE, AclPermissionType.ALLOW),
+        AclBinding(ResourceType.TOPIC, "*", ResourcePatternType.LITERAL, "User:alice", "*",
+                   AclOperation.DESCRIBE, AclPermissionType.ALLOW),
+    ]
+    for f in admin.create_acls(bindings).values():
+        f.result(10)
+    for f in admin.create_topics([NewTopic(prefix + "a", 1, 1)]).values():
+        f.result(10)
+    got = admin.describe_acls(AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, "User:alice", None,
+        AclOperation.ANY, AclPermissionType.ANY)).result(10)
+    assert sorted(b.name for b in got) == sorted(["*", prefix])
+    alice = cluster.client_config("confluent", user="alice", mechanism="PLAIN")
+    from confluent_kafka import Producer
+
+    p = Producer(alice)
+    p.produce(prefix + "a", b"ok")
+    assert p.flush(15) == 0
+    deleted = admin.delete_acls([AclBindingFilter(
+        ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, None, None,
+        AclOperation.ANY, AclPermissionType.ANY)])
+    assert [len(v.result(10)) for v in deleted.values()] == [1]
+    admin.delete_acls([AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+        AclPermissionType.ANY)])

@@ -1,0 +1,40 @@
+"""DeleteAcls (key 31), v1-3.
+
+Removes every binding matching each filter (filters as DescribeAcls takes them) and
+lists what each removed. Needs ALTER on CLUSTER; SECURITY_DISABLED without an
+authorizer.
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.api_029_describe_acls import NO_AUTHORIZER, acl_filter
+from emulator.handlers.authz import ClusterOp, Op
+from emulator.handlers.base import RequestContext
+from emulator.security.acl import filter_error
+from wire.errors import ErrorCode as E
+
+API_KEY = 31
+VERSIONS = (1, 3)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
+
+
+def _delete(sec: object, item: dict) -> dict:
+    f = acl_filter(item)
+    problem = "Unknown code in the filter" if f is None else filter_error(f)
+    if f is None or problem:
+        return {"error_code": E.INVALID_REQUEST, "error_message": problem, "matching_acls": []}
+    gone = sec.acls.delete(f)  # type: ignore[attr-defined]
+    return {"error_code": E.NONE, "error_message": None, "matching_acls": [
+        {"error_code": E.NONE, "error_message": None, "resource_type": int(b.resource_type),
+         "resource_name": b.resource_name, "pattern_type": int(b.pattern_type),
+         "principal": b.principal, "host": b.host, "operation": int(b.operation),
+         "permission_type": int(b.permission_type)} for b in gone]}
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    sec = ctx.services.get("security")
+    if sec is None or sec.authorizer is None:
+        return {"filter_results": [
+            {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER}
+            for _ in req["filters"]]}
+    return {"throttle_time_ms": 0, "filter_results": [_delete(sec, f) for f in req["filters"]]}
