@@ -47,6 +47,8 @@ def _roundtrip_confluent(conf: dict, topic: str, n: int = 20) -> list[bytes]:
             m = c.poll(0.2)
             if m is not None and m.error() is None:
                 got.append(m.value())
+            elif m is not None:
+                print("consumer error", m.error())
             if len(got) == n:
                 break
     finally:

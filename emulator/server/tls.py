@@ -126,8 +126,9 @@ def prepare(tls_dir: str | None, hosts: list[str], cert: str | None = None,
         server_key_pem.write_bytes(_pem_key(skey))
         server_pem.write_bytes(scert.public_bytes(serialization.Encoding.PEM) + ca_der)
     ckey = _key()
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CLIENT_CN),
-                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kafka-emulator")])
+    # DER order O, CN: Java's RFC 2253 form (Kafka's principal) reads CN=client,O=...
+    subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kafka-emulator"),
+                         x509.NameAttribute(NameOID.COMMON_NAME, CLIENT_CN)])
     ccert = _issue(subject, ckey, ca_cert.subject, ca_key, ca=False,
                    usage=[ExtendedKeyUsageOID.CLIENT_AUTH])
     (d / "client-key.pem").write_bytes(_pem_key(ckey))
