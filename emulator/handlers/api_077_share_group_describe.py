@@ -6,11 +6,12 @@ type ("Group X is not a share group."), NOT_COORDINATOR when asked of the wrong 
 
 from __future__ import annotations
 
-from emulator.handlers.api_015_describe_groups import GROUP_OPERATIONS
+from emulator.handlers.authz import RT, Each, Op, authorized_operations
 from emulator.handlers.base import RequestContext
 
 API_KEY = 77
 VERSIONS = (1, 1)
+AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -24,6 +25,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             continue
         (row,) = sc.describe_share_groups([gid])
         if req["include_authorized_operations"] and not row["error_code"]:
-            row["authorized_operations"] = GROUP_OPERATIONS
+            row["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid)
         groups.append(row)
     return {"throttle_time_ms": 0, "groups": groups}

@@ -8,7 +8,7 @@ DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST = message(
     "0",
     "0+",
     [
-        Field("users", Array, nullable="0+", default=None, fields=[
+        Field("users", Array, nullable="0+", fields=[
             Field("name", STRING),
         ]),
     ],
