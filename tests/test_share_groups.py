@@ -225,6 +225,15 @@ def test_whole_batches_are_acquired_and_gaps_archived() -> None:
     assert h.sp().start_offset == 3
 
 
+def test_record_limit_mode_splits_batches() -> None:
+    h = Harness()
+    h.produce(6, per_batch=3)
+    got = h.sc.acquire(h.leader(), G, "a", h.tid, 0, 4, 1 << 20, record_limit=True)[1]
+    assert got.ranges == [(0, 3, 1)]  # the second batch is cut after its first record
+    got = h.sc.acquire(h.leader(), G, "b", h.tid, 0, 10, 1 << 20, record_limit=True)[1]
+    assert got.ranges == [(4, 5, 1)]
+
+
 def test_max_record_locks_bounds_in_flight() -> None:
     h = Harness()
     h.sc.set_group_config(G, "share.partition.max.record.locks", "100")

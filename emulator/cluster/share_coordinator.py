@@ -278,7 +278,8 @@ class ShareCoordinator(ShareGroupOps):
         self.mark_changed()
 
     def acquire(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,
-                index: int, max_records: int, max_bytes: int) -> tuple[bytes, Acquired]:
+                index: int, max_records: int, max_bytes: int, record_limit: bool = False
+                ) -> tuple[bytes, Acquired]:
         """Acquire records of one partition: (the log batches to send, what was acquired)."""
         topic, p = self.lookup(broker_id, topic_id, index)
         sp = self._loaded(group_id, topic, p)
@@ -293,7 +294,8 @@ class ShareCoordinator(ShareGroupOps):
         got = sp.acquire(member_id, new, max_records=max(1, max_records),
                          now=self.state.now(),
                          lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
-                         max_locks=self.group_int(group_id, "share.partition.max.record.locks"))
+                         max_locks=self.group_int(group_id, "share.partition.max.record.locks"),
+                         record_limit=record_limit)
         if not got.ranges:
             return b"", got
         self.mark_changed()

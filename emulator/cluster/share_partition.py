@@ -178,13 +178,16 @@ class SharePartition:
 
     # ---- acquisition -----------------------------------------------------------------
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int, bool]], *,
-                max_records: int, now: int, lock_ms: int, max_locks: int) -> Acquired:
+                max_records: int, now: int, lock_ms: int, max_locks: int,
+                record_limit: bool = False) -> Acquired:
         """Acquire available records for ``member_id``.
 
         ``batches`` are the log's batches from ``next_offset`` up to the high watermark as
         (base offset, last offset, is control batch). Released records are redelivered
-        first (lowest offsets first), then new batches are taken whole. Control batches
-        (transaction markers) are archived at once: a consumer never sees them.
+        first (lowest offsets first), then new batches are taken whole (batch-optimized
+        mode), or cut at ``max_records`` with ``record_limit`` (KIP-1206's record-limit
+        mode). Control batches (transaction markers) are archived at once: a consumer
+        never sees them.
         """
         out = Acquired()
         for offset in sorted(o for o, r in self.records.items() if r.state == S.AVAILABLE):
@@ -204,13 +207,16 @@ class SharePartition:
                         self.records[offset] = InFlightRecord(S.ARCHIVED)
                 self.next_offset = base
             first = max(base, self.next_offset)
-            for offset in range(first, last + 1):
+            upto = last
+            if record_limit and not control:
+                upto = min(last, first + max_records - out.count - 1)
+            for offset in range(first, upto + 1):
                 rec = self.records[offset] = InFlightRecord()
                 if control:
                     rec.state = S.ARCHIVED
                 else:
                     self._take(offset, rec, member_id, now, lock_ms, out)
-            self.next_offset = last + 1
+            self.next_offset = upto + 1
         self._advance_start()
         return out
 

@@ -13,8 +13,8 @@ Errors: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
 SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top; UNKNOWN_TOPIC_ID,
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the current leader) per
 partition; INVALID_RECORD_STATE / INVALID_REQUEST as AcknowledgeErrorCode.
-Differs from Kafka: ShareAcquireMode record-limit (1) is served like batch-optimized (0):
-whole batches, MaxRecords may be exceeded.
+ShareAcquireMode (v2, KIP-1206): 0 batch-optimized acquires whole batches (MaxRecords may
+be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be split).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
             for t in req["topics"] for p in t["partitions"] if p["acknowledgement_batches"]]
     forget = [(t["topic_id"], i) for t in req["forgotten_topics_data"] for i in t["partitions"]]
     renew = version >= 2 and req["is_renew_ack"]
+    record_limit = version >= 2 and req["share_acquire_mode"] == 1
     try:
         session = sc.session_for_fetch(ctx.broker_id, group_id, member_id, epoch, requested,
                                        forget, bool(acks))
@@ -71,7 +72,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
                 continue
             try:
                 data, got = sc.acquire(ctx.broker_id, group_id, member_id, key[0], key[1],
-                                       left, budget)
+                                       left, budget, record_limit=record_limit)
             except KafkaError as e:
                 row.update(error_code=e.code, error_message=e.message)
                 leader_hint(ctx, key, row, nodes)
