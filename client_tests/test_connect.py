@@ -1,0 +1,136 @@
+"""Kafka Connect in distributed mode (connect-runtime from Maven Central) against the
+emulator: the worker creates its compacted config/offset/status topics, runs a
+FileStreamSource connector, and after a worker restart (SIGKILL) finds its connector in
+the config topic and its position in the offset topic: lines sent before are not sent
+again, lines written since are."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from emulator import Cluster
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+CP = f"{JAVA_DIR / '.tools-jars'}/*"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Worker:
+    def __init__(self, bootstrap: str, tmp: Path) -> None:
+        if not (JAVA_DIR / ".tools-jars").is_dir() or not list(
+                (JAVA_DIR / ".tools-jars").glob("connect-runtime-*.jar")):
+            raise RuntimeError("connect-runtime is not in client_tests/java/.tools-jars: run "
+                               "scripts/setup.d/30-java.sh")
+        self.port = free_port()
+        self.props = tmp / "worker.properties"
+        self.props.write_text("\n".join([
+            f"bootstrap.servers={bootstrap}", "group.id=connect-cluster",
+            "key.converter=org.apache.kafka.connect.storage.StringConverter",
+            "value.converter=org.apache.kafka.connect.storage.StringConverter",
+            "config.storage.topic=connect-configs", "offset.storage.topic=connect-offsets",
+            "status.storage.topic=connect-status", "config.storage.replication.factor=3",
+            "offset.storage.replication.factor=3", "status.storage.replication.factor=3",
+            "offset.flush.interval.ms=500", f"listeners=http://127.0.0.1:{self.port}",
+            "plugin.discovery=only_scan", ""]))
+        self.log_path = tmp / "connect.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx384m", "-cp", CP, "org.apache.kafka.connect.cli.ConnectDistributed",
+             str(self.props)], stdout=self.log, stderr=subprocess.STDOUT)
+        self.wait(lambda: self.get("/") is not None, "the worker's REST API")
+
+    def get(self, path: str) -> object:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return json.loads(r.read() or b"null")
+        except (OSError, ValueError):
+            return None
+
+    def put(self, path: str, body: dict) -> object:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", method="PUT",
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+    def wait(self, cond, what: str, timeout: float = 120) -> None:
+        deadline = time.time() + timeout
+        while not cond():
+            assert self.proc is not None and self.proc.poll() is None, \
+                f"connect worker died:\n{self.log_path.read_text()[-4000:]}"
+            assert time.time() < deadline, f"timed out waiting for {what}:\n" \
+                f"{self.log_path.read_text()[-4000:]}"
+            time.sleep(0.5)
+
+    def stop(self, sig: int) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        self.proc.wait(60)
+        self.log.close()
+
+
+def read_lines(bootstrap: str, topic: str, expect: int, timeout: float = 60) -> list[str]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "enable.partition.eof": True})
+    c.assign([TopicPartition(topic, 0, 0)])
+    out: list[str] = []
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        m = c.poll(0.2)
+        if m is None:
+            continue
+        if m.error() is not None:
+            assert m.error().code() in (KafkaError._PARTITION_EOF,
+                                        KafkaError.UNKNOWN_TOPIC_OR_PART), m.error()
+            if len(out) >= expect:
+                break
+            continue
+        out.append(m.value().decode())
+    c.close()
+    return out
+
+
+def test_connect_distributed_file_source_survives_a_worker_restart(tmp_path: Path) -> None:
+    source = tmp_path / "input.txt"
+    source.write_text("".join(f"line-{i}\n" for i in range(10)))
+    with Cluster(port=0) as cluster:
+        bootstrap = cluster.bootstrap_servers
+        cluster.create_topic("file-lines", 1, 3)
+        w = Worker(bootstrap, tmp_path)
+        w.start()
+        w.put("/connectors/file-source/config", {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "tasks.max": "1", "file": str(source), "topic": "file-lines"})
+        assert read_lines(bootstrap, "file-lines", 10) == [f"line-{i}" for i in range(10)]
+        policies = cluster.call(lambda: {
+            name: cluster.state.topic_config(cluster.state.topics[name], "cleanup.policy")
+            for name in ("connect-configs", "connect-offsets", "connect-status")})
+        assert policies == dict.fromkeys(policies, "compact")
+        time.sleep(1.5)  # offset.flush.interval.ms: the source offset reaches its topic
+        w.stop(signal.SIGKILL)
+        with open(source, "a") as f:
+            f.write("".join(f"line-{i}\n" for i in range(10, 15)))
+        w.start()  # the connector comes back from connect-configs, its position too
+        w.wait(lambda: (w.get("/connectors/file-source/status") or {}).get(
+            "tasks", [{}])[0].get("state") == "RUNNING", "the restored connector's task")
+        lines = read_lines(bootstrap, "file-lines", 15)
+        assert lines == [f"line-{i}" for i in range(15)]
+        assert w.get("/connectors") == ["file-source"]
+        w.stop(signal.SIGTERM)
