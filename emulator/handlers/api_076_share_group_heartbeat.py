@@ -11,11 +11,13 @@ GROUP_ID_NOT_FOUND for a group of another type, GROUP_MAX_SIZE_REACHED
 
 from __future__ import annotations
 
+from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 76
 VERSIONS = (1, 1)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

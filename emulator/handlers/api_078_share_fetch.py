@@ -20,12 +20,15 @@ be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
 from wire.errors import ErrorCode as E
 
 API_KEY = 78
 VERSIONS = (1, 2)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
+             Each(RT.TOPIC, Op.READ, "topics", name="topic"))
 
 
 def handle(ctx: RequestContext, req: dict, version: int):

@@ -7,11 +7,13 @@ unless this broker leads the key's __share_group_state partition.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import per_state_partition
 
 API_KEY = 83
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -8,11 +8,13 @@ leader epoch older than the last one seen; NOT_COORDINATOR on the wrong broker.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import per_state_partition
 
 API_KEY = 84
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -8,11 +8,13 @@ without state, NOT_COORDINATOR on the wrong broker.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import per_state_partition
 
 API_KEY = 85
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -4,11 +4,13 @@ share group offsets or the group are deleted). NOT_COORDINATOR on the wrong brok
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import per_state_partition
 
 API_KEY = 86
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

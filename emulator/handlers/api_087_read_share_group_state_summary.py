@@ -5,11 +5,13 @@ DeliveryCompleteCount (KIP-1226). Errors as ReadShareGroupState.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import per_state_partition
 
 API_KEY = 87
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

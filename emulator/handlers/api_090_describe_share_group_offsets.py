@@ -10,10 +10,12 @@ offset -1. v1 adds Lag (KIP-1226): high watermark - SPSO - records already finis
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 90
 VERSIONS = (0, 1)
+AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups", name="group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

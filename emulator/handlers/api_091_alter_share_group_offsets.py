@@ -10,10 +10,13 @@ dropped and the state epoch bumped. A group id not in use becomes an empty share
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 91
 VERSIONS = (0, 0)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
+             Each(RT.TOPIC, Op.READ, "topics", name="topic_name"))
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -8,10 +8,13 @@ UNKNOWN_TOPIC_OR_PARTITION per unknown topic.
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 
 API_KEY = 92
 VERSIONS = (0, 0)
+AUTHORIZE = (One(RT.GROUP, Op.DELETE, "group_id"),
+             Each(RT.TOPIC, Op.READ, "topics", name="topic_name"))
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
