@@ -267,9 +267,12 @@ class DataDir:
         """Closed segments below the high watermark are read from their files: every
         replica whose batches there are the leader's very objects swaps them for views
         of a read-only map of the file, and the bytes in memory are freed."""
-        for k in range(len(pf.segments) - 1):
-            seg = pf.segments[k]
-            end = pf.segments[k + 1].base
+        segs = pf.segments
+        if len(segs) < 2 or segs[-2].mapped is not None:
+            return  # the common case: every closed segment is mapped already
+        for k in range(len(segs) - 1):
+            seg = segs[k]
+            end = segs[k + 1].base
             if seg.mapped is not None or end > p.high_watermark or not len(seg.bases):
                 continue
             self._map_segment(p, seg, end)
