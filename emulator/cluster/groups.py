@@ -113,7 +113,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     def mark_changed(self) -> None:
-        self.state.changed()
+        self.state.changed(partitions_only=True)  # nothing replication depends on
 
     def group_created(self, group) -> None:
         group.loaded_epoch = self._partition_epoch(group.group_id)

@@ -112,6 +112,8 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
             c.move_partition(p, PS.OfflinePartition)
     if p.leader >= 0:
         advance_hw(state, p)
+    state.touch(p)
+    state.partition_changed(p)
 
 
 def become_leader(state: ClusterMetadata, p: Partition, broker_id: int, moved: bool) -> None:

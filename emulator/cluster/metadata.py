@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,9 @@ class Topic:
     id: bytes
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)  # dynamic (non-default) only
+    # Bumped when a partition's leader, epochs, replicas or ISR change: what the
+    # Metadata cache (``ClusterMetadata.partition_metadata``) is keyed on.
+    metadata_version: int = 0
 
     @property
     def is_internal(self) -> bool:
@@ -132,9 +135,20 @@ class ClusterMetadata:
         self.shutting_down: set[int] = set()  # brokers in controlled shutdown
         self.pending_fence: dict[int, int] = {}  # crashed broker -> when it is fenced (ms)
         self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
-        # Set when something other than partition data changed: the next replication
-        # tick visits every partition, not only those with replication to do.
-        self.needs_full_tick = True
+        # What replication must look at next (emulator.cluster.replication): the
+        # partitions touched since the last tick (an append, a leader or ISR change, a
+        # new replica), or every partition after a cluster-wide change (a broker, a
+        # fault, a config). Idle partitions are in neither and cost nothing.
+        self.dirty: set[Partition] = set()
+        self.dirty_all = True
+        # What changed since the server last woke parked requests: partition keys, or
+        # everything (``changed_all``) after a change that is not about given partitions.
+        self.changed_keys: set[tuple[str, int]] = set()
+        self.changed_all = False
+        self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
+        # topic -> (key, Metadata partition entries): see partition_metadata
+        self._metadata_cache: dict[str, tuple[tuple, list[dict]]] = {}
+        self._next_topic_rank = 0
         # The active controller (emulator.cluster.controller.Controller); the metadata
         # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
         self.controller: Any = None
@@ -146,14 +160,40 @@ class ClusterMetadata:
     def now(self) -> int:
         return self.clock.now_ms()
 
-    def changed(self, partitions_only: bool = False) -> None:
-        """Something changed: wake waiters. Unless only partition data moved (appends,
-        replication), the next tick visits every partition, not just the active ones."""
+    def changed(self, partitions_only: bool = False,
+                keys: Iterable[tuple[str, int]] | None = None) -> None:
+        """Something changed: wake parked requests.
+
+        ``keys`` names the partitions that changed: only requests waiting on them (or
+        on no partition in particular) are woken; None wakes every parked request.
+        Unless ``partitions_only`` (the caller touched the partitions replication must
+        look at, or changed nothing replication depends on), the next tick visits
+        every partition: the safe default for cluster-wide changes (brokers, faults,
+        configs), which are rare.
+        """
         self.version += 1
         if not partitions_only:
-            self.needs_full_tick = True
+            self.dirty_all = True
+        if keys is None:
+            self.changed_all = True
+        else:
+            self.changed_keys.update(keys)
         if self.on_change is not None:
             self.on_change()
+
+    def touch(self, p: Partition) -> None:
+        """``p``'s replication state may have changed: the next tick visits it."""
+        self.dirty.add(p)
+
+    def touch_all(self) -> None:
+        """A cluster-wide change: the next tick visits every partition once."""
+        self.dirty_all = True
+
+    def take_changes(self) -> tuple[bool, set[tuple[str, int]]]:
+        """(everything changed, changed partition keys) since the last call; resets both."""
+        everything, keys = self.changed_all, self.changed_keys
+        self.changed_all, self.changed_keys = False, set()
+        return everything, keys
 
     def emit(self, event: str, **data: object) -> None:
         for h in self.hooks:
@@ -258,6 +298,58 @@ class ClusterMetadata:
                 replicas.append(brokers[(first + s) % n])
             out.append(replicas)
         return out
+
+    def add_topic(self, topic: Topic) -> None:
+        """Register a new topic (its partitions get a place in replication's order)."""
+        self.topics[topic.name] = topic
+        self.topics_by_id[topic.id] = topic
+        self.topic_order[topic.name] = self._next_topic_rank
+        self._next_topic_rank += 1
+
+    def remove_topic(self, topic: Topic) -> None:
+        del self.topics[topic.name]
+        del self.topics_by_id[topic.id]
+        self.topic_order.pop(topic.name, None)
+        self._metadata_cache.pop(topic.name, None)
+
+    def partition_changed(self, p: Partition) -> None:
+        """``p``'s leader, epochs, replicas or ISR changed: its topic's metadata is stale."""
+        t = self.topics.get(p.topic)
+        if t is not None:
+            t.metadata_version += 1
+
+    def partition_metadata(self, topic: Topic) -> list[dict]:
+        """The Metadata response's partition entries of ``topic``, built once per change.
+
+        Whole-cluster Metadata then costs what changed since the last request, not
+        the size of the cluster. The entries are shared between responses: read only.
+        """
+        alive = tuple(b.alive for b in self.brokers.values())
+        key = (id(topic), len(topic.partitions), topic.metadata_version, alive)
+        hit = self._metadata_cache.get(topic.name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        is_alive = self.is_alive
+        entries = [{
+            "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
+            "partition_index": p.index,
+            "leader_id": p.leader,
+            "leader_epoch": p.leader_epoch,
+            "replica_nodes": list(p.replicas),
+            "isr_nodes": list(p.isr),
+            "offline_replicas": [b for b in p.replicas if not is_alive(b)],
+        } for p in topic.partitions]
+        self._metadata_cache[topic.name] = (key, entries)
+        return entries
+
+    def is_current(self, p: Partition) -> bool:
+        """Is ``p`` still a partition of the cluster (not of a deleted topic)?"""
+        t = self.topics.get(p.topic)
+        return t is not None and p.index < len(t.partitions) and t.partitions[p.index] is p
+
+    def partition_order(self, p: Partition) -> tuple[int, int]:
+        """Sort key: topics in creation order, then partition index (a full visit's order)."""
+        return self.topic_order.get(p.topic, 0), p.index
 
     def effective_min_isr(self, t: Topic, p: Partition) -> int:
         """min(min.insync.replicas, replication factor), Partition.effectiveMinIsr."""

@@ -192,7 +192,7 @@ def apply_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> 
     create_replicas(state, p, added)
     new_leader = p.leader if rec.leader is None else rec.leader
     leadership.apply_change(state, p, new_leader, p.isr if rec.isr is None else rec.isr,
-                     unclean=rec.unclean, force_epoch_bump=rec.leader is not None)
+                            unclean=rec.unclean, force_epoch_bump=rec.leader is not None)
     delete_replicas(state, p, gone)
     if not was_reassigning and is_reassigning(p):
         state.emit("reassignment_started", topic=p.topic, partition=p.index,

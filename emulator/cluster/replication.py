@@ -13,6 +13,7 @@ registers itself there, so this module imports nothing above it.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,18 +94,27 @@ def truncate_follower(p: Partition, broker_id: int) -> None:
 
 
 class Replication:
-    """The replication work of one cluster, and what a tick must visit."""
+    """The replication work of one cluster: visits only partitions with work to do.
+
+    A partition is visited by a tick when it was touched (``ClusterMetadata.dirty``:
+    an append, a leader or ISR change, a new replica), when its replication is not
+    finished (``_active``: a follower behind, the high watermark below the log end),
+    or when its deadline comes (``_parked``: every lagging follower's broker is down,
+    so nothing can move until the ISR expires it at its deadline, or a broker or fault
+    change touches every partition). A finished partition is idle: no tick visits it
+    until something touches it again, so idle partitions cost nothing per tick.
+    """
 
     def __init__(self, state: ClusterMetadata) -> None:
         self.state = state
         # The controller's ear (AlterPartition): called after a leader changed an ISR.
         self.isr_listeners: list[Callable[[Partition], None]] = []
         self._next_isr_expiration: int | None = None
-        # Partitions a change-triggered tick must visit: replication not finished, or
-        # changed (partition epoch) since it was last replicated. The periodic full
-        # tick visits all, so idle partitions cost nothing on the produce path.
-        self._active: set[tuple[str, int]] = set()
-        self._seen_epoch: dict[tuple[str, int], int] = {}
+        self._active: set[Partition] = set()
+        self._parked: list[tuple[int, int, Partition]] = []  # (deadline, seq, partition)
+        self._parked_at: dict[Partition, int] = {}  # the live deadline (heap entries go stale)
+        self._seq = 0
+        self.visits = 0  # partitions visited by ticks, ever: tests count the work done
 
     # ---- produce --------------------------------------------------------------------
     def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
@@ -146,6 +156,7 @@ class Replication:
                                         p.log_start_offset)
                 log_append_time = st.topic_config(t, "message.timestamp.type") == "LogAppendTime"
                 lat = now if log_append_time else -1
+                self._wake(p, now)
                 self.roll_if_due(t, p.leader_log, len(records), now)
                 base, last, _ = p.leader_log.append_as_leader(records, p.leader_epoch, lat)
             except InvalidRecordError as e:
@@ -160,7 +171,7 @@ class Replication:
             st.emit("append", topic=topic, partition=index, base=base, last=last)
             if len(p.isr) == 1:
                 advance_hw(st, p)
-            st.changed(partitions_only=True)
+            st.changed(partitions_only=True, keys=(p.key,))
             return AppendResult(0, base, last, lat, p.log_start_offset,
                                 leader_epoch=p.leader_epoch)
         except KafkaError as e:
@@ -168,6 +179,7 @@ class Replication:
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
+        self._wake(p, self.state.now())
         t = self.state.topics.get(p.topic)
         if t is not None:
             self.roll_if_due(t, p.leader_log, len(data), self.state.now())
@@ -175,7 +187,7 @@ class Replication:
         self.mark_active(p)
         if len(p.isr) == 1:
             advance_hw(self.state, p)
-        self.state.changed(partitions_only=True)
+        self.state.changed(partitions_only=True, keys=(p.key,))
         return base
 
     def roll_if_due(self, t: Topic, log: Log, size: int, now: int) -> None:
@@ -215,56 +227,123 @@ class Replication:
 
         Kafka's isr-expiration task runs every replica.lag.time.max.ms / 2, so a
         follower that stops fetching leaves the ISR between 1 and 1.5 lag times
-        after it last caught up. A tick that is not ``full`` (the one the server runs
-        right after a change) visits only partitions with replication to do.
+        after it last caught up. A ``full`` tick (tests, tools) visits every
+        partition; otherwise only the touched, unfinished and due ones.
         """
         st = self.state
         lag_max = st.config_int("replica.lag.time.max.ms")
-        expire = full and (self._next_isr_expiration is None
-                           or now >= self._next_isr_expiration)
+        expire = self._next_isr_expiration is None or now >= self._next_isr_expiration
         if expire:
             self._next_isr_expiration = now + max(1, lag_max // 2)
-        visit_all = full or st.needs_full_tick
-        st.needs_full_tick = False
+        visit_all = full or st.dirty_all
+        st.dirty_all = False
         return expire, visit_all
 
-    def run_tick(self, now: int, expire: bool, visit_all: bool) -> bool:
+    def run_tick(self, now: int, expire: bool, visit_all: bool) -> set[tuple[str, int]]:
         """Followers fetch, high watermarks move, ISRs expand (and shrink when
-        ``expire``). Returns whether anything moved."""
+        ``expire``). Returns the keys of the partitions where something moved."""
         st = self.state
         lag_max = st.config_int("replica.lag.time.max.ms")
-        moved = False
-        active, seen = self._active, self._seen_epoch
-        for t in st.topics.values():
-            for p in t.partitions:
-                if p.leader < 0 or not st.is_running(p.leader):
-                    continue
-                key = (p.topic, p.index)
-                if not visit_all and key not in active and seen.get(key) == p.partition_epoch:
-                    continue
-                moved |= self.replicate_partition(p, now)
-                if expire:
-                    moved |= self.maintain_isr(p, now, lag_max)
-                seen[key] = p.partition_epoch
-                if self._replication_done(p):
-                    active.discard(key)
-                else:
-                    active.add(key)
+        moved: set[tuple[str, int]] = set()
+        for p in self._due(now, visit_all):
+            if p.leader < 0 or not st.is_running(p.leader):
+                self._forget(p)  # a leader change or a broker coming back touches it
+                continue
+            self.visits += 1
+            changed = self.replicate_partition(p, now)
+            if expire:
+                changed |= self.maintain_isr(p, now, lag_max)
+            if changed:
+                moved.add(p.key)
+            self._file(p, now, lag_max)
         return moved
+
+    def _due(self, now: int, visit_all: bool) -> list[Partition]:
+        """The partitions this tick visits, in a full visit's order."""
+        st = self.state
+        if visit_all:
+            st.dirty.clear()
+            return [p for t in st.topics.values() for p in t.partitions]
+        due = self._active | st.dirty
+        st.dirty = set()
+        parked = self._parked
+        while parked and parked[0][0] <= now:
+            _, _, p = heapq.heappop(parked)
+            if self._parked_at.get(p) is not None and self._parked_at[p] <= now:
+                del self._parked_at[p]
+                due.add(p)
+        return sorted((p for p in due if st.is_current(p)), key=st.partition_order)
+
+    def _file(self, p: Partition, now: int, lag_max: int) -> None:
+        """After a visit: idle, active (visit again next tick) or parked until a deadline."""
+        self._parked_at.pop(p, None)
+        if self._replication_done(p):
+            self._active.discard(p)
+            return
+        deadline = self._blocked_until(p, lag_max)
+        if deadline is None:
+            self._active.add(p)
+            return
+        self._active.discard(p)
+        if deadline < 0:
+            return  # nothing can move until a broker or fault change touches it
+        self._parked_at[p] = deadline
+        self._seq += 1
+        heapq.heappush(self._parked, (deadline, self._seq, p))
+
+    def _blocked_until(self, p: Partition, lag_max: int) -> int | None:
+        """When every follower behind has its broker down: the time the first of them in
+        the ISR falls out of it (-1 if none is in the ISR); None if one could fetch."""
+        st = self.state
+        leo = p.leader_log.log_end_offset
+        deadline = -1
+        for b, log in p.logs.items():
+            if b == p.leader or (log.log_end_offset == leo
+                                 and p.fetcher_epoch.get(b) == p.leader_epoch):
+                continue
+            if st.is_running(b):
+                return None
+            f = p.followers.get(b)
+            if b in p.isr and f is not None:
+                due = f.last_caught_up_ms + lag_max + 1
+                deadline = due if deadline < 0 else min(deadline, due)
+        if p.high_watermark != leo and deadline < 0:
+            return None  # the HW can still move (an ISR shrink by another path)
+        return deadline
+
+    def _forget(self, p: Partition) -> None:
+        self._active.discard(p)
+        self._parked_at.pop(p, None)
+
+    def _wake(self, p: Partition, now: int) -> None:
+        """An idle partition is about to move: its caught-up followers are fetching at
+        the leader's log end right now (a live follower always has a fetch in flight),
+        as the periodic fetches Kafka's followers make would have recorded."""
+        if p in self._active or p in self.state.dirty:
+            return
+        leo = p.leader_log.log_end_offset
+        for b, log in p.logs.items():
+            if (b != p.leader and log.log_end_offset == leo
+                    and p.fetcher_epoch.get(b) == p.leader_epoch
+                    and self.follower_can_fetch(p, b)):
+                p.update_follower(b, leo, now)
 
     def mark_active(self, p: Partition) -> None:
         """The leader's log moved: the next tick must let the followers fetch."""
-        self._active.add((p.topic, p.index))
+        self.state.touch(p)
 
     @staticmethod
     def _replication_done(p: Partition) -> bool:
+        """Every follower at the leader's log end in the current epoch, all of them in
+        the ISR, and the high watermark at the log end: nothing left to move."""
         if p.leader < 0:
             return True
         leo = p.leader_log.log_end_offset
         if p.high_watermark != leo:
             return False
+        isr = p.isr
         for b, log in p.logs.items():
-            if b != p.leader and (log.log_end_offset != leo
+            if b != p.leader and (log.log_end_offset != leo or b not in isr
                                   or p.fetcher_epoch.get(b) != p.leader_epoch):
                 return False
         return True
@@ -357,6 +436,7 @@ class Replication:
         p.partition_epoch += 1
         st.isr_expands += 1
         st.isr_expands_by_broker[p.leader] = st.isr_expands_by_broker.get(p.leader, 0) + 1
+        st.partition_changed(p)
         st.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
         self._isr_changed(p)
 
@@ -367,6 +447,7 @@ class Replication:
         p.partition_epoch += 1
         st.isr_shrinks += 1
         st.isr_shrinks_by_broker[p.leader] = st.isr_shrinks_by_broker.get(p.leader, 0) + 1
+        st.partition_changed(p)
         st.emit("isr_shrink", topic=p.topic, partition=p.index, brokers=list(out))
         self._isr_changed(p)
 

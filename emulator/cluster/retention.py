@@ -23,7 +23,8 @@ def delete_records(state: ClusterMetadata, topic: str, index: int, offset: int) 
     for b, log in p.logs.items():
         if b != p.leader:
             log.delete_before(min(low, log.log_end_offset))
-    state.changed()
+    state.touch(p)
+    state.changed(partitions_only=True, keys=(p.key,))
     return low
 
 
@@ -44,4 +45,5 @@ def apply_retention(state: ClusterMetadata) -> None:
                 for b, log in p.logs.items():
                     if b != p.leader:
                         log.delete_before(p.leader_log.log_start_offset)
-                state.changed()
+                state.touch(p)
+                state.changed(partitions_only=True, keys=(p.key,))

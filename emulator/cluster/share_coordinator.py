@@ -141,7 +141,7 @@ class ShareCoordinator(ShareGroupOps):
 
     def mark_changed(self) -> None:
         self._due = 0
-        self.state.changed()
+        self.state.changed(partitions_only=True)  # nothing replication depends on
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (a lock or a session running out)."""

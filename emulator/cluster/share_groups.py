@@ -208,7 +208,7 @@ class ShareGroupOps:
                     for tid, ps in sorted(member.assignment.items())]} if send else None}
 
     def mark_changed(self) -> None:
-        self.state.changed()  # type: ignore[attr-defined]
+        self.state.changed(partitions_only=True)  # type: ignore[attr-defined]
 
     def _refresh_metadata(self, group: ShareGroup) -> bool:
         """A subscribed topic created, deleted or grown: True (the group epoch must move)."""

@@ -107,8 +107,8 @@ class ClusterState(ClusterMetadata):
         """Fence due crashed brokers, replicate, let the controller and faults act on
         time, then the domain services (group and transaction coordinators).
 
-        A tick that is not ``full`` (the one the server runs right after a change)
-        replicates only the partitions with replication to do.
+        A tick that is not ``full`` (the server's) replicates only the partitions
+        with replication to do; a ``full`` one (tests, tools) visits every partition.
         """
         now = self.now()
         expire, visit_all = self.replication.plan_tick(now, full)
@@ -120,8 +120,10 @@ class ClusterState(ClusterMetadata):
             other |= self.controller.tick(now)
         if self.faults is not None:
             other |= bool(self.faults.tick(now))
-        if moved or other:
-            self.changed(partitions_only=not other)
+        if other:
+            self.changed()
+        elif moved:
+            self.changed(partitions_only=True, keys=moved)
         for hook in self.tick_hooks:
             hook(now)
 

@@ -121,10 +121,10 @@ def create_topic(
     topic = Topic(name, tid, parts, dict(configs))
     for p in parts:
         controller.on_new_partition(state, p)
-    state.topics[name] = topic
-    state.topics_by_id[tid] = topic
+        state.touch(p)
+    state.add_topic(topic)
     state.emit("topic_created", topic=name)
-    state.changed()
+    state.changed(partitions_only=True)
     return topic
 
 
@@ -132,10 +132,9 @@ def delete_topic(state: ClusterMetadata, name: str) -> Topic:
     t = state.get_topic(name)
     for p in t.partitions:
         controller.on_partition_deletion(state, p)
-    del state.topics[name]
-    del state.topics_by_id[t.id]
+    state.remove_topic(t)
     state.emit("topic_deleted", topic=name)
-    state.changed()
+    state.changed(partitions_only=True)
     return t
 
 
@@ -192,7 +191,8 @@ def create_partitions(
         p = Partition(name, t.id, old + i, reps)
         controller.on_new_partition(state, p)
         t.partitions.append(p)
-    state.changed()
+        state.touch(p)
+    state.changed(partitions_only=True)
 
 
 def auto_create(state: ClusterMetadata, name: str) -> Topic | None:

@@ -190,7 +190,7 @@ class TransactionCoordinator:
         except KafkaError as e:
             return e.code, -1, -1
         finally:
-            self.state.changed()
+            self.state.changed(partitions_only=True)
 
     def _init_transit(self, txn: TxnMetadata, timeout_ms: int, expected_pid: int,
                       expected_epoch: int) -> tuple[int, int, int]:
@@ -261,7 +261,7 @@ class TransactionCoordinator:
         self._begin(txn)
         txn.partitions.update(partitions)
         self._persist(txn)
-        self.state.changed()
+        self.state.changed(partitions_only=True)
         return dict.fromkeys(partitions, E.NONE)
 
     def _unknown(self, tp: tuple[str, int]) -> bool:
@@ -287,7 +287,7 @@ class TransactionCoordinator:
         if self.groups is not None:
             txn.partitions.add((OFFSETS_TOPIC, self.groups.partition_for(group_id)))
         self._persist(txn)
-        self.state.changed()
+        self.state.changed(partitions_only=True)
         return E.NONE
 
     # ---- EndTxn ---------------------------------------------------------------------------------
@@ -394,7 +394,7 @@ class TransactionCoordinator:
             txn.producer_id = self.new_producer_id()
             txn.producer_epoch = 0
         self._persist(txn)
-        self.state.changed()
+        self.state.changed(partitions_only=True)
 
     # ---- the produce path -----------------------------------------------------------------------
     def check_produce(self, transactional_id: str, topic: str, partition: int,
@@ -427,7 +427,7 @@ class TransactionCoordinator:
                 self._begin(txn)
                 txn.partitions.add((topic, partition))
                 self._persist(txn)
-                self.state.changed()
+                self.state.changed(partitions_only=True)
             return E.NONE
         if txn.state != ONGOING or (topic, partition) not in txn.partitions:
             return E.INVALID_TXN_STATE
@@ -456,7 +456,7 @@ class TransactionCoordinator:
                 self._persist(txn, removed=True)
                 changed = True
         if changed:
-            self.state.changed()
+            self.state.changed(partitions_only=True)
         return changed
 
     # ---- administration -----------------------------------------------------------------------------

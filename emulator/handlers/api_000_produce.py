@@ -123,5 +123,6 @@ def handle(ctx: RequestContext, req: dict, version: int):
 
         if pending and check() is None:
             return Delayed(check, cluster.now() + max(0, req["timeout_ms"]),
-                           lambda: build(timed_out=True))
+                           lambda: build(timed_out=True),
+                           keys=frozenset((n, i) for n, i, _ in pending))
     return build()

@@ -147,4 +147,6 @@ def handle(ctx: RequestContext, req: dict, version: int):
         a, n, _, _ = _read(ctx, req, version, fc)
         return _respond(ctx, req, version, fc, a, n)
 
-    return Delayed(check, cluster.now() + req["max_wait_ms"], expire)
+    # woken only by changes to the partitions it reads (Kafka's purgatory keys)
+    keys = frozenset((cp.topic, cp.partition) for cp in fc.partitions if cp.topic is not None)
+    return Delayed(check, cluster.now() + req["max_wait_ms"], expire, keys=keys)

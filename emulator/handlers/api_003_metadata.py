@@ -25,19 +25,8 @@ ZERO_ID = bytes(16)
 
 
 def partition_entries(cluster: ClusterState, topic: Topic) -> list[dict]:
-    out = []
-    for p in topic.partitions:
-        offline = [b for b in p.replicas if not cluster.is_alive(b)]
-        out.append({
-            "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
-            "partition_index": p.index,
-            "leader_id": p.leader,
-            "leader_epoch": p.leader_epoch,
-            "replica_nodes": list(p.replicas),
-            "isr_nodes": list(p.isr),
-            "offline_replicas": offline,
-        })
-    return out
+    """Cached by the cluster per topic until one of its partitions changes (read only)."""
+    return cluster.partition_metadata(topic)
 
 
 def topic_entry(cluster: ClusterState, topic: Topic) -> dict:

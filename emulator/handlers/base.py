@@ -3,8 +3,9 @@
 A handler is a plain function ``handle(ctx, request, version)`` that returns a
 response dict, or a ``Delayed`` when the answer must wait for the cluster (a
 long-polling fetch, an acks=all produce). The server turns ``Delayed`` into an
-awaitable by re-running ``check`` whenever the cluster changes, until it answers
-or ``deadline_ms`` passes; handlers themselves never await.
+awaitable by re-running ``check`` whenever the cluster changes (only the partitions
+in ``keys`` when given), until it answers or ``deadline_ms`` passes; handlers
+themselves never await.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class Delayed:
     check: Callable[[], dict | None]
     deadline_ms: int
     expire: Callable[[], dict]
+    # The partitions (topic, index) whose changes can complete it: the server re-runs
+    # ``check`` only when one of them changes (or the whole cluster does). None: on
+    # every change.
+    keys: frozenset[tuple[str, int]] | None = None
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back

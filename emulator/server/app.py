@@ -190,7 +190,10 @@ class EmulatorServer:
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
+        # Parked requests (Delayed): those waiting on any change, and those waiting on
+        # given partitions (woken only when one of them changes): Kafka's purgatory keys.
         self._waiters: set[asyncio.Future] = set()
+        self._keyed: dict[tuple[str, int], set[asyncio.Future]] = {}
         self._tick_handle: asyncio.Handle | None = None
         self._tasks: list[asyncio.Task] = []
         self._conn_ids = 0
@@ -277,21 +280,36 @@ class EmulatorServer:
 
     # ---- change notification and ticks ---------------------------------------------
     def _on_change(self) -> None:
-        for f in self._waiters:
+        """Wake the parked requests the change concerns, and replicate soon."""
+        everything, keys = self.state.take_changes()
+        if everything:
+            woken = list(self._waiters)
+            for futs in self._keyed.values():
+                woken.extend(futs)
+            self._waiters.clear()
+            self._keyed.clear()
+        else:
+            woken = list(self._waiters)
+            self._waiters.clear()
+            for k in keys:
+                futs = self._keyed.pop(k, None)
+                if futs:
+                    woken.extend(futs)
+        for f in woken:
             if not f.done():
                 f.set_result(None)
-        self._waiters.clear()
         if self._tick_handle is None:
             loop = asyncio.get_running_loop()
             self._tick_handle = loop.call_soon(self._tick, False)
 
-    def _tick(self, full: bool = True) -> None:
-        """A full tick on the timer; right after a change, only the partitions with work."""
-        if full and self._tick_handle is not None:
+    def _tick(self, periodic: bool = True) -> None:
+        """On the timer and right after a change: the domain visits only what has work
+        (touched, unfinished or due partitions), so a tick costs what changed."""
+        if periodic and self._tick_handle is not None:
             self._tick_handle.cancel()
         self._tick_handle = None
         try:
-            self.state.tick(full)
+            self.state.tick(full=False)
             for hook in self.tick_hooks:
                 hook()
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
@@ -342,13 +360,26 @@ class EmulatorServer:
             if remaining <= 0:
                 return d.expire()
             fut = loop.create_future()
-            self._waiters.add(fut)
+            keys = d.keys
+            if keys is None:
+                self._waiters.add(fut)
+            else:
+                for k in keys:
+                    self._keyed.setdefault(k, set()).add(fut)
             try:
                 await asyncio.wait_for(fut, min(remaining, 1000) / 1000)
             except TimeoutError:
                 pass
             finally:
-                self._waiters.discard(fut)
+                if keys is None:
+                    self._waiters.discard(fut)
+                else:
+                    for k in keys:
+                        futs = self._keyed.get(k)
+                        if futs is not None:
+                            futs.discard(fut)
+                            if not futs:
+                                del self._keyed[k]
 
     # ---- connections ----------------------------------------------------------------
     async def _serve(

@@ -1,0 +1,254 @@
+"""How the emulator's costs grow with the number of partitions, beside Kafka (issue 19).
+
+For each size (10, 100, 1k, 10k partitions by default; 100k with ``--sizes``), a fresh
+system, then:
+
+- topic creation: topics of up to 100 partitions each, replication factor 3 (the
+  emulator's 3 brokers) or 1 (a single Kafka node), one CreateTopics request, timed
+  until every topic is answered;
+- RSS before and after, and the bytes each idle partition costs;
+- Metadata for every topic (v12, one connection, sequential): p50 and p99;
+- produce with confluent-kafka (acks=all, linger.ms 5): one 100-byte record to every
+  partition per round, each round flushed, records/s over the rounds;
+- consume with confluent-kafka: every partition assigned from offset 0, records/s;
+- acks=all latency at 500 records/s on a one-partition topic (p50, as compare.py).
+
+Kafka runs as one KRaft node (bench/pom.xml's version, jars from Maven Central) where
+``--kafka`` asks for it and it can hold the size (``--kafka-max``). Prints a table;
+asserts nothing (the machine is shared, figures are noisy).
+
+    python bench/scale.py [--sizes 10,100,1000,10000] [--kafka] [--kafka-max 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import struct
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import compare  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from wire.frames import decode_response, encode_request  # noqa: E402
+
+PER_TOPIC = 100
+VALUE = b"v" * 100
+
+
+def topic_plan(n: int) -> list[tuple[str, int]]:
+    """Topics of up to PER_TOPIC partitions that add up to ``n``."""
+    out, i = [], 0
+    while n > 0:
+        k = min(PER_TOPIC, n)
+        out.append((f"scale-{i:05d}", k))
+        n -= k
+        i += 1
+    return out
+
+
+def create(s: compare.System, plan: list[tuple[str, int]]) -> float:
+    admin = AdminClient({"bootstrap.servers": s.bootstrap})
+    t0 = time.perf_counter()
+    fs = admin.create_topics([NewTopic(n, p, s.rf) for n, p in plan], request_timeout=600,
+                             operation_timeout=600)
+    for f in fs.values():
+        f.result(600)
+    return time.perf_counter() - t0
+
+
+def wait_leaders(s: compare.System, plan: list[tuple[str, int]], timeout: float = 600) -> None:
+    """Until metadata names a leader for every partition (Kafka learns them after create)."""
+    admin = AdminClient({"bootstrap.servers": s.bootstrap})
+    want = dict(plan)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        md = admin.list_topics(timeout=60)
+        ok = all(name in md.topics and len(md.topics[name].partitions) == k
+                 and all(p.leader >= 0 for p in md.topics[name].partitions.values())
+                 for name, k in want.items())
+        if ok:
+            return
+        time.sleep(0.5)
+    raise RuntimeError("leaders not elected in time")
+
+
+def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
+    """(p50 ms, p99 ms, partitions seen) of whole-cluster Metadata v12 round trips."""
+    host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    lats, parts = [], 0
+    try:
+        for i in range(count):
+            frame = encode_request(3, 12, i, "scale-bench", {"topics": None})
+            t0 = time.perf_counter()
+            sock.sendall(frame)
+            size = struct.unpack(">i", _recv(sock, 4))[0]
+            body = _recv(sock, size)
+            lats.append(time.perf_counter() - t0)
+            if i == 0:
+                _, resp = decode_response(3, 12, body)
+                parts = sum(len(t["partitions"]) for t in resp["topics"])
+    finally:
+        sock.close()
+    lats.sort()
+    return statistics.median(lats) * 1000, lats[min(len(lats) - 1, int(len(lats) * 0.99))] \
+        * 1000, parts
+
+
+def _recv(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
+            max_s: float) -> tuple[float, int, float]:
+    """(records/s, rounds, seconds of the slowest round): one record per partition a round."""
+    p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 5,
+                  "queue.buffering.max.messages": 2_000_000,
+                  "queue.buffering.max.kbytes": 1 << 21})
+    errors: list[str] = []
+
+    def report(err, _msg) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    parts = [(name, i) for name, k in plan for i in range(k)]
+    for name, i in parts[:1]:  # warm up the connections and metadata
+        p.produce(name, VALUE, partition=i)
+    p.flush(60)
+    rounds, slowest = 0, 0.0
+    t0 = time.perf_counter()
+    while True:
+        r0 = time.perf_counter()
+        for name, i in parts:
+            while True:
+                try:
+                    p.produce(name, VALUE, partition=i, on_delivery=report)
+                    break
+                except BufferError:
+                    p.poll(0.01)
+        if p.flush(600):
+            raise RuntimeError("produce round did not complete in 600 s")
+        rounds += 1
+        slowest = max(slowest, time.perf_counter() - r0)
+        elapsed = time.perf_counter() - t0
+        if errors:
+            raise RuntimeError(f"produce errors: {errors[:3]}")
+        if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
+            break
+    return rounds * len(parts) / elapsed, rounds, slowest
+
+
+def consume(s: compare.System, plan: list[tuple[str, int]], expected: int) -> float:
+    c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "scale-bench",
+                  "enable.auto.commit": False, "fetch.max.bytes": 50 << 20})
+    c.assign([TopicPartition(name, i, 0) for name, k in plan for i in range(k)])
+    n = 0
+    t0 = time.perf_counter()
+    while n < expected and time.perf_counter() - t0 < 600:
+        for m in c.consume(10000, 1.0):
+            if m.error() is None:
+                n += 1
+    dt = time.perf_counter() - t0
+    c.close()
+    if n < expected:
+        raise RuntimeError(f"consumed {n} of {expected}")
+    return n / dt
+
+
+def run(s: compare.System, n: int, args: argparse.Namespace) -> dict[str, object]:
+    r: dict[str, object] = {"system": s.name, "size": n}
+    plan = topic_plan(n)
+    time.sleep(1)
+    rss0 = compare.rss_mb(s.pids)
+    r["create_s"] = create(s, plan)
+    wait_leaders(s, plan)
+    time.sleep(1)
+    rss1 = compare.rss_mb(s.pids)
+    r["rss_mb"] = rss1
+    r["bytes_per_partition"] = (rss1 - rss0) * (1 << 20) / n
+    r["md_p50"], r["md_p99"], seen = metadata_latency(s, args.metadata_requests)
+    if seen < n:
+        raise RuntimeError(f"metadata shows {seen} of {n} partitions")
+    rate, rounds, slowest = produce(s, plan, args.min_seconds, args.max_seconds)
+    r["produce"], r["rounds"], r["slowest_round_s"] = rate, rounds, slowest
+    r["consume"] = consume(s, plan, rounds * n)
+    compare.create_topics(s, [("scale-lat", 1)])
+    r["acks_all_p50"], r["acks_all_p99"] = compare.latency(s, "scale-lat", 1000, 500)
+    return r
+
+
+COLUMNS = [  # key, header, format
+    ("size", "partitions", "{:,}"), ("system", "system", "{}"),
+    ("create_s", "create s", "{:.2f}"), ("rss_mb", "RSS MB", "{:.0f}"),
+    ("bytes_per_partition", "B/idle part.", "{:,.0f}"),
+    ("md_p50", "Metadata p50 ms", "{:.1f}"), ("md_p99", "p99 ms", "{:.1f}"),
+    ("produce", "produce rec/s", "{:,.0f}"), ("rounds", "rounds", "{}"),
+    ("slowest_round_s", "slowest round s", "{:.2f}"),
+    ("consume", "consume rec/s", "{:,.0f}"),
+    ("acks_all_p50", "acks=all p50 ms", "{:.2f}"), ("acks_all_p99", "p99 ms", "{:.2f}"),
+]
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    cells = [[h for _, h, _ in COLUMNS]]
+    for r in rows:
+        cells.append([fmt.format(r[k]) if isinstance(r.get(k), (int, float)) or k == "system"
+                      else str(r.get(k, "-")) for k, _, fmt in COLUMNS])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    for j, row in enumerate(cells):
+        print("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        if j == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10,100,1000,10000")
+    ap.add_argument("--kafka", action="store_true", help="also run a single Kafka node")
+    ap.add_argument("--kafka-max", type=int, default=10000, help="largest size for Kafka")
+    ap.add_argument("--metadata-requests", type=int, default=50)
+    ap.add_argument("--min-seconds", type=float, default=3.0, help="produce at least this long")
+    ap.add_argument("--max-seconds", type=float, default=60.0, help="and at most this long")
+    args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rows: list[dict[str, object]] = []
+    for n in sizes:
+        systems = [("emulator", lambda: compare.start_emulator(3))]
+        if args.kafka and n <= args.kafka_max:
+            compare.ensure_jars()
+            systems.append(("kafka", lambda: compare.start_kafka(1, tempfile.mkdtemp(
+                prefix="scale-kafka-"))))
+        for _, start in systems:
+            s = start()
+            try:
+                print(f"{s.name}: {n:,} partitions ...", flush=True)
+                row = run(s, n, args)
+            except Exception as e:  # noqa: BLE001 - report the failure in the table
+                row = {"system": s.name, "size": n, "create_s": f"failed: {e}"[:50]}
+            finally:
+                s.stop()
+            rows.append(row)
+            print_table([row])
+    print()
+    print(compare.platform_line())
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Work follows what changed (issue 19): replication visits only touched, unfinished or
+due partitions; parked requests wake only for the partitions they wait on; Metadata
+is rebuilt only for topics that changed. Counted on the manual clock, so the property
+cannot silently regress (bench/scale.py measures the time it saves)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from emulator.cluster import controller
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.partition import Partition
+from emulator.cluster.state import Broker, ClusterState
+from emulator.handlers.base import Delayed
+from emulator.server.app import EmulatorServer
+from wire.records import build_batch
+
+LAG = 1000
+TOPICS, PER_TOPIC = 50, 20  # 1,000 partitions, replication factor 3
+
+
+def make() -> tuple[ClusterState, ManualClock]:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                     broker_config={"replica.lag.time.max.ms": str(LAG)})
+    for i in range(TOPICS):
+        s.create_topic(f"t{i}", PER_TOPIC, 3)
+    s.tick(full=False)  # the new partitions' first round
+    s.tick(full=False)
+    return s, clock
+
+
+def produce(s: ClusterState, p: Partition) -> None:
+    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")]), -1)
+    assert r.error == 0, r
+
+
+def visits(s: ClusterState, ticks: int = 1, clock: ManualClock | None = None,
+           step_ms: int = 0) -> int:
+    before = s.replication.visits
+    for _ in range(ticks):
+        if clock is not None:
+            clock.advance(step_ms)
+        s.tick(full=False)
+    return s.replication.visits - before
+
+
+def test_idle_partitions_cost_no_visit_however_long_the_time() -> None:
+    s, clock = make()
+    # 20 ISR-expiration periods go by: nothing is visited
+    assert visits(s, ticks=40, clock=clock, step_ms=LAG // 4) == 0
+
+
+def test_an_append_visits_only_its_partition_until_it_is_replicated() -> None:
+    s, clock = make()
+    p = s.get_partition("t7", 3)
+    produce(s, p)
+    assert visits(s) == 1  # the followers fetch, the high watermark moves
+    assert p.high_watermark == 1
+    assert visits(s, ticks=10, clock=clock, step_ms=LAG) == 0  # idle again
+
+
+def test_a_produce_round_over_every_partition_visits_each_once() -> None:
+    s, _ = make()
+    parts = [p for t in s.topics.values() for p in t.partitions]
+    for p in parts:
+        produce(s, p)
+    assert visits(s) == len(parts)
+    assert all(p.high_watermark == 1 for p in parts)
+    assert visits(s, ticks=3) == 0
+
+
+def test_a_follower_down_parks_its_partitions_until_the_isr_expires_them() -> None:
+    """Broker 3 crashes (not yet fenced): the partitions written meanwhile cannot
+    finish; they are parked until replica.lag.time.max.ms, not visited every tick."""
+    s, clock = make()
+    controller.broker_crashed(s, 3, fence_after_ms=60_000)
+    s.tick(full=False)  # the crash touched every partition once
+    written = [t.partitions[0] for t in list(s.topics.values())[:5]]
+    written = [p for p in written if p.leader != 3]
+    for p in written:
+        produce(s, p)
+    assert visits(s) == len(written)  # followers 1/2 fetch; 3 cannot
+    assert all(3 in p.isr and p.high_watermark == 0 for p in written)
+    assert visits(s, ticks=20, clock=clock, step_ms=LAG // 40) == 0  # parked, not polled
+    clock.advance(LAG)  # the deadline passes: visited until the ISR expiration shrinks
+    n = visits(s, ticks=3, clock=clock, step_ms=LAG // 2)
+    assert len(written) <= n <= 3 * len(written)
+    assert all(3 not in p.isr and p.high_watermark == 1 for p in written)
+    assert visits(s, ticks=10, clock=clock, step_ms=LAG) == 0
+
+
+def test_a_leader_change_touches_only_that_partition() -> None:
+    s, _ = make()
+    p = s.get_partition("t3", 5)
+    new = next(b for b in p.isr if b != p.leader)
+    controller.change_leader(s, p, new)
+    assert visits(s) == 1
+    assert visits(s) == 0
+
+
+def test_an_append_reports_only_its_partition_to_parked_requests() -> None:
+    s, _ = make()
+    s.take_changes()
+    p = s.get_partition("t1", 1)
+    produce(s, p)
+    assert s.take_changes() == (False, {("t1", 1)})
+    s.tick(full=False)  # replication moves the high watermark of that one partition
+    assert s.take_changes() == (False, {("t1", 1)})
+
+
+def test_parked_requests_wake_only_for_the_partitions_they_wait_on() -> None:
+    """Kafka's purgatory keys: 200 parked fetches on 200 partitions, one append:
+    one check re-runs (plus none of the others)."""
+    s, _ = make()
+    server = EmulatorServer(s)
+    s.take_changes()  # the topic creations before the server was there
+    keys = [(f"t{i}", j) for i in range(10) for j in range(PER_TOPIC)]
+    checks: dict[tuple[str, int], int] = dict.fromkeys(keys, 0)
+    target = s.get_partition("t4", 2)
+
+    def parked(key: tuple[str, int]) -> Delayed:
+        def check() -> dict | None:
+            checks[key] += 1
+            p = s.get_partition(*key)
+            return {"done": key} if p.log_end_offset > 0 else None
+
+        return Delayed(check, s.now() + 60_000, lambda: {"expired": key},
+                       keys=frozenset({key}))
+
+    async def scenario() -> dict:
+        tasks = {k: asyncio.ensure_future(server.wait_delayed(parked(k))) for k in keys}
+        await asyncio.sleep(0)  # every request parks (one check each)
+        assert all(n == 1 for n in checks.values())
+        produce(s, target)
+        result = await asyncio.wait_for(tasks[target.key], 5)
+        await asyncio.sleep(0)
+        for t in tasks.values():
+            t.cancel()
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        return result
+
+    assert asyncio.run(scenario()) == {"done": ("t4", 2)}
+    assert checks[target.key] == 2
+    assert sum(checks.values()) == len(keys) + 1  # nobody else was re-checked
+    s.on_change = None
+
+
+def test_metadata_entries_are_rebuilt_only_for_the_topic_that_changed() -> None:
+    s, _ = make()
+    first = {name: s.partition_metadata(t) for name, t in s.topics.items()}
+    p = s.get_partition("t9", 0)
+    produce(s, p)
+    s.tick(full=False)  # appends and high watermarks are not metadata
+    again = {name: s.partition_metadata(t) for name, t in s.topics.items()}
+    assert all(again[n] is first[n] for n in first)
+    controller.change_leader(s, p, next(b for b in p.isr if b != p.leader))
+    after = {name: s.partition_metadata(t) for name, t in s.topics.items()}
+    assert [n for n in first if after[n] is not first[n]] == ["t9"]
+    assert after["t9"][0]["leader_id"] == p.leader
+    assert after["t9"][0]["leader_epoch"] == p.leader_epoch
+    controller.broker_stopped(s, 3)  # offline replicas change everywhere
+    assert all(s.partition_metadata(t) is not after[n] for n, t in s.topics.items())
