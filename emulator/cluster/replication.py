@@ -292,13 +292,14 @@ class Replication:
         heapq.heappush(self._parked, (deadline, self._seq, p))
 
     def _blocked_until(self, p: Partition, lag_max: int) -> int | None:
-        """When every follower behind has its broker down: the time the first of them in
-        the ISR falls out of it (-1 if none is in the ISR); None if one could fetch."""
+        """When every follower not yet done (behind, or out of the ISR) has its broker
+        down: the time the first of them in the ISR falls out of it (-1 if none is in
+        the ISR: only a broker or fault change can move it); None if one could fetch."""
         st = self.state
         leo = p.leader_log.log_end_offset
         deadline = -1
         for b, log in p.logs.items():
-            if b == p.leader or (log.log_end_offset == leo
+            if b == p.leader or (log.log_end_offset == leo and b in p.isr
                                  and p.fetcher_epoch.get(b) == p.leader_epoch):
                 continue
             if st.is_running(b):
