@@ -103,13 +103,13 @@ class ClusterState(ClusterMetadata):
         return self.replication.acks_all_done(topic, index, last_offset, leader_epoch)
 
     # ---- time ----------------------------------------------------------------------------
-    def tick(self, full: bool = False) -> None:
+    def tick(self, full: bool = True) -> None:
         """Fence due crashed brokers, replicate, let the controller and faults act on
         time, then the domain services (group and transaction coordinators).
 
-        A tick visits only the partitions with replication to do (touched, not
-        finished, or due), as the server's ticks do; ``full`` visits every partition
-        (for a caller that changed partitions by hand, without ``touch``).
+        The server's ticks (``full=False``) visit only the partitions with replication
+        to do (touched, not finished, or due); a ``full`` one (the default, for tests
+        and tools that change partitions by hand, without ``touch``) visits every one.
         """
         now = self.now()
         expire, visit_all = self.replication.plan_tick(now, full)
