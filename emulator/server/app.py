@@ -29,6 +29,7 @@ from emulator.security.config import Security
 from emulator.security.listeners import ListenerSpec
 from emulator.security.sasl import AuthenticationFailed
 from emulator.security.session import RAW_TOKENS, Session
+from emulator.server.limits import ConnectionLimits, ConnState
 from emulator.server.tls import peer_principal
 from emulator.versions import DEFAULT_RELEASE, advertised, features
 from wire.codec import DecodeError
@@ -190,6 +191,7 @@ class EmulatorServer:
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
+        self.limits = ConnectionLimits(state.config)
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
         self._waiters: set[asyncio.Future] = set()
@@ -211,6 +213,7 @@ class EmulatorServer:
         loop = asyncio.get_running_loop()
         self._tasks.append(loop.create_task(self._periodic()))
         self._tasks.append(loop.create_task(self._cleaner()))
+        self._tasks.append(loop.create_task(self._sweep_connections()))
 
     async def _open(self, bl: BrokerListener) -> None:
         async def on_conn(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
@@ -315,6 +318,12 @@ class EmulatorServer:
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
             log.exception("cluster tick failed")
 
+    async def _sweep_connections(self) -> None:
+        """Close idle and stalled client connections (emulator/server/limits.py)."""
+        while True:
+            await asyncio.sleep(self.limits.sweep_interval())
+            self.limits.sweep()
+
     async def _periodic(self) -> None:
         last_retention = time.monotonic()
         while True:
@@ -392,6 +401,10 @@ class EmulatorServer:
         ):
             writer.transport.abort()
             return
+        conn = await self.limits.admit(bid, peer[0], writer.transport)
+        if conn is None:
+            writer.transport.abort()
+            return
         self._conn_ids += 1
         conn_id = self._conn_ids
         bl.connections.add(writer)
@@ -403,10 +416,12 @@ class EmulatorServer:
             if session is None:
                 return
             while True:
+                conn.busy = False
                 try:
                     head = await reader.readexactly(4)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
+                conn.last_active = time.monotonic()
                 size = _SIZE.unpack(head)[0]
                 if size < 0 or size > self.max_request_bytes:
                     hint = ""
@@ -418,10 +433,15 @@ class EmulatorServer:
                         "outside 0..%d (socket.request.max.bytes)%s",
                         bid, peer[0], peer[1], size, self.max_request_bytes, hint)
                     return
-                try:
-                    frame = await reader.readexactly(size)
-                except (asyncio.IncompleteReadError, ConnectionError):
+                if not self.limits.fits_at_all(size):
+                    log.warning("broker %d: closing connection from %s:%s: request size %d is "
+                                "over queued.max.request.bytes %d", bid, peer[0], peer[1],
+                                size, self.limits.queued_max_bytes)
                     return
+                frame = await self._read_frame(reader, conn, size)
+                if frame is None:
+                    return
+                conn.busy = True
                 try:
                     if session.state == RAW_TOKENS:
                         out = self._raw_token(session, frame)
@@ -438,6 +458,9 @@ class EmulatorServer:
                 if out is not None:
                     writer.write(out)
                     await writer.drain()
+                self.limits.free(size)
+                conn.frame_size = -1
+                conn.last_active = time.monotonic()
                 if session.close_after_response is not None:
                     log.warning("broker %d: closing connection from %s:%s on listener %s: %s",
                                 bid, peer[0], peer[1], bl.name, session.close_after_response)
@@ -445,10 +468,41 @@ class EmulatorServer:
         except ConnectionError:
             return
         finally:
+            if conn.frame_size == -2:  # its request bytes were still reserved
+                self.limits.free(conn.frame_read)
+            self.limits.release(conn)
             bl.connections.discard(writer)
             if task is not None:
                 bl.tasks.discard(task)
             writer.transport.abort()
+
+    async def _read_frame(self, reader: asyncio.StreamReader, conn: ConnState,
+                          size: int) -> bytes | None:
+        """A request body of ``size`` bytes, read as it arrives so that the sweeper sees
+        progress (a stalled frame is closed, a slow but moving one is not), within the
+        queued.max.request.bytes budget. None when the peer went away."""
+        await self.limits.reserve(size)
+        conn.frame_size, conn.frame_read = size, 0
+        chunks: list[bytes] = []
+        try:
+            while conn.frame_read < size:
+                chunk = await reader.read(size - conn.frame_read)
+                if not chunk:
+                    self.limits.free(size)
+                    return None
+                chunks.append(chunk)
+                conn.frame_read += len(chunk)
+                conn.last_active = time.monotonic()
+        except ConnectionError:
+            self.limits.free(size)
+            return None
+        except BaseException:
+            self.limits.free(size)
+            raise
+        # Reserved until the response is written (``free`` in _serve); -2 tells the
+        # connection's cleanup to free it if the connection ends first.
+        conn.frame_size, conn.frame_read = -2, size
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     async def _secure(self, bl: BrokerListener, writer: asyncio.StreamWriter,
                       peer: tuple) -> Session | None:

@@ -1,0 +1,139 @@
+"""Connection limits like Kafka's SocketServer (emulator/server/limits.py), over TCP:
+max.connections.per.ip closes the extra connection, max.connections leaves it unread
+until a slot frees, connections.max.idle.ms closes idle ones, a stalled frame is closed,
+queued.max.request.bytes bounds the request bytes held across connections."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from emulator import Cluster
+from emulator.testing import wait_for
+from wire.frames import decode_response, encode_request
+
+API_VERSIONS = encode_request(18, 3, 1, "limits", {"client_software_name": "t",
+                                                    "client_software_version": "1"})
+
+
+def connect(c: Cluster) -> socket.socket:
+    b = c.state.brokers[1]
+    return socket.create_connection((b.host, b.port), timeout=10)
+
+
+def answered(s: socket.socket, timeout: float) -> bool:
+    """Send ApiVersions; True if the answer comes within ``timeout``."""
+    s.settimeout(timeout)
+    try:
+        s.sendall(API_VERSIONS)
+        head = s.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return False
+        size = struct.unpack(">i", head)[0]
+        body = s.recv(size, socket.MSG_WAITALL)
+        return decode_response(18, 3, body)[1]["error_code"] == 0
+    except (TimeoutError, ConnectionError):
+        return False
+
+
+def closed(s: socket.socket, timeout: float = 5.0) -> bool:
+    s.settimeout(timeout)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+@pytest.fixture
+def limited(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    with Cluster(brokers=1, port=0, config=request.param) as c:
+        yield c
+
+
+@pytest.mark.parametrize("limited", [{"max.connections.per.ip": "2"}], indirect=True)
+def test_max_connections_per_ip_closes_the_extra_one(limited: Cluster) -> None:
+    a, b = connect(limited), connect(limited)
+    assert answered(a, 5) and answered(b, 5)
+    extra = connect(limited)
+    assert closed(extra)
+    a.close()
+    wait_for(lambda: limited.server.limits._per_ip.get((1, "127.0.0.1"), 0) < 2,
+             "the closed connection to be released")
+    again = connect(limited)
+    assert answered(again, 5) and answered(b, 5)
+    for s in (b, extra, again):
+        s.close()
+
+
+@pytest.mark.parametrize("limited", [{"max.connections": "2"}], indirect=True)
+def test_max_connections_waits_for_a_slot(limited: Cluster) -> None:
+    a, b = connect(limited), connect(limited)
+    assert answered(a, 5) and answered(b, 5)
+    waiting = connect(limited)  # the kernel accepts it; the broker reads nothing yet
+    assert not answered(waiting, 0.5)
+    a.close()
+    waiting.settimeout(10)
+    head = waiting.recv(4, socket.MSG_WAITALL)  # the request sent above is answered now
+    assert len(head) == 4
+    waiting.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+    assert answered(waiting, 5) and answered(b, 5)
+    b.close()
+    waiting.close()
+
+
+@pytest.mark.parametrize("limited", [{"connections.max.idle.ms": "400"}], indirect=True)
+def test_idle_connections_are_closed_busy_ones_are_not(limited: Cluster) -> None:
+    idle, busy = connect(limited), connect(limited)
+    assert answered(idle, 5)
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:  # a request every 100 ms keeps it open
+        assert answered(busy, 5)
+        time.sleep(0.1)
+    assert closed(idle, 0.1)
+    assert answered(busy, 5)
+    idle.close()
+    busy.close()
+
+
+@pytest.mark.parametrize("limited", [{"connections.max.idle.ms": "500"}], indirect=True)
+def test_a_stalled_frame_is_closed_and_its_bytes_freed(limited: Cluster) -> None:
+    """Issue 18: stalled 100 MB frames were held indefinitely."""
+    s = connect(limited)
+    s.sendall(struct.pack(">i", 50_000_000) + b"\0" * 1_000_000)
+    assert closed(s, 10)
+    other = connect(limited)
+    assert answered(other, 5)
+    s.close()
+    other.close()
+
+
+@pytest.mark.parametrize("limited", [{"queued.max.request.bytes": "100000",
+                                      "connections.max.idle.ms": "600"}], indirect=True)
+def test_queued_max_request_bytes_bounds_requests_in_flight(limited: Cluster) -> None:
+    too_big = connect(limited)
+    too_big.sendall(struct.pack(">i", 200_000))
+    assert closed(too_big)
+    # A started 80 kB request holds 80 kB of the budget: another connection's request
+    # waits, unread, until the stalled one is closed.
+    stalled = connect(limited)
+    stalled.sendall(struct.pack(">i", 80_000) + b"\0" * 100)
+    wait_for(lambda: limited.server.limits.queued_bytes == 80_000, "the budget to be taken")
+    padded = encode_request(18, 3, 1, "x" * 30_000, {"client_software_name": "t",
+                                                     "client_software_version": "1"})
+    waiting = connect(limited)
+    waiting.sendall(padded)
+    waiting.settimeout(0.3)
+    with pytest.raises(TimeoutError):
+        waiting.recv(4)
+    assert closed(stalled, 10)  # the stall (min(idle, 30 s)) ends it, freeing the budget
+    waiting.settimeout(10)
+    assert len(waiting.recv(4, socket.MSG_WAITALL)) == 4
+    wait_for(lambda: limited.server.limits.queued_bytes == 0, "the budget to be freed")
+    for s in (too_big, stalled, waiting):
+        s.close()

@@ -1,0 +1,150 @@
+"""Connection limits as Kafka's SocketServer applies them, per virtual broker.
+
+- ``max.connections.per.ip``: a connection over the limit is closed at once, with
+  Kafka's log line ("Rejected connection from ..., address already has the configured
+  maximum of N connections.").
+- ``max.connections``: over the limit Kafka's acceptor stops accepting until a slot
+  frees; here the connection is accepted by the kernel as in Kafka's backlog and
+  nothing is read from it until a slot frees.
+- ``connections.max.idle.ms``: a connection with no bytes in or out for that long is
+  closed (Kafka's Selector). A connection waiting on its own request (a long-poll
+  Fetch, acks=all) is not idle.
+- A started request must keep arriving: no byte for min(connections.max.idle.ms,
+  ``FRAME_STALL_MS``) in the middle of a frame closes the connection (a stalled large
+  frame would otherwise hold its bytes until the idle timeout; Kafka waits the full
+  idle time).
+- ``queued.max.request.bytes``: the bytes of requests read and not yet answered, over
+  all connections of all brokers, stay under the limit; a connection whose next request
+  does not fit waits before reading its body (Kafka mutes it until memory frees), and a
+  single request larger than the whole budget closes its connection. Kafka's default
+  (-1) is no limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+log = logging.getLogger("kafka_emulator")
+INT_MAX = 2147483647
+FRAME_STALL_MS = 30_000
+
+
+def _int(config: dict[str, str], key: str, default: int) -> int:
+    try:
+        return int(config.get(key, default))
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass(eq=False)
+class ConnState:
+    """What the sweeper needs to know of one client connection."""
+
+    broker_id: int
+    host: str
+    transport: asyncio.BaseTransport
+    last_active: float = field(default_factory=time.monotonic)
+    busy: bool = False  # a request is being processed (or its response written)
+    frame_size: int = -1  # >= 0 while a request's body is being read
+    frame_read: int = 0
+
+
+class ConnectionLimits:
+    """Counters, the in-flight request budget and the idle/stall sweeper."""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        self.max_connections = _int(config, "max.connections", INT_MAX)
+        self.max_per_ip = _int(config, "max.connections.per.ip", INT_MAX)
+        self.idle_ms = _int(config, "connections.max.idle.ms", 600_000)
+        self.stall_ms = min(self.idle_ms, FRAME_STALL_MS) if self.idle_ms > 0 else FRAME_STALL_MS
+        self.queued_max_bytes = _int(config, "queued.max.request.bytes", -1)
+        self.conns: set[ConnState] = set()
+        self._per_broker: dict[int, int] = {}
+        self._per_ip: dict[tuple[int, str], int] = {}
+        self._slot_freed: asyncio.Event | None = None
+        self.queued_bytes = 0
+        self._budget_freed: asyncio.Event | None = None
+
+    # ---- admission ------------------------------------------------------------------
+    def over_ip_limit(self, broker_id: int, host: str) -> bool:
+        return self._per_ip.get((broker_id, host), 0) >= self.max_per_ip
+
+    async def admit(self, broker_id: int, host: str,
+                    transport: asyncio.BaseTransport) -> ConnState | None:
+        """Register a new connection, or None when it must be closed (per-IP limit)."""
+        if self.over_ip_limit(broker_id, host):
+            log.warning("broker %d: Rejected connection from /%s, address already has the "
+                        "configured maximum of %d connections.", broker_id, host,
+                        self.max_per_ip)
+            return None
+        while self._per_broker.get(broker_id, 0) >= self.max_connections:
+            if self._slot_freed is None:
+                self._slot_freed = asyncio.Event()
+            await self._slot_freed.wait()
+        c = ConnState(broker_id, host, transport)
+        self.conns.add(c)
+        self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
+        self._per_ip[(broker_id, host)] = self._per_ip.get((broker_id, host), 0) + 1
+        return c
+
+    def release(self, c: ConnState) -> None:
+        if c not in self.conns:
+            return
+        self.conns.discard(c)
+        self._per_broker[c.broker_id] -= 1
+        key = (c.broker_id, c.host)
+        self._per_ip[key] -= 1
+        if not self._per_ip[key]:
+            del self._per_ip[key]
+        if self._slot_freed is not None:
+            self._slot_freed.set()
+            self._slot_freed = None
+
+    # ---- queued.max.request.bytes -------------------------------------------------
+    def fits_at_all(self, size: int) -> bool:
+        return self.queued_max_bytes < 0 or size <= self.queued_max_bytes
+
+    async def reserve(self, size: int) -> None:
+        """Wait until ``size`` more request bytes fit the budget, then take them."""
+        if self.queued_max_bytes < 0:
+            return
+        while self.queued_bytes + size > self.queued_max_bytes:
+            if self._budget_freed is None:
+                self._budget_freed = asyncio.Event()
+            await self._budget_freed.wait()
+        self.queued_bytes += size
+
+    def free(self, size: int) -> None:
+        if self.queued_max_bytes < 0:
+            return
+        self.queued_bytes -= size
+        if self._budget_freed is not None:
+            self._budget_freed.set()
+            self._budget_freed = None
+
+    # ---- idle and stalled connections ----------------------------------------------
+    def sweep_interval(self) -> float:
+        shortest = min(x for x in (self.idle_ms, self.stall_ms) if x > 0)
+        return min(5.0, max(0.05, shortest / 4000))
+
+    def sweep(self, now: float | None = None) -> None:
+        """Close connections idle past connections.max.idle.ms, or stalled mid-frame."""
+        now = time.monotonic() if now is None else now
+        for c in list(self.conns):
+            if c.busy:
+                continue
+            quiet_ms = (now - c.last_active) * 1000
+            if c.frame_size >= 0 and quiet_ms >= self.stall_ms:
+                log.warning("broker %d: closing connection from %s: a request of %d bytes "
+                            "stalled at %d bytes for %d ms", c.broker_id, c.host,
+                            c.frame_size, c.frame_read, quiet_ms)
+            elif c.frame_size < 0 and self.idle_ms > 0 and quiet_ms >= self.idle_ms:
+                log.info("broker %d: closing connection from %s: idle for %d ms "
+                         "(connections.max.idle.ms)", c.broker_id, c.host, quiet_ms)
+            else:
+                continue
+            self.release(c)
+            c.transport.abort()
