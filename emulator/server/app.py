@@ -419,8 +419,8 @@ class EmulatorServer:
                 conn.busy = False
                 try:
                     head = await reader.readexactly(4)
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
+                except (asyncio.IncompleteReadError, ConnectionError, RuntimeError):
+                    return  # RuntimeError: uvloop, the sweeper closed the transport
                 conn.last_active = time.monotonic()
                 size = _SIZE.unpack(head)[0]
                 if size < 0 or size > self.max_request_bytes:
@@ -481,10 +481,15 @@ class EmulatorServer:
         """A request body of ``size`` bytes, read as it arrives so that the sweeper sees
         progress (a stalled frame is closed, a slow but moving one is not), within the
         queued.max.request.bytes budget. None when the peer went away."""
+        conn.busy = True  # muted while it waits for the budget: not idle
         await self.limits.reserve(size)
+        conn.busy = False
         conn.frame_size, conn.frame_read = size, 0
+        conn.last_active = time.monotonic()
         chunks: list[bytes] = []
         try:
+            if conn.transport.is_closing():
+                raise ConnectionAbortedError
             while conn.frame_read < size:
                 chunk = await reader.read(size - conn.frame_read)
                 if not chunk:
@@ -493,7 +498,7 @@ class EmulatorServer:
                 chunks.append(chunk)
                 conn.frame_read += len(chunk)
                 conn.last_active = time.monotonic()
-        except ConnectionError:
+        except (ConnectionError, RuntimeError):  # RuntimeError: uvloop, transport closed
             self.limits.free(size)
             return None
         except BaseException:
