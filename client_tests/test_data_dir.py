@@ -24,6 +24,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
+from wire.records import decode_records
 
 PARTITIONS = 3
 
@@ -76,15 +77,16 @@ class Emulator:
         self.log.close()
 
 
-def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30):
+def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30,
+                partitions: int = PARTITIONS):
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "check",
                   "enable.auto.commit": False, "auto.offset.reset": "earliest",
                   "enable.partition.eof": True})
-    c.assign([TopicPartition(topic, i, 0) for i in range(PARTITIONS)])
+    c.assign([TopicPartition(topic, i, 0) for i in range(partitions)])
     out = []
     eof: set[int] = set()
     deadline = time.time() + timeout
-    while time.time() < deadline and (len(out) < expected or len(eof) < PARTITIONS):
+    while time.time() < deadline and (len(out) < expected or len(eof) < partitions):
         m = c.poll(0.2)
         if m is None:
             continue
@@ -385,3 +387,37 @@ def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: 
     assert latest_counts(bootstrap, want2) == want2
     app.close()
     emu.stop(signal.SIGTERM)
+
+
+def test_a_compacted_topic_is_rewritten_on_disk_and_reloads_with_its_gaps(
+        tmp_path: Path) -> None:
+    d = str(tmp_path / "data")
+    with Cluster(port=0, data_dir=d) as c:
+        c.create_topic("cc", 1, 3, config={"cleanup.policy": "compact", "segment.bytes": "500",
+                                           "min.cleanable.dirty.ratio": "0.01"})
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all",
+                      "linger.ms": 0})
+        for i in range(120):
+            p.produce("cc", key=b"k%d" % (i % 5), value=b"v%d" % i, partition=0)
+            if i % 4 == 3:
+                assert p.flush(20) == 0  # small batches: many segments of 500 bytes
+        assert p.flush(20) == 0
+
+        def clean_all() -> list:
+            while c.state.run_cleaner() is not None:
+                pass
+            c.store.sync(c.state)
+            return [(e[1], bytes(e[0])) for e in
+                    c.state.get_partition("cc", 0).leader_log.batches_from(-1, 1 << 40)]
+        before = c.call(clean_all)
+        assert 2 < len(before) < 30  # cleaned: gaps
+        records_left = sum(len(decode_records(b)) for _, b in before)
+        files = sorted(os.listdir(os.path.join(d, "cc-0")))
+        assert not any(f.endswith(".cleaned") for f in files)
+    with Cluster(port=0, data_dir=d) as c:
+        after = c.call(lambda: [(e[1], bytes(e[0])) for e in c.state.get_partition(
+            "cc", 0).leader_log.batches_from(-1, 1 << 40)])
+        assert after == before
+        got = consume_all(c.bootstrap_servers, "cc", records_left, timeout=20, partitions=1)
+        offsets = [o for part, o, _ in got if part == 0]
+        assert len(offsets) == records_left < 120 and offsets[-1] == 119
