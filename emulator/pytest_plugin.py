@@ -11,6 +11,11 @@ Fixtures
     ``kafka_cluster_factory``  ``make(brokers=5, **Cluster options)`` for extra clusters,
                                each stopped when the test ends
     ``kafka_topic_name``       a topic name unique to the test
+    ``kafka_client_config``    ``settings(client="confluent", user=None, mechanism=None,
+                               listener=None, mtls=False)``: client settings for the
+                               (secured) ``kafka_cluster``: a dict for confluent-kafka,
+                               kwargs for ``"kafka-python"``/``"aiokafka"``, Java
+                               properties text for ``"java"``
     ``kafka_emulator_logged_exceptions``  autouse: fails any test during which an
                                in-process emulator logged an exception (a handler that
                                raised is a bug even when the client retried past its
@@ -24,6 +29,11 @@ Configuration
     class, module, package or session; the marker ``@pytest.mark.kafka_brokers(n,
     **options)`` on a test, class or module sets the broker count and other Cluster
     options (``config``, ``kafka_version``, ``seed``) for the tests it marks.
+    Secured clusters: the marker ``@pytest.mark.kafka_security("sasl_ssl")`` (a preset:
+    sasl_plaintext, sasl_ssl, ssl, mtls, acls; users admin/admin-secret and
+    alice/alice-secret) or ``@pytest.mark.kafka_security(listeners=..., sasl_users=...,
+    authorizer=True, ...)`` (``emulator.security.config.SecurityConfig`` fields), or
+    ``--kafka-emulator-security PRESET`` for every test (docs/security.md).
 
 Sharing. With a scope broader than ``function``, tests asking for the same broker
 count and options share one cluster for that scope, and tests with other needs get
@@ -48,6 +58,7 @@ from typing import Any
 import pytest
 
 from emulator.runtime import Cluster
+from emulator.security.config import PRESETS, preset
 from emulator.testing import LoggedExceptions
 
 SCOPES = ("function", "class", "module", "package", "session")
@@ -60,6 +71,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="brokers in the kafka_cluster fixture's cluster (default 3)")
     group.addoption("--kafka-emulator-scope", default=None, choices=SCOPES,
                     help="scope of the kafka_cluster fixture (default function)")
+    group.addoption("--kafka-emulator-security", default=None, choices=sorted(PRESETS),
+                    help="secure the kafka_cluster fixture's cluster with this preset")
     group.addoption("--kafka-emulator-allow-exceptions", action="store_true", default=False,
                     help="do not fail tests during which the emulator logged an exception")
     parser.addini("kafka_emulator_brokers", "brokers in kafka_cluster (default 3)",
@@ -73,6 +86,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kafka_brokers(n, **options): brokers (and Cluster options such as config, "
         "kafka_version, seed) of the kafka_cluster fixture for the marked tests")
+    config.addinivalue_line(
+        "markers",
+        "kafka_security(preset=None, **security): a secured kafka_cluster (a preset name "
+        "such as sasl_ssl, and/or SecurityConfig fields; docs/security.md)")
     config.addinivalue_line(
         "markers",
         "kafka_emulator_allow_exceptions: the marked tests may make the emulator log an "
@@ -139,10 +156,29 @@ def kafka_cluster(request: pytest.FixtureRequest,
     brokers = marker.args[0] if marker and marker.args else _default_brokers(request.config)
     options = dict(marker.kwargs) if marker else {}
     brokers = options.pop("brokers", brokers)
+    security = _security(request)
+    if security is not None:
+        options["security"] = security
     cluster = _kafka_cluster_pool.get(int(brokers), options)
     yield cluster
     if _scope("kafka_cluster", request.config) != "function":
         _heal(cluster)
+
+
+def _security(request: pytest.FixtureRequest) -> dict | None:
+    """The kafka_security marker's settings, else the --kafka-emulator-security preset."""
+    marker = request.node.get_closest_marker("kafka_security")
+    if marker is not None:
+        name = marker.args[0] if marker.args else None
+        return preset(name, **marker.kwargs) if name else dict(marker.kwargs)
+    name = request.config.getoption("--kafka-emulator-security", None)
+    return preset(name) if name else None
+
+
+@pytest.fixture
+def kafka_client_config(kafka_cluster: Cluster) -> Callable[..., Any]:
+    """``settings(client="confluent", **kw)``: ``Cluster.client_config`` of kafka_cluster."""
+    return kafka_cluster.client_config
 
 
 @pytest.fixture(autouse=True)

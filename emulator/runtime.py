@@ -144,6 +144,7 @@ class Cluster:
         if password is None and user is not None:
             password = self.security_config.sasl_users.get(user)
         tls = self.tls
+        mtls = mtls or self.security_config.tls_client_auth == "required"
         c = ClientSecurity(
             self.bootstrap_for(spec.name), spec.protocol, mechanism or "SCRAM-SHA-512",
             user, password, tls.ca if tls else None, tls.truststore if tls else None,

@@ -51,6 +51,26 @@ class SecurityConfig:
         return cls(**value)
 
 
+# Ready-made secured clusters for tests (pytest plugin, containers): a user ``admin``
+# (super user where an authorizer runs) and a user ``alice``.
+PRESET_USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+PRESETS: dict[str, dict] = {
+    "sasl_plaintext": {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl_users": PRESET_USERS},
+    "sasl_ssl": {"listeners": "SASL_SSL://127.0.0.1:0", "sasl_users": PRESET_USERS},
+    "ssl": {"listeners": "SSL://127.0.0.1:0"},
+    "mtls": {"listeners": "SSL://127.0.0.1:0", "tls_client_auth": "required"},
+    "acls": {"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl_users": PRESET_USERS,
+             "super_users": ["admin"], "authorizer": True},
+}
+
+
+def preset(name: str, **overrides: object) -> dict:
+    """A copy of a preset (``sasl_ssl``, ``acls``...) with overrides applied."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown security preset {name!r}; presets are {sorted(PRESETS)}")
+    return {**PRESETS[name], **overrides}
+
+
 def principal_of(name: str) -> str:
     """``alice`` -> ``User:alice``; a full principal stays as it is (super.users)."""
     return name if ":" in name else f"User:{name}"

@@ -1,0 +1,69 @@
+"""Kafka's own Java tools against a secured emulator: kafka-acls over SASL_SSL with
+SCRAM-SHA-512 (the Java client, a PKCS12 truststore, CreateAcls/DescribeAcls/
+DeleteAcls), and kafka-reassign-partitions run as a user without the CLUSTER ACLs
+(45/46 answer CLUSTER_AUTHORIZATION_FAILED). Jars: client_tests/java (setup.d/30-java.sh)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_reassign_java import TOOLS_JVM, require_java
+
+from emulator import Cluster
+
+ACLS = "org.apache.kafka.tools.AclCommand"
+REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+USERS = {"admin": "admin-pw", "alice": "alice-pw"}
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[Cluster]:
+    require_java()
+    with Cluster(3, security={"listeners": "SASL_SSL://127.0.0.1:0", "sasl_users": USERS,
+                              "super_users": ["admin"], "authorizer": True,
+                              "tls_dir": str(tmp_path / "tls")}) as c:
+        yield c
+
+
+def _tool(c: Cluster, props: str, main: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(TOOLS_JVM + [main, "--bootstrap-server", c.bootstrap_servers,
+                                       "--command-config", props, *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_kafka_acls_over_sasl_ssl_scram(secured: Cluster, tmp_path: Path) -> None:
+    admin = secured.write_client_properties(str(tmp_path / "admin.properties"), user="admin",
+                                            mechanism="SCRAM-SHA-512")
+    r = _tool(secured, admin, ACLS, "--add", "--allow-principal", "User:alice",
+              "--operation", "Read", "--operation", "Write", "--topic", "orders",
+              "--resource-pattern-type", "prefixed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _tool(secured, admin, ACLS, "--list", "--topic", "orders",
+              "--resource-pattern-type", "prefixed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "User:alice" in r.stdout and "READ" in r.stdout and "WRITE" in r.stdout
+    assert len(secured.security.acls.bindings) == 2
+    r = _tool(secured, admin, ACLS, "--remove", "--force", "--allow-principal", "User:alice",
+              "--operation", "Write", "--topic", "orders", "--resource-pattern-type", "prefixed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [b.operation.name for b in secured.security.acls.bindings] == ["READ"]
+
+
+def test_kafka_reassign_partitions_as_an_unauthorized_user(secured: Cluster,
+                                                           tmp_path: Path) -> None:
+    secured.create_topic("moves", 1, 2)
+    alice = secured.write_client_properties(str(tmp_path / "alice.properties"), user="alice",
+                                            mechanism="SCRAM-SHA-256")
+    r = _tool(secured, alice, REASSIGN, "--list")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "ClusterAuthorizationException" in out, out
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"version":1,"partitions":[{"topic":"moves","partition":0,'
+                    '"replicas":[1,2,3]}]}')
+    r = _tool(secured, alice, REASSIGN, "--execute", "--reassignment-json-file", str(plan))
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Authorization" in out, out
+    assert secured.state.get_partition("moves", 0).replicas != [1, 2, 3]

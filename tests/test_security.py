@@ -1,0 +1,213 @@
+"""The security domain, sans I/O: Kafka's authorizer rules, SCRAM (RFC 7677's example),
+PLAIN and OAUTHBEARER mechanisms, the connection state table, listener parsing."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from emulator.security.acl import (
+    AclBinding,
+    AclFilter,
+    AclStore,
+    Authorizer,
+    Op,
+    PatternType,
+    PermissionType,
+    all_operations,
+    binding_error,
+)
+from emulator.security.acl import ResourceType as RT
+from emulator.security.config import Security, SecurityConfig
+from emulator.security.listeners import ListenerError, parse_listeners
+from emulator.security.sasl import (
+    AuthenticationFailed,
+    OAuthBearerServer,
+    PlainServer,
+    ScramServer,
+)
+from emulator.security.scram import CredentialStore, ScramCredential, ScramMechanism
+from emulator.security.session import AUTHENTICATED, FAILED, Session
+
+ALLOW, DENY = PermissionType.ALLOW, PermissionType.DENY
+LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
+
+
+def acl(rt: RT, name: str, op: Op, perm: PermissionType = ALLOW, pt: PatternType = LIT,
+        principal: str = "User:alice", host: str = "*") -> AclBinding:
+    return AclBinding(rt, name, pt, principal, host, op, perm)
+
+
+@pytest.mark.parametrize("bindings, op, name, expected", [
+    ([], Op.READ, "t", False),                                   # no ACL: deny (default)
+    ([acl(RT.TOPIC, "t", Op.READ)], Op.READ, "t", True),
+    ([acl(RT.TOPIC, "t", Op.READ)], Op.WRITE, "t", False),
+    ([acl(RT.TOPIC, "t", Op.READ)], Op.DESCRIBE, "t", True),     # READ implies DESCRIBE
+    ([acl(RT.TOPIC, "t", Op.ALTER)], Op.DESCRIBE, "t", True),
+    ([acl(RT.TOPIC, "t", Op.ALTER_CONFIGS)], Op.DESCRIBE_CONFIGS, "t", True),
+    ([acl(RT.TOPIC, "t", Op.DESCRIBE)], Op.READ, "t", False),    # not the other way round
+    ([acl(RT.TOPIC, "t", Op.ALL)], Op.DELETE, "t", True),
+    ([acl(RT.TOPIC, "*", Op.READ)], Op.READ, "anything", True),  # wildcard name
+    ([acl(RT.TOPIC, "team.", Op.READ, pt=PRE)], Op.READ, "team.a", True),
+    ([acl(RT.TOPIC, "team.", Op.READ, pt=PRE)], Op.READ, "other", False),
+    ([acl(RT.TOPIC, "t", Op.READ, principal="User:*")], Op.READ, "t", True),
+    ([acl(RT.TOPIC, "t", Op.READ, principal="User:bob")], Op.READ, "t", False),
+    ([acl(RT.TOPIC, "t", Op.READ, host="10.0.0.1")], Op.READ, "t", False),  # other host
+    ([acl(RT.TOPIC, "t", Op.READ, host="127.0.0.1")], Op.READ, "t", True),
+    ([acl(RT.TOPIC, "t", Op.ALL), acl(RT.TOPIC, "t", Op.READ, DENY)], Op.READ, "t", False),
+    ([acl(RT.TOPIC, "*", Op.ALL), acl(RT.TOPIC, "t", Op.ALL, DENY, PRE)], Op.WRITE, "tx",
+     False),                                                     # DENY wins over any ALLOW
+    ([acl(RT.TOPIC, "t", Op.ALL), acl(RT.TOPIC, "t", Op.READ, DENY)], Op.DESCRIBE, "t",
+     True),                                                      # DENY READ is not DESCRIBE
+    ([acl(RT.GROUP, "t", Op.READ)], Op.READ, "t", False),       # other resource type
+])
+def test_authorizer_rules(bindings: list[AclBinding], op: Op, name: str, expected: bool) -> None:
+    a = Authorizer(AclStore(list(bindings)))
+    assert a.authorize("User:alice", "127.0.0.1", op, RT.TOPIC, name) is expected
+
+
+def test_super_users_and_allow_everyone_if_no_acl_found() -> None:
+    a = Authorizer(AclStore(), super_users={"User:admin"})
+    assert a.authorize("User:admin", "h", Op.ALTER, RT.CLUSTER, "kafka-cluster")
+    assert not a.authorize("User:alice", "h", Op.DESCRIBE, RT.CLUSTER, "kafka-cluster")
+    open_ = Authorizer(AclStore([acl(RT.TOPIC, "other", Op.READ)]),
+                       allow_everyone_if_no_acl_found=True)
+    assert open_.authorize("User:alice", "h", Op.WRITE, RT.TOPIC, "free")  # no ACL names it
+    assert not open_.authorize("User:alice", "h", Op.WRITE, RT.TOPIC, "other")
+
+
+def test_authorized_operations_bit_fields() -> None:
+    assert all_operations(RT.TOPIC) == 3576  # what Kafka reports without an authorizer
+    assert all_operations(RT.GROUP) == 328
+    assert all_operations(RT.CLUSTER) == 8096
+    a = Authorizer(AclStore([acl(RT.TOPIC, "t", Op.WRITE)]))
+    assert a.authorized_operations("User:alice", "h", RT.TOPIC, "t") == (1 << 4) | (1 << 8)
+
+
+def test_authorize_any_topic_write_for_idempotent_producers() -> None:
+    a = Authorizer(AclStore([acl(RT.TOPIC, "t", Op.WRITE)]))
+    assert a.authorize_any("User:alice", "h", Op.WRITE, RT.TOPIC)
+    a.store.add(acl(RT.TOPIC, "*", Op.WRITE, DENY))
+    assert not a.authorize_any("User:alice", "h", Op.WRITE, RT.TOPIC)
+
+
+def test_filters_match_describe_and_delete() -> None:
+    store = AclStore([acl(RT.TOPIC, "t", Op.READ), acl(RT.TOPIC, "te", Op.READ, pt=PRE),
+                      acl(RT.TOPIC, "*", Op.WRITE), acl(RT.GROUP, "g", Op.READ)])
+    match = AclFilter(RT.TOPIC, "test", PatternType.MATCH)
+    assert {b.resource_name for b in store.describe(match)} == {"te", "*"}
+    assert len(store.describe(AclFilter())) == 4
+    assert [b.resource_name for b in store.delete(AclFilter(RT.GROUP))] == ["g"]
+    assert len(store.bindings) == 3
+    assert AclStore.from_list(store.to_list()).bindings == store.bindings  # serializable
+
+
+def test_binding_validation_as_kafka() -> None:
+    assert binding_error(acl(RT.CLUSTER, "other", Op.ALTER)) is not None
+    assert binding_error(acl(RT.TOPIC, "t", Op.ANY)) == "Invalid operation"
+    assert binding_error(acl(RT.TOPIC, "t", Op.READ, principal="alice")) is not None
+    assert binding_error(acl(RT.TOPIC, "t", Op.READ)) is None
+
+
+# ---- SCRAM ----------------------------------------------------------------------------
+def test_scram_sha_256_matches_rfc_7677_example() -> None:
+    """RFC 7677 section 3: user "user", password "pencil"."""
+    salt = base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ==")
+    mech = ScramMechanism.SCRAM_SHA_256
+    cred = ScramCredential.from_password(mech, "pencil", 4096, salt)
+    store = CredentialStore()
+    store.set("user", mech, cred)
+    server = ScramServer(store, "SCRAM-SHA-256")
+    first = server.evaluate(b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO").decode()
+    attrs = dict(a.split("=", 1) for a in first.split(","))
+    assert attrs["r"].startswith("rOprNGfwEbeRWgbNEkqO") and attrs["i"] == "4096"
+    salted = hashlib.pbkdf2_hmac("sha256", b"pencil", salt, 4096)
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    without_proof = f"c=biws,r={attrs['r']}"
+    auth = f"n=user,r=rOprNGfwEbeRWgbNEkqO,{first},{without_proof}".encode()
+    sig = hmac.new(hashlib.sha256(client_key).digest(), auth, "sha256").digest()
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, sig, strict=True)))
+    final = server.evaluate(f"{without_proof},p={proof.decode()}".encode())
+    server_key = hmac.new(salted, b"Server Key", "sha256").digest()
+    assert final == b"v=" + base64.b64encode(hmac.new(server_key, auth, "sha256").digest())
+    assert server.complete and server.principal == "User:user"
+    # The RFC's own ServerKey/StoredKey derivation is what the store keeps, not the password.
+    assert cred.server_key == server_key
+
+
+def test_scram_wrong_proof_and_unknown_user_get_kafkas_generic_message() -> None:
+    store = CredentialStore()
+    store.add_user("alice", "secret")
+    s = ScramServer(store, "SCRAM-SHA-512")
+    first = s.evaluate(b"n,,n=alice,r=abc").decode()
+    nonce = first.split(",")[0][2:]
+    with pytest.raises(AuthenticationFailed, match="invalid credentials with SASL mechanism "
+                                                   "SCRAM-SHA-512"):
+        s.evaluate(f"c=biws,r={nonce},p={base64.b64encode(bytes(64)).decode()}".encode())
+    with pytest.raises(AuthenticationFailed, match="Authentication failed during"):
+        ScramServer(store, "SCRAM-SHA-256").evaluate(b"n,,n=nobody,r=abc")
+
+
+def test_plain_checks_salted_credentials() -> None:
+    store = CredentialStore()
+    store.add_user("alice", "secret")
+    assert PlainServer(store).evaluate(b"\0alice\0secret") == b""
+    with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
+        PlainServer(store).evaluate(b"\0alice\0nope")
+    with pytest.raises(AuthenticationFailed, match="different from username"):
+        PlainServer(store).evaluate(b"bob\0alice\0secret")
+    assert "secret" not in json.dumps(store.to_dict())
+
+
+def _jwt(claims: dict, alg: str = "none") -> str:
+    def part(o: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(o).encode()).rstrip(b"=").decode()
+    return f"{part({'alg': alg})}.{part(claims)}."
+
+
+def test_oauthbearer_unsecured_jwt() -> None:
+    now = 1_700_000_000_000
+    ok = OAuthBearerServer(now)
+    token = _jwt({"sub": "svc", "exp": now // 1000 + 60})
+    assert ok.evaluate(f"n,,\x01auth=Bearer {token}\x01\x01".encode()) == b""
+    assert ok.principal == "User:svc" and ok.credential_expiry_ms == now + 60_000
+    expired = OAuthBearerServer(now)
+    challenge = expired.evaluate(
+        f"n,,\x01auth=Bearer {_jwt({'sub': 'svc', 'exp': now // 1000 - 1})}\x01\x01".encode())
+    assert json.loads(challenge) == {"status": "invalid_token"}
+    with pytest.raises(AuthenticationFailed):
+        expired.evaluate(b"\x01")
+
+
+# ---- the connection state table -------------------------------------------------------
+def test_session_table_and_reauthentication_lifetime() -> None:
+    sec = Security.from_config(SecurityConfig(sasl_users={"alice": "pw"},
+                                              connections_max_reauth_ms=1000))
+    s = Session.for_listener("SASL_PLAINTEXT", "SASL_PLAINTEXT", None)
+    assert s.gate(18, 0) is None and s.gate(17, 0) is None
+    assert "during SASL handshake" in (s.gate(3, 0) or "")
+    assert s.handshake("PLAIN", 1, sec, 0)
+    assert "during SASL authentication" in (s.gate(3, 0) or "")
+    s.authenticate(b"\0alice\0pw", sec, 0)
+    assert s.state == AUTHENTICATED and s.session_lifetime_ms(0) == 1000
+    assert s.gate(3, 999) is None and "expired" in (s.gate(3, 1000) or "")
+    assert s.gate(17, 1000) is None  # re-authentication is still allowed
+    bad = Session.for_listener("SASL_SSL", "SASL_SSL", None)
+    assert not bad.handshake("GSSAPI", 1, sec, 0) and bad.state == FAILED
+    assert bad.close_after_response
+
+
+def test_listener_parsing() -> None:
+    specs = parse_listeners("PLAINTEXT://127.0.0.1:9092,SASL_SSL://:9192")
+    assert [(s.name, s.protocol, s.host, s.port) for s in specs] == [
+        ("PLAINTEXT", "PLAINTEXT", "127.0.0.1", 9092), ("SASL_SSL", "SASL_SSL", "", 9192)]
+    named = parse_listeners("CLIENT://h:1", "CLIENT:SASL_SSL")
+    assert named[0].protocol == "SASL_SSL" and named[0].uses_tls and named[0].uses_sasl
+    for bad in ("PLAINTEXT://h", "FOO://h:1", "PLAINTEXT://h:1,PLAINTEXT://h:2",
+                "PLAINTEXT://h:1,SSL://h:1"):
+        with pytest.raises(ListenerError):
+            parse_listeners(bad)
