@@ -194,8 +194,11 @@ def test_regex_subscription() -> None:
     ({"member_epoch": -3}, E.INVALID_REQUEST),
     ({"member_epoch": 0, "member_id": ""}, E.INVALID_REQUEST),
     ({"member_epoch": 5, "member_id": "ghost"}, E.UNKNOWN_MEMBER_ID),
+    # RE2/J's syntax, as a real 4.4 broker answers: INVALID_REGULAR_EXPRESSION
     ({"member_epoch": 0, "subscribed_topic_regex": "(", "subscribed_topic_names": None},
-     E.INVALID_REQUEST),
+     E.INVALID_REGULAR_EXPRESSION),
+    ({"member_epoch": 0, "subscribed_topic_regex": "(?=t)t", "subscribed_topic_names": None},
+     E.INVALID_REGULAR_EXPRESSION),
 ])
 def test_request_errors(kwargs: dict, code: int) -> None:
     h = Harness()

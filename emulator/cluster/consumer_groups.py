@@ -33,11 +33,11 @@ partitions.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
+from emulator.cluster.topic_regex import compile_topic_regex
 from wire.errors import ErrorCode as E
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
@@ -312,11 +312,7 @@ class ConsumerGroupOps:
         else:
             raise bad("MemberEpoch is invalid.")
         if regex:
-            try:
-                re.compile(regex)
-            except re.error as e:
-                raise bad(f"SubscribedTopicRegex `{regex}` is not a valid regular "
-                          f"expression: {e}.") from e
+            compile_topic_regex(regex)  # INVALID_REGULAR_EXPRESSION, RE2/J's syntax
         if assignor is not None and assignor not in ASSIGNORS:
             raise KafkaError(E.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {assignor} is not "
                              f"supported. Supported assignors: {', '.join(ASSIGNORS)}.")
@@ -446,8 +442,8 @@ class ConsumerGroupOps:
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
         names = group.subscribed_topic_names()
-        regexes = [re.compile(m.subscribed_topic_regex) for m in group.members.values()
-                   if m.subscribed_topic_regex]
+        regexes = [compile_topic_regex(m.subscribed_topic_regex)
+                   for m in group.members.values() if m.subscribed_topic_regex]
         out = {}
         for name, t in self.state.topics.items():
             if name in names or (not t.is_internal and any(r.fullmatch(name) for r in regexes)):
@@ -457,7 +453,7 @@ class ConsumerGroupOps:
     def _member_topics(self, group: ConsumerGroup, m: ConsumerMember) -> set[str]:
         topics = {t for t in m.subscribed_topic_names if t in group.subscription_metadata}
         if m.subscribed_topic_regex:
-            r = re.compile(m.subscribed_topic_regex)
+            r = compile_topic_regex(m.subscribed_topic_regex)
             topics |= {t for t in group.subscription_metadata if r.fullmatch(t)}
         return topics
 

@@ -69,7 +69,9 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
         allow_auto = req["allow_auto_topic_creation"] if version >= 4 else True
         for item in requested:
             name, tid = item["name"], item.get("topic_id", ZERO_ID)
-            if name is None:
+            # By id when an id is given (the Java 4.x consumer sends the id with an
+            # empty, not null, name), as Kafka's broker resolves it.
+            if name is None or tid != ZERO_ID:
                 t = cluster.topics_by_id.get(tid)
                 if t is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name):
                     topics.append(_denied(None, tid))
