@@ -145,10 +145,16 @@ def test_released_records_are_redelivered(share_cluster: Cluster,
     s = consumers[0]
     wait_for(lambda: start_offset(c, group, topic) == 20,
              "every record released once, then accepted", 60)
-    deliveries: dict[int, list[int]] = {}
-    for _, o, n in s.records:
-        deliveries.setdefault(o, []).append(n)
-    assert deliveries == {o: [1, 2] for o in range(20)}
+
+    def deliveries() -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for _, o, n in list(s.records):
+            out.setdefault(o, []).append(n)
+        return out
+
+    # the output reader may still be behind the broker: wait for it, then compare
+    wait_for(lambda: sum(map(len, deliveries().values())) >= 40, "40 deliveries read", 30)
+    assert deliveries() == {o: [1, 2] for o in range(20)}
 
 
 def test_rejected_records_are_archived(share_cluster: Cluster,
