@@ -210,5 +210,7 @@ class KafkaEmulatorContainer(DockerContainer):
 
     def metrics(self) -> str:
         """Prometheus text from GET /metrics."""
-        with urllib.request.urlopen(self.get_control_url() + "/metrics", timeout=30) as resp:
+        req = urllib.request.Request(self.get_control_url() + "/metrics", headers={
+            "Authorization": f"Bearer {self.control_token}"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.read().decode()

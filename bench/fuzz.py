@@ -1,0 +1,119 @@
+"""The long fuzz run (issue 18): schema-driven cases against a ``kafka-emulator`` process.
+
+Starts the emulator as a user would (its own process, free ports), creates a few
+topics, then sends CASES fuzz cases (wire/fuzz.py: valid, field-mutated and random
+frames over every served API key and version, hostile record batches) through
+emulator/fuzzing.py, printing every PROGRESS cases: cases/s, answered/closed/unanswered,
+tracebacks in the emulator's log, hangs (the canary failed), the emulator's RSS, and the
+canary's Metadata latency (an ordinary client on its own connection; target < 100 ms).
+Asserts nothing; prints the figures. Usage:
+
+    python bench/fuzz.py [--cases 1000000] [--seed 18] [--parallel 8]
+
+A case that shows a problem replays: the same seed gives the same cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from emulator.fuzzing import FuzzStats, drive  # noqa: E402
+from emulator.handlers import HANDLERS  # noqa: E402
+from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.fuzz import Fuzzer  # noqa: E402
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def create_topics(address: tuple[str, int]) -> None:
+    import socket
+    import struct
+
+    body = {"topics": [
+        {"name": n, "num_partitions": 3, "replication_factor": 3, "assignments": [],
+         "configs": [{"name": "cleanup.policy", "value": "compact"}] if n == "fuzz-c" else []}
+        for n in ("fuzz-0", "fuzz-1", "fuzz-c")], "timeout_ms": 10000, "validate_only": False}
+    with socket.create_connection(address, timeout=10) as s:
+        s.sendall(encode_request(19, 7, 1, "fuzz-setup", body))
+        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+        decode_response(19, 7, s.recv(size, socket.MSG_WAITALL))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=1_000_000)
+    ap.add_argument("--seed", type=int, default=18)
+    ap.add_argument("--parallel", type=int, default=8)
+    ap.add_argument("--progress", type=int, default=50_000)
+    args = ap.parse_args()
+
+    log = tempfile.NamedTemporaryFile(prefix="fuzz-emulator-", suffix=".log", delete=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0",
+                             "--log-level", "WARNING"], stdout=subprocess.PIPE,
+                            stderr=log, text=True, env=env)
+    try:
+        ready = proc.stdout.readline()
+        if "kafka-emulator ready" not in ready:
+            raise SystemExit(f"the emulator did not start; its log: {log.name}")
+        servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
+        addresses = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
+        create_topics(addresses[0])
+        served = {k: h.versions for k, h in HANDLERS.items()}
+        fuzzer = Fuzzer(served, seed=args.seed, topics=("fuzz-0", "fuzz-1", "fuzz-c"))
+        t0 = time.perf_counter()
+        rss0 = rss_mb(proc.pid)
+        print(f"fuzzing {len(served)} API keys, {args.cases} cases, seed {args.seed}; "
+              f"emulator pid {proc.pid}, log {log.name}, RSS {rss0:.0f} MB", flush=True)
+        print(f"{'cases':>9} {'cases/s':>8} {'answered':>9} {'closed':>8} {'no ans.':>8} "
+              f"{'tracebk':>7} {'hangs':>5} {'RSS MB':>7} {'canary p99':>10} {'max ms':>7}",
+              flush=True)
+
+        def tracebacks() -> int:
+            return Path(log.name).read_text(errors="replace").count("Traceback")
+
+        def report(st: FuzzStats) -> None:
+            rate = st.cases / (time.perf_counter() - t0)
+            print(f"{st.cases:>9} {rate:>8.0f} {st.answered:>9} {st.closed:>8} "
+                  f"{st.unanswered:>8} {tracebacks():>7} {st.canary_failures:>5} "
+                  f"{rss_mb(proc.pid):>7.0f} {st.canary_p99_ms():>10.1f} "
+                  f"{st.canary_max_ms:>7.1f}", flush=True)
+
+        stats = drive(addresses, fuzzer.cases(args.cases), parallel=args.parallel,
+                      answer_timeout=3.0, canary_every=100, progress=report,
+                      progress_every=args.progress)
+        report(stats)
+        alive = proc.poll() is None
+        print(f"done: {stats.cases} cases in {time.perf_counter() - t0:.0f} s; emulator "
+              f"{'alive' if alive else 'DEAD'}; tracebacks {tracebacks()}; hangs "
+              f"{stats.canary_failures}; RSS {rss0:.0f} -> {rss_mb(proc.pid):.0f} MB; canary "
+              f"p99 {stats.canary_p99_ms():.1f} ms, max {stats.canary_max_ms:.1f} ms",
+              flush=True)
+        if stats.slow_cases:
+            print("unanswered within 3 s (acks=0 produce and long polls are expected):")
+            for c in stats.slow_cases[:10]:
+                print("  ", c)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()
