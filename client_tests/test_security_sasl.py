@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
 from wire.frames import decode_response, encode_request
@@ -286,3 +286,67 @@ def test_tls_client_on_plaintext_listener_and_reverse(secured: Cluster, caplog) 
     with socket.create_connection(_addr(secured, "SSL"), timeout=10) as s:
         with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
             assert Raw(t).call(3, 12, METADATA)["brokers"]
+
+
+def test_command_line_from_environment_variables(tmp_path) -> None:
+    """``kafka-emulator`` with KAFKA_EMULATOR_* security variables (as the Docker image and
+    the testcontainers module's with_sasl set them): the ready line names each listener
+    and the CA; a SCRAM client logs in on the SASL_SSL listener."""
+    import os
+    import sys
+
+    env = {**os.environ, "KAFKA_EMULATOR_LISTENERS":
+           "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
+           "KAFKA_EMULATOR_SASL_USERS": "carol:c-pw,dave:d-pw",
+           "KAFKA_EMULATOR_SUPER_USERS": "carol", "KAFKA_EMULATOR_AUTHORIZER": "1",
+           "KAFKA_EMULATOR_TLS_DIR": str(tmp_path), "KAFKA_EMULATOR_BROKERS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--log-level", "WARNING"],
+                            env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert "kafka-emulator ready:" in line, line
+        words = line.split()
+        sasl_ssl = words[words.index("SASL_SSL") + 1]
+        assert words[words.index("tls-ca") + 1] == str(tmp_path / "ca.pem")
+        conf = {"bootstrap.servers": sasl_ssl, "security.protocol": "SASL_SSL",
+                "sasl.mechanisms": "SCRAM-SHA-256", "sasl.username": "carol",
+                "sasl.password": "c-pw", "ssl.ca.location": str(tmp_path / "ca.pem")}
+        admin = AdminClient(conf)
+        admin.create_topics([NewTopic("from-env", 1, 1)])["from-env"].result(15)
+        assert "from-env" in admin.list_topics(timeout=10).topics
+        dave = AdminClient({**conf, "sasl.username": "dave", "sasl.password": "d-pw"})
+        assert "from-env" not in dave.list_topics(timeout=10).topics  # no DESCRIBE ACL
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_scram_users_through_the_admin_api(secured: Cluster) -> None:
+    """AlterUserScramCredentials (51) then a SCRAM login as the new user; Describe (50)."""
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient(secured.client_config("confluent", listener="SASL_PLAINTEXT",
+                                              user="alice"))
+    user = f"u{uuid.uuid4().hex[:8]}"
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192)
+    for f in admin.alter_user_scram_credentials(
+            [UserScramCredentialUpsertion(user, info, b"fresh-pw")]).values():
+        f.result(10)
+    futures = admin.describe_user_scram_credentials([user])
+    desc = futures.result(10) if hasattr(futures, "result") else {
+        k: f.result(10) for k, f in futures.items()}
+    infos = desc[user].scram_credential_infos
+    assert [(i.mechanism, i.iterations) for i in infos] == [(ScramMechanism.SCRAM_SHA_256, 8192)]
+    conf = secured.client_config("confluent", listener="SASL_PLAINTEXT", user=user,
+                                 mechanism="SCRAM-SHA-256", password="fresh-pw")
+    assert AdminClient(conf).list_topics(timeout=10).brokers
+    assert "fresh-pw" not in str(secured.security.credentials.to_dict())  # salted only
+    for f in admin.alter_user_scram_credentials(
+            [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)]).values():
+        f.result(10)
+    assert user not in secured.security.credentials.users

@@ -92,6 +92,9 @@ class KafkaEmulatorContainer(DockerContainer):
         self._fixed_base_port = base_port
         self.base_port: int | None = None
         self.advertised_host: str | None = None
+        self.sasl_users: dict[str, str] = {}
+        self.super_users: list[str] = []
+        self.authorizer = False
 
     # ---- configuration (testcontainers style: chainable) --------------------------
     def with_config(self, **settings: str) -> KafkaEmulatorContainer:
@@ -103,6 +106,28 @@ class KafkaEmulatorContainer(DockerContainer):
         """Pose as an older Kafka release (its API version ranges)."""
         self.kafka_version = version
         return self
+
+    def with_sasl(self, users: dict[str, str] | None = None, *,
+                  super_users: list[str] | tuple[str, ...] = (),
+                  authorizer: bool = False) -> KafkaEmulatorContainer:
+        """A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER) for these
+        users (default admin/admin-secret and alice/alice-secret), optionally with
+        Kafka's authorizer and super users (docs/security.md)."""
+        self.sasl_users = dict(users or {"admin": "admin-secret", "alice": "alice-secret"})
+        self.super_users = list(super_users)
+        self.authorizer = authorizer
+        return self
+
+    def client_config(self, client: str = "confluent", user: str | None = None,
+                      mechanism: str = "SCRAM-SHA-512") -> Any:
+        """Settings for the client kind (confluent, kafka-python, aiokafka, java)."""
+        from emulator.security.clients import ClientSecurity, settings
+
+        if not self.sasl_users:
+            return settings(client, ClientSecurity(self.get_bootstrap_server(), "PLAINTEXT"))
+        user = user or next(iter(self.sasl_users))
+        return settings(client, ClientSecurity(self.get_bootstrap_server(), "SASL_PLAINTEXT",
+                                               mechanism, user, self.sasl_users[user]))
 
     def _configure(self) -> None:
         """Called by ``start()`` just before the container is created."""
@@ -130,6 +155,14 @@ class KafkaEmulatorContainer(DockerContainer):
             self.with_env("KAFKA_EMULATOR_KAFKA_VERSION", self.kafka_version)
         if self.seed is not None:
             self.with_env("KAFKA_EMULATOR_SEED", str(self.seed))
+        if self.sasl_users:
+            self.with_env("KAFKA_EMULATOR_LISTENERS", f"SASL_PLAINTEXT://0.0.0.0:{self.base_port}")
+            self.with_env("KAFKA_EMULATOR_SASL_USERS",
+                          ",".join(f"{u}:{p}" for u, p in self.sasl_users.items()))
+        if self.super_users:
+            self.with_env("KAFKA_EMULATOR_SUPER_USERS", ",".join(self.super_users))
+        if self.authorizer:
+            self.with_env("KAFKA_EMULATOR_AUTHORIZER", "1")
 
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> KafkaEmulatorContainer:
