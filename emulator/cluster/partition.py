@@ -46,6 +46,8 @@ class ProducerEntry:
     batches: deque = field(default_factory=lambda: deque(maxlen=MAX_PRODUCER_BATCHES))
     # first offset of the open transaction, if any (last stable offset)
     txn_first_offset: int = -1
+    # the newest batch's max timestamp (DescribeProducers' last_timestamp)
+    last_timestamp: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -187,6 +189,7 @@ class Partition:
             entry.txn_first_offset = old_txn
         if h.base_sequence >= 0:
             entry.batches.append((h.base_sequence, h.last_sequence, base, last))
+        entry.last_timestamp = h.max_timestamp
         if h.is_transactional and not h.is_control and entry.txn_first_offset < 0:
             entry.txn_first_offset = base
 

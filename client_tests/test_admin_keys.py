@@ -1,0 +1,97 @@
+"""The admin keys a 4.4 broker serves beyond the core ones, over TCP with raw requests:
+DescribeProducers (61), ListConfigResources (74), DescribeQuorum (55), UpdateFeatures (57)."""
+
+from __future__ import annotations
+
+import uuid
+
+from confluent_kafka import Producer
+from rawkafka import Conn, leader_conn
+
+from emulator import Cluster
+
+
+def test_describe_producers_lists_idempotent_and_transactional_producers(
+        cluster: Cluster) -> None:
+    topic = f"dp-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    idem = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                     "enable.idempotence": True})
+    for i in range(3):
+        idem.produce(topic, b"v%d" % i, partition=0, timestamp=1_700_000_000_000 + i)
+    idem.flush(10)
+    txn = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                    "transactional.id": f"dp-{topic}"})
+    txn.init_transactions(10)
+    txn.begin_transaction()
+    txn.produce(topic, b"t", partition=0)
+    txn.flush(10)  # the transaction stays open
+    conn = leader_conn(cluster, topic)
+    try:
+        body = conn.call(61, 0, {"topics": [{"name": topic, "partition_indexes": [0, 5]},
+                                            {"name": "nope", "partition_indexes": [0]}]})
+        p0, p5 = body["topics"][0]["partitions"]
+        assert p0["error_code"] == 0 and p5["error_code"] == 3
+        assert body["topics"][1]["partitions"][0]["error_code"] == 3
+        producers = sorted(p0["active_producers"], key=lambda p: p["current_txn_start_offset"])
+        assert len(producers) == 2
+        plain, open_txn = producers
+        assert plain["last_sequence"] == 2 and plain["current_txn_start_offset"] == -1
+        assert plain["last_timestamp"] == 1_700_000_000_002
+        assert open_txn["current_txn_start_offset"] == 3 and open_txn["last_sequence"] == 0
+        follower = next(b for b in cluster.broker_ids
+                        if b != cluster.state.get_partition(topic, 0).leader)
+        other = Conn(cluster, cluster.broker_ids.index(follower))
+        resp = other.call(61, 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})
+        assert resp["topics"][0]["partitions"][0]["error_code"] == 6  # NOT_LEADER
+        other.close()
+    finally:
+        conn.close()
+        txn.abort_transaction(10)
+
+
+def test_list_config_resources_as_a_4_4_broker_answers(cluster: Cluster) -> None:
+    topic = f"lcr-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    conn = Conn(cluster)
+    try:
+        assert conn.call(74, 0, {})["config_resources"] == []  # no client metrics
+        everything = conn.call(74, 1, {"resource_types": []})["config_resources"]
+        brokers = [str(b) for b in sorted(cluster.broker_ids)]
+        by_type: dict[int, list[str]] = {}
+        for r in everything:
+            by_type.setdefault(r["resource_type"], []).append(r["resource_name"])
+        assert by_type[8] == brokers and by_type[4] == brokers and topic in by_type[2]
+        assert [r["resource_type"] for r in everything][:2 * len(brokers)] == \
+            [8] * len(brokers) + [4] * len(brokers)
+        only_topics = conn.call(74, 1, {"resource_types": [2]})["config_resources"]
+        assert {r["resource_type"] for r in only_topics} == {2}
+        bad = conn.call(74, 1, {"resource_types": [99]})
+        assert bad["error_code"] == 35 and bad["config_resources"] == []
+    finally:
+        conn.close()
+
+
+def test_describe_quorum_names_the_controller_as_the_voter(cluster: Cluster) -> None:
+    conn = Conn(cluster)
+    req = {"topics": [{"topic_name": "__cluster_metadata",
+                       "partitions": [{"partition_index": 0}]}]}
+    try:
+        body = conn.call(55, 2, req)
+        assert body["error_code"] == 0
+        part = body["topics"][0]["partitions"][0]
+        controller = cluster.state.controller_id
+        assert part["leader_id"] == controller
+        assert [v["replica_id"] for v in part["current_voters"]] == [controller]
+        assert sorted(o["replica_id"] for o in part["observers"]) == \
+            sorted(b for b in cluster.broker_ids if b != controller)
+        assert all(o["log_end_offset"] == part["high_watermark"] for o in part["observers"])
+        assert body["nodes"][0]["node_id"] == controller
+        assert body["nodes"][0]["listeners"][0]["name"] == "CONTROLLER"
+        other = conn.call(55, 2, {"topics": [{"topic_name": "foo",
+                                              "partitions": [{"partition_index": 0}]}]})
+        assert other["topics"][0]["partitions"][0]["error_code"] == 3 and other["nodes"] == []
+        v0 = conn.call(55, 0, req)["topics"][0]["partitions"][0]
+        assert v0["leader_id"] == controller
+    finally:
+        conn.close()
