@@ -484,3 +484,15 @@ def test_every_record_transition_outside_the_table_is_invalid_record_state() -> 
                 with pytest.raises(KafkaError) as e:
                     sp._apply(0, rec, event, delivery_limit=5)
                 assert e.value.code == E.INVALID_RECORD_STATE and rec.state == state
+
+
+def test_state_writes_are_bounded() -> None:
+    h = Harness()
+    h.sc.initialize_state(G, h.tid, 0, 1, 0)
+    for first, last in ((5, 4), (0, 1 << 40)):
+        with pytest.raises(KafkaError) as e:
+            h.sc.write_state(G, h.tid, 0, 1, 0, 0, [
+                {"first_offset": first, "last_offset": last, "delivery_state": 2,
+                 "delivery_count": 1}])
+        assert e.value.code == E.INVALID_REQUEST
+    assert h.sp().records == {}

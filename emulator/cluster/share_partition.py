@@ -77,6 +77,8 @@ TRANSITIONS: dict[tuple[RecordState, object], object] = {
     (S.ACQUIRED, LEADER_MOVED): RELEASED,
 }
 FINISHED = (S.ACKNOWLEDGED, S.ARCHIVED)
+MAX_STATE_SPAN = 1 << 20  # offsets held one by one: bound what a request can make us hold
+GAP_LIMIT = 100_000  # compaction gaps wider than this are skipped once nothing precedes them
 
 
 class IllegalRecordTransition(KafkaError):
@@ -202,6 +204,8 @@ class SharePartition:
             if base > self.next_offset:  # offsets the log no longer has (compaction)
                 if self.start_offset == self.next_offset:
                     self.start_offset = base
+                elif base - self.next_offset > GAP_LIMIT:
+                    break  # skipped once the records before the gap are finished
                 else:
                     for offset in range(self.next_offset, base):
                         self.records[offset] = InFlightRecord(S.ARCHIVED)
@@ -332,7 +336,19 @@ class SharePartition:
         return sum(1 for r in self.records.values() if r.state in FINISHED)
 
     def write_state(self, start_offset: int, batches: list[dict]) -> None:
-        """WriteShareGroupState: merge persisted state batches over what is held."""
+        """WriteShareGroupState: merge persisted state batches over what is held.
+
+        Records are kept one per offset here, so a write whose in-flight span would pass
+        ``MAX_STATE_SPAN`` offsets is refused with INVALID_REQUEST (Kafka keeps ranges).
+        """
+        base = start_offset if start_offset >= 0 else self.start_offset
+        for b in batches:
+            if b["first_offset"] > b["last_offset"] or b["first_offset"] < 0:
+                raise KafkaError(E.INVALID_REQUEST, f"Invalid state batch "
+                                 f"{b['first_offset']}-{b['last_offset']}")
+            if b["last_offset"] - max(base, 0) >= MAX_STATE_SPAN:
+                raise KafkaError(E.INVALID_REQUEST, f"State batches may span at most "
+                                 f"{MAX_STATE_SPAN} offsets beyond the start offset here")
         if start_offset >= 0:
             if not self.initialized:
                 self.initialize(start_offset)
