@@ -1,5 +1,6 @@
 """The admin keys a 4.4 broker serves beyond the core ones, over TCP with raw requests:
-DescribeProducers (61), ListConfigResources (74), DescribeQuorum (55), UpdateFeatures (57)."""
+DescribeProducers (61), ListConfigResources (74), DescribeQuorum (55), client quotas
+(48/49)."""
 
 from __future__ import annotations
 
@@ -93,5 +94,49 @@ def test_describe_quorum_names_the_controller_as_the_voter(cluster: Cluster) -> 
         assert other["topics"][0]["partitions"][0]["error_code"] == 3 and other["nodes"] == []
         v0 = conn.call(55, 0, req)["topics"][0]["partitions"][0]
         assert v0["leader_id"] == controller
+    finally:
+        conn.close()
+
+
+def test_client_quotas_alter_describe_and_throttle(cluster: Cluster) -> None:
+    """A producer_byte_rate / consumer_byte_rate quota on the raw connection's client id
+    (rawkafka's "bad-input-test"): produce and fetch above it answer throttle_time_ms."""
+    from rawkafka import produce_body
+
+    from wire.records import build_batch
+
+    topic = f"q-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    entity = [{"entity_type": "client-id", "entity_name": "bad-input-test"}]
+    try:
+        bad = conn.call(49, 1, {"entries": [
+            {"entity": [{"entity_type": "ip", "entity_name": "1.2.3.4"},
+                        {"entity_type": "user", "entity_name": "u"}], "ops": []},
+            {"entity": entity, "ops": [{"key": "nope", "value": 1.0, "remove": False}]}],
+            "validate_only": False})
+        assert [e["error_code"] for e in bad["entries"]] == [42, 42]
+        ok = conn.call(49, 1, {"entries": [{"entity": entity, "ops": [
+            {"key": "producer_byte_rate", "value": 1000.0, "remove": False},
+            {"key": "consumer_byte_rate", "value": 1000.0, "remove": False}]}],
+            "validate_only": False})
+        assert ok["entries"][0]["error_code"] == 0
+        described = conn.call(48, 1, {"components": [
+            {"entity_type": "client-id", "match_type": 0, "match": "bad-input-test"}],
+            "strict": True})
+        assert described["entries"][0]["values"] == [
+            {"key": "consumer_byte_rate", "value": 1000.0},
+            {"key": "producer_byte_rate", "value": 1000.0}]
+        batch = build_batch([(b"k", b"x" * 30_000)])
+        resp = conn.call(0, 9, produce_body(topic, 0, batch))
+        assert resp["responses"][0]["partition_responses"][0]["error_code"] == 0
+        assert resp["throttle_time_ms"] > 0  # 30 KB against 1 KB/s
+        fetched = conn.call(1, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": topic, "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""})
+        assert fetched["throttle_time_ms"] > 0
     finally:
         conn.close()

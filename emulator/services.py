@@ -1,8 +1,8 @@
 """Domain services beyond the partition data: group and transaction coordinators,
-fetch sessions.
+fetch sessions, client quotas.
 
-``build_services`` creates them for one cluster; handlers find them in
-``ctx.services`` by name ("groups", "transactions", "share", "fetch_sessions"). Each is
+``build_services`` creates them for one cluster; handlers find them in ``ctx.services``
+by name ("groups", "transactions", "share", "fetch_sessions", "quotas"). Each is
 optional so that the core runs without them.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.cluster.fetch_sessions import FetchSessions
+from emulator.cluster.quotas import ClientQuotas
 from emulator.cluster.state import ClusterState
 
 
@@ -38,4 +39,5 @@ def build_services(state: ClusterState) -> dict[str, Any]:
 
         services["share"] = ShareCoordinator(state, services["groups"])
     services["fetch_sessions"] = FetchSessions(state)
+    services["quotas"] = ClientQuotas()
     return services

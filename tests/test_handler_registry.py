@@ -21,7 +21,6 @@ from wire.messages import NAMES, REQUESTS, RESPONSES
 
 # Schemas declared in wire/messages that no handler serves yet (issue 12's list):
 NOT_YET_SERVED: dict[int, str] = {
-    48: "DescribeClientQuotas: the surface work (issue 15)",
     # A Kafka 4.x broker advertises these only with a ClientTelemetry metrics reporter
     # configured, so a default 4.4 broker does not (measured, tests/data/kafka-api-versions):
     # nor do we, until the emulator has telemetry to receive.

@@ -8,7 +8,8 @@ the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
 Transactional produce is checked against the transaction coordinator when one is
 registered in ``ctx.services``; under transaction version 2 (the finalized
 ``transaction.version`` feature at 2) a v12+ transactional batch adds its partition to
-the transaction itself (KIP-890 part 2). Every batch goes through Kafka's LogValidator checks
+the transaction itself (KIP-890 part 2). A client over its producer_byte_rate quota
+gets throttle_time_ms (emulator/cluster/quotas.py). Every batch goes through Kafka's LogValidator checks
 (emulator/log/validator.py): record count and sizes, decompression, keys on compacted
 topics, timestamps, with KIP-467 per-record errors (record_errors, v8+); each refusal
 is logged in one line.
@@ -21,7 +22,7 @@ import logging
 from emulator.cluster.state import AppendResult
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
-from emulator.handlers.util import node_endpoint, transaction_version
+from emulator.handlers.util import node_endpoint, quota_throttle, transaction_version
 from wire.errors import ErrorCode as E
 
 log = logging.getLogger("kafka_emulator.produce")
@@ -82,6 +83,9 @@ def handle(ctx: RequestContext, req: dict, version: int):
                              ctx.broker_id, name, idx, ctx.client_id, E(r.error).name, r.reason)
             entries.append((name or "", idx, r))
         results.append((td, entries))
+    # KIP-13 producer_byte_rate: the bytes count against the quota even when refused
+    throttle = quota_throttle(ctx, "producer_byte_rate", sum(
+        len(pd["records"] or b"") for td in req["topic_data"] for pd in td["partition_data"]))
 
     def build(timed_out: bool = False) -> dict:
         responses = []
@@ -104,7 +108,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
                 parts.append(pr)
             responses.append({"name": td["name"], "topic_id": td.get("topic_id"),
                               "partition_responses": parts})
-        return {"responses": responses, "throttle_time_ms": 0,
+        return {"responses": responses, "throttle_time_ms": throttle,
                 "node_endpoints": list(nodes.values())}
 
     if acks == 0:

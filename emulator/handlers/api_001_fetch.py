@@ -10,7 +10,8 @@ Incremental fetch sessions (v7+, KIP-227) as Kafka's FetchManager keeps them
 (emulator/cluster/fetch_sessions.py): a full fetch opens a session, incremental
 fetches carry only changes and get only the partitions with news;
 FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH and
-FETCH_SESSION_TOPIC_ID_ERROR as Kafka answers them.
+FETCH_SESSION_TOPIC_ID_ERROR as Kafka answers them. A client over its
+consumer_byte_rate quota gets throttle_time_ms (emulator/cluster/quotas.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finis
 from emulator.cluster.partition import KafkaError, epoch_end_offset
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext
-from emulator.handlers.util import error_of, node_endpoint
+from emulator.handlers.util import error_of, node_endpoint, quota_throttle
 from wire.errors import ErrorCode as E
 
 API_KEY = 1
@@ -119,7 +120,9 @@ def _respond(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
         responses[-1]["partitions"].append(out)
     for r in responses:
         del r["_key"]
-    return {"throttle_time_ms": 0, "error_code": E.NONE, "session_id": session_id,
+    size = sum(len(out["records"] or b"") for _, out in pairs)
+    return {"throttle_time_ms": quota_throttle(ctx, "consumer_byte_rate", size),
+            "error_code": E.NONE, "session_id": session_id,
             "responses": responses, "node_endpoints": list(nodes.values())}
 
 

@@ -35,3 +35,13 @@ def transaction_version(ctx: RequestContext) -> int:
     transactions v2, KIP-890 part 2), as ApiVersions advertises it."""
     _supported, finalized = ctx.services.get("features", ({}, {}))
     return finalized.get("transaction.version", 0)
+
+
+def quota_throttle(ctx: RequestContext, key: str, size: int) -> int:
+    """Record ``size`` bytes against the client's ``key`` quota (producer_byte_rate,
+    consumer_byte_rate); the throttle_time_ms Kafka would answer (0 without a quota)."""
+    quotas = ctx.services.get("quotas")
+    if quotas is None or not quotas.quotas:
+        return 0
+    user = ctx.principal.split(":", 1)[-1]
+    return quotas.record(key, user, ctx.client_id or "", size, ctx.cluster.now())

@@ -1,0 +1,150 @@
+"""Client quotas (KIP-546 admin, KIP-13/KIP-219 enforcement), as Kafka's quota managers.
+
+Quotas are set on entities: a user, a client id, both, or their defaults (a null name),
+or an ip. ``alter``/``describe`` follow Kafka's AlterClientQuotas and DescribeClientQuotas
+rules; ``throttle_ms`` enforces producer_byte_rate and consumer_byte_rate the way
+Kafka's ClientQuotaManager does: the bytes of each (user, client id) are measured over
+``quota.window.num`` windows of ``quota.window.size.seconds`` (11 of 1 s), and a client
+above its quota gets ``throttle_time_ms = (rate - quota) / quota * window``, which
+clients honour by waiting (KIP-219). The quota that applies is the most specific one in
+Kafka's order (user+client, user+default client, user, default user+client, ...).
+
+Differs from Kafka: request_percentage and controller_mutation_rate are stored and
+described but not enforced; the broker does not mute the connection itself.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from wire.errors import ErrorCode as E
+
+USER, CLIENT_ID, IP = "user", "client-id", "ip"
+CLIENT_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage",
+               "controller_mutation_rate"}
+IP_KEYS = {"connection_creation_rate"}
+MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
+
+Entity = tuple[tuple[str, str | None], ...]  # sorted (type, name); name None: default
+
+
+class QuotaError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def entity_of(pairs: list[dict]) -> Entity:
+    """An entity from request pairs, validated as Kafka's ClientQuotaEntity is."""
+    types = [p["entity_type"] for p in pairs]
+    if not types:
+        raise QuotaError(E.INVALID_REQUEST, "Invalid empty client quota entity")
+    if len(set(types)) != len(types):
+        raise QuotaError(E.INVALID_REQUEST, f"Duplicate entity type in {types}")
+    for t in types:
+        if t not in (USER, CLIENT_ID, IP):
+            raise QuotaError(E.UNSUPPORTED_VERSION, f"Unhandled client quota entity type: {t}")
+    if IP in types and len(types) > 1:
+        raise QuotaError(E.INVALID_REQUEST,
+                         "Invalid quota entity combination, IP entity should not be "
+                         "combined with User or ClientId entities.")
+    return tuple(sorted((p["entity_type"], p["entity_name"]) for p in pairs))
+
+
+class ClientQuotas:
+    """Every quota of the cluster and the byte rates they are enforced against."""
+
+    def __init__(self, window_num: int = 11, window_ms: int = 1000) -> None:
+        self.quotas: dict[Entity, dict[str, float]] = {}
+        self.window_num = window_num
+        self.window_ms = window_ms
+        # (kind, user, client id) -> deque of (time ms, bytes)
+        self.samples: dict[tuple[str, str, str], deque] = {}
+
+    # ---- AlterClientQuotas / DescribeClientQuotas ---------------------------------------
+    def alter(self, entity: Entity, ops: list[dict], validate_only: bool) -> None:
+        keys = IP_KEYS if entity[0][0] == IP else CLIENT_KEYS
+        for op in ops:
+            if op["key"] not in keys:
+                raise QuotaError(E.INVALID_REQUEST,
+                                 f"Invalid configuration key {op['key']}")
+            if not op["remove"] and op["value"] <= 0:
+                raise QuotaError(E.INVALID_REQUEST,
+                                 f"Invalid value {op['value']} for {op['key']}: must be positive")
+        if validate_only:
+            return
+        values = self.quotas.setdefault(entity, {})
+        for op in ops:
+            if op["remove"]:
+                values.pop(op["key"], None)
+            else:
+                values[op["key"]] = op["value"]
+        if not values:
+            del self.quotas[entity]
+
+    def describe(self, components: list[dict], strict: bool) -> list[tuple[Entity, dict]]:
+        wanted: dict[str, tuple[int, str | None]] = {}
+        for c in components:
+            t, match_type = c["entity_type"], c["match_type"]
+            if t in wanted:
+                raise QuotaError(E.INVALID_REQUEST, f"Duplicate entity type: {t}")
+            if t not in (USER, CLIENT_ID, IP):
+                raise QuotaError(E.UNSUPPORTED_VERSION, f"Custom entity type '{t}' not supported")
+            if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY):
+                raise QuotaError(E.INVALID_REQUEST, f"Unknown match type {match_type}")
+            if match_type == MATCH_EXACT and c["match"] is None:
+                raise QuotaError(E.INVALID_REQUEST, "Exact match requires a name")
+            wanted[t] = (match_type, c["match"])
+        if IP in wanted and len(wanted) > 1:
+            raise QuotaError(E.INVALID_REQUEST,
+                             "Invalid entity filter component combination, IP filter component "
+                             "should not be used with User or clientId filter component.")
+        out = []
+        for entity, values in sorted(self.quotas.items(), key=lambda kv: str(kv[0])):
+            names = dict(entity)
+            if strict and set(names) != set(wanted):
+                continue
+            if not all(t in names and _matches(names[t], m) for t, m in wanted.items()):
+                continue
+            out.append((entity, dict(values)))
+        return out
+
+    # ---- enforcement ----------------------------------------------------------------------
+    def quota_for(self, key: str, user: str, client_id: str) -> float | None:
+        """Kafka's DefaultQuotaCallback order, most specific first."""
+        for entity in (((CLIENT_ID, client_id), (USER, user)), ((CLIENT_ID, None), (USER, user)),
+                       ((USER, user),), ((CLIENT_ID, client_id), (USER, None)),
+                       ((CLIENT_ID, None), (USER, None)), ((USER, None),),
+                       ((CLIENT_ID, client_id),), ((CLIENT_ID, None),)):
+            value = self.quotas.get(entity, {}).get(key)
+            if value is not None:
+                return value
+        return None
+
+    def record(self, key: str, user: str, client_id: str, size: int, now: int) -> int:
+        """Record ``size`` bytes for the client; the throttle time its quota asks for."""
+        quota = self.quota_for(key, user, client_id)
+        if quota is None:
+            return 0
+        span = self.window_num * self.window_ms
+        samples = self.samples.setdefault((key, user, client_id), deque())
+        samples.append((now, size))
+        while samples and samples[0][0] <= now - span:
+            samples.popleft()
+        elapsed = max(now - samples[0][0] + self.window_ms,
+                      (self.window_num - 1) * self.window_ms)
+        elapsed = min(elapsed, span)
+        rate = sum(b for _, b in samples) * 1000 / elapsed
+        if rate <= quota:
+            return 0
+        return int((rate - quota) / quota * elapsed)
+
+
+def _matches(name: str | None, match: tuple[int, str | None]) -> bool:
+    match_type, value = match
+    if match_type == MATCH_EXACT:
+        return name == value
+    if match_type == MATCH_DEFAULT:
+        return name is None
+    return True
