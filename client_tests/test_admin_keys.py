@@ -140,3 +140,46 @@ def test_client_quotas_alter_describe_and_throttle(cluster: Cluster) -> None:
         assert fetched["throttle_time_ms"] > 0
     finally:
         conn.close()
+
+
+def test_update_features_as_a_4_4_controller_answers(cluster: Cluster) -> None:
+    conn = Conn(cluster)
+    controller = cluster.state.controller_id
+
+    def update(feature: str, level: int, kind: int = 1, validate: bool = False,
+               version: int = 1) -> dict:
+        return conn.call(57, version, {"timeout_ms": 60000, "validate_only": validate,
+                                       "feature_updates": [{"feature": feature,
+                                                            "max_version_level": level,
+                                                            "upgrade_type": kind}]})
+
+    def finalized() -> tuple[dict, int]:
+        body = conn.call(18, 4, {"client_software_name": "t", "client_software_version": "1"})
+        return ({f["name"]: f["max_version_level"] for f in body["finalized_features"]},
+                body["finalized_features_epoch"])
+
+    prefix = "The update failed for all features since the following feature had an error: "
+    try:
+        down = update("transaction.version", 1)
+        assert down["error_code"] == 95 and down["error_message"] == prefix + (
+            "Invalid update version 1 for feature transaction.version. Can't downgrade the "
+            "version of this feature without setting the upgrade type to either safe or "
+            "unsafe downgrade.")
+        assert update("transaction.version", 3)["error_message"].endswith(
+            f"Local controller {controller} only supports versions 0-2")
+        assert update("foo.version", 2)["error_message"].endswith(
+            f"Local controller {controller} does not support this feature.")
+        assert update("metadata.version", 20, kind=2)["error_message"].startswith(
+            prefix + "Unsupported metadata.version downgrade from 33 to 20.")
+        before, epoch = finalized()
+        assert before["transaction.version"] == 2
+        checked = update("transaction.version", 1, kind=2, validate=True)
+        assert checked["results"] == [{"feature": "transaction.version", "error_code": 0,
+                                       "error_message": "NONE"}]
+        assert finalized() == (before, epoch)
+        applied = update("transaction.version", 1, kind=2, version=2)
+        assert applied["error_code"] == 0 and applied["results"] == []
+        after, new_epoch = finalized()
+        assert after["transaction.version"] == 1 and new_epoch > epoch
+    finally:
+        conn.close()

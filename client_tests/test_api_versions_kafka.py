@@ -27,7 +27,7 @@ KNOWN_GAPS = {
     17, 29, 30, 31, 36, 50, 51,  # SASL, ACLs, SCRAM: the security work
     88, 89, 93,  # streams groups (KIP-1071)
     38, 39, 40, 41,  # delegation tokens: only with SASL
-    57, 64, 80, 81, 94,  # features, KRaft membership
+    64, 80, 81, 94,  # KRaft membership
 }
 # Feature levels the emulator does not reach yet: name -> highest level it offers.
 FEATURE_GAPS: dict[str, int] = {}

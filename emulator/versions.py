@@ -19,6 +19,8 @@ protocol's feature needs its API keys served; ``IMPLEMENTED_FEATURE_LEVELS`` cap
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 Ranges = dict[int, tuple[int, int]]
 
 # What Apache Kafka 4.4.0's broker advertised (tests/data/kafka-api-versions/4.4.0.json).
@@ -163,9 +165,18 @@ def _feature_cap(name: str, keys: Ranges) -> int:
     return IMPLEMENTED_FEATURE_LEVELS.get(name, 1 << 15)
 
 
-def features(keys: Ranges, kafka_version: str = DEFAULT_RELEASE
-             ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
-    """(supported, finalized) features for ApiVersions, given the advertised keys.
+@dataclass
+class FeatureLevels:
+    """The cluster's features: what it supports, the finalized levels (UpdateFeatures
+    changes them) and the epoch ApiVersions reports with them (bumped on each change)."""
+
+    supported: dict[str, tuple[int, int]] = field(default_factory=dict)
+    finalized: dict[str, int] = field(default_factory=dict)
+    epoch: int = 1
+
+
+def features(keys: Ranges, kafka_version: str = DEFAULT_RELEASE) -> FeatureLevels:
+    """Supported and finalized features for ApiVersions, given the advertised keys.
 
     A feature capped at level 0 is still listed as supported (0-0) the way Kafka lists
     a feature it knows but does not enable; a finalized level 0 is left out, as Kafka
@@ -180,4 +191,4 @@ def features(keys: Ranges, kafka_version: str = DEFAULT_RELEASE
         level = min(level, _feature_cap(name, keys))
         if level > 0:
             finalized[name] = level
-    return supported, finalized
+    return FeatureLevels(supported, finalized)

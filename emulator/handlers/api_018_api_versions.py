@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from emulator.handlers.base import RequestContext
+from emulator.versions import FeatureLevels
 from wire.errors import ErrorCode as E
 
 API_KEY = 18
@@ -27,9 +28,6 @@ VERSIONS = (0, 5)
 
 # Kafka's ApiVersionsRequest.isValid() pattern for client software name and version.
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
-# Kafka answers with a positive epoch once features are finalized; clients keep the
-# features of the highest epoch they saw.
-FINALIZED_FEATURES_EPOCH = 1
 
 
 def api_keys(ctx: RequestContext) -> list[dict]:
@@ -41,12 +39,13 @@ def api_keys(ctx: RequestContext) -> list[dict]:
 
 
 def _features(ctx: RequestContext, version: int) -> dict:
-    supported, finalized = ctx.services.get("features", ({}, {}))
+    levels = ctx.services.get("features") or FeatureLevels()
+    supported, finalized = levels.supported, levels.finalized
     return {
         "supported_features": [
             {"name": n, "min_version": lo, "max_version": hi}
             for n, (lo, hi) in supported.items() if version >= 4 or lo > 0],
-        "finalized_features_epoch": FINALIZED_FEATURES_EPOCH if finalized else -1,
+        "finalized_features_epoch": levels.epoch if finalized else -1,
         "finalized_features": [
             {"name": n, "max_version_level": level, "min_version_level": level}
             for n, level in finalized.items()],

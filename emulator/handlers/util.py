@@ -33,8 +33,8 @@ def node_endpoint(cluster: ClusterState, broker_id: int,
 def transaction_version(ctx: RequestContext) -> int:
     """The finalized ``transaction.version`` feature level the cluster runs at (2:
     transactions v2, KIP-890 part 2), as ApiVersions advertises it."""
-    _supported, finalized = ctx.services.get("features", ({}, {}))
-    return finalized.get("transaction.version", 0)
+    levels = ctx.services.get("features")
+    return levels.finalized.get("transaction.version", 0) if levels is not None else 0
 
 
 def quota_throttle(ctx: RequestContext, key: str, size: int) -> int:
