@@ -276,7 +276,7 @@ class Replication:
 
     def _file(self, p: Partition, now: int, lag_max: int) -> None:
         """After a visit: idle, active (visit again next tick) or parked until a deadline."""
-        self._parked_at.pop(p, None)
+        was = self._parked_at.pop(p, None)
         if self._replication_done(p):
             self._active.discard(p)
             return
@@ -288,8 +288,9 @@ class Replication:
         if deadline < 0:
             return  # nothing can move until a broker or fault change touches it
         self._parked_at[p] = deadline
-        self._seq += 1
-        heapq.heappush(self._parked, (deadline, self._seq, p))
+        if deadline != was:  # the heap already holds this one
+            self._seq += 1
+            heapq.heappush(self._parked, (deadline, self._seq, p))
 
     def _blocked_until(self, p: Partition, lag_max: int) -> int | None:
         """When every follower not yet done (behind, or out of the ISR) has its broker
