@@ -55,8 +55,10 @@ def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None) -> 
     t = state.topics.get(p.topic)
     min_isr = state.effective_min_isr(t, p) if t is not None else 1
     now = state.now() if now is None else now
-    lag_max = state.config_int("replica.lag.time.max.ms")
-    eligible = [b for b in p.replicas if state.isr_eligible(b)]
+    # Only replicas outside the ISR are asked about eligibility and lag (about to join)
+    isr = p.isr
+    eligible = [b for b in p.replicas if b not in isr and state.isr_eligible(b)]
+    lag_max = state.config_int("replica.lag.time.max.ms") if eligible else 0
     return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
 
 
@@ -422,10 +424,14 @@ class Replication:
         """The leader's side of a follower fetch (Partition.updateFollowerFetchState):
         fetch state, then ISR expansion, then the high watermark."""
         p.update_follower(b, fetch_offset, now)
-        if b in p.isr and p.high_watermark == p.log_end_offset:
-            return False  # the common idle case: nothing can move
+        if b in p.isr:
+            if p.high_watermark == p.log_end_offset or fetch_offset <= p.high_watermark:
+                # Idle, or this in-sync follower is at or below the HW: the HW, a
+                # minimum over the ISR that includes it, cannot move.
+                return False
+            return advance_hw(self.state, p, now)
         changed = False
-        if b not in p.isr and p.can_join_isr(b) and self.state.isr_eligible(b):
+        if p.can_join_isr(b) and self.state.isr_eligible(b):
             self.expand_isr(p, b)
             changed = True
         changed |= advance_hw(self.state, p, now)
