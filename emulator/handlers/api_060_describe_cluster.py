@@ -2,19 +2,19 @@
 
 v1+ endpoint_type 1 (brokers) is served; 2 (controllers) gets
 UNSUPPORTED_ENDPOINT_TYPE like a broker listener does. v2 include_fenced_brokers
-lists stopped brokers with is_fenced=true. Needs DESCRIBE on CLUSTER; cluster authorized
-operations are filled when asked for (every cluster operation without an authorizer).
+lists stopped brokers with is_fenced=true. Like Kafka's KafkaApis it needs no ACL (checked against a real 4.4
+with StandardAuthorizer); cluster authorized operations are filled when asked for
+(every cluster operation without an authorizer).
 """
 
 from __future__ import annotations
 
-from emulator.handlers.authz import NOT_REQUESTED, RT, ClusterOp, Op, authorized_operations
+from emulator.handlers.authz import NOT_REQUESTED, RT, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 60
 VERSIONS = (0, 2)
-AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

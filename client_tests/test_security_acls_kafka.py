@@ -1,0 +1,78 @@
+"""The authorization table of test_security_acls.py against a real Apache Kafka 4.4 with
+StandardAuthorizer (client_tests/kafka_cluster.py): the same requests, ACLs created over
+the wire with CreateAcls by a super user, the same codes. Kafka: a SASL_PLAINTEXT
+listener with PLAIN users admin and alice; the inter-broker PLAINTEXT listener's
+ANONYMOUS principal is a super user so the brokers can work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kafka_cluster import KafkaCluster, small_cluster_config
+from test_security_acls import CASES, USERS, Case, Client, _names, check
+
+from emulator.security.acl import Op, PermissionType
+from emulator.security.acl import ResourceType as RT
+from emulator.testing import wait_for
+
+JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="admin" password="admin-pw" '
+        + " ".join(f'user_{u}="{p}"' for u, p in USERS.items()) + ";")
+AUTHZ = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+         "super.users": "User:admin;User:ANONYMOUS"}
+ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+              "principal_filter": None, "host_filter": None, "operation": 1,
+              "permission_type": 1}
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[KafkaCluster]:
+    cfg = {**small_cluster_config(3), **AUTHZ, "sasl.enabled.mechanisms": "PLAIN",
+           "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS}
+    with KafkaCluster(3, broker_config=cfg, controller_config=AUTHZ,
+                      listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
+        yield k
+
+
+def _acl_count(admin: Client) -> int:
+    resp = admin.call(29, 3, ANY_FILTER)
+    return sum(len(r["acls"]) for r in resp["resources"])
+
+
+def _grant(admin: Client, rtype: RT, name: str, op: Op, perm: PermissionType) -> None:
+    resp = admin.call(30, 3, {"creations": [{
+        "resource_type": int(rtype), "resource_name": name, "resource_pattern_type": 3,
+        "principal": "User:alice", "host": "*", "operation": int(op),
+        "permission_type": int(perm)}]})
+    assert resp["results"][0]["error_code"] == 0, resp
+
+
+@pytest.mark.parametrize("acl", ["none", "allow", "deny"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: str) -> None:
+    topic, group, txn, name = _names(case)
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    resp = admin.call(19, 7, {"topics": [{"name": topic, "num_partitions": 1,
+                                          "replication_factor": 3}], "timeout_ms": 30000})
+    assert resp["topics"][0]["error_code"] == 0, resp
+    want = 0
+    if acl in ("allow", "deny"):
+        _grant(admin, case.rtype, name, case.op, PermissionType.ALLOW)
+        want += 1
+    if acl == "deny":
+        _grant(admin, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
+               PermissionType.DENY)
+        want += 1
+    # ACLs reach each broker through the metadata log: wait until alice's broker has them.
+    wait_for(lambda: _acl_count(admin) == want, f"{want} ACLs on broker 1")
+    alice = Client(boot, "alice", 0)
+    try:
+        code = case.error(alice.call(case.key, case.version, case.body(topic, group, txn)))
+    finally:
+        alice.close()
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        wait_for(lambda: _acl_count(admin) == 0, "no ACLs on broker 1")
+        admin.close()
+    check(case, acl, code)
