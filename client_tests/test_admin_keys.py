@@ -183,3 +183,28 @@ def test_update_features_as_a_4_4_controller_answers(cluster: Cluster) -> None:
         assert after["transaction.version"] == 1 and new_epoch > epoch
     finally:
         conn.close()
+
+
+def test_delegation_tokens_answer_as_a_broker_without_a_secret_key(cluster: Cluster) -> None:
+    """PLAINTEXT: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED for all four (measured on a real
+    4.4 broker); a SASL session: DELEGATION_TOKEN_AUTH_DISABLED (no secret key)."""
+    from emulator.handlers import HANDLERS
+    from emulator.handlers.base import RequestContext
+    from emulator.security.session import Session
+
+    conn = Conn(cluster)
+    try:
+        create = conn.call(38, 3, {"owner_principal_type": None, "owner_principal_name": None,
+                                   "renewers": [], "max_lifetime_ms": -1})
+        assert create["error_code"] == 64 and create["principal_name"] == "ANONYMOUS"
+        assert create["token_id"] == "" and create["expiry_timestamp_ms"] == -1
+        assert conn.call(39, 2, {"hmac": b"x", "renew_period_ms": -1})["error_code"] == 64
+        assert conn.call(40, 2, {"hmac": b"x", "expiry_time_period_ms": -1})["error_code"] == 64
+        assert conn.call(41, 3, {"owners": None})["error_code"] == 64
+    finally:
+        conn.close()
+    session = Session("SASL_PLAINTEXT", "SASL_PLAINTEXT", "User:alice")
+    ctx = RequestContext(cluster.state, min(cluster.broker_ids), 41, 3, 1, "t",
+                         session=session)
+    assert HANDLERS[41].module.handle(ctx, {"owners": None}, 3)["error_code"] == 61
+    assert HANDLERS[38].module.handle(ctx, {}, 3)["principal_name"] == "alice"

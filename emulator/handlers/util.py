@@ -5,6 +5,8 @@ from __future__ import annotations
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
 from emulator.handlers.base import RequestContext
+from emulator.security.acl import ANONYMOUS
+from wire.errors import ErrorCode as E
 
 
 def error_of(exc: KafkaError) -> tuple[int, str | None]:
@@ -45,3 +47,16 @@ def quota_throttle(ctx: RequestContext, key: str, size: int) -> int:
         return 0
     user = ctx.principal.split(":", 1)[-1]
     return quotas.record(key, user, ctx.client_id or "", size, ctx.cluster.now())
+
+
+def delegation_token_error(ctx: RequestContext) -> int:
+    """The error every delegation-token request gets here, in Kafka's order: on
+    PLAINTEXT, on SSL without a client certificate (or from a token-authenticated
+    session) DELEGATION_TOKEN_REQUEST_NOT_ALLOWED (measured on a real 4.4 broker), else
+    DELEGATION_TOKEN_AUTH_DISABLED: the emulator has no ``delegation.token.secret.key``,
+    Kafka's default, so tokens are never enabled."""
+    session = ctx.session
+    protocol = session.protocol if session is not None else "PLAINTEXT"
+    if protocol == "PLAINTEXT" or (protocol == "SSL" and ctx.principal == ANONYMOUS):
+        return E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+    return E.DELEGATION_TOKEN_AUTH_DISABLED

@@ -1,0 +1,20 @@
+"""DescribeDelegationToken (key 41), v1-3: list tokens.
+
+As a Kafka broker without ``delegation.token.secret.key`` (Kafka's default) answers: on
+PLAINTEXT (or SSL without a client certificate) DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, as
+measured on a real 4.4 broker; on SASL listeners DELEGATION_TOKEN_AUTH_DISABLED. Differs
+from Kafka: a secret key cannot be configured, so tokens are never issued (SCRAM token
+authentication is not implemented).
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.base import RequestContext
+from emulator.handlers.util import delegation_token_error
+
+API_KEY = 41
+VERSIONS = (1, 3)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    return {"error_code": delegation_token_error(ctx), "tokens": [], "throttle_time_ms": 0}

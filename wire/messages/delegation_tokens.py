@@ -1,0 +1,69 @@
+"""Delegation tokens (KIP-48): CreateDelegationToken (38), RenewDelegationToken (39),
+ExpireDelegationToken (40), DescribeDelegationToken (41)."""
+
+from wire.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, message
+
+_PRINCIPAL = [Field("principal_type", STRING), Field("principal_name", STRING)]
+
+CREATE_DELEGATION_TOKEN_REQUEST = message("CreateDelegationTokenRequest", 38, "1-3", "2+", [
+    Field("owner_principal_type", STRING, "3+", nullable="3+"),
+    Field("owner_principal_name", STRING, "3+", nullable="3+"),
+    Field("renewers", Array, fields=list(_PRINCIPAL)),
+    Field("max_lifetime_ms", INT64),
+])
+
+CREATE_DELEGATION_TOKEN_RESPONSE = message("CreateDelegationTokenResponse", 38, "1-3", "2+", [
+    Field("error_code", INT16),
+    *_PRINCIPAL,
+    Field("token_requester_principal_type", STRING, "3+"),
+    Field("token_requester_principal_name", STRING, "3+"),
+    Field("issue_timestamp_ms", INT64),
+    Field("expiry_timestamp_ms", INT64),
+    Field("max_timestamp_ms", INT64),
+    Field("token_id", STRING),
+    Field("hmac", BYTES),
+    Field("throttle_time_ms", INT32),
+])
+
+RENEW_DELEGATION_TOKEN_REQUEST = message("RenewDelegationTokenRequest", 39, "1-2", "2+", [
+    Field("hmac", BYTES),
+    Field("renew_period_ms", INT64),
+])
+
+RENEW_DELEGATION_TOKEN_RESPONSE = message("RenewDelegationTokenResponse", 39, "1-2", "2+", [
+    Field("error_code", INT16),
+    Field("expiry_timestamp_ms", INT64),
+    Field("throttle_time_ms", INT32),
+])
+
+EXPIRE_DELEGATION_TOKEN_REQUEST = message("ExpireDelegationTokenRequest", 40, "1-2", "2+", [
+    Field("hmac", BYTES),
+    Field("expiry_time_period_ms", INT64),
+])
+
+EXPIRE_DELEGATION_TOKEN_RESPONSE = message("ExpireDelegationTokenResponse", 40, "1-2", "2+", [
+    Field("error_code", INT16),
+    Field("expiry_timestamp_ms", INT64),
+    Field("throttle_time_ms", INT32),
+])
+
+DESCRIBE_DELEGATION_TOKEN_REQUEST = message("DescribeDelegationTokenRequest", 41, "1-3", "2+", [
+    Field("owners", Array, nullable="0+", fields=list(_PRINCIPAL)),
+])
+
+DESCRIBE_DELEGATION_TOKEN_RESPONSE = message("DescribeDelegationTokenResponse", 41, "1-3",
+                                             "2+", [
+    Field("error_code", INT16),
+    Field("tokens", Array, fields=[
+        *_PRINCIPAL,
+        Field("token_requester_principal_type", STRING, "3+"),
+        Field("token_requester_principal_name", STRING, "3+"),
+        Field("issue_timestamp", INT64),
+        Field("expiry_timestamp", INT64),
+        Field("max_timestamp", INT64),
+        Field("token_id", STRING),
+        Field("hmac", BYTES),
+        Field("renewers", Array, fields=list(_PRINCIPAL)),
+    ]),
+    Field("throttle_time_ms", INT32),
+])
