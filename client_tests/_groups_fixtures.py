@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from confluent_kafka import Producer
 
+from client_tests.targets import KafkaTarget, kafka_target
 from emulator import Cluster
 
 PARTITIONS = 6
@@ -34,17 +35,30 @@ _live: list[Member] = []  # members started by the current test
 
 
 @pytest.fixture
-def group_cluster() -> Iterator[Cluster]:
-    """The cluster; members a failing test left running are stopped before it is."""
+def group_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """The cluster; members a failing test left running are stopped before it is. With
+    --target kafka the session's Kafka cluster, whose group timeouts are these too."""
+    if request.config.getoption("--target") == "kafka":
+        target = kafka_target()
+        try:
+            yield target
+        finally:
+            _stop_live()
+            target.restore()
+        return
     with Cluster(brokers=3, port=0, config=GROUP_CONFIG) as c:
         try:
             yield c
         finally:
-            for m in _live:
-                m.stopping.set()
-            for m in _live:
-                m.join(10)
-            _live.clear()
+            _stop_live()
+
+
+def _stop_live() -> None:
+    for m in _live:
+        m.stopping.set()
+    for m in _live:
+        m.join(10)
+    _live.clear()
 
 
 def produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[bytes]:

@@ -3,29 +3,77 @@
 Starting a cluster takes milliseconds, so every test gets its own: no state leaks
 between tests, and a test that stops brokers cannot disturb the next one. A test
 during which the emulator logged an exception fails (emulator.testing).
+
+``--target kafka`` (or KAFKA_EMULATOR_TARGET=kafka) runs the same tests against Apache
+Kafka itself (client_tests/targets.py): ``cluster`` is then one real Kafka cluster for
+the session, and tests marked ``emulator_only`` are deselected.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 import pytest
 
+from client_tests.targets import TARGET_ENV, KafkaTarget, close_session, kafka_target
 from emulator import Cluster
 from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 _names = itertools.count()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--target", choices=("emulator", "kafka"),
+                     default=os.environ.get(TARGET_ENV, "emulator"),
+                     help="run the client tests against the emulator (default) or a real "
+                          f"Apache Kafka cluster (env {TARGET_ENV})")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "emulator_only: tests the emulator itself (faults, control plane, its "
+                   "state or timing); not run with --target kafka")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--target") != "kafka":
+        return
+    keep, drop = [], []
+    for item in items:
+        in_client_tests = "client_tests" in item.path.parts
+        (drop if in_client_tests and item.get_closest_marker("emulator_only") else keep
+         ).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    close_session()
+
+
+def on_kafka(request: pytest.FixtureRequest) -> bool:
+    return request.config.getoption("--target") == "kafka"
+
+
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """The emulator (a fresh one per test), or with --target kafka the session's Kafka."""
+    if on_kafka(request):
+        target = kafka_target()
+        try:
+            yield target
+        finally:
+            target.restore()
+        return
     with Cluster(brokers=3, port=0) as c:
         yield c
 
 
 @pytest.fixture
-def bootstrap(cluster: Cluster) -> str:
+def bootstrap(cluster: Cluster | KafkaTarget) -> str:
     return cluster.bootstrap_servers
 
 

@@ -9,16 +9,24 @@ from __future__ import annotations
 import socket
 import struct
 
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.frames import decode_response, encode_request
 
 CORR = 7
 
 
+def _address(cluster: Cluster | KafkaTarget, broker_index: int) -> tuple[str, int]:
+    """The broker's address on either target (client_tests/targets.py)."""
+    if isinstance(cluster, KafkaTarget):
+        return "127.0.0.1", cluster.kafka.listener_port(cluster.broker_ids[broker_index])
+    b = sorted(cluster.state.brokers.values(), key=lambda b: b.id)[broker_index]
+    return b.host, b.port
+
+
 class Conn:
-    def __init__(self, cluster: Cluster, broker_index: int = 0) -> None:
-        b = sorted(cluster.state.brokers.values(), key=lambda b: b.id)[broker_index]
-        self.sock = socket.create_connection((b.host, b.port), timeout=10)
+    def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0) -> None:
+        self.sock = socket.create_connection(_address(cluster, broker_index), timeout=10)
 
     def send_raw(self, data: bytes) -> None:
         self.sock.sendall(data)
@@ -65,6 +73,18 @@ def produce_error(resp: dict) -> int:
     return resp["responses"][0]["partition_responses"][0]["error_code"]
 
 
-def leader_conn(cluster: Cluster, topic: str) -> Conn:
-    leader = cluster.state.get_partition(topic, 0).leader
+def topic_metadata(cluster: Cluster | KafkaTarget, topic: str) -> dict:
+    """The topic as Metadata (v12) reports it: asked over the wire, so on either target."""
+    c = Conn(cluster, 0)
+    try:
+        resp = c.call(3, 12, {"topics": [{"topic_id": b"\x00" * 16, "name": topic}],
+                              "allow_auto_topic_creation": False})
+    finally:
+        c.close()
+    return resp["topics"][0]
+
+
+def leader_conn(cluster: Cluster | KafkaTarget, topic: str) -> Conn:
+    leader = next(p["leader_id"] for p in topic_metadata(cluster, topic)["partitions"]
+                  if p["partition_index"] == 0)
     return Conn(cluster, cluster.broker_ids.index(leader))

@@ -20,6 +20,9 @@ from rawkafka import Conn
 from emulator import Cluster
 from emulator.handlers import HANDLERS
 
+# Not run with --target kafka: compares the emulator's ApiVersions with Kafka's itself.
+pytestmark = pytest.mark.emulator_only
+
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "kafka-api-versions"
 RELEASES = {"4.4": "4.4.0", "4.3": "4.3.1", "4.2": "4.2.2", "4.1": "4.1.0", "4.0": "4.0.0"}
 # Keys a 4.x broker serves that the emulator does not (yet); never advertised.

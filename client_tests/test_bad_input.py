@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import struct
 
+import pytest
 from rawkafka import CORR, Conn, leader_conn, produce_body, produce_error
 
 from emulator import Cluster
 from wire.frames import decode_response
 from wire.records import build_batch
+
+# Not run with --target kafka: raw frames addressed through the emulator's state.
+pytestmark = pytest.mark.emulator_only
 
 
 def test_malformed_frames_close_only_that_connection(cluster: Cluster) -> None:

@@ -14,6 +14,9 @@ from kafka import TopicPartition as KTopicPartition
 from emulator import Cluster
 from emulator.cluster.metrics import prometheus
 
+# Not run with --target kafka: runs the emulator's cleaner on demand.
+pytestmark = pytest.mark.emulator_only
+
 KEYS = 7
 N = 200
 

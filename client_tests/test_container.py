@@ -24,6 +24,9 @@ from testcontainers.core.config import testcontainers_config
 from emulator.containers import KafkaEmulatorContainer
 from emulator.testing import wait_for
 
+# Not run with --target kafka: the emulator's container image.
+pytestmark = pytest.mark.emulator_only
+
 IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
 CLIENT_IMAGE = os.environ.get("KAFKA_EMULATOR_CLIENT_IMAGE", "kafka-emulator-client:latest")
 REPO = Path(__file__).resolve().parents[1]

@@ -22,6 +22,9 @@ from kafka.errors import NotEnoughReplicasError
 from emulator import Cluster
 from emulator.testing import wait_for
 
+# Not run with --target kafka: the emulator's control plane.
+pytestmark = pytest.mark.emulator_only
+
 
 @pytest.fixture
 def cp() -> Iterator[tuple[Cluster, str]]:

@@ -20,11 +20,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
 from wire.records import decode_records
+
+# Not run with --target kafka: the emulator's --data-dir process and its crash recovery.
+pytestmark = pytest.mark.emulator_only
 
 PARTITIONS = 3
 

@@ -18,6 +18,9 @@ from kafka.errors import NotEnoughReplicasError
 
 from emulator import Cluster
 
+# Not run with --target kafka: crashes and ISR faults through the emulator's control.
+pytestmark = pytest.mark.emulator_only
+
 N = 1500
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from rawkafka import Conn, produce_body
 
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.records import build_batch
+
+# Not run with --target kafka: the emulator's fetch-session cache, checked in its state.
+pytestmark = pytest.mark.emulator_only
 
 V = 12  # topic names (v13+ name topics by id; covered by the unit tests)
 

@@ -8,6 +8,8 @@ wrong broker. Each gets its error code, and the real members keep their generati
 
 from __future__ import annotations
 
+import pytest
+
 from client_tests._groups_fixtures import (
     PARTITIONS,
     ConfluentMember,
@@ -18,6 +20,9 @@ from client_tests.rawkafka import Conn
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
+
+# Not run with --target kafka: raw frames addressed through the emulator's state.
+pytestmark = pytest.mark.emulator_only
 
 GROUP = "bad-input-grp"
 

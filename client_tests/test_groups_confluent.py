@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
@@ -126,6 +127,7 @@ def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> Non
     check_no_loss(produced, members)
 
 
+@pytest.mark.emulator_only  # checks the group's generation in the emulator's coordinator
 def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # noqa: F811
                                                     topic_name: str) -> None:
     c = group_cluster

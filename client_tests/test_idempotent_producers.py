@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from confluent_kafka import Producer
 from kafka import KafkaProducer
 
 from emulator import Cluster
 from wire.records import decode_records
+
+# Not run with --target kafka: drops produce responses with the emulator's fault injection.
+pytestmark = pytest.mark.emulator_only
 
 N = 40
 

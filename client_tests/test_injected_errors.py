@@ -24,6 +24,9 @@ from wire.messages import REQUESTS
 from wire.records import build_batch
 from wire.schema import BOOL, BYTES, FLOAT64, RECORDS, STRING, UUID, Array, Struct
 
+# Not run with --target kafka: the emulator's fault injection.
+pytestmark = pytest.mark.emulator_only
+
 TOPIC_ID = bytes(range(1, 17))
 # Where Kafka answers an item-level error (NOT_LEADER_OR_FOLLOWER) for a request naming
 # one of each item: api key -> [(first version, dotted path of the error field)].

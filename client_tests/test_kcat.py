@@ -28,6 +28,7 @@ def kcat(*args: str, stdin: str | None = None) -> str:
     return r.stdout
 
 
+@pytest.mark.emulator_only  # reads the stored batch from the emulator's log
 @pytest.mark.parametrize("codec", ["none", "snappy", "gzip", "lz4"])
 def test_kcat_produce_consume(cluster: Cluster, topic_name: str, codec: str) -> None:
     cluster.create_topic(topic_name, 2, 3)

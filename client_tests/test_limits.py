@@ -18,6 +18,9 @@ from rawkafka import Conn
 from emulator import Cluster
 from wire.errors import ErrorCode as E
 
+# Not run with --target kafka: the emulator's limits and process.
+pytestmark = pytest.mark.emulator_only
+
 
 def create_topics(c: Conn, topics: list[tuple[str, int, int, list | None]],
                   validate_only: bool = False) -> list[dict]:

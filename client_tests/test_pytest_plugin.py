@@ -23,6 +23,9 @@ from kafka import KafkaConsumer, TopicPartition
 
 from emulator import Cluster
 
+# Not run with --target kafka: the emulator's pytest plugin.
+pytestmark = pytest.mark.emulator_only
+
 PARTITIONS = 3
 
 

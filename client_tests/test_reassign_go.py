@@ -17,6 +17,9 @@ import pytest
 from emulator import Cluster
 from emulator.testing import wait_for
 
+# Not run with --target kafka: holds reassignments with the emulator's pause_follower fault.
+pytestmark = pytest.mark.emulator_only
+
 HELPER = Path(__file__).resolve().parent / "go" / ".bin" / "reassign"
 
 

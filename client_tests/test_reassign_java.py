@@ -20,6 +20,9 @@ from emulator import Cluster
 from emulator.cluster.log_dirs import DEFAULT_LOG_DIR
 from emulator.testing import wait_for
 
+# Not run with --target kafka: holds reassignments with the emulator's pause_follower fault (brokers 0-4).
+pytestmark = pytest.mark.emulator_only
+
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
 # The Admin client session runs on kafka-clients of the pom's release; Kafka's tools on

@@ -23,6 +23,9 @@ from emulator import Cluster
 from emulator.testing import wait_for
 from emulator.tools.reassign import main
 
+# Not run with --target kafka: the emulator's own reassignment tool.
+pytestmark = pytest.mark.emulator_only
+
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
                  "replica.alter.log.dirs.io.max.bytes.per.second")
 ROLLBACK = "Save this to use as the --reassignment-json-file option during rollback"

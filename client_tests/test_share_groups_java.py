@@ -23,6 +23,9 @@ from confluent_kafka import Producer
 from emulator import Cluster
 from emulator.testing import wait_for
 
+# Not run with --target kafka: a share-group emulator with its own configs.
+pytestmark = pytest.mark.emulator_only
+
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
 JVM = [*JVM_OPTS, "-cp", f"{JAVA_DIR / '.classes'}:{JAVA_DIR / '.jars'}/*"]

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from client_tests.rawkafka import Conn
 from emulator import Cluster
 from emulator.cluster.share_coordinator import kafka_uuid
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.records import build_batch, decode_records, iter_batches
+
+# Not run with --target kafka: raw frames addressed through the emulator's state.
+pytestmark = pytest.mark.emulator_only
 
 
 def conn_to(c: Cluster, broker_id: int) -> Conn:

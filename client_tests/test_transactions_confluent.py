@@ -125,6 +125,7 @@ def test_new_producer_fences_the_old_one(cluster: Cluster, topic_name: str) -> N
     assert read_all(cluster.bootstrap_servers, topic_name, "read_committed") == [b"fresh"]
 
 
+@pytest.mark.emulator_only  # finds the transaction coordinator in the emulator's state
 def test_describe_list_and_timeout(cluster: Cluster, topic_name: str) -> None:
     """An open transaction shows in Describe/ListTransactions; past its timeout the
     coordinator aborts it and bumps the epoch (the producer is fenced)."""

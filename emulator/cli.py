@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.cluster.configs import FIDELITIES
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
@@ -94,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=SUPPORTED_RELEASES,
                    help="advertise the API versions and features of this Kafka release "
                    f"(default {DEFAULT_RELEASE})")
+    p.add_argument("--fidelity", choices=FIDELITIES, default=_env("FIDELITY", "fast"),
+                   help="fast (default): timing made for tests - a crashed broker is fenced "
+                        "at once, no initial rebalance delay; kafka: Kafka's own "
+                        "(broker.session.timeout.ms 9000, group.initial.rebalance.delay.ms "
+                        "3000; docs/conformance.md)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="broker config override, e.g. --config num.partitions=3 (repeatable)")
     p.add_argument("--data-dir", default=_env("DATA_DIR"), metavar="DIR",
@@ -160,6 +166,7 @@ async def serve(args: argparse.Namespace) -> int:
             control_host=args.control_host, control_token=args.control_token,
             kafka_version=args.kafka_version, config=config, seed=args.seed,
             security=security_config(args, config), data_dir=args.data_dir or None,
+            fidelity=args.fidelity,
         )
     except ListenerError as e:
         print(f"kafka-emulator: --listeners: {e}", file=sys.stderr)

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from emulator.cluster.configs import FIDELITIES, FIDELITY_KAFKA
 from emulator.cluster.state import Broker, ClusterState
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
@@ -62,7 +63,11 @@ class Cluster:
         first_broker_id: int = 1,
         security: SecurityConfig | dict | None = None,
         data_dir: str | None = None,
+        fidelity: str = "fast",
     ) -> None:
+        """``fidelity="kafka"`` takes Kafka's own timing defaults where the emulator's are
+        fast ones for tests (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still
+        overrides them."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         # Listeners, SASL users, super users, the authorizer, TLS (docs/security.md);
@@ -85,7 +90,10 @@ class Cluster:
         self.control_token = control_token
         self.kafka_version = kafka_version
         ids = list(range(first_broker_id, first_broker_id + brokers))
-        cfg = dict(config or {})
+        if fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {FIDELITIES}, not {fidelity!r}")
+        self.fidelity = fidelity
+        cfg = {**(FIDELITY_KAFKA if fidelity == "kafka" else {}), **(config or {})}
         cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
         cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
         self.state = ClusterState(

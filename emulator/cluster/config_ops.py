@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from emulator.cluster.configs import (
     BROKER_CONFIGS,
+    KAFKA_DYNAMIC_BROKER_KEYS,
     LIST,
+    SENSITIVE_KEYS,
     SOURCE_DEFAULT,
     SOURCE_DYNAMIC_BROKER,
     SOURCE_DYNAMIC_DEFAULT_BROKER,
@@ -36,8 +38,9 @@ TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SOURCE_DYNAMIC_GROUP = 8  # ConfigSource.DYNAMIC_GROUP_CONFIG
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
-# Broker keys Kafka lets you change at run time (the rest are read-only).
-DYNAMIC_BROKER_KEYS = frozenset({
+# Broker keys Kafka lets you change at run time (the rest are read-only): Kafka 4.4's
+# (from its DescribeConfigs) and the cluster-wide ones the emulator has always taken.
+DYNAMIC_BROKER_KEYS = KAFKA_DYNAMIC_BROKER_KEYS | frozenset({
     "leader.replication.throttled.rate", "follower.replication.throttled.rate",
     "replica.alter.log.dirs.io.max.bytes.per.second",
     "log.retention.ms", "log.retention.bytes", "log.retention.hours", "message.max.bytes",
@@ -56,6 +59,7 @@ class ConfigEntry:
     read_only: bool
     config_type: int
     synonyms: list[tuple[str, str | None, int]]
+    sensitive: bool = False
 
 
 def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -> ConfigEntry:
@@ -72,7 +76,11 @@ def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -
     if defn.default is not None:
         syn.append((key, defn.default, SOURCE_DEFAULT))
     value, source = (syn[0][1], syn[0][2]) if syn else (None, SOURCE_DEFAULT)
-    return ConfigEntry(key, value, source, key not in DYNAMIC_BROKER_KEYS, defn.type, syn)
+    if key in SENSITIVE_KEYS:
+        value = None
+        syn = [(k, None, src) for k, _v, src in syn]
+    return ConfigEntry(key, value, source, key not in DYNAMIC_BROKER_KEYS, defn.type, syn,
+                       key in SENSITIVE_KEYS)
 
 
 def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> ConfigEntry:

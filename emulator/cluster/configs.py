@@ -3,11 +3,19 @@
 DescribeConfigs reports every known key with its source (default, dynamic topic,
 dynamic broker, static broker); AlterConfigs and IncrementalAlterConfigs validate
 against these tables so a typo gets INVALID_CONFIG as on Kafka.
+
+The tables below are the keys the emulator acts on (with its fast test defaults where
+they differ: group.initial.rebalance.delay.ms 0; ``FIDELITY_KAFKA`` restores Kafka's).
+Every other key Kafka 4.4 knows - 350 broker and 37 topic keys, from
+emulator/cluster/kafka_configs.py (generated from a real broker's DescribeConfigs) - is
+listed and accepted with Kafka's type and default too, and has no effect here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from emulator.cluster import kafka_configs as _kafka
 
 # Kafka's ConfigEntry.ConfigType codes (DescribeConfigs v3+).
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -103,6 +111,28 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
 ]}
 
 
+# Keys the emulator's own behaviour reads (its static config is built from these).
+EMULATOR_BROKER_KEYS = frozenset(BROKER_CONFIGS)
+for _name, _type, _default, _sensitive, _read_only in _kafka.BROKER:
+    BROKER_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
+for _name, _type, _default, _sensitive, _read_only in _kafka.TOPIC:
+    TOPIC_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
+# Broker keys Kafka can change without a restart (it reports the others read-only).
+KAFKA_DYNAMIC_BROKER_KEYS = frozenset(r[0] for r in _kafka.BROKER if not r[4])
+# Keys whose value DescribeConfigs never shows (passwords).
+SENSITIVE_KEYS = frozenset(r[0] for r in (*_kafka.BROKER, *_kafka.TOPIC) if r[3])
+
+# --fidelity kafka: Kafka's own timing where the emulator's default is a fast one for
+# tests. broker.session.timeout.ms: a crashed broker stays in metadata until fenced
+# (the emulator fences at once by default); group.initial.rebalance.delay.ms: the first
+# rebalance of a new classic group waits 3 s (0 here by default).
+FIDELITY_KAFKA: dict[str, str] = {
+    "broker.session.timeout.ms": "9000",
+    "group.initial.rebalance.delay.ms": "3000",
+}
+FIDELITIES = ("fast", "kafka")
+
+
 class ConfigError(ValueError):
     """An unknown key or a value of the wrong type (INVALID_CONFIG)."""
 
@@ -141,6 +171,7 @@ def validate_topic_configs(configs: dict[str, str | None]) -> None:
 
 def default_broker_config(overrides: dict[str, str] | None = None) -> dict[str, str]:
     """Static broker configuration: Kafka's defaults plus the command-line overrides."""
-    conf = {k: d.default for k, d in BROKER_CONFIGS.items() if d.default is not None}
+    conf = {k: d.default for k, d in BROKER_CONFIGS.items()
+            if d.default is not None and k in EMULATOR_BROKER_KEYS}
     conf.update(overrides or {})
     return conf

@@ -7,8 +7,10 @@ IncrementalAlterConfigs/AlterConfigs on resource type 32 or ``kafka-configs
 default. Kafka checks the overrides against the broker's min/max bounds
 (group.share.min.record.lock.duration.ms ...), so do we.
 
-Served: the share.* keys (KIP-932's GroupConfig). Differs from Kafka: the consumer.* and
-streams.* group keys and the dead-letter-queue keys are not listed yet.
+Served: every group key Kafka 4.4 knows (emulator/cluster/kafka_configs.py): the share.*
+keys act on share groups; the consumer.*, streams.* and dead-letter-queue keys are
+listed, validated against their broker bounds and stored, but the emulator's consumer
+group coordinator still takes its timeouts from the broker keys (docs/conformance.md).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from emulator.cluster import kafka_configs as _kafka
 from emulator.cluster.configs import BOOLEAN, INT, STRING
 
 GROUP = 32  # ConfigResource.Type.GROUP
@@ -66,6 +69,13 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
     GroupConfigDef("share.isolation.level", STRING, "read_uncommitted"),
     GroupConfigDef("share.renew.acknowledge.enable", BOOLEAN, "true"),
 ]}
+# The rest of Kafka's group keys; a group.consumer.X / group.streams.X broker key stands
+# for consumer.X / streams.X, bounded by group.<kind>.min.X and group.<kind>.max.X.
+_KAFKA_BROKER = {r[0]: r for r in _kafka.BROKER}
+for _name, _type, _default, _sensitive, _read_only in _kafka.GROUP:
+    if _name not in GROUP_CONFIGS:
+        _syn = f"group.{_name}" if f"group.{_name}" in _KAFKA_BROKER else None
+        GROUP_CONFIGS[_name] = GroupConfigDef(_name, _type, None if _syn else _default, _syn)
 _DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 
 
@@ -81,7 +91,19 @@ def parse_duration_ms(spec: str) -> int:
 
 def broker_value(config: dict[str, str], key: str) -> int:
     v = config.get(key)
-    return int(v) if v is not None else SHARE_BROKER_DEFAULTS[key]
+    if v is not None:
+        return int(v)
+    if key in SHARE_BROKER_DEFAULTS:
+        return SHARE_BROKER_DEFAULTS[key]
+    return int(_KAFKA_BROKER[key][2])
+
+
+def _bounds(syn: str) -> tuple[str, str] | None:
+    """group.consumer.session.timeout.ms -> its min and max broker keys, if Kafka has them."""
+    kind, _, suffix = syn[len("group."):].partition(".")
+    lo, hi = f"group.{kind}.min.{suffix}", f"group.{kind}.max.{suffix}"
+    known = lambda k: k in _KAFKA_BROKER or k in SHARE_BROKER_DEFAULTS  # noqa: E731
+    return (lo, hi) if known(lo) and known(hi) else None
 
 
 def validate(config: dict[str, str], key: str, value: str) -> None:
@@ -96,13 +118,12 @@ def validate(config: dict[str, str], key: str, value: str) -> None:
             raise ValueError(f"Invalid value {value} for configuration {key}: Not a number "
                              "of type INT") from e
         syn = d.broker_synonym
-        if syn is not None:
-            suffix = syn[len("group.share."):]
-            lo = broker_value(config, f"group.share.min.{suffix}")
-            hi = broker_value(config, f"group.share.max.{suffix}")
+        bounds = _bounds(syn) if syn is not None else None
+        if bounds is not None:
+            lo, hi = broker_value(config, bounds[0]), broker_value(config, bounds[1])
             if not lo <= n <= hi:
                 raise ValueError(f"Invalid value {value} for configuration {key}: Value must "
-                                 f"be between {lo} and {hi} (group.share.min/max.{suffix})")
+                                 f"be between {lo} and {hi} ({bounds[0]}/{bounds[1]})")
     elif d.type == BOOLEAN:
         if value.lower() not in ("true", "false"):
             raise ValueError(f"Invalid value {value} for configuration {key}: Expected value "
@@ -123,7 +144,11 @@ def group_value(config: dict[str, str], overrides: dict[str, str], key: str) -> 
     if key in overrides:
         return overrides[key]
     d = GROUP_CONFIGS[key]
-    if d.broker_synonym is not None:
-        return str(broker_value(config, d.broker_synonym))
+    syn = d.broker_synonym
+    if syn is not None and d.type == INT:
+        return str(broker_value(config, syn))
+    if syn is not None:
+        v = config.get(syn)
+        return v if v is not None else (_KAFKA_BROKER[syn][2] or "")
     assert d.default is not None
     return d.default

@@ -16,7 +16,7 @@ from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState, Topic, validate_topic_name
 from emulator.handlers.authz import NOT_REQUESTED, RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
-from emulator.handlers.util import live_brokers
+from emulator.handlers.util import live_brokers, reported_controller_id
 from wire.errors import ErrorCode as E
 
 API_KEY = 3
@@ -107,6 +107,6 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
         "throttle_time_ms": 0,
         "brokers": live_brokers(cluster, ctx.listener),
         "cluster_id": cluster.cluster_id,
-        "controller_id": cluster.controller_id,
+        "controller_id": reported_controller_id(cluster),
         "topics": topics,
     }

@@ -4,13 +4,15 @@ v1+ endpoint_type 1 (brokers) is served; 2 (controllers) gets
 UNSUPPORTED_ENDPOINT_TYPE like a broker listener does. v2 include_fenced_brokers
 lists stopped brokers with is_fenced=true. Like Kafka's KafkaApis it needs no ACL (checked against a real 4.4
 with StandardAuthorizer); cluster authorized operations are filled when asked for
-(every cluster operation without an authorizer).
+(every cluster operation without an authorizer). The controller id is a random live
+broker, as a KRaft broker reports it (handlers/util.py reported_controller_id).
 """
 
 from __future__ import annotations
 
 from emulator.handlers.authz import NOT_REQUESTED, RT, authorized_operations
 from emulator.handlers.base import RequestContext
+from emulator.handlers.util import reported_controller_id
 from wire.errors import ErrorCode as E
 
 API_KEY = 60
@@ -32,6 +34,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     ]
     return {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
             "endpoint_type": 1, "cluster_id": cluster.cluster_id,
-            "controller_id": cluster.controller_id, "brokers": brokers,
+            "controller_id": reported_controller_id(cluster), "brokers": brokers,
             "cluster_authorized_operations": authorized_operations(ctx, RT.CLUSTER)
             if req["include_cluster_authorized_operations"] else NOT_REQUESTED}

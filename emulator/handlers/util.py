@@ -24,6 +24,14 @@ def live_brokers(cluster: ClusterState, listener: str | None = None) -> list[dic
     ]
 
 
+def reported_controller_id(cluster: ClusterState) -> int:
+    """The controller id a KRaft broker puts in Metadata and DescribeCluster: not the
+    controller (clients cannot reach it) but a random live broker, which forwards what
+    needs the controller; -1 when none is up (Kafka's MetadataCache does the same)."""
+    alive = sorted(b.id for b in cluster.brokers.values() if b.alive)
+    return cluster.rng.choice(alive) if alive else -1
+
+
 def node_endpoint(cluster: ClusterState, broker_id: int,
                   listener: str | None = None) -> dict | None:
     b = cluster.brokers.get(broker_id)

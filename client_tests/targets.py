@@ -1,0 +1,129 @@
+"""What the client tests run against: the emulator (default) or Apache Kafka itself.
+
+``pytest client_tests --target kafka`` (or KAFKA_EMULATOR_TARGET=kafka) runs every client
+test about Kafka's behaviour against a real Kafka cluster (client_tests/kafka_cluster.py,
+release DEFAULT_VERSION, or KAFKA_EMULATOR_KAFKA_VERSION). A test sees the cluster
+through the same few calls either way - ``bootstrap_servers``, ``broker_ids``,
+``create_topic``, ``stop_broker``/``start_broker`` (a crash: SIGKILL of the broker's JVM
+on Kafka, the emulator's stop_broker) - so one test checks both.
+
+Tests of the emulator itself (fault injection, the control plane, the emulator's own
+timing, or reaching into its state) carry the ``emulator_only`` marker and are
+deselected on Kafka, which docs/conformance.md lists.
+
+One Kafka cluster serves a whole test session (per xdist worker): starting one costs
+seconds, and unique topic and group names keep tests apart. Its group timeouts are the
+fast ones the emulator's group tests use (GROUP_CONFIG), so the same waits hold.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster
+
+TARGET_ENV = "KAFKA_EMULATOR_TARGET"
+VERSION_ENV = "KAFKA_EMULATOR_KAFKA_VERSION"
+
+# Kafka's group timeouts brought down to what the emulator's group tests use
+# (client_tests/_groups_fixtures.py GROUP_CONFIG); Kafka also needs its minimums lowered.
+KAFKA_TEST_CONFIG = {
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.min.session.timeout.ms": "1000",
+    "group.consumer.min.heartbeat.interval.ms": "500",
+    "group.consumer.heartbeat.interval.ms": "500",
+    "group.consumer.session.timeout.ms": "6000",
+    "auto.create.topics.enable": "true",
+    "num.partitions": "1",
+}
+
+
+class KafkaTarget:
+    """A real Kafka cluster behind the calls the target-neutral client tests make."""
+
+    kind = "kafka"
+
+    def __init__(self, kafka: KafkaCluster) -> None:
+        self.kafka = kafka
+        self.version = kafka.version
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.kafka.bootstrap_servers
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return self.kafka.broker_ids
+
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
+                     config: dict[str, str] | None = None) -> None:
+        """CreateTopics through an Admin client, then wait until every live broker knows
+        every partition's leader (Kafka's metadata propagates asynchronously)."""
+        rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        fut = admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])
+        fut[name].result(30)
+        self.wait_for_leaders(name, partitions)
+
+    def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            ok = 0
+            for node in self.kafka.brokers.values():
+                if not node.alive:
+                    ok += 1
+                    continue
+                admin = AdminClient({"bootstrap.servers":
+                                     f"127.0.0.1:{node.ports['PLAINTEXT']}"})
+                try:
+                    md = admin.list_topics(topic, timeout=5)
+                except KafkaException:
+                    continue
+                t = md.topics.get(topic)
+                if t is not None and t.error is None and len(t.partitions) == partitions \
+                        and all(p.leader >= 0 for p in t.partitions.values()):
+                    ok += 1
+            if ok == len(self.kafka.brokers):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"topic {topic}: not every broker knows its leaders "
+                                     f"after {timeout} s")
+            time.sleep(0.1)
+
+    def stop_broker(self, broker_id: int) -> None:
+        """A crash: SIGKILL of the broker's JVM (the emulator's stop_broker is one too)."""
+        self.kafka.kill_broker(broker_id)
+
+    def start_broker(self, broker_id: int) -> None:
+        self.kafka.start_broker(broker_id)
+
+    def restore(self) -> None:
+        """After a test: every broker running again (a crash test may have left one down)."""
+        for bid, node in self.kafka.brokers.items():
+            if not node.alive:
+                self.kafka.start_broker(bid)
+
+
+_session: KafkaTarget | None = None
+
+
+def kafka_target() -> KafkaTarget:
+    """The session's Kafka cluster, started on first use (stopped by ``close_session``)."""
+    global _session
+    if _session is None:
+        version = os.environ.get(VERSION_ENV, DEFAULT_VERSION)
+        kafka = KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG)
+        kafka.start()
+        _session = KafkaTarget(kafka)
+    return _session
+
+
+def close_session() -> None:
+    global _session
+    if _session is not None:
+        _session.kafka.stop()
+        _session = None
