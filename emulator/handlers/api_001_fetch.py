@@ -71,6 +71,8 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             ]
     except KafkaError as e:  # a business failure; anything else is our bug
         out["error_code"], _ = error_of(e)
+        # Kafka answers a failed partition read with no offsets at all (-1)
+        out["high_watermark"] = out["last_stable_offset"] = out["log_start_offset"] = -1
         if out["error_code"] in LEADER_HINT_ERRORS and name is not None:
             try:
                 p = cluster.get_partition(name, idx)

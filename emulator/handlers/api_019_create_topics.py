@@ -38,13 +38,13 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     except KafkaError as e:  # the whole request fails, as the controller's createTopics does
         return {"throttle_time_ms": 0, "topics": [
             {"name": t["name"], "error_code": e.code, "error_message": e.message,
-             "num_partitions": -1, "replication_factor": -1, "configs": None}
+             "num_partitions": -1, "replication_factor": -1, "configs": []}
             for t in req["topics"]]}
     results = []
     for t in req["topics"]:
         name = t["name"]
         out = {"name": name, "error_code": E.NONE, "error_message": None,
-               "num_partitions": -1, "replication_factor": -1, "configs": None}
+               "num_partitions": -1, "replication_factor": -1, "configs": []}
         if name in dups:
             out["error_code"] = E.INVALID_REQUEST
             out["error_message"] = (f"Create topics request from client `{ctx.client_id}` "

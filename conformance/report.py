@@ -1,0 +1,180 @@
+"""Regenerate docs/conformance.md: how the emulator measures up against Apache Kafka.
+
+    python -m conformance.report            # runs everything (about 15 minutes)
+    python -m conformance.report --emulator-junit A.xml --kafka-junit B.xml  # reuse runs
+
+It runs the client tests on the emulator and on a real Kafka cluster (--target kafka),
+the schema check against Kafka's message definitions of every supported release, the
+differential codec test against Kafka's classes and the response differential, and
+writes one page: each client test with its result on both targets, the figures of each
+check, and every difference we know of (DIFFERENCES below, kept by hand, plus whatever
+the response differential finds on the day).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from client_tests.kafka_cluster import DEFAULT_VERSION, SUPPORTED_VERSIONS
+from conformance import codec_diff, kafka_messages, response_diff
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "conformance.md"
+
+# Where the emulator knowingly differs from Kafka 4.4, and what a client sees of it.
+DIFFERENCES = [
+    ("Crashed brokers are fenced at once by default",
+     "A stopped emulated broker leaves Metadata immediately; Kafka keeps a crashed broker "
+     "registered until broker.session.timeout.ms (9 s) passes. `--fidelity kafka` (or "
+     "`Cluster(fidelity=\"kafka\")`) takes Kafka's 9 s; clients then see the dead broker "
+     "as a leader until it is fenced, as on Kafka."),
+    ("No initial rebalance delay by default",
+     "group.initial.rebalance.delay.ms is 0 (Kafka: 3000) so group tests run fast; "
+     "`--fidelity kafka` restores 3000."),
+    ("Metadata is never stale",
+     "Every emulated broker reads one cluster state, so a topic is known everywhere the "
+     "moment CreateTopics returns and gone the moment DeleteTopics returns; Kafka's "
+     "brokers learn it from the metadata log a little later. Tests that pass on Kafka "
+     "wait for propagation (client_tests/targets.py wait_for_leaders)."),
+    ("The controller is a broker",
+     "The emulator's controller role lives on one of its brokers (combined mode); Kafka "
+     "4.4 here runs a dedicated controller. Clients never see the difference: both report "
+     "a random live broker as controller id in Metadata and DescribeCluster, as KRaft "
+     "brokers do; DescribeCluster with endpoint type 2 (controllers) is refused by both "
+     "on a broker listener."),
+    ("Fetch stops at whole batches",
+     "At a byte limit Kafka cuts the record data mid-batch (clients drop the partial "
+     "trailing batch); the emulator sends only whole batches."),
+    ("Configs known but without effect",
+     "Every broker (350), topic (37) and group (21) config Kafka 4.4 knows is listed by "
+     "DescribeConfigs with Kafka's type and default and accepted by AlterConfigs and "
+     "IncrementalAlterConfigs (emulator/cluster/kafka_configs.py, generated from a real "
+     "broker); most have no effect in the emulator (e.g. sasl.kerberos.*, "
+     "num.network.threads). The consumer.* and streams.* GROUP keys are validated against "
+     "their broker bounds and stored, but the consumer group coordinator takes its "
+     "timeouts from the broker keys."),
+    ("min.insync.replicas source",
+     "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
+     "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "
+     "(3); the emulator reports DEFAULT_CONFIG (5). Same value."),
+    ("Heartbeat to a group that does not exist",
+     "Kafka 4.4's group coordinator answers NONE; the emulator answers UNKNOWN_MEMBER_ID "
+     "(a client that gets it rejoins)."),
+    ("Java tools at 4.3.1",
+     "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
+     "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),
+]
+
+
+def run_pytest(target: str, junit: Path) -> float:
+    args = [sys.executable, "-m", "pytest", "client_tests", "-q", "-p", "no:cacheprovider",
+            f"--junitxml={junit}", "--target", target]
+    if target == "emulator":
+        args += ["-n", "2"]
+    t0 = datetime.datetime.now()
+    subprocess.run(args, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return (datetime.datetime.now() - t0).total_seconds()
+
+
+def read_junit(path: Path) -> dict[str, str]:
+    """{module::test: passed|failed|error|skipped}."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        module = case.get("classname", "").replace(".", "/") + ".py"
+        name = f"{module.split('/', 1)[-1] if module.startswith('client_tests') else module}"
+        key = f"{name}::{case.get('name')}"
+        state = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                state = {"failure": "failed"}.get(child.tag, child.tag)
+        out[key] = state
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--emulator-junit", type=Path)
+    ap.add_argument("--kafka-junit", type=Path)
+    ap.add_argument("--codec-per-version", type=int, default=250)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="conformance-"))
+    timings = {}
+    emu_xml = args.emulator_junit or tmp / "emulator.xml"
+    kafka_xml = args.kafka_junit or tmp / "kafka.xml"
+    if args.emulator_junit is None:
+        timings["client tests on the emulator"] = run_pytest("emulator", emu_xml)
+    if args.kafka_junit is None:
+        timings[f"client tests on Kafka {DEFAULT_VERSION}"] = run_pytest("kafka", kafka_xml)
+    emu, kafka = read_junit(emu_xml), read_junit(kafka_xml)
+    schema = [kafka_messages.check_release(v) for v in SUPPORTED_VERSIONS]
+    codec = codec_diff.run(per_version=args.codec_per_version, seed=20261123)
+    battery = response_diff.run_battery()
+    lines = write(emu, kafka, schema, codec, battery, timings)
+    OUT.write_text("\n".join(lines) + "\n")
+    print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
+          battery: list, timings: dict) -> list[str]:
+    today = datetime.date.today().isoformat()
+    passed = lambda d: sum(1 for v in d.values() if v == "passed")  # noqa: E731
+    both = [k for k in emu if k in kafka]
+    lines = [
+        "# Conformance: the emulator against Apache Kafka",
+        "",
+        f"Generated by `python -m conformance.report` on {today}; Apache Kafka "
+        f"{DEFAULT_VERSION} (KRaft, one controller and three brokers, client_tests/"
+        "kafka_cluster.py). Do not edit by hand: change conformance/report.py.",
+        "",
+        "## Summary",
+        "",
+        f"- Client tests: {passed(emu)} of {len(emu)} pass on the emulator; {len(kafka)} "
+        f"are about Kafka's behaviour and run on Kafka {DEFAULT_VERSION} too, where "
+        f"{passed(kafka)} pass; the other {len(emu) - len(both)} test the emulator itself "
+        "(marked `emulator_only`).",
+    ]
+    for rep in schema:
+        lines.append(f"- Schemas vs Kafka {rep.release}'s message definitions: "
+                     f"{rep.messages_checked} messages, {rep.versions_checked} message "
+                     f"versions, {rep.fields_checked} fields compared, "
+                     f"{len(rep.mismatches)} mismatches.")
+    lines.append(f"- Codec vs Kafka {DEFAULT_VERSION}'s generated classes: {codec.total} random "
+                 f"messages both ways over {sum(codec.versions.values())} message versions, "
+                 f"{codec.failed} differing.")
+    differing = [(n, d) for n, d in battery if d]
+    lines.append(f"- Response differential: {len(battery)} requests sent to both, "
+                 f"{len(differing)} answered differently (below).")
+    for what, secs in timings.items():
+        lines.append(f"- Time: {what} {secs:.0f} s.")
+    lines += ["", "## Client tests on both targets", "",
+              "`pytest client_tests --target kafka` (or KAFKA_EMULATOR_TARGET=kafka) runs the "
+              "right-hand column.", "",
+              f"| test | emulator | Kafka {DEFAULT_VERSION} |", "|---|---|---|"]
+    for k in sorted(emu.keys() | kafka.keys()):
+        lines.append(f"| `{k}` | {emu.get(k, '-')} | {kafka.get(k, 'emulator only')} |")
+    lines += ["", "## Known differences", ""]
+    for title, text in DIFFERENCES:
+        lines.append(f"- **{title}.** {text}")
+    lines += ["", "## Response differential", "",
+              "`python -m conformance.response_diff`: the same requests to both systems, "
+              "responses normalized (ids, hosts, ports, placement, timing and messages "
+              "removed) and compared field by field.", ""]
+    for name, diffs in battery:
+        lines.append(f"- {'**differs**' if diffs else 'same'}: {name}")
+        lines += [f"  - `{d}`" for d in diffs]
+    lines += ["", "## Codec: messages compared per key", "",
+              "| key | kind | versions | messages |", "|---|---|---|---|"]
+    for (key, kind), n in sorted(codec.cases.items()):
+        lines.append(f"| {key} | {kind} | {codec.versions[(key, kind)]} | {n} |")
+    return lines
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+"""Response differential: the same requests to Apache Kafka and to the emulator, compared.
+
+A battery of admin and data requests, error cases included (unknown topics, bad replica
+sets, invalid configs, out-of-range offsets, wrong epochs, unknown members), is sent
+with our codec to a real Kafka cluster (client_tests/kafka_cluster.py, 3 brokers) and to
+an emulator of 3 brokers. The responses are normalized - ids, hosts, ports, throttle
+times, leader/replica placement and free-text messages removed, lists sorted - and
+compared field by field. Each difference is printed; docs/conformance.md lists them.
+
+    python -m conformance.response_diff
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster
+from client_tests.targets import KAFKA_TEST_CONFIG
+from emulator import Cluster
+from wire.frames import decode_response, encode_request
+from wire.records import build_batch
+
+# Fields whose values legitimately differ between two clusters (placement, identity,
+# timing) or are free text: left out of the comparison.
+IGNORED = {"throttle_time_ms", "topic_id", "cluster_id", "host", "port", "node_id",
+           "leader_id", "controller_id", "replica_nodes", "isr_nodes", "offline_replicas",
+           "leader_epoch", "producer_id", "member_id", "error_message", "coordinator_id",
+           "brokers", "log_append_time_ms", "timestamp", "session_id", "documentation",
+           "synonyms", "node_endpoints", "current_leader", "eligible_leader_replicas",
+           "last_known_elr", "topic_authorized_operations", "partition_index_order",
+           "cluster_authorized_operations", "generation_id", "leader", "protocol_name",
+           "member_epoch", "assignment", "preferred_read_replica", "last_stable_offset"}
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    return buf
+
+
+class Side:
+    """One system under comparison: brokers by id, and a way to ask them."""
+
+    def __init__(self, name: str, ports: dict[int, int]) -> None:
+        self.name = name
+        self.ports = ports
+
+    def call(self, key: int, version: int, body: dict, broker: int | None = None) -> dict:
+        port = self.ports[broker if broker is not None else min(self.ports)]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(encode_request(key, version, 11, "response-diff", body))
+            frame = _recv(s, struct.unpack(">i", _recv(s, 4))[0])
+        return decode_response(key, version, frame)[1]
+
+    def leader(self, topic: str, partition: int = 0, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while True:
+            md = self.call(3, 12, {"topics": [{"topic_id": b"\0" * 16, "name": topic}],
+                                   "allow_auto_topic_creation": False})
+            for p in md["topics"][0]["partitions"]:
+                if p["partition_index"] == partition and p["leader_id"] >= 0:
+                    return p["leader_id"]
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: no leader for {topic}-{partition}")
+            time.sleep(0.1)
+
+    def coordinator(self, group: str) -> int:
+        deadline = time.monotonic() + 30
+        while True:
+            r = self.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})
+            c = r["coordinators"][0]
+            if c["error_code"] == 0:
+                return c["node_id"]
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: no coordinator for {group}")
+            time.sleep(0.2)
+
+
+@dataclass
+class Case:
+    name: str
+    run: Callable[[Side], dict]
+
+
+def topic_spec(name: str, partitions: int = 3, rf: int = 3, assignments: list | None = None,
+               configs: dict | None = None) -> dict:
+    return {"name": name, "num_partitions": partitions, "replication_factor": rf,
+            "assignments": assignments or [],
+            "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}
+
+
+def create(side: Side, *specs: dict) -> dict:
+    return side.call(19, 7, {"topics": list(specs), "timeout_ms": 30000})
+
+
+def fetch_body(topic: str, offset: int, epoch: int = -1) -> dict:
+    return {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": topic, "partitions": [
+                {"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
+                 "current_leader_epoch": epoch, "log_start_offset": -1}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
+def produce(side: Side, topic: str, broker: int | None = None) -> dict:
+
+
+    batch = build_batch([(b"k", b"v")])
+    return side.call(0, 9, {"acks": -1, "timeout_ms": 10000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]},
+        broker if broker is not None else side.leader(topic))
+
+
+def cases() -> list[Case]:
+    def with_topic(name: str, fn: Callable[[Side, str], dict], partitions: int = 1
+                   ) -> Callable[[Side], dict]:
+        def run(side: Side) -> dict:
+            create(side, topic_spec(name, partitions, 3))
+            side.leader(name)
+            return fn(side, name)
+        return run
+
+    def not_leader(side: Side, t: str) -> dict:
+        leader = side.leader(t)
+        other = next(b for b in side.ports if b != leader)
+        return produce(side, t, other)
+
+    return [
+        Case("Metadata: unknown topic, no auto-creation", lambda s: s.call(3, 12, {
+            "topics": [{"topic_id": b"\0" * 16, "name": "rd-missing"}],
+            "allow_auto_topic_creation": False})),
+        Case("CreateTopics: a valid topic", lambda s: create(s, topic_spec("rd-ok"))),
+        Case("CreateTopics: the same name again", lambda s: (
+            create(s, topic_spec("rd-dup")), create(s, topic_spec("rd-dup")))[1]),
+        Case("CreateTopics: replication factor above the broker count",
+             lambda s: create(s, topic_spec("rd-rf", 1, 5))),
+        Case("CreateTopics: a replica on an unknown broker", lambda s: create(s, topic_spec(
+            "rd-assign", -1, -1, [{"partition_index": 0, "broker_ids": [1, 2, 9]}]))),
+        Case("CreateTopics: duplicate brokers in a replica set", lambda s: create(s, topic_spec(
+            "rd-dupbroker", -1, -1, [{"partition_index": 0, "broker_ids": [1, 1, 2]}]))),
+        Case("CreateTopics: unknown config", lambda s: create(
+            s, topic_spec("rd-badcfg", configs={"no.such.config": "1"}))),
+        Case("CreateTopics: config of the wrong type", lambda s: create(
+            s, topic_spec("rd-badval", configs={"retention.ms": "soon"}))),
+        Case("CreateTopics: illegal name", lambda s: create(s, topic_spec("rd bad name"))),
+        Case("CreateTopics: zero partitions", lambda s: create(s, topic_spec("rd-zero", 0))),
+        Case("DeleteTopics: unknown topic", lambda s: s.call(20, 6, {
+            "topics": [{"name": "rd-never", "topic_id": b"\0" * 16}], "timeout_ms": 30000})),
+        Case("CreatePartitions: fewer than now", with_topic("rd-cp", lambda s, t: s.call(
+            37, 3, {"topics": [{"name": t, "count": 1, "assignments": None}],
+                    "timeout_ms": 30000, "validate_only": False}), 2)),
+        Case("DescribeConfigs: unknown topic", lambda s: s.call(32, 4, {"resources": [
+            {"resource_type": 2, "resource_name": "rd-never", "configuration_keys": None}]})),
+        Case("IncrementalAlterConfigs: unknown topic config", with_topic(
+            "rd-iac", lambda s, t: s.call(44, 1, {"resources": [
+                {"resource_type": 2, "resource_name": t, "configs": [
+                    {"name": "no.such.config", "config_operation": 0, "value": "1"}]}],
+                "validate_only": False}))),
+        Case("IncrementalAlterConfigs: broker sasl.kerberos.kinit.cmd", lambda s: s.call(
+            44, 1, {"resources": [{"resource_type": 4, "resource_name": "1", "configs": [
+                {"name": "sasl.kerberos.kinit.cmd", "config_operation": 0,
+                 "value": "/usr/bin/kinit"}]}], "validate_only": True})),
+        Case("IncrementalAlterConfigs: GROUP consumer.session.timeout.ms", lambda s: s.call(
+            44, 1, {"resources": [{"resource_type": 32, "resource_name": "rd-group",
+                                   "configs": [{"name": "consumer.session.timeout.ms",
+                                                "config_operation": 0, "value": "50000"}]}],
+                    "validate_only": True})),
+        Case("IncrementalAlterConfigs: GROUP value below the broker minimum", lambda s: s.call(
+            44, 1, {"resources": [{"resource_type": 32, "resource_name": "rd-group",
+                                   "configs": [{"name": "consumer.session.timeout.ms",
+                                                "config_operation": 0, "value": "10"}]}],
+                    "validate_only": True})),
+        Case("ListOffsets: earliest and latest of an empty topic", with_topic(
+            "rd-lo", lambda s, t: s.call(2, 7, {"replica_id": -1, "isolation_level": 0,
+                                                "topics": [{"name": t, "partitions": [
+                                                    {"partition_index": 0, "timestamp": -2},
+                                                ]}]}, s.leader(t)))),
+        Case("ListOffsets: unknown topic", lambda s: s.call(2, 7, {
+            "replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": "rd-never", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})),
+        Case("Produce: acks=all to the leader", with_topic("rd-prod", lambda s, t: produce(s, t))),
+        Case("Produce: to a follower", with_topic("rd-follower", not_leader)),
+        Case("Produce: unknown topic", lambda s: produce(s, "rd-never", min(s.ports))),
+        Case("Fetch: offset out of range", with_topic(
+            "rd-oor", lambda s, t: (produce(s, t), s.call(1, 12, fetch_body(t, 50),
+                                                          s.leader(t)))[1])),
+        Case("Fetch: a leader epoch from the future", with_topic(
+            "rd-epoch", lambda s, t: s.call(1, 12, fetch_body(t, 0, 99), s.leader(t)))),
+        Case("DeleteRecords: beyond the high watermark", with_topic(
+            "rd-dr", lambda s, t: s.call(21, 2, {"topics": [{"name": t, "partitions": [
+                {"partition_index": 0, "offset": 100}]}], "timeout_ms": 30000},
+                s.leader(t)))),
+        Case("OffsetCommit: unknown member of an empty group", lambda s: s.call(
+            8, 8, {"group_id": "rd-g1", "generation_id_or_member_epoch": 5,
+                   "member_id": "nobody", "group_instance_id": None, "topics": []},
+            s.coordinator("rd-g1"))),
+        Case("Heartbeat: unknown group", lambda s: s.call(12, 4, {
+            "group_id": "rd-g2", "generation_id": 1, "member_id": "nobody",
+            "group_instance_id": None}, s.coordinator("rd-g2"))),
+        Case("JoinGroup: unknown member id", lambda s: s.call(11, 7, {
+            "group_id": "rd-g3", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,
+            "member_id": "nobody", "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}], "reason": None},
+            s.coordinator("rd-g3"))),
+        Case("DescribeGroups: unknown group", lambda s: s.call(15, 5, {
+            "groups": ["rd-g4"], "include_authorized_operations": False},
+            s.coordinator("rd-g4"))),
+        Case("LeaveGroup: unknown member", lambda s: s.call(13, 4, {
+            "group_id": "rd-g5", "members": [{"member_id": "nobody",
+                                              "group_instance_id": None}]},
+            s.coordinator("rd-g5"))),
+        Case("ElectLeaders: unknown topic", lambda s: s.call(43, 2, {
+            "election_type": 0, "topic_partitions": [
+                {"topic": "rd-never", "partitions": [0]}], "timeout_ms": 30000})),
+        Case("AlterPartitionReassignments: unknown broker", with_topic(
+            "rd-apr", lambda s, t: s.call(45, 0, {"timeout_ms": 30000, "topics": [
+                {"name": t, "partitions": [{"partition_index": 0, "replicas": [1, 2, 9]}]}]}))),
+        Case("AlterPartitionReassignments: unknown topic", lambda s: s.call(45, 0, {
+            "timeout_ms": 30000, "topics": [{"name": "rd-never", "partitions": [
+                {"partition_index": 0, "replicas": [1, 2, 3]}]}]})),
+        Case("InitProducerId: idempotent producer", lambda s: s.call(22, 4, {
+            "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1,
+            "producer_epoch": -1})),
+        Case("DescribeCluster", lambda s: s.call(60, 1, {
+            "include_cluster_authorized_operations": False, "endpoint_type": 1})),
+    ]
+
+
+def normalize(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: normalize(x) for k, x in v.items() if k not in IGNORED}
+    if isinstance(v, list):
+        items = [normalize(x) for x in v]
+        return sorted(items, key=repr)
+    if isinstance(v, bytes | bytearray | memoryview):
+        return f"<{len(v)} bytes>"
+    return v
+
+
+def differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(a.keys() | b.keys()):
+            out += differences(a.get(k, "<absent>"), b.get(k, "<absent>"), f"{path}.{k}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            out += differences(x, y, f"{path}[{i}]")
+        return out
+    return [] if a == b else [f"{path or '.'}: Kafka {a!r}, emulator {b!r}"]
+
+
+RETRIABLE = {14, 15}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+
+
+def _settled(case: Case, side: Side, timeout: float = 30.0) -> dict:
+    """The case's answer once the cluster is past start-up (a freshly started Kafka
+    answers some requests COORDINATOR_LOAD_IN_PROGRESS for a while: not a difference)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = case.run(side)
+        if resp.get("error_code") not in RETRIABLE or time.monotonic() > deadline:
+            return resp
+        time.sleep(0.5)
+
+
+def run_battery(version: str = DEFAULT_VERSION) -> list[tuple[str, list[str]]]:
+    """[(case, differences)] for every case of the battery."""
+    results: list[tuple[str, list[str]]] = []
+    with KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG) as k, \
+            Cluster(brokers=3, port=0) as emu:
+        kafka = Side(f"Kafka {version}", {i: k.listener_port(i) for i in k.broker_ids})
+        emulator = Side("emulator", {b.id: b.port for b in emu.state.brokers.values()})
+        for case in cases():
+            got = []
+            for side in (kafka, emulator):
+                try:
+                    got.append(normalize(_settled(case, side)))
+                except Exception as e:  # noqa: BLE001 - a failed case is a finding too
+                    got.append({"failed": f"{type(e).__name__}: {e}"})
+            results.append((case.name, differences(got[0], got[1])))
+    return results
+
+
+def main() -> None:
+    t0 = time.monotonic()
+    results = run_battery()
+    differing = [(n, d) for n, d in results if d]
+    print(f"{len(results)} requests, {len(differing)} answered differently "
+          f"({time.monotonic() - t0:.0f} s)")
+    for name, diffs in results:
+        print(f"{'DIFF' if diffs else 'same'}  {name}")
+        for d in diffs:
+            print(f"        {d}")
+
+
+if __name__ == "__main__":
+    main()
