@@ -208,3 +208,21 @@ def test_delegation_tokens_answer_as_a_broker_without_a_secret_key(cluster: Clus
                          session=session)
     assert HANDLERS[41].module.handle(ctx, {"owners": None}, 3)["error_code"] == 61
     assert HANDLERS[38].module.handle(ctx, {}, 3)["principal_name"] == "alice"
+
+
+def test_raft_voter_changes_answer_as_a_static_quorum(cluster: Cluster) -> None:
+    conn = Conn(cluster)
+    voter = {"voter_id": 7, "voter_directory_id": b"\x01" * 16}
+    try:
+        add = conn.call(80, 1, {"cluster_id": None, "timeout_ms": 5000, **voter,
+                                "listeners": [{"name": "CONTROLLER", "host": "h", "port": 1}],
+                                "ack_when_committed": True})
+        assert add["error_code"] == 35 and add["error_message"] == (
+            "Cluster doesn't support adding voter because the kraft.version feature is 0")
+        remove = conn.call(81, 0, {"cluster_id": None, **voter})
+        assert remove["error_code"] == 35 and "removing voter" in remove["error_message"]
+        wrong = conn.call(81, 0, {"cluster_id": "nope", **voter})
+        assert wrong["error_code"] == 104 and wrong["error_message"] == (
+            f'The given id "nope" doesn\'t match the cluster id "{cluster.state.cluster_id}"')
+    finally:
+        conn.close()

@@ -1,0 +1,30 @@
+"""KRaft voter changes: AddRaftVoter (80) and RemoveRaftVoter (81), KIP-853."""
+
+from wire.schema import BOOL, INT16, INT32, STRING, UINT16, UUID, Array, Field, message
+
+_RESULT = [
+    Field("throttle_time_ms", INT32),
+    Field("error_code", INT16),
+    Field("error_message", STRING, nullable="0+"),
+]
+
+ADD_RAFT_VOTER_REQUEST = message("AddRaftVoterRequest", 80, "0-1", "0+", [
+    Field("cluster_id", STRING, nullable="0+"),
+    Field("timeout_ms", INT32),
+    Field("voter_id", INT32),
+    Field("voter_directory_id", UUID),
+    Field("listeners", Array, fields=[
+        Field("name", STRING),
+        Field("host", STRING),
+        Field("port", UINT16),
+    ]),
+    Field("ack_when_committed", BOOL, "1+", default=True),
+])
+ADD_RAFT_VOTER_RESPONSE = message("AddRaftVoterResponse", 80, "0-1", "0+", list(_RESULT))
+
+REMOVE_RAFT_VOTER_REQUEST = message("RemoveRaftVoterRequest", 81, "0", "0+", [
+    Field("cluster_id", STRING, nullable="0+"),
+    Field("voter_id", INT32),
+    Field("voter_directory_id", UUID),
+])
+REMOVE_RAFT_VOTER_RESPONSE = message("RemoveRaftVoterResponse", 81, "0", "0+", list(_RESULT))
