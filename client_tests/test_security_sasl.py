@@ -17,6 +17,7 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.frames import decode_response, encode_request
 
 # Not run with --target kafka: drives the emulator's clock.
@@ -353,3 +354,23 @@ def test_scram_users_through_the_admin_api(secured: Cluster) -> None:
             [UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)]).values():
         f.result(10)
     assert user not in secured.security.credentials.users
+
+
+def test_kafka_python_mutual_tls(tmp_path) -> None:
+    """kafka-python with a client certificate (ssl_context from client_config) where the
+    certificate is required and its subject is the only super user."""
+    from kafka import KafkaConsumer, KafkaProducer
+
+    with Cluster(1, security={"listeners": "SSL://127.0.0.1:0", "tls_dir": str(tmp_path),
+                              "tls_client_auth": "required", "authorizer": True,
+                              "super_users": ["CN=client,O=kafka-emulator"]}) as c:
+        c.create_topic("kp-mtls", 1)
+        kw = c.client_config("kafka-python")
+        p = KafkaProducer(**kw)
+        p.send("kp-mtls", b"signed").get(timeout=20)
+        p.close()
+        consumer = KafkaConsumer("kp-mtls", auto_offset_reset="earliest", **kw)
+        got = wait_for(lambda: [r.value for rs in consumer.poll(500).values() for r in rs],
+                       "the record over mutual TLS")
+        assert got == [b"signed"]
+        consumer.close()

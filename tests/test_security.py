@@ -211,3 +211,25 @@ def test_listener_parsing() -> None:
                 "PLAINTEXT://h:1,SSL://h:1"):
         with pytest.raises(ListenerError):
             parse_listeners(bad)
+
+
+def test_failed_reauthentication_names_the_phase() -> None:
+    sec = Security.from_config(SecurityConfig(sasl_users={"alice": "pw"}))
+    s = Session.for_listener("SASL_SSL", "SASL_SSL", None)
+    assert s.handshake("SCRAM-SHA-256", 1, sec, 0)
+    s.authenticate(b"n,,n=alice,r=x", sec, 0)
+    with pytest.raises(AuthenticationFailed):
+        s.authenticate(b"c=biws,r=wrong,p=AAAA", sec, 0)
+    s = Session.for_listener("SASL_SSL", "SASL_SSL", None)
+    s.handshake("PLAIN", 1, sec, 0)
+    s.authenticate(b"\0alice\0pw", sec, 0)
+    assert s.handshake("PLAIN", 1, sec, 0)  # re-authentication
+    with pytest.raises(AuthenticationFailed, match="Invalid username or password"):
+        s.authenticate(b"\0alice\0bad", sec, 0)
+    s = Session.for_listener("SASL_SSL", "SASL_SSL", None)
+    s.handshake("SCRAM-SHA-256", 1, sec, 0)
+    s.authenticate(b"n,,n=alice,r=x", sec, 0)
+    s.state, s.principal = AUTHENTICATED, "User:alice"  # as after a completed login
+    assert s.handshake("SCRAM-SHA-256", 1, sec, 0)
+    with pytest.raises(AuthenticationFailed, match="during re-authentication due to"):
+        s.authenticate(b"n,,n=nobody,r=x", sec, 0)

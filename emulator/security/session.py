@@ -115,8 +115,12 @@ class Session:
                     f"{self.principal}: {server.principal}")
         except AuthenticationFailed as e:
             self.state = FAILED
+            if self.reauthenticating and "during authentication" in str(e):
+                # Kafka names the phase: "Authentication failed during re-authentication..."
+                e = AuthenticationFailed(str(e).replace("during authentication",
+                                                        "during re-authentication"))
             self.close_after_response = f"{self.mechanism} authentication failed: {e}"
-            raise
+            raise e from None
         if server.complete:
             self.principal = server.principal or ANONYMOUS
             self.state, self._server = AUTHENTICATED, None
