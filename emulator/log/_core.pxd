@@ -31,6 +31,8 @@ cdef class Log:
                     int64_t max_ts) except -1
     cdef int _drop_head(self, Py_ssize_t i) except -1
     cdef int64_t _cum_before(self, Py_ssize_t i) noexcept
+    cdef bint _splice_ok(self, list new, Py_ssize_t i, Py_ssize_t j)
+    cdef int _splice(self, list new, Py_ssize_t i, Py_ssize_t j) except -1
 
 
 cdef class FollowerState:

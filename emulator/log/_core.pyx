@@ -302,10 +302,27 @@ cdef class Log:
         return self.segments.ranges(self.log_end_offset)
 
     def replace_batches(self, int64_t start, int64_t end, list batches):
-        """Swap the batches lying wholly in [start, end) for ``batches`` (see pure.Log)."""
+        """Swap the batches lying wholly in [start, end) for ``batches`` (see pure.Log).
+
+        A splice of the C arrays (the cleaner's swap must not stall the loop); odd
+        input (new batches not between their neighbours, an epoch cache that does not
+        cover every batch) takes the rebuild path, whose result is the same.
+        """
         cdef int64_t lso = self.log_start_offset, leo = self.log_end_offset
+        cdef Py_ssize_t i, j, m
+        new = sorted([b for b in batches if b[2] < leo], key=lambda e: e[1])
+        m = len(new)
+        while self._n + m >= self._cap:
+            self._grow()
+        i = _bisect_left(self._lasts, self._head, self._n, start)
+        j = _bisect_left(self._bases, self._head, self._n, end)
+        if j < i:
+            j = i
+        if self._splice_ok(new, i, j):
+            self._splice(new, i, j)
+            return
         keep = [e for e in self.batches_from(-1, 1 << 62) if e[2] < start or e[1] >= end]
-        merged = sorted(keep + [b for b in batches if b[2] < leo], key=lambda e: e[1])
+        merged = sorted(keep + new, key=lambda e: e[1])
         del self._batches[:]
         self._head = self._n = 0
         self._dropped = 0
@@ -314,6 +331,65 @@ cdef class Log:
             self._store(data, base, last, epoch, max_ts)
         self.log_start_offset = lso
         self.log_end_offset = leo
+
+    cdef bint _splice_ok(self, list new, Py_ssize_t i, Py_ssize_t j):
+        cdef Py_ssize_t k
+        cdef int64_t top, lo, hi
+        if self._ep_n == 0:
+            return False
+        top = self._ep_ids[self._ep_n - 1]
+        for k in range(self._head, self._n):
+            if self._epochs[k] > top:
+                return False
+        lo = self._lasts[i - 1] if i > self._head else -(1 << 62)
+        hi = self._bases[j] if j < self._n else (1 << 62)
+        for e in new:
+            if e[3] > top or e[1] <= lo or e[2] >= hi or e[1] > e[2]:
+                return False
+            lo = e[2]
+        return True
+
+    cdef int _splice(self, list new, Py_ssize_t i, Py_ssize_t j) except -1:
+        cdef Py_ssize_t m = len(new), n = self._n, k, t, tail = n - j
+        cdef int64_t prev_cum, old_before, running, length
+        cdef int64_t* arrays[ARRAYS]
+        arrays[0] = self._bases
+        arrays[1] = self._lasts
+        arrays[2] = self._max_ts
+        arrays[3] = self._epochs
+        arrays[4] = self._cum
+        old_before = self._cum[j - 1] if j > 0 else 0
+        for k in range(ARRAYS):
+            memmove(arrays[k] + i + m, arrays[k] + j, tail * sizeof(int64_t))
+        self._batches[i:j] = [e[0] for e in new]
+        prev_cum = self._cum[i - 1] if i > 0 else 0
+        running = self._max_ts[i - 1] if i > self._head else -1
+        for k in range(m):
+            e = new[k]
+            t = i + k
+            self._bases[t] = e[1]
+            self._lasts[t] = e[2]
+            self._epochs[t] = e[3]
+            running = e[4] if e[4] > running else running
+            self._max_ts[t] = running
+            length = len(e[0])
+            prev_cum += length
+            self._cum[t] = prev_cum
+        for k in range(i + m, i + m + tail):
+            self._cum[k] += prev_cum - old_before
+            if self._max_ts[k] < running:
+                self._max_ts[k] = running
+            else:
+                running = self._max_ts[k]
+        self._n = i + m + tail
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+        if self._n > self._head and self._max_ts[self._n - 1] > -1:
+            # as the rebuild's appends set them: the first batch reaching the maximum
+            self.max_timestamp = self._max_ts[self._n - 1]
+            k = _bisect_left(self._max_ts, self._head, self._n, self.max_timestamp)
+            self.max_timestamp_offset = self._lasts[k]
+        return 0
 
     # ---- appends -------------------------------------------------------------------
     def append_as_leader(self, data, int32_t leader_epoch, int64_t append_time=-1):
