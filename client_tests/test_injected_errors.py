@@ -68,6 +68,8 @@ WHERE: dict[int, list[tuple[int, str]]] = {
     45: [(0, "responses.partitions.error_code")],
     46: [(0, "error_code")],
     47: [(0, "topics.partitions.error_code")],
+    50: [(0, "results.error_code")],
+    51: [(0, "results.error_code")],
     60: [(0, "error_code")],
     65: [(0, "transaction_states.error_code")],
     66: [(0, "error_code")],

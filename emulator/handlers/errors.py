@@ -46,7 +46,7 @@ MESSAGE_FIELDS = ("error_message",)
 KEY_FIELDS = frozenset({
     "name", "topic", "topic_name", "topic_id", "partition_index", "partition", "partition_id",
     "index", "group_id", "member_id", "group_instance_id", "transactional_id", "key",
-    "key_type", "resource_type", "resource_name", "log_dir",
+    "key_type", "resource_type", "resource_name", "log_dir", "user",
 })
 # Response field -> request field names holding the same value in Kafka's schemas.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -57,14 +57,17 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("topic", "topic_name"),
     "topic": ("name", "topic_name"),
     "group_id": ("key",),
+    "user": ("name",),
 }
 # Request arrays whose response arrays have other names and are not the only candidate.
 # (api key, response array) -> request array; "." means the request level itself (one
-# item), "a.b" the items of every ``b`` under every ``a`` (flattened).
+# item), "a.b" the items of every ``b`` under every ``a`` (flattened), "a+b" the items
+# of ``a`` then those of ``b``.
 MIRRORS: dict[tuple[int, str], str] = {
     (1, "responses"): "topics",  # Fetch: not forgotten_topics_data
     (34, "results"): "dirs.topics",  # AlterReplicaLogDirs: results per topic, not per dir
     (35, "results"): ".",  # DescribeLogDirs: one log dir holding the asked topics
+    (51, "results"): "deletions+upsertions",  # AlterUserScramCredentials: one per user op
 }
 # Codes about the whole request rather than its items: Kafka answers them at the
 # shallowest level that has an error field (the top level of a Fetch or an OffsetFetch
@@ -120,6 +123,12 @@ def _items(req: Any, struct: Struct | None, path: str, v: int) -> tuple[list, St
     with their struct."""
     if path == ".":
         return [req], struct
+    if "+" in path:
+        items: list = []
+        for part in path.split("+"):
+            more, struct_of = _items(req, struct, part, v)
+            items += more
+        return items, struct_of
     items: list = [req]
     for part in path.split("."):
         f = next((f for f in _present(struct.fields, v) if f.name == part),
