@@ -159,6 +159,11 @@ CASES = [
     Case("ElectLeaders", 43, 2, lambda t, g, x: {"election_type": 0, "topic_partitions": [
         {"topic": t, "partitions": [0]}], "timeout_ms": 5000},
         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    Case("DescribeProducers", 61, 0, lambda t, g, x: {"topics": [
+        {"name": t, "partition_indexes": [0]}]},
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29),
+    Case("DescribeClientQuotas", 48, 1, lambda t, g, x: {"components": [], "strict": False},
+         lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE_CONFIGS, 31),
     Case("DescribeLogDirs", 35, 4, lambda t, g, x: {"topics": None},
          lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
     # DescribeCluster needs no ACL (Kafka answers it to anyone); the cluster's authorized

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from emulator.cluster.groups import OFFSETS_TOPIC
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 from wire.records import control_batch
 
 API_KEY = 27
 VERSIONS = (1, 2)
+AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -10,11 +10,13 @@ producer and consumer byte rates are enforced as throttle_time_ms.
 from __future__ import annotations
 
 from emulator.cluster.quotas import QuotaError
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 48
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE_CONFIGS),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -12,11 +12,13 @@ are enforced as throttle_time_ms (emulator/cluster/quotas.py).
 from __future__ import annotations
 
 from emulator.cluster.quotas import QuotaError, entity_of
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 49
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.ALTER_CONFIGS),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -11,12 +11,14 @@ the brokers (combined mode), and directory ids are not kept (zero).
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import MESSAGES
 from wire.errors import ErrorCode as E
 
 API_KEY = 55
 VERSIONS = (0, 2)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 METADATA_TOPIC = "__cluster_metadata"
 
 

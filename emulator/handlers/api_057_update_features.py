@@ -15,12 +15,14 @@ Kafka's ApiVersions, not listed among the finalized features.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from emulator.versions import FeatureLevels
 from wire.errors import ErrorCode as E
 
 API_KEY = 57
 VERSIONS = (0, 2)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 PREFIX = "The update failed for all features since the following feature had an error: "
 

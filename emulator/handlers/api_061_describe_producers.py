@@ -11,12 +11,14 @@ coordinator epoch of the last transaction marker is not kept (-1).
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import MESSAGES
 from wire.errors import ErrorCode as E
 
 API_KEY = 61
 VERSIONS = (0, 0)
+AUTHORIZE = (Each(RT.TOPIC, Op.READ, "topics"),)
 
 
 def _partition(ctx: RequestContext, topic: str, index: int) -> dict:

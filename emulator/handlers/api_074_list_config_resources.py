@@ -9,11 +9,13 @@ UNSUPPORTED_VERSION.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 74
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.DESCRIBE_CONFIGS),)
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 ORDER = (CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC, GROUP)
 

@@ -9,11 +9,13 @@ doesn't support adding voter because the kraft.version feature is 0".
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 80
 VERSIONS = (0, 1)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -9,11 +9,13 @@ doesn't support removing voter because the kraft.version feature is 0".
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 81
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
