@@ -103,6 +103,8 @@ def main() -> None:
               f"{stats.canary_failures}; RSS {rss0:.0f} -> {rss_mb(proc.pid):.0f} MB; canary "
               f"p99 {stats.canary_p99_ms():.1f} ms, max {stats.canary_max_ms:.1f} ms",
               flush=True)
+        for e in stats.canary_errors:
+            print("canary failed", e)
         if stats.slow_cases:
             print("unanswered within 3 s (acks=0 produce and long polls are expected):")
             for c in stats.slow_cases[:10]:

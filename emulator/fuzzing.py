@@ -30,6 +30,7 @@ class FuzzStats:
     unanswered: int = 0
     canary_ms: list[float] = field(default_factory=list)
     canary_failures: int = 0
+    canary_errors: list[str] = field(default_factory=list)  # why the first ones failed
     slow_cases: list[str] = field(default_factory=list)
 
     @property
@@ -59,6 +60,7 @@ class Canary:
         self.sock: socket.socket | None = None
         self.frame = encode_request(3, 12, 1, "canary", {"topics": None,
                                                           "allow_auto_topic_creation": False})
+        self.last_error = ""
 
     def probe(self, timeout: float = 5.0) -> float | None:
         """Milliseconds for one answered Metadata request, or None if it failed."""
@@ -72,7 +74,9 @@ class Canary:
             size = struct.unpack(">i", head)[0]
             body = self.sock.recv(size, socket.MSG_WAITALL)
             decode_response(3, 12, body)
-        except (OSError, struct.error, ValueError):
+        except (OSError, struct.error, ValueError) as e:
+            self.last_error = (f"{type(e).__name__}: {e} after "
+                               f"{(time.perf_counter() - t0) * 1000:.0f} ms")
             if self.sock is not None:
                 self.sock.close()
             self.sock = None
@@ -114,6 +118,8 @@ def drive(addresses: list[tuple[str, int]], cases: Iterable[Case], parallel: int
             ms = canary.probe()
             if ms is None:
                 stats.canary_failures += 1
+                if len(stats.canary_errors) < 10:
+                    stats.canary_errors.append(f"after case {stats.cases}: {canary.last_error}")
             else:
                 stats.canary_ms.append(ms)
         if progress is not None and stats.cases % progress_every == 0:
