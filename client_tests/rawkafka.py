@@ -75,7 +75,14 @@ def produce_error(resp: dict) -> int:
 
 def topic_metadata(cluster: Cluster | KafkaTarget, topic: str) -> dict:
     """The topic as Metadata (v12) reports it: asked over the wire, so on either target."""
-    c = Conn(cluster, 0)
+    c = None
+    for i in range(len(cluster.broker_ids)):  # the first broker that is up
+        try:
+            c = Conn(cluster, i)
+            break
+        except OSError:
+            continue
+    assert c is not None, "no broker is up"
     try:
         resp = c.call(3, 12, {"topics": [{"topic_id": b"\x00" * 16, "name": topic}],
                               "allow_auto_topic_creation": False})
