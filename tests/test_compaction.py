@@ -352,3 +352,21 @@ def test_compacted_log_is_the_latest_value_per_key(ops, retention: int) -> None:
               if o >= cleaned_to or (latest[k] == o and o not in expired)]
     assert records(log) == expect
     assert log.log_end_offset == len(written)
+
+
+def test_a_partition_the_cleaner_cannot_read_is_marked_uncleanable() -> None:
+    st_, clock = cluster()
+    for i in range(12):
+        produce(st_, f"k{i % 2}", str(i))
+    p = st_.get_partition("c", 0)
+    h = read_header(p.leader_log.batch_at(0))
+    bad = bytearray(p.leader_log.batch_at(0))
+    bad[22] = (bad[22] & 0xF8) | 7  # compression codec 7: unreadable
+    entries = p.leader_log.batches_from(-1, 1 << 40)
+    p.leader_log.replace_batches(0, 1, [(bytes(bad), 0, h.last_offset, 0, entries[0][4])])
+    with pytest.raises(Exception, match="compression|codec"):
+        while st_.cleaner.step():
+            pass
+    st_.cleaner.mark_uncleanable()
+    assert (p.topic_id, 0) in st_.cleaner.stats.uncleanable_partitions
+    assert st_.cleaner.step() is False  # left alone from now on

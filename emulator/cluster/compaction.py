@@ -101,7 +101,8 @@ class LogCleaner:
                 continue
             cfg = cleaner_config(self.state, t)
             for p in t.partitions:
-                if p.leader < 0 or p.leader not in p.logs:
+                if p.leader < 0 or p.leader not in p.logs or \
+                        (p.topic_id, p.index) in self.stats.uncleanable_partitions:
                     continue
                 log = p.leader_log
                 first_dirty = min(self.checkpoints.get((p.topic_id, p.index), 0),
@@ -139,7 +140,11 @@ class LogCleaner:
             if not todo:
                 return False
             _, _, _t, p, (rng, cfg) = todo[0]
-            self.job = self._start(p, rng.first_dirty, rng.end, cfg, now)
+            try:
+                self.job = self._start(p, rng.first_dirty, rng.end, cfg, now)
+            except Exception:
+                self.stats.uncleanable_partitions.add((p.topic_id, p.index))
+                raise
         job = self.job
         try:
             next(job.steps)
@@ -147,6 +152,15 @@ class LogCleaner:
             self.job = None
             self.last_result = self._finish(job, done.value)
         return True
+
+    def mark_uncleanable(self) -> None:
+        """The pass under way failed (our bug, or a batch it cannot read): like Kafka's
+        LogCleanerManager.markPartitionUncleanable, leave that partition alone from now
+        on (uncleanable_partitions_count) instead of failing on it forever."""
+        if self.job is not None:
+            p = self.job.partition
+            self.stats.uncleanable_partitions.add((p.topic_id, p.index))
+        self.job = None
 
     def _start(self, p: Partition, first_dirty: int, end: int, cfg: CleanerConfig,
                now: int) -> CleaningJob:

@@ -354,8 +354,8 @@ class EmulatorServer:
                 if time.monotonic() >= deadline:
                     return True
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
-            log.exception("log cleaner step failed")
-            self.state.cleaner.job = None
+            log.exception("log cleaner step failed; the partition is marked uncleanable")
+            self.state.cleaner.mark_uncleanable()
             return False
         return False
 
