@@ -11,6 +11,7 @@ reported and cut there, and the emulator still starts.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -31,6 +32,23 @@ from wire.records import decode_records
 pytestmark = pytest.mark.emulator_only
 
 PARTITIONS = 3
+_RUNNING: list[subprocess.Popen] = []  # emulators and JVMs a test started
+
+
+def _die_with_parent() -> None:
+    """The child gets SIGKILL when this process dies (a killed test run leaves nothing)."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@pytest.fixture(autouse=True)
+def _reap() -> object:
+    """Whatever a test started is gone after it, pass or fail."""
+    yield
+    while _RUNNING:
+        proc = _RUNNING.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
 
 
 def free_ports(n: int) -> int:
@@ -69,7 +87,8 @@ class Emulator:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "emulator", "--port", str(self.port),
              "--data-dir", str(self.data_dir)],
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
+            stdout=subprocess.PIPE, stderr=self.log, text=True, preexec_fn=_die_with_parent)
+        _RUNNING.append(self.proc)
         line = self.proc.stdout.readline()
         assert "kafka-emulator ready" in line, (line, self.log_path.read_text())
         return line.split("bootstrap servers ")[1].split()[0]
@@ -304,18 +323,24 @@ JAVA_DIR = Path(__file__).resolve().parent / "java"
 STREAMS_CP = f"{JAVA_DIR / '.tools-jars'}/*:{JAVA_DIR / '.classes-streams'}"
 
 
+def require_streams() -> None:
+    if not (JAVA_DIR / ".classes-streams" / "WordCount.class").exists():
+        raise RuntimeError("client_tests/java/.classes-streams/WordCount.class is missing: "
+                           "run scripts/setup.d/30-java.sh and 34-java-streams.sh")
+
+
 class WordCountApp:
     """client_tests/java/streams/WordCount.java: a KTable word count, exactly_once_v2."""
 
     def __init__(self, bootstrap: str, state_dir: Path, log_path: Path) -> None:
-        if not (JAVA_DIR / ".classes-streams" / "WordCount.class").exists():
-            raise RuntimeError("client_tests/java/.classes-streams/WordCount.class is missing:"
-                               " run scripts/setup.d/30-java.sh and 34-java-streams.sh")
+        require_streams()
         self.log = open(log_path, "a")  # noqa: SIM115 - closed in close
         self.proc = subprocess.Popen(
             ["java", "-Xmx256m", "-cp", STREAMS_CP, "WordCount", bootstrap, "wordcount",
              str(state_dir), "words-in", "counts-out"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            preexec_fn=_die_with_parent)
+        _RUNNING.append(self.proc)
         self.states: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -359,6 +384,7 @@ def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: 
     restarts (SIGTERM, data dir) and the app restarts with its local state wiped, so its
     counts come back from the compacted changelog and its position from the committed
     offsets; a second batch must give the totals of both, nothing counted twice."""
+    require_streams()  # before anything starts
     data = tmp_path / "data"
     emu = Emulator(data, free_ports(3), tmp_path / "emulator.log")
     bootstrap = emu.start()
