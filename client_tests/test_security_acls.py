@@ -45,7 +45,9 @@ def cluster() -> Iterator[Cluster]:
 class Client:
     """A raw connection logged in with PLAIN."""
 
-    def __init__(self, bootstrap: str, user: str, broker_index: int = 0) -> None:
+    def __init__(self, target: Cluster | str, user: str, broker_index: int = 0) -> None:
+        """``target``: an emulator Cluster or a bootstrap string (a real Kafka's)."""
+        bootstrap = target if isinstance(target, str) else target.bootstrap_servers
         host, port = bootstrap.split(",")[broker_index].rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=10)
         assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
