@@ -226,3 +226,22 @@ def test_raft_voter_changes_answer_as_a_static_quorum(cluster: Cluster) -> None:
             f'The given id "nope" doesn\'t match the cluster id "{cluster.state.cluster_id}"')
     finally:
         conn.close()
+
+
+def test_unregister_broker_as_the_kraft_controller_answers(cluster: Cluster) -> None:
+    conn = Conn(cluster)
+    try:
+        unknown = conn.call(64, 0, {"broker_id": 77})
+        assert unknown == {"throttle_time_ms": 0, "error_code": 102,
+                           "error_message": "Broker ID 77 is not currently registered"}
+        live = max(cluster.broker_ids)
+        assert conn.call(64, 0, {"broker_id": live})["error_code"] == 0
+        assert conn.call(64, 0, {"broker_id": live})["error_code"] == 0  # re-registered
+        cluster.stop_broker(live)
+        assert conn.call(64, 0, {"broker_id": live}) == {
+            "throttle_time_ms": 0, "error_code": 0, "error_message": ""}
+        assert conn.call(64, 0, {"broker_id": live})["error_code"] == 102
+        cluster.start_broker(live)
+        assert conn.call(64, 0, {"broker_id": live})["error_code"] == 0
+    finally:
+        conn.close()

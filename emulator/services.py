@@ -40,4 +40,6 @@ def build_services(state: ClusterState) -> dict[str, Any]:
         services["share"] = ShareCoordinator(state, services["groups"])
     services["fetch_sessions"] = FetchSessions(state)
     services["quotas"] = ClientQuotas()
+    # UnregisterBroker: stopped brokers whose registration was removed (until they start)
+    services["unregistered_brokers"] = set()
     return services

@@ -1,4 +1,5 @@
-"""KRaft voter changes: AddRaftVoter (80) and RemoveRaftVoter (81), KIP-853."""
+"""KRaft membership: AddRaftVoter (80) and RemoveRaftVoter (81), KIP-853;
+UnregisterBroker (64), KIP-500."""
 
 from wire.schema import BOOL, INT16, INT32, STRING, UINT16, UUID, Array, Field, message
 
@@ -28,3 +29,9 @@ REMOVE_RAFT_VOTER_REQUEST = message("RemoveRaftVoterRequest", 81, "0", "0+", [
     Field("voter_directory_id", UUID),
 ])
 REMOVE_RAFT_VOTER_RESPONSE = message("RemoveRaftVoterResponse", 81, "0", "0+", list(_RESULT))
+
+UNREGISTER_BROKER_REQUEST = message("UnregisterBrokerRequest", 64, "0", "0+", [
+    Field("broker_id", INT32),
+])
+UNREGISTER_BROKER_RESPONSE = message("UnregisterBrokerResponse", 64, "0", "0+",
+                                     list(_RESULT))
