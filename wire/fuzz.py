@@ -77,8 +77,11 @@ class Fuzzer:
 
     # ---- values --------------------------------------------------------------------
     def _int(self, t: Any, name: str) -> int:
-        r = self.rng
         lo, hi = _INTS[t]
+        return min(hi, max(lo, self._pick_int(lo, hi, name)))
+
+    def _pick_int(self, lo: int, hi: int, name: str) -> int:
+        r = self.rng
         if "partition" in name or name in ("index", "replica_id", "broker_id", "node_id"):
             return r.choice((0, 0, 1, 2, -1, 3, hi))
         if "timeout" in name or name.endswith("_ms"):  # rarely a wait of days
