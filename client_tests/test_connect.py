@@ -6,6 +6,7 @@ again, lines written since are."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import signal
 import socket
@@ -17,6 +18,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from emulator import Cluster
+from wire.records import decode_records
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CP = f"{JAVA_DIR / '.tools-jars'}/*"
@@ -52,7 +54,8 @@ class Worker:
         self.log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop
         self.proc = subprocess.Popen(
             ["java", "-Xmx384m", "-cp", CP, "org.apache.kafka.connect.cli.ConnectDistributed",
-             str(self.props)], stdout=self.log, stderr=subprocess.STDOUT)
+             str(self.props)], stdout=self.log, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent)
         self.wait(lambda: self.get("/") is not None, "the worker's REST API")
 
     def get(self, path: str) -> object:
@@ -84,6 +87,17 @@ class Worker:
         self.proc.wait(60)
         self.log.close()
 
+    def kill(self) -> None:
+        """Teardown, pass or fail: no JVM outlives its test."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+
+
+def _die_with_parent() -> None:
+    """The JVM gets SIGKILL when this process dies (PR_SET_PDEATHSIG)."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+
 
 def read_lines(bootstrap: str, topic: str, expect: int, timeout: float = 60) -> list[str]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader",
@@ -114,23 +128,46 @@ def test_connect_distributed_file_source_survives_a_worker_restart(tmp_path: Pat
         bootstrap = cluster.bootstrap_servers
         cluster.create_topic("file-lines", 1, 3)
         w = Worker(bootstrap, tmp_path)
-        w.start()
-        w.put("/connectors/file-source/config", {
-            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-            "tasks.max": "1", "file": str(source), "topic": "file-lines"})
-        assert read_lines(bootstrap, "file-lines", 10) == [f"line-{i}" for i in range(10)]
-        policies = cluster.call(lambda: {
-            name: cluster.state.topic_config(cluster.state.topics[name], "cleanup.policy")
-            for name in ("connect-configs", "connect-offsets", "connect-status")})
-        assert policies == dict.fromkeys(policies, "compact")
-        time.sleep(1.5)  # offset.flush.interval.ms: the source offset reaches its topic
-        w.stop(signal.SIGKILL)
-        with open(source, "a") as f:
-            f.write("".join(f"line-{i}\n" for i in range(10, 15)))
-        w.start()  # the connector comes back from connect-configs, its position too
-        w.wait(lambda: (w.get("/connectors/file-source/status") or {}).get(
-            "tasks", [{}])[0].get("state") == "RUNNING", "the restored connector's task")
-        lines = read_lines(bootstrap, "file-lines", 15)
-        assert lines == [f"line-{i}" for i in range(15)]
-        assert w.get("/connectors") == ["file-source"]
-        w.stop(signal.SIGTERM)
+        try:
+            run_connector(cluster, w, source)
+        finally:
+            w.kill()
+
+
+def stored_position(cluster: Cluster) -> int:
+    """The FileStreamSource position last written to connect-offsets (-1: none yet)."""
+    pos = -1
+    for p in cluster.state.topics["connect-offsets"].partitions:
+        for batch in p.leader_log.read(-1, 1 << 40, p.high_watermark):
+            for r in decode_records(batch):
+                if r.value:
+                    pos = max(pos, int(json.loads(r.value).get("position", -1)))
+    return pos
+
+
+def run_connector(cluster: Cluster, w: Worker, source: Path) -> None:
+    bootstrap = cluster.bootstrap_servers
+    w.start()
+    w.put("/connectors/file-source/config", {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "tasks.max": "1", "file": str(source), "topic": "file-lines"})
+    assert read_lines(bootstrap, "file-lines", 10) == [f"line-{i}" for i in range(10)]
+    policies = cluster.call(lambda: {
+        name: cluster.state.topic_config(cluster.state.topics[name], "cleanup.policy")
+        for name in ("connect-configs", "connect-offsets", "connect-status")})
+    assert policies == dict.fromkeys(policies, "compact")
+    # the source offset of all 10 lines (byte position 70) is in connect-offsets
+    # (offset.flush.interval.ms) before the kill: then nothing may be sent twice
+    size = source.stat().st_size
+    w.wait(lambda: cluster.call(lambda: stored_position(cluster)) == size,
+           "the source offset in connect-offsets")
+    w.stop(signal.SIGKILL)
+    with open(source, "a") as f:
+        f.write("".join(f"line-{i}\n" for i in range(10, 15)))
+    w.start()  # the connector comes back from connect-configs, its position too
+    w.wait(lambda: (w.get("/connectors/file-source/status") or {}).get(
+        "tasks", [{}])[0].get("state") == "RUNNING", "the restored connector's task")
+    lines = read_lines(bootstrap, "file-lines", 15)
+    assert lines == [f"line-{i}" for i in range(15)]
+    assert w.get("/connectors") == ["file-source"]
+    w.stop(signal.SIGTERM)
