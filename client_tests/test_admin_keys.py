@@ -245,3 +245,16 @@ def test_unregister_broker_as_the_kraft_controller_answers(cluster: Cluster) -> 
         assert conn.call(64, 0, {"broker_id": live})["error_code"] == 0
     finally:
         conn.close()
+
+
+def test_unregister_controller_of_a_single_controller_quorum(cluster: Cluster) -> None:
+    conn = Conn(cluster)
+    try:
+        active = conn.call(94, 0, {"controller_id": cluster.state.controller_id})
+        assert active["error_code"] == 42 and active["error_message"] == (
+            "Controller cannot unregister itself while it is active.")
+        other = conn.call(94, 0, {"controller_id": 4242})
+        assert other["error_code"] == 136 and other["error_message"] == (
+            "Controller ID 4242 is not currently registered.")
+    finally:
+        conn.close()

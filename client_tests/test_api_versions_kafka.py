@@ -29,7 +29,6 @@ RELEASES = {"4.4": "4.4.0", "4.3": "4.3.1", "4.2": "4.2.2", "4.1": "4.1.0", "4.0
 KNOWN_GAPS = {
     17, 29, 30, 31, 36, 50, 51,  # SASL, ACLs, SCRAM: the security work
     88, 89, 93,  # streams groups (KIP-1071)
-    94,  # UnregisterController
 }
 # Feature levels the emulator does not reach yet: name -> highest level it offers.
 FEATURE_GAPS: dict[str, int] = {}

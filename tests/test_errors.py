@@ -24,8 +24,9 @@ def test_codes_are_unique_and_contiguous_from_minus_one() -> None:
     assert len(ErrorCode.__members__) == len(ErrorCode)
     codes = sorted(int(c) for c in ErrorCode)
     assert codes == list(range(-1, codes[-1] + 1))
-    assert codes[-1] == 133  # SHARE_SESSION_LIMIT_REACHED, the highest in Kafka 4.1
+    assert codes[-1] == 136  # CONTROLLER_ID_NOT_REGISTERED, the highest in Kafka 4.4
     assert ErrorCode(133).name == "SHARE_SESSION_LIMIT_REACHED"
+    assert ErrorCode(136).name == "CONTROLLER_ID_NOT_REGISTERED"
 
 
 def test_retriable_and_messages() -> None:

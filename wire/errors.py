@@ -148,6 +148,9 @@ class ErrorCode(IntEnum):
     STREAMS_INVALID_TOPOLOGY_EPOCH = 131
     STREAMS_TOPOLOGY_FENCED = 132
     SHARE_SESSION_LIMIT_REACHED = 133
+    GROUP_DELETION_FAILED = 134
+    STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED = 135
+    CONTROLLER_ID_NOT_REGISTERED = 136
 
 
 RETRIABLE: frozenset[ErrorCode] = frozenset({
@@ -476,6 +479,11 @@ MESSAGES: dict[ErrorCode, str] = {
     ErrorCode.STREAMS_INVALID_TOPOLOGY_EPOCH: "The supplied topology epoch is invalid.",
     ErrorCode.STREAMS_TOPOLOGY_FENCED: "The supplied topology epoch is outdated.",
     ErrorCode.SHARE_SESSION_LIMIT_REACHED: "The limit of share sessions has been reached.",
+    ErrorCode.GROUP_DELETION_FAILED: "DeleteGroups could not complete; see the error message "
+    "on the per-group result for details.",
+    ErrorCode.STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED: "The broker could not process the "
+    "topology description update; see the error message for details.",
+    ErrorCode.CONTROLLER_ID_NOT_REGISTERED: "The given controller ID was not registered.",
 }
 
 

@@ -1,5 +1,5 @@
 """KRaft membership: AddRaftVoter (80) and RemoveRaftVoter (81), KIP-853;
-UnregisterBroker (64), KIP-500."""
+UnregisterBroker (64), KIP-500; UnregisterController (94)."""
 
 from wire.schema import BOOL, INT16, INT32, STRING, UINT16, UUID, Array, Field, message
 
@@ -35,3 +35,9 @@ UNREGISTER_BROKER_REQUEST = message("UnregisterBrokerRequest", 64, "0", "0+", [
 ])
 UNREGISTER_BROKER_RESPONSE = message("UnregisterBrokerResponse", 64, "0", "0+",
                                      list(_RESULT))
+
+UNREGISTER_CONTROLLER_REQUEST = message("UnregisterControllerRequest", 94, "0", "0+", [
+    Field("controller_id", INT32),
+])
+UNREGISTER_CONTROLLER_RESPONSE = message("UnregisterControllerResponse", 94, "0", "0+",
+                                         list(_RESULT))
