@@ -67,3 +67,11 @@ def test_kafka_reassign_partitions_as_an_unauthorized_user(secured: Cluster,
     out = r.stdout + r.stderr
     assert r.returncode != 0 and "Authorization" in out, out
     assert secured.state.get_partition("moves", 0).replicas != [1, 2, 3]
+
+
+def test_kafka_acls_with_an_unsecured_oauthbearer_token(secured: Cluster, tmp_path: Path) -> None:
+    """The Java client's OAUTHBEARER (Kafka's unsecured login module) as super user."""
+    props = secured.write_client_properties(str(tmp_path / "oauth.properties"), user="admin",
+                                            mechanism="OAUTHBEARER")
+    r = _tool(secured, props, ACLS, "--list")
+    assert r.returncode == 0, r.stdout + r.stderr

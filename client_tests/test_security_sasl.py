@@ -374,3 +374,17 @@ def test_kafka_python_mutual_tls(tmp_path) -> None:
                        "the record over mutual TLS")
         assert got == [b"signed"]
         consumer.close()
+
+
+def test_kafka_python_oauthbearer(secured: Cluster) -> None:
+    """kafka-python with the unsecured-JWT token provider client_config hands it."""
+    from kafka import KafkaProducer
+
+    topic = f"kp-oauth-{uuid.uuid4().hex[:8]}"
+    secured.create_topic(topic, 1)
+    kw = secured.client_config("kafka-python", listener="SASL_PLAINTEXT", user="bob",
+                               mechanism="OAUTHBEARER")
+    p = KafkaProducer(**kw)
+    meta = p.send(topic, b"token").get(timeout=20)
+    p.close()
+    assert meta.offset == 0

@@ -13,6 +13,7 @@ import base64
 import json
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,17 +37,19 @@ def unsecured_jwt(sub: str, lifetime_s: int = 3600, now_s: float | None = None) 
     return f"{part({'alg': 'none'})}.{part({'sub': sub, 'iat': now, 'exp': now + lifetime_s})}."
 
 
-class UnsecuredTokenProvider:
-    """kafka-python's ``sasl_oauth_token_provider``: a fresh unsecured JWT each time."""
+def kafka_python_token_provider(sub: str, lifetime_s: int = 3600) -> Any:
+    """kafka-python's provider must subclass its AbstractTokenProvider (kafka.net.sasl.oauth
+    in 3.x, kafka.oauth.abstract before)."""
+    try:
+        from kafka.net.sasl.oauth import AbstractTokenProvider  # only with kafka-python
+    except ImportError:  # older kafka-python
+        from kafka.oauth.abstract import AbstractTokenProvider  # type: ignore[no-redef]
 
-    def __init__(self, sub: str, lifetime_s: int = 3600) -> None:
-        self.sub, self.lifetime_s = sub, lifetime_s
+    class Provider(AbstractTokenProvider):  # type: ignore[misc, valid-type]
+        def token(self) -> str:
+            return unsecured_jwt(sub, lifetime_s)
 
-    def token(self) -> str:
-        return unsecured_jwt(self.sub, self.lifetime_s)
-
-    def extensions(self) -> dict[str, str]:
-        return {}
+    return Provider()
 
 
 def async_token_provider(sub: str, lifetime_s: int = 3600) -> Any:
@@ -110,13 +113,15 @@ def _ssl_context(c: ClientSecurity) -> ssl.SSLContext:
     return ctx
 
 
-def kafka_python(c: ClientSecurity) -> dict[str, Any]:
+def kafka_python(c: ClientSecurity, provider: Callable[[str], Any] | None = None
+                 ) -> dict[str, Any]:
     out: dict[str, Any] = {"bootstrap_servers": c.bootstrap_servers.split(","),
                            "security_protocol": c.protocol}
     if c.sasl:
         out["sasl_mechanism"] = c.mechanism or PLAIN
         if c.mechanism == OAUTHBEARER:
-            out["sasl_oauth_token_provider"] = UnsecuredTokenProvider(c.username or "")
+            make = provider or kafka_python_token_provider
+            out["sasl_oauth_token_provider"] = make(c.username or "")
         else:
             out["sasl_plain_username"], out["sasl_plain_password"] = c.username, c.password
     if c.tls:
@@ -125,10 +130,8 @@ def kafka_python(c: ClientSecurity) -> dict[str, Any]:
 
 
 def aiokafka(c: ClientSecurity) -> dict[str, Any]:
-    out = kafka_python(c)
+    out = kafka_python(c, provider=async_token_provider)
     out["bootstrap_servers"] = c.bootstrap_servers
-    if c.sasl and c.mechanism == OAUTHBEARER:
-        out["sasl_oauth_token_provider"] = async_token_provider(c.username or "")
     return out
 
 
