@@ -22,6 +22,8 @@ from emulator import Cluster
 from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 _names = itertools.count()
+TARGET_FIXTURES = {"cluster", "group_cluster", "bootstrap"}
+TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,11 +45,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep, drop = [], []
     for item in items:
         in_client_tests = "client_tests" in item.path.parts
-        (drop if in_client_tests and item.get_closest_marker("emulator_only") else keep
-         ).append(item)
+        # Only a test that reaches the cluster through the target fixtures can run on
+        # Kafka; one that builds its own emulator would pass here without touching Kafka.
+        runs = _uses_target(item) and not item.get_closest_marker("emulator_only")
+        (keep if runs or not in_client_tests else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _uses_target(item: pytest.Item) -> bool:
+    """Does the test get its cluster from the target-aware fixtures here (not from a
+    fixture of its own module that starts an emulator)?"""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in TARGET_FIXTURES & set(info.names_closure):
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].func.__module__.rsplit(".", 1)[-1] in TARGET_MODULES:
+            return True
+    return False
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from confluent_kafka import Producer
 from rawkafka import Conn, leader_conn
 
 from emulator import Cluster
+
+# Not run with --target kafka: checks answers against the emulator's state and server (not yet target-neutral).
+pytestmark = pytest.mark.emulator_only
 
 
 def test_describe_producers_lists_idempotent_and_transactional_producers(

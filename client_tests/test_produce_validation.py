@@ -7,12 +7,16 @@ import struct
 import time
 
 import cramjam
+import pytest
 from confluent_kafka import KafkaError, Producer
 from rawkafka import leader_conn, produce_body
 
 from emulator import Cluster
 from wire.errors import ErrorCode as E
 from wire.records import HEADER_SIZE, build_batch, crc32c
+
+# Not run with --target kafka: checks the emulator's stored log (not yet target-neutral).
+pytestmark = pytest.mark.emulator_only
 
 
 def raw_batch(body: bytes, count: int, attrs: int = 0, now: int | None = None) -> bytes:

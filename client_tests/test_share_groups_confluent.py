@@ -6,10 +6,14 @@ consumer, as librdkafka asks)."""
 
 from __future__ import annotations
 
+import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 
 from emulator import Cluster
 from emulator.testing import wait_for
+
+# Not run with --target kafka: reads the emulator's share coordinator (not yet target-neutral).
+pytestmark = pytest.mark.emulator_only
 
 
 def produce(c: Cluster, topic: str, n: int, per_flush: int = 5) -> None:

@@ -13,10 +13,14 @@ import subprocess
 import uuid
 from collections import Counter
 
+import pytest
 from confluent_kafka import Consumer
 from test_reassign_java import JVM, require_java
 
 from emulator import Cluster
+
+# Not run with --target kafka: reads the emulator's transaction coordinator (not yet target-neutral).
+pytestmark = pytest.mark.emulator_only
 
 
 def _run_txn_client(cluster: Cluster, tid: str, topic: str, group: str,
