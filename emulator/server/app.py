@@ -405,6 +405,10 @@ class EmulatorServer:
         if conn is None:
             writer.transport.abort()
             return
+        if not bl.broker.alive or bl.broker.crashed or bl.server is None:
+            self.limits.release(conn)  # it waited for a slot while the broker stopped
+            writer.transport.abort()
+            return
         self._conn_ids += 1
         conn_id = self._conn_ids
         bl.connections.add(writer)
