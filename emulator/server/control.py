@@ -17,6 +17,14 @@ Routes (every body is JSON; errors are ``{"error": "..."}`` with a 4xx status):
     DELETE /faults                        clear every fault
     POST   /faults/schedule               run a fault schedule (validated whole first)
     GET    /faults/schedule               progress of the last schedule
+    POST   /reassignments                 {"topic", "partition", "replicas"}: start a
+                                          reassignment ("replicas": null cancels it)
+    DELETE /reassignments                 {"topic", "partition"}: cancel one
+    POST   /elections/preferred           {"topic": T, "partitions": [..]} or {} for all
+    GET    /ui                            the web console (docs/console.md)
+    GET    /ui/snapshot                   what the console shows, as JSON
+    GET    /events                        the same, pushed as server-sent events
+                                          (?interval_ms=N, default 1000)
 
 The control plane runs on the cluster's own event loop, so what it does is ordered
 with the brokers' work like any request. h11 does the HTTP; this module only routes.
@@ -39,13 +47,18 @@ import json
 import logging
 import re
 import socket
+import time
 from collections.abc import Iterable
+from importlib import resources
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import h11
 
+from emulator.cluster.console import console_snapshot
+from emulator.cluster.election import PREFERRED, elect_leaders
 from emulator.cluster.metrics import cluster_view, prometheus
+from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.faults import FaultError, FaultSchedule, ScheduleError, ScheduleRunner
 from emulator.server.schedule import start_schedule
 
@@ -59,7 +72,29 @@ ROUTES = [
     ("POST", "/brokers/{id}/stop"), ("POST", "/brokers/{id}/start"),
     ("POST", "/brokers/{id}/controlled-shutdown"), ("GET", "/faults"), ("POST", "/faults"),
     ("DELETE", "/faults"), ("POST", "/faults/schedule"), ("GET", "/faults/schedule"),
+    ("POST", "/reassignments"), ("DELETE", "/reassignments"), ("POST", "/elections/preferred"),
+    ("GET", "/ui"), ("GET", "/ui/snapshot"), ("GET", "/events"),
 ]
+# The console's files (package data in emulator/server/ui): no build step, no internet.
+UI_FILES = {"/ui": ("index.html", "text/html; charset=utf-8"),
+            "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
+            "/ui/style.css": ("style.css", "text/css; charset=utf-8")}
+MIN_EVENT_INTERVAL_MS = 100
+
+
+class Raw:
+    """A response body that is not JSON (the console's files)."""
+
+    def __init__(self, data: bytes, content_type: str) -> None:
+        self.data = data
+        self.content_type = content_type
+
+
+class EventStream:
+    """GET /events: the connection turns into a server-sent event stream."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
 
 
 class HttpError(Exception):
@@ -97,8 +132,12 @@ class RequestGuard:
         return (_is_address(name) or name == "localhost" or name.endswith(".localhost")
                 or name in self.names)
 
-    def check(self, method: str, headers: dict[str, str]) -> None:
-        """Raise HttpError when a request must be refused."""
+    def check(self, method: str, headers: dict[str, str], public: bool = False) -> None:
+        """Raise HttpError when a request must be refused.
+
+        ``public``: the console's static files (no cluster data in them) are served
+        without the token, so a browser can open /ui and then send the token itself;
+        the Host and Origin checks still apply."""
         host = headers.get("host")
         if self.token is None and host is not None and not self.local_name(_host_name(host)):
             raise HttpError(403, f"Host {host!r} is not this emulator's (DNS rebinding?); use "
@@ -108,7 +147,7 @@ class RequestGuard:
             oh = _host_name(urlsplit(origin).netloc) if "://" in origin else origin.lower()
             if not (self.local_name(oh) and (oh != "null")):
                 raise HttpError(403, f"cross-origin request from {origin!r} refused")
-        if self.token is not None:
+        if self.token is not None and not public:
             auth = headers.get("authorization", "")
             scheme, _, given = auth.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(
@@ -133,6 +172,7 @@ class ControlPlane:
         self.guard = RequestGuard(token, [host, *names])
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
+        self.streams: set[asyncio.Task] = set()  # /events connections, cancelled at stop
         self.schedule: ScheduleRunner | None = None
         self.schedule_task: asyncio.Task | None = None
 
@@ -148,6 +188,8 @@ class ControlPlane:
             self.server.close()
             for w in list(self.writers):
                 w.transport.abort()
+            for task in list(self.streams):
+                task.cancel()
             await self.server.wait_closed()
             self.server = None
 
@@ -178,6 +220,9 @@ class ControlPlane:
                         return
                 elif isinstance(event, h11.EndOfMessage) and request is not None:
                     status, payload = await self._handle(request, bytes(body))
+                    if isinstance(payload, EventStream):
+                        await self._stream(conn, writer, payload)
+                        return
                     await self._send(conn, writer, status, payload)
                     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                         return
@@ -193,7 +238,9 @@ class ControlPlane:
 
     async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
                     payload: Any) -> None:
-        if isinstance(payload, str):
+        if isinstance(payload, Raw):
+            data, ctype = payload.data, payload.content_type
+        elif isinstance(payload, str):
             data, ctype = payload.encode(), "text/plain; version=0.0.4; charset=utf-8"
         else:
             data, ctype = (json.dumps(payload, indent=1) + "\n").encode(), "application/json"
@@ -208,17 +255,54 @@ class ControlPlane:
         writer.write(out)
         await writer.drain()
 
+    async def _stream(self, conn: h11.Connection, writer: asyncio.StreamWriter,
+                      stream: EventStream) -> None:
+        """Push a console snapshot as one ``snapshot`` event every interval until the
+        client goes away (h11 frames it chunked; EventSource and fetch read that)."""
+        writer.write(conn.send(h11.Response(status_code=200, headers=[
+            ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+            ("X-Accel-Buffering", "no")])))
+        task = asyncio.current_task()
+        if task is not None:
+            self.streams.add(task)
+        try:
+            while not writer.transport.is_closing():
+                data = json.dumps(self.snapshot(), separators=(",", ":"))
+                writer.write(conn.send(h11.Data(
+                    data=f"event: snapshot\ndata: {data}\n\n".encode())))
+                await writer.drain()
+                await asyncio.sleep(stream.interval_s)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self.streams.discard(task)
+
+    def snapshot(self) -> dict:
+        """The console's view of the cluster now (emulator.cluster.console, plus the
+        build time in ms so the page can show what a refresh costs)."""
+        c = self.cluster
+        services = c.server.services if c.server is not None else {}
+        t0 = time.perf_counter()
+        snap = console_snapshot(
+            c.state, groups=services.get("groups"), faults=c.faults.model.describe(),
+            fault_log=list(c.faults.log), schedule=self.schedule.status() if self.schedule
+            else None)
+        snap["build_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+        return snap
+
     async def _handle(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
         method = req.method.decode()
-        path = req.target.decode("latin-1").split("?", 1)[0].rstrip("/") or "/"
+        target = req.target.decode("latin-1")
+        path = target.split("?", 1)[0].rstrip("/") or "/"
+        query = parse_qs(target.split("?", 1)[1]) if "?" in target else {}
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in req.headers}
         try:
-            self.guard.check(method, headers)
+            self.guard.check(method, headers, public=method == "GET" and path in UI_FILES)
         except HttpError as e:
             log.warning("control plane: refused %s %s: %s", method, path, e.message)
             return e.status, {"error": e.message}
         try:
-            return await self.route(method, path, body)
+            return await self.route(method, path, body, query)
         except HttpError as e:
             return e.status, {"error": e.message}
         except FaultError as e:
@@ -233,7 +317,8 @@ class ControlPlane:
             return 500, {"error": f"internal error: {e}"}
 
     # ---- routes ----------------------------------------------------------------------
-    async def route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+    async def route(self, method: str, path: str, body: bytes,
+                    query: dict[str, list[str]] | None = None) -> tuple[int, Any]:
         c = self.cluster
         parts = path.strip("/").split("/") if path != "/" else []
         if path == "/":
@@ -299,6 +384,61 @@ class ControlPlane:
             schedule = FaultSchedule.parse(body, c.state.brokers)
             self.schedule, self.schedule_task = start_schedule(c, schedule)
             return 202, {"seed": schedule.seed, "steps": len(schedule.steps)}
+        if path in UI_FILES:
+            self._method(method, "GET", path)
+            name, ctype = UI_FILES[path]
+            return 200, Raw(resources.files("emulator.server.ui").joinpath(name).read_bytes(),
+                            ctype)
+        if path == "/ui/snapshot":
+            self._method(method, "GET", path)
+            return 200, self.snapshot()
+        if path == "/events":
+            self._method(method, "GET", path)
+            raw = (query or {}).get("interval_ms", ["1000"])[-1]
+            if not raw.isdigit():
+                raise HttpError(400, "interval_ms must be a whole number of milliseconds")
+            return 200, EventStream(max(int(raw), MIN_EVENT_INTERVAL_MS) / 1000)
+        if path == "/reassignments":
+            if method not in ("POST", "DELETE"):
+                raise HttpError(405, f"{method} is not allowed on {path}; use POST or DELETE")
+            data = self._json(body)
+            if not isinstance(data, dict):
+                raise HttpError(400, "a JSON object is required")
+            topic, index = data.get("topic"), data.get("partition")
+            if not isinstance(topic, str) or isinstance(index, bool) or not isinstance(index, int):
+                raise HttpError(400, "topic (a string) and partition (an integer) are required")
+            target = None if method == "DELETE" else data.get("replicas")
+            if target is not None and (not isinstance(target, list) or not all(
+                    isinstance(b, int) and not isinstance(b, bool) for b in target)):
+                raise HttpError(400, "replicas must be a list of broker ids (null cancels)")
+            result = alter_partition_reassignments(c.state, [(topic, [(index, target)])])
+            r = result[0].partitions[0]
+            c.state.changed()
+            if r.error_code:
+                raise HttpError(400, f"error {r.error_code}: {r.error_message}")
+            return 200, {"topic": topic, "partition": index,
+                         **cluster_view_partition(c, topic, index)}
+        if path == "/elections/preferred":
+            self._method(method, "POST", path)
+            data = self._json(body, default={})
+            if not isinstance(data, dict):
+                raise HttpError(400, "a JSON object is required")
+            wanted = None
+            if data.get("topic") is not None:
+                topic = data["topic"]
+                t = c.state.topics.get(topic) if isinstance(topic, str) else None
+                if t is None:
+                    raise HttpError(404, f"unknown topic {topic!r}")
+                parts = data.get("partitions", list(range(len(t.partitions))))
+                if not isinstance(parts, list) or not all(
+                        isinstance(i, int) and not isinstance(i, bool) for i in parts):
+                    raise HttpError(400, "partitions must be a list of integers")
+                wanted = [(topic, parts)]
+            out = elect_leaders(c.state, PREFERRED, wanted)
+            c.state.changed()
+            return 200, {"results": [{"topic": t, "partition": i, "error_code": code,
+                                      "error_message": msg}
+                                     for t, rs in out for i, code, msg in rs]}
         known = sorted({p for _, p in ROUTES})
         raise HttpError(404, f"no route {method} {path}; routes are {', '.join(known)}")
 
@@ -323,6 +463,12 @@ class ControlPlane:
             return json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise HttpError(400, f"body is not JSON: {e}") from None
+
+
+def cluster_view_partition(c: Cluster, topic: str, index: int) -> dict:
+    p = c.state.topics[topic].partitions[index]
+    return {"replicas": list(p.replicas), "adding": list(p.adding_replicas),
+            "removing": list(p.removing_replicas), "isr": list(p.isr), "leader": p.leader}
 
 
 __all__ = ["ControlPlane"]
