@@ -113,10 +113,11 @@ function renderChart() {
   ids.forEach((id, k) => {
     g.strokeStyle = COLORS[k % COLORS.length];
     for (const [series, dash] of [["produced", []], ["consumed", [4, 3]]]) {
-      const pts = r[id][series];
-      g.setLineDash(dash); g.beginPath();
+      // Before the page's first snapshots the rate is drawn as 0: a line from the left.
+      const pts = [...Array(Math.max(HISTORY - r[id][series].length, 0)).fill(0), ...r[id][series]];
+      g.setLineDash(dash); g.lineWidth = 2; g.beginPath();
       pts.forEach((v, i) => {
-        const x = pad + (W - pad) * (i + HISTORY - pts.length) / HISTORY;
+        const x = pad + (W - pad) * (i + 1) / HISTORY;
         const y = (H - pad / 2) - (H - pad) * v / max;
         if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
       });
