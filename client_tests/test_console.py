@@ -4,7 +4,9 @@ preferred election) acting on a running cluster with real clients' data in it.""
 
 from __future__ import annotations
 
+import io
 import json
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,6 +18,8 @@ from kafka import KafkaConsumer, KafkaProducer
 from emulator import Cluster
 from emulator.cluster.console import decode_consumer_assignment
 from emulator.testing import wait_for
+from emulator.tools import reassign, top
+from emulator.tools.top import progress_bar
 
 pytestmark = pytest.mark.emulator_only
 
@@ -138,3 +142,51 @@ def test_decode_consumer_assignment() -> None:
             + b"\x00\x00\x00\x00\x00\x00\x00\x03" + b"\xff\xff\xff\xff")
     assert decode_consumer_assignment(data) == [("t", [0, 3])]
     assert decode_consumer_assignment(b"\x00") == []
+
+
+def test_top_once_and_reassign_progress(cp: tuple[Cluster, str], tmp_path) -> None:
+    """``kafka-emulator top --once`` shows a moving replica's bar while a paused follower
+    holds the reassignment; ``reassign --verify --progress`` waits it out and verifies."""
+    c, base = cp
+    c.create_topic("console-top", partitions=1, replication_factor=2)
+    producer = KafkaProducer(bootstrap_servers=c.bootstrap_servers)
+    for _ in range(50):
+        producer.send("console-top", value=b"x" * 100)
+    producer.flush()
+    producer.close()
+    current = c.cluster_info()["topics"]["console-top"]["partitions"][0]["replicas"]
+    new = next(b for b in (1, 2, 3) if b not in current)
+    target = [new, current[0]]
+    c.pause_follower(new)
+    f = tmp_path / "move.json"
+    f.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "console-top", "partition": 0, "replicas": target}]}))
+    out = io.StringIO()
+    assert reassign.main(["--bootstrap-server", c.bootstrap_servers, "--execute",
+                          "--reassignment-json-file", str(f)], out=out) == 0
+    out = io.StringIO()
+    assert top.main(["--control", base, "--once"], out=out) == 0
+    frame = out.getvalue()
+    assert "REASSIGNMENTS (1 in flight)" in frame and "console-top-0" in frame
+    assert f"replica {new}: [" in frame and "%" in frame, frame
+    assert "console-top" in frame.split("TOPICS")[1]
+
+    out = io.StringIO()
+    waiting = threading.Thread(target=lambda: reassign.main(
+        ["--bootstrap-server", c.bootstrap_servers, "--verify", "--progress",
+         "--reassignment-json-file", str(f)], out=out))
+    waiting.start()
+    wait_for(lambda: f"console-top-0: replica {new}:" in out.getvalue(),
+             "--progress to draw the moving replica")
+    c.resume_follower(new)
+    waiting.join(timeout=60)
+    assert not waiting.is_alive()
+    text = out.getvalue()
+    assert "All partition reassignments are complete." in text
+    assert "Reassignment of partition console-top-0 is completed." in text
+    assert c.cluster_info()["topics"]["console-top"]["partitions"][0]["replicas"] == target
+
+
+def test_progress_bar_and_render() -> None:
+    assert progress_bar(0.5, 10) == "[#####-----]  50.0%"
+    assert progress_bar(2.0, 4) == "[####] 100.0%"

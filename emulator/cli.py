@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SUBCOMMANDS = {
     "reassign": "emulator.tools.reassign",
     "fault": "emulator.tools.fault",
+    "top": "emulator.tools.top",
 }
 
 

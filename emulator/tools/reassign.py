@@ -16,7 +16,10 @@ with ``--bootstrap-server`` (or ``--bootstrap-controller`` for --cancel and
 (``emulator.tools.kafka_admin``), so it works against real Kafka as well.
 
 Added to Kafka's output: --verify and --list end with the bytes each adding
-replica has caught up (from DescribeLogDirs), for reassignments in flight.
+replica has caught up (from DescribeLogDirs), with a progress bar, for reassignments in
+flight. Added to Kafka's options: ``--progress`` (with --execute, --verify or --list)
+keeps redrawing those bars every second until the partitions' reassignments are done
+(then --verify verifies once more, clearing throttles as Kafka's would).
 Differs from Kafka: errors print ``Error: <message>`` without a Java stack trace;
 --generate places replicas with Kafka 4.1's StripedReplicaPlacer, which is random
 in Kafka too, so proposals differ from run to run as there.
@@ -42,6 +45,7 @@ from emulator.tools.kafka_admin import (
     KafkaAdmin,
     error_message,
 )
+from emulator.tools.top import CLEAR, progress_bar
 
 ANY_LOG_DIR = "any"
 ACTIONS = ("generate", "execute", "verify", "cancel", "list")
@@ -433,8 +437,8 @@ class Tool:
                     lines.append(f"{tp(part)}: replica {b}: not started (broker {b} is not "
                                  "hosting it yet)")
                 elif total:
-                    lines.append(f"{tp(part)}: replica {b}: {have} of {total} bytes "
-                                 f"({min(100.0, 100.0 * have / total):.1f}%)")
+                    lines.append(f"{tp(part)}: replica {b}: {progress_bar(have / total)} "
+                                 f"{have} of {total} bytes")
                 else:
                     lines.append(f"{tp(part)}: replica {b}: {have} bytes")
         return lines
@@ -659,6 +663,22 @@ class Tool:
         if not preserve_throttles:
             self.clear_throttles(data.parts)
 
+    def watch(self, parts: Sequence[Part] | None, interval_s: float = 1.0) -> None:
+        """--progress: redraw the bars of the partitions still moving (all of them when
+        ``parts`` is None) until none is; a terminal gets the frame redrawn in place."""
+        tty = self.out.isatty()
+        while True:
+            running = self.admin.list_partition_reassignments(list(parts) if parts else None)
+            running = {p: r for p, r in running.items() if r[1] or r[2]}
+            if not running:
+                self.println("All partition reassignments are complete.")
+                return
+            frame = self.progress_lines(running) or [
+                f"{tp(p)}: waiting for the adding replicas to start" for p in sorted(running)]
+            self.out.write((CLEAR if tty else "") + "\n".join(frame) + "\n")
+            self.out.flush()
+            time.sleep(interval_s)
+
     def list(self) -> None:
         current = self.admin.list_partition_reassignments()
         lines = []
@@ -690,20 +710,20 @@ OPTIONS: dict[str, str | None] = {  # option -> its argument's name (None: a fla
     "broker-list": "brokerlist", "disable-rack-aware": None,
     "throttle": "throttle", "replica-alter-log-dirs-throttle": "replicaAlterLogDirsThrottle",
     "timeout": "timeout", "additional": None, "preserve-throttles": None,
-    "disallow-replication-factor-change": None,
+    "disallow-replication-factor-change": None, "progress": None,
 }
 REQUIRED = {"verify": ["reassignment-json-file"],
             "generate": ["topics-to-move-json-file", "broker-list"],
             "execute": ["reassignment-json-file"], "cancel": ["reassignment-json-file"],
             "list": []}
 PERMITTED = {
-    "verify": ["bootstrap-server", "command-config", "preserve-throttles"],
+    "verify": ["bootstrap-server", "command-config", "preserve-throttles", "progress"],
     "generate": ["bootstrap-server", "broker-list", "command-config", "disable-rack-aware"],
     "execute": ["additional", "bootstrap-server", "command-config", "throttle",
                 "replica-alter-log-dirs-throttle", "timeout",
-                "disallow-replication-factor-change"],
+                "disallow-replication-factor-change", "progress"],
     "cancel": ["command-config", "preserve-throttles", "timeout"],
-    "list": ["command-config"],
+    "list": ["command-config", "progress"],
 }
 LONG_OPTIONS = {"throttle": -1, "replica-alter-log-dirs-throttle": -1, "timeout": 10000}
 
@@ -813,7 +833,17 @@ def run(opts: Options, out: TextIO) -> None:
     admin = KafkaAdmin(bootstrap, client_id=props.get("client.id", "reassign-partitions-tool"))
     try:
         tool = Tool(admin, out)
-        if a == "verify":
+        if opts.get("progress"):
+            parts = (None if a == "list" else list(dict.fromkeys(
+                p for p, _ in parse_reassignment_data(inputs["json"]).parts)))
+            if a == "execute":
+                tool.execute(inputs["json"], bool(opts.get("additional")), opts.get("throttle"),
+                             opts.get("replica-alter-log-dirs-throttle"), opts.get("timeout"),
+                             bool(opts.get("disallow-replication-factor-change")))
+            tool.watch(parts)
+            if a == "verify":
+                tool.verify(inputs["json"], bool(opts.get("preserve-throttles")))
+        elif a == "verify":
             tool.verify(inputs["json"], bool(opts.get("preserve-throttles")))
         elif a == "generate":
             tool.generate(inputs["json"], opts.get("broker-list"),
