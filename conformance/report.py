@@ -64,9 +64,6 @@ DIFFERENCES = [
      "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
      "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "
      "(3); the emulator reports DEFAULT_CONFIG (5). Same value."),
-    ("Heartbeat to a group that does not exist",
-     "Kafka 4.4's group coordinator answers NONE; the emulator answers UNKNOWN_MEMBER_ID "
-     "(a client that gets it rejoins)."),
     ("Java tools at 4.3.1",
      "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
      "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),
