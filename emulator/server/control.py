@@ -80,6 +80,7 @@ UI_FILES = {"/ui": ("index.html", "text/html; charset=utf-8"),
             "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
             "/ui/style.css": ("style.css", "text/css; charset=utf-8")}
 MIN_EVENT_INTERVAL_MS = 100
+SNAPSHOT_REUSE_S = 0.05  # /events streams and /ui/snapshot share a snapshot this young
 
 
 class Raw:
@@ -173,6 +174,7 @@ class ControlPlane:
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
         self.streams: set[asyncio.Task] = set()  # /events connections, cancelled at stop
+        self._snapshot: tuple[float, dict] | None = None
         self.schedule: ScheduleRunner | None = None
         self.schedule_task: asyncio.Task | None = None
 
@@ -281,6 +283,9 @@ class ControlPlane:
         """The console's view of the cluster now (emulator.cluster.console, plus the
         build time in ms so the page can show what a refresh costs)."""
         c = self.cluster
+        now = time.monotonic()
+        if self._snapshot is not None and now - self._snapshot[0] < SNAPSHOT_REUSE_S:
+            return self._snapshot[1]  # several pages open: build once per refresh
         services = c.server.services if c.server is not None else {}
         t0 = time.perf_counter()
         snap = console_snapshot(
@@ -288,6 +293,7 @@ class ControlPlane:
             fault_log=list(c.faults.log), schedule=self.schedule.status() if self.schedule
             else None)
         snap["build_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+        self._snapshot = (now, snap)
         return snap
 
     async def _handle(self, req: h11.Request, body: bytes) -> tuple[int, Any]:

@@ -67,7 +67,10 @@ function onSnapshot(snap) {
   state.history.push({ t: snap.time_ms, brokers: Object.fromEntries(snap.brokers.map((b) => [b.id, [b.produced, b.consumed]])) });
   if (state.history.length > HISTORY + 1) state.history.shift();
   $("summary").textContent = `cluster ${snap.cluster_id} · controller ${snap.controller} (epoch ${snap.controller_epoch}) · ${snap.topics.length} topics · ${snap.partition_count} partitions · snapshot built in ${snap.build_ms} ms`;
+  const t0 = performance.now();
   renderBrokers(snap); renderChart(); renderReassignments(snap); renderFaults(snap); renderGroups(snap); renderTopics(snap);
+  window.consoleRenderMs = performance.now() - t0;  // read by bench/console.py
+  window.consoleRenders = (window.consoleRenders || 0) + 1;
 }
 
 function renderBrokers(snap) {
