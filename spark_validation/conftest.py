@@ -10,6 +10,7 @@ during which the emulator logged an exception fails (emulator.testing).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,8 +22,27 @@ from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F40
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
+    """local[2]; with SPARK_VALIDATION_CLUSTER=standalone, a master and two worker JVMs
+    (spark_validation/standalone.py) whose two executors must both register."""
     from spark_validation.session import build_session
 
+    if os.environ.get("SPARK_VALIDATION_CLUSTER", "local") == "standalone":
+        from spark_validation.standalone import (
+            STANDALONE_CONF,
+            StandaloneCluster,
+            wait_for_executors,
+        )
+
+        with StandaloneCluster(workers=2) as url:
+            session = build_session(app_name="spark_validation-standalone", master=url,
+                                    conf=STANDALONE_CONF)
+            executors = wait_for_executors(session, 2)
+            print(f"standalone cluster {url}: executors {executors}")
+            yield session
+            for q in session.streams.active:
+                q.stop()
+            session.stop()
+        return
     session = build_session(app_name="spark_validation-tests")
     yield session
     for q in session.streams.active:
