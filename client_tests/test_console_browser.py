@@ -137,7 +137,19 @@ def test_console_in_chromium(browser: webdriver.Chrome, tmp_path: Path) -> None:
         part.send_keys("1")
         browser.find_element(By.ID, "reassign-replicas").send_keys(
             ",".join(str(b) for b in target))
+        # The new replica's fetching is held (a fault injected from the page), so the
+        # move shows in flight with its progress bar until the fault is cleared.
+        new = target[0]
+        browser.find_element(By.ID, "fault-json").send_keys(
+            f'{{"op": "pause_follower", "broker": {new}}}')
+        click(browser, "#fault-apply")
+        wait_for(lambda: c.call(lambda: c.faults.model.describe())["followers"],
+                 "the page's fault to be in force")
         click(browser, "#reassign-start")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#reassignments .bar"))
+        assert "ui-orders-1" in browser.find_element(By.ID, "reassignments").text
+        assert "pause_follower" in browser.find_element(By.ID, "faults").text
+        click(browser, "#fault-clear")
         wait_for(lambda: c.cluster_info()["topics"]["ui-orders"]["partitions"][1]["replicas"]
                  == target, "the page's reassignment to complete")
         wait.until(lambda d: "none in flight" in d.find_element(By.ID, "reassignments").text)
