@@ -7,7 +7,7 @@ reach the brokers themselves (not threads of the driver, as in local mode).
 
 ``SPARK_VALIDATION_CLUSTER=standalone`` makes spark_validation's ``spark`` fixture run
 every job this way (conftest.py); test_standalone.py runs the streaming-through-faults
-job so in CI.
+job and the example pipeline so in CI.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The streaming-through-faults job on a Spark standalone cluster: a master and two
+"""The streaming-through-faults job and the example pipeline on a Spark standalone cluster: a master and two
 worker JVMs from the installed PySpark (spark_validation/standalone.py), so the Kafka
 consumers and producers run in executor JVMs of their own that reach the brokers
 themselves. Run as a separate pytest process (a process holds one SparkContext; this
@@ -14,14 +14,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_stream_through_faults_on_a_standalone_cluster() -> None:
+def test_faults_job_and_example_pipeline_on_a_standalone_cluster() -> None:
     env = {**os.environ, "SPARK_VALIDATION_CLUSTER": "standalone",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s", "-p",
-         "no:xdist", str(ROOT / "spark_validation" / "test_faults.py")],
+         "no:xdist", str(ROOT / "spark_validation" / "test_faults.py"),
+         str(ROOT / "spark_validation" / "test_example_pipeline.py")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
     assert "standalone cluster spark://127.0.0.1:" in out, out[-3000:]
-    assert "executors ['0', '1']" in out and "1 passed" in out, out[-3000:]
+    assert "executors ['0', '1']" in out and "2 passed" in out, out[-3000:]
