@@ -14,7 +14,10 @@ reads the whole topic with Spark's Kafka connector in three ways:
 Each line is the best of ``--runs`` runs. It prints a table and asserts only that every
 read saw every record. Usage::
 
-    python -m spark_validation.bench_read [--records 1000000] [--partitions 4]
+    python -m spark_validation.bench_read [--records 1000000] [--partitions 4] [--standalone]
+
+``--standalone`` reads with a Spark standalone cluster (master + two worker JVMs,
+spark_validation/standalone.py; two one-core executors) instead of local[2].
 
 A benchmark, not a test: CI does not run it; figures go into the notes.
 """
@@ -94,8 +97,11 @@ def main() -> int:
     ap.add_argument("--value-bytes", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--bootstrap-servers", help="a running emulator (default: start one)")
+    ap.add_argument("--standalone", action="store_true",
+                    help="a Spark standalone cluster (master + 2 workers) instead of local[2]")
     args = ap.parse_args()
 
+    import contextlib
     import tempfile
 
     from spark_validation.session import build_session
@@ -104,10 +110,25 @@ def main() -> int:
     bootstrap = args.bootstrap_servers
     if bootstrap is None:
         proc, bootstrap = _start_emulator(3)
+    mode = "local[2]"
+    stack = contextlib.ExitStack()
     try:
         fill_s = _fill(bootstrap, args.records, args.partitions, args.value_bytes)
         t0 = time.perf_counter()
-        spark = build_session(app_name="spark-bench-read")
+        if args.standalone:
+            from spark_validation.standalone import (
+                STANDALONE_CONF,
+                StandaloneCluster,
+                wait_for_executors,
+            )
+
+            url = stack.enter_context(StandaloneCluster(workers=2))
+            spark = build_session(app_name="spark-bench-read", master=url,
+                                  conf=STANDALONE_CONF)
+            wait_for_executors(spark, 2)
+            mode = "standalone: master + 2 workers, 2 one-core executors"
+        else:
+            spark = build_session(app_name="spark-bench-read")
         session_s = time.perf_counter() - t0
         results: list[tuple[str, int, float, float]] = []
         with tempfile.TemporaryDirectory(prefix="spark-bench-") as work:
@@ -129,6 +150,7 @@ def main() -> int:
                 results.append((name, n, *best))
         spark.stop()
     finally:
+        stack.close()
         if proc is not None:
             proc.terminate()
             proc.wait(30)
@@ -136,7 +158,7 @@ def main() -> int:
     print(f"topic: {args.records:,} records x {args.value_bytes} B values, "
           f"{args.partitions} partitions, RF 3; filled in {fill_s:.1f} s "
           f"({args.records / fill_s:,.0f} rec/s); SparkSession {session_s:.1f} s; "
-          f"{os.cpu_count()} cores, local[2]")
+          f"{os.cpu_count()} cores, {mode}")
     print(f"{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}{'MB/s':>8}"
           f"{'emulator CPU s':>16}")
     for name, n, secs, cpu in results:
