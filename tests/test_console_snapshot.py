@@ -1,0 +1,45 @@
+"""The console's snapshot as a pure function of the domain (manual clock, no I/O): a
+reassignment held by a paused follower shows its moving replica at 0 bytes, a crashed
+broker and the throttles show, and ``kafka-emulator top`` renders the same frame."""
+
+from __future__ import annotations
+
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.console import console_snapshot
+from emulator.cluster.reassignment import start_reassignment
+from emulator.cluster.state import Broker, ClusterState
+from emulator.faults import FaultInjector
+from emulator.tools.top import render
+from wire.records import build_batch
+
+
+def test_snapshot_of_a_held_reassignment_and_a_crashed_broker() -> None:
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock)
+    faults = FaultInjector(s)
+    s.create_topic("t", assignments={0: [1, 2]},
+                   configs={"leader.replication.throttled.replicas": "0:1"})
+    p = s.topics["t"].partitions[0]
+    assert s.append(p.leader, "t", 0, build_batch([(None, b"v" * 50)] * 10), 1).error == 0
+    faults.apply({"op": "pause_follower", "broker": 3})
+    start_reassignment(s, p, [3, 1])
+    snap = console_snapshot(s, faults=faults.model.describe(), fault_log=[{"op": "x"}] * 30)
+    (r,) = snap["reassignments"]
+    assert (r["topic"], r["partition"], r["adding"], r["removing"]) == ("t", 0, [3], [2])
+    (moving,) = r["progress"]
+    assert moving["broker"] == 3 and moving["bytes"] == 0 and moving["target_bytes"] > 0
+    assert moving["fraction"] == 0.0
+    assert snap["throttled_topics"] == [{"topic": "t", "leader_replicas": "0:1",
+                                         "follower_replicas": ""}]
+    assert snap["faults"]["followers"] and len(snap["fault_log"]) == 20
+    leader = next(b for b in snap["brokers"] if b["id"] == p.leader)
+    assert leader["produced"] == 10 and leader["controller"] == (p.leader == s.controller_id)
+    frame = render(snap)
+    assert "REASSIGNMENTS (1 in flight)" in frame
+    assert "replica 3: [------------------------]   0.0%" in frame
+
+    faults.apply({"op": "stop_broker", "broker": 2})
+    snap = console_snapshot(s)
+    b2 = next(b for b in snap["brokers"] if b["id"] == 2)
+    assert b2["crashed"] or b2["fenced"], b2
+    assert snap["groups"] == [] and snap["schedule"] is None
