@@ -65,18 +65,6 @@ class Topic:
         return self.name in INTERNAL_TOPICS
 
 
-@dataclass(slots=True)
-class AppendResult:
-    error: int = 0
-    base_offset: int = -1
-    last_offset: int = -1
-    log_append_time: int = -1
-    log_start_offset: int = -1
-    message: str | None = None
-    record_errors: list = field(default_factory=list)
-    leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
-
-
 def validate_topic_name(name: str) -> None:
     """Kafka's Topic.validate: length, characters, and not '.' or '..'."""
     if not name:
