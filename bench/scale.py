@@ -26,7 +26,6 @@ import argparse
 import os
 import socket
 import statistics
-import struct
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ import compare  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
+from client_tests.kafka_cluster import read_frame  # noqa: E402
 from wire.frames import decode_response, encode_request  # noqa: E402
 
 PER_TOPIC = 100
@@ -99,8 +99,7 @@ def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
             frame = encode_request(3, 12, i, "scale-bench", {"topics": None})
             t0 = time.perf_counter()
             sock.sendall(frame)
-            size = struct.unpack(">i", _recv(sock, 4))[0]
-            body = _recv(sock, size)
+            body = read_frame(sock)
             lats.append(time.perf_counter() - t0)
             if i == 0:
                 _, resp = decode_response(3, 12, body)
@@ -110,16 +109,6 @@ def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
     lats.sort()
     return statistics.median(lats) * 1000, lats[min(len(lats) - 1, int(len(lats) * 0.99))] \
         * 1000, parts
-
-
-def _recv(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return bytes(buf)
 
 
 def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,

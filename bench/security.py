@@ -22,7 +22,6 @@ import hmac
 import os
 import socket
 import ssl
-import struct
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from wire.frames import decode_response, encode_request  # noqa: E402
+from client_tests.kafka_cluster import request  # noqa: E402
 
 USER, PASSWORD = "bench", "bench-secret"
 
@@ -123,22 +122,6 @@ class ScramClient:
         return f"{without},p={proof.decode()}".encode()
 
 
-def call(sock: socket.socket, key: int, version: int, body: dict) -> dict:
-    sock.sendall(encode_request(key, version, 1, "bench", body))
-    size = struct.unpack(">i", recv(sock, 4))[0]
-    return decode_response(key, version, recv(sock, size))[1]
-
-
-def recv(sock: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
-
-
 def connections_per_s(addr: str, n: int, ctx: ssl.SSLContext | None) -> float:
     host, port = addr.split(",")[0].rsplit(":", 1)
     t0 = time.perf_counter()
@@ -146,9 +129,9 @@ def connections_per_s(addr: str, n: int, ctx: ssl.SSLContext | None) -> float:
         raw = socket.create_connection((host, int(port)))
         sock = ctx.wrap_socket(raw, server_hostname=host) if ctx else raw
         c = ScramClient()
-        assert call(sock, 17, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
-        r = call(sock, 36, 2, {"auth_bytes": c.first()})
-        r = call(sock, 36, 2, {"auth_bytes": c.final(r["auth_bytes"])})
+        assert request(sock, 17, 1, {"mechanism": "SCRAM-SHA-256"})["error_code"] == 0
+        r = request(sock, 36, 2, {"auth_bytes": c.first()})
+        r = request(sock, 36, 2, {"auth_bytes": c.final(r["auth_bytes"])})
         assert r["error_code"] == 0, r
         sock.close()
     return n / (time.perf_counter() - t0)

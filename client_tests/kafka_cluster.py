@@ -146,24 +146,38 @@ def metadata_brokers(port: int, timeout: float = 2.0) -> tuple[set[int], int] | 
     """
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(encode_request(3, 12, 1, "kafka-cluster-launcher",
-                                     {"topics": [], "allow_auto_topic_creation": False}))
-            head = _recv(s, 4)
-            frame = _recv(s, int.from_bytes(head, "big"))
+            body = request(s, 3, 12, {"topics": [], "allow_auto_topic_creation": False},
+                           "kafka-cluster-launcher")
     except OSError:
         return None
-    _corr, body = decode_response(3, 12, frame)
     return {b["node_id"] for b in body["brokers"]}, body["controller_id"]
 
 
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    """n bytes from sock; ConnectionError if the peer closes first."""
+    buf = bytearray()
     while len(buf) < n:
-        chunk = s.recv(n - len(buf))
+        chunk = sock.recv(n - len(buf))
         if not chunk:
             raise ConnectionError("closed")
         buf += chunk
-    return buf
+    return bytes(buf)
+
+
+def read_frame(sock: socket.socket) -> bytes:
+    """One size-prefixed Kafka frame's body (the size itself read and dropped)."""
+    return recv_exact(sock, int.from_bytes(recv_exact(sock, 4), "big", signed=True))
+
+
+def request(sock: socket.socket, key: int, version: int, body: dict,
+            client_id: str = "kafka-emulator-tools", correlation_id: int = 1) -> dict:
+    """Send one request on an open connection and decode its response with wire/.
+
+    The one raw round trip of the tools that talk to either target without a client
+    library (the launcher, conformance scripts, benchmarks).
+    """
+    sock.sendall(encode_request(key, version, correlation_id, client_id, body))
+    return decode_response(key, version, read_frame(sock))[1]
 
 
 def _write_properties(path: Path, props: Mapping[str, object]) -> None:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import socket
-import struct
 from pathlib import Path
 
-from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster
-from wire.frames import decode_response, encode_request
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster, request
 
 OUT = Path(__file__).resolve().parent.parent / "emulator" / "cluster" / "kafka_configs.py"
 TOPIC, BROKER, GROUP = 2, 4, 32
@@ -28,20 +26,7 @@ SOURCE_DEFAULT = 5
 
 def call(port: int, key: int, version: int, body: dict) -> dict:
     with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(encode_request(key, version, 1, "gen-kafka-configs", body))
-        head = _recv(s, 4)
-        frame = _recv(s, struct.unpack(">i", head)[0])
-    return decode_response(key, version, frame)[1]
-
-
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
+        return request(s, key, version, body, "gen-kafka-configs")
 
 
 def describe(port: int, rtype: int, name: str) -> list[tuple]:

@@ -13,16 +13,14 @@ compared field by field. Each difference is printed; docs/conformance.md lists t
 from __future__ import annotations
 
 import socket
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster, request
 from client_tests.targets import KAFKA_TEST_CONFIG
 from emulator import Cluster
-from wire.frames import decode_response, encode_request
 from wire.records import build_batch
 
 # Fields whose values legitimately differ between two clusters (placement, identity,
@@ -37,16 +35,6 @@ IGNORED = {"throttle_time_ms", "topic_id", "cluster_id", "host", "port", "node_i
            "member_epoch", "assignment", "preferred_read_replica", "last_stable_offset"}
 
 
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return buf
-
-
 class Side:
     """One system under comparison: brokers by id, and a way to ask them."""
 
@@ -57,9 +45,7 @@ class Side:
     def call(self, key: int, version: int, body: dict, broker: int | None = None) -> dict:
         port = self.ports[broker if broker is not None else min(self.ports)]
         with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-            s.sendall(encode_request(key, version, 11, "response-diff", body))
-            frame = _recv(s, struct.unpack(">i", _recv(s, 4))[0])
-        return decode_response(key, version, frame)[1]
+            return request(s, key, version, body, "response-diff", 11)
 
     def leader(self, topic: str, partition: int = 0, timeout: float = 30) -> int:
         deadline = time.monotonic() + timeout
