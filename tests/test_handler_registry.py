@@ -9,6 +9,7 @@ deletes its line here; whoever adds a schema without a handler must add one, wit
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 import re
 
@@ -69,3 +70,14 @@ def test_every_wire_schema_has_a_handler_but_the_listed_ones() -> None:
         "listed as not served but served now (delete their lines): "
         f"{sorted(set(NOT_YET_SERVED) - unserved)}")
     assert set(REQUESTS) == set(RESPONSES)
+
+
+def test_every_handler_declares_what_it_authorizes() -> None:
+    """A handler without ``AUTHORIZE`` would be open to everyone under --authorizer.
+
+    ``AUTHORIZE = ()`` is allowed, with a comment saying where the check lives (filtering
+    in the handler) or why Kafka has none; a missing declaration is an oversight.
+    """
+    missing = [name for name in _modules()
+               if not hasattr(importlib.import_module(f"emulator.handlers.{name}"), "AUTHORIZE")]
+    assert missing == []

@@ -21,6 +21,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 3
 VERSIONS = (0, 13)
+AUTHORIZE = ()  # topics are filtered by DESCRIBE in the handler, as KafkaApis does
 ZERO_ID = bytes(16)
 
 

@@ -18,6 +18,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 10
 VERSIONS = (0, 6)
+AUTHORIZE = ()  # DESCRIBE on the group / transactional id is checked per key in the handler
 
 
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:

@@ -14,6 +14,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 16
 VERSIONS = (0, 5)
+AUTHORIZE = ()  # groups are filtered by DESCRIBE in the handler (CLUSTER DESCRIBE shows all)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

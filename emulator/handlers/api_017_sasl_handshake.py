@@ -15,6 +15,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 17
 VERSIONS = (0, 1)
+AUTHORIZE = ()  # authentication itself: no principal yet
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

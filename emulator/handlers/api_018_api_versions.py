@@ -25,6 +25,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 18
 VERSIONS = (0, 5)
+AUTHORIZE = ()  # answered before authentication, as Kafka does
 
 # Kafka's ApiVersionsRequest.isValid() pattern for client software name and version.
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")

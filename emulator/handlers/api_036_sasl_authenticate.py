@@ -18,6 +18,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 36
 VERSIONS = (0, 2)
+AUTHORIZE = ()  # authentication itself: no principal yet
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -14,6 +14,7 @@ from emulator.handlers.util import delegation_token_error
 
 API_KEY = 40
 VERSIONS = (1, 2)
+AUTHORIZE = ()  # no token secret configured: answered with Kafka's error before any check
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

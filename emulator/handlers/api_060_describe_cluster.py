@@ -17,6 +17,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 60
 VERSIONS = (0, 2)
+AUTHORIZE = ()  # Kafka 4.4 requires no ACL here (checked on a real broker with StandardAuthorizer)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

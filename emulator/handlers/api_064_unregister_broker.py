@@ -10,11 +10,13 @@ partitions keep it in their replica sets, as in Kafka.
 
 from __future__ import annotations
 
+from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 64
 VERSIONS = (0, 0)
+AUTHORIZE = (ClusterOp(Op.ALTER),)  # ControllerApis.handleUnregisterBroker
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

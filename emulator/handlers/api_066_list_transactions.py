@@ -13,6 +13,7 @@ from emulator.handlers.base import RequestContext
 
 API_KEY = 66
 VERSIONS = (0, 2)
+AUTHORIZE = ()  # transactional ids are filtered by DESCRIBE in the handler
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -15,6 +15,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 75
 VERSIONS = (0, 0)
+AUTHORIZE = ()  # topics are filtered by DESCRIBE in the handler
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -13,6 +13,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 94
 VERSIONS = (0, 0)
+AUTHORIZE = ()  # answers only errors: the one controller cannot unregister
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
