@@ -460,6 +460,8 @@ class EmulatorServer:
                     for obs in self.frame_observers:
                         obs(bid, key, version, frame, out)
                 if out is not None:
+                    if writer.is_closing():
+                        return  # closed while the request was served (broker stopped, sweeper)
                     writer.write(out)
                     await writer.drain()
                 self.limits.free(size)
