@@ -20,18 +20,7 @@ One module each, imported in this order (each only uses the ones before it):
 - ``schedule``: the seeded schedule's parser and its sans-I/O runner; the server's
   loop drives a live one (emulator.server.schedule).
 
-A fault schedule is a file of timed operations, JSON lines (or one JSON document
-``{"seed": N, "faults": [...]}``)::
-
-    {"seed": 7}
-    {"at_ms": 0, "op": "pause_follower", "broker": 3}
-    {"at_ms": 1500, "op": "stop_broker", "broker": "random", "jitter_ms": 200}
-
-It is validated whole before anything runs (every error, with its line, in one
-``ScheduleError``). Seeded choices (``"broker": "random"``, ``jitter_ms``) are drawn
-once at parse time from ``random.Random(seed)``, so a schedule replays the same way
-every run; ``"broker": "controller"`` and ``"broker": "leader:TOPIC:PARTITION"`` are
-resolved when the step runs.
+The schedule file's format and its replay rules are described in ``schedule``.
 """
 
 from emulator.faults.injector import (

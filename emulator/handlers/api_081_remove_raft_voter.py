@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
-from wire.errors import ErrorCode as E
+from emulator.handlers.util import static_quorum_voter_change
 
 API_KEY = 81
 VERSIONS = (0, 0)
@@ -19,11 +19,4 @@ AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    cluster_id = req["cluster_id"]
-    if cluster_id is not None and cluster_id != ctx.cluster.cluster_id:
-        return {"throttle_time_ms": 0, "error_code": E.INCONSISTENT_CLUSTER_ID,
-                "error_message": f'The given id "{cluster_id}" doesn\'t match the cluster id '
-                                 f'"{ctx.cluster.cluster_id}"'}
-    return {"throttle_time_ms": 0, "error_code": E.UNSUPPORTED_VERSION,
-            "error_message": "Cluster doesn't support removing voter because the "
-                             "kraft.version feature is 0"}
+    return static_quorum_voter_change(ctx, req["cluster_id"], "removing")

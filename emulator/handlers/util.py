@@ -68,3 +68,17 @@ def delegation_token_error(ctx: RequestContext) -> int:
     if protocol == "PLAINTEXT" or (protocol == "SSL" and ctx.principal == ANONYMOUS):
         return E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
     return E.DELEGATION_TOKEN_AUTH_DISABLED
+
+
+def static_quorum_voter_change(ctx: RequestContext, cluster_id: str | None,
+                               verb: str) -> dict:
+    """AddRaftVoter / RemoveRaftVoter on a static KRaft quorum (kraft.version 0), as a
+    real 4.4 cluster answers (measured): a foreign cluster id INCONSISTENT_CLUSTER_ID,
+    otherwise UNSUPPORTED_VERSION naming the change (``verb``: "adding", "removing")."""
+    if cluster_id is not None and cluster_id != ctx.cluster.cluster_id:
+        return {"throttle_time_ms": 0, "error_code": E.INCONSISTENT_CLUSTER_ID,
+                "error_message": f'The given id "{cluster_id}" doesn\'t match the cluster id '
+                                 f'"{ctx.cluster.cluster_id}"'}
+    return {"throttle_time_ms": 0, "error_code": E.UNSUPPORTED_VERSION,
+            "error_message": f"Cluster doesn't support {verb} voter because the "
+                             "kraft.version feature is 0"}
