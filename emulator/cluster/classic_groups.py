@@ -38,6 +38,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
 
@@ -384,6 +385,16 @@ class ClassicGroupOps:
             fut.complete(join_error(E.INVALID_SESSION_TIMEOUT, member_id))
             return fut
         group = self.groups.get(group_id)
+        if group is not None and group.type == "consumer" and not group.is_empty:
+            # A classic member of a consumer group (online migration): answered at once.
+            try:
+                fut.complete(self.classic_join_to_consumer(
+                    group, member_id, group_instance_id, protocol_type, protocols,
+                    session_timeout_ms, rebalance_timeout_ms, client_id, client_host,
+                    version))
+            except KafkaError as e:
+                fut.complete(join_error(e.code, member_id))
+            return fut
         if group is not None and group.type != "classic":
             if not group.is_empty:
                 fut.complete(join_error(E.INCONSISTENT_GROUP_PROTOCOL))
@@ -613,6 +624,15 @@ class ClassicGroupOps:
             fut.complete(sync_error(E.INVALID_GROUP_ID))
             return fut
         group = self.groups.get(group_id)
+        if group is not None and group.type == "consumer":
+            try:
+                fut.complete(self.classic_sync_to_consumer(
+                    group, member_id, generation_id, group_instance_id, protocol_type,
+                    protocol_name))
+            except KafkaError as e:
+                fut.complete(sync_error(e.code))
+            self.mark_changed()
+            return fut
         if group is None or group.type != "classic" or group.is_empty:
             fut.complete(sync_error(E.UNKNOWN_MEMBER_ID))
             return fut
@@ -668,6 +688,12 @@ class ClassicGroupOps:
         if not group_id:
             return E.INVALID_GROUP_ID
         group = self.groups.get(group_id)
+        if group is not None and group.type == "consumer":
+            try:
+                return self.classic_heartbeat_to_consumer(group, member_id, generation_id,
+                                                          group_instance_id)
+            except KafkaError as e:
+                return e.code
         if group is None or group.type != "classic":
             return E.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
@@ -692,6 +718,8 @@ class ClassicGroupOps:
         if not group_id:
             return E.INVALID_GROUP_ID, []
         group = self.groups.get(group_id)
+        if group is not None and group.type == "consumer":
+            return E.NONE, self.classic_leave_consumer(group, members)
         if group is None or group.type != "classic":
             return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
         if group.state == DEAD:

@@ -24,10 +24,10 @@ Timers (checked by ``tick``): the session timeout (group.consumer.session.timeou
 45 s) fences a member that stops heartbeating; the member's rebalance timeout fences
 one that does not revoke partitions in time.
 
-Differs from Kafka: an empty classic group is converted, but a non-empty classic
-group cannot be upgraded online (GROUP_ID_NOT_FOUND), nor can classic members join a
-consumer group (INCONSISTENT_GROUP_PROTOCOL); regular expressions are Python's
-(Kafka uses RE2/J); a known member rejoining with epoch 0 starts over with no
+Classic members inside a consumer group and the conversions both ways (online
+migration) are emulator.cluster.group_migration's.
+
+Differs from Kafka: a known member rejoining with epoch 0 starts over with no
 partitions.
 """
 
@@ -60,6 +60,19 @@ STATIC_LEAVE_EPOCH = -2
 ASSIGNORS = ("uniform", "range")
 
 
+@dataclass
+class ClassicMemberMetadata:
+    """Kafka's ConsumerGroupMemberMetadataValue.ClassicMemberMetadata."""
+
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol the member is answered with: its first one, as Kafka does."""
+        return self.protocols[0][0]
+
+
 @dataclass(eq=False)
 class ConsumerMember:
     member_id: str
@@ -78,6 +91,16 @@ class ConsumerMember:
     pending_revocation: Assignment = field(default_factory=dict)
     hb_deadline: int = 0
     revocation_deadline: int | None = None
+    # A member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a
+    # consumer group (online migration, emulator.cluster.group_migration): its session
+    # timeout and JoinGroup protocols; None for a KIP-848 member.
+    classic: ClassicMemberMetadata | None = None
+    join_deadline: int | None = None  # classic member told to rejoin must do so by then
+    sync_deadline: int | None = None  # classic member that joined must sync by then
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic is not None
 
     def transition(self, target: str) -> None:
         """Move to ``target`` if MEMBER_TRANSITIONS allows it (a domain error otherwise)."""
@@ -319,6 +342,8 @@ class ConsumerGroupOps:
 
     def _consumer_group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
+        if create and group is not None and group.type == "classic" and not group.is_empty:
+            group = self.maybe_upgrade(group) or group  # online upgrade (group_migration)
         if group is None or (create and group.type == "classic" and group.is_empty):
             if not create:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
@@ -556,7 +581,11 @@ class ConsumerGroupOps:
             del group.static_members[m.instance_id]
 
     def _fence_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
-        """Remove a member, release its partitions and bump the group epoch."""
+        """Remove a member, release its partitions and bump the group epoch; the group
+        turns classic when only classic-protocol members remain (group_migration)."""
+        if self.can_downgrade_without(group, m):
+            self.convert_to_classic(group, m)
+            return
         self._remove_consumer_member(group, m)
         group.subscription_metadata = self._subscription_metadata(group)
         group.group_epoch += 1
@@ -565,12 +594,14 @@ class ConsumerGroupOps:
     def tick_consumer(self, group: ConsumerGroup, now: int) -> bool:
         changed = False
         for m in list(group.members.values()):
+            if self.groups.get(group.group_id) is not group:
+                break  # it turned classic
             if group.members.get(m.member_id) is not m:
                 continue
             expired = now >= m.hb_deadline
             stuck = m.revocation_deadline is not None and now >= m.revocation_deadline \
-                and m.state == UNREVOKED
-            if expired or stuck:
+                and m.state == UNREVOKED and m.classic is None
+            if expired or stuck or self.tick_classic_members(group, now) is m:
                 self._fence_consumer_member(group, m)
                 changed = True
         return changed
@@ -595,7 +626,7 @@ class ConsumerGroupOps:
                 "subscribed_topic_regex": m.subscribed_topic_regex,
                 "assignment": wire(m.assigned),
                 "target_assignment": wire(group.target.get(m.member_id, {})),
-                "member_type": 1,  # consumer protocol
+                "member_type": 0 if m.classic is not None else 1,  # classic / consumer
             } for m in group.members.values()],
             "authorized_operations": -2147483648,
         }

@@ -43,6 +43,7 @@ from emulator.cluster.classic_groups import (
     sync_error,
 )
 from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps
+from emulator.cluster.group_migration import GroupMigrationOps
 from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
 
@@ -73,7 +74,7 @@ class OffsetAndMetadata:
     commit_ms: int
 
 
-class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
+class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
     """All consumer groups of the cluster and their committed offsets."""
 
     def __init__(self, state) -> None:
@@ -179,9 +180,12 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         if now is None:
             now = self.now()
         changed = False
-        for group in list(self.groups.values()):
+        for gid, group in list(self.groups.items()):
             changed |= self._maybe_reload(group, now)
             for _ in range(4):  # a timer may arm another one that is already due
+                group = self.groups.get(gid)  # a timer may convert it (group_migration)
+                if group is None:
+                    break
                 if group.type == "classic":
                     fired = self.tick_classic(group, now)
                 else:
@@ -209,7 +213,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
         else:
             session = self.cfg("group.consumer.session.timeout.ms", 45000)
             for m in group.members.values():
-                m.hb_deadline = now + session
+                m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
         return True
 
     # ---- offsets -------------------------------------------------------------------------
@@ -283,11 +287,13 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps):
             m = group.members.get(member_id)
             if m is None:
                 raise KafkaError(E.UNKNOWN_MEMBER_ID)
-            if not transactional and version < 9:
+            if not transactional and version < 9 and m.classic is None:
                 raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must "
                                  "be used by members using the modern group protocol")
             if generation != m.member_epoch:
-                raise KafkaError(E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH)
+                # a classic-protocol member (online migration) speaks of generations
+                classic = transactional or m.classic is not None
+                raise KafkaError(E.ILLEGAL_GENERATION if classic else E.STALE_MEMBER_EPOCH)
             return group
         if group.state == DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)

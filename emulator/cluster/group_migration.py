@@ -1,0 +1,395 @@
+"""Online migration between the classic and the KIP-848 consumer group protocol.
+
+Kafka 4.x (group.consumer.migration.policy, default ``bidirectional``) lets a group
+change protocol while it has members, one consumer at a time (a rolling upgrade):
+
+upgrade     A ConsumerGroupHeartbeat (epoch 0) for a non-empty classic group that uses
+            the consumer embedded protocol converts it (ConsumerGroup.fromClassicGroup):
+            group epoch = assignment epoch = the classic generation; every classic
+            member becomes a member *using the classic protocol* at that epoch, stable,
+            with its last assignment (decoded from the SyncGroup bytes) as both current
+            and target assignment and its subscription decoded from its JoinGroup
+            metadata. Parked JoinGroup/SyncGroup requests are answered
+            REBALANCE_IN_PROGRESS. The joining member then bumps the group epoch as
+            any new member does.
+classic     Classic members keep speaking JoinGroup/SyncGroup/Heartbeat/LeaveGroup;
+members     the coordinator translates (GroupMetadataManager.classicGroup*ToConsumerGroup):
+            JoinGroup updates the member's subscription from its metadata, reconciles it
+            against the target assignment with the owned partitions it reports, and
+            answers at once with generation = member epoch, protocol = the member's
+            first protocol, no leader and no member list (the coordinator assigns);
+            SyncGroup returns the member's assigned partitions serialized with the
+            consumer protocol at the version of its metadata; Heartbeat answers
+            REBALANCE_IN_PROGRESS while the member must rejoin (its epoch is behind the
+            group epoch, it must revoke partitions, or partitions it waited for are
+            free). Timers: session (the member's classic session timeout), join (the
+            rebalance timeout after it was told to rejoin), sync (the rebalance timeout
+            after its JoinGroup). Each fences the member as a heartbeat timeout does.
+downgrade   When the last member using the consumer protocol leaves or is fenced and
+            every remaining member uses the classic protocol, the group turns classic
+            (ClassicGroup.fromConsumerGroup): Stable at generation = group epoch, the
+            target assignments serialized as the members' assignments, then a
+            rebalance is prepared so the members rejoin.
+
+A failed upgrade (policy, a group not using the consumer protocol, too many members)
+leaves the group classic and the heartbeat gets GROUP_ID_NOT_FOUND.
+Differs from Kafka: no group metadata records are written (see groups.py), and a static
+classic member replacing the last consumer-protocol static member does not downgrade.
+"""
+
+from __future__ import annotations
+
+from emulator.cluster.classic_groups import (
+    STABLE,
+    ClassicGroup,
+    ClassicMember,
+    join_error,
+    sync_error,
+)
+from emulator.cluster.consumer_groups import (
+    UNRELEASED,
+    UNREVOKED,
+    Assignment,
+    ClassicMemberMetadata,
+    ConsumerGroup,
+    ConsumerMember,
+)
+from emulator.cluster.partition import KafkaError
+from wire.consumer_protocol import (
+    ConsumerProtocolError,
+    decode_assignment,
+    decode_subscription,
+    decode_version,
+    encode_assignment,
+)
+from wire.errors import ErrorCode as E
+
+UPGRADE_POLICIES = ("upgrade", "bidirectional")
+DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
+
+
+class GroupMigrationOps:
+    """Conversions and classic members inside consumer groups; mixed into GroupCoordinator.
+
+    Uses the coordinator's ``groups``, ``state``, ``now()``, ``cfg()``,
+    ``new_member_uuid()``, ``mark_changed()`` and the consumer group operations
+    (``_subscription_metadata``, ``_update_target_assignment``, ``_reconcile``,
+    ``_remove_consumer_member``).
+    """
+
+    groups: dict
+
+    # ---- policy ----------------------------------------------------------------------
+    def migration_policy(self) -> str:
+        v = self.state.config.get("group.consumer.migration.policy")
+        return str(v if v is not None else "bidirectional").strip().lower()
+
+    def _topic_ids(self, tps: list[tuple[str, list[int]]]) -> Assignment:
+        out: Assignment = {}
+        for name, parts in tps:
+            t = self.state.topics.get(name)
+            if t is not None and parts:
+                out.setdefault(t.id, set()).update(p for p in parts
+                                                   if 0 <= p < len(t.partitions))
+        return out
+
+    def _topic_names(self, a: Assignment) -> list[tuple[str, list[int]]]:
+        names = {t.id: t.name for t in self.state.topics.values()}
+        return sorted((names[tid], sorted(ps)) for tid, ps in a.items()
+                      if ps and tid in names)
+
+    # ---- upgrade --------------------------------------------------------------------
+    def maybe_upgrade(self, group: ClassicGroup) -> ConsumerGroup | None:
+        """Kafka's validateOnlineUpgrade + convertToConsumerGroup; None if not allowed."""
+        if self.migration_policy() not in UPGRADE_POLICIES:
+            return None
+        if not group.uses_consumer_protocol():
+            return None
+        if len(group.members) > self.cfg("group.consumer.max.size", 0x7FFFFFFF):
+            return None
+        for m in group.members.values():
+            group.complete_join(m, join_error(E.REBALANCE_IN_PROGRESS, m.member_id))
+            group.complete_sync(m, sync_error(E.REBALANCE_IN_PROGRESS))
+        gen = group.generation_id
+        new = ConsumerGroup(group.group_id, group_epoch=gen, assignment_epoch=gen)
+        now = self.now()
+        for m in group.members.values():
+            try:
+                assigned = self._topic_ids(decode_assignment(m.assignment))
+                meta = m.metadata(group.protocol_name) or (m.protocols[0][1] if m.protocols
+                                                           else b"")
+                sub = decode_subscription(meta)
+            except ConsumerProtocolError as e:
+                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Cannot upgrade the classic group "
+                                 f"{group.group_id} to consumer group because the embedded "
+                                 "consumer protocol is malformed.") from e
+            cm = ConsumerMember(
+                m.member_id, instance_id=m.group_instance_id, rack_id=sub.rack_id,
+                client_id=m.client_id, client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout_ms,
+                subscribed_topic_names=list(sub.topics), member_epoch=gen,
+                previous_member_epoch=gen, assigned=assigned,
+                classic=ClassicMemberMetadata(m.session_timeout_ms, list(m.protocols)),
+                hb_deadline=now + m.session_timeout_ms)
+            new.members[cm.member_id] = cm
+            if cm.instance_id is not None:
+                new.static_members[cm.instance_id] = cm.member_id
+            new.target[cm.member_id] = {t: set(ps) for t, ps in assigned.items()}
+        new.subscription_metadata = self._subscription_metadata(new)
+        new.loaded_epoch = group.loaded_epoch
+        self.groups[group.group_id] = new
+        return new
+
+    # ---- downgrade ------------------------------------------------------------------
+    def can_downgrade_without(self, group: ConsumerGroup, leaving: ConsumerMember) -> bool:
+        """validateOnlineDowngradeWithFencedMember."""
+        others = [m for m in group.members.values() if m is not leaving]
+        if leaving.uses_classic_protocol or not others:
+            return False
+        if not all(m.uses_classic_protocol for m in others):
+            return False
+        if self.migration_policy() not in DOWNGRADE_POLICIES:
+            return False
+        return len(others) <= self.cfg("group.max.size", 0x7FFFFFFF)
+
+    def convert_to_classic(self, group: ConsumerGroup, leaving: ConsumerMember) -> ClassicGroup:
+        """ClassicGroup.fromConsumerGroup, then a rebalance so the members rejoin."""
+        now = self.now()
+        classic = ClassicGroup(group.group_id, now, state=STABLE, protocol_type="consumer",
+                               generation_id=group.group_epoch)
+        for m in group.members.values():
+            if m is leaving or m.classic is None:
+                continue
+            cm = ClassicMember(m.member_id, m.instance_id, m.client_id, m.client_host,
+                               m.rebalance_timeout_ms, m.classic.session_timeout_ms,
+                               "consumer", list(m.classic.protocols))
+            classic.add(cm, None)
+        classic.protocol_name = classic.select_protocol()
+        classic.subscribed_topics = classic.compute_subscribed_topics()
+        for cm in classic.members.values():
+            try:
+                version = decode_version(cm.metadata(classic.protocol_name))
+            except ConsumerProtocolError:
+                version = 0
+            cm.assignment = encode_assignment(
+                self._topic_names(group.target.get(cm.member_id, {})), version)
+            cm.hb_deadline = now + cm.session_timeout_ms
+        classic.loaded_epoch = group.loaded_epoch
+        self.groups[group.group_id] = classic
+        self._prepare_rebalance(classic)
+        return classic
+
+    # ---- classic members inside a consumer group ------------------------------------
+    def _classic_member(self, group: ConsumerGroup, member_id: str,
+                        instance_id: str | None) -> ConsumerMember:
+        """validateConsumerGroupMember + throwIfMemberDoesNotUseClassicProtocol."""
+        if instance_id is None:
+            m = group.members.get(member_id)
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member "
+                                 f"of group {group.group_id}.")
+        else:
+            mid = group.static_members.get(instance_id)
+            m = group.members.get(mid) if mid is not None else None
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} "
+                                 f"is not a member of group {group.group_id}.")
+            if m.member_id != member_id:
+                raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with "
+                                 f"instance id {instance_id} is not the member {m.member_id}.")
+        if m.classic is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {m.member_id} does not use the "
+                             "classic protocol.")
+        return m
+
+    @staticmethod
+    def _check_generation(m: ConsumerMember, generation_id: int) -> None:
+        if m.member_epoch != generation_id:
+            raise KafkaError(E.ILLEGAL_GENERATION, f"The request generation id "
+                             f"{generation_id} is not equal to the member epoch "
+                             f"{m.member_epoch} of member {m.member_id}.")
+
+    @staticmethod
+    def _supports_classic_protocols(group: ConsumerGroup, protocol_type: str,
+                                    names: list[str]) -> bool:
+        if protocol_type != "consumer":
+            return False
+        classic = [m for m in group.members.values() if m.classic is not None]
+        if not classic:
+            return bool(names)
+        return any(all(name in (n for n, _ in m.classic.protocols) for m in classic)
+                   for name in names)
+
+    def classic_join_to_consumer(self, group: ConsumerGroup, member_id: str,
+                                 instance_id: str | None, protocol_type: str,
+                                 protocols: list[tuple[str, bytes]], session_ms: int,
+                                 rebalance_ms: int, client_id: str, client_host: str,
+                                 version: int) -> dict:
+        """classicGroupJoinToConsumerGroup: answered at once, never parked."""
+        unknown = member_id == ""
+        if unknown:
+            member_id = self.new_member_uuid()
+        if (member_id not in group.members
+                and len(group.members) >= self.cfg("group.consumer.max.size", 0x7FFFFFFF)):
+            return join_error(E.GROUP_MAX_SIZE_REACHED, member_id)
+        if not self._supports_classic_protocols(group, protocol_type,
+                                                [n for n, _ in protocols]):
+            return join_error(E.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if unknown and instance_id is None and version >= 4:
+            return join_error(E.MEMBER_ID_REQUIRED, member_id)
+        try:
+            sub = decode_subscription(protocols[0][1])
+        except ConsumerProtocolError:
+            return join_error(E.UNKNOWN_SERVER_ERROR, member_id)
+        member, is_new = self._classic_member_for_join(group, member_id, instance_id, unknown)
+        before = list(member.subscribed_topic_names)
+        if sub.rack_id is not None:
+            member.rack_id = sub.rack_id
+        member.rebalance_timeout_ms = rebalance_ms
+        member.subscribed_topic_names = list(sub.topics)
+        member.client_id, member.client_host = client_id, client_host
+        member.classic = ClassicMemberMetadata(session_ms, list(protocols))
+        if is_new:
+            group.members[member.member_id] = member
+            if member.instance_id is not None:
+                group.static_members[member.instance_id] = member.member_id
+        bump = is_new or before != member.subscribed_topic_names
+        metadata = self._subscription_metadata(group)
+        if metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            bump = True
+        if bump:
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group)
+        now = self.now()
+        self._reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
+        member.join_deadline = None
+        member.hb_deadline = now + session_ms
+        member.sync_deadline = now + rebalance_ms
+        self.mark_changed()
+        return {"error_code": E.NONE, "member_id": member.member_id,
+                "generation_id": member.member_epoch, "protocol_type": "consumer",
+                "protocol_name": member.classic.protocol_name, "leader": "",
+                "skip_assignment": False, "members": []}
+
+    def _classic_member_for_join(self, group: ConsumerGroup, member_id: str,
+                                 instance_id: str | None, unknown: bool
+                                 ) -> tuple[ConsumerMember, bool]:
+        if instance_id is None:
+            m = group.members.get(member_id)
+            return (m, False) if m is not None else (ConsumerMember(member_id), True)
+        existing_id = group.static_members.get(instance_id)
+        existing = group.members.get(existing_id) if existing_id is not None else None
+        if not unknown:
+            if existing is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if existing.member_id != member_id:
+                raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with "
+                                 f"instance id {instance_id} is not the member "
+                                 f"{existing.member_id}.")
+            return existing, False
+        if existing is None:
+            return ConsumerMember(member_id, instance_id=instance_id), True
+        # A static member comes back with a new member id: it replaces the old one.
+        self._remove_consumer_member(group, existing)
+        target = group.target.pop(existing.member_id, None)
+        existing.member_id = member_id
+        existing.member_epoch = existing.previous_member_epoch = 0
+        if target is not None:
+            group.target[member_id] = target
+        group.members[member_id] = existing
+        group.static_members[instance_id] = member_id
+        return existing, False
+
+    def classic_sync_to_consumer(self, group: ConsumerGroup, member_id: str,
+                                 generation_id: int, instance_id: str | None,
+                                 protocol_type: str | None, protocol_name: str | None) -> dict:
+        """classicGroupSyncToConsumerGroup: the member's assignment, serialized."""
+        m = self._classic_member(group, member_id, instance_id)
+        self._check_generation(m, generation_id)
+        assert m.classic is not None
+        if protocol_type is not None and protocol_type != "consumer":
+            raise KafkaError(E.INCONSISTENT_GROUP_PROTOCOL, f"The protocol type "
+                             f"{protocol_type} from member {m.member_id} request is not "
+                             "equal to the group protocol type consumer.")
+        if protocol_name is not None and protocol_name != m.classic.protocol_name:
+            raise KafkaError(E.INCONSISTENT_GROUP_PROTOCOL, f"The protocol name "
+                             f"{protocol_name} from member {m.member_id} request is not "
+                             f"equal to the protocol name {m.classic.protocol_name} "
+                             "returned in the join response.")
+        now = self.now()
+        if group.group_epoch > m.member_epoch and m.state != UNREVOKED:
+            if m.join_deadline is None:
+                m.join_deadline = now + m.rebalance_timeout_ms
+            raise KafkaError(E.REBALANCE_IN_PROGRESS, f"A new rebalance is triggered in group "
+                             f"{group.group_id} and member {m.member_id} should rejoin to "
+                             "catch up.")
+        m.sync_deadline = None
+        m.hb_deadline = now + m.classic.session_timeout_ms
+        try:
+            version = decode_version(m.classic.protocols[0][1])
+        except ConsumerProtocolError:
+            version = 0
+        return {"error_code": E.NONE, "protocol_type": protocol_type,
+                "protocol_name": protocol_name,
+                "assignment": encode_assignment(self._topic_names(m.assigned), version)}
+
+    def classic_heartbeat_to_consumer(self, group: ConsumerGroup, member_id: str,
+                                      generation_id: int, instance_id: str | None) -> int:
+        """classicGroupHeartbeatToConsumerGroup: REBALANCE_IN_PROGRESS asks for a rejoin."""
+        m = self._classic_member(group, member_id, instance_id)
+        self._check_generation(m, generation_id)
+        assert m.classic is not None
+        now = self.now()
+        m.hb_deadline = now + m.classic.session_timeout_ms
+        if (m.member_epoch < group.group_epoch or m.state == UNREVOKED
+                or (m.state == UNRELEASED and not self._waiting_on_unreleased(group, m))):
+            if m.join_deadline is None:
+                m.join_deadline = now + m.rebalance_timeout_ms
+            return E.REBALANCE_IN_PROGRESS
+        return E.NONE
+
+    @staticmethod
+    def _waiting_on_unreleased(group: ConsumerGroup, m: ConsumerMember) -> bool:
+        for tid, parts in group.target.get(m.member_id, {}).items():
+            have = m.assigned.get(tid, set())
+            for p in parts:
+                if p not in have and group.owner_epoch(tid, p, m.member_id) != -1:
+                    return True
+        return False
+
+    def classic_leave_consumer(self, group: ConsumerGroup,
+                               members: list[tuple[str, str | None]]) -> list[int]:
+        """classicGroupLeaveToConsumerGroup: per-member codes; the epoch is bumped once."""
+        results = []
+        left: list[ConsumerMember] = []
+        for member_id, instance_id in members:
+            try:
+                if instance_id is not None and member_id == "":
+                    mid = group.static_members.get(instance_id)
+                    member_id = mid if mid is not None else ""
+                m = self._classic_member(group, member_id, instance_id)
+            except KafkaError as e:
+                results.append(e.code)
+                continue
+            self._remove_consumer_member(group, m)
+            left.append(m)
+            results.append(E.NONE)
+        if left:
+            group.subscription_metadata = self._subscription_metadata(group)
+            group.group_epoch += 1
+            self._update_target_assignment(group)
+            self.mark_changed()
+        return results
+
+    def tick_classic_members(self, group: ConsumerGroup, now: int) -> ConsumerMember | None:
+        """A classic member whose join or sync timer expired (to be fenced), if any."""
+        for m in group.members.values():
+            if m.classic is None:
+                continue
+            if (m.join_deadline is not None and now >= m.join_deadline) or \
+                    (m.sync_deadline is not None and now >= m.sync_deadline):
+                return m
+        return None
+
