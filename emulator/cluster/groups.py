@@ -45,6 +45,7 @@ from emulator.cluster.classic_groups import (
 from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps
 from emulator.cluster.group_migration import GroupMigrationOps
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.streams_groups import StreamsGroup, StreamsGroupOps
 from wire.errors import ErrorCode as E
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -74,12 +75,12 @@ class OffsetAndMetadata:
     commit_ms: int
 
 
-class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
+class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, StreamsGroupOps):
     """All consumer groups of the cluster and their committed offsets."""
 
     def __init__(self, state) -> None:
         self.state = state
-        self.groups: dict[str, ClassicGroup | ConsumerGroup] = {}
+        self.groups: dict[str, ClassicGroup | ConsumerGroup | StreamsGroup] = {}
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
@@ -188,6 +189,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
                     break
                 if group.type == "classic":
                     fired = self.tick_classic(group, now)
+                elif group.type == "streams":
+                    fired = self.tick_streams(group, now)
                 else:
                     fired = self.tick_consumer(group, now)
                 if not fired:
@@ -211,7 +214,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
             for mid in group.pending_members:
                 group.pending_members[mid] = now + 10000
         else:
-            session = self.cfg("group.consumer.session.timeout.ms", 45000)
+            session = self.streams_cfg(group.group_id, "session.timeout.ms") \
+                if group.type == "streams" else self.cfg("group.consumer.session.timeout.ms", 45000)
             for m in group.members.values():
                 m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
         return True
@@ -281,6 +285,9 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
             if version >= 9 and not transactional:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND)
             raise KafkaError(E.ILLEGAL_GENERATION)
+        if group.type == "streams":
+            self.validate_streams_commit(group, member_id, generation, transactional, version)
+            return group
         if group.type == "consumer":
             if generation < 0 and not group.members:
                 return group
@@ -362,12 +369,16 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps):
         if not group_id:
             raise KafkaError(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup) and (member_id is not None or member_epoch >= 0):
+        if isinstance(group, ConsumerGroup | StreamsGroup) \
+                and (member_id is not None or member_epoch >= 0):
             m = group.members.get(member_id or "")
             if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID)
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
+                                 f"group {group_id}.")
             if member_epoch != m.member_epoch:
-                raise KafkaError(E.STALE_MEMBER_EPOCH)
+                raise KafkaError(E.STALE_MEMBER_EPOCH, f"The received member epoch "
+                                 f"{member_epoch} does not match the expected member epoch "
+                                 f"{m.member_epoch}.")
         exists = group is not None and group.state != DEAD
         store = self.offsets.get(group_id, {}) if exists else {}
 

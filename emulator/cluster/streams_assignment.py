@@ -1,0 +1,296 @@
+"""Tasks of streams group members, the sticky task assignor, and reconciliation (KIP-1071).
+
+A task is (subtopology id, partition). A member holds active tasks (each with the
+assignment epoch it got it in, which OffsetCommit checks), standby tasks and warm-up
+tasks. Modelled on Kafka's TasksTuple, StickyTaskAssignor and streams
+CurrentAssignmentBuilder:
+
+- ``assign``: active tasks stay with their previous owner while it is under its fair
+  share, the rest go to the least loaded process (load per member of the process),
+  then to that process's least loaded member; each active task gets
+  ``num_standby`` standby tasks on other processes, preferring previous holders.
+- ``reconcile``: one step of a member towards its target. A task is handed over only
+  once its previous owner no longer holds it (an active task held by anyone else, a
+  standby the member's process already runs); a member that still owns tasks it must
+  give up waits in ``unrevoked_tasks`` with its epoch unchanged.
+
+Differs from Kafka: no warm-up tasks are planned (Kafka's AssignmentRefiner, which
+needs the members' task lags) and no rack-aware standby placement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emulator.cluster.state_machines import TransitionTable
+from wire.errors import ErrorCode as E
+
+Task = tuple[str, int]
+
+STABLE = "stable"
+UNREVOKED = "unrevoked_tasks"
+UNRELEASED = "unreleased_tasks"
+UNKNOWN = "unknown"
+_STATES = frozenset({STABLE, UNREVOKED, UNRELEASED, UNKNOWN})
+# target -> states it may be entered from (Kafka's streams MemberState, moved by
+# CurrentAssignmentBuilder: any known state may move to any other).
+MEMBER_TRANSITIONS = TransitionTable("streams group member", {
+    STABLE: _STATES, UNREVOKED: _STATES, UNRELEASED: _STATES,
+}, E.UNKNOWN_SERVER_ERROR)
+
+
+@dataclass
+class Tasks:
+    """Kafka's TasksTupleWithEpochs: active tasks with the epoch they were assigned in."""
+
+    active: dict[str, dict[int, int]] = field(default_factory=dict)
+    standby: dict[str, set[int]] = field(default_factory=dict)
+    warmup: dict[str, set[int]] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not (any(self.active.values()) or any(self.standby.values())
+                    or any(self.warmup.values()))
+
+    def copy(self) -> Tasks:
+        return Tasks({s: dict(p) for s, p in self.active.items() if p},
+                     {s: set(p) for s, p in self.standby.items() if p},
+                     {s: set(p) for s, p in self.warmup.items() if p})
+
+    def same_tasks(self, other: Tasks) -> bool:
+        return (_keys(self.active) == _keys(other.active)
+                and _clean(self.standby) == _clean(other.standby)
+                and _clean(self.warmup) == _clean(other.warmup))
+
+    def active_set(self) -> set[Task]:
+        return {(s, p) for s, ps in self.active.items() for p in ps}
+
+    def standby_set(self) -> set[Task]:
+        return {(s, p) for s, ps in self.standby.items() for p in ps}
+
+    def warmup_set(self) -> set[Task]:
+        return {(s, p) for s, ps in self.warmup.items() for p in ps}
+
+    def contains_any(self, other: Tasks) -> bool:
+        return bool(self.active_set() & other.active_set()
+                    or self.standby_set() & other.standby_set()
+                    or self.warmup_set() & other.warmup_set())
+
+    @classmethod
+    def target(cls, active: set[Task], standby: set[Task] = frozenset(),
+               warmup: set[Task] = frozenset()) -> Tasks:
+        t = cls()
+        for s, p in active:
+            t.active.setdefault(s, {})[p] = 0
+        for s, p in standby:
+            t.standby.setdefault(s, set()).add(p)
+        for s, p in warmup:
+            t.warmup.setdefault(s, set()).add(p)
+        return t
+
+
+def _keys(a: dict[str, dict[int, int]]) -> dict[str, set[int]]:
+    return {s: set(ps) for s, ps in a.items() if ps}
+
+
+def _clean(a: dict[str, set[int]]) -> dict[str, set[int]]:
+    return {s: set(ps) for s, ps in a.items() if ps}
+
+
+def task_ids(a: dict) -> list[dict]:
+    """Tasks as the wire's TaskIds list, sorted."""
+    return [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in sorted(a.items()) if ps]
+
+
+def owned_from_wire(active: list[dict] | None, standby: list[dict] | None,
+                    warmup: list[dict] | None) -> Tasks | None:
+    """The tasks a heartbeat reports owning; None when it did not say (all three null)."""
+    if active is None or standby is None or warmup is None:
+        return None
+    t = Tasks()
+    for ti in active:
+        t.active.setdefault(ti["subtopology_id"], {}).update(dict.fromkeys(ti["partitions"], 0))
+    for ti in standby:
+        t.standby.setdefault(ti["subtopology_id"], set()).update(ti["partitions"])
+    for ti in warmup:
+        t.warmup.setdefault(ti["subtopology_id"], set()).update(ti["partitions"])
+    return t
+
+
+# ---- the sticky task assignor -----------------------------------------------------------
+@dataclass
+class AssignMember:
+    member_id: str
+    process_id: str
+    previous: Tasks
+
+
+def assign(members: list[AssignMember], tasks_per_subtopology: dict[str, int],
+           num_standby: int) -> dict[str, Tasks]:
+    """Kafka's StickyTaskAssignor in outline: balanced over processes, sticky, standbys
+    on other processes."""
+    if not members:
+        return {}
+    by_id = {m.member_id: m for m in members}
+    procs: dict[str, list[str]] = {}
+    for m in sorted(members, key=lambda m: m.member_id):
+        procs.setdefault(m.process_id, []).append(m.member_id)
+    tasks = [(s, p) for s, n in sorted(tasks_per_subtopology.items()) for p in range(n)]
+    valid = set(tasks)
+    active: dict[str, set[Task]] = {m.member_id: set() for m in members}
+    owner: dict[Task, str] = {}
+    quota = -(-len(tasks) // len(members))  # ceil
+
+    def proc_load(pid: str) -> float:
+        return sum(len(active[mid]) for mid in procs[pid]) / len(procs[pid])
+
+    for m in sorted(members, key=lambda m: m.member_id):  # sticky: keep what one had
+        for t in sorted(m.previous.active_set()):
+            if t in valid and t not in owner and len(active[m.member_id]) < quota:
+                active[m.member_id].add(t)
+                owner[t] = m.member_id
+    for t in tasks:
+        if t in owner:
+            continue
+        pid = min(procs, key=lambda p: (proc_load(p), p))
+        mid = min(procs[pid], key=lambda x: (len(active[x]), x))
+        active[mid].add(t)
+        owner[t] = mid
+    standby: dict[str, set[Task]] = {m.member_id: set() for m in members}
+    if num_standby > 0:
+        def load(mid: str) -> int:
+            return len(active[mid]) + len(standby[mid])
+
+        for t in tasks:
+            used = {by_id[owner[t]].process_id}
+            for _ in range(num_standby):
+                cands = [p for p in procs if p not in used]
+                if not cands:
+                    break
+                prev = [p for p in cands
+                        if any(t in by_id[mid].previous.standby_set() for mid in procs[p])]
+                pool = prev or cands
+                pid = min(pool, key=lambda p: (min(load(x) for x in procs[p]), p))
+                mid = min(procs[pid], key=lambda x: (load(x), x))
+                standby[mid].add(t)
+                used.add(pid)
+    return {mid: Tasks.target(active[mid], standby[mid]) for mid in active}
+
+
+# ---- reconciliation (Kafka's streams CurrentAssignmentBuilder) -----------------------------
+@dataclass
+class Holders:
+    """Who holds what across the group right now (assigned or pending revocation)."""
+
+    active_process: dict[Task, str]  # task -> process id of its active holder
+    standby_processes: dict[Task, set[str]]
+    warmup_processes: dict[Task, set[str]]
+
+
+@dataclass
+class Step:
+    state: str
+    member_epoch: int
+    assigned: Tasks
+    pending_revocation: Tasks
+
+
+def reconcile(state: str, member_epoch: int, process_id: str, assigned: Tasks,
+              pending: Tasks, target_epoch: int, target: Tasks, holders: Holders,
+              owned: Tasks | None) -> Step | None:
+    """One step towards ``target``; None when nothing changes. Raises FENCED_MEMBER_EPOCH
+    (as KafkaError, by the caller) via ``UnknownState`` for a member in an unknown state."""
+
+    def not_released(revoking: Tasks) -> bool:
+        return owned is None or owned.contains_any(revoking)
+
+    if state == STABLE:
+        if member_epoch == target_epoch:
+            return None
+        return _next(member_epoch, process_id, assigned, target_epoch, target, holders,
+                     not_released)
+    if state == UNREVOKED:
+        if not_released(pending):
+            return None
+        return _next(member_epoch + 1, process_id, assigned, target_epoch, target, holders,
+                     not_released)
+    if state == UNRELEASED:
+        return _next(member_epoch, process_id, assigned, target_epoch, target, holders,
+                     not_released)
+    raise UnknownState()
+
+
+class UnknownState(Exception):
+    """Kafka fences a member whose state is unknown (FENCED_MEMBER_EPOCH)."""
+
+
+def _next(epoch: int, process_id: str, current: Tasks, target_epoch: int, target: Tasks,
+          holders: Holders, not_released) -> Step:
+    new = Tasks()
+    revoking = Tasks()
+    pending_assign = Tasks()
+    unreleased = False
+    mine_active = current.active_set()
+    mine_standby = current.standby_set()
+    # active tasks
+    tgt_active = target.active_set()
+    for (s, p), e in ((t, current.active[t[0]][t[1]]) for t in sorted(mine_active)):
+        if (s, p) in tgt_active:
+            new.active.setdefault(s, {})[p] = e
+        else:
+            revoking.active.setdefault(s, {})[p] = e
+    for s, p in sorted(tgt_active - mine_active):
+        held = (holders.active_process.get((s, p)) is not None
+                or (process_id in holders.standby_processes.get((s, p), ())
+                    and (s, p) not in mine_standby)
+                or (process_id in holders.warmup_processes.get((s, p), ())
+                    and (s, p) not in current.warmup_set()))
+        if held:
+            unreleased = True
+        else:
+            pending_assign.active.setdefault(s, {})[p] = target_epoch
+    # standby tasks
+    tgt_standby = target.standby_set()
+    for s, p in sorted(mine_standby):
+        if (s, p) in tgt_standby:
+            new.standby.setdefault(s, set()).add(p)
+        elif (s, p) not in tgt_active:  # a standby promoted to active is not revoked
+            revoking.standby.setdefault(s, set()).add(p)
+    for s, p in sorted(tgt_standby - mine_standby):
+        if (s, p) in mine_active:  # an active task demoted to standby: granted at once
+            new.standby.setdefault(s, set()).add(p)
+            continue
+        held = (holders.active_process.get((s, p)) == process_id
+                or process_id in holders.standby_processes.get((s, p), ()))
+        if held:
+            unreleased = True
+        else:
+            pending_assign.standby.setdefault(s, set()).add(p)
+    # warm-up tasks
+    tgt_warmup = target.warmup_set()
+    for s, p in sorted(current.warmup_set()):
+        if (s, p) in tgt_warmup:
+            new.warmup.setdefault(s, set()).add(p)
+        elif (s, p) not in tgt_active:
+            revoking.warmup.setdefault(s, set()).add(p)
+    for s, p in sorted(tgt_warmup - current.warmup_set()):
+        if holders.active_process.get((s, p)) == process_id \
+                or process_id in holders.warmup_processes.get((s, p), ()):
+            unreleased = True
+        else:
+            pending_assign.warmup.setdefault(s, set()).add(p)
+    to_revoke = not revoking.is_empty() and not_released(revoking)
+    # A standby/warm-up about to become active is kept until the active task is granted.
+    for s, p in sorted((mine_standby | current.warmup_set()) & tgt_active):
+        granted = not to_revoke and p in pending_assign.active.get(s, {})
+        if not granted:
+            kind = new.standby if (s, p) in mine_standby else new.warmup
+            kind.setdefault(s, set()).add(p)
+    if to_revoke:
+        return Step(UNREVOKED, epoch, new, revoking)
+    for s, ps in pending_assign.active.items():
+        new.active.setdefault(s, {}).update(ps)
+    for s, ps in pending_assign.standby.items():
+        new.standby.setdefault(s, set()).update(ps)
+    for s, ps in pending_assign.warmup.items():
+        new.warmup.setdefault(s, set()).update(ps)
+    return Step(UNRELEASED if unreleased else STABLE, target_epoch, new.copy(), Tasks())

@@ -1,0 +1,690 @@
+"""KIP-1071 streams groups (StreamsGroupHeartbeat): Kafka Streams' own group protocol.
+
+Modelled on the streams half of Kafka 4.4's GroupMetadataManager and its StreamsGroup.
+Like a KIP-848 consumer group there is no join/sync barrier: members heartbeat, the
+coordinator keeps a group epoch, computes a target assignment of *tasks* (subtopology,
+partition) with the sticky task assignor and moves every member towards it one
+heartbeat at a time (emulator.cluster.streams_assignment). What is particular:
+
+- The first member to join brings the topology (emulator.cluster.streams_topology); the
+  coordinator configures it against the cluster's topics and reports what stops it
+  as statuses in the response: MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS,
+  MISSING_INTERNAL_TOPICS (the handler then creates the repartition and changelog
+  topics, as Kafka's broker does). Tasks are assigned only once the topology is ready.
+- A new group waits group.streams.initial.rebalance.delay.ms (3 s) before its first
+  assignment, and assignments are at most one per group.streams.assignment.interval.ms
+  (1 s); both answer ASSIGNMENT_DELAYED.
+- Members report their endpoint for interactive queries; every member gets the
+  partitions of every endpoint whenever the endpoint information epoch it sends is
+  not the group's.
+- A member may ask the whole application to shut down (SHUTDOWN_APPLICATION status to
+  everyone until the group empties).
+
+Group states: Empty, NotReady (topology not validated), Assigning, Reconciling, Stable.
+Timers (``tick_streams``): the session timeout fences a silent member, the rebalance
+timeout one that does not revoke in time, and the initial delay computes the first
+assignment.
+
+Differs from Kafka: no warm-up tasks (no AssignmentRefiner) and no rack-aware standby
+placement; topology updates (a new epoch from a joining member) are refused as Kafka
+4.4 refuses them; no topology description plugin (KIP-1331), so
+TopologyDescriptionRequired is never set; group records are not written to
+__consumer_offsets (offsets are).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emulator.cluster import streams_assignment as sa
+from emulator.cluster import streams_topology as st
+from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
+from emulator.cluster.partition import KafkaError
+from wire.errors import ErrorCode as E
+
+LEAVE_EPOCH = -1
+STATIC_LEAVE_EPOCH = -2
+
+# group.streams.* broker defaults that are not per-group configs (Kafka 4.4's
+# GroupCoordinatorConfig).
+_BROKER_ONLY = {"group.streams.task.offset.interval.ms": 60000,
+                "group.streams.acceptable.recovery.lag": 10000,
+                "group.streams.max.size": 0x7FFFFFFF}
+
+
+@dataclass(eq=False)
+class StreamsMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    topology_epoch: int = -1
+    process_id: str = ""
+    user_endpoint: tuple[str, int] | None = None
+    client_tags: dict[str, str] = field(default_factory=dict)
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: str = sa.STABLE
+    assigned: sa.Tasks = field(default_factory=sa.Tasks)
+    pending_revocation: sa.Tasks = field(default_factory=sa.Tasks)
+    task_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    task_end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    hb_deadline: int = 0
+    revocation_deadline: int | None = None
+
+    def transition(self, target: str) -> None:
+        sa.MEMBER_TRANSITIONS.check(self.member_id, self.state, target)
+        self.state = target
+
+    def metadata(self) -> tuple:
+        """What, changed, makes the group recompute its assignment."""
+        return (self.instance_id, self.rack_id, self.rebalance_timeout_ms, self.topology_epoch,
+                self.process_id, self.user_endpoint, tuple(sorted(self.client_tags.items())),
+                self.client_id, self.client_host)
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        return self.state == sa.STABLE and self.member_epoch == epoch
+
+
+@dataclass(eq=False)
+class StreamsGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignment_ts: int | None = None
+    members: dict[str, StreamsMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)
+    target: dict[str, sa.Tasks] = field(default_factory=dict)
+    topology: st.StreamsTopology | None = None
+    configured: st.ConfiguredTopology | None = None
+    validated_topology_epoch: int = -1
+    last_assignment_configs: dict[str, str] = field(default_factory=dict)
+    endpoint_information_epoch: int = 0
+    shutdown_requested_by: str | None = None
+    initial_delay_deadline: int | None = None
+    loaded_epoch: tuple[int, int] | None = None
+
+    type = "streams"
+    protocol_type = "streams"
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.members
+
+    @property
+    def state(self) -> str:
+        if not self.members:
+            return "Empty"
+        if self.topology is None or self.topology.epoch != self.validated_topology_epoch:
+            return "NotReady"
+        if self.group_epoch > self.assignment_epoch:
+            return "Assigning"
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return "Reconciling"
+        return "Stable"
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        if not self.members or self.topology is None:
+            return False
+        return topic in self.topology.source_topics()
+
+    def holders(self, exclude: str | None = None) -> sa.Holders:
+        h = sa.Holders({}, {}, {})
+        for m in self.members.values():
+            if m.member_id == exclude:
+                continue
+            for tasks in (m.assigned, m.pending_revocation):
+                for t in tasks.active_set():
+                    h.active_process[t] = m.process_id
+                for t in tasks.standby_set():
+                    h.standby_processes.setdefault(t, set()).add(m.process_id)
+                for t in tasks.warmup_set():
+                    h.warmup_processes.setdefault(t, set()).add(m.process_id)
+        return h
+
+
+class StreamsGroupOps:
+    """StreamsGroupHeartbeat and friends; mixed into ``GroupCoordinator``."""
+
+    groups: dict
+
+    # ---- configs -----------------------------------------------------------------------
+    def streams_cfg(self, group_id: str, key: str) -> int:
+        """group.streams.<key>, or the group's streams.<key> override (GROUP resource)."""
+        if f"streams.{key}" in GROUP_CONFIGS:
+            overrides = self.state.group_configs.get(group_id, {})
+            return int(group_value(self.state.config, overrides, f"streams.{key}"))
+        name = f"group.streams.{key}"
+        return self.cfg(name, _BROKER_ONLY[name])
+
+    def _assignment_configs(self, group_id: str) -> dict[str, str]:
+        return {"num.standby.replicas": str(self.streams_cfg(group_id, "num.standby.replicas"))}
+
+    def _partition_count(self, topic: str) -> int | None:
+        t = self.state.topics.get(topic)
+        return len(t.partitions) if t is not None else None
+
+    # ---- heartbeat ----------------------------------------------------------------------
+    def streams_group_heartbeat(self, req: dict, *, client_id: str = "", client_host: str = "",
+                                version: int = 1) -> tuple[dict, dict]:
+        """StreamsGroupHeartbeat. Returns the response and the internal topics to create
+        (name -> (partitions, replication factor, configs))."""
+        try:
+            _validate(req)
+            if req["member_epoch"] in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                out, create = self._streams_leave(req), {}
+            else:
+                out, create = self._streams_heartbeat(req, client_id, client_host, version)
+        except KafkaError as e:
+            return _error(e.code, e.message), {}
+        self.mark_changed()
+        return out, create
+
+    def _streams_group(self, group_id: str, create: bool) -> StreamsGroup:
+        group = self.groups.get(group_id)
+        if group is None or (create and group.type == "classic" and group.is_empty):
+            if not create:
+                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
+            group = self.groups[group_id] = StreamsGroup(group_id)
+            self.group_created(group)
+        if group.type != "streams":
+            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
+        return group
+
+    def _streams_heartbeat(self, req: dict, client_id: str, client_host: str,
+                           version: int) -> tuple[dict, dict]:
+        now = self.now()
+        gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
+        instance_id = req["instance_id"]
+        joining = epoch == 0
+        group = self._streams_group(gid, joining)
+        was_empty = group.is_empty
+        if joining:
+            max_size = self.streams_cfg(gid, "max.size")
+            if (instance_id is None or instance_id not in group.static_members) \
+                    and member_id not in group.members and len(group.members) >= max_size:
+                raise KafkaError(E.GROUP_MAX_SIZE_REACHED, "The streams group has reached its "
+                                 f"maximum capacity of {max_size} members.")
+        owned = sa.owned_from_wire(req["active_tasks"], req["standby_tasks"],
+                                   req["warmup_tasks"])
+        member, is_new = self._streams_member(group, member_id, epoch, instance_id, owned)
+        before = None if is_new else member.metadata()
+        self._update_member(member, req, joining, client_id, client_host)
+        if is_new:
+            group.members[member.member_id] = member
+            if member.instance_id is not None:
+                group.static_members[member.instance_id] = member.member_id
+        recompute = is_new or before != member.metadata()
+        statuses: list[dict] = []
+        topology = self._maybe_update_topology(group, req["topology"])
+        if group.topology is not None and member.topology_epoch < group.topology.epoch:
+            statuses.append(_status(st.STALE_TOPOLOGY, f"The member's topology epoch "
+                                    f"{member.topology_epoch} is behind the group's topology "
+                                    f"epoch {group.topology.epoch}."))
+        configured = group.configured
+        key = st.metadata_key(topology, self._partition_count)
+        if configured is None or configured.metadata_key != key \
+                or configured.epoch != topology.epoch:
+            configured = group.configured = st.configure(topology, self._partition_count)
+            recompute = True
+        validated = -1
+        if configured.is_ready:
+            validated = topology.epoch
+            for tasks in (req["active_tasks"], req["standby_tasks"], req["warmup_tasks"]):
+                _check_tasks(configured, tasks)
+        for name, attr in (("task_offsets", "task_offsets"),
+                           ("task_end_offsets", "task_end_offsets")):
+            if req[name] is not None:
+                getattr(member, attr).update(
+                    {(o["subtopology_id"], o["partition"]): o["offset"] for o in req[name]})
+        if validated != group.validated_topology_epoch:
+            recompute = True
+        configs = self._assignment_configs(gid)
+        if configs != group.last_assignment_configs:
+            recompute = True
+        if recompute:
+            group.group_epoch += 1
+            group.validated_topology_epoch = validated
+            group.last_assignment_configs = configs
+        if was_empty and group.initial_delay_deadline is None:
+            delay = self.streams_cfg(gid, "initial.rebalance.delay.ms")
+            if delay > 0:
+                group.initial_delay_deadline = now + delay
+        self._maybe_update_target(group, now, statuses)
+        old = member.assigned.copy()
+        self._reconcile_streams(group, member, owned, now)
+        member.hb_deadline = now + self.streams_cfg(gid, "session.timeout.ms")
+        if req["shutdown_application"]:
+            group.shutdown_requested_by = member.member_id
+        changed = not member.assigned.same_tasks(old)
+        if changed and member.user_endpoint is not None:
+            group.endpoint_information_epoch += 1
+        out = {
+            "error_code": E.NONE, "error_message": None, "member_id": member.member_id,
+            "member_epoch": member.member_epoch,
+            "heartbeat_interval_ms": self.streams_cfg(gid, "heartbeat.interval.ms"),
+            "task_offset_interval_ms": self.streams_cfg(gid, "task.offset.interval.ms"),
+            "acceptable_recovery_lag": self.streams_cfg(gid, "acceptable.recovery.lag"),
+            "acceptable_recovery_lag_legacy": self.streams_cfg(gid, "acceptable.recovery.lag"),
+            "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
+            "endpoint_information_epoch": group.endpoint_information_epoch,
+            "partitions_by_user_endpoint": None,
+        }
+        if joining or changed:
+            out["active_tasks"] = sa.task_ids(member.assigned.active)
+            out["standby_tasks"] = sa.task_ids(member.assigned.standby)
+            out["warmup_tasks"] = sa.task_ids(member.assigned.warmup)
+        if group.endpoint_information_epoch != req["endpoint_information_epoch"]:
+            out["partitions_by_user_endpoint"] = self._endpoints(group, member)
+        create: dict = {}
+        if configured.status is not None:
+            create = dict(configured.to_create)
+            statuses.append(_status(*configured.status))
+        if group.shutdown_requested_by is not None:
+            statuses.append(_status(st.SHUTDOWN_APPLICATION, f"Streams group member "
+                                    f"{group.shutdown_requested_by} encountered a fatal error "
+                                    "and requested a shutdown for the entire application."))
+        out["status"] = statuses
+        return out, create
+
+    def _update_member(self, m: StreamsMember, req: dict, joining: bool, client_id: str,
+                       client_host: str) -> None:
+        if req["instance_id"] is not None:
+            m.instance_id = req["instance_id"]
+        if req["rack_id"] is not None:
+            m.rack_id = req["rack_id"]
+        if req["rebalance_timeout_ms"] != -1:
+            m.rebalance_timeout_ms = req["rebalance_timeout_ms"]
+        if req["topology"] is not None:
+            m.topology_epoch = req["topology"]["epoch"]
+        m.client_id, m.client_host = client_id, client_host
+        if req["process_id"] is not None:
+            m.process_id = req["process_id"]
+        if req["client_tags"] is not None:
+            m.client_tags = {kv["key"]: kv["value"] for kv in req["client_tags"]}
+        ep = req["user_endpoint"]
+        if joining or ep is not None:
+            m.user_endpoint = (ep["host"], ep["port"]) if ep is not None else None
+
+    def _streams_member(self, group: StreamsGroup, member_id: str, epoch: int,
+                        instance_id: str | None, owned: sa.Tasks | None
+                        ) -> tuple[StreamsMember, bool]:
+        joining = epoch == 0
+        if instance_id is None:
+            m = group.members.get(member_id)
+            if m is None:
+                if not joining:
+                    raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member "
+                                     f"of group {group.group_id}.")
+                return StreamsMember(member_id), True
+            _check_epoch(m, epoch, owned)
+            return m, False
+        old_id = group.static_members.get(instance_id)
+        old = group.members.get(old_id) if old_id is not None else None
+        if joining:
+            if old is None:
+                m = group.members.get(member_id)
+                return (m, False) if m is not None else (StreamsMember(member_id), True)
+            if old.member_epoch != STATIC_LEAVE_EPOCH:
+                raise KafkaError(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with "
+                                 f"instance id {instance_id} cannot join the group because the "
+                                 f"instance id is owned by {old.member_id} member.")
+            # The static member comes back under a new member id with its tasks.
+            del group.members[old.member_id]
+            old.member_id = member_id
+            old.member_epoch, old.previous_member_epoch = 0, 0
+            if old_id in group.target:
+                group.target[member_id] = group.target.pop(old_id)
+            group.members[member_id] = old
+            group.static_members[instance_id] = member_id
+            return old, False
+        if old is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+        if old.member_id != member_id:
+            raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{instance_id} was fenced by member {old.member_id}.")
+        _check_epoch(old, epoch, owned)
+        return old, False
+
+    @staticmethod
+    def _maybe_update_topology(group: StreamsGroup, wire: dict | None) -> st.StreamsTopology:
+        if wire is not None:
+            topo = st.StreamsTopology.from_wire(wire)
+            if group.topology is None:
+                group.topology = topo
+                return topo
+            if group.topology.epoch > topo.epoch:
+                return group.topology
+            if group.topology != topo:
+                raise KafkaError(E.INVALID_REQUEST, "Topology updates are not supported yet.")
+            return group.topology
+        if group.topology is None:
+            raise KafkaError(E.UNKNOWN_SERVER_ERROR, "The topology is null and the group "
+                             "topology is also null.")
+        return group.topology
+
+    def _maybe_update_target(self, group: StreamsGroup, now: int,
+                             statuses: list[dict] | None) -> None:
+        if group.initial_delay_deadline is not None:
+            if statuses is not None:
+                statuses.append(_status(st.ASSIGNMENT_DELAYED, "Assignment delayed due to the "
+                                        "configured initial rebalance delay."))
+            return
+        if group.assignment_epoch >= group.group_epoch:
+            return
+        interval = self.streams_cfg(group.group_id, "assignment.interval.ms")
+        if group.assignment_ts is not None and now < group.assignment_ts + interval:
+            if statuses is not None:
+                statuses.append(_status(st.ASSIGNMENT_DELAYED, "Assignment delayed due to the "
+                                        "configured assignment interval."))
+            return
+        configured = group.configured
+        tasks: dict[str, int] = {}
+        if configured is not None and configured.is_ready and configured.subtopologies:
+            tasks = {sid: s.num_tasks for sid, s in configured.subtopologies.items()}
+        members = [sa.AssignMember(m.member_id, m.process_id,
+                                   group.target.get(m.member_id, m.assigned))
+                   for m in group.members.values()]
+        standby = int(group.last_assignment_configs.get("num.standby.replicas", "0"))
+        group.target = sa.assign(members, tasks, standby)
+        group.assignment_epoch = group.group_epoch
+        group.assignment_ts = now
+
+    def _reconcile_streams(self, group: StreamsGroup, m: StreamsMember,
+                           owned: sa.Tasks | None, now: int) -> None:
+        if m.member_epoch == STATIC_LEAVE_EPOCH:
+            return
+        target = group.target.get(m.member_id, sa.Tasks())
+        try:
+            step = sa.reconcile(m.state, m.member_epoch, m.process_id, m.assigned,
+                                m.pending_revocation, group.assignment_epoch, target,
+                                group.holders(exclude=m.member_id), owned)
+        except sa.UnknownState as e:
+            raise KafkaError(E.FENCED_MEMBER_EPOCH, "The streams group member is in a unknown "
+                             "state. The member must abandon all its tasks and rejoin.") from e
+        if step is None:
+            return
+        m.transition(step.state)
+        if step.member_epoch != m.member_epoch:
+            m.previous_member_epoch, m.member_epoch = m.member_epoch, step.member_epoch
+        m.assigned, m.pending_revocation = step.assigned, step.pending_revocation
+        if m.state == sa.UNREVOKED:
+            if m.revocation_deadline is None:
+                m.revocation_deadline = now + max(m.rebalance_timeout_ms, 0)
+        else:
+            m.revocation_deadline = None
+
+    def _endpoints(self, group: StreamsGroup, member: StreamsMember) -> list[dict]:
+        """Kafka's EndpointToPartitionsManager: one entry per member with an endpoint,
+        the asking member last."""
+        subs = (group.configured.subtopologies if group.configured is not None else None) or {}
+        out = []
+        order = [m for m in group.members.values() if m is not member] + [member]
+        for m in order:
+            if m.user_endpoint is None:
+                continue
+            standby = {s: set(ps) for s, ps in m.assigned.standby.items()}
+            for s, ps in m.assigned.warmup.items():
+                standby.setdefault(s, set()).update(ps)
+            out.append({
+                "user_endpoint": {"host": m.user_endpoint[0], "port": m.user_endpoint[1]},
+                "active_partitions": self._topic_partitions(
+                    {s: set(ps) for s, ps in m.assigned.active.items()}, subs),
+                "standby_partitions": self._topic_partitions(standby, subs),
+            })
+        return out
+
+    def _topic_partitions(self, tasks: dict[str, set[int]], subs: dict) -> list[dict]:
+        out = []
+        for sid, parts in sorted(tasks.items()):
+            s = subs.get(sid)
+            if s is None or not parts:
+                continue
+            for topic in sorted(s.source_topics | set(s.repartition_source_topics)):
+                n = self._partition_count(topic) or 0
+                ps = sorted(p for p in parts if p < n)
+                if ps:
+                    out.append({"topic": topic, "partitions": ps})
+        return out
+
+    # ---- leaving and fencing ---------------------------------------------------------------
+    def _streams_leave(self, req: dict) -> dict:
+        gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
+        instance_id = req["instance_id"]
+        group = self._streams_group(gid, False)
+        if req["shutdown_application"]:
+            group.shutdown_requested_by = member_id
+        out = _error(E.NONE, None)
+        out.update(member_id=member_id, member_epoch=epoch, status=[])
+        if instance_id is None:
+            m = group.members.get(member_id)
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
+                                 f"group {gid}.")
+        else:
+            mid = group.static_members.get(instance_id)
+            m = group.members.get(mid) if mid is not None else None
+            if m is None:
+                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if m.member_id != member_id:
+                raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with "
+                                 f"instance id {instance_id} was fenced by member {m.member_id}.")
+            if epoch == STATIC_LEAVE_EPOCH:
+                m.member_epoch = STATIC_LEAVE_EPOCH
+                m.pending_revocation = sa.Tasks()
+                return out
+        self._fence_streams_member(group, m)
+        return out
+
+    def _fence_streams_member(self, group: StreamsGroup, m: StreamsMember) -> None:
+        """Remove a member, free its tasks and bump the group epoch (a new assignment)."""
+        group.members.pop(m.member_id, None)
+        group.target.pop(m.member_id, None)
+        if m.instance_id is not None and group.static_members.get(m.instance_id) == m.member_id:
+            del group.static_members[m.instance_id]
+        if m.user_endpoint is not None:
+            group.endpoint_information_epoch += 1
+        group.group_epoch += 1
+        if not group.members:
+            group.shutdown_requested_by = None
+            group.initial_delay_deadline = None
+            group.target = {}
+            group.assignment_epoch = group.group_epoch
+            return
+        self._maybe_update_target(group, self.now(), None)
+
+    def tick_streams(self, group: StreamsGroup, now: int) -> bool:
+        changed = False
+        if group.initial_delay_deadline is not None and now >= group.initial_delay_deadline:
+            group.initial_delay_deadline = None
+            if group.members and group.configured is not None:
+                self._maybe_update_target(group, now, None)
+            changed = True
+        elif group.members and group.assignment_epoch < group.group_epoch \
+                and group.initial_delay_deadline is None:
+            before = group.assignment_epoch
+            self._maybe_update_target(group, now, None)
+            changed = group.assignment_epoch != before
+        for m in list(group.members.values()):
+            if group.members.get(m.member_id) is not m:
+                continue
+            stuck = m.revocation_deadline is not None and now >= m.revocation_deadline \
+                and m.state == sa.UNREVOKED
+            if now >= m.hb_deadline or stuck:
+                self._fence_streams_member(group, m)
+                changed = True
+        return changed
+
+    # ---- describe ---------------------------------------------------------------------------
+    def describe_streams_groups(self, group_ids: list[str], version: int = 1) -> list[dict]:
+        out = []
+        for gid in group_ids:
+            group = self.groups.get(gid)
+            if group is None or group.type != "streams":
+                msg = f"Group {gid} not found." if group is None else \
+                    f"Group {gid} is not a streams group."
+                out.append({"group_id": gid, "error_code": E.GROUP_ID_NOT_FOUND,
+                            "error_message": msg, "group_state": "", "topology": None,
+                            "members": []})
+                continue
+            out.append(self._describe_streams(group))
+        return out
+
+    def _describe_streams(self, g: StreamsGroup) -> dict:
+        if g.configured is not None and g.configured.is_ready:
+            topology = g.configured.describe()
+        else:
+            assert g.topology is not None
+            topology = g.topology.describe()
+
+        def assignment(t: sa.Tasks | None) -> dict:
+            t = t or sa.Tasks()
+            return {"active_tasks": sa.task_ids(t.active),
+                    "standby_tasks": sa.task_ids(t.standby),
+                    "warmup_tasks": sa.task_ids(t.warmup)}
+
+        def offsets(d: dict[tuple[str, int], int]) -> list[dict]:
+            return [{"subtopology_id": s, "partition": p, "offset": o}
+                    for (s, p), o in sorted(d.items())]
+
+        return {
+            "error_code": E.NONE, "error_message": None, "group_id": g.group_id,
+            "group_state": g.state, "group_epoch": g.group_epoch,
+            "assignment_epoch": g.assignment_epoch, "topology": topology,
+            "members": [{
+                "member_id": m.member_id, "member_epoch": m.member_epoch,
+                "instance_id": m.instance_id, "rack_id": m.rack_id, "client_id": m.client_id,
+                "client_host": m.client_host, "topology_epoch": m.topology_epoch,
+                "process_id": m.process_id,
+                "user_endpoint": None if m.user_endpoint is None else
+                {"host": m.user_endpoint[0], "port": m.user_endpoint[1]},
+                "client_tags": [{"key": k, "value": v} for k, v in sorted(m.client_tags.items())],
+                "task_offsets": offsets(m.task_offsets),
+                "task_end_offsets": offsets(m.task_end_offsets),
+                "assignment": assignment(m.assigned),
+                "target_assignment": assignment(g.target.get(m.member_id)),
+                "is_classic": False,
+            } for m in g.members.values()],
+            "topology_description": None, "topology_description_status": 0,
+            "assignor_name": "sticky",
+        }
+
+    # ---- offsets --------------------------------------------------------------------------
+    @staticmethod
+    def validate_streams_commit(group: StreamsGroup, member_id: str, epoch: int,
+                                transactional: bool, version: int) -> None:
+        """Kafka's StreamsGroup.validateOffsetCommit (per-partition epochs aside)."""
+        if epoch < 0 and not group.members:
+            return
+        if transactional and epoch == -1 and member_id == "":
+            return
+        m = group.members.get(member_id)
+        if m is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
+                             f"group {group.group_id}.")
+        if not transactional and version < 9:
+            raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be "
+                             "used by members using the streams group protocol")
+        if epoch == m.member_epoch:
+            return
+        if epoch > m.member_epoch:
+            raise KafkaError(E.STALE_MEMBER_EPOCH, f"Received member epoch {epoch} is newer "
+                             f"than current member epoch {m.member_epoch}.")
+        # An older epoch may commit for tasks it already held then (Kafka checks per
+        # partition; the emulator checks that every active task dates from then).
+        epochs = [e for ps in m.assigned.active.values() for e in ps.values()]
+        if any(e > epoch for e in epochs):
+            raise KafkaError(E.STALE_MEMBER_EPOCH, f"The received member epoch {epoch} is "
+                             f"older than the assignment epoch of a task of member {member_id}.")
+
+
+def _validate(req: dict) -> None:
+    """Kafka's GroupCoordinatorService checks of a StreamsGroupHeartbeat request."""
+    def bad(msg: str) -> KafkaError:
+        return KafkaError(E.INVALID_REQUEST, msg)
+
+    topo = req["topology"]
+    if topo is not None and any(s["source_topic_regex"] for s in topo["subtopologies"]):
+        raise bad("Regular expressions for source topics are not supported yet.")
+    if req["member_id"] == "":
+        raise bad("MemberId can't be empty.")
+    if req["group_id"] == "":
+        raise bad("GroupId can't be empty.")
+    if req["instance_id"] == "":
+        raise bad("InstanceId can't be empty.")
+    if req["rack_id"] == "":
+        raise bad("RackId can't be empty.")
+    epoch = req["member_epoch"]
+    tasks = (req["active_tasks"], req["standby_tasks"], req["warmup_tasks"])
+    if epoch == 0:
+        if req["rebalance_timeout_ms"] == -1:
+            raise bad("RebalanceTimeoutMs must be provided in first request.")
+        for name, t in zip(("ActiveTasks", "StandbyTasks", "WarmupTasks"), tasks, strict=True):
+            if t:
+                raise bad(f"{name} must be empty when (re-)joining.")
+        if topo is None:
+            raise bad("Topology must be non-null when (re-)joining.")
+        for s in topo["subtopologies"]:
+            for info in s["state_changelog_topics"]:
+                if info["partitions"] != 0:
+                    raise KafkaError(E.STREAMS_INVALID_TOPOLOGY, f"Changelog topic "
+                                     f"{info['name']} must have an undefined partition count, "
+                                     f"but it is set to {info['partitions']}.")
+    elif epoch == STATIC_LEAVE_EPOCH:
+        if req["instance_id"] is None:
+            raise bad("InstanceId can't be null.")
+    elif epoch < STATIC_LEAVE_EPOCH:
+        raise bad(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+    if any(t is not None for t in tasks) and any(t is None for t in tasks):
+        raise bad("If one task-type is non-null, all must be non-null.")
+    if epoch != 0 and topo is not None:
+        raise bad("Topology can only be provided when (re-)joining.")
+
+
+def _check_epoch(m: StreamsMember, epoch: int, owned: sa.Tasks | None) -> None:
+    """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
+    if epoch == 0:
+        return
+    if epoch > m.member_epoch:
+        raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member "
+                         f"epoch ({epoch}) than the one known by the group coordinator "
+                         f"({m.member_epoch}). The member must abandon all its partitions and "
+                         "rejoin.")
+    if epoch < m.member_epoch:
+        subset = owned is not None and owned.active_set() <= m.assigned.active_set() \
+            and owned.standby_set() <= m.assigned.standby_set() \
+            and owned.warmup_set() <= m.assigned.warmup_set()
+        if epoch != m.previous_member_epoch or not subset:
+            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller "
+                             f"member epoch ({epoch}) than the one known by the group "
+                             f"coordinator ({m.member_epoch}). The member must abandon all its "
+                             "partitions and rejoin.")
+
+
+def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict] | None) -> None:
+    """Kafka's throwIfRequestContainsInvalidTasks."""
+    subs = configured.subtopologies or {}
+    for t in tasks or ():
+        s = subs.get(t["subtopology_id"])
+        if s is None:
+            raise KafkaError(E.INVALID_REQUEST, f"Subtopology {t['subtopology_id']} does not "
+                             "exist in the topology.")
+        for p in t["partitions"]:
+            if not 0 <= p < s.num_tasks:
+                raise KafkaError(E.INVALID_REQUEST, f"Task {p} for subtopology "
+                                 f"{t['subtopology_id']} is invalid. Number of tasks for this "
+                                 f"subtopology: {s.num_tasks}")
+
+
+def _status(code: int, detail: str) -> dict:
+    return {"status_code": code, "status_detail": detail}
+
+
+def _error(code: int, message: str | None) -> dict:
+    return {"error_code": code, "error_message": message, "member_id": "", "member_epoch": 0,
+            "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0,
+            "acceptable_recovery_lag": -1, "acceptable_recovery_lag_legacy": 0, "status": None,
+            "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
+            "endpoint_information_epoch": 0, "partitions_by_user_endpoint": None}

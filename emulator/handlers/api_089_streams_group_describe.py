@@ -1,0 +1,34 @@
+"""StreamsGroupDescribe (key 89), v0-1: streams groups' state, epochs, configured topology,
+members with their process, endpoint, task offsets, current and target assignments.
+
+GROUP_ID_NOT_FOUND for unknown groups and groups of another type, NOT_COORDINATOR when
+asked of the wrong broker, GROUP_AUTHORIZATION_FAILED per group without DESCRIBE.
+v1's IncludeTopologyDescription: no topology description plugin, so the status is
+NOT_REQUESTED (0) as Kafka answers without one, and AssignorName is "sticky".
+"""
+
+from __future__ import annotations
+
+from emulator.handlers.authz import NOT_REQUESTED, RT, Each, Op, authorized_operations
+from emulator.handlers.base import RequestContext
+
+API_KEY = 89
+VERSIONS = (0, 1)
+AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
+
+
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    gc = ctx.services["groups"]
+    gc.tick()
+    out = []
+    for gid in req["group_ids"]:
+        err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
+        if err:
+            out.append({"group_id": gid, "error_code": err})
+            continue
+        [d] = gc.describe_streams_groups([gid], version)
+        if not d["error_code"]:
+            d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
+                if req["include_authorized_operations"] else NOT_REQUESTED
+        out.append(d)
+    return {"throttle_time_ms": 0, "groups": out}

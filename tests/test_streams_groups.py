@@ -1,0 +1,344 @@
+"""KIP-1071 streams groups (StreamsGroupHeartbeat) as a pure state machine, manual clock.
+
+Topology configuration (missing source / internal topics, repartition and changelog
+partition counts, copartitioning), the initial rebalance delay, the sticky task
+assignor with standbys, the revoke-before-reassign handshake over two processes,
+leave and session timeout, endpoints for interactive queries, offset commits with
+member epochs, and the request errors Kafka 4.4 answers.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster import streams_assignment as sa
+from emulator.cluster import streams_topology as st
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.groups import GroupCoordinator
+from emulator.cluster.state import Broker, ClusterState
+from wire.errors import ErrorCode as E
+from wire.messages import REQUESTS
+
+G = "app"
+DELAY = 3000  # group.streams.initial.rebalance.delay.ms
+
+
+def topic_info(name: str, partitions: int = 0) -> dict:
+    return {"name": name, "partitions": partitions, "replication_factor": 0,
+            "topic_configs": []}
+
+
+def word_count_topology(epoch: int = 0) -> dict:
+    """Kafka Streams' word count: split + repartition, then count into a store."""
+    return {"epoch": epoch, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["input"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": ["app-counts-repartition"],
+         "repartition_source_topics": [], "copartition_groups": []},
+        {"subtopology_id": "1", "source_topics": ["app-counts-repartition"],
+         "source_topic_regex": [],
+         "state_changelog_topics": [topic_info("app-counts-changelog")],
+         "repartition_sink_topics": [],
+         "repartition_source_topics": [topic_info("app-counts-repartition")],
+         "copartition_groups": []},
+    ]}
+
+
+class Harness:
+    def __init__(self, partitions: int = 4, **config: str) -> None:
+        cfg = {"offsets.topic.num.partitions": "3", **config}
+        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
+                                  clock=ManualClock(), broker_config=cfg)
+        self.gc = GroupCoordinator(self.state)
+        self.state.create_topic("input", partitions, 1)
+        self.epochs: dict[str, int] = {}
+        self.owned: dict[str, sa.Tasks] = {}
+        self.endpoint_epoch: dict[str, int] = {}
+        self.endpoints: dict[str, tuple[str, int]] = {}
+
+    @property
+    def clock(self) -> ManualClock:
+        return self.state.clock
+
+    def request(self, member: str, epoch: int, **fields) -> dict:
+        req = REQUESTS[88].msg  # every field at its default, as the decoder gives them
+        out = {f.name: f.default for f in req.fields}
+        out.update(group_id=G, member_id=member, member_epoch=epoch)
+        out.update(fields)
+        return out
+
+    def hb(self, member: str, epoch: int | None = None, *, process: str | None = None,
+           topology: dict | None = None, endpoint: tuple[str, int] | None = None,
+           instance: str | None = None, report: bool = True, **fields) -> dict:
+        """One heartbeat; applies the returned tasks like a Streams client."""
+        if epoch is None:
+            epoch = self.epochs.get(member, 0)
+        joining = epoch == 0
+        if endpoint is not None:
+            self.endpoints[member] = endpoint
+        endpoint = self.endpoints.get(member) if joining else endpoint  # as a client resends
+        owned = self.owned.get(member, sa.Tasks())
+        req = self.request(
+            member, epoch, instance_id=instance,
+            endpoint_information_epoch=self.endpoint_epoch.get(member, -1),
+            rebalance_timeout_ms=60_000 if joining else -1,
+            topology=(topology or word_count_topology()) if joining else None,
+            process_id=(process or member) if joining else None,
+            user_endpoint={"host": endpoint[0], "port": endpoint[1]} if endpoint else None,
+            active_tasks=[] if joining else (sa.task_ids(owned.active) if report else None),
+            standby_tasks=[] if joining else (sa.task_ids(owned.standby) if report else None),
+            warmup_tasks=[] if joining else (sa.task_ids(owned.warmup) if report else None),
+        )
+        req.update(fields)
+        self.gc.tick()
+        r, create = self.gc.streams_group_heartbeat(req, client_id="c", client_host="/h")
+        for name, (parts, rf, configs) in create.items():
+            self.state.create_topic(name, parts, rf, configs=configs)
+        r["created"] = sorted(create)
+        if r["error_code"] == E.NONE:
+            self.epochs[member] = r["member_epoch"]
+            self.endpoint_epoch[member] = r["endpoint_information_epoch"]
+            if r["active_tasks"] is not None:
+                t = sa.Tasks()
+                for ti in r["active_tasks"]:
+                    t.active[ti["subtopology_id"]] = dict.fromkeys(ti["partitions"], 0)
+                for ti in r["standby_tasks"]:
+                    t.standby[ti["subtopology_id"]] = set(ti["partitions"])
+                self.owned[member] = t
+        return r
+
+    def active(self, member: str) -> set[tuple[str, int]]:
+        return self.owned.get(member, sa.Tasks()).active_set()
+
+    def settle(self, members: list[str], rounds: int = 8) -> None:
+        for _ in range(rounds):
+            for m in members:
+                self.hb(m)
+
+    def group(self):
+        return self.gc.groups[G]
+
+
+def statuses(r: dict) -> dict[int, str]:
+    return {s["status_code"]: s["status_detail"] for s in r["status"] or []}
+
+
+def test_first_member_configures_topology_creates_internal_topics_and_waits_delay() -> None:
+    h = Harness()
+    r = h.hb("m1")
+    assert r["error_code"] == E.NONE and r["member_epoch"] == 0
+    st_ = statuses(r)
+    assert st_[st.MISSING_INTERNAL_TOPICS].startswith("Internal topics are missing: ")
+    assert st.ASSIGNMENT_DELAYED in st_
+    assert r["created"] == ["app-counts-changelog", "app-counts-repartition"]
+    # repartition topic: the writer's source count; changelog: its subtopology's tasks
+    assert len(h.state.topics["app-counts-repartition"].partitions) == 4
+    assert len(h.state.topics["app-counts-changelog"].partitions) == 4
+    assert h.group().state == "NotReady"
+    r = h.hb("m1")  # topics exist now: topology validated, still within the delay
+    assert st.MISSING_INTERNAL_TOPICS not in statuses(r)
+    assert st.ASSIGNMENT_DELAYED in statuses(r)
+    assert r["active_tasks"] == [] and h.group().state == "Assigning"
+    h.clock.advance(DELAY)
+    r = h.hb("m1")
+    assert r["member_epoch"] == h.group().group_epoch > 0
+    assert h.active("m1") == {(s, p) for s in "01" for p in range(4)}
+    assert h.group().state == "Stable"
+    assert r["heartbeat_interval_ms"] == 5000 and r["task_offset_interval_ms"] == 60000
+
+
+def test_missing_source_topic_status_and_no_tasks() -> None:
+    h = Harness()
+    topo = word_count_topology()
+    topo["subtopologies"][0]["source_topics"] = ["nope"]
+    r = h.hb("m1", topology=topo)
+    assert statuses(r)[st.MISSING_SOURCE_TOPICS] == "Source topics nope are missing."
+    assert r["created"] == []
+    h.clock.advance(DELAY)
+    r = h.hb("m1")
+    assert h.active("m1") == set() and h.group().state == "NotReady"
+
+
+def test_incorrectly_partitioned_changelog() -> None:
+    h = Harness()
+    h.state.create_topic("app-counts-changelog", 2, 1)
+    r = h.hb("m1")
+    assert statuses(r)[st.INCORRECTLY_PARTITIONED_TOPICS] == (
+        "Existing topic app-counts-changelog has different number of partitions: "
+        "expected 4, found 2")
+
+
+def test_two_processes_share_tasks_with_revocation_first_then_leave_moves_them() -> None:
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.settle(["m1"], 2)
+    assert len(h.active("m1")) == 8
+    h.hb("m2")
+    # m1 must give up tasks before m2 gets them: never held by both
+    for _ in range(8):
+        for m in ("m1", "m2"):
+            h.hb(m)
+            assert not h.active("m1") & h.active("m2")
+        h.clock.advance(1000)  # group.streams.assignment.interval.ms
+    assert len(h.active("m1")) == len(h.active("m2")) == 4
+    assert h.group().state == "Stable"
+    kept = set(h.active("m1"))
+    r = h.hb("m2", -1)
+    assert r["error_code"] == E.NONE and r["member_epoch"] == -1
+    h.settle(["m1"], 3)
+    assert len(h.active("m1")) == 8 and kept <= h.active("m1")  # sticky
+
+
+def test_session_timeout_fences_member() -> None:
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    h.hb("m2")
+    h.clock.advance(30_000)
+    h.hb("m1")
+    h.clock.advance(20_000)  # m2 silent for 50 s > 45 s
+    h.gc.tick()
+    assert set(h.group().members) == {"m1"}
+    r = h.hb("m2")
+    assert r["error_code"] == E.UNKNOWN_MEMBER_ID
+
+
+def test_standby_tasks_on_other_process() -> None:
+    h = Harness(partitions=2, **{"group.streams.num.standby.replicas": "1"})
+    for m in ("m1", "m2"):
+        h.hb(m)
+    h.clock.advance(DELAY)
+    for _ in range(8):
+        h.settle(["m1", "m2"], 1)
+        h.clock.advance(1000)
+    standby = {m: h.owned[m].standby_set() for m in ("m1", "m2")}
+    assert standby["m1"] and standby["m2"]
+    assert not standby["m1"] & h.active("m1") and not standby["m2"] & h.active("m2")
+    assert standby["m1"] | standby["m2"] == h.active("m1") | h.active("m2")
+
+
+def test_endpoints_for_interactive_queries() -> None:
+    h = Harness()
+    h.hb("m1", endpoint=("host1", 7001))
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    r = h.hb("m1")
+    assert r["endpoint_information_epoch"] > 0
+    [ep] = r["partitions_by_user_endpoint"]
+    assert ep["user_endpoint"] == {"host": "host1", "port": 7001}
+    topics = {tp["topic"]: tp["partitions"] for tp in ep["active_partitions"]}
+    assert topics == {"input": [0, 1, 2, 3], "app-counts-repartition": [0, 1, 2, 3]}
+    # an up-to-date member gets nothing
+    r = h.hb("m1")
+    assert r["partitions_by_user_endpoint"] is None
+
+
+def test_member_epoch_errors() -> None:
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    epoch = h.epochs["m1"]
+    assert h.hb("m1", epoch + 1)["error_code"] == E.FENCED_MEMBER_EPOCH
+    assert h.hb("ghost", 3)["error_code"] == E.UNKNOWN_MEMBER_ID
+    r = h.hb("m1", -1, member_id="ghost")
+    assert r["error_code"] == E.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize("change, code, message", [
+    ({"member_id": ""}, E.INVALID_REQUEST, "MemberId can't be empty."),
+    ({"rebalance_timeout_ms": -1}, E.INVALID_REQUEST,
+     "RebalanceTimeoutMs must be provided in first request."),
+    ({"topology": None}, E.INVALID_REQUEST, "Topology must be non-null when (re-)joining."),
+    ({"active_tasks": [{"subtopology_id": "0", "partitions": [0]}]}, E.INVALID_REQUEST,
+     "ActiveTasks must be empty when (re-)joining."),
+    ({"member_epoch": -3}, E.INVALID_REQUEST,
+     "MemberEpoch is -3, but must be greater than or equal to -2."),
+])
+def test_request_errors(change: dict, code: int, message: str) -> None:
+    h = Harness()
+    req = h.request("m1", 0, rebalance_timeout_ms=1000, topology=word_count_topology(),
+                    active_tasks=[], standby_tasks=[], warmup_tasks=[])
+    req.update(change)
+    r, _ = h.gc.streams_group_heartbeat(req)
+    assert (r["error_code"], r["error_message"]) == (code, message)
+
+
+def test_invalid_topologies() -> None:
+    h = Harness()
+    topo = word_count_topology()
+    topo["subtopologies"][1]["state_changelog_topics"][0]["partitions"] = 3
+    r = h.hb("m1", topology=topo)
+    assert r["error_code"] == E.STREAMS_INVALID_TOPOLOGY
+    assert "must have an undefined partition count" in r["error_message"]
+    topo = word_count_topology()
+    topo["subtopologies"][0]["repartition_sink_topics"] = []  # a source nobody writes
+    r = h.hb("m1", topology=topo)
+    assert r["error_code"] == E.STREAMS_INVALID_TOPOLOGY
+    assert "never used as a sink topic" in r["error_message"]
+    h.hb("m1")
+    r = h.hb("m2", topology=dict(word_count_topology(), subtopologies=[]))
+    assert (r["error_code"], r["error_message"]) == (
+        E.INVALID_REQUEST, "Topology updates are not supported yet.")
+
+
+def test_offset_commit_with_member_epochs_and_delete() -> None:
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    epoch = h.epochs["m1"]
+    ok = h.gc.commit_offsets(G, "m1", epoch, [("input", [(0, 5, -1, None)])], version=9)
+    assert ok == [("input", [(0, E.NONE)])]
+    stale = h.gc.commit_offsets(G, "m1", epoch + 1, [("input", [(0, 6, -1, None)])],
+                                version=9)
+    assert stale == [("input", [(0, E.STALE_MEMBER_EPOCH)])]
+    old = h.gc.commit_offsets(G, "m1", epoch, [("input", [(0, 6, -1, None)])], version=8)
+    assert old == [("input", [(0, E.UNSUPPORTED_VERSION)])]
+    assert h.gc.delete_group(G) == E.NON_EMPTY_GROUP
+    h.hb("m1", -1)
+    assert h.group().state == "Empty"
+    assert [g["group_type"] for g in h.gc.list_groups(types=["streams"])] == ["streams"]
+    assert h.gc.delete_group(G) == E.NONE
+
+
+def test_describe() -> None:
+    h = Harness()
+    h.hb("m1", endpoint=("h1", 1))
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    [d] = h.gc.describe_streams_groups([G])
+    assert d["group_state"] == "Stable" and d["topology"]["epoch"] == 0
+    sub1 = d["topology"]["subtopologies"][1]
+    assert sub1["state_changelog_topics"][0]["partitions"] == 4
+    [m] = d["members"]
+    assert m["process_id"] == "m1" and m["user_endpoint"] == {"host": "h1", "port": 1}
+    assert m["assignment"]["active_tasks"] == m["target_assignment"]["active_tasks"]
+    [nf] = h.gc.describe_streams_groups(["nope"])
+    assert nf["error_code"] == E.GROUP_ID_NOT_FOUND
+
+
+def test_configure_copartitioned_repartition_topics() -> None:
+    topo = st.StreamsTopology.from_wire({"epoch": 1, "subtopologies": [
+        {"subtopology_id": "0", "source_topics": ["a"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": ["r1"],
+         "repartition_source_topics": [], "copartition_groups": []},
+        {"subtopology_id": "1", "source_topics": ["b"], "source_topic_regex": [],
+         "state_changelog_topics": [], "repartition_sink_topics": ["r2"],
+         "repartition_source_topics": [], "copartition_groups": []},
+        {"subtopology_id": "2", "source_topics": ["r1", "r2"], "source_topic_regex": [],
+         "state_changelog_topics": [topic_info("cl")], "repartition_sink_topics": [],
+         "repartition_source_topics": [topic_info("r1"), topic_info("r2")],
+         "copartition_groups": [{"source_topics": [], "source_topic_regex": [],
+                                 "repartition_source_topics": [0, 1]}]},
+    ]})
+    counts = {"a": 3, "b": 5}
+    c = st.configure(topo, counts.get)
+    assert c.to_create["r1"][0] == c.to_create["r2"][0] == 5
+    assert c.subtopologies["2"].num_tasks == 5 and c.to_create["cl"][0] == 5
