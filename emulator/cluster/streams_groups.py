@@ -65,7 +65,7 @@ class StreamsMember:
     user_endpoint: tuple[str, int] | None = None
     client_tags: dict[str, str] = field(default_factory=dict)
     member_epoch: int = 0
-    previous_member_epoch: int = -1
+    previous_member_epoch: int = 0
     state: str = sa.STABLE
     assigned: sa.Tasks = field(default_factory=sa.Tasks)
     pending_revocation: sa.Tasks = field(default_factory=sa.Tasks)
@@ -91,8 +91,8 @@ class StreamsMember:
 @dataclass(eq=False)
 class StreamsGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
+    group_epoch: int = 1  # Kafka starts a streams group at epoch 1, assigned at 1
+    assignment_epoch: int = 1
     assignment_ts: int | None = None
     members: dict[str, StreamsMember] = field(default_factory=dict)
     static_members: dict[str, str] = field(default_factory=dict)

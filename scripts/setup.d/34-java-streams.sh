@@ -15,4 +15,12 @@ if [ ! -f .classes-streams/WordCount.class ] \
   echo "34-java-streams.sh: compiling client_tests/java/streams ..."
   javac -nowarn -d .classes-streams -cp '.tools-jars/*' streams/*.java
 fi
-echo "java streams: client_tests/java/.classes-streams"
+# The streams group protocol (KIP-1071) app: Kafka Streams 4.4.0 is not on Maven
+# Central, so it runs on the tools' release (kafka-streams and kafka-clients 4.3.1).
+mkdir -p .classes-streams-protocol
+if [ ! -f .classes-streams-protocol/StreamsGroupWordCount.class ] \
+    || [ -n "$(find streams-protocol -newer .classes-streams-protocol/StreamsGroupWordCount.class)" ]; then
+  echo "34-java-streams.sh: compiling client_tests/java/streams-protocol ..."
+  javac -nowarn -d .classes-streams-protocol -cp '.tools-jars/*' streams-protocol/*.java
+fi
+echo "java streams: client_tests/java/.classes-streams, .classes-streams-protocol"

@@ -1,0 +1,138 @@
+"""Kafka Streams with group.protocol=streams (KIP-1071) against the cluster.
+
+client_tests/java/streams-protocol/StreamsGroupWordCount.java is a KTable word count
+(a repartition topic and a changelog topic, which the broker creates when the group's
+first member brings the topology) on Kafka Streams 4.3.1 (4.4.0 is not on Maven
+Central; scripts/setup.d/34-java-streams.sh). One instance counts a first batch; a
+second instance joins and the two share the eight tasks (two subtopologies over four
+partitions) without ever running one task twice; the second leaves and its tasks move
+back; the counts stay exact throughout. Runs against real Kafka too (--target kafka).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import Consumer, Producer
+
+from emulator.testing import wait_for
+
+JAVA_DIR = Path(__file__).resolve().parent / "java"
+CP = f"{JAVA_DIR / '.tools-jars'}/*:{JAVA_DIR / '.classes-streams-protocol'}"
+ALL_TASKS = {f"{s}_{p}" for s in (0, 1) for p in range(4)}
+
+
+def require_app() -> None:
+    cls = JAVA_DIR / ".classes-streams-protocol" / "StreamsGroupWordCount.class"
+    if not cls.exists():
+        raise AssertionError(f"{cls} is missing: run scripts/setup.d/30-java.sh and "
+                             "34-java-streams.sh")
+
+
+class App:
+    """One StreamsGroupWordCount JVM; its stdout lines are collected."""
+
+    def __init__(self, bootstrap: str, app_id: str, state_dir: Path, port: int,
+                 topics: tuple[str, str], log: Path) -> None:
+        self.log = open(log, "a")  # noqa: SIM115 - closed in close
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", CP, "StreamsGroupWordCount",
+             bootstrap, app_id, str(state_dir), topics[0], topics[1], str(port)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.strip())
+
+    def tasks(self) -> set[str]:
+        last = [ln for ln in self.lines if ln.startswith("TASKS ")]
+        return set(filter(None, last[-1][6:].split(","))) if last else set()
+
+    def healthy(self) -> bool:
+        bad = [ln for ln in self.lines if ln.startswith("ERROR") or ln == "STATE ERROR"]
+        assert not bad, self.lines
+        return True
+
+    def close(self) -> None:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.log.close()
+        assert "CLOSED" in self.lines, self.lines
+
+
+def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
+                  timeout: float = 90) -> dict[str, int]:
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4()}",
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    got: dict[str, int] = {}
+    deadline = time.time() + timeout
+    while time.time() < deadline and got != want:
+        m = c.poll(0.2)
+        if m is not None and m.error() is None:
+            got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
+    c.close()
+    return got
+
+
+def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for line in lines:
+        p.produce(topic, value=line.encode())
+    assert p.flush(30) == 0
+
+
+def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
+        cluster, tmp_path: Path) -> None:
+    require_app()
+    bootstrap = cluster.bootstrap_servers
+    tag = uuid.uuid4().hex[:8]
+    app_id, words, counts = f"wc-{tag}", f"words-{tag}", f"counts-{tag}"
+    cluster.create_topic(words, 4, 3)
+    cluster.create_topic(counts, 4, 3)
+    produce(bootstrap, words, ["the cat sat", "the dog sat", "a cat"])
+    a = App(bootstrap, app_id, tmp_path / "a", 7001, (words, counts), tmp_path / "a.log")
+    b = None
+    try:
+        wait_for(lambda: a.healthy() and a.tasks() == ALL_TASKS,
+                 "the first instance runs all eight tasks", 120)
+        want = {"the": 2, "cat": 2, "sat": 2, "dog": 1, "a": 1}
+        assert latest_counts(bootstrap, counts, want) == want
+        b = App(bootstrap, app_id, tmp_path / "b", 7002, (words, counts), tmp_path / "b.log")
+        overlap: list[set[str]] = []
+
+        def shared() -> bool:
+            a.healthy() and b.healthy()
+            ta, tb = a.tasks(), b.tasks()
+            if ta & tb:
+                overlap.append(ta & tb)
+            return bool(ta) and bool(tb) and ta | tb == ALL_TASKS and not ta & tb
+
+        wait_for(shared, "the two instances share the tasks", 120)
+        assert len(a.tasks()) == len(b.tasks()) == 4
+        produce(bootstrap, words, ["the cat ran", "dog"])
+        want = {"the": 3, "cat": 3, "sat": 2, "dog": 2, "a": 1, "ran": 1}
+        assert latest_counts(bootstrap, counts, want) == want
+        b.close()
+        b = None
+        wait_for(lambda: a.healthy() and a.tasks() == ALL_TASKS,
+                 "the leaver's tasks move back to the first instance", 120)
+        produce(bootstrap, words, ["bird"])
+        want = dict(want, bird=1)
+        assert latest_counts(bootstrap, counts, want) == want
+        assert not overlap, overlap  # never the same active task on both
+    finally:
+        if b is not None:
+            b.close()
+        a.close()
