@@ -181,9 +181,8 @@ def metadata_key(topology: StreamsTopology, count: PartitionCount) -> tuple:
 def configure(topology: StreamsTopology, count: PartitionCount) -> ConfiguredTopology:
     """Kafka's InternalTopicManager.configureTopics. Raises STREAMS_INVALID_TOPOLOGY."""
     key = metadata_key(topology, count)
-    internal = {t.name for s in topology.subtopologies for t in s.repartition_source_topics}
     missing = sorted({t for s in topology.subtopologies for t in s.source_topics
-                      if t not in internal and count(t) is None})
+                      if count(t) is None})
     if missing:
         return ConfiguredTopology(topology.epoch, key, None, status=(
             MISSING_SOURCE_TOPICS, f"Source topics {summarize(missing)} are missing."))
