@@ -127,7 +127,7 @@ def wait_for_executors(spark, count: int, timeout_s: float = 120.0) -> list[str]
         ids = spark.sparkContext._jsc.sc().getExecutorIds()
         executors = [str(ids.apply(i)) for i in range(ids.size())]
         if len(executors) >= count:
-            return executors
+            return sorted(executors)
         if time.monotonic() > deadline:
             raise RuntimeError(f"only {executors} of {count} executors registered")
         time.sleep(0.5)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from spark_validation.versions import PYSPARK_REQUIREMENT
+from spark_validation.versions import DEFAULT_PYSPARK_REQUIREMENT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_test_extra_pins_the_pyspark_of_spark_validation_versions() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = [r for r in project["optional-dependencies"]["test"] if r.startswith("pyspark")]
-    assert pins == [PYSPARK_REQUIREMENT]
+    assert pins == [DEFAULT_PYSPARK_REQUIREMENT]
 
 
 def test_the_clients_extra_holds_the_readme_quick_start_libraries() -> None:

@@ -18,6 +18,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 
+# The main environment always holds the default release (the matrix uses venvs).
+export SPARK_VALIDATION_SPARK=
 want=$(python3 spark_validation/versions.py --pip-requirement)
 have=$(python3 -c 'from importlib.metadata import version; print("pyspark==" + version("pyspark"))' 2>/dev/null || true)
 if [ "$have" != "$want" ]; then
