@@ -77,6 +77,7 @@ class KafkaEmulatorContainer(DockerContainer):
         seed: int | None = None,
         base_port: int | None = None,
         ready_timeout: float = 60.0,
+        advertised_host: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(image, **kwargs)
@@ -91,6 +92,10 @@ class KafkaEmulatorContainer(DockerContainer):
         self.ready_timeout = ready_timeout
         self._fixed_base_port = base_port
         self.base_port: int | None = None
+        # The host name brokers advertise: the Docker host as testcontainers names it
+        # (localhost for a local engine) unless given, e.g. the host's own address so
+        # that clients on other machines or in other JVMs' networks reach them.
+        self._advertised_host = advertised_host
         self.advertised_host: str | None = None
         self.sasl_users: dict[str, str] = {}
         self.super_users: list[str] = []
@@ -131,7 +136,7 @@ class KafkaEmulatorContainer(DockerContainer):
 
     def _configure(self) -> None:
         """Called by ``start()`` just before the container is created."""
-        self.advertised_host = self.get_docker_client().host()
+        self.advertised_host = self._advertised_host or self.get_docker_client().host()
         self.base_port = self._fixed_base_port or free_port_block(self.brokers)
         for port in range(self.base_port, self.base_port + self.brokers):
             self.with_bind_ports(port, port)

@@ -57,6 +57,16 @@ def cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
+def docker_cluster() -> Iterator[Any]:
+    """The emulator's Docker image, advertised on this host's own address
+    (docker_emulator.py); fails, never skips, without an engine or the image."""
+    from spark_validation.docker_emulator import DockerEmulator
+
+    with DockerEmulator(brokers=3) as c:
+        yield c
+
+
+@pytest.fixture
 def work(tmp_path: Any) -> str:
     return str(tmp_path)
 

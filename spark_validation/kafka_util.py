@@ -139,6 +139,25 @@ def _has_leaders(bootstrap: str, topic: str, partitions: int) -> bool:
             and all(p.leader >= 0 for p in t.partitions.values()))
 
 
+def partition_state(bootstrap: str, topic: str, partition: int) -> tuple[int, list[int],
+                                                                        list[int]]:
+    """(leader, replicas, isr) of one partition as Metadata tells any client: works the
+    same for an in-process emulator, one in a container and a real Kafka."""
+    from confluent_kafka.admin import AdminClient
+
+    md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
+    p = md.topics[topic].partitions[partition]
+    return p.leader, list(p.replicas), list(p.isrs)
+
+
+def advertised_brokers(bootstrap: str) -> list[str]:
+    """``host:port`` of every broker as Metadata names them: where clients connect."""
+    from confluent_kafka.admin import AdminClient
+
+    md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
+    return sorted(f"{b.host}:{b.port}" for b in md.brokers.values())
+
+
 def offsets(bootstrap: str, topic: str) -> dict[int, tuple[int, int]]:
     """{partition: (log start offset, high watermark)} via ListOffsets."""
     from confluent_kafka import Consumer, TopicPartition

@@ -134,8 +134,11 @@ def run(spark: Any, cluster: Any, work: str, steps: tuple[str, ...] = STEPS) -> 
 
 
 def _leader_and_replicas(cluster: Any, partition: int) -> tuple[int, list[int]]:
-    p = cluster.call(lambda: cluster.state.get_partition(TOPIC, partition))
-    return cluster.call(lambda: (p.leader, list(p.replicas)))
+    """From Metadata, not the emulator's state: ``cluster`` may be an emulator in a Docker
+    container (spark_validation/docker_emulator.py), which offers only bootstrap_servers,
+    broker_ids and stop_broker/start_broker."""
+    leader, replicas, _ = ku.partition_state(cluster.bootstrap_servers, TOPIC, partition)
+    return leader, replicas
 
 
 def _reassign(cluster: Any, producer: Producer) -> dict[str, Any]:
@@ -168,9 +171,8 @@ def _crash(cluster: Any, producer: Producer) -> dict[str, Any]:
              "writes to partition 1 while its old leader is down", 60)
     new_leader, _ = _leader_and_replicas(cluster, 1)
     cluster.start_broker(leader)
-    wait_for(lambda: leader in cluster.call(
-        lambda: list(cluster.state.get_partition(TOPIC, 1).isr)),
-        f"broker {leader} back in partition 1's ISR", 60)
+    wait_for(lambda: leader in ku.partition_state(cluster.bootstrap_servers, TOPIC, 1)[2],
+             f"broker {leader} back in partition 1's ISR", 60, interval=0.2)
     return {"crashed": leader, "leader_while_down": new_leader}
 
 
