@@ -94,6 +94,10 @@ def test_share_fetch_needs_read_on_each_topic(cluster: Cluster) -> None:  # noqa
     topic, group = f"saz-{n}-{uuid.uuid4().hex[:6]}", f"sg-{n}"
     cluster.create_topic(topic, 1, 3)
     tid = cluster.state.topics[topic].id
+    share = cluster.server.services["share"]
+    # the share-partition's state, as a member's ShareGroupHeartbeat initializes it
+    cluster.call(lambda: share.share_group_heartbeat(group, "m0", 0, rack_id=None,
+                                                     subscribed_topic_names=[topic]))
     _grant(cluster, RT.GROUP, group, Op.READ, PermissionType.ALLOW)
     body = {"group_id": group, "member_id": "m", "share_session_epoch": 0, "max_wait_ms": 0,
             "min_bytes": 1, "max_records": 10, "batch_size": 10,

@@ -310,12 +310,19 @@ def test_group_config_resource(cluster: Cluster, topic_name: str) -> None:
     finally:
         conn.close()
     lconn = conn_to(c, leader)
+    hconn = conn_to(c, coordinator(c, g))
     try:
+        # no share coordinator state yet: the group coordinator initializes it when a
+        # member's heartbeat subscribes to the topic (InitializeShareGroupState)
+        r = fetch(lconn, g, "m", 0, tid)
+        assert r["responses"][0]["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
+        assert heartbeat(hconn, g, "m", 0, [topic_name])["error_code"] == E.NONE
         r = fetch(lconn, g, "m", 0, tid)
         assert r["acquisition_lock_timeout_ms"] == 20000
         assert r["responses"][0]["partitions"][0]["acquired_records"][0]["last_offset"] == 1
     finally:
         lconn.close()
+        hconn.close()
 
 
 def test_consumer_heartbeat_on_a_share_group(cluster: Cluster, topic_name: str) -> None:

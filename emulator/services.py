@@ -38,6 +38,9 @@ def build_services(state: ClusterState) -> dict[str, Any]:
         from emulator.cluster.share_coordinator import ShareCoordinator
 
         services["share"] = ShareCoordinator(state, services["groups"])
+        from emulator.cluster.share_state_log import ShareStateLog
+
+        services["share_state_log"] = ShareStateLog(state, services["share"])
     services["fetch_sessions"] = FetchSessions(state)
     services["quotas"] = ClientQuotas()
     # UnregisterBroker: stopped brokers whose registration was removed (until they start)

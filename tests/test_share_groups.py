@@ -51,6 +51,8 @@ class Harness:
         self.topic = self.state.create_topic("t", partitions, rf)
         self.tid = self.topic.id
         self.sc.set_group_config(G, "share.auto.offset.reset", "earliest")
+        for p in range(partitions):  # what a member's ShareGroupHeartbeat initializes
+            self.sc.initialize_state(G, self.tid, p, 1, -1)
 
     def produce(self, n: int, index: int = 0, per_batch: int = 1) -> None:
         p = self.topic.partitions[index]

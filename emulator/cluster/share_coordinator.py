@@ -22,10 +22,19 @@ and defaults, and per-group overrides share.* (the GROUP config resource, or
 ``set_group_config``) such as share.auto.offset.reset (latest),
 share.record.lock.duration.ms and share.delivery.count.limit.
 
-Differs from Kafka: the share state is not written as records to __share_group_state (its
-partitions exist for placement); no dead-letter queue (KIP-1191); read_committed reads up
-to the last stable offset but does not archive aborted records; share sessions are not
-evicted when a connection closes (the acquisition lock times out instead).
+Share-partition state is persisted as Kafka's share coordinator does it: every change
+is announced (``share_state_changed``) and written as ShareSnapshot/ShareUpdate records
+of __share_group_state by emulator.cluster.share_state_log, which also reloads it with
+--data-dir. As in Kafka 4.x, the group coordinator initializes the share-partitions of
+every subscribed topic (InitializeShareGroupState at the group epoch, start offset -1 for
+a topic new to the group, 0 for a new partition of a known one) when a ShareGroupHeartbeat
+sees them; the share-partition leader resolves share.auto.offset.reset for a start
+offset of -1 when it first loads the state; a fetch of a share-partition without state
+gets UNKNOWN_TOPIC_OR_PARTITION. Under read_committed, records of aborted transactions
+are archived as they are acquired (never delivered), like transaction markers.
+
+Differs from Kafka: no dead-letter queue (KIP-1191); share sessions are not evicted
+when a connection closes (the acquisition lock times out instead).
 """
 
 from __future__ import annotations
@@ -45,10 +54,18 @@ from emulator.cluster.partition import KafkaError
 from emulator.cluster.share_groups import DEAD, ShareGroup, ShareGroupOps
 from emulator.cluster.share_partition import Acquired, SharePartition
 from wire.errors import ErrorCode as E
-from wire.records import CONTROL_BIT
+from wire.records import CONTROL_BIT, read_header
 
 SHARE_STATE_TOPIC = "__share_group_state"
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
+
+
+def _is_aborted(data: bytes, aborted) -> bool:
+    """A transactional batch of an aborted transaction (read_committed archives it)."""
+    h = read_header(data)
+    return h.is_transactional and any(
+        a.producer_id == h.producer_id and a.first_offset <= h.base_offset <= a.last_offset
+        for a in aborted)
 
 
 def kafka_uuid(raw: bytes) -> str:
@@ -91,7 +108,37 @@ class ShareCoordinator(ShareGroupOps):
             return
         live = self.state.topics_by_id
         for key in [k for k in self.partitions if k[1] not in live]:
-            del self.partitions[key]
+            self._forget(key)
+
+    # ---- persistence (emulator.cluster.share_state_log writes the records) -------------
+    def _persist(self, sp: SharePartition) -> None:
+        """The share coordinator's state of ``sp`` may have changed: write it."""
+        self.state.emit("share_state_changed", key=(sp.group_id, sp.topic_id, sp.partition),
+                        sp=sp)
+
+    def _forget(self, key: tuple[str, bytes, int]) -> None:
+        """DeleteShareGroupState: the state goes (tombstones)."""
+        if self.partitions.pop(key, None) is not None:
+            self.state.emit("share_state_changed", key=key, sp=None)
+
+    def initialize_subscribed(self, group) -> None:
+        """The group coordinator's InitializeShareGroupState for every partition of a
+        subscribed topic without state (Kafka's maybeCreateInitializeShareGroupStateRequest):
+        at the group epoch, start offset -1 (share.auto.offset.reset decides when the
+        share-partition first loads) for a topic new to the group, 0 for a new partition
+        of a topic it knows, so records produced there before the first fetch are seen."""
+        gid = group.group_id
+        missing = [(tid, p) for _, (tid, n) in sorted(group.subscription_metadata.items())
+                   for p in range(n) if (gid, tid, p) not in self.partitions]
+        if not missing:
+            return
+        try:
+            self.ensure_state_topic()
+        except KafkaError:
+            return  # no share coordinator: Kafka retries on a later heartbeat
+        known = {k[1] for k in self.partitions if k[0] == gid}
+        for tid, p in missing:
+            self.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
 
     # ---- configs ---------------------------------------------------------------------
     def cfg(self, key: str, default: int | None = None) -> int:
@@ -133,6 +180,7 @@ class ShareCoordinator(ShareGroupOps):
         for sp in self.partitions.values():
             if sp.records and sp.expire_locks(now, self.group_int(
                     sp.group_id, "share.delivery.count.limit")):
+                self._persist(sp)
                 changed = True
         if changed:
             self.mark_changed()
@@ -158,8 +206,8 @@ class ShareCoordinator(ShareGroupOps):
     def _release_member(self, group_id: str, member_id: str) -> None:
         limit = self.group_int(group_id, "share.delivery.count.limit")
         for (gid, _, _), sp in self.partitions.items():
-            if gid == group_id:
-                sp.release_member(member_id, limit)
+            if gid == group_id and sp.release_member(member_id, limit):
+                self._persist(sp)
 
     # ---- share-partitions -------------------------------------------------------------
     def share_partition(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
@@ -170,8 +218,15 @@ class ShareCoordinator(ShareGroupOps):
         return sp
 
     def _loaded(self, group_id: str, topic, p) -> SharePartition:
-        """The share-partition as the current leader sees it (reloaded after a move)."""
-        sp = self.share_partition(group_id, topic.id, p.index)
+        """The share-partition as the current leader sees it (reloaded after a move).
+
+        Without share coordinator state (never initialized by the group coordinator)
+        Kafka's ReadShareGroupState answers UNKNOWN_TOPIC_OR_PARTITION, and so does the
+        share-partition."""
+        sp = self.partitions.get((group_id, topic.id, p.index))
+        if sp is None:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, "The share-partition state of "
+                             f"group {group_id} is not initialized.")
         if sp.leader_epoch != p.leader_epoch:
             sp.on_leader_change(p.leader_epoch,
                                 self.group_int(group_id, "share.delivery.count.limit"))
@@ -275,6 +330,7 @@ class ShareCoordinator(ShareGroupOps):
                        lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
                        delivery_limit=self.group_int(group_id, "share.delivery.count.limit"),
                        renew_allowed=renew_allowed, renew_enabled=enabled)
+        self._persist(sp)
         self.mark_changed()
 
     def acquire(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,
@@ -283,22 +339,29 @@ class ShareCoordinator(ShareGroupOps):
         """Acquire records of one partition: (the log batches to send, what was acquired)."""
         topic, p = self.lookup(broker_id, topic_id, index)
         sp = self._loaded(group_id, topic, p)
+        before = (sp.start_offset, sp.next_offset)
         log = p.leader_log
         limit = self._limit(group_id, p)
         new = []
+        aborted = p.aborted_between(sp.next_offset, limit) if \
+            self.group_cfg(group_id, "share.isolation.level") == "read_committed" else []
         if sp.next_offset < limit:
             for data, base, last, _, _ in log.batches_from(sp.next_offset, max(1, max_bytes)):
                 if last >= limit:
                     break
-                new.append((base, last, bool(data[22] & CONTROL_BIT)))
+                skip = bool(data[22] & CONTROL_BIT) or (aborted and _is_aborted(data, aborted))
+                new.append((base, last, skip))
         got = sp.acquire(member_id, new, max_records=max(1, max_records),
                          now=self.state.now(),
                          lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
                          max_locks=self.group_int(group_id, "share.partition.max.record.locks"),
                          record_limit=record_limit)
+        if not got.ranges and (sp.start_offset, sp.next_offset) == before:
+            return b"", got
+        self._persist(sp)
+        self.mark_changed()
         if not got.ranges:
             return b"", got
-        self.mark_changed()
         return self._batches_for(log, got), got
 
     @staticmethod
@@ -375,8 +438,10 @@ class ShareCoordinator(ShareGroupOps):
                                  "error_message": "This server does not host this "
                                                   "topic-partition."})
                     continue
+                self.ensure_state_topic()
                 sp = self.share_partition(group_id, topic.id, idx)
                 sp.initialize(offset, sp.state_epoch + 1)
+                self._persist(sp)
                 rows.append({"partition_index": idx, "error_code": E.NONE})
             out.append({"topic_name": name, "topic_id": topic.id if topic else b"\x00" * 16,
                         "partitions": rows})
@@ -395,7 +460,7 @@ class ShareCoordinator(ShareGroupOps):
                             "error_message": "This server does not host this topic-partition."})
                 continue
             for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic.id]:
-                del self.partitions[key]
+                self._forget(key)
             out.append({"topic_name": name, "topic_id": topic.id, "error_code": E.NONE})
         self.mark_changed()
         return out
@@ -409,7 +474,7 @@ class ShareCoordinator(ShareGroupOps):
             return E.NON_EMPTY_GROUP
         del self.groups[group_id]
         for key in [k for k in self.partitions if k[0] == group_id]:
-            del self.partitions[key]
+            self._forget(key)
         self.state.group_configs.pop(group_id, None)
         self.mark_changed()
         return E.NONE
@@ -427,7 +492,8 @@ class ShareCoordinator(ShareGroupOps):
         try:
             self.state.create_topic(
                 SHARE_STATE_TOPIC, self.cfg("share.coordinator.state.topic.num.partitions"), rf,
-                configs={"cleanup.policy": "delete", "min.insync.replicas": str(min(2, rf))})
+                configs={"cleanup.policy": "delete", "min.insync.replicas": str(min(2, rf)),
+                         "retention.ms": "-1"})  # the share coordinator prunes, not time
         except KafkaError as e:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
                              f"The coordinator is not available: {e.message}") from e
@@ -470,6 +536,7 @@ class ShareCoordinator(ShareGroupOps):
                              f"than the stored {sp.state_epoch}.")
         sp = self.share_partition(group_id, topic_id, index)
         sp.initialize(start_offset, state_epoch)
+        self._persist(sp)
         self.mark_changed()
 
     def read_state(self, group_id: str, topic_id: bytes, index: int, leader_epoch: int
@@ -489,8 +556,9 @@ class ShareCoordinator(ShareGroupOps):
             raise KafkaError(E.FENCED_LEADER_EPOCH)
         sp.state_epoch, sp.leader_epoch = state_epoch, max(sp.leader_epoch, leader_epoch)
         sp.write_state(start_offset, batches)
+        self._persist(sp)
         self.mark_changed()
 
     def delete_state(self, group_id: str, topic_id: bytes, index: int) -> None:
-        self.partitions.pop((group_id, topic_id, index), None)
+        self._forget((group_id, topic_id, index))
         self.mark_changed()

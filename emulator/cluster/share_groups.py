@@ -193,6 +193,7 @@ class ShareGroupOps:
             group.group_epoch += 1
         if group.assignment_epoch != group.group_epoch:
             self._compute_target(group)
+        self.initialize_subscribed(group)  # InitializeShareGroupState, as Kafka's does
         previous = member.member_epoch
         if action != "heartbeat" or member.member_epoch != group.assignment_epoch:
             member.member_epoch = group.assignment_epoch

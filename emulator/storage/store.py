@@ -20,6 +20,7 @@ from bisect import bisect_left
 
 from emulator.cluster.coordinator_log import replay
 from emulator.cluster.partition import Partition
+from emulator.cluster.share_state_log import replay as replay_share_state
 from emulator.log import Log
 from emulator.security.acl import AclStore
 from emulator.security.scram import CredentialStore
@@ -184,6 +185,12 @@ class DataDir:
             n_off, n_txn = replay(state, groups, txns)
             log.info("rebuilt %d committed offsets and %d transactional ids from "
                      "__consumer_offsets / __transaction_state", n_off, n_txn)
+        share, share_log = services.get("share"), services.get("share_state_log")
+        if share is not None and share_log is not None:
+            n_share, skipped = replay_share_state(state, share, share_log)
+            log.info("rebuilt %d share-partitions from __share_group_state", n_share)
+            if skipped:
+                log.warning("skipped %d unreadable __share_group_state records", skipped)
         self.abort_open_transactions(state)
 
     def abort_open_transactions(self, state) -> None:
