@@ -4,9 +4,11 @@ A running emulator (3 brokers) gets ``--topics`` topics of ``--partitions`` part
 each (default 10 x 100 = 1,000, replication factor 3) with a few records in every
 partition and a consumer group's committed offsets on one topic. Printed:
 
-- the snapshot's build time (emulator.cluster.console, on the cluster's loop: it holds
-  the brokers' work up while it runs), median and max over ``--runs``;
-- the size of one snapshot as the /events stream sends it;
+- what one refresh costs on the cluster's loop (it holds the brokers' work up while it
+  runs): the snapshot's build (emulator.cluster.console) plus the encoding of one
+  /events event, the first (whole) one and then idle and with one partition written
+  per refresh (the per-topic cache rebuilds and sends only changed topics), median and
+  max over ``--runs``; and the bytes of each event;
 - with ``--browser`` (Debian's Chromium, scripts/setup.d/60-chromium.sh): the page's
   own render time of one snapshot (window.consoleRenderMs) with every topic collapsed
   and with one 100-partition topic open.
@@ -14,6 +16,7 @@ partition and a consumer group's committed offsets on one topic. Printed:
 Prints figures; asserts nothing.
 
     python bench/console.py [--topics 10] [--partitions 100] [--runs 50] [--browser]
+    python bench/console.py --topics 100 --partitions 100     # 10,000 partitions
 """
 
 from __future__ import annotations
@@ -59,18 +62,57 @@ def main() -> None:
         consumer.commit()
         consumer.close()
 
-        times = []
-        for _ in range(args.runs):
-            snap = c.call(c.control.snapshot)
-            times.append(snap["build_ms"])
-        size = len(json.dumps(snap, separators=(",", ":")))
-        print(f"partitions: {snap['partition_count']} in {len(snap['topics'])} topics, "
-              f"{len(snap['groups'])} group(s)")
-        print(f"snapshot build: median {statistics.median(times):.2f} ms, "
-              f"max {max(times):.2f} ms over {args.runs} runs")
-        print(f"snapshot size on /events: {size / 1024:.0f} KiB per event")
+        refresh_figures(c, names, args.runs)
         if args.browser:
             browser_figures(c, names[0])
+
+
+def refresh_figures(c: Cluster, names: list[str], runs: int) -> None:
+    """What one refresh costs on the cluster's loop: building the snapshot and encoding
+    the event one /events stream sends, with the cluster idle and with one partition
+    written between refreshes (a producer on one topic); and the bytes sent per event.
+    A control plane without the per-topic cache (before issue 17's incremental
+    snapshot) builds and encodes everything every time: its figures are the first
+    event's."""
+    from kafka import KafkaProducer
+
+    cp = c.control
+
+    def event(sent: dict | None) -> tuple[float, float, int, dict | None]:
+        def run() -> tuple[float, float, int, dict | None]:
+            t0 = time.perf_counter()
+            if hasattr(cp, "snapshot_event"):
+                cp._snapshot = None  # a refresh: no reuse of a younger snapshot
+                data, revs = cp.snapshot_event(sent)
+            else:
+                cp._snapshot = None
+                data = json.dumps(cp.snapshot(), separators=(",", ":")).encode()
+                revs = None
+            total = (time.perf_counter() - t0) * 1000
+            return total, cp._snapshot[1]["build_ms"], len(data), revs
+
+        return c.call(run)
+
+    first, _, first_size, revs = event(None)
+    print(f"partitions: {cp._snapshot[1]['partition_count']} in "
+          f"{len(cp._snapshot[1]['topics'])} topics")
+    print(f"first event (whole snapshot): {first:.1f} ms to build and encode, "
+          f"{first_size / 1024:.0f} KiB")
+    producer = KafkaProducer(bootstrap_servers=c.bootstrap_servers, linger_ms=0)
+    for label, write in (("idle", False), ("one partition written per refresh", True)):
+        totals, builds, sizes = [], [], []
+        for i in range(runs):
+            if write:
+                producer.send(names[i % len(names)], value=b"w", partition=0).get(timeout=30)
+            total, build, size, new_revs = event(revs)
+            revs = new_revs if new_revs is not None else revs
+            totals.append(total)
+            builds.append(build)
+            sizes.append(size)
+        print(f"refresh, {label}: build+encode median {statistics.median(totals):.2f} ms "
+              f"(build {statistics.median(builds):.2f} ms), max {max(totals):.1f} ms; "
+              f"event median {statistics.median(sizes) / 1024:.1f} KiB over {runs} runs")
+    producer.close()
 
 
 def browser_figures(c: Cluster, open_topic: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 from emulator import Cluster
 from emulator.cluster.console import decode_consumer_assignment
@@ -99,6 +99,50 @@ def test_events_stream_pushes_snapshots(cp: tuple[Cluster, str]) -> None:
     assert events[0]["brokers"] and events[1]["time_ms"] >= events[0]["time_ms"]
     status, body, _ = http(base, "GET", "/events?interval_ms=soon")
     assert status == 400 and "interval_ms" in body["error"]
+
+
+def test_events_after_the_first_carry_only_changed_topics(cp: tuple[Cluster, str]) -> None:
+    """One whole ``snapshot`` event, then ``delta`` events: only the topics whose
+    partitions changed since the stream sent them, and the names of deleted ones."""
+    c, base = cp
+    for i in range(4):
+        c.create_topic(f"delta-{i}", partitions=3, replication_factor=3)
+    with urllib.request.urlopen(base + "/events?interval_ms=100", timeout=30) as r:
+        def next_event() -> tuple[str, dict]:
+            kind = ""
+            while True:
+                line = r.readline()
+                if line.startswith(b"event: "):
+                    kind = line[7:].strip().decode()
+                elif line.startswith(b"data: "):
+                    return kind, json.loads(line[6:])
+
+        kind, first = next_event()
+        assert kind == "snapshot" and {f"delta-{i}" for i in range(4)} <= {
+            t["name"] for t in first["topics"]}
+        kind, idle = next_event()
+        assert kind == "delta" and idle["topics"] == [] and idle["removed_topics"] == []
+        assert idle["brokers"] and idle["partition_count"] == first["partition_count"]
+
+        producer = KafkaProducer(bootstrap_servers=c.bootstrap_servers)
+        producer.send("delta-2", value=b"x", partition=1).get(timeout=30)
+        producer.close()
+        admin = KafkaAdminClient(bootstrap_servers=c.bootstrap_servers)
+        admin.delete_topics(["delta-0"])
+        admin.close()
+
+        def changes() -> tuple[set[str], set[str]] | None:
+            _, ev = next_event()
+            return ({t["name"] for t in ev["topics"]}, set(ev["removed_topics"])) \
+                if ev["topics"] or ev["removed_topics"] else None
+
+        seen_topics: set[str] = set()
+        seen_removed: set[str] = set()
+        while not ({"delta-2"} <= seen_topics and "delta-0" in seen_removed):
+            got = wait_for(changes, "a delta with delta-2 and without delta-0", 30)
+            seen_topics |= got[0]
+            seen_removed |= got[1]
+        assert seen_topics <= {"delta-2"}, seen_topics
 
 
 def test_reassignment_and_preferred_election_routes(cp: tuple[Cluster, str]) -> None:

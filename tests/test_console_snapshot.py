@@ -5,7 +5,7 @@ broker and the throttles show, and ``kafka-emulator top`` renders the same frame
 from __future__ import annotations
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.console import console_snapshot
+from emulator.cluster.console import ConsoleCache, console_snapshot
 from emulator.cluster.reassignment import start_reassignment
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults import FaultInjector
@@ -43,3 +43,33 @@ def test_snapshot_of_a_held_reassignment_and_a_crashed_broker() -> None:
     b2 = next(b for b in snap["brokers"] if b["id"] == 2)
     assert b2["crashed"] or b2["fenced"], b2
     assert snap["groups"] == [] and snap["schedule"] is None
+
+
+def test_cached_snapshot_rebuilds_only_changed_topics_and_equals_a_fresh_one() -> None:
+    """With a ConsoleCache, a refresh rebuilds the views of the topics whose partitions
+    changed (an append, a leader change, a broker's liveness) and reuses the others; the
+    snapshot is the same as one built from nothing."""
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock())
+    for i in range(5):
+        s.create_topic(f"t{i}", assignments={0: [1, 2], 1: [2, 3], 2: [3, 1]})
+    cache = ConsoleCache()
+    first = console_snapshot(s, cache=cache)
+    assert cache.rebuilt == 5 and first == console_snapshot(s)
+    again = console_snapshot(s, cache=cache)
+    assert cache.rebuilt == 0 and again == first
+    revs = {n: tv.rev for n, tv in cache.topics.items()}
+
+    p = s.topics["t3"].partitions[1]
+    assert s.append(p.leader, "t3", 1, build_batch([(None, b"v")] * 4), 1).error == 0
+    snap = console_snapshot(s, cache=cache)
+    assert cache.rebuilt == 1 and snap == console_snapshot(s)
+    assert [n for n, tv in cache.topics.items() if tv.rev != revs[n]] == ["t3"]
+    (t3,) = [t for t in snap["topics"] if t["name"] == "t3"]
+    assert t3["partitions"][1][5][str(p.leader)] == 4
+
+    s.delete_topic("t0")
+    faults = FaultInjector(s)
+    faults.apply({"op": "stop_broker", "broker": 2})  # every topic has a replica on 2
+    snap = console_snapshot(s, cache=cache)
+    assert sorted(cache.topics) == ["t1", "t2", "t3", "t4"] and cache.rebuilt == 4
+    assert snap == console_snapshot(s)

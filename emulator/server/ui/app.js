@@ -50,8 +50,10 @@ async function stream() {
         let i;
         while ((i = buf.indexOf("\n\n")) >= 0) {
           const event = buf.slice(0, i); buf = buf.slice(i + 2);
-          const data = event.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-          if (data) onSnapshot(JSON.parse(data));
+          const lines = event.split("\n");
+          const kind = (lines.find((l) => l.startsWith("event: ")) || "event: snapshot").slice(7);
+          const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+          if (data) onEvent(kind, JSON.parse(data));
         }
       }
     } catch (e) { /* reconnect below */ }
@@ -62,13 +64,36 @@ async function stream() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function setStatus(live, text) { const s = $("status"); s.textContent = text; s.className = "status" + (live ? " live" : ""); }
 
-function onSnapshot(snap) {
+// The stream sends one whole "snapshot", then "delta" events holding only the topics
+// rebuilt since (and the names of removed ones): the topics are kept here by name, and
+// the topic list is re-rendered only when a topic on the shown page changed.
+function onEvent(kind, msg) {
+  let changed = null;  // null: everything may have changed
+  if (kind === "snapshot" || !state.topicsByName) {
+    state.topicsByName = new Map(msg.topics.map((t) => [t.name, t]));
+    state.topicNames = msg.topics.map((t) => t.name);
+  } else {
+    changed = new Set(msg.topics.map((t) => t.name));
+    let added = false;
+    for (const t of msg.topics) { if (!state.topicsByName.has(t.name)) added = true; state.topicsByName.set(t.name, t); }
+    for (const n of msg.removed_topics || []) { state.topicsByName.delete(n); changed.add(n); }
+    if (added || (msg.removed_topics || []).length) {
+      state.topicNames = [...state.topicsByName.keys()].sort();
+      changed = null;
+    }
+  }
+  msg.topics = state.topicNames.map((n) => state.topicsByName.get(n));
+  onSnapshot(msg, changed);
+}
+
+function onSnapshot(snap, changed) {
   state.snap = snap;
   state.history.push({ t: snap.time_ms, brokers: Object.fromEntries(snap.brokers.map((b) => [b.id, [b.produced, b.consumed]])) });
   if (state.history.length > HISTORY + 1) state.history.shift();
-  $("summary").textContent = `cluster ${snap.cluster_id} · controller ${snap.controller} (epoch ${snap.controller_epoch}) · ${snap.topics.length} topics · ${snap.partition_count} partitions · snapshot built in ${snap.build_ms} ms`;
+  $("summary").textContent = `cluster ${snap.cluster_id} · controller ${snap.controller} (epoch ${snap.controller_epoch}) · ${snap.topics.length} topics · ${snap.partition_count} partitions · snapshot built in ${snap.build_ms} ms, ${snap.topics_rebuilt ?? 0} topics rebuilt`;
   const t0 = performance.now();
-  renderBrokers(snap); renderChart(); renderReassignments(snap); renderFaults(snap); renderGroups(snap); renderTopics(snap);
+  renderBrokers(snap); renderChart(); renderReassignments(snap); renderFaults(snap); renderGroups(snap);
+  if (!changed || !state.shown || [...changed].some((n) => state.shown.has(n))) renderTopics(snap);
   window.consoleRenderMs = performance.now() - t0;  // read by bench/console.py
   window.consoleRenders = (window.consoleRenders || 0) + 1;
 }
@@ -172,6 +197,7 @@ function renderTopics(snap) {
   const pages = Math.max(1, Math.ceil(topics.length / TOPICS_PER_PAGE));
   state.topicPage = Math.min(state.topicPage, pages - 1);
   const shown = topics.slice(state.topicPage * TOPICS_PER_PAGE, (state.topicPage + 1) * TOPICS_PER_PAGE);
+  state.shown = new Set(shown.map((t) => t.name));
   $("topics").innerHTML = shown.map((t) => {
     const key = "t:" + t.name, open = state.expanded.has(key);
     const health = t.offline ? `<span class="bad">${t.offline} offline</span>` : t.under_replicated ? `<span class="warn">${t.under_replicated} under-replicated</span>` : '<span class="ok">healthy</span>';
