@@ -146,6 +146,53 @@ def test_client_quotas_alter_describe_and_throttle(cluster: Cluster) -> None:
         conn.close()
 
 
+def test_request_percentage_quota_throttles_by_request_time(cluster: Cluster) -> None:
+    """request_percentage (KIP-124): a tiny share of a thread for the raw connection's
+    client id makes its Metadata answers throttled (at most one quota window, 1 s); a
+    confluent-kafka producer under such a quota is told to back off (throttle_cb), one
+    with another client id is not."""
+    import threading
+
+    conn = Conn(cluster)
+
+    def set_quota(client_id: str) -> None:
+        ok = conn.call(49, 1, {"entries": [{"entity": [
+            {"entity_type": "client-id", "entity_name": client_id}], "ops": [
+            {"key": "request_percentage", "value": 0.001, "remove": False}]}],
+            "validate_only": False})
+        assert ok["entries"][0]["error_code"] == 0
+
+    topic = f"rq-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    try:
+        set_quota("bad-input-test")
+        set_quota("rq-slow")
+        throttles = [conn.call(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                       "include_topic_authorized_operations": False}
+                               )["throttle_time_ms"] for _ in range(30)]
+        assert 0 < throttles[-1] <= 1000, throttles
+    finally:
+        conn.close()
+    events: dict[str, list[int]] = {"rq-slow": [], "rq-free": []}
+    lock = threading.Lock()
+
+    def producer(client_id: str) -> Producer:
+        def on_throttle(ev) -> None:
+            with lock:
+                events[client_id].append(ev.throttle_time)
+        return Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 0,
+                         "client.id": client_id, "throttle_cb": on_throttle})
+
+    for client_id in events:
+        p = producer(client_id)
+        for i in range(30):
+            p.produce(topic, value=b"%d" % i)
+            p.flush(30)
+        p.poll(0.5)
+    assert events["rq-slow"] and max(events["rq-slow"]) > 0, events
+    assert events["rq-free"] == [], events
+
+
 def test_update_features_as_a_4_4_controller_answers(cluster: Cluster) -> None:
     conn = Conn(cluster)
     controller = cluster.state.controller_id

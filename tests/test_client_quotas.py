@@ -61,3 +61,19 @@ def test_most_specific_quota_applies_and_throttle_follows_the_rate() -> None:
     assert q.record("producer_byte_rate", "alice", "fast", 10_000, now=0) == 0
     # once the samples age out of the 11 windows the client is free again
     assert q.record("producer_byte_rate", "bob", "c", 100, now=20_000) == 0
+
+
+def test_request_percentage_throttles_by_handler_time_bounded_by_one_window() -> None:
+    """KIP-124: request time as a percentage of one thread over the quota windows."""
+    q = ClientQuotas()
+    _set(q, "request_percentage", 10, client_id="busy")  # a tenth of a thread
+    assert q.enforces("request_percentage") and not q.enforces("controller_mutation_rate")
+    # 1 s of handler time in the 10 s minimum window is 10 %: at the quota, no throttle
+    assert q.record_request_time("u", "busy", 1_000_000_000, now=0) == 0
+    # 1.05 s -> 10.5 %: (10.5 - 10) / 10 * 10 s = 500 ms
+    assert q.record_request_time("u", "busy", 50_000_000, now=0) == 500
+    # far above: bounded by one quota window (ClientRequestQuotaManager's maxThrottleTimeMs)
+    assert q.record_request_time("u", "busy", 5_000_000_000, now=0) == 1000
+    # another client id has no quota; and once the windows have passed, none is due
+    assert q.record_request_time("u", "idle", 5_000_000_000, now=0) == 0
+    assert q.record_request_time("u", "busy", 1_000, now=60_000) == 0

@@ -9,8 +9,18 @@ above its quota gets ``throttle_time_ms = (rate - quota) / quota * window``, whi
 clients honour by waiting (KIP-219). The quota that applies is the most specific one in
 Kafka's order (user+client, user+default client, user, default user+client, ...).
 
-Differs from Kafka: request_percentage and controller_mutation_rate are stored and
-described but not enforced; the broker does not mute the connection itself.
+request_percentage is enforced as Kafka's ClientRequestQuotaManager (KIP-124) does: the
+time the broker spent on each request of the (user, client id) is recorded as a
+percentage of one thread over the same windows (``nanos * 100 / 1e9`` per request, so
+request_percentage=50 allows half a thread), and a client above it gets
+``(rate - quota) / quota * window``, at most one quota window
+(quota.window.size.seconds), as throttle_time_ms on every throttleable response
+(Produce and Fetch answer the larger of their byte-rate and request throttles). The
+server measures the time; this module only does the arithmetic.
+
+Differs from Kafka: controller_mutation_rate is stored and described but not enforced;
+the broker does not mute the connection itself; the time measured is the handler's
+(Kafka adds its network threads' time).
 """
 
 from __future__ import annotations
@@ -24,6 +34,10 @@ CLIENT_KEYS = {"producer_byte_rate", "consumer_byte_rate", "request_percentage",
                "controller_mutation_rate"}
 IP_KEYS = {"connection_creation_rate"}
 MATCH_EXACT, MATCH_DEFAULT, MATCH_ANY = 0, 1, 2
+NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1e9  # ClientRequestQuotaManager's unit
+# Broker-to-broker (cluster action) requests are exempt from request quotas in Kafka:
+# WriteTxnMarkers and the share coordinator's state APIs.
+REQUEST_QUOTA_EXEMPT = frozenset({27, 83, 84, 85, 86, 87})
 
 Entity = tuple[tuple[str, str | None], ...]  # sorted (type, name); name None: default
 
@@ -122,8 +136,20 @@ class ClientQuotas:
                 return value
         return None
 
-    def record(self, key: str, user: str, client_id: str, size: int, now: int) -> int:
-        """Record ``size`` bytes for the client; the throttle time its quota asks for."""
+    def enforces(self, key: str) -> bool:
+        """Some quota of this kind is set (the request path's cheap check)."""
+        return any(key in values for values in self.quotas.values())
+
+    def record_request_time(self, user: str, client_id: str, nanos: int, now: int) -> int:
+        """ClientRequestQuotaManager: the request's handler time against the client's
+        request_percentage; the throttle time, bounded by one quota window."""
+        throttle = self.record("request_percentage", user, client_id,
+                               nanos * NANOS_TO_PERCENTAGE_PER_SECOND, now)
+        return min(throttle, self.window_ms)
+
+    def record(self, key: str, user: str, client_id: str, size: float, now: int) -> int:
+        """Record ``size`` (bytes, or percent-seconds for request_percentage) for the
+        client; the throttle time its quota asks for."""
         quota = self.quota_for(key, user, client_id)
         if quota is None:
             return 0
@@ -138,7 +164,7 @@ class ClientQuotas:
         rate = sum(b for _, b in samples) * 1000 / elapsed
         if rate <= quota:
             return 0
-        return int((rate - quota) / quota * elapsed)
+        return round((rate - quota) / quota * elapsed)  # QuotaUtils.throttleTime
 
 
 def _matches(name: str | None, match: tuple[int, str | None]) -> bool:

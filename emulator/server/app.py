@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
@@ -597,15 +598,31 @@ class EmulatorServer:
         """The handler's answer; our bug (any exception) answers UNKNOWN_SERVER_ERROR
         where the API carries errors, and is logged (tests fail on it: emulator.testing)."""
         try:
+            t0 = time.perf_counter_ns()
             result = module.handle(ctx, req, version)
+            spent = time.perf_counter_ns() - t0
             if isinstance(result, Delayed):
                 result = await self.wait_delayed(result)
-            return result
+            return self._request_quota(ctx, result, spent)
         except Exception as e:  # noqa: BLE001 - our bug: answer an error, keep serving
             log.exception("broker %d: %s v%d failed", ctx.broker_id,
                           REQUESTS[ctx.api_key].msg.name, version)
             return safe_error_response(ctx.api_key, version, req, E.UNKNOWN_SERVER_ERROR,
                                        f"{type(e).__name__}: {e}")
+
+    def _request_quota(self, ctx: RequestContext, result: Any, spent_ns: int) -> Any:
+        """request_percentage (KIP-124): the handler's time counts against the client's
+        quota; the response carries the larger of its own and the request throttle."""
+        quotas = self.services.get("quotas")
+        if (quotas is None or not isinstance(result, dict) or ctx.api_key in REQUEST_QUOTA_EXEMPT
+                or not quotas.enforces("request_percentage")):
+            return result
+        user = ctx.principal.split(":", 1)[-1]
+        throttle = quotas.record_request_time(user, ctx.client_id or "", spent_ns,
+                                              self.state.now())
+        if throttle > (result.get("throttle_time_ms") or 0):
+            result = dict(result, throttle_time_ms=throttle)
+        return result
 
     async def _inject(self, module: Any, ctx: RequestContext, req: dict, version: int,
                       injected: Any) -> Any:
