@@ -6,7 +6,9 @@ first member brings the topology) on Kafka Streams 4.3.1 (4.4.0 is not on Maven
 Central; scripts/setup.d/34-java-streams.sh). One instance counts a first batch; a
 second instance joins and the two share the eight tasks (two subtopologies over four
 partitions) without ever running one task twice; the second leaves and its tasks move
-back; the counts stay exact throughout. Runs against real Kafka too (--target kafka).
+back; the counts stay exact throughout. kafka-streams-groups (kafka-tools 4.3.1) lists
+the group, describes its members, state and offsets, and deletes it once empty. Runs
+against real Kafka too (--target kafka).
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ from emulator.testing import wait_for
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CP = f"{JAVA_DIR / '.tools-jars'}/*:{JAVA_DIR / '.classes-streams-protocol'}"
 ALL_TASKS = {f"{s}_{p}" for s in (0, 1) for p in range(4)}
+STREAMS_GROUPS = ["java", "-XX:+UseSerialGC", "-cp", f"{JAVA_DIR / '.tools-jars'}/*",
+                  "org.apache.kafka.tools.streams.StreamsGroupCommand"]  # kafka-streams-groups
+
+
+def streams_groups(bootstrap: str, *args: str) -> str:
+    """kafka-streams-groups.sh (kafka-tools 4.3.1) and its stdout; it must succeed."""
+    r = subprocess.run([*STREAMS_GROUPS, "--bootstrap-server", bootstrap, *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, (args, r.stdout, r.stderr)
+    return r.stdout
 
 
 def require_app() -> None:
@@ -102,7 +114,8 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
     cluster.create_topic(words, 4, 3)
     cluster.create_topic(counts, 4, 3)
     produce(bootstrap, words, ["the cat sat", "the dog sat", "a cat"])
-    a = App(bootstrap, app_id, tmp_path / "a", 7001, (words, counts), tmp_path / "a.log")
+    a: App | None = App(bootstrap, app_id, tmp_path / "a", 7001, (words, counts),
+                        tmp_path / "a.log")
     b = None
     try:
         wait_for(lambda: a.healthy() and a.tasks() == ALL_TASKS,
@@ -121,6 +134,12 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
 
         wait_for(shared, "the two instances share the tasks", 120)
         assert len(a.tasks()) == len(b.tasks()) == 4
+        assert app_id in streams_groups(bootstrap, "--list").split()
+        members = streams_groups(bootstrap, "--describe", "--group", app_id, "--members")
+        rows = [ln for ln in members.splitlines() if ln.startswith(app_id)]
+        assert len(rows) == 2 and all("ACTIVE:" in r for r in rows), members
+        state = streams_groups(bootstrap, "--describe", "--group", app_id, "--state")
+        assert "Stable" in state or "Reconciling" in state, state
         produce(bootstrap, words, ["the cat ran", "dog"])
         want = {"the": 3, "cat": 3, "sat": 2, "dog": 2, "a": 1, "ran": 1}
         assert latest_counts(bootstrap, counts, want) == want
@@ -132,7 +151,15 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
         want = dict(want, bird=1)
         assert latest_counts(bootstrap, counts, want) == want
         assert not overlap, overlap  # never the same active task on both
+        lag = streams_groups(bootstrap, "--describe", "--group", app_id, "--offsets")
+        assert words in lag and f"{app_id}-counts-store-repartition" in lag, lag
+        a.close()
+        a = None
+        deleted = streams_groups(bootstrap, "--delete", "--group", app_id)
+        assert "was successful" in deleted, deleted
+        assert app_id not in streams_groups(bootstrap, "--list").split()
     finally:
         if b is not None:
             b.close()
-        a.close()
+        if a is not None:
+            a.close()

@@ -124,56 +124,117 @@ class AssignMember:
     previous: Tasks
 
 
+def _ceil_div(n: int, d: int) -> int:
+    return -(-n // d) if d else 0
+
+
+class _Sticky:
+    """The bookkeeping of Kafka's StickyTaskAssignor (LocalState and ProcessState)."""
+
+    def __init__(self, members: list[AssignMember], n_active: int, n_total: int) -> None:
+        self.procs: dict[str, list[str]] = {}
+        for m in sorted(members, key=lambda m: m.member_id):
+            self.procs.setdefault(m.process_id, []).append(m.member_id)
+        self.process_of = {m.member_id: m.process_id for m in members}
+        self.count = {m.member_id: 0 for m in members}
+        self.active: dict[str, set[Task]] = {m.member_id: set() for m in members}
+        self.standby: dict[str, set[Task]] = {m.member_id: set() for m in members}
+        self.active_left, self.active_cap = n_active, len(members)
+        self.active_quota = _ceil_div(n_active, len(members))
+        self.total_left, self.total_cap = n_total, len(members)
+        self.total_quota = _ceil_div(n_total, len(members))
+
+    def load(self, pid: str) -> float:
+        return sum(self.count[m] for m in self.procs[pid]) / len(self.procs[pid])
+
+    def has_task(self, pid: str, t: Task) -> bool:
+        return any(t in self.active[m] or t in self.standby[m] for m in self.procs[pid])
+
+    def add(self, mid: str, t: Task, active: bool) -> None:
+        (self.active if active else self.standby)[mid].add(t)
+        self.count[mid] += 1
+        n = self.count[mid]
+        if active and n == self.active_quota:
+            self.active_cap -= 1
+            self.active_left -= n
+            self.active_quota = _ceil_div(self.active_left, self.active_cap)
+        if n == self.total_quota:
+            self.total_cap -= 1
+            self.total_left -= n
+            self.total_quota = _ceil_div(self.total_left, self.total_cap)
+
+    def least_loaded_prev(self, cands: list[str], standby_of: Task | None) -> str | None:
+        """Kafka's findPrevMemberWithLeastLoad."""
+        best, best_p, best_m = None, float("inf"), float("inf")
+        for mid in cands:
+            pid = self.process_of[mid]
+            if standby_of is not None and self.has_task(pid, standby_of):
+                continue
+            pl, ml = self.load(pid), self.count[mid]
+            if best is None or (pl < best_p and ml < best_m):
+                best, best_p, best_m = mid, pl, ml
+        return best
+
+    def to_least_loaded(self, t: Task, active: bool) -> bool:
+        for pid in sorted(self.procs, key=lambda p: (self.load(p), p)):
+            if active or not self.has_task(pid, t):
+                mid = min(self.procs[pid], key=lambda x: (self.count[x], x))
+                self.add(mid, t, active)
+                return True
+        return False
+
+
 def assign(members: list[AssignMember], tasks_per_subtopology: dict[str, int],
-           num_standby: int) -> dict[str, Tasks]:
-    """Kafka's StickyTaskAssignor in outline: balanced over processes, sticky, standbys
-    on other processes."""
+           num_standby: int, stateful: set[str] = frozenset()) -> dict[str, Tasks]:
+    """Kafka's StickyTaskAssignor: actives stay with their previous owner (then a previous
+    standby) up to a balanced quota, the rest go to the least loaded process and its
+    least loaded member; standbys (stateful subtopologies only) go to the previous active
+    owner, a previous standby, or the least loaded process without the task."""
     if not members:
         return {}
-    by_id = {m.member_id: m for m in members}
-    procs: dict[str, list[str]] = {}
-    for m in sorted(members, key=lambda m: m.member_id):
-        procs.setdefault(m.process_id, []).append(m.member_id)
     tasks = [(s, p) for s, n in sorted(tasks_per_subtopology.items()) for p in range(n)]
+    stateful_tasks = [t for t in tasks if t[0] in stateful] if num_standby > 0 else []
+    st = _Sticky(members, len(tasks), len(tasks) + len(stateful_tasks) * num_standby)
     valid = set(tasks)
-    active: dict[str, set[Task]] = {m.member_id: set() for m in members}
-    owner: dict[Task, str] = {}
-    quota = -(-len(tasks) // len(members))  # ceil
-
-    def proc_load(pid: str) -> float:
-        return sum(len(active[mid]) for mid in procs[pid]) / len(procs[pid])
-
-    for m in sorted(members, key=lambda m: m.member_id):  # sticky: keep what one had
-        for t in sorted(m.previous.active_set()):
-            if t in valid and t not in owner and len(active[m.member_id]) < quota:
-                active[m.member_id].add(t)
-                owner[t] = m.member_id
-    for t in tasks:
-        if t in owner:
-            continue
-        pid = min(procs, key=lambda p: (proc_load(p), p))
-        mid = min(procs[pid], key=lambda x: (len(active[x]), x))
-        active[mid].add(t)
-        owner[t] = mid
-    standby: dict[str, set[Task]] = {m.member_id: set() for m in members}
-    if num_standby > 0:
-        def load(mid: str) -> int:
-            return len(active[mid]) + len(standby[mid])
-
-        for t in tasks:
-            used = {by_id[owner[t]].process_id}
-            for _ in range(num_standby):
-                cands = [p for p in procs if p not in used]
-                if not cands:
-                    break
-                prev = [p for p in cands
-                        if any(t in by_id[mid].previous.standby_set() for mid in procs[p])]
-                pool = prev or cands
-                pid = min(pool, key=lambda p: (min(load(x) for x in procs[p]), p))
-                mid = min(procs[pid], key=lambda x: (load(x), x))
-                standby[mid].add(t)
-                used.add(pid)
-    return {mid: Tasks.target(active[mid], standby[mid]) for mid in active}
+    prev_active: dict[Task, str] = {}
+    prev_standby: dict[Task, list[str]] = {}
+    for m in sorted(members, key=lambda m: m.member_id):
+        for t in m.previous.active_set() & valid:
+            prev_active[t] = m.member_id
+        for t in m.previous.standby_set() & valid:
+            prev_standby.setdefault(t, []).append(m.member_id)
+    todo = sorted(tasks, key=lambda t: (t[1], t[0]))
+    for t in list(todo):
+        mid = prev_active.get(t)
+        if mid is not None and st.count[mid] < st.active_quota:
+            st.add(mid, t, True)
+            todo.remove(t)
+    for t in list(todo):
+        mid = st.least_loaded_prev(prev_standby.get(t, []), None)
+        if mid is not None and st.count[mid] < st.active_quota:
+            st.add(mid, t, True)
+            todo.remove(t)
+    for t in sorted(todo):
+        st.to_least_loaded(t, True)
+    leftovers: list[tuple[Task, int]] = []
+    for t in sorted(stateful_tasks, key=lambda t: (t[1], t[0]), reverse=True):
+        for i in range(num_standby):
+            prev = prev_active.get(t)
+            if prev is not None and not st.has_task(st.process_of[prev], t) \
+                    and st.count[prev] < st.total_quota:
+                st.add(prev, t, False)
+                continue
+            mid = st.least_loaded_prev(prev_standby.get(t, []), t)
+            if mid is not None and st.count[mid] < st.total_quota:
+                st.add(mid, t, False)
+                continue
+            leftovers.append((t, num_standby - i))
+            break
+    for t, remaining in sorted(leftovers, reverse=True):
+        for _ in range(remaining):
+            if not st.to_least_loaded(t, False):
+                break  # not enough processes for the requested standby replicas
+    return {mid: Tasks.target(st.active[mid], st.standby[mid]) for mid in st.active}
 
 
 # ---- reconciliation (Kafka's streams CurrentAssignmentBuilder) -----------------------------

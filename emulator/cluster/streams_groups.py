@@ -382,13 +382,16 @@ class StreamsGroupOps:
             return
         configured = group.configured
         tasks: dict[str, int] = {}
+        stateful: set[str] = set()
         if configured is not None and configured.is_ready and configured.subtopologies:
             tasks = {sid: s.num_tasks for sid, s in configured.subtopologies.items()}
+            stateful = {sid for sid, s in configured.subtopologies.items()
+                        if s.state_changelog_topics}
         members = [sa.AssignMember(m.member_id, m.process_id,
                                    group.target.get(m.member_id, m.assigned))
                    for m in group.members.values()]
         standby = int(group.last_assignment_configs.get("num.standby.replicas", "0"))
-        group.target = sa.assign(members, tasks, standby)
+        group.target = sa.assign(members, tasks, standby, stateful)
         group.assignment_epoch = group.group_epoch
         group.assignment_ts = now
 
