@@ -86,7 +86,8 @@ class App:
 def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
                   timeout: float = 90) -> dict[str, int]:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4()}",
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed"})
     c.subscribe([topic])
     got: dict[str, int] = {}
     deadline = time.time() + timeout

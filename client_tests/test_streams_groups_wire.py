@@ -126,6 +126,9 @@ def test_first_member_gets_internal_topics_created_then_tasks(cluster, names) ->
         listed = co(16, 5, body(16, types_filter=["streams"]))["groups"]
         assert {"group_id": app, "protocol_type": "streams", "group_state": d["group_state"],
                 "group_type": "streams"} in listed
+        [dg] = co(15, 6, body(15, groups=[app]))["groups"]
+        assert (dg["error_code"], dg["error_message"], dg["group_state"]) == (
+            E.GROUP_ID_NOT_FOUND, f"Group {app} is not a classic group.", "Dead")
         # a consumer group heartbeat for a streams group
         cg = co(68, 1, body(68, group_id=app, member_id=uuid.uuid4().hex, member_epoch=0,
                             rebalance_timeout_ms=1000, subscribed_topic_names=[source],

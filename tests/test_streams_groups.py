@@ -361,3 +361,40 @@ def test_configure_copartitioned_repartition_topics() -> None:
     c = st.configure(topo, counts.get)
     assert c.to_create["r1"][0] == c.to_create["r2"][0] == 5
     assert c.subtopologies["2"].num_tasks == 5 and c.to_create["cl"][0] == 5
+
+
+def test_static_member_leaves_for_a_while_and_comes_back_with_its_tasks() -> None:
+    h = Harness()
+    h.hb("s1", instance="i1")
+    h.hb("s1", instance="i1")
+    h.clock.advance(DELAY)
+    h.hb("s1", instance="i1")
+    tasks = h.active("s1")
+    assert len(tasks) == 8
+    r = h.hb("x", instance="i1")  # another member claims the instance id
+    assert r["error_code"] == E.UNRELEASED_INSTANCE_ID
+    r = h.hb("s1", -2, instance="i1")
+    assert (r["error_code"], r["member_epoch"]) == (E.NONE, -2)
+    assert h.group().members["s1"].member_epoch == -2  # still there, tasks kept
+    h.owned.pop("s2", None)
+    r = h.hb("s2", 0, instance="i1", process="s1")
+    assert r["error_code"] == E.NONE and set(h.group().members) == {"s2"}
+    h.settle(["s2"], 2)
+    assert h.active("s2") == tasks
+    r = h.hb("s1", h.epochs["s1"], instance="i1")
+    assert r["error_code"] == E.FENCED_INSTANCE_ID
+
+
+def test_shutdown_application_reaches_every_member() -> None:
+    h = Harness()
+    h.hb("m1")
+    h.hb("m2")
+    r = h.hb("m1", shutdown_application=True)
+    assert st.SHUTDOWN_APPLICATION in statuses(r)
+    r = h.hb("m2")
+    assert statuses(r)[st.SHUTDOWN_APPLICATION] == (
+        "Streams group member m1 encountered a fatal error and requested a shutdown for the "
+        "entire application.")
+    h.hb("m1", -1)
+    h.hb("m2", -1)
+    assert h.group().state == "Empty" and h.group().shutdown_requested_by is None

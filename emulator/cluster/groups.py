@@ -440,8 +440,9 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         group = self.groups.get(group_id)
         if group is None or group.type != "classic":
             if version >= 6:
+                what = "not found" if group is None else "is not a classic group"
                 return {"group_id": group_id, "error_code": E.GROUP_ID_NOT_FOUND,
-                        "error_message": f"Group {group_id} not found.", "group_state": DEAD,
+                        "error_message": f"Group {group_id} {what}.", "group_state": DEAD,
                         "protocol_type": "", "protocol_data": "", "members": []}
             return {"group_id": group_id, "error_code": E.NONE, "group_state": DEAD,
                     "protocol_type": "", "protocol_data": "", "members": []}

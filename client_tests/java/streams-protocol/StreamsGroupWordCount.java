@@ -1,4 +1,4 @@
-// A Kafka Streams word count on the streams group protocol (KIP-1071,
+// A Kafka Streams word count (exactly_once_v2) on the streams group protocol (KIP-1071,
 // group.protocol=streams), for client_tests/test_streams_groups_java.py. Words from IN
 // are counted per word into a KTable (repartition + changelog topics, which the broker
 // creates) and every new count goes to OUT (String -> Long). Prints "STATE <state>" on
@@ -29,6 +29,7 @@ public class StreamsGroupWordCount {
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, args[1]);
         p.put(StreamsConfig.STATE_DIR_CONFIG, args[2]);
         p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 3);
         p.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + args[5]);
