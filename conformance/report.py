@@ -57,9 +57,9 @@ DIFFERENCES = [
      "DescribeConfigs with Kafka's type and default and accepted by AlterConfigs and "
      "IncrementalAlterConfigs (emulator/cluster/kafka_configs.py, generated from a real "
      "broker); most have no effect in the emulator (e.g. sasl.kerberos.*, "
-     "num.network.threads). The consumer.* and streams.* GROUP keys are validated against "
-     "their broker bounds and stored, but the consumer group coordinator takes its "
-     "timeouts from the broker keys."),
+     "num.network.threads). The consumer.* GROUP keys are validated against their broker "
+     "bounds and stored, but the consumer group coordinator takes its timeouts from the "
+     "broker keys; the streams.* keys act on streams groups."),
     ("min.insync.replicas source",
      "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
      "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "

@@ -8,9 +8,10 @@ default. Kafka checks the overrides against the broker's min/max bounds
 (group.share.min.record.lock.duration.ms ...), so do we.
 
 Served: every group key Kafka 4.4 knows (emulator/cluster/kafka_configs.py): the share.*
-keys act on share groups; the consumer.*, streams.* and dead-letter-queue keys are
-listed, validated against their broker bounds and stored, but the emulator's consumer
-group coordinator still takes its timeouts from the broker keys (docs/conformance.md).
+keys act on share groups and the streams.* keys on streams groups; the consumer.* and
+dead-letter-queue keys are listed, validated against their broker bounds and stored, but
+the emulator's consumer group coordinator still takes its timeouts from the broker keys
+(docs/conformance.md).
 """
 
 from __future__ import annotations
