@@ -398,3 +398,15 @@ def test_shutdown_application_reaches_every_member() -> None:
     h.hb("m1", -1)
     h.hb("m2", -1)
     assert h.group().state == "Empty" and h.group().shutdown_requested_by is None
+
+
+def test_missing_client_tags_status_from_v1() -> None:
+    h = Harness(**{"group.streams.rack.aware.assignment.tags": "zone, rack"})
+    r = h.hb("m1", client_tags=[{"key": "zone", "value": "a"}])
+    assert statuses(r)[st.MISSING_CLIENT_TAGS] == (
+        "Missing required client tags for rack-aware standby assignment: [rack]. Configure "
+        "them via 'client.tag.<tagKey>' in your Streams config.")
+    req = h.request("m2", 0, rebalance_timeout_ms=1000, topology=word_count_topology(),
+                    active_tasks=[], standby_tasks=[], warmup_tasks=[], process_id="m2")
+    r, _ = h.gc.streams_group_heartbeat(req, version=0)
+    assert st.MISSING_CLIENT_TAGS not in statuses(r)  # v0 clients do not know the code

@@ -14,8 +14,8 @@ CurrentAssignmentBuilder:
   standby the member's process already runs); a member that still owns tasks it must
   give up waits in ``unrevoked_tasks`` with its epoch unchanged.
 
-Differs from Kafka: no warm-up tasks are planned (Kafka's AssignmentRefiner, which
-needs the members' task lags) and no rack-aware standby placement.
+As in Kafka 4.4, no warm-up tasks are planned (its AssignmentRefiner returns the target
+assignment unchanged) and standby placement does not look at client tags.
 """
 
 from __future__ import annotations

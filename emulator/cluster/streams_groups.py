@@ -25,9 +25,11 @@ Timers (``tick_streams``): the session timeout fences a silent member, the rebal
 timeout one that does not revoke in time, and the initial delay computes the first
 assignment.
 
-Differs from Kafka: no warm-up tasks (no AssignmentRefiner) and no rack-aware standby
-placement; topology updates (a new epoch from a joining member) are refused as Kafka
-4.4 refuses them; no topology description plugin (KIP-1331), so
+As Kafka 4.4: no warm-up tasks are planned (its AssignmentRefiner returns the target
+unchanged) and standbys are placed without looking at client tags (the
+rack.aware.assignment.tags config only makes heartbeats v1+ report MISSING_CLIENT_TAGS),
+and a topology update (a joining member's different topology) is refused.
+Differs from Kafka: no topology description plugin (KIP-1331) can be configured, so
 TopologyDescriptionRequired is never set; group records are not written to
 __consumer_offsets (offsets are).
 """
@@ -160,7 +162,14 @@ class StreamsGroupOps:
         return self.cfg(name, _BROKER_ONLY[name])
 
     def _assignment_configs(self, group_id: str) -> dict[str, str]:
-        return {"num.standby.replicas": str(self.streams_cfg(group_id, "num.standby.replicas"))}
+        """What the assignor is given; a change of these starts a new assignment."""
+        out = {"num.standby.replicas": str(self.streams_cfg(group_id, "num.standby.replicas"))}
+        overrides = self.state.group_configs.get(group_id, {})
+        tags = [t.strip() for t in group_value(self.state.config, overrides,
+                                               "streams.rack.aware.assignment.tags").split(",")]
+        if any(tags):
+            out["rack.aware.assignment.tags"] = ",".join(tags)
+        return out
 
     def _partition_count(self, topic: str) -> int | None:
         t = self.state.topics.get(topic)
@@ -286,6 +295,14 @@ class StreamsGroupOps:
             statuses.append(_status(st.SHUTDOWN_APPLICATION, f"Streams group member "
                                     f"{group.shutdown_requested_by} encountered a fatal error "
                                     "and requested a shutdown for the entire application."))
+        tags = configs.get("rack.aware.assignment.tags")
+        if version >= 1 and tags:
+            missing = [t for t in tags.split(",") if t not in member.client_tags]
+            if missing:
+                statuses.append(_status(st.MISSING_CLIENT_TAGS, "Missing required client tags "
+                                        f"for rack-aware standby assignment: [{', '.join(missing)}]. "
+                                        "Configure them via 'client.tag.<tagKey>' in your "
+                                        "Streams config."))
         out["status"] = statuses
         return out, create
 
