@@ -11,10 +11,14 @@ reads the whole topic with Spark's Kafka connector in three ways:
   what a streaming job catching up on a backlog does;
 - ``batch (warm)``: the batch read again, once the JVM has compiled the hot paths.
 
-Each line is the best of ``--runs`` runs. It prints a table and asserts only that every
-read saw every record. Usage::
+Each line is the best of ``--runs`` runs. The same job runs against the emulator and
+then against Apache Kafka 4.4 (client_tests/kafka_cluster.py, the project's real-Kafka
+launcher: a KRaft controller JVM and broker JVMs, jars from Maven Central) on this
+machine, one cluster at a time, each a single node by default. It prints a table and
+asserts only that every read saw every record. Usage::
 
-    python -m spark_validation.bench_read [--records 1000000] [--partitions 4] [--standalone]
+    python -m spark_validation.bench_read [--records 1000000] [--partitions 4]
+        [--target emulator|kafka|both] [--brokers 1] [--standalone]
 
 ``--standalone`` reads with a Spark standalone cluster (master + two worker JVMs,
 spark_validation/standalone.py; two one-core executors) instead of local[2].
@@ -25,14 +29,17 @@ A benchmark, not a test: CI does not run it; figures go into the notes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from spark_validation import kafka_util as ku
-from spark_validation import streams
+from spark_validation import streams, versions
 
 TOPIC = "spark-bench-read"
 
@@ -49,17 +56,18 @@ def _start_emulator(brokers: int) -> tuple[subprocess.Popen, str]:
     return proc, line.rsplit(" ", 1)[1].strip()
 
 
-def _cpu_s(proc: subprocess.Popen | None) -> float:
-    """CPU seconds the emulator process has used (user + system), NaN if not ours."""
-    if proc is None:
+def _cpu_s(pid: int | None) -> float:
+    """CPU seconds a server process has used (user + system), NaN if not ours."""
+    if pid is None:
         return float("nan")
-    with open(f"/proc/{proc.pid}/stat") as f:
+    with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _fill(bootstrap: str, records: int, partitions: int, value_bytes: int) -> float:
-    ku.create_topic(bootstrap, TOPIC, partitions)
+def _fill(bootstrap: str, records: int, partitions: int, value_bytes: int,
+          replication_factor: int) -> float:
+    ku.create_topic(bootstrap, TOPIC, partitions, replication_factor=replication_factor)
     value = os.urandom(value_bytes)
     t0 = time.perf_counter()
     ku.produce(bootstrap, TOPIC, ({"value": value, "key": str(i).encode(),
@@ -90,30 +98,76 @@ def _stream_read(spark: Any, bootstrap: str, work: str, run: int) -> tuple[int, 
     return rows, elapsed
 
 
+@contextlib.contextmanager
+def _target(name: str, brokers: int, kafka_version: str) -> Iterator[tuple[str, int | None]]:
+    """(bootstrap, pid whose CPU time is counted) of a fresh cluster: the emulator as its
+    own process, or Apache Kafka through client_tests/kafka_cluster.py (KRaft, one
+    controller JVM + ``brokers`` broker JVMs, jars from Maven Central)."""
+    if name == "emulator":
+        proc, bootstrap = _start_emulator(brokers)
+        try:
+            yield bootstrap, proc.pid
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        return
+    from client_tests.kafka_cluster import KafkaCluster
+
+    # Kafka's defaults except what a small cluster needs (small_cluster_config); the
+    # launcher's test JVM options (small heaps) as for every other comparison here.
+    with KafkaCluster(brokers=brokers, version=kafka_version) as kafka:
+        yield kafka.bootstrap_servers, kafka.broker_pid(kafka.broker_ids[0])
+
+
+def _reads(spark: Any, bootstrap: str, pid: int | None, records: int,
+           runs: int) -> list[tuple[str, int, float, float]]:
+    results: list[tuple[str, int, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="spark-bench-") as work:
+        for name, fn in (("batch (first)", lambda r: _batch_read(spark, bootstrap)),
+                         ("stream availableNow", lambda r: _stream_read(
+                             spark, bootstrap, work, r)),
+                         ("batch (warm)", lambda r: _batch_read(spark, bootstrap))):
+            best: tuple[float, float] | None = None
+            for r in range(1 if name == "batch (first)" else runs):
+                cpu0 = _cpu_s(pid)
+                n, secs = fn(r)
+                cpu = _cpu_s(pid) - cpu0
+                if n != records:
+                    raise AssertionError(f"{name}: read {n} of {records} records")
+                if best is None or secs < best[0]:
+                    best = (secs, cpu)
+            assert best is not None
+            results.append((name, n, *best))
+    return results
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--value-bytes", type=int, default=100)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--bootstrap-servers", help="a running emulator (default: start one)")
+    ap.add_argument("--bootstrap-servers", help="a running cluster (default: start them)")
+    ap.add_argument("--target", choices=("emulator", "kafka", "both"), default="both",
+                    help="what to read from: the emulator, Apache Kafka, or each in turn")
+    ap.add_argument("--brokers", type=int, default=1,
+                    help="brokers of each cluster started (1: a single node, as the "
+                         "real-Kafka comparison runs; the topic's RF is min(3, brokers))")
+    ap.add_argument("--kafka-version", default=None,
+                    help="Apache Kafka release (default: client_tests/kafka_cluster.py's)")
     ap.add_argument("--standalone", action="store_true",
                     help="a Spark standalone cluster (master + 2 workers) instead of local[2]")
     args = ap.parse_args()
 
-    import contextlib
-    import tempfile
-
+    from client_tests.kafka_cluster import DEFAULT_VERSION
     from spark_validation.session import build_session
 
-    proc = None
-    bootstrap = args.bootstrap_servers
-    if bootstrap is None:
-        proc, bootstrap = _start_emulator(3)
+    kafka_version = args.kafka_version or DEFAULT_VERSION
+    targets = ["emulator", "kafka"] if args.target == "both" else [args.target]
     mode = "local[2]"
     stack = contextlib.ExitStack()
+    rows: list[tuple[str, float, list[tuple[str, int, float, float]]]] = []
     try:
-        fill_s = _fill(bootstrap, args.records, args.partitions, args.value_bytes)
         t0 = time.perf_counter()
         if args.standalone:
             from spark_validation.standalone import (
@@ -130,40 +184,36 @@ def main() -> int:
         else:
             spark = build_session(app_name="spark-bench-read")
         session_s = time.perf_counter() - t0
-        results: list[tuple[str, int, float, float]] = []
-        with tempfile.TemporaryDirectory(prefix="spark-bench-") as work:
-            for name, fn in (("batch (first)", lambda r: _batch_read(spark, bootstrap)),
-                             ("stream availableNow", lambda r: _stream_read(
-                                 spark, bootstrap, work, r)),
-                             ("batch (warm)", lambda r: _batch_read(spark, bootstrap))):
-                runs = 1 if name == "batch (first)" else args.runs
-                best: tuple[float, float] | None = None
-                for r in range(runs):
-                    cpu0 = _cpu_s(proc)
-                    n, secs = fn(r)
-                    cpu = _cpu_s(proc) - cpu0
-                    if n != args.records:
-                        raise AssertionError(f"{name}: read {n} of {args.records} records")
-                    if best is None or secs < best[0]:
-                        best = (secs, cpu)
-                assert best is not None
-                results.append((name, n, *best))
+        for target in targets:
+            label = (f"Apache Kafka {kafka_version}" if target == "kafka"
+                     else "kafka-emulator") + f", {args.brokers} broker(s)"
+            with contextlib.ExitStack() as backend:
+                if args.bootstrap_servers:
+                    bootstrap, pid = args.bootstrap_servers, None
+                    label = f"{target} at {bootstrap}"
+                else:
+                    bootstrap, pid = backend.enter_context(
+                        _target(target, args.brokers, kafka_version))
+                print(f"{label}: filling {args.records:,} records", flush=True)
+                fill_s = _fill(bootstrap, args.records, args.partitions, args.value_bytes,
+                               min(3, args.brokers))
+                rows.append((label, fill_s, _reads(spark, bootstrap, pid, args.records,
+                                                   args.runs)))
         spark.stop()
     finally:
         stack.close()
-        if proc is not None:
-            proc.terminate()
-            proc.wait(30)
     mb = args.records * args.value_bytes / 1e6
     print(f"topic: {args.records:,} records x {args.value_bytes} B values, "
-          f"{args.partitions} partitions, RF 3; filled in {fill_s:.1f} s "
-          f"({args.records / fill_s:,.0f} rec/s); SparkSession {session_s:.1f} s; "
-          f"{os.cpu_count()} cores, {mode}")
-    print(f"{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}{'MB/s':>8}"
-          f"{'emulator CPU s':>16}")
-    for name, n, secs, cpu in results:
-        print(f"{name:<22}{n:>10,}{secs:>10.2f}{n / secs:>14,.0f}{mb / secs:>8.1f}"
-              f"{cpu:>16.2f}")
+          f"{args.partitions} partitions, RF {min(3, args.brokers)}; SparkSession "
+          f"{session_s:.1f} s; {os.cpu_count()} cores, PySpark {versions.SPARK_VERSION}, {mode}")
+    print(f"{'target':<34}{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}"
+          f"{'MB/s':>8}{'server CPU s':>14}")
+    for label, fill_s, results in rows:
+        print(f"{label:<34}{'fill (confluent-kafka)':<22}{args.records:>10,}{fill_s:>10.2f}"
+              f"{args.records / fill_s:>14,.0f}{mb / fill_s:>8.1f}{'':>14}")
+        for name, n, secs, cpu in results:
+            print(f"{'':<34}{name:<22}{n:>10,}{secs:>10.2f}{n / secs:>14,.0f}"
+                  f"{mb / secs:>8.1f}{cpu:>14.2f}")
     return 0
 
 
