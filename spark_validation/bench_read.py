@@ -14,8 +14,10 @@ reads the whole topic with Spark's Kafka connector in three ways:
 Each line is the best of ``--runs`` runs. The same job runs against the emulator and
 then against Apache Kafka 4.4 (client_tests/kafka_cluster.py, the project's real-Kafka
 launcher: a KRaft controller JVM and broker JVMs, jars from Maven Central) on this
-machine, one cluster at a time, each a single node by default. It prints a table and
-asserts only that every read saw every record. Usage::
+machine, one cluster at a time, each a single node by default, with one SparkSession:
+the first target's ``batch (first)`` also pays the JVM's warm-up, so compare the
+``stream`` and ``batch (warm)`` lines (or run ``--target`` one at a time). It prints a
+table and asserts only that every read saw every record. Usage::
 
     python -m spark_validation.bench_read [--records 1000000] [--partitions 4]
         [--target emulator|kafka|both] [--brokers 1] [--standalone]
