@@ -198,9 +198,20 @@ def test_classic_member_commits_with_its_generation_in_a_consumer_group() -> Non
     [(_, [(_, err)])] = h.gc.commit_offsets(G, a.member_id, a.generation,
                                             [("t", [(0, 5, -1, None)])], version=7)
     assert err == E.NONE  # an old OffsetCommit version is fine for a classic member
-    [(_, [(_, err)])] = h.gc.commit_offsets(G, a.member_id, a.generation - 1,
-                                            [("t", [(0, 5, -1, None)])], version=7)
-    assert err == E.ILLEGAL_GENERATION  # not STALE_MEMBER_EPOCH: it speaks generations
+    held = sorted(a.partitions())
+    gone = sorted(set(range(6)) - a.partitions())
+    # Kafka 4.4: an older generation commits the partitions held since then (assignment
+    # epochs), not others; a newer one never: ILLEGAL_GENERATION, as it speaks generations
+    [(_, res)] = h.gc.commit_offsets(G, a.member_id, a.generation - 1,
+                                     [("t", [(held[0], 5, -1, None), (gone[0], 5, -1, None)])],
+                                     version=7)
+    assert res == [(held[0], E.NONE), (gone[0], E.ILLEGAL_GENERATION)]
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, a.member_id, a.generation - 2,
+                                            [("t", [(held[0], 5, -1, None)])], version=7)
+    assert err == E.ILLEGAL_GENERATION  # before the conversion's generation
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, a.member_id, a.generation + 1,
+                                            [("t", [(held[0], 5, -1, None)])], version=7)
+    assert err == E.ILLEGAL_GENERATION
 
 
 def test_cooperative_member_reports_owned_partitions_and_revokes_in_two_steps() -> None:

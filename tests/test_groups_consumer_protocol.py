@@ -244,6 +244,19 @@ def test_commit_needs_the_member_epoch() -> None:
     assert err == E.UNSUPPORTED_VERSION
     [(_, [entry])] = h.gc.fetch_offsets(G, [("t", [0])], member_id="a", member_epoch=ep)
     assert entry["committed_offset"] == 5
+    # Kafka 4.4's assignment epochs: after a rebalance, the old epoch still commits the
+    # partitions the member kept since then; a newer epoch never commits
+    h.hb("b")
+    h.settle(["a", "b"])
+    new = h.epochs["a"]
+    assert new > ep
+    kept = min(h.owned["a"])
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, "a", ep, [("t", [(kept, 7, -1, None)])],
+                                            version=9)
+    assert err == E.NONE
+    [(_, [(_, err)])] = h.gc.commit_offsets(G, "a", new + 1, [("t", [(kept, 7, -1, None)])],
+                                            version=9)
+    assert err == E.STALE_MEMBER_EPOCH
 
 
 def test_describe() -> None:

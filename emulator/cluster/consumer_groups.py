@@ -94,6 +94,10 @@ class ConsumerMember:
     # A member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a
     # consumer group (online migration, emulator.cluster.group_migration): its session
     # timeout and JoinGroup protocols; None for a KIP-848 member.
+    # (topic id, partition) -> the member epoch since which it holds it (assigned or
+    # pending revocation): Kafka 4.4's assignment epochs, which let a commit carrying an
+    # older epoch through for partitions held since then
+    partition_epochs: dict[tuple[bytes, int], int] = field(default_factory=dict)
     classic: ClassicMemberMetadata | None = None
     join_deadline: int | None = None  # classic member told to rejoin must do so by then
     sync_deadline: int | None = None  # classic member that joined must sync by then
@@ -101,6 +105,15 @@ class ConsumerMember:
     @property
     def uses_classic_protocol(self) -> bool:
         return self.classic is not None
+
+    def sync_partition_epochs(self) -> None:
+        """Partitions newly held get the current member epoch; released ones are gone."""
+        held = {(t, p) for a in (self.assigned, self.pending_revocation)
+                for t, ps in a.items() for p in ps}
+        for tp in [tp for tp in self.partition_epochs if tp not in held]:
+            del self.partition_epochs[tp]
+        for tp in held:
+            self.partition_epochs.setdefault(tp, self.member_epoch)
 
     def transition(self, target: str) -> None:
         """Move to ``target`` if MEMBER_TRANSITIONS allows it (a domain error otherwise)."""
@@ -438,6 +451,8 @@ class ConsumerGroupOps:
             existing.member_epoch = existing.previous_member_epoch = 0
             existing.transition(STABLE_MEMBER)
             existing.pending_revocation = {}
+            existing.partition_epochs.clear()
+            existing.sync_partition_epochs()
             if existing_id in group.target:
                 group.target[member_id] = group.target.pop(existing_id)
             group.members[member_id] = existing
@@ -531,6 +546,7 @@ class ConsumerGroupOps:
             m.assigned = assigned
             m.pending_revocation = revoking
             m.revocation_deadline = now + m.rebalance_timeout_ms
+            m.sync_partition_epochs()
             return
         for tid, ps in adding.items():
             assigned.setdefault(tid, set()).update(ps)
@@ -539,6 +555,7 @@ class ConsumerGroupOps:
         m.assigned = assigned
         m.pending_revocation = {}
         m.revocation_deadline = None
+        m.sync_partition_epochs()
 
     @staticmethod
     def _set_epoch(m: ConsumerMember, epoch: int) -> None:

@@ -131,6 +131,7 @@ class GroupMigrationOps:
                 previous_member_epoch=gen, assigned=assigned,
                 classic=ClassicMemberMetadata(m.session_timeout_ms, list(m.protocols)),
                 hb_deadline=now + m.session_timeout_ms)
+            cm.sync_partition_epochs()  # held since the classic generation
             new.members[cm.member_id] = cm
             if cm.instance_id is not None:
                 new.static_members[cm.instance_id] = cm.member_id
@@ -296,6 +297,8 @@ class GroupMigrationOps:
         target = group.target.pop(existing.member_id, None)
         existing.member_id = member_id
         existing.member_epoch = existing.previous_member_epoch = 0
+        existing.partition_epochs.clear()
+        existing.sync_partition_epochs()
         if target is not None:
             group.target[member_id] = target
         group.members[member_id] = existing

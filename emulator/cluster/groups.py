@@ -239,8 +239,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         try:
             if not group_id:
                 raise KafkaError(E.INVALID_GROUP_ID)
-            group = self._validate_commit(group_id, member_id, generation, group_instance_id,
-                                          version)
+            group, check = self._validate_commit(group_id, member_id, generation,
+                                                 group_instance_id, version)
         except KafkaError as e:
             return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
         if group.type == "classic" and group.state in (STABLE, PREPARING_REBALANCE):
@@ -255,6 +255,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             res = []
             for partition, offset, epoch, metadata in parts:
                 err = self._partition_error(topic, partition)
+                if not err and check is not None:
+                    err = check(topic, partition)
                 if not err and metadata is not None and \
                         len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
                     err = E.OFFSET_METADATA_TOO_LARGE
@@ -275,37 +277,27 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
 
     def _validate_commit(self, group_id: str, member_id: str, generation: int,
                          instance_id: str | None, version: int, transactional: bool = False):
+        """(group, per-partition check or None); raises KafkaError for the whole request."""
         group = self.groups.get(group_id)
         if group is None:
             if generation < 0:
                 # A "simple" group: a consumer that assigns partitions itself.
                 group = self.groups[group_id] = ClassicGroup(group_id, self.now())
                 self.group_created(group)
-                return group
+                return group, None
             if version >= 9 and not transactional:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND)
             raise KafkaError(E.ILLEGAL_GENERATION)
         if group.type == "streams":
             self.validate_streams_commit(group, member_id, generation, transactional, version)
-            return group
+            return group, None
         if group.type == "consumer":
-            if generation < 0 and not group.members:
-                return group
-            m = group.members.get(member_id)
-            if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID)
-            if not transactional and version < 9 and m.classic is None:
-                raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must "
-                                 "be used by members using the modern group protocol")
-            if generation != m.member_epoch:
-                # a classic-protocol member (online migration) speaks of generations
-                classic = transactional or m.classic is not None
-                raise KafkaError(E.ILLEGAL_GENERATION if classic else E.STALE_MEMBER_EPOCH)
-            return group
+            return group, self._validate_consumer_commit(group, member_id, generation,
+                                                         version, transactional)
         if group.state == DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         if generation < 0 and group.state == EMPTY:
-            return group
+            return group, None
         if generation >= 0 or member_id or instance_id is not None:
             err = group.validate_member(member_id, instance_id)
             if err:
@@ -316,7 +308,40 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             raise KafkaError(E.UNKNOWN_MEMBER_ID)
         if not transactional and group.state == COMPLETING_REBALANCE:
             raise KafkaError(E.REBALANCE_IN_PROGRESS)
-        return group
+        return group, None
+
+    def _validate_consumer_commit(self, group: ConsumerGroup, member_id: str, generation: int,
+                                  version: int, transactional: bool):
+        """Kafka 4.4's ConsumerGroup.validateOffsetCommit: the current epoch commits
+        anything; an older one commits a partition only if the member still holds it (or
+        is revoking it) since that epoch or before (its assignment epoch); a newer one is
+        refused. Classic-protocol members (online migration) get ILLEGAL_GENERATION where
+        KIP-848 members get STALE_MEMBER_EPOCH."""
+        if generation < 0 and not group.members:
+            return None
+        if transactional and generation == -1 and member_id == "":
+            return None
+        m = group.members.get(member_id)
+        if m is None:
+            raise KafkaError(E.UNKNOWN_MEMBER_ID)
+        if not transactional and version < 9 and m.classic is None:
+            raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be "
+                             "used by members using the consumer group protocol")
+        stale = E.ILLEGAL_GENERATION if transactional or m.classic is not None \
+            else E.STALE_MEMBER_EPOCH
+        if generation == m.member_epoch:
+            return None
+        if generation > m.member_epoch:
+            raise KafkaError(stale)
+        epochs = dict(m.partition_epochs)
+        topics = self.state.topics
+
+        def check(topic: str, partition: int) -> int:
+            t = topics.get(topic)
+            since = epochs.get((t.id, partition)) if t is not None else None
+            return stale if since is None or generation < since else E.NONE
+
+        return check
 
     def txn_offset_commit(self, group_id: str, producer_id: int, member_id: str,
                           generation: int, topics, *, group_instance_id: str | None = None
@@ -325,8 +350,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         try:
             if not group_id:
                 raise KafkaError(E.INVALID_GROUP_ID)
-            self._validate_commit(group_id, member_id, generation, group_instance_id, 0,
-                                  transactional=True)
+            _, check = self._validate_commit(group_id, member_id, generation,
+                                             group_instance_id, 0, transactional=True)
         except KafkaError as e:
             return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
         now = self.now()
@@ -336,6 +361,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             res = []
             for partition, offset, epoch, metadata in parts:
                 err = self._partition_error(topic, partition)
+                if not err and check is not None:
+                    err = check(topic, partition)
                 if not err and metadata is not None and \
                         len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
                     err = E.OFFSET_METADATA_TOO_LARGE
