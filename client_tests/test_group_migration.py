@@ -4,12 +4,15 @@ a confluent-kafka consumer with group.protocol=consumer joins it (the group beco
 consumer group whose classic members go on with JoinGroup/SyncGroup/Heartbeat), the
 three share the partitions, and when the KIP-848 member leaves the group is classic
 again. Records are produced throughout; none is lost and none committed is read twice.
+The same with Kafka's own 4.4 Java consumers, the classic ones on the cooperative-sticky
+assignor (owned partitions in their JoinGroup metadata: the two-step revocation).
 Runs on the emulator and, with ``--target kafka``, on a real Kafka 4.4 (whose default
 group.consumer.migration.policy is bidirectional, as here).
 """
 
 from __future__ import annotations
 
+import subprocess
 import threading
 
 from confluent_kafka import Producer
@@ -19,10 +22,12 @@ from client_tests._groups_fixtures import (
     PARTITIONS,
     ConfluentMember,
     KafkaPythonMember,
+    Member,
     balanced,
     check_no_loss,
     group_cluster,  # noqa: F401 - fixture
 )
+from client_tests.test_share_groups_java import JVM, require_java
 from emulator import Cluster
 from emulator.testing import wait_for
 
@@ -100,3 +105,80 @@ def test_classic_group_upgrades_and_downgrades_online(group_cluster: Cluster,  #
     for m in classic:
         m.stop()
     check_no_loss(produced, members)
+
+
+class JavaMember(Member):
+    """Kafka's 4.4 Java consumer (client_tests/java/src/GroupMember.java) in a JVM, with
+    the classic (cooperative-sticky) or the consumer group protocol."""
+
+    def __init__(self, name: str, bootstrap: str, topic: str, group: str,
+                 protocol: str) -> None:
+        super().__init__(name)
+        self.args = [bootstrap, group, topic, protocol]
+
+    def loop(self) -> None:
+        proc = subprocess.Popen(JVM + ["GroupMember", *self.args], text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        reader.start()
+        self.ready.set()
+        self.stopping.wait()
+        try:
+            proc.stdin.write("quit\n")
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        reader.join(10)
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            if kind == "R":
+                self._record([rest.split(" ", 2)[2].encode()])
+            elif kind == "P":
+                with self.lock:
+                    self.assigned = {int(p) for p in rest.split()}
+            elif kind in ("C", "CF"):
+                self._committed(kind == "C")
+
+
+def test_java_classic_cooperative_members_migrate_online(group_cluster: Cluster,  # noqa: F811
+                                                          topic_name: str) -> None:
+    """Kafka's own 4.4 consumers: two classic members with the cooperative-sticky assignor
+    (their JoinGroup metadata reports owned partitions, so revocation is the two-step
+    one), a third with group.protocol=consumer joins and leaves; no record is lost and
+    none is read twice."""
+    require_java()
+    c = group_cluster
+    group = f"jmig-{topic_name}"
+    c.create_topic(topic_name, PARTITIONS, 3)
+    admin = AdminClient({"bootstrap.servers": c.bootstrap_servers})
+    producer = Producing(c.bootstrap_servers, topic_name)
+    producer.start()
+    classic = [JavaMember(f"jc-{i}", c.bootstrap_servers, topic_name, group, "classic")
+               for i in range(2)]
+    for m in classic:
+        m.start()
+    wait_for(balanced(classic, [3, 3]), "two classic Java members", timeout=90)
+    assert group_type(admin, group) == "classic"
+    modern = JavaMember("jk", c.bootstrap_servers, topic_name, group, "consumer")
+    modern.start()
+    members = [*classic, modern]
+    wait_for(balanced(members, [2, 2, 2]), "the KIP-848 Java member sharing", timeout=90)
+    assert group_type(admin, group) == "consumer"
+    seen = sum(len(m.values) for m in members)
+    wait_for(lambda: sum(len(m.values) for m in members) > seen + 50, "records flowing")
+    modern.stop()
+    wait_for(balanced(classic, [3, 3]), "the classic members alone again", timeout=90)
+    wait_for(lambda: group_type(admin, group) == "classic", "the group classic again")
+    produced = producer.stop()
+    wait_for(lambda: len({v for m in members for v in m.values}) >= len(produced),
+             "every record read", timeout=60)
+    for m in classic:
+        m.stop()
+    check_no_loss(produced, members)
+    read = [v for m in members for v in m.values]
+    assert len(read) == len(set(read)), "a record was read twice"
