@@ -1,7 +1,7 @@
 """The streaming-through-faults job and the example pipeline on a Spark standalone cluster
 (a master and two worker JVMs from the installed PySpark, spark_validation/standalone.py),
-against the in-process emulator, and the faults job again against the emulator in its
-Docker container advertised on this host's address (check_docker.py): the Kafka consumers
+against the in-process emulator, and both again against the emulator in its Docker
+container advertised on this host's address (check_docker.py): the Kafka consumers
 and producers run in executor JVMs of their own that reach the brokers themselves. Run
 as a separate pytest process (a process holds one SparkContext; this run's ``spark``
 fixture is local[2]); its conftest fails unless both executors register."""
