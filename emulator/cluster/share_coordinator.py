@@ -492,8 +492,12 @@ class ShareCoordinator(ShareGroupOps):
         try:
             self.state.create_topic(
                 SHARE_STATE_TOPIC, self.cfg("share.coordinator.state.topic.num.partitions"), rf,
-                configs={"cleanup.policy": "delete", "min.insync.replicas": str(min(2, rf)),
-                         "retention.ms": "-1"})  # the share coordinator prunes, not time
+                # ShareCoordinatorService.shareGroupStateTopicConfigs (4.4): records are
+                # pruned by the coordinator, not by time
+                configs={"cleanup.policy": "delete", "compression.type": "producer",
+                         "segment.bytes": str(self.cfg(
+                             "share.coordinator.state.topic.segment.bytes", 104857600)),
+                         "min.insync.replicas": str(min(2, rf)), "retention.ms": "-1"})
         except KafkaError as e:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
                              f"The coordinator is not available: {e.message}") from e
