@@ -258,3 +258,33 @@ def test_kafka_share_groups_tool(share_cluster: Cluster,
     assert start_offset(c, group, topic) == -1
     share_groups_tool(c, "--delete", "--group", group)
     assert group not in share_groups_tool(c, "--list").split()
+
+
+def test_read_committed_share_group_never_delivers_aborted_records(
+        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+    """share.isolation.level=read_committed: records of an aborted transaction are
+    archived as the share-partition reaches them; the consumer gets only committed ones
+    and the share-partition start offset passes the aborted ones and the markers."""
+    c, topic, group = share_cluster, "txn-shared", "sg-read-committed"
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    start_at_earliest(c, group)
+    sc = c.server.services["share"]
+    c.call(lambda: sc.set_group_config(group, "share.isolation.level", "read_committed"))
+    p = Producer({"bootstrap.servers": c.bootstrap_servers, "transactional.id": "share-tx"})
+    p.init_transactions(30)
+    for batch, commit in (("a", True), ("b", False), ("c", True)):
+        p.begin_transaction()
+        for i in range(5):
+            p.produce(topic, value=f"{batch}{i}".encode(), partition=0)
+        if commit:
+            p.commit_transaction(30)
+        else:
+            p.flush(30)
+            p.abort_transaction(30)
+    s = ShareConsumer(c, group, topic, "accept")
+    consumers.append(s)
+    end = c.call(lambda: c.state.get_partition(topic, 0).high_watermark)
+    assert end == 18  # 15 records and 3 markers
+    wait_for(lambda: start_offset(c, group, topic) == end, "every offset finished", 60)
+    values = sorted(line.split(" ", 4)[4] for line in list(s.lines) if line.startswith("R "))
+    assert values == sorted([f"a{i}" for i in range(5)] + [f"c{i}" for i in range(5)])
