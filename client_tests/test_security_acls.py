@@ -28,6 +28,7 @@ from emulator import Cluster
 from emulator.security.acl import AclBinding as Binding
 from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
+from emulator.testing import wait_for
 from wire.frames import decode_response, encode_request
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
@@ -185,11 +186,20 @@ CASES = [
          "principal": "User:nobody", "host": "*", "operation": 3, "permission_type": 3}]},
         lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
     # users=[] (all users): a real 4.4 sends no answer to an unauthorized users=null.
+    # ALTER on CLUSTER first (ControllerApis); with it, Kafka and the emulator refuse to
+    # unregister a controller for other reasons (no such registration).
+    Case("UnregisterController", 94, 0, lambda t, g, x: {"controller_id": 1000},
+         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
     Case("DescribeUserScramCredentials", 50, 0, lambda t, g, x: {"users": []},
          lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
     Case("AlterUserScramCredentials", 51, 0, lambda t, g, x: {"deletions": [
         {"name": "nobody", "mechanism": 1}], "upsertions": []},
         lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    # Upsertions only: a refusal still names the user (kafka-configs --add-config needs it)
+    Case("AlterUserScramCredentials(upsert)", 51, 0, lambda t, g, x: {"deletions": [],
+         "upsertions": [{"name": f"u-{x}", "mechanism": 1, "iterations": 4096,
+                         "salt": b"salt" * 4, "salted_password": b"p" * 32}]},
+         lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
 ]
 
 
@@ -282,3 +292,85 @@ def test_prefixed_and_wildcard_acls_through_confluent_admin(cluster: Cluster) ->
     admin.delete_acls([AclBindingFilter(
         ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
         AclPermissionType.ANY)])
+
+
+def fetch_session_scenario(admin: Client, alice: Client, broker_id: int,
+                           grant: Callable[[str], None], revoke: Callable[[str], None]
+                           ) -> list[dict[str, int]]:
+    """KIP-227 and authorization: alice opens a fetch session on topics ``a`` and ``b``
+    (READ on both), READ on ``b`` is revoked, then granted back; each incremental fetch
+    names no partition, so ``b`` is checked only if the broker re-authorizes what the
+    session holds (KafkaApis.handleFetch does). Returns the partition codes each of the
+    three fetches answered, by topic. Run against the emulator and a real Kafka."""
+    a, b = (f"fs-{x}-{uuid.uuid4().hex[:6]}" for x in "ab")
+    for t in (a, b):
+        resp = admin.call(19, 7, {"topics": [{
+            "name": t, "num_partitions": -1, "replication_factor": -1,
+            "assignments": [{"partition_index": 0, "broker_ids": [broker_id]}]}],
+            "timeout_ms": 30000})
+        assert resp["topics"][0]["error_code"] == 0, resp
+        grant(t)
+    for t in (a, b):
+        produce = {"acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"name": t, "partition_data": [{"index": 0, "records": _records()}]}]}
+
+        def produced(body: dict = produce) -> bool:  # a new topic's leader may lag
+            r = admin.call(0, 9, body)
+            return r["responses"][0]["partition_responses"][0]["error_code"] == 0
+
+        wait_for(produced, f"a record in {t}")
+
+    def fetch(session_id: int, epoch: int, topics: list[str]) -> dict:
+        r = alice.call(1, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": session_id, "session_epoch": epoch,
+            "topics": [{"topic": t, "partitions": [{
+                "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                "last_fetched_epoch": -1, "log_start_offset": -1,
+                "partition_max_bytes": 1 << 16}]} for t in topics],
+            "forgotten_topics_data": [], "rack_id": ""})
+        assert r["error_code"] == 0, r
+        return r
+
+    def codes(r: dict) -> dict[str, int]:
+        return {("a" if t["topic"] == a else "b"): t["partitions"][0]["error_code"]
+                for t in r["responses"]}
+
+    full = fetch(0, 0, [a, b])
+    sid = full["session_id"]
+    assert sid != 0, full
+    seen = [codes(full)]
+    revoke(b)
+    seen.append(codes(fetch(sid, 1, [])))
+    grant(b)
+    seen.append(codes(fetch(sid, 2, [])))
+    return seen
+
+
+# What a real Kafka 4.4 answers (test_security_acls_kafka.py runs the same scenario):
+# `a` keeps answering its record (the session's fetch offset stays 0), `b` is refused on
+# the fetch after the revoke and served again after the grant.
+FETCH_SESSION_CODES = [{"a": 0, "b": 0}, {"a": 0, "b": 29}, {"a": 0, "b": 0}]
+
+
+def test_fetch_session_partitions_are_reauthorized(cluster: Cluster) -> None:
+    def acl(t: str) -> Binding:
+        return Binding(RT.TOPIC, t, PatternType.LITERAL, "User:alice", "*", Op.READ,
+                       PermissionType.ALLOW)
+
+    def revoke(t: str) -> None:
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(
+            resource_type=RT.TOPIC, resource_name=t, principal="User:alice")))
+
+    def grant(t: str) -> None:
+        cluster.call(lambda: cluster.security.acls.add(acl(t)))
+
+    broker = cluster.broker_ids[0]
+    admin, alice = Client(cluster, "admin"), Client(cluster, "alice")
+    try:
+        seen = fetch_session_scenario(admin, alice, broker, grant, revoke)
+    finally:
+        admin.close()
+        alice.close()
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    assert seen == FETCH_SESSION_CODES

@@ -10,7 +10,16 @@ from collections.abc import Iterator
 
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
-from test_security_acls import CASES, USERS, Case, Client, _names, check
+from test_security_acls import (
+    CASES,
+    FETCH_SESSION_CODES,
+    USERS,
+    Case,
+    Client,
+    _names,
+    check,
+    fetch_session_scenario,
+)
 
 from emulator.security.acl import Op, PermissionType
 from emulator.security.acl import ResourceType as RT
@@ -76,3 +85,35 @@ def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: s
         wait_for(lambda: _acl_count(admin) == 0, "no ACLs on broker 1")
         admin.close()
     check(case, acl, code)
+
+
+def test_fetch_session_reauthorization_on_real_kafka(kafka: KafkaCluster) -> None:
+    """The emulator's fetch-session scenario: Kafka re-authorizes the partitions a
+    session holds on every incremental fetch."""
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin, alice = Client(boot, "admin", 0), Client(boot, "alice", 0)
+
+    def grant(t: str) -> None:
+        _grant(admin, RT.TOPIC, t, Op.READ, PermissionType.ALLOW)
+        wait_for(lambda: _described(admin, t) == 1, f"READ on {t} on broker 1")
+
+    def revoke(t: str) -> None:
+        resp = admin.call(31, 3, {"filters": [{**ANY_FILTER, "resource_type_filter": 2,
+                                               "resource_name_filter": t,
+                                               "pattern_type_filter": 3}]})
+        assert resp["filter_results"][0]["error_code"] == 0, resp
+        wait_for(lambda: _described(admin, t) == 0, f"no ACL on {t} on broker 1")
+
+    try:
+        seen = fetch_session_scenario(admin, alice, kafka.broker_ids[0], grant, revoke)
+    finally:
+        alice.close()
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+    assert seen == FETCH_SESSION_CODES
+
+
+def _described(admin: Client, topic: str) -> int:
+    resp = admin.call(29, 3, {**ANY_FILTER, "resource_type_filter": 2,
+                              "resource_name_filter": topic, "pattern_type_filter": 3})
+    return sum(len(r["acls"]) for r in resp["resources"])

@@ -1,7 +1,10 @@
 """Kafka's own Java tools against a secured emulator: kafka-acls over SASL_SSL with
 SCRAM-SHA-512 (the Java client, a PKCS12 truststore, CreateAcls/DescribeAcls/
-DeleteAcls), and kafka-reassign-partitions run as a user without the CLUSTER ACLs
-(45/46 answer CLUSTER_AUTHORIZATION_FAILED). Jars: client_tests/java (setup.d/30-java.sh)."""
+DeleteAcls), kafka-configs (topic configs, a SCRAM user created by the tool and then
+logging in; refused for a user without the ACLs), and kafka-reassign-partitions run as
+a user without the CLUSTER ACLs (45/46 answer CLUSTER_AUTHORIZATION_FAILED). Jars:
+client_tests/java (setup.d/30-java.sh; kafka-configs is kafka.admin.ConfigCommand of
+the tools release's core jar, see the pom)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from emulator import Cluster
 
 ACLS = "org.apache.kafka.tools.AclCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+CONFIGS = "kafka.admin.ConfigCommand"
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 
 
@@ -23,8 +27,9 @@ USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 def secured(tmp_path: Path) -> Iterator[Cluster]:
     require_java()
     with Cluster(3, security={"listeners": "SASL_SSL://127.0.0.1:0", "sasl_users": USERS,
-                              "super_users": ["admin"], "authorizer": True,
+                              "super_users": ["admin", "bob"], "authorizer": True,
                               "tls_dir": str(tmp_path / "tls")}) as c:
+        # bob is a super user with no credential: kafka-configs creates it below
         yield c
 
 
@@ -75,3 +80,45 @@ def test_kafka_acls_with_an_unsecured_oauthbearer_token(secured: Cluster, tmp_pa
                                             mechanism="OAUTHBEARER")
     r = _tool(secured, props, ACLS, "--list")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_kafka_configs_over_sasl_ssl_scram(secured: Cluster, tmp_path: Path) -> None:
+    """kafka-configs as admin: a topic config altered and described (IncrementalAlter-
+    Configs/DescribeConfigs), a SCRAM-SHA-256 user added with --entity-type users (51)
+    and described (50); that user then logs in. As alice (no ACL) both are refused."""
+    secured.create_topic("configured", 1, 3)
+    admin = secured.write_client_properties(str(tmp_path / "admin.properties"), user="admin",
+                                            mechanism="SCRAM-SHA-512")
+    topic = ("--entity-type", "topics", "--entity-name", "configured")
+    r = _tool(secured, admin, CONFIGS, "--alter", *topic, "--add-config", "retention.ms=3600000")
+    assert r.returncode == 0 and "Completed updating config" in r.stdout, r.stdout + r.stderr
+    r = _tool(secured, admin, CONFIGS, "--describe", *topic)
+    assert r.returncode == 0 and "retention.ms=3600000" in r.stdout, r.stdout + r.stderr
+    assert secured.state.topics["configured"].configs["retention.ms"] == "3600000"
+
+    bob = secured.write_client_properties(str(tmp_path / "bob.properties"), user="bob",
+                                          password="bob-pw", mechanism="SCRAM-SHA-256")
+    r = _tool(secured, bob, CONFIGS, "--describe", *topic)  # no credential yet
+    assert r.returncode != 0 and "SaslAuthenticationException" in r.stdout + r.stderr, r.stdout
+    user = ("--entity-type", "users", "--entity-name", "bob")
+    r = _tool(secured, admin, CONFIGS, "--alter", *user, "--add-config",
+              "SCRAM-SHA-256=[iterations=8192,password=bob-pw]")
+    assert r.returncode == 0 and "Completed updating config for user bob" in r.stdout, \
+        r.stdout + r.stderr
+    r = _tool(secured, admin, CONFIGS, "--describe", *user)
+    assert r.returncode == 0 and "SCRAM-SHA-256=iterations=8192" in r.stdout, r.stdout + r.stderr
+    r = _tool(secured, bob, CONFIGS, "--describe", *topic)  # bob logs in with the new password
+    assert r.returncode == 0 and "retention.ms=3600000" in r.stdout, r.stdout + r.stderr
+
+    alice = secured.write_client_properties(str(tmp_path / "alice.properties"), user="alice",
+                                            mechanism="SCRAM-SHA-256")
+    r = _tool(secured, alice, CONFIGS, "--alter", *topic, "--add-config", "retention.ms=1")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "TopicAuthorizationException: Topic authorization failed." \
+        in out, out
+    r = _tool(secured, alice, CONFIGS, "--alter", "--entity-type", "users", "--entity-name",
+              "mallory", "--add-config", "SCRAM-SHA-512=[password=x]")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "ClusterAuthorizationException" in out, out
+    assert secured.state.topics["configured"].configs["retention.ms"] == "3600000"
+    assert "mallory" not in secured.security.credentials.to_dict()

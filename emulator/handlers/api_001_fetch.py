@@ -12,27 +12,35 @@ fetches carry only changes and get only the partitions with news;
 FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH and
 FETCH_SESSION_TOPIC_ID_ERROR as Kafka answers them. A client over its
 consumer_byte_rate quota gets throttle_time_ms (emulator/cluster/quotas.py).
+
+Authorization is done here, not by a declared ``Each``: as KafkaApis.handleFetch, READ
+on the topic is checked for every partition of the fetch context - on an incremental
+fetch that is every partition the session holds, not only those the request names - so
+an ACL removed mid-session answers TOPIC_AUTHORIZATION_FAILED for that partition on the
+next fetch. A denied partition stays in the session (Kafka keeps it too) and gets its
+data again once the ACL is back.
 """
 
 from __future__ import annotations
 
 from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
 from emulator.cluster.partition import KafkaError, epoch_end_offset
-from emulator.handlers.authz import RT, Each, Op
+from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.util import error_of, node_endpoint, quota_throttle
 from wire.errors import ErrorCode as E
 
 API_KEY = 1
 VERSIONS = (4, 18)
-AUTHORIZE = (Each(RT.TOPIC, Op.READ, "topics", name="topic"),)
+AUTHORIZE = ()  # READ on TOPIC per partition of the session, in handle (see above)
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
 def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isolation: int,
-                    budget: int, first: bool, nodes: dict[int, dict]) -> dict:
+                    budget: int, first: bool, nodes: dict[int, dict],
+                    denied: frozenset[str]) -> dict:
     """One partition's answer, reading at most ``budget`` bytes (the first batch whole
-    when ``first``)."""
+    when ``first``); topics in ``denied`` answer TOPIC_AUTHORIZATION_FAILED."""
     cluster = ctx.cluster
     name, idx = cp.topic, cp.partition
     out = {"partition_index": idx, "error_code": E.NONE, "high_watermark": -1,
@@ -41,6 +49,8 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
     try:
         if name is None:
             raise KafkaError(E.UNKNOWN_TOPIC_ID)
+        if name in denied:
+            raise KafkaError(E.TOPIC_AUTHORIZATION_FAILED)
         p = cluster.get_partition(name, idx)
         p.check_leader(ctx.broker_id, cp.current_leader_epoch)
         log = p.leader_log
@@ -86,8 +96,18 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
     return out
 
 
-def _read(ctx: RequestContext, req: dict, version: int, fc: FetchContext
-          ) -> tuple[list[dict], dict[int, dict], int, bool]:
+def _denied(ctx: RequestContext, fc: FetchContext) -> frozenset[str]:
+    """Topics of the fetch context the principal may not READ (once per request, as
+    Kafka's filterByAuthorized; nothing without an authorizer)."""
+    sec = ctx.services.get("security")
+    if sec is None or sec.authorizer is None:
+        return frozenset()
+    names = {cp.topic for cp in fc.partitions if cp.topic is not None}
+    return frozenset(n for n in names if not allowed(ctx, Op.READ, RT.TOPIC, n))
+
+
+def _read(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
+          denied: frozenset[str]) -> tuple[list[dict], dict[int, dict], int, bool]:
     """Every partition of the fetch context read in order: (answers, leader endpoints,
     bytes, any error)."""
     isolation = req["isolation_level"]
@@ -97,7 +117,8 @@ def _read(ctx: RequestContext, req: dict, version: int, fc: FetchContext
     nodes: dict[int, dict] = {}
     answers = []
     for cp in fc.partitions:
-        out = _read_partition(ctx, cp, version, isolation, budget - total, total == 0, nodes)
+        out = _read_partition(ctx, cp, version, isolation, budget - total, total == 0, nodes,
+                              denied)
         total += len(out["records"])
         errors |= out["error_code"] != E.NONE
         answers.append(out)
@@ -136,7 +157,8 @@ def handle(ctx: RequestContext, req: dict, version: int):
     fc = new_context(cache, req, version, cluster.now(), resolve)
     if fc.error != E.NONE:
         return _respond(ctx, req, version, fc, [], {})
-    answers, nodes, total, errors = _read(ctx, req, version, fc)
+    denied = _denied(ctx, fc)
+    answers, nodes, total, errors = _read(ctx, req, version, fc, denied)
     if errors or total >= req["min_bytes"] or req["max_wait_ms"] <= 0:
         return _respond(ctx, req, version, fc, answers, nodes)
     start_version = cluster.version
@@ -144,12 +166,12 @@ def handle(ctx: RequestContext, req: dict, version: int):
     def check() -> dict | None:
         if cluster.version == start_version:
             return None
-        a, n, size, errs = _read(ctx, req, version, fc)
+        a, n, size, errs = _read(ctx, req, version, fc, denied)
         return _respond(ctx, req, version, fc, a, n) if errs or size >= req["min_bytes"] \
             else None
 
     def expire() -> dict:
-        a, n, _, _ = _read(ctx, req, version, fc)
+        a, n, _, _ = _read(ctx, req, version, fc, denied)
         return _respond(ctx, req, version, fc, a, n)
 
     # woken only by changes to the partitions it reads (Kafka's purgatory keys)

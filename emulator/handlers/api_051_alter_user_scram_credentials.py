@@ -5,21 +5,26 @@ salts; the broker derives and keeps StoredKey/ServerKey, never a password) and
 deletes credentials. Per-user codes as Kafka's ScramControlManager gives them:
 UNACCEPTABLE_CREDENTIAL (empty name, iterations outside 4096..16384),
 UNSUPPORTED_SASL_MECHANISM, RESOURCE_NOT_FOUND (deleting what does not exist),
-DUPLICATE_RESOURCE (a user and mechanism altered twice in one request). Needs ALTER on CLUSTER.
+DUPLICATE_RESOURCE (a user and mechanism altered twice in one request). Needs ALTER on
+CLUSTER: refused, every user named in deletions AND upsertions gets
+CLUSTER_AUTHORIZATION_FAILED, sorted, as Kafka's AlterUserScramCredentialsRequest.
+getErrorResponse (the generic refusal mirrors only the first request array, and
+kafka-configs adding a user then failed with "The broker response did not contain a
+result for user ...").
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from emulator.handlers.authz import ClusterOp, Op
+from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.security.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism
 from wire.errors import ErrorCode as E
 
 API_KEY = 51
 VERSIONS = (0, 0)
-AUTHORIZE = (ClusterOp(Op.ALTER),)
+AUTHORIZE = ()  # ALTER on CLUSTER, in handle: Kafka answers every user named (above)
 
 
 def _mechanism(code: int) -> ScramMechanism | None:
@@ -44,6 +49,11 @@ def _check(item: dict, upsert: bool) -> tuple[int, str] | None:
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    if not allowed(ctx, Op.ALTER, RT.CLUSTER):
+        users = sorted({i["name"] for i in req["deletions"] + req["upsertions"]})
+        return {"throttle_time_ms": 0, "results": [
+            {"user": u, "error_code": E.CLUSTER_AUTHORIZATION_FAILED,
+             "error_message": "Cluster authorization failed."} for u in users]}
     sec = ctx.services.get("security")
     if sec is None:
         return {"results": []}

@@ -206,6 +206,8 @@ def _mirror(struct: Struct, item: Any, code: int, version: int) -> dict:
         n = f.name
         if n.endswith("error_code"):
             out[n] = code
+        elif n == "error_message" and f.is_nullable(version):
+            out[n] = None  # Kafka's ApiError(code, null): clients show the code's own text
         elif isinstance(f.type, Array) and isinstance(f.type.item, Struct):
             # Nested items carry the code too (partitions) when they have an error field;
             # other nested lists (configs, members) stay empty.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kafka's Java clients and tools (kafka-reassign-partitions, kafka-topics) for the Java
+# Kafka's Java clients and tools (kafka-reassign-partitions, kafka-topics, kafka-configs) for the Java
 # client tests: jars from Maven Central through client_tests/java/pom.xml (the Kafka
 # version lives there, once) into gitignored caches - the clients in .jars, the tools on
 # their own classpath in .tools-jars (see the pom for why) - then the small Java driver
