@@ -200,6 +200,16 @@ CASES = [
          "upsertions": [{"name": f"u-{x}", "mechanism": 1, "iterations": 4096,
                          "salt": b"salt" * 4, "salted_password": b"p" * 32}]},
          lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
+    Case("StreamsGroupHeartbeat", 88, 1, lambda t, g, x: {
+        "group_id": g, "member_id": "m", "member_epoch": 3, "endpoint_information_epoch": -1},
+        lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
+    Case("StreamsGroupDescribe", 89, 1, lambda t, g, x: {"group_ids": [g],
+                                                         "include_authorized_operations": False},
+         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+    Case("StreamsGroupTopologyDescriptionUpdate", 93, 0, lambda t, g, x: {
+        "group_id": g, "member_id": "m", "topology_epoch": 0,
+        "topology_description": {"subtopologies": [], "global_stores": []}},
+        lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
 ]
 
 
@@ -374,3 +384,44 @@ def test_fetch_session_partitions_are_reauthorized(cluster: Cluster) -> None:
         alice.close()
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
     assert seen == FETCH_SESSION_CODES
+
+
+def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones(
+        cluster: Cluster) -> None:
+    """KafkaApis' order: READ on the group, DESCRIBE on every topic the topology names
+    (else TOPIC_AUTHORIZATION_FAILED), then the internal topics the coordinator finds
+    missing are created only with CREATE (else the MISSING_INTERNAL_TOPICS status says
+    who may not)."""
+    n = next(_n)
+    group, source = f"sg-{n}", f"sgsrc-{n}-{uuid.uuid4().hex[:6]}"
+    changelog = f"{group}-store-changelog"
+    cluster.create_topic(source, 1, 3)
+    topology = {"epoch": 0, "subtopologies": [{
+        "subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
+        "state_changelog_topics": [{"name": changelog, "partitions": 0,
+                                    "replication_factor": 0, "topic_configs": []}],
+        "repartition_sink_topics": [], "repartition_source_topics": [],
+        "copartition_groups": []}]}
+    join = {"group_id": group, "member_id": "m1", "member_epoch": 0,
+            "endpoint_information_epoch": -1, "rebalance_timeout_ms": 1000,
+            "topology": topology, "active_tasks": [], "standby_tasks": [], "warmup_tasks": [],
+            "process_id": "p"}
+    _grant(cluster, RT.GROUP, group, Op.READ, PermissionType.ALLOW)
+    coordinator = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+    try:
+        c = Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(coordinator))
+        assert c.call(88, 1, join)["error_code"] == 29  # TOPIC_AUTHORIZATION_FAILED
+        for t in (source, changelog):
+            _grant(cluster, RT.TOPIC, t, Op.DESCRIBE, PermissionType.ALLOW)
+        r = c.call(88, 1, join)
+        assert r["error_code"] == 0, r
+        [status] = [s for s in r["status"] if s["status_code"] == 3]
+        assert status["status_detail"].endswith(
+            f"; Unauthorized to CREATE on topics {changelog}.")
+        assert changelog not in cluster.state.topics
+        _grant(cluster, RT.TOPIC, changelog, Op.CREATE, PermissionType.ALLOW)
+        r = c.call(88, 1, dict(join, member_id="m2", process_id="p2"))
+        assert r["error_code"] == 0 and changelog in cluster.state.topics
+        c.close()
+    finally:
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
