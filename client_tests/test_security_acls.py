@@ -299,9 +299,10 @@ def test_prefixed_and_wildcard_acls_through_confluent_admin(cluster: Cluster) ->
         ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, None, None,
         AclOperation.ANY, AclPermissionType.ANY)])
     assert [len(v.result(10)) for v in deleted.values()] == [1]
-    admin.delete_acls([AclBindingFilter(
-        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-        AclPermissionType.ANY)])
+    for f in admin.delete_acls([AclBindingFilter(  # waited for: the next test's ACLs
+            ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+            AclPermissionType.ANY)]).values():
+        f.result(10)
 
 
 def fetch_session_scenario(admin: Client, alice: Client, broker_id: int,
