@@ -410,3 +410,27 @@ def test_missing_client_tags_status_from_v1() -> None:
                     active_tasks=[], standby_tasks=[], warmup_tasks=[], process_id="m2")
     r, _ = h.gc.streams_group_heartbeat(req, version=0)
     assert st.MISSING_CLIENT_TAGS not in statuses(r)  # v0 clients do not know the code
+
+
+def test_an_older_member_epoch_commits_only_tasks_held_since_then() -> None:
+    """Kafka 4.4's assignment epoch validator: per partition, by the task's epoch."""
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    old = h.epochs["m1"]
+    h.hb("m2")
+    for _ in range(8):
+        h.settle(["m1", "m2"], 1)
+        h.clock.advance(1000)
+    assert h.epochs["m1"] > old
+    kept = {p for s, p in h.active("m1") if s == "0"}
+    gone = {p for s, p in h.active("m2") if s == "0"}
+    assert kept and gone
+    parts = [(p, 1, -1, None) for p in sorted(kept | gone)]
+    [(_, res)] = h.gc.commit_offsets(G, "m1", old, [("input", parts)], version=9)
+    assert dict(res) == {**dict.fromkeys(kept, E.NONE), **dict.fromkeys(gone,
+                                                                         E.STALE_MEMBER_EPOCH)}
+    [(_, res)] = h.gc.commit_offsets(G, "m1", old, [("other", [(0, 1, -1, None)])], version=9)
+    assert res == [(0, E.UNKNOWN_TOPIC_OR_PARTITION)]

@@ -289,8 +289,8 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 raise KafkaError(E.GROUP_ID_NOT_FOUND)
             raise KafkaError(E.ILLEGAL_GENERATION)
         if group.type == "streams":
-            self.validate_streams_commit(group, member_id, generation, transactional, version)
-            return group, None
+            return group, self.validate_streams_commit(group, member_id, generation,
+                                                       transactional, version)
         if group.type == "consumer":
             return group, self._validate_consumer_commit(group, member_id, generation,
                                                          version, transactional)

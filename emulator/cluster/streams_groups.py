@@ -594,12 +594,13 @@ class StreamsGroupOps:
     # ---- offsets --------------------------------------------------------------------------
     @staticmethod
     def validate_streams_commit(group: StreamsGroup, member_id: str, epoch: int,
-                                transactional: bool, version: int) -> None:
-        """Kafka's StreamsGroup.validateOffsetCommit (per-partition epochs aside)."""
+                                transactional: bool, version: int):
+        """Kafka 4.4's StreamsGroup.validateOffsetCommit: None (commit anything) or a
+        per-partition check for an older member epoch; raises for the whole request."""
         if epoch < 0 and not group.members:
-            return
+            return None
         if transactional and epoch == -1 and member_id == "":
-            return
+            return None
         m = group.members.get(member_id)
         if m is None:
             raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
@@ -608,16 +609,30 @@ class StreamsGroupOps:
             raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be "
                              "used by members using the streams group protocol")
         if epoch == m.member_epoch:
-            return
+            return None
         if epoch > m.member_epoch:
             raise KafkaError(E.STALE_MEMBER_EPOCH, f"Received member epoch {epoch} is newer "
                              f"than current member epoch {m.member_epoch}.")
-        # An older epoch may commit for tasks it already held then (Kafka checks per
-        # partition; the emulator checks that every active task dates from then).
-        epochs = [e for ps in m.assigned.active.values() for e in ps.values()]
-        if any(e > epoch for e in epochs):
-            raise KafkaError(E.STALE_MEMBER_EPOCH, f"The received member epoch {epoch} is "
-                             f"older than the assignment epoch of a task of member {member_id}.")
+        if group.topology is None:
+            raise KafkaError(E.STALE_MEMBER_EPOCH, "Topology is not available for offset "
+                             "commit validation.")
+        by_topic = {t: s.subtopology_id for s in group.topology.subtopologies
+                    for t in s.all_sources()}
+
+        def check(topic: str, partition: int) -> int:
+            """An older epoch commits a task's partition it held since then (Kafka's
+            assignment epoch validator)."""
+            sid = by_topic.get(topic)
+            if sid is None:
+                return E.STALE_MEMBER_EPOCH
+            held = m.assigned.active.get(sid, {}).get(partition)
+            if held is None:
+                held = m.pending_revocation.active.get(sid, {}).get(partition)
+            if held is None or epoch < held:
+                return E.STALE_MEMBER_EPOCH
+            return E.NONE
+
+        return check
 
 
 def _validate(req: dict) -> None:
