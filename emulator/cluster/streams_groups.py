@@ -276,7 +276,8 @@ class StreamsGroupOps:
             "heartbeat_interval_ms": self.streams_cfg(gid, "heartbeat.interval.ms"),
             "task_offset_interval_ms": self.streams_cfg(gid, "task.offset.interval.ms"),
             "acceptable_recovery_lag": self.streams_cfg(gid, "acceptable.recovery.lag"),
-            "acceptable_recovery_lag_legacy": self.streams_cfg(gid, "acceptable.recovery.lag"),
+            # v0's field: Kafka 4.4's coordinator never sets it, so v0 members read 0
+            "acceptable_recovery_lag_legacy": 0,
             "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
             "endpoint_information_epoch": group.endpoint_information_epoch,
             "partitions_by_user_endpoint": None,
