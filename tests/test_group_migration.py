@@ -8,11 +8,14 @@ leaves or is fenced.
 
 from __future__ import annotations
 
+import random
+
 from emulator.cluster.classic_groups import PREPARING_REBALANCE, STABLE
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.state import Broker, ClusterState
 from wire.consumer_protocol import (
+    ConsumerProtocolError,
     decode_assignment,
     decode_subscription,
     encode_assignment,
@@ -335,3 +338,38 @@ def test_consumer_protocol_codec_round_trips() -> None:
             sub.rack_id) == (3, ["a", "b"], b"x", [("a", [1, 2])], 7, "r1")
     assert decode_assignment(encode_assignment([("t", [0, 3])], 1)) == [("t", [0, 3])]
     assert decode_assignment(b"") == []
+
+
+def test_malformed_embedded_protocol_gets_kafkas_codes() -> None:
+    # a classic group whose member metadata is not the consumer protocol cannot upgrade
+    h = Harness()
+    fut = h.gc.join_group(G, "", None, "consumer", [("range", b"\x00\x00\xff\xff\xff")],
+                          SESSION, REBALANCE, version=3)
+    h.gc.tick()
+    assert fut.result["error_code"] == E.NONE
+    r = h.hb("k")
+    assert r["error_code"] == E.GROUP_ID_NOT_FOUND and "malformed" in r["error_message"]
+    assert h.group().type == "classic"
+    # a classic member with garbage metadata joining a consumer group: Kafka's
+    # IllegalStateException, UNKNOWN_SERVER_ERROR
+    h2 = Harness()
+    h2.stable_classic_group("a", "b")
+    h2.hb("k")
+    fut = h2.gc.join_group(G, "", None, "consumer", [("range", b"\x00")], SESSION,
+                           REBALANCE, version=3)
+    assert fut.result["error_code"] == E.UNKNOWN_SERVER_ERROR
+
+
+def test_consumer_protocol_decoder_never_fails_otherwise() -> None:
+    rng = random.Random(15)
+    good = encode_subscription(["a", "b"], 3, owned_partitions=[("a", [1, 2])])
+    for _ in range(3000):
+        data = bytearray(good if rng.random() < 0.7 else rng.randbytes(rng.randrange(40)))
+        for _ in range(rng.randrange(4)):
+            if data:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        for decode in (decode_subscription, decode_assignment):
+            try:
+                decode(bytes(data))
+            except ConsumerProtocolError:
+                pass
