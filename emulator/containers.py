@@ -19,6 +19,14 @@ needs no advertising and gets an ordinary random mapped port; it listens on ever
 interface inside the container behind a bearer token made for each container
 (``control_token``), which ``control()`` sends.
 
+Secured clusters: ``with_sasl(users, super_users=, authorizer=, tls=True)`` serves a
+SASL_SSL listener (``tls=False``: SASL_PLAINTEXT), ``with_tls()`` an SSL one. The
+emulator inside generates its CA and a broker certificate for the advertised host (the
+name clients connect to) in ``TLS_DIR`` of the container; once it is ready the files
+are copied out to a host directory (``tls_dir``: ``ca.pem``, ``truststore.p12``,
+``client.pem``... as docs/security.md lists them), and ``client_config()`` hands
+clients settings that trust that CA.
+
 Needs the ``testcontainers`` package (the ``test`` extra) and a Docker engine; the
 image is built by ``scripts/setup.d/50-docker.sh`` or ``docker build -f
 docker/Dockerfile -t kafka-emulator .``.
@@ -26,10 +34,13 @@ docker/Dockerfile -t kafka-emulator .``.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import secrets
 import socket
+import tarfile
+import tempfile
 import time
 import urllib.request
 from typing import Any
@@ -41,6 +52,7 @@ DEFAULT_IMAGE = "kafka-emulator:latest"
 CONTROL_PORT = 8080
 READY_LINE = b"kafka-emulator ready:"
 PORT_RANGE = (20000, 32000)  # below Linux's ephemeral range, where connections bind
+TLS_DIR = "/tmp/kafka-emulator-tls"  # in the container (the image's user may write /tmp)
 
 
 def _ports_free(ports: range) -> bool:
@@ -100,6 +112,9 @@ class KafkaEmulatorContainer(DockerContainer):
         self.sasl_users: dict[str, str] = {}
         self.super_users: list[str] = []
         self.authorizer = False
+        self.tls = False
+        self.tls_client_auth = "none"
+        self.tls_dir: str | None = None  # on the host, filled once the container is ready
 
     # ---- configuration (testcontainers style: chainable) --------------------------
     def with_config(self, **settings: str) -> KafkaEmulatorContainer:
@@ -114,25 +129,56 @@ class KafkaEmulatorContainer(DockerContainer):
 
     def with_sasl(self, users: dict[str, str] | None = None, *,
                   super_users: list[str] | tuple[str, ...] = (),
-                  authorizer: bool = False) -> KafkaEmulatorContainer:
-        """A SASL_PLAINTEXT listener (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER) for these
-        users (default admin/admin-secret and alice/alice-secret), optionally with
-        Kafka's authorizer and super users (docs/security.md)."""
+                  authorizer: bool = False, tls: bool = True) -> KafkaEmulatorContainer:
+        """A SASL_SSL listener (``tls=False``: SASL_PLAINTEXT) with PLAIN,
+        SCRAM-SHA-256/512 and OAUTHBEARER for these users (default admin/admin-secret
+        and alice/alice-secret), optionally with Kafka's authorizer and super users
+        (docs/security.md)."""
         self.sasl_users = dict(users or {"admin": "admin-secret", "alice": "alice-secret"})
         self.super_users = list(super_users)
         self.authorizer = authorizer
+        self.tls = self.tls or tls
         return self
 
+    def with_tls(self, client_auth: str = "none") -> KafkaEmulatorContainer:
+        """TLS on the listener (SSL, or SASL_SSL with ``with_sasl``); ``client_auth=
+        "required"`` asks clients for a certificate (mutual TLS, principal from it)."""
+        self.tls = True
+        self.tls_client_auth = client_auth
+        return self
+
+    @property
+    def security_protocol(self) -> str:
+        """The listener's protocol as Kafka names it."""
+        return {(False, False): "PLAINTEXT", (False, True): "SSL",
+                (True, False): "SASL_PLAINTEXT", (True, True): "SASL_SSL"}[
+                    (bool(self.sasl_users), self.tls)]
+
     def client_config(self, client: str = "confluent", user: str | None = None,
-                      mechanism: str = "SCRAM-SHA-512") -> Any:
-        """Settings for the client kind (confluent, kafka-python, aiokafka, java)."""
+                      mechanism: str = "SCRAM-SHA-512", mtls: bool = False) -> Any:
+        """Settings for the client kind (confluent, kafka-python, aiokafka, java): the
+        listener's protocol, a user's credentials and the container's CA copied out."""
         from emulator.security.clients import ClientSecurity, settings
 
-        if not self.sasl_users:
-            return settings(client, ClientSecurity(self.get_bootstrap_server(), "PLAINTEXT"))
-        user = user or next(iter(self.sasl_users))
-        return settings(client, ClientSecurity(self.get_bootstrap_server(), "SASL_PLAINTEXT",
-                                               mechanism, user, self.sasl_users[user]))
+        password = None
+        if self.sasl_users:
+            user = user or next(iter(self.sasl_users))
+            password = self.sasl_users[user]
+        else:
+            user = mechanism = None
+        files: dict[str, str | None] = {}
+        if self.tls:
+            if self.tls_dir is None:
+                raise RuntimeError("the container is not started")
+            d = self.tls_dir
+            mtls = mtls or self.tls_client_auth == "required"
+            files = {"ca": f"{d}/ca.pem", "truststore": f"{d}/truststore.p12"}
+            if mtls:
+                files.update(client_cert=f"{d}/client.pem", client_key=f"{d}/client-key.pem",
+                             client_keystore=f"{d}/client.p12")
+        return settings(client, ClientSecurity(self.get_bootstrap_server(),
+                                               self.security_protocol, mechanism, user,
+                                               password, **files))
 
     def _configure(self) -> None:
         """Called by ``start()`` just before the container is created."""
@@ -160,8 +206,13 @@ class KafkaEmulatorContainer(DockerContainer):
             self.with_env("KAFKA_EMULATOR_KAFKA_VERSION", self.kafka_version)
         if self.seed is not None:
             self.with_env("KAFKA_EMULATOR_SEED", str(self.seed))
+        if self.sasl_users or self.tls:
+            self.with_env("KAFKA_EMULATOR_LISTENERS",
+                          f"{self.security_protocol}://0.0.0.0:{self.base_port}")
+        if self.tls:
+            self.with_env("KAFKA_EMULATOR_TLS_DIR", TLS_DIR)
+            self.with_env("KAFKA_EMULATOR_TLS_CLIENT_AUTH", self.tls_client_auth)
         if self.sasl_users:
-            self.with_env("KAFKA_EMULATOR_LISTENERS", f"SASL_PLAINTEXT://0.0.0.0:{self.base_port}")
             self.with_env("KAFKA_EMULATOR_SASL_USERS",
                           ",".join(f"{u}:{p}" for u, p in self.sasl_users.items()))
         if self.super_users:
@@ -185,7 +236,23 @@ class KafkaEmulatorContainer(DockerContainer):
                     raise
                 self.ports.clear()
         self._wait_until_ready()
+        if self.tls:
+            self._copy_tls_files()
         return self
+
+    def _copy_tls_files(self) -> None:
+        """The CA, stores and client certificate the emulator generated, to the host."""
+        assert self._container is not None
+        stream, _ = self._container.get_archive(TLS_DIR)
+        out = tempfile.mkdtemp(prefix="kafka-emulator-container-tls-")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            for member in tar.getmembers():
+                if member.isfile():
+                    src = tar.extractfile(member)
+                    assert src is not None
+                    with open(f"{out}/{member.name.rsplit('/', 1)[-1]}", "wb") as f:
+                        f.write(src.read())
+        self.tls_dir = out
 
     def _wait_until_ready(self) -> None:
         assert self._container is not None
