@@ -119,8 +119,10 @@ def test_first_member_gets_internal_topics_created_then_tasks(cluster, names) ->
         tasks = {(t["subtopology_id"], p) for t in r2["active_tasks"] for p in t["partitions"]}
         assert tasks == {(s, p) for s in "01" for p in range(2)}
         assert 3 not in codes(r2) and r2["member_epoch"] > 1
-        [d] = co(89, 1, body(89, group_ids=[app]))["groups"]
+        [d] = co(89, 1, body(89, group_ids=[app], include_topology_description=True))["groups"]
         assert d["error_code"] == E.NONE and d["group_state"] in ("Stable", "Reconciling")
+        assert (d["topology_description_status"], d["topology_description"]) == (1, None)
+        assert d["assignor_name"] == "sticky"
         assert [m["member_id"] for m in d["members"]] == ["m1"]
         assert d["topology"]["epoch"] == 0 and len(d["topology"]["subtopologies"]) == 2
         listed = co(16, 5, body(16, types_filter=["streams"]))["groups"]

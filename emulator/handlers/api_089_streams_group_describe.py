@@ -3,8 +3,9 @@ members with their process, endpoint, task offsets, current and target assignmen
 
 GROUP_ID_NOT_FOUND for unknown groups and groups of another type, NOT_COORDINATOR when
 asked of the wrong broker, GROUP_AUTHORIZATION_FAILED per group without DESCRIBE.
-v1's IncludeTopologyDescription: no topology description plugin, so the status is
-NOT_REQUESTED (0) as Kafka answers without one, and AssignorName is "sticky".
+v1's IncludeTopologyDescription: there is no topology description plugin, so a
+described group's TopologyDescriptionStatus is NOT_STORED (1) when asked, NOT_REQUESTED
+(0) otherwise, as Kafka 4.4 without a plugin answers; AssignorName is "sticky".
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from emulator.handlers.authz import NOT_REQUESTED, RT, Each, Op, authorized_oper
 from emulator.handlers.base import RequestContext
 
 API_KEY = 89
+NOT_STORED = 1  # TopologyDescriptionStatus: no description recorded for the group
 VERSIONS = (0, 1)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 
@@ -30,5 +32,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         if not d["error_code"]:
             d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
                 if req["include_authorized_operations"] else NOT_REQUESTED
+            if req["include_topology_description"]:
+                d["topology_description_status"] = NOT_STORED
         out.append(d)
     return {"throttle_time_ms": 0, "groups": out}
