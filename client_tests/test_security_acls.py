@@ -426,3 +426,25 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
         c.close()
     finally:
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+
+
+def test_produce_by_topic_id_is_authorized_by_the_topics_name(cluster: Cluster) -> None:
+    """Produce v13 names topics by id only (Java clients 4.x send it): WRITE on the
+    topic's name is what counts (it was refused with the ACL until the id was resolved)."""
+    topic = f"pid-{uuid.uuid4().hex[:6]}"
+    cluster.create_topic(topic, 1, 3)
+    leader = cluster.state.get_partition(topic, 0).leader
+    topic_id = cluster.state.topics[topic].id
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"topic_id": topic_id, "partition_data": [{"index": 0, "records": _records()}]}]}
+    codes = []
+    for grant in (False, True):
+        if grant:
+            _grant(cluster, RT.TOPIC, topic, Op.WRITE, PermissionType.ALLOW)
+        c = Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(leader))
+        r = c.call(0, 13, body)
+        c.close()
+        assert r["responses"][0]["topic_id"] == topic_id
+        codes.append(r["responses"][0]["partition_responses"][0]["error_code"])
+    cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    assert codes == [29, 0]

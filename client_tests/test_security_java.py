@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions
+from confluent_kafka.admin import AdminClient
 from test_reassign_java import TOOLS_JVM, require_java
 
 from emulator import Cluster
@@ -20,6 +22,8 @@ from emulator import Cluster
 ACLS = "org.apache.kafka.tools.AclCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 CONFIGS = "kafka.admin.ConfigCommand"
+CONSOLE_PRODUCER = "org.apache.kafka.tools.ConsoleProducer"
+CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 
 
@@ -122,3 +126,41 @@ def test_kafka_configs_over_sasl_ssl_scram(secured: Cluster, tmp_path: Path) -> 
     assert r.returncode != 0 and "ClusterAuthorizationException" in out, out
     assert secured.state.topics["configured"].configs["retention.ms"] == "3600000"
     assert "mallory" not in secured.security.credentials.to_dict()
+
+
+def test_java_producer_and_consumer_over_sasl_ssl(secured: Cluster, tmp_path: Path) -> None:
+    """Kafka's Java producer (PLAIN) and consumer group member (SCRAM-SHA-256) through
+    kafka-console-producer/-consumer over SASL_SSL; alice holds WRITE, then READ on the
+    topic and the group, granted with kafka-acls."""
+    topic, group = "java-secure", "java-secure-group"
+    secured.create_topic(topic, 3, 3)
+    admin = secured.write_client_properties(str(tmp_path / "admin.properties"), user="admin",
+                                            mechanism="SCRAM-SHA-512")
+    for args in (("--operation", "Write", "--operation", "Read", "--topic", topic),
+                 ("--operation", "Read", "--group", group)):
+        r = _tool(secured, admin, ACLS, "--add", "--allow-principal", "User:alice", *args)
+        assert r.returncode == 0, r.stdout + r.stderr
+    plain = secured.write_client_properties(str(tmp_path / "plain.properties"), user="alice",
+                                            mechanism="PLAIN")
+    lines = [f"line-{i}" for i in range(20)]
+    r = subprocess.run(TOOLS_JVM + [CONSOLE_PRODUCER, "--bootstrap-server",
+                                    secured.bootstrap_servers, "--topic", topic,
+                                    "--command-config", plain],
+                       input="\n".join(lines) + "\n", capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    scram = secured.write_client_properties(str(tmp_path / "scram.properties"), user="alice",
+                                            mechanism="SCRAM-SHA-256")
+    r = subprocess.run(TOOLS_JVM + [CONSOLE_CONSUMER, "--bootstrap-server",
+                                    secured.bootstrap_servers, "--topic", topic,
+                                    "--group", group, "--from-beginning",
+                                    "--max-messages", str(len(lines)), "--timeout-ms", "60000",
+                                    "--command-config", scram],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(r.stdout.split()) == sorted(lines), r.stdout + r.stderr
+    admin_client = AdminClient(secured.client_config("confluent", user="admin"))
+    [offsets] = admin_client.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(group)]).values()
+    committed = offsets.result(20).topic_partitions  # the group committed as alice
+    assert sum(tp.offset for tp in committed) == len(lines), committed

@@ -158,8 +158,10 @@ def _item_name(ctx: RequestContext, item: Any, field: str) -> str | None:
     if isinstance(item, str):
         return item
     name = item.get(field)
-    if name is None and field in ("name", "topic"):
-        t = ctx.cluster.topics_by_id.get(item.get("topic_id") or b"")
+    topic_id = item.get("topic_id")
+    if not name and topic_id and field in ("name", "topic"):
+        # By topic id (Produce v13, Fetch v13+): the name field is absent ("") there
+        t = ctx.cluster.topics_by_id.get(topic_id)
         name = t.name if t is not None else None
     return name
 
