@@ -7,7 +7,8 @@ Central; scripts/setup.d/34-java-streams.sh). One instance counts a first batch;
 second instance joins and the two share the eight tasks (two subtopologies over four
 partitions) without ever running one task twice; the second leaves and its tasks move
 back; the counts stay exact throughout. kafka-streams-groups (kafka-tools 4.3.1) lists
-the group, describes its members, state and offsets, and deletes it once empty. Runs
+the group, describes its members, state and offsets, and once it is empty resets and
+deletes its input offsets and deletes it (outputs as on Kafka 4.4). Runs
 against real Kafka too (--target kafka).
 """
 
@@ -100,9 +101,10 @@ def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
 
 
 def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
+    """One line per partition in turn (so every input partition gets a committed offset)."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-    for line in lines:
-        p.produce(topic, value=line.encode())
+    for i, line in enumerate(lines):
+        p.produce(topic, value=line.encode(), partition=i % 4)
     assert p.flush(30) == 0
 
 
@@ -114,14 +116,14 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
     app_id, words, counts = f"wc-{tag}", f"words-{tag}", f"counts-{tag}"
     cluster.create_topic(words, 4, 3)
     cluster.create_topic(counts, 4, 3)
-    produce(bootstrap, words, ["the cat sat", "the dog sat", "a cat"])
+    produce(bootstrap, words, ["the cat sat", "the dog sat", "a cat", "sat"])
     a: App | None = App(bootstrap, app_id, tmp_path / "a", 7001, (words, counts),
                         tmp_path / "a.log")
     b = None
     try:
         wait_for(lambda: a.healthy() and a.tasks() == ALL_TASKS,
                  "the first instance runs all eight tasks", 120)
-        want = {"the": 2, "cat": 2, "sat": 2, "dog": 1, "a": 1}
+        want = {"the": 2, "cat": 2, "sat": 3, "dog": 1, "a": 1}
         assert latest_counts(bootstrap, counts, want) == want
         b = App(bootstrap, app_id, tmp_path / "b", 7002, (words, counts), tmp_path / "b.log")
         overlap: list[set[str]] = []
@@ -142,7 +144,7 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
         state = streams_groups(bootstrap, "--describe", "--group", app_id, "--state")
         assert "Stable" in state or "Reconciling" in state, state
         produce(bootstrap, words, ["the cat ran", "dog"])
-        want = {"the": 3, "cat": 3, "sat": 2, "dog": 2, "a": 1, "ran": 1}
+        want = {"the": 3, "cat": 3, "sat": 3, "dog": 2, "a": 1, "ran": 1}
         assert latest_counts(bootstrap, counts, want) == want
         b.close()
         b = None
@@ -156,6 +158,14 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
         assert words in lag and f"{app_id}-counts-store-repartition" in lag, lag
         a.close()
         a = None
+        reset = streams_groups(bootstrap, "--reset-offsets", "--group", app_id, "--input-topic",
+                               words, "--to-earliest", "--execute")
+        rows = [ln.split() for ln in reset.splitlines() if ln.startswith(app_id)]
+        assert sorted((r[1], r[2], r[3]) for r in rows) == [
+            (words, str(p), "0") for p in range(4)], reset
+        gone = streams_groups(bootstrap, "--delete-offsets", "--group", app_id,
+                              "--input-topic", words)
+        assert gone.count("Successful") == 4, gone
         deleted = streams_groups(bootstrap, "--delete", "--group", app_id)
         assert "was successful" in deleted, deleted
         assert app_id not in streams_groups(bootstrap, "--list").split()
