@@ -14,6 +14,7 @@ against real Kafka too (--target kafka).
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import threading
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, Producer
 
+from client_tests.kafka_cluster import request
 from emulator.testing import wait_for
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
@@ -174,3 +176,49 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
             b.close()
         if a is not None:
             a.close()
+
+
+def coordinator_of(bootstrap: str, group: str) -> int:
+    """FindCoordinator v4's node id for ``group`` (retried while it is not available)."""
+    deadline = time.time() + 60
+    for server in bootstrap.split(",") * 100:
+        host, port = server.rsplit(":", 1)
+        try:
+            with socket.create_connection((host, int(port)), timeout=5) as s:
+                r = request(s, 10, 4, {"key_type": 0, "coordinator_keys": [group]})
+        except OSError:
+            continue
+        [c] = r["coordinators"]
+        if c["error_code"] == 0:
+            return c["node_id"]
+        assert time.time() < deadline, c
+        time.sleep(0.2)
+    raise AssertionError("no coordinator")
+
+
+def test_streams_protocol_app_survives_its_group_coordinator_crash(cluster,
+                                                                  tmp_path: Path) -> None:
+    """The broker coordinating the streams group crashes: the app finds the new
+    coordinator, keeps its member epoch and tasks, and goes on counting."""
+    require_app()
+    bootstrap = cluster.bootstrap_servers
+    tag = uuid.uuid4().hex[:8]
+    app_id, words, counts = f"wcf-{tag}", f"words-{tag}", f"counts-{tag}"
+    cluster.create_topic(words, 4, 3)
+    cluster.create_topic(counts, 4, 3)
+    produce(bootstrap, words, ["a b", "c", "a", "d"])
+    a = App(bootstrap, app_id, tmp_path / "a", 7003, (words, counts), tmp_path / "a.log")
+    try:
+        wait_for(lambda: a.healthy() and a.tasks() == ALL_TASKS, "the app runs every task", 120)
+        want = {"a": 2, "b": 1, "c": 1, "d": 1}
+        assert latest_counts(bootstrap, counts, want) == want
+        coordinator = coordinator_of(bootstrap, app_id)
+        cluster.stop_broker(coordinator)
+        produce(bootstrap, words, ["a", "e", "e", "b"])
+        want = {"a": 3, "b": 2, "c": 1, "d": 1, "e": 2}
+        assert latest_counts(bootstrap, counts, want, timeout=120) == want
+        assert a.healthy() and a.tasks() == ALL_TASKS
+        assert coordinator_of(bootstrap, app_id) != coordinator
+        cluster.start_broker(coordinator)
+    finally:
+        a.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from emulator.cluster import controller
 from emulator.cluster import streams_assignment as sa
 from emulator.cluster import streams_topology as st
 from emulator.cluster.clock import ManualClock
@@ -434,3 +435,25 @@ def test_an_older_member_epoch_commits_only_tasks_held_since_then() -> None:
                                                                          E.STALE_MEMBER_EPOCH)}
     [(_, res)] = h.gc.commit_offsets(G, "m1", old, [("other", [(0, 1, -1, None)])], version=9)
     assert res == [(0, E.UNKNOWN_TOPIC_OR_PARTITION)]
+
+
+def test_a_coordinator_move_keeps_the_group_and_restarts_sessions() -> None:
+    """The __consumer_offsets partition's leader moves: members keep epochs and tasks,
+    their session timers restart from the move."""
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    epoch, tasks = h.epochs["m1"], h.active("m1")
+    h.clock.advance(40_000)
+    coordinator = h.gc.coordinator_for(G)
+    controller.broker_stopped(h.state, coordinator)
+    assert h.gc.coordinator_for(G) != coordinator
+    h.gc.tick()
+    h.clock.advance(40_000)  # 80 s after the last heartbeat, 40 s after the move
+    h.gc.tick()
+    assert set(h.group().members) == {"m1"}
+    r = h.hb("m1")
+    assert r["error_code"] == E.NONE and r["member_epoch"] == epoch
+    assert h.active("m1") == tasks

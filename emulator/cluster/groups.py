@@ -213,9 +213,12 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 m.hb_deadline = now + m.session_timeout_ms
             for mid in group.pending_members:
                 group.pending_members[mid] = now + 10000
+        elif group.type == "streams":
+            session = self.streams_cfg(group.group_id, "session.timeout.ms")
+            for m in group.members.values():
+                m.hb_deadline = now + session
         else:
-            session = self.streams_cfg(group.group_id, "session.timeout.ms") \
-                if group.type == "streams" else self.cfg("group.consumer.session.timeout.ms", 45000)
+            session = self.cfg("group.consumer.session.timeout.ms", 45000)
             for m in group.members.values():
                 m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
         return True
