@@ -373,3 +373,34 @@ def test_consumer_protocol_decoder_never_fails_otherwise() -> None:
                 decode(bytes(data))
             except ConsumerProtocolError:
                 pass
+
+
+def test_classic_static_member_replacing_the_last_consumer_member_downgrades() -> None:
+    """validateOnlineDowngradeWithReplacedMemberId: a static consumer-protocol member is
+    replaced by a classic one with its group.instance.id (a rolling downgrade of that
+    instance): the group is classic at once, Stable, the joiner keeps the assignment."""
+    h = Harness()
+    a, b = h.stable_classic_group("a", "b")
+    r = h.gc.consumer_group_heartbeat(G, "k", 0, instance_id="inst-k",
+                                      rebalance_timeout_ms=REBALANCE,
+                                      subscribed_topic_names=["t"], topic_partitions=[])
+    assert r["error_code"] == E.NONE
+    h.epochs["k"] = r["member_epoch"]
+    a.rejoin()
+    b.rejoin()
+    h.hb("k")
+    h.hb("k")
+    k_parts = set(h.owned["k"])
+    assert len(k_parts) == 2
+    meta = encode_subscription(["t"], 0)
+    fut = h.gc.join_group(G, "", "inst-k", "consumer", [("range", meta)], SESSION, REBALANCE,
+                          client_id="k2", version=7)
+    resp = fut.result
+    assert resp["error_code"] == E.NONE, resp
+    g = h.group()
+    assert g.type == "classic" and g.state == STABLE
+    assert resp["member_id"] in g.members and "k" not in g.members
+    sync = h.gc.sync_group(G, resp["member_id"], resp["generation_id"], "inst-k", "consumer",
+                           "range", []).result
+    assert sync["error_code"] == E.NONE
+    assert {p for _, ps in decode_assignment(sync["assignment"]) for p in ps} == k_parts

@@ -33,8 +33,11 @@ downgrade   When the last member using the consumer protocol leaves or is fenced
 
 A failed upgrade (policy, a group not using the consumer protocol, too many members)
 leaves the group classic and the heartbeat gets GROUP_ID_NOT_FOUND.
-Differs from Kafka: no group metadata records are written (see groups.py), and a static
-classic member replacing the last consumer-protocol static member does not downgrade.
+A classic static member that rejoins (new member id, same group.instance.id) in place of
+the last member using the consumer protocol downgrades the group at once, without a
+rebalance: it takes the replaced member's assignment.
+
+Differs from Kafka: no group metadata records are written (see groups.py).
 """
 
 from __future__ import annotations
@@ -153,8 +156,10 @@ class GroupMigrationOps:
             return False
         return len(others) <= self.cfg("group.max.size", 0x7FFFFFFF)
 
-    def convert_to_classic(self, group: ConsumerGroup, leaving: ConsumerMember) -> ClassicGroup:
-        """ClassicGroup.fromConsumerGroup, then a rebalance so the members rejoin."""
+    def convert_to_classic(self, group: ConsumerGroup, leaving: ConsumerMember | None,
+                           rebalance: bool = True) -> ClassicGroup:
+        """ClassicGroup.fromConsumerGroup, then (a member left) a rebalance so the members
+        rejoin."""
         now = self.now()
         classic = ClassicGroup(group.group_id, now, state=STABLE, protocol_type="consumer",
                                generation_id=group.group_epoch)
@@ -177,7 +182,8 @@ class GroupMigrationOps:
             cm.hb_deadline = now + cm.session_timeout_ms
         classic.loaded_epoch = group.loaded_epoch
         self.groups[group.group_id] = classic
-        self._prepare_rebalance(classic)
+        if rebalance:
+            self._prepare_rebalance(classic)
         return classic
 
     # ---- classic members inside a consumer group ------------------------------------
@@ -242,6 +248,15 @@ class GroupMigrationOps:
             sub = decode_subscription(protocols[0][1])
         except ConsumerProtocolError:
             return join_error(E.UNKNOWN_SERVER_ERROR, member_id)
+        replaced = group.members.get(group.static_members.get(instance_id, "")) \
+            if instance_id is not None and unknown else None
+        # validateOnlineDowngradeWithReplacedMemberId: the joining classic static member
+        # replaces the last member using the consumer protocol
+        downgrade = (replaced is not None and replaced.classic is None
+                     and all(m.classic is not None for m in group.members.values()
+                             if m is not replaced)
+                     and self.migration_policy() in DOWNGRADE_POLICIES
+                     and len(group.members) <= self.cfg("group.max.size", 0x7FFFFFFF))
         member, is_new = self._classic_member_for_join(group, member_id, instance_id, unknown)
         before = list(member.subscribed_topic_names)
         if sub.rack_id is not None:
@@ -268,6 +283,10 @@ class GroupMigrationOps:
         member.join_deadline = None
         member.hb_deadline = now + session_ms
         member.sync_deadline = now + rebalance_ms
+        if downgrade:
+            # the group turns classic, Stable, the joiner with the replaced member's
+            # assignment; no rebalance (it took the place of a member that was there)
+            self.convert_to_classic(group, None, rebalance=False)
         self.mark_changed()
         return {"error_code": E.NONE, "member_id": member.member_id,
                 "generation_id": member.member_epoch, "protocol_type": "consumer",
@@ -293,8 +312,8 @@ class GroupMigrationOps:
         if existing is None:
             return ConsumerMember(member_id, instance_id=instance_id), True
         # A static member comes back with a new member id: it replaces the old one.
+        target = group.target.get(existing.member_id)
         self._remove_consumer_member(group, existing)
-        target = group.target.pop(existing.member_id, None)
         existing.member_id = member_id
         existing.member_epoch = existing.previous_member_epoch = 0
         existing.partition_epochs.clear()
