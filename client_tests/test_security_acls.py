@@ -448,3 +448,45 @@ def test_produce_by_topic_id_is_authorized_by_the_topics_name(cluster: Cluster) 
         codes.append(r["responses"][0]["partition_responses"][0]["error_code"])
     cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
     assert codes == [29, 0]
+
+
+# The error_message of each refusal (no ACL) as a real Kafka 4.4 with StandardAuthorizer
+# sent it (measured with these requests, 2026-11-23). "needs X": Kafka's text is "Request
+# <its Java Request object> needs X permission."; only the end can be compared.
+KAFKA_REFUSAL_MESSAGES = {
+    "CreateTopics": "Authorization failed.", "DeleteTopics": "Topic authorization failed.",
+    "DescribeConfigs": "Topic authorization failed.",
+    "IncrementalAlterConfigs": "Topic authorization failed.",
+    "DescribeProducers": "Topic authorization failed.",
+    "FindCoordinator": "Group authorization failed.",
+    "AlterPartitionReassignments": "needs ALTER", "ListPartitionReassignments": "needs DESCRIBE",
+    "ElectLeaders": "needs ALTER", "DescribeAcls": "needs DESCRIBE", "CreateAcls": "needs ALTER",
+    "UnregisterController": "needs ALTER", "AlterUserScramCredentials": "needs ALTER",
+    "AlterUserScramCredentials(upsert)": "needs ALTER",
+}
+
+
+def _messages(obj: object) -> list:
+    if isinstance(obj, dict):
+        return [v for k, v in obj.items() if k == "error_message"] + \
+            [m for v in obj.values() if isinstance(v, (dict, list)) for m in _messages(v)]
+    if isinstance(obj, list):
+        return [m for v in obj for m in _messages(v)]
+    return []
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_refusal_messages_as_kafka(cluster: Cluster, case: Case) -> None:
+    topic, group, txn, _ = _names(case)
+    cluster.create_topic(topic, 1, 3)
+    c = Client(cluster, "alice")
+    r = c.call(case.key, case.version, case.body(topic, group, txn))
+    c.close()
+    want = KAFKA_REFUSAL_MESSAGES.get(case.name)
+    for m in _messages(r):
+        if want is None:
+            assert m is None, (case.name, r)
+        elif want.startswith("needs "):
+            assert m.startswith("Request ") and m.endswith(f" {want} permission."), m
+        else:
+            assert m == want, (case.name, r)

@@ -14,6 +14,7 @@ from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import node_endpoint
+from wire.errors import MESSAGES
 from wire.errors import ErrorCode as E
 
 API_KEY = 10
@@ -46,7 +47,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
         out.update(node_id=node["node_id"], host=node["host"], port=node["port"])
     except KafkaError as e:
         out["error_code"] = e.code
-        out["error_message"] = e.message or E(e.code).name
+        out["error_message"] = e.message or MESSAGES.get(E(e.code), E(e.code).name)
     return out
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from emulator.handlers.authz import RT, Op, allowed
+from emulator.handlers.authz import RT, Op, allowed, denied_message
 from emulator.handlers.base import RequestContext
 from emulator.security.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism
 from wire.errors import ErrorCode as E
@@ -53,7 +53,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         users = sorted({i["name"] for i in req["deletions"] + req["upsertions"]})
         return {"throttle_time_ms": 0, "results": [
             {"user": u, "error_code": E.CLUSTER_AUTHORIZATION_FAILED,
-             "error_message": "Cluster authorization failed."} for u in users]}
+             "error_message": denied_message(ctx, API_KEY, E.CLUSTER_AUTHORIZATION_FAILED,
+                                             Op.ALTER)} for u in users]}
     sec = ctx.services.get("security")
     if sec is None:
         return {"results": []}

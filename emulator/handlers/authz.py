@@ -37,8 +37,9 @@ from emulator.security.acl import (
     all_operations,
 )
 from emulator.security.acl import ResourceType as RT
+from wire.errors import MESSAGES
 from wire.errors import ErrorCode as E
-from wire.messages import RESPONSES
+from wire.messages import NAMES, RESPONSES
 from wire.schema import Array, Struct
 
 # Kafka's code for a denied resource of each type.
@@ -50,6 +51,19 @@ DENIED: dict[RT, int] = {
     RT.DELEGATION_TOKEN: E.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
 }
 NOT_REQUESTED = -(2**31)  # authorized operations not asked for (Integer.MIN_VALUE)
+
+# The error_message a refusal carries, where Kafka 4.4 sends one (measured: the
+# authorization table's requests without ACLs against a real 4.4 broker). "default" is
+# the code's own text (Errors.message()); "needs" is the text of the exception
+# AuthHelper.authorizeClusterOperation throws, "Request <Request.toString()> needs OP
+# permission." - ours names the API and principal where Kafka prints its Request object.
+# Anything else: null (the client then shows the code's own text too).
+DENIED_MESSAGE: dict[int, str] = {
+    19: "Authorization failed.",  # CreateTopics (ControllerApis)
+    20: "default", 32: "default", 33: "default", 44: "default", 61: "default",
+    29: "needs", 30: "needs", 31: "needs", 43: "needs", 45: "needs", 46: "needs",
+    51: "needs", 64: "needs", 94: "needs",
+}
 
 
 def _authorizer(ctx: RequestContext) -> Any:
@@ -125,15 +139,20 @@ def guard(api_key: int, handle: Callable[..., Any],
         for r in requirements:
             if isinstance(r, ClusterOp):
                 if not allowed(ctx, r.op, RT.CLUSTER):
-                    return deny_all(api_key, version, req, E.CLUSTER_AUTHORIZATION_FAILED)
+                    code = E.CLUSTER_AUTHORIZATION_FAILED
+                    return deny_all(api_key, version, req, code,
+                                    denied_message(ctx, api_key, code, r.op))
             elif isinstance(r, One):
                 name = req.get(r.field)
                 if name and not allowed(ctx, r.op, r.rtype, name):
-                    return deny_all(api_key, version, req, DENIED[r.rtype])
+                    code = DENIED[r.rtype]
+                    return deny_all(api_key, version, req, code,
+                                    denied_message(ctx, api_key, code, r.op))
             elif isinstance(r, Custom):
                 code = r.check(ctx, req, version)
                 if code:
-                    return deny_all(api_key, version, req, code)
+                    return deny_all(api_key, version, req, code,
+                                    denied_message(ctx, api_key, code))
             else:
                 req = _split(ctx, r, req, denied)
         result = handle(ctx, req, version)
@@ -200,7 +219,8 @@ _NAME_ALIASES = ("name", "topic", "group_id", "transactional_id", "resource_name
 _INDEX_ALIASES = ("partition_index", "index", "partition")
 
 
-def _mirror(struct: Struct, item: Any, code: int, version: int) -> dict:
+def _mirror(struct: Struct, item: Any, code: int, version: int,
+            message: str | None = None) -> dict:
     out: dict = {}
     for f in struct.fields:
         if not f.present(version):
@@ -208,14 +228,14 @@ def _mirror(struct: Struct, item: Any, code: int, version: int) -> dict:
         n = f.name
         if n.endswith("error_code"):
             out[n] = code
-        elif n == "error_message" and f.is_nullable(version):
-            out[n] = None  # Kafka's ApiError(code, null): clients show the code's own text
+        elif n == "error_message":
+            out[n] = message if message is not None or f.is_nullable(version) else ""
         elif isinstance(f.type, Array) and isinstance(f.type.item, Struct):
             # Nested items carry the code too (partitions) when they have an error field;
             # other nested lists (configs, members) stay empty.
             errs = any(g.name.endswith("error_code") for g in f.type.item.fields)
             sub = _sub_items(item, f.type.item) if errs else []
-            out[n] = [_mirror(f.type.item, s, code, version) for s in sub]
+            out[n] = [_mirror(f.type.item, s, code, version, message) for s in sub]
         elif isinstance(item, str) or isinstance(item, int):
             if n in _NAME_ALIASES and isinstance(item, str):
                 out[n] = item
@@ -252,20 +272,38 @@ def _first_struct_array(struct: Struct, version: int) -> Any:
     return None
 
 
-def deny_all(api_key: int, version: int, req: dict, code: int) -> dict:
+def denied_message(ctx: RequestContext | None, api_key: int, code: int,
+                   op: AclOperation | None = None) -> str | None:
+    """The error_message Kafka sends with a refusal of this API (DENIED_MESSAGE)."""
+    kind = DENIED_MESSAGE.get(api_key)
+    if kind == "default":
+        return MESSAGES.get(E(code))
+    if kind == "needs" and op is not None:
+        who = f", principal={ctx.principal}" if ctx is not None else ""
+        return f"Request {NAMES.get(api_key, api_key)}(apiKey={api_key}{who}) needs " \
+               f"{op.name} permission."
+    return kind if kind != "needs" else None
+
+
+def deny_all(api_key: int, version: int, req: dict, code: int,
+             message: str | None = None) -> dict:
     """A response refusing the whole request: the top-level code where the response has
-    one, and the code on every item the request named (as Kafka answers)."""
+    one, and the code on every item the request named (as Kafka answers); ``message``
+    where the response has an error message (null where nullable, else empty)."""
     msg = RESPONSES[api_key].msg
     out: dict = {}
     top = False
     for f in msg.struct.fields:
         if f.name == "error_code" and f.present(version):
             out["error_code"], top = code, True
+        elif f.name == "error_message" and f.present(version):
+            out["error_message"] = message if message is not None or f.is_nullable(version) \
+                else ""
     f = _first_struct_array(msg.struct, version)
     if f is not None:
         src = next((v for v in req.values() if isinstance(v, list)), None)
         if src:
-            out[f.name] = [_mirror(f.type.item, x, code, version) for x in src]
+            out[f.name] = [_mirror(f.type.item, x, code, version, message) for x in src]
         elif not top:
             out[f.name] = []
     return out
@@ -277,7 +315,8 @@ def _merge(api_key: int, version: int, result: dict, denied: list) -> dict:
         return result
     entries = list(result.get(f.name) or [])
     for _, items, code in denied:
-        entries.extend(_mirror(f.type.item, x, code, version) for x in items)
+        message = denied_message(None, api_key, code)
+        entries.extend(_mirror(f.type.item, x, code, version, message) for x in items)
     return {**result, f.name: entries}
 
 
@@ -299,4 +338,4 @@ def config_resource(op: AclOperation) -> Callable[[Any, dict], Any]:
 
 
 __all__ = ["ClusterOp", "Custom", "Each", "One", "Op", "RT", "allowed", "allowed_any",
-           "authorized_operations", "deny_all", "guard", "NOT_REQUESTED"]
+           "authorized_operations", "denied_message", "deny_all", "guard", "NOT_REQUESTED"]
