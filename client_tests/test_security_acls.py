@@ -490,3 +490,31 @@ def test_refusal_messages_as_kafka(cluster: Cluster, case: Case) -> None:
             assert m.startswith("Request ") and m.endswith(f" {want} permission."), m
         else:
             assert m == want, (case.name, r)
+
+
+def test_create_topics_hides_configs_without_describe_configs(cluster: Cluster) -> None:
+    """CREATE without DESCRIBE_CONFIGS on the topic: created, but the answer has no
+    partitions, factor or configs and TOPIC_AUTHORIZATION_FAILED as its config code, as
+    a real 4.4 controller answers (measured); with DESCRIBE_CONFIGS everything."""
+    hidden, shown = (f"ct-{x}-{uuid.uuid4().hex[:6]}" for x in "hs")
+    for t in (hidden, shown):
+        _grant(cluster, RT.TOPIC, t, Op.CREATE, PermissionType.ALLOW)
+    _grant(cluster, RT.TOPIC, shown, Op.DESCRIBE_CONFIGS, PermissionType.ALLOW)
+    c = Client(cluster, "alice")
+    try:
+        out = {}
+        for t in (hidden, shown):
+            r = c.call(19, 7, {"topics": [{
+                "name": t, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                "configs": [{"name": "retention.ms", "value": "1000"}]}],
+                "timeout_ms": 30000, "validate_only": False})
+            out[t] = r["topics"][0]
+    finally:
+        c.close()
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    h, s = out[hidden], out[shown]
+    assert (h["error_code"], h["topic_config_error_code"], h["num_partitions"],
+            h["replication_factor"], h["configs"]) == (0, 29, -1, -1, [])
+    assert hidden in cluster.state.topics
+    assert (s["error_code"], s["topic_config_error_code"], s["num_partitions"]) == (0, 0, 1)
+    assert {e["name"]: e["value"] for e in s["configs"]}["retention.ms"] == "1000"

@@ -15,7 +15,7 @@ from collections import Counter
 
 from emulator.cluster import config_ops, topics
 from emulator.cluster.partition import KafkaError
-from emulator.handlers.authz import RT, Each, Op
+from emulator.handlers.authz import RT, Each, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
@@ -77,6 +77,12 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                     else int(cluster.config["default.replication.factor"]))
         except KafkaError as e:  # a business failure; anything else is our bug
             out["error_code"], out["error_message"] = error_of(e)
+        if out["error_code"] == E.NONE and not allowed(ctx, Op.DESCRIBE_CONFIGS, RT.TOPIC, name):
+            # Kafka's controller answers a creator without DESCRIBE_CONFIGS on the topic
+            # no partitions, factor or configs, and TOPIC_AUTHORIZATION_FAILED as the
+            # topic's config code (measured on a real 4.4); the topic is created.
+            out.update(topic_config_error_code=E.TOPIC_AUTHORIZATION_FAILED,
+                       num_partitions=-1, replication_factor=-1, configs=[])
         results.append(out)
     return {"throttle_time_ms": 0, "topics": results}
 
