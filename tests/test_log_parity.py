@@ -301,3 +301,16 @@ def test_isr_functions_agree(data) -> None:
         assert repr(py[b]) == repr(cy[b])
         assert (py[b] == pure_isr.FollowerState(*raw[b])) == (
             cy[b] == _core.FollowerState(*raw[b]))
+
+
+def test_replace_keeps_batches_below_offset_zero() -> None:
+    """A log restarted at a negative offset keeps its batches through a cleaner swap
+    that does not cover them (hypothesis found the twins differing here: the rebuild
+    path listed batches from offset -1 and dropped the one at -2)."""
+    logs = (pure.Log(0), _core.Log(0))
+    for log in logs:
+        log.truncate_fully_and_start_at(-2)
+        log.append_as_leader(make_batch(1, 0, 0, 1), 0)
+        log.replace_batches(0, 0, [])
+    assert state(logs[0]) == state(logs[1])
+    assert logs[0].batch_count == 1

@@ -321,7 +321,8 @@ cdef class Log:
         if self._splice_ok(new, i, j):
             self._splice(new, i, j)
             return
-        keep = [e for e in self.batches_from(-1, 1 << 62) if e[2] < start or e[1] >= end]
+        keep = [e for e in self.batches_from(-(1 << 62), 1 << 62)  # every batch, even below 0
+                if e[2] < start or e[1] >= end]
         merged = sorted(keep + new, key=lambda e: e[1])
         del self._batches[:]
         self._head = self._n = 0

@@ -76,7 +76,8 @@ class Log:
         """Swap the batches lying wholly in [start, end) for ``batches`` (the cleaner's
         output, or the same records read back from disk); offsets are kept, so the
         log end, log start and leader-epoch cache do not move."""
-        keep = [e for e in self.batches_from(-1, 1 << 62) if e[2] < start or e[1] >= end]
+        keep = [e for e in self.batches_from(-(1 << 62), 1 << 62)  # every batch, even below 0
+                if e[2] < start or e[1] >= end]
         limit = self.log_end_offset
         merged = sorted(keep + [b for b in batches if b[2] < limit], key=lambda e: e[1])
         lso, leo = self.log_start_offset, self.log_end_offset
