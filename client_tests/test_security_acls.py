@@ -518,3 +518,22 @@ def test_create_topics_hides_configs_without_describe_configs(cluster: Cluster) 
     assert hidden in cluster.state.topics
     assert (s["error_code"], s["topic_config_error_code"], s["num_partitions"]) == (0, 0, 1)
     assert {e["name"]: e["value"] for e in s["configs"]}["retention.ms"] == "1000"
+
+
+
+def delegation_token_codes(boot: str) -> tuple[int, int]:
+    """CreateDelegationToken (v3) and DescribeDelegationToken (v3) as admin over a SASL
+    listener: a broker without delegation.token.secret.key (Kafka's default) answers
+    DELEGATION_TOKEN_AUTH_DISABLED (61) to both."""
+    c = Client(boot, "admin")
+    try:
+        create = c.call(38, 3, {"owner_principal_type": None, "owner_principal_name": None,
+                                "renewers": [], "max_lifetime_ms": -1})
+        describe = c.call(41, 3, {"owners": None})
+    finally:
+        c.close()
+    return create["error_code"], describe["error_code"]
+
+
+def test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret(cluster: Cluster) -> None:
+    assert delegation_token_codes(cluster.bootstrap_servers) == (61, 61)

@@ -6,6 +6,7 @@ ANONYMOUS principal is a super user so the brokers can work."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +19,7 @@ from test_security_acls import (
     Client,
     _names,
     check,
+    delegation_token_codes,
     fetch_session_scenario,
 )
 
@@ -117,3 +119,39 @@ def _described(admin: Client, topic: str) -> int:
     resp = admin.call(29, 3, {**ANY_FILTER, "resource_type_filter": 2,
                               "resource_name_filter": topic, "pattern_type_filter": 3})
     return sum(len(r["acls"]) for r in resp["resources"])
+
+
+def test_delegation_tokens_over_sasl_on_real_kafka(kafka: KafkaCluster) -> None:
+    assert delegation_token_codes(kafka.bootstrap("SASL_PLAINTEXT")) == (61, 61)
+
+
+def test_create_topics_hides_configs_without_describe_configs_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    """What test_security_acls' emulator test expects, on Kafka: CREATE alone gives no
+    partitions, factor or configs and topic_config_error_code 29."""
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    hidden, shown = (f"ctk-{x}-{uuid.uuid4().hex[:6]}" for x in "hs")
+    try:
+        for t in (hidden, shown):
+            _grant(admin, RT.TOPIC, t, Op.CREATE, PermissionType.ALLOW)
+        _grant(admin, RT.TOPIC, shown, Op.DESCRIBE_CONFIGS, PermissionType.ALLOW)
+        wait_for(lambda: _described(admin, hidden) == 1 and _described(admin, shown) == 2,
+                 "the ACLs on broker 1")
+        alice = Client(boot, "alice", 0)
+        out = {}
+        for t in (hidden, shown):
+            r = alice.call(19, 7, {"topics": [{
+                "name": t, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                "configs": [{"name": "retention.ms", "value": "1000"}]}],
+                "timeout_ms": 30000, "validate_only": False})
+            out[t] = r["topics"][0]
+        alice.close()
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+    h, s = out[hidden], out[shown]
+    assert (h["error_code"], h["topic_config_error_code"], h["num_partitions"],
+            h["replication_factor"], h["configs"]) == (0, 29, -1, -1, [])
+    assert (s["error_code"], s["topic_config_error_code"], s["num_partitions"]) == (0, 0, 1)
+    assert {e["name"]: e["value"] for e in s["configs"]}["retention.ms"] == "1000"
