@@ -388,3 +388,63 @@ def test_kafka_python_oauthbearer(secured: Cluster) -> None:
     meta = p.send(topic, b"token").get(timeout=20)
     p.close()
     assert meta.offset == 0
+
+
+def _own_ca_and_server_cert(d) -> tuple[str, str, str]:
+    """A user's own CA (RSA, unlike the emulator's EC one) and a broker certificate it
+    signed for 127.0.0.1/localhost: (ca.pem, server chain .pem, server key .pem)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def issue(subject, key, issuer, signer, ca: bool, sans=None):
+        b = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
+             .public_key(key.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5))
+             .not_valid_after(now + datetime.timedelta(days=1))
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if sans:
+            b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        return b.sign(signer, hashes.SHA256())
+
+    ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "my own CA")])
+    ca = issue(ca_name, ca_key, ca_name, ca_key, True)
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    cert = issue(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "my broker")]), key,
+                 ca_name, ca_key, False,
+                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])
+    pem = serialization.Encoding.PEM
+    paths = (d / "my-ca.pem", d / "my-server.pem", d / "my-server-key.pem")
+    paths[0].write_bytes(ca.public_bytes(pem))
+    paths[1].write_bytes(cert.public_bytes(pem) + ca.public_bytes(pem))
+    paths[2].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return tuple(str(p) for p in paths)
+
+
+def test_user_supplied_certificate(tmp_path) -> None:
+    """--tls-cert/--tls-key: the brokers present the user's certificate; clients trusting
+    the user's CA log in over SASL_SSL, and the generated CA is not what they see."""
+    my_ca, cert, key = _own_ca_and_server_cert(tmp_path)
+    with Cluster(1, security={"listeners": "SASL_SSL://127.0.0.1:0",
+                              "sasl_users": {"alice": "alice-pw"}, "tls_cert": cert,
+                              "tls_key": key, "tls_dir": str(tmp_path / "tls")}) as c:
+        host, port = c.bootstrap_servers.split(",")[0].rsplit(":", 1)
+        seen = ssl.get_server_certificate((host, int(port)), ca_certs=my_ca)
+        assert seen.strip() == open(cert).read().split("-----END CERTIFICATE-----")[0].strip() \
+            + "\n-----END CERTIFICATE-----"
+        conf = {**c.client_config("confluent", user="alice", mechanism="SCRAM-SHA-256"),
+                "ssl.ca.location": my_ca}
+        topic = f"own-cert-{uuid.uuid4().hex[:6]}"
+        assert len(_roundtrip_confluent(conf, topic, 5)) == 5
+        generated = ssl.create_default_context(cafile=str(tmp_path / "tls" / "ca.pem"))
+        with pytest.raises(ssl.SSLCertVerificationError):
+            with socket.create_connection((host, int(port)), timeout=10) as s:
+                generated.wrap_socket(s, server_hostname=host)
