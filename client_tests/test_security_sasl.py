@@ -4,6 +4,8 @@ Kafka's answers to wrong passwords, early requests and protocol mix-ups."""
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
 import shutil
 import socket
 import ssl
@@ -15,6 +17,10 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -393,15 +399,7 @@ def test_kafka_python_oauthbearer(secured: Cluster) -> None:
 def _own_ca_and_server_cert(d) -> tuple[str, str, str]:
     """A user's own CA (RSA, unlike the emulator's EC one) and a broker certificate it
     signed for 127.0.0.1/localhost: (ca.pem, server chain .pem, server key .pem)."""
-    import datetime
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def issue(subject, key, issuer, signer, ca: bool, sans=None):
         b = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
