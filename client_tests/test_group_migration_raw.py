@@ -79,8 +79,12 @@ def test_classic_member_through_upgrade_and_downgrade_on_the_wire(cluster: Clust
         return next(g["group_type"] for g in r["groups"] if g["group_id"] == group)
 
     try:
-        first = join("")
-        assert first["error_code"] == E.MEMBER_ID_REQUIRED
+        # Kafka may still be loading the new __consumer_offsets partition: retry as
+        # clients do on COORDINATOR_LOAD_IN_PROGRESS
+        first = wait_for(lambda: (r := join(""))["error_code"] not in (
+            E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE) and r,
+            "the coordinator loaded", 60, interval=0.2)
+        assert first["error_code"] == E.MEMBER_ID_REQUIRED, first
         classic = first["member_id"]
         joined = join(classic)  # parks for group.initial.rebalance.delay.ms on Kafka
         assert joined["error_code"] == E.NONE and joined["leader"] == classic
