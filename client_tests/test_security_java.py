@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 from test_reassign_java import TOOLS_JVM, require_java
+from test_security_sasl import _own_ca_and_server_cert
 
 from emulator import Cluster
 
@@ -164,3 +165,19 @@ def test_java_producer_and_consumer_over_sasl_ssl(secured: Cluster, tmp_path: Pa
         [ConsumerGroupTopicPartitions(group)]).values()
     committed = offsets.result(20).topic_partitions  # the group committed as alice
     assert sum(tp.offset for tp in committed) == len(lines), committed
+
+
+def test_java_trusts_a_user_supplied_certificate(tmp_path: Path) -> None:
+    """--tls-cert/--tls-key: the PKCS12 truststore write_client_properties names holds the
+    user's chain, so Kafka's Java client (kafka-acls) verifies the user's certificate."""
+    require_java()
+    _, cert, key = _own_ca_and_server_cert(tmp_path)
+    with Cluster(1, security={"listeners": "SASL_SSL://127.0.0.1:0", "sasl_users": USERS,
+                              "super_users": ["admin"], "authorizer": True, "tls_cert": cert,
+                              "tls_key": key, "tls_dir": str(tmp_path / "tls")}) as c:
+        props = c.write_client_properties(str(tmp_path / "admin.properties"), user="admin",
+                                          mechanism="SCRAM-SHA-512")
+        r = _tool(c, props, ACLS, "--add", "--allow-principal", "User:alice", "--operation",
+                  "Read", "--topic", "t")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert len(c.security.acls.bindings) == 1

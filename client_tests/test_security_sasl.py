@@ -428,8 +428,8 @@ def _own_ca_and_server_cert(d) -> tuple[str, str, str]:
 
 
 def test_user_supplied_certificate(tmp_path) -> None:
-    """--tls-cert/--tls-key: the brokers present the user's certificate; clients trusting
-    the user's CA log in over SASL_SSL, and the generated CA is not what they see."""
+    """--tls-cert/--tls-key: the brokers present the user's certificate; clients given
+    client_config() log in over SASL_SSL, and the generated CA alone does not verify it."""
     my_ca, cert, key = _own_ca_and_server_cert(tmp_path)
     with Cluster(1, security={"listeners": "SASL_SSL://127.0.0.1:0",
                               "sasl_users": {"alice": "alice-pw"}, "tls_cert": cert,
@@ -438,8 +438,9 @@ def test_user_supplied_certificate(tmp_path) -> None:
         seen = ssl.get_server_certificate((host, int(port)), ca_certs=my_ca)
         assert seen.strip() == open(cert).read().split("-----END CERTIFICATE-----")[0].strip() \
             + "\n-----END CERTIFICATE-----"
-        conf = {**c.client_config("confluent", user="alice", mechanism="SCRAM-SHA-256"),
-                "ssl.ca.location": my_ca}
+        # client_config trusts the user's chain (trust.pem: generated CA + that chain)
+        conf = c.client_config("confluent", user="alice", mechanism="SCRAM-SHA-256")
+        assert conf["ssl.ca.location"] == str(tmp_path / "tls" / "trust.pem")
         topic = f"own-cert-{uuid.uuid4().hex[:6]}"
         assert len(_roundtrip_confluent(conf, topic, 5)) == 5
         generated = ssl.create_default_context(cafile=str(tmp_path / "tls" / "ca.pem"))

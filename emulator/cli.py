@@ -195,7 +195,7 @@ async def serve(args: argparse.Namespace) -> int:
         extra += "".join(f" {sp.name} {cluster.bootstrap_for(sp.name)}"
                          for sp in cluster.listener_specs[1:])
     if cluster.tls is not None:
-        extra += f" tls-ca {cluster.tls.ca} truststore {cluster.tls.truststore}"
+        extra += f" tls-ca {cluster.tls.trust} truststore {cluster.tls.truststore}"
     print(f"kafka-emulator ready: bootstrap servers {cluster.bootstrap_servers}{extra}",
           flush=True)
     if schedule is not None:

@@ -155,7 +155,7 @@ class Cluster:
         mtls = mtls or self.security_config.tls_client_auth == "required"
         c = ClientSecurity(
             self.bootstrap_for(spec.name), spec.protocol, mechanism or "SCRAM-SHA-512",
-            user, password, tls.ca if tls else None, tls.truststore if tls else None,
+            user, password, tls.trust if tls else None, tls.truststore if tls else None,
             tls.client_cert if tls and mtls else None, tls.client_key if tls and mtls else None,
             tls.client_keystore if tls and mtls else None)
         return settings(client, c)

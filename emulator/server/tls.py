@@ -6,6 +6,8 @@ start, a CA and a broker certificate for the advertised host (plus localhost and
 
     DIR/ca.pem, DIR/ca-key.pem           the CA clients trust (kept across restarts)
     DIR/truststore.p12                   the CA as a Java/Spark PKCS12 truststore
+    DIR/trust.pem                        with --tls-cert: the CA plus the user's chain,
+                                         what clients trust (also in truststore.p12)
     DIR/server.pem, DIR/server-key.pem   the brokers' certificate chain and key
     DIR/client.pem, DIR/client-key.pem   a client certificate (CN=client) for mTLS
     DIR/client.p12                       the same as a Java PKCS12 keystore
@@ -47,6 +49,13 @@ class TlsFiles:
     client_key: str
     client_keystore: str
     store_password: str = STORE_PASSWORD
+    # What clients should trust: ca.pem, or with a user-supplied broker certificate
+    # trust.pem (the generated CA plus the certificates of the user's chain, so a chain
+    # ending in the user's CA verifies); truststore.p12 holds the same certificates.
+    trust: str = ""
+
+    def __post_init__(self) -> None:
+        self.trust = self.trust or self.ca
 
     def as_dict(self) -> dict[str, str]:
         return dict(vars(self))
@@ -112,12 +121,20 @@ def prepare(tls_dir: str | None, hosts: list[str], cert: str | None = None,
         ca_pem.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     ca_der = ca_cert.public_bytes(serialization.Encoding.PEM)
     pw = serialization.BestAvailableEncryption(STORE_PASSWORD.encode())
-    (d / "truststore.p12").write_bytes(pkcs12.serialize_java_truststore(
-        [pkcs12.PKCS12Certificate(ca_cert, b"kafka-emulator-ca")], pw))
+    trusted = [ca_cert]
+    trust_pem = ca_pem
     server_pem, server_key_pem = d / "server.pem", d / "server-key.pem"
     if cert and key:
         server_pem, server_key_pem = Path(cert), Path(key)
-    else:
+        trusted += x509.load_pem_x509_certificates(server_pem.read_bytes())
+        trust_pem = d / "trust.pem"
+        trust_pem.write_bytes(b"".join(c.public_bytes(serialization.Encoding.PEM)
+                                       for c in trusted))
+    (d / "truststore.p12").write_bytes(pkcs12.serialize_java_truststore(
+        [pkcs12.PKCS12Certificate(c, b"kafka-emulator-ca" if i == 0 else f"trusted-{i}".encode())
+         for i, c in enumerate(trusted)],
+        pw))
+    if not (cert and key):
         names = list(dict.fromkeys([*hosts, "localhost", "127.0.0.1", "::1"]))
         skey = _key()
         scert = _issue(_name(hosts[0] if hosts else "localhost"), skey, ca_cert.subject, ca_key,
@@ -137,7 +154,7 @@ def prepare(tls_dir: str | None, hosts: list[str], cert: str | None = None,
         b"client", ckey, ccert, [ca_cert], pw))
     return TlsFiles(str(d), str(ca_pem), str(d / "truststore.p12"), str(server_pem),
                     str(server_key_pem), str(d / "client.pem"), str(d / "client-key.pem"),
-                    str(d / "client.p12"))
+                    str(d / "client.p12"), trust=str(trust_pem))
 
 
 def server_context(files: TlsFiles, client_auth: str = "none",
