@@ -537,3 +537,73 @@ def delegation_token_codes(boot: str) -> tuple[int, int]:
 
 def test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret(cluster: Cluster) -> None:
     assert delegation_token_codes(cluster.bootstrap_servers) == (61, 61)
+
+
+def offset_fetch_scenario(boot: str, grant: Callable[[RT, str, Op], None]
+                          ) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """OffsetFetch and topic DESCRIBE: admin commits offset 5 on topics ``a`` and ``b``
+    for a group; alice may DESCRIBE the group and ``a`` only. Returns what alice's
+    OffsetFetch v8 naming both answers ({topic: (offset, code)}) and which topics an
+    all-topics fetch lists. Run against the emulator and a real Kafka."""
+    a, b, group = (f"of-{x}-{uuid.uuid4().hex[:6]}" for x in "abg")
+    admin = Client(boot, "admin")
+    found: list[dict] = []
+
+    def coordinator() -> bool:  # Kafka: COORDINATOR_NOT_AVAILABLE until its offsets topic
+        c = admin.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"][0]
+        found[:] = [c]
+        return c["error_code"] == 0
+
+    wait_for(coordinator, "the group's coordinator", timeout=60)
+    coord = found[0]
+    admin.close()
+    at = f"{coord['host']}:{coord['port']}"
+    admin = Client(at, "admin")
+    try:
+        for t in (a, b):
+            r = admin.call(19, 7, {"topics": [{"name": t, "num_partitions": 1,
+                                               "replication_factor": 1}], "timeout_ms": 30000})
+            assert r["topics"][0]["error_code"] == 0, r
+        body = {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                "group_instance_id": None, "topics": [
+                    {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                                "committed_leader_epoch": -1,
+                                                "committed_metadata": ""}]} for t in (a, b)]}
+
+        def committed() -> bool:
+            r = admin.call(8, 8, body)
+            return all(p["error_code"] == 0 for t in r["topics"] for p in t["partitions"])
+
+        wait_for(committed, "offsets committed by admin")
+    finally:
+        admin.close()
+    grant(RT.GROUP, group, Op.DESCRIBE)
+    grant(RT.TOPIC, a, Op.DESCRIBE)
+    alice = Client(at, "alice")
+    try:
+        named = alice.call(9, 8, {"groups": [{"group_id": group, "topics": [
+            {"name": t, "partition_indexes": [0]} for t in (a, b)]}], "require_stable": False})
+        every = alice.call(9, 8, {"groups": [{"group_id": group, "topics": None}],
+                                  "require_stable": False})
+    finally:
+        alice.close()
+    got = {("a" if t["name"] == a else "b"): (t["partitions"][0]["committed_offset"],
+                                              t["partitions"][0]["error_code"])
+           for t in named["groups"][0]["topics"]}
+    listed = sorted("a" if t["name"] == a else "b" if t["name"] == b else t["name"]
+                    for t in every["groups"][0]["topics"])
+    return got, listed
+
+
+OFFSET_FETCH_ANSWER = ({"a": (5, 0), "b": (-1, 29)}, ["a"])
+
+
+def test_offset_fetch_needs_describe_on_topics(cluster: Cluster) -> None:
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(cluster, rtype, name, op, PermissionType.ALLOW)
+
+    try:
+        got = offset_fetch_scenario(cluster.bootstrap_servers, grant)
+    finally:
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    assert got == OFFSET_FETCH_ANSWER

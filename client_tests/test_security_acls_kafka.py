@@ -14,6 +14,7 @@ from kafka_cluster import KafkaCluster, small_cluster_config
 from test_security_acls import (
     CASES,
     FETCH_SESSION_CODES,
+    OFFSET_FETCH_ANSWER,
     USERS,
     Case,
     Client,
@@ -21,6 +22,7 @@ from test_security_acls import (
     check,
     delegation_token_codes,
     fetch_session_scenario,
+    offset_fetch_scenario,
 )
 
 from emulator.security.acl import Op, PermissionType
@@ -155,3 +157,24 @@ def test_create_topics_hides_configs_without_describe_configs_on_real_kafka(
             h["replication_factor"], h["configs"]) == (0, 29, -1, -1, [])
     assert (s["error_code"], s["topic_config_error_code"], s["num_partitions"]) == (0, 0, 1)
     assert {e["name"]: e["value"] for e in s["configs"]}["retention.ms"] == "1000"
+
+
+def test_offset_fetch_needs_describe_on_topics_on_real_kafka(kafka: KafkaCluster) -> None:
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    want = [0]
+
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(admin, rtype, name, op, PermissionType.ALLOW)
+        want[0] += 1
+        for i in range(len(boot.split(","))):  # alice talks to the group's coordinator
+            c = Client(boot, "admin", i)
+            wait_for(lambda c=c: _acl_count(c) == want[0], f"{want[0]} ACLs on broker {i}")
+            c.close()
+
+    try:
+        got = offset_fetch_scenario(boot, grant)
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+    assert got == OFFSET_FETCH_ANSWER

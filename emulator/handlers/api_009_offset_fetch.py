@@ -6,12 +6,16 @@ transaction. KIP-848 members may name themselves (v9+: member id and epoch, chec
 as UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH). v10 names topics by id. An unknown group
 has no offsets (-1), as in Kafka. Group-level errors go to the top-level error code
 (v2+) or, for v1, to every partition.
+
+Topics need DESCRIBE (KafkaApis.fetchOffsetsForGroup): named ones the principal may not
+describe answer TOPIC_AUTHORIZATION_FAILED per partition (after the others, as Kafka
+appends them), and an all-topics fetch leaves them out.
 """
 
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
-from emulator.handlers.authz import RT, Each, One, Op
+from emulator.handlers.authz import RT, Each, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
@@ -40,6 +44,11 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
                 wanted.append((t, topic.name if topic is not None else None))
             else:
                 wanted.append((t, t["name"]))
+    denied: list[tuple[dict, str]] = []
+    if wanted is not None and ctx.services.get("security") is not None:
+        denied = [(t, n) for t, n in wanted
+                  if n is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, n)]
+        wanted = [(t, n) for t, n in wanted if (t, n) not in denied]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if not err:
         try:
@@ -56,10 +65,12 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
         return E.NONE, [{"name": t["name"], "partitions": [
             {"partition_index": p, "committed_offset": -1, "committed_leader_epoch": -1,
              "metadata": "", "error_code": err} for p in t["partition_indexes"]]}
-            for t, _ in wanted or []]
+            for t, _ in [*(wanted or []), *denied]]
     out = []
     if wanted is None:
         for name, parts in found:
+            if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, name):
+                continue
             t = cluster.topics.get(name)
             out.append({"name": name, "topic_id": t.id if t is not None else ZERO_ID,
                         "partitions": parts})
@@ -75,6 +86,11 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
             _, parts = next(results)
             out.append({"name": name, "topic_id": t.get("topic_id", ZERO_ID),
                         "partitions": parts})
+    for t, name in denied:
+        out.append({"name": name, "topic_id": t.get("topic_id", ZERO_ID), "partitions": [
+            {"partition_index": p, "committed_offset": -1, "committed_leader_epoch": -1,
+             "metadata": "", "error_code": E.TOPIC_AUTHORIZATION_FAILED}
+            for p in t["partition_indexes"]]})
     return E.NONE, out
 
 
