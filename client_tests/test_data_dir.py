@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
+from emulator.containers import free_port_block
 from wire.records import decode_records
 
 # Not run with --target kafka: the emulator's --data-dir process and its crash recovery.
@@ -52,27 +52,10 @@ def _reap() -> object:
 
 
 def free_ports(n: int) -> int:
-    """A base port with ``n`` consecutive free ports after it (the brokers' ports)."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + n >= 65000:
-            continue
-        socks = []
-        try:
-            for i in range(n):
-                x = socket.socket()
-                x.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                x.bind(("127.0.0.1", base + i))
-                socks.append(x)
-            return base
-        except OSError:
-            continue
-        finally:
-            for x in socks:
-                x.close()
-    raise RuntimeError("no run of free ports found")
+    """A base port with ``n`` consecutive free ports after it (the brokers' ports),
+    below Linux's ephemeral range: a port the OS hands out for port 0 can be taken by
+    a client's outgoing connection while the emulator is down between restarts."""
+    return free_port_block(n)
 
 
 class Emulator:
