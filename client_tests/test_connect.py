@@ -84,7 +84,18 @@ class Worker:
     def stop(self, sig: int) -> None:
         assert self.proc is not None
         self.proc.send_signal(sig)
-        self.proc.wait(60)
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            # Say why: a thread dump (SIGQUIT prints it to the worker's log) shows which
+            # close the JVM is stuck in, then the log's tail goes into the failure.
+            self.proc.send_signal(signal.SIGQUIT)
+            time.sleep(2)
+            self.proc.kill()
+            self.proc.wait(30)
+            self.log.close()
+            raise AssertionError(f"the Connect worker did not stop within 60 s of signal "
+                                 f"{sig}:\n{self.log_path.read_text()[-12000:]}") from None
         self.log.close()
 
     def kill(self) -> None:
