@@ -539,6 +539,55 @@ def test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret(cluster: C
     assert delegation_token_codes(cluster.bootstrap_servers) == (61, 61)
 
 
+def acl_cap_scenario(boot: str) -> tuple:
+    """The controller's cap of 10,000 records per user operation on ACLs: CreateAcls with
+    10,001 creations creates nothing and answers each one POLICY_VIOLATION; the same
+    bindings created in two requests succeed; a DeleteAcls filter matching all 10,001
+    removes none (INVALID_REQUEST, Kafka's message), nor do two filters of 5,000 and 5,001
+    in one request; two requests of one filter each then remove them.
+    The bindings belong to their own principal, so other tests' ACLs are not touched."""
+    principal = f"User:capper-{uuid.uuid4().hex[:8]}"
+
+    def creation(i: int) -> dict:
+        return {"resource_type": int(RT.TOPIC), "resource_name": f"cap-{i}",
+                "resource_pattern_type": 3, "principal": principal, "host": "*",
+                "operation": int(Op.READ if i % 2 else Op.WRITE), "permission_type": 3}
+
+    def by(op: Op) -> dict:
+        return {"resource_type_filter": int(RT.TOPIC), "resource_name_filter": None,
+                "pattern_type_filter": 1, "principal_filter": principal, "host_filter": None,
+                "operation": int(op), "permission_type": 1}
+
+    c = Client(boot, "admin")
+    try:
+        too_many = c.call(30, 3, {"creations": [creation(i) for i in range(10_001)]})
+        created = [c.call(30, 3, {"creations": [creation(i) for i in part]})
+                   for part in (range(5_000), range(5_000, 10_001))]
+        refused = c.call(31, 3, {"filters": [by(Op.ANY)]})["filter_results"][0]
+        together = c.call(31, 3, {"filters": [by(Op.READ), by(Op.WRITE)]})["filter_results"]
+    finally:
+        removed = [c.call(31, 3, {"filters": [by(op)]})["filter_results"][0]
+                   for op in (Op.READ, Op.WRITE)]
+        c.close()
+    return ({(r["error_code"], r["error_message"]) for r in too_many["results"]},
+            len(too_many["results"]),
+            {r["error_code"] for resp in created for r in resp["results"]},
+            (refused["error_code"], refused["error_message"], len(refused["matching_acls"])),
+            [(r["error_code"], r["error_message"], len(r["matching_acls"])) for r in together],
+            [(r["error_code"], len(r["matching_acls"])) for r in removed])
+
+
+ACL_CAP_ANSWER = (
+    {(44, "Unable to perform excessively large batch operation.")}, 10_001, {0},
+    (42, "Cannot remove more than 10000 acls in a single delete operation.", 0),
+    [(42, "Cannot remove more than 10000 acls in a single delete operation.", 0)] * 2,
+    [(0, 5_000), (0, 5_001)])
+
+
+def test_acl_operations_over_10000_records_are_refused_as_kafka(cluster: Cluster) -> None:
+    assert acl_cap_scenario(cluster.bootstrap_servers) == ACL_CAP_ANSWER
+
+
 def offset_fetch_scenario(boot: str, grant: Callable[[RT, str, Op], None]
                           ) -> tuple[dict[str, tuple[int, int]], list[str]]:
     """OffsetFetch and topic DESCRIBE: admin commits offset 5 on topics ``a`` and ``b``

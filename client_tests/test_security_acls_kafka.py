@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
 from test_security_acls import (
+    ACL_CAP_ANSWER,
     CASES,
     FETCH_SESSION_CODES,
     OFFSET_FETCH_ANSWER,
@@ -19,6 +20,7 @@ from test_security_acls import (
     Case,
     Client,
     _names,
+    acl_cap_scenario,
     check,
     delegation_token_codes,
     fetch_session_scenario,
@@ -178,3 +180,7 @@ def test_offset_fetch_needs_describe_on_topics_on_real_kafka(kafka: KafkaCluster
         admin.call(31, 3, {"filters": [ANY_FILTER]})
         admin.close()
     assert got == OFFSET_FETCH_ANSWER
+
+
+def test_acl_operations_over_10000_records_on_real_kafka(kafka: KafkaCluster) -> None:
+    assert acl_cap_scenario(kafka.bootstrap("SASL_PLAINTEXT")) == ACL_CAP_ANSWER

@@ -2,11 +2,15 @@
 
 Removes every binding matching each filter (filters as DescribeAcls takes them) and
 lists what each removed. Needs ALTER on CLUSTER; SECURITY_DISABLED without an
-authorizer.
+authorizer. Filters matching more than 10,000 bindings together remove none and each
+answers INVALID_REQUEST with Kafka's message (the controller's cap on records per user
+operation; a real Kafka 4.4 answers so for one filter over the cap and for two filters
+of 5,000 and 5,001).
 """
 
 from __future__ import annotations
 
+from emulator.cluster.topics import MAX_RECORDS_PER_USER_OP
 from emulator.handlers.api_029_describe_acls import NO_AUTHORIZER, acl_filter
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
@@ -16,6 +20,8 @@ from wire.errors import ErrorCode as E
 API_KEY = 31
 VERSIONS = (1, 3)
 AUTHORIZE = (ClusterOp(Op.ALTER),)
+TOO_MANY = (f"Cannot remove more than {MAX_RECORDS_PER_USER_OP} acls in a single delete "
+            "operation.")
 
 
 def _delete(sec: object, item: dict) -> dict:
@@ -36,5 +42,14 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if sec is None or sec.authorizer is None:
         return {"filter_results": [
             {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER}
+            for _ in req["filters"]]}
+    matched: set = set()
+    for item in req["filters"]:
+        f = acl_filter(item)
+        if f is not None and not filter_error(f):
+            matched.update(sec.acls.describe(f))
+    if len(matched) > MAX_RECORDS_PER_USER_OP:
+        return {"throttle_time_ms": 0, "filter_results": [
+            {"error_code": E.INVALID_REQUEST, "error_message": TOO_MANY, "matching_acls": []}
             for _ in req["filters"]]}
     return {"throttle_time_ms": 0, "filter_results": [_delete(sec, f) for f in req["filters"]]}
