@@ -455,3 +455,22 @@ def test_listing_shows_the_union_list() -> None:
     assert alter(s, {"foo": {0: None, 1: None}}) == {
         ("foo", 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None),
         ("foo", 1): (E.NO_REASSIGNMENT_IN_PROGRESS, None)}
+
+
+def test_over_10000_changes_in_one_request_fail_past_the_controllers_cap() -> None:
+    """QuorumController.MAX_RECORDS_PER_USER_OP on AlterPartitionReassignments: a real
+    Kafka 4.4 asked to move 10,001 partitions moves the first 10,000 and answers the last
+    UNKNOWN_SERVER_ERROR without a message."""
+    s, clock, _ = make([1, 2])
+    s.create_topic("big-a", 5001, 1)
+    s.create_topic("big-b", 5000, 1)
+    request = {name: {p.index: [2 if p.replicas == [1] else 1] for p in s.topics[name].partitions}
+               for name in ("big-a", "big-b")}
+    before = {(n, p.index): list(p.replicas) for n in request for p in s.topics[n].partitions}
+    out = alter(s, request)
+    settle(s, clock)
+    refused = [k for k, v in out.items() if v != (E.NONE, None)]
+    assert refused == [("big-b", 4999)]
+    assert out[("big-b", 4999)] == (E.UNKNOWN_SERVER_ERROR, None)
+    moved = [k for k in before if s.topics[k[0]].partitions[k[1]].replicas != before[k]]
+    assert len(moved) == 10_000 and ("big-b", 4999) not in moved

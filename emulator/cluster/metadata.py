@@ -27,6 +27,9 @@ from wire.errors import ErrorCode as E
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_LENGTH = 249
+# QuorumController.MAX_RECORDS_PER_USER_OP: the most metadata records one user operation
+# may write (CreateTopics, CreatePartitions, CreateAcls, DeleteAcls, reassignments).
+MAX_RECORDS_PER_USER_OP = 10_000
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 
 

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from emulator.cluster import leadership
-from emulator.cluster.metadata import ClusterMetadata, Topic
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP, ClusterMetadata, Topic
 from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.state_machines import ReplicaState
 from wire.errors import ErrorCode as E
@@ -323,7 +323,9 @@ def alter_partition_reassignments(
 
     ``topics`` is [(name, [(partition index, target replicas or None to cancel)])].
     Each change is computed against the metadata as the request found it; then all
-    of them are applied, in request order, with nothing else in between.
+    of them are applied, in request order, with nothing else in between. Past 10,000
+    changes (one PartitionChangeRecord each) the rest fail as Kafka's controller fails
+    them.
     """
     results: list[TopicResult] = []
     changes: list[tuple[Partition, PartitionChange]] = []
@@ -337,7 +339,12 @@ def alter_partition_reassignments(
                     rec = cancel_reassignment(state, t, p)
                 else:
                     rec = change_reassignment(state, p, list(target), allow_rf_change)
-                if rec is not None:
+                if rec is not None and len(changes) >= MAX_RECORDS_PER_USER_OP:
+                    # The controller's records list is full (BoundedList): Kafka 4.4 keeps
+                    # the first 10,000 changes and fails each further one with
+                    # UNKNOWN_SERVER_ERROR and no message (seen on a real 4.4).
+                    res.error_code = E.UNKNOWN_SERVER_ERROR
+                elif rec is not None:
                     changes.append((p, rec))
             except KafkaError as e:
                 res.error_code, res.error_message = e.code, e.message

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from emulator.cluster import controller
 from emulator.cluster.configs import ConfigError, validate_topic_configs
-from emulator.cluster.metadata import ClusterMetadata, Topic, validate_topic_name
+from emulator.cluster.metadata import (
+    MAX_RECORDS_PER_USER_OP,
+    ClusterMetadata,
+    Topic,
+    validate_topic_name,
+)
 from emulator.cluster.partition import KafkaError, Partition
 from wire.errors import ErrorCode as E
 
@@ -18,7 +23,6 @@ from wire.errors import ErrorCode as E
 # partitions ran its controller out of memory; here it also keeps one request from
 # holding the event loop (10,000 partitions take well under a second to create).
 MAX_PARTITIONS_PER_BATCH = 10_000
-MAX_RECORDS_PER_USER_OP = 10_000
 
 
 def check_create_topics_total(state: ClusterMetadata, requested: list[tuple[int, int]]) -> None:

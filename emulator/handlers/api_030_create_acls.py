@@ -11,7 +11,7 @@ answers POLICY_VIOLATION, as a real Kafka 4.4 does.
 
 from __future__ import annotations
 
-from emulator.cluster.topics import MAX_RECORDS_PER_USER_OP
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.handlers.api_029_describe_acls import NO_AUTHORIZER
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext

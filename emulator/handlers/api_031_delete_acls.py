@@ -10,7 +10,7 @@ of 5,000 and 5,001).
 
 from __future__ import annotations
 
-from emulator.cluster.topics import MAX_RECORDS_PER_USER_OP
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.handlers.api_029_describe_acls import NO_AUTHORIZER, acl_filter
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
