@@ -71,6 +71,20 @@ def test_max_connections_per_ip_closes_the_extra_one(limited: Cluster) -> None:
         s.close()
 
 
+@pytest.mark.parametrize("limited", [{"max.connections.per.ip": "1",
+                                      "max.connections.per.ip.overrides": "localhost:3"}],
+                         indirect=True)
+def test_max_connections_per_ip_overrides_name_their_own_limit(limited: Cluster) -> None:
+    """An override (a host name, resolved to 127.0.0.1 as Kafka resolves it) replaces the
+    default of 1 for that address: three connections are served, the fourth closed."""
+    conns = [connect(limited) for _ in range(3)]
+    assert all(answered(s, 5) for s in conns)
+    extra = connect(limited)
+    assert closed(extra)
+    for s in (*conns, extra):
+        s.close()
+
+
 @pytest.mark.parametrize("limited", [{"max.connections": "2"}], indirect=True)
 def test_max_connections_waits_for_a_slot(limited: Cluster) -> None:
     a, b = connect(limited), connect(limited)

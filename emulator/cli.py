@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.cluster.configs import FIDELITIES
+from emulator.cluster.configs import FIDELITIES, ConfigError
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
@@ -184,6 +184,9 @@ async def serve(args: argparse.Namespace) -> int:
             return 2
     try:
         await cluster.start_async()
+    except ConfigError as e:
+        print(f"kafka-emulator: --config: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr)
         return 1

@@ -2,7 +2,9 @@
 
 - ``max.connections.per.ip``: a connection over the limit is closed at once, with
   Kafka's log line ("Rejected connection from ..., address already has the configured
-  maximum of N connections.").
+  maximum of N connections."). ``max.connections.per.ip.overrides``
+  ("host:count,host:count", host names resolved once at start as Kafka resolves them)
+  sets the limit of the addresses it names.
 - ``max.connections``: over the limit Kafka's acceptor stops accepting until a slot
   frees; here the connection is accepted by the kernel as in Kafka's backlog and
   nothing is read from it until a slot frees.
@@ -24,8 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from dataclasses import dataclass, field
+
+from emulator.cluster.configs import ConfigError
 
 log = logging.getLogger("kafka_emulator")
 INT_MAX = 2147483647
@@ -37,6 +42,27 @@ def _int(config: dict[str, str], key: str, default: int) -> int:
         return int(config.get(key, default))
     except (TypeError, ValueError):
         return default
+
+
+def ip_overrides(value: str | None) -> dict[str, int]:
+    """max.connections.per.ip.overrides as Kafka reads it: comma-separated host:count,
+    each host an address or a name resolved to its address. An entry that does not
+    parse is refused at start, as Kafka refuses the config."""
+    out: dict[str, int] = {}
+    for entry in (value or "").split(","):
+        entry = entry.strip()
+        if not entry:
+            continue
+        host, sep, count = entry.rpartition(":")
+        if not sep or not host or not count.strip().isdigit():
+            raise ConfigError(f"Invalid value {value!r} for configuration "
+                             "max.connections.per.ip.overrides: expected host:count entries")
+        try:
+            address = socket.gethostbyname(host.strip())
+        except OSError:
+            address = host.strip()
+        out[address] = int(count)
+    return out
 
 
 @dataclass(eq=False)
@@ -58,6 +84,7 @@ class ConnectionLimits:
     def __init__(self, config: dict[str, str]) -> None:
         self.max_connections = _int(config, "max.connections", INT_MAX)
         self.max_per_ip = _int(config, "max.connections.per.ip", INT_MAX)
+        self.per_ip_overrides = ip_overrides(config.get("max.connections.per.ip.overrides"))
         self.idle_ms = _int(config, "connections.max.idle.ms", 600_000)
         self.stall_ms = min(self.idle_ms, FRAME_STALL_MS) if self.idle_ms > 0 else FRAME_STALL_MS
         self.queued_max_bytes = _int(config, "queued.max.request.bytes", -1)
@@ -69,8 +96,12 @@ class ConnectionLimits:
         self._budget_freed: asyncio.Event | None = None
 
     # ---- admission ------------------------------------------------------------------
+    def max_for(self, host: str) -> int:
+        """ConnectionQuotas.maxConnectionsPerIp: the address's override, else the default."""
+        return self.per_ip_overrides.get(host, self.max_per_ip)
+
     def over_ip_limit(self, broker_id: int, host: str) -> bool:
-        return self._per_ip.get((broker_id, host), 0) >= self.max_per_ip
+        return self._per_ip.get((broker_id, host), 0) >= self.max_for(host)
 
     async def admit(self, broker_id: int, host: str,
                     transport: asyncio.BaseTransport) -> ConnState | None:
@@ -78,7 +109,7 @@ class ConnectionLimits:
         if self.over_ip_limit(broker_id, host):
             log.warning("broker %d: Rejected connection from /%s, address already has the "
                         "configured maximum of %d connections.", broker_id, host,
-                        self.max_per_ip)
+                        self.max_for(host))
             return None
         while self._per_broker.get(broker_id, 0) >= self.max_connections:
             if self._slot_freed is None:
