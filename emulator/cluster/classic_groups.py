@@ -19,7 +19,8 @@ State table (``ClassicGroupState``):
                                                 changes, a member leaves or expires
     any                 -> Dead                 the group is deleted
 
-Timers, as deadlines that ``tick(now)`` checks (no asyncio here):
+Timers, as deadlines that ``tick(now)`` checks when ``classic_due`` says one is due
+(no asyncio here):
     member heartbeat    session.timeout.ms since the last heartbeat (5 minutes for a new
                         member until its first join completes); members parked in a
                         JoinGroup or SyncGroup are kept alive
@@ -343,6 +344,20 @@ class ClassicGroup:
                 return None
             topics.update(parsed)
         return topics
+
+
+def classic_due(group: ClassicGroup) -> int | None:
+    """When ``tick_classic`` next has something to do for ``group``: its earliest
+    deadline (None: nothing until an operation). A member parked in a JoinGroup or
+    SyncGroup needs no heartbeat, so its session does not count; it can only stop
+    being parked through an operation on the group, which reschedules it."""
+    times = list(group.pending_members.values())
+    times += [m.hb_deadline for m in group.members.values() if not m.satisfied_heartbeat()]
+    if group.join_deadline is not None:
+        times.append(group.join_deadline)
+    if group.sync_deadline is not None:
+        times.append(group.sync_deadline)
+    return min(times) if times else None
 
 
 def parse_subscription_topics(data: bytes) -> list[str] | None:

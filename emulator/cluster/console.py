@@ -73,7 +73,7 @@ def _groups_view(state: ClusterState, groups: Any) -> tuple[list[dict], dict[tup
     if groups is None:
         return out, committed
     for gid in sorted(set(groups.groups) | set(groups.offsets)):
-        g = groups.groups.get(gid)
+        g = groups.groups.peek(gid)  # a read: no reschedule
         members = []
         if g is not None:
             for m in g.members.values():

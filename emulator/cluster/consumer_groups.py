@@ -20,7 +20,7 @@ once its previous owner has revoked it. Group state (as DescribeGroups/ListGroup
 report it): Empty, Assigning (never visible here: targets are computed at once),
 Reconciling (some member not at the target epoch), Stable.
 
-Timers (checked by ``tick``): the session timeout (group.consumer.session.timeout.ms,
+Timers (checked by ``tick`` when ``consumer_due`` says one is due): the session timeout (group.consumer.session.timeout.ms,
 45 s) fences a member that stops heartbeating; the member's rebalance timeout fences
 one that does not revoke partitions in time.
 
@@ -172,6 +172,23 @@ class ConsumerGroup:
 
     def is_subscribed_to(self, topic: str) -> bool:
         return topic in self.subscription_metadata or topic in self.subscribed_topic_names()
+
+
+def consumer_due(group: ConsumerGroup) -> int | None:
+    """When ``tick_consumer`` next has something to do for ``group``: the earliest
+    session, revocation or (classic members, group_migration) join/sync deadline."""
+    times = []
+    for m in group.members.values():
+        times.append(m.hb_deadline)
+        if m.classic is None:
+            if m.revocation_deadline is not None and m.state == UNREVOKED:
+                times.append(m.revocation_deadline)
+        else:
+            if m.join_deadline is not None:
+                times.append(m.join_deadline)
+            if m.sync_deadline is not None:
+                times.append(m.sync_deadline)
+    return min(times) if times else None
 
 
 # ---- assignors ------------------------------------------------------------------------

@@ -188,7 +188,7 @@ class CoordinatorLog:
         retention = int(self.state.config.get("offsets.retention.minutes") or 10080) * 60_000
         n = 0
         for gid, store in list(self.groups.offsets.items()):
-            group = self.groups.groups.get(gid)
+            group = self.groups.groups.peek(gid)  # a read: no reschedule
             if group is not None and not group.is_empty:
                 continue
             gone = {tp: None for tp, om in store.items() if now - om.commit_ms >= retention}
@@ -256,6 +256,7 @@ def replay(state, groups, transactions) -> tuple[int, int]:
         if txn is None:
             continue
         transactions.txns[tid] = txn
+        transactions.schedule(txn)  # its timeout or expiration
         top_pid = max(top_pid, txn.producer_id)
         if txn.state == ONGOING:
             txn.producer_epoch += 1  # fence the producer, as a timeout would

@@ -16,7 +16,14 @@ answered NOT_COORDINATOR and the members' session timers restart.
 The protocols themselves live in ``classic_groups`` (JoinGroup/SyncGroup/Heartbeat/
 LeaveGroup) and ``consumer_groups`` (KIP-848 ConsumerGroupHeartbeat). Everything is
 driven by calls and by ``tick(now)`` (registered in ``ClusterState.tick_hooks``); any
-change calls ``state.changed()`` so that parked requests are re-checked.
+change calls ``state.changed(keys=...)`` naming the groups it touched (``group_key``),
+so that only the requests parked on those groups are re-checked.
+
+Cost follows what changed (issue 19): a tick visits only the groups whose next timer
+is due (a ``Deadlines`` heap: session, join, sync, revocation and initial-delay
+deadlines), the groups an operation reached since the last tick get their next due
+time recomputed, and a coordinator move (a leader change of a __consumer_offsets
+partition) is noticed by comparing that topic's leaders and epochs, not per group.
 
 Committed offsets are also written as OffsetCommit records of __consumer_offsets
 (emulator.cluster.coordinator_log, which also expires them per
@@ -39,13 +46,15 @@ from emulator.cluster.classic_groups import (
     STABLE,
     ClassicGroup,
     ClassicGroupOps,
+    classic_due,
     join_error,
     sync_error,
 )
-from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps
+from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps, consumer_due
+from emulator.cluster.deadlines import Deadlines
 from emulator.cluster.group_migration import GroupMigrationOps
 from emulator.cluster.partition import KafkaError
-from emulator.cluster.streams_groups import StreamsGroup, StreamsGroupOps
+from emulator.cluster.streams_groups import StreamsGroup, StreamsGroupOps, streams_due
 from wire.errors import ErrorCode as E
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -67,6 +76,60 @@ def partition_for(key: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+def group_key(group_id: str) -> tuple[str, str]:
+    """The change key of a group: a ``Delayed`` waiting on a group (a parked JoinGroup
+    or SyncGroup) names it in ``keys``; it cannot equal a partition's (topic, index)."""
+    return ("group", group_id)
+
+
+class GroupTable(dict):
+    """The coordinator's groups by id, noting which ids operations reached.
+
+    Why: every operation that can move a group's timers or complete its parked
+    requests (a join, a sync, a heartbeat, a leave, a commit, a conversion) first looks
+    the group up here. Noting the lookups (``get``, ``[]``, assignment, deletion) tells
+    ``tick`` which groups need their next due time recomputed (``touched``) and
+    ``mark_changed`` which groups changed for parked requests (``news``), with no call
+    to forget in each of the many operations. ``peek`` and iteration note nothing (the
+    coordinator's own bookkeeping, listings). A lookup that changed nothing costs one
+    recomputation of that group's due time and perhaps one needless re-check.
+    """
+
+    __slots__ = ("touched", "news")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.touched: set[str] = set()
+        self.news: set[str] = set()
+
+    def _note(self, key: str) -> None:
+        self.touched.add(key)
+        self.news.add(key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def peek(self, key: str):
+        return dict.get(self, key)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        self._note(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key) -> None:
+        self._note(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        self._note(key)
+        return dict.pop(self, key, *default)
+
+
 @dataclass(slots=True)
 class OffsetAndMetadata:
     offset: int
@@ -80,7 +143,14 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
 
     def __init__(self, state) -> None:
         self.state = state
-        self.groups: dict[str, ClassicGroup | ConsumerGroup | StreamsGroup] = {}
+        self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
+        # When each group's next timer is due (issue 19): a tick visits only those.
+        self.timers = Deadlines()
+        # The __consumer_offsets leaders and epochs last seen (coordinator moves).
+        self._coordinator_epochs: object = None
+        self._epochs_seen = False
+        self.visits = 0  # groups whose timers a tick checked (tests/test_scale.py counts)
+        self.reschedules = 0  # groups whose next due time was recomputed
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
@@ -115,7 +185,11 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     def mark_changed(self) -> None:
-        self.state.changed(partitions_only=True)  # nothing replication depends on
+        """Wake the requests parked on the groups touched since the last call."""
+        news = self.groups.news
+        keys = [group_key(g) for g in news]
+        news.clear()
+        self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
 
     def group_created(self, group) -> None:
         group.loaded_epoch = self._partition_epoch(group.group_id)
@@ -177,14 +251,22 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
 
     # ---- time -------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
-        """Fire due timers of every group (and notice coordinator moves)."""
+        """Fire the due timers (and notice coordinator moves); visits only due groups."""
         if now is None:
             now = self.now()
-        changed = False
-        for gid, group in list(self.groups.items()):
-            changed |= self._maybe_reload(group, now)
+        table, timers = self.groups, self.timers
+        changed = self._reload_moved(now)
+        if table.touched:
+            touched = list(table.touched)
+            table.touched.clear()
+            for gid in touched:
+                self._schedule(gid, now)
+        for gid in timers.pop_due(now):
+            if table.peek(gid) is None:
+                continue
+            self.visits += 1
             for _ in range(4):  # a timer may arm another one that is already due
-                group = self.groups.get(gid)  # a timer may convert it (group_migration)
+                group = table.peek(gid)  # a timer may convert it (group_migration)
                 if group is None:
                     break
                 if group.type == "classic":
@@ -196,8 +278,44 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 if not fired:
                     break
                 changed = True
+                table.news.add(gid)
+            self._schedule(gid, now)
+            table.touched.discard(gid)  # its own lookups while it was visited
         if changed:
             self.mark_changed()
+        return changed
+
+    def _schedule(self, gid: str, now: int) -> None:
+        """Recompute when ``gid``'s next timer is due (None: an operation must come)."""
+        self.reschedules += 1
+        group = self.groups.peek(gid)
+        due = None
+        if group is not None:
+            if group.type == "classic":
+                due = classic_due(group)
+            elif group.type == "streams":
+                due = streams_due(group, now)
+            else:
+                due = consumer_due(group)
+        self.timers.set(gid, due)
+
+    def _reload_moved(self, now: int) -> bool:
+        """A __consumer_offsets partition changed leader or epoch (or the topic came or
+        went): reload the groups whose coordinator moved. Compares the topic's leaders
+        and epochs, so a tick without a move costs that topic's partitions, not groups."""
+        t = self.state.topics.get(OFFSETS_TOPIC)
+        epochs = None if t is None else (
+            id(t), tuple((p.leader, p.leader_epoch) for p in t.partitions))
+        if self._epochs_seen and epochs == self._coordinator_epochs:
+            return False
+        self._coordinator_epochs, self._epochs_seen = epochs, True
+        changed = False
+        table = self.groups
+        for gid, group in list(table.items()):
+            if self._maybe_reload(group, now):
+                changed = True
+                table.touched.add(gid)
+                table.news.add(gid)
         return changed
 
     def _maybe_reload(self, group, now: int) -> bool:

@@ -30,6 +30,9 @@ MAX_TOPIC_LENGTH = 249
 # QuorumController.MAX_RECORDS_PER_USER_OP: the most metadata records one user operation
 # may write (CreateTopics, CreatePartitions, CreateAcls, DeleteAcls, reassignments).
 MAX_RECORDS_PER_USER_OP = 10_000
+# What ``changed(keys=...)`` names and a parked request (``Delayed.keys``) waits on: a
+# partition (topic, index), or a group ("group", id) (emulator.cluster.groups.group_key).
+ChangeKey = tuple[str, int] | tuple[str, str]
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 
 
@@ -134,7 +137,7 @@ class ClusterMetadata:
         self.dirty_all = True
         # What changed since the server last woke parked requests: partition keys, or
         # everything (``changed_all``) after a change that is not about given partitions.
-        self.changed_keys: set[tuple[str, int]] = set()
+        self.changed_keys: set[ChangeKey] = set()
         self.changed_all = False
         self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
         # topic -> (key, Metadata partition entries): see partition_metadata
@@ -152,10 +155,11 @@ class ClusterMetadata:
         return self.clock.now_ms()
 
     def changed(self, partitions_only: bool = False,
-                keys: Iterable[tuple[str, int]] | None = None) -> None:
+                keys: Iterable[ChangeKey] | None = None) -> None:
         """Something changed: wake parked requests.
 
-        ``keys`` names the partitions that changed: only requests waiting on them (or
+        ``keys`` names the partitions (or groups, ``groups.group_key``) that changed:
+        only requests waiting on them (or
         on no partition in particular) are woken; None wakes every parked request.
         Unless ``partitions_only`` (the caller touched the partitions replication must
         look at, or changed nothing replication depends on), the next tick visits
@@ -180,7 +184,7 @@ class ClusterMetadata:
         """A cluster-wide change: the next tick visits every partition once."""
         self.dirty_all = True
 
-    def take_changes(self) -> tuple[bool, set[tuple[str, int]]]:
+    def take_changes(self) -> tuple[bool, set[ChangeKey]]:
         """(everything changed, changed partition keys) since the last call; resets both."""
         everything, keys = self.changed_all, self.changed_keys
         self.changed_all, self.changed_keys = False, set()

@@ -147,6 +147,23 @@ class StreamsGroup:
         return h
 
 
+def streams_due(group: StreamsGroup, now: int) -> int | None:
+    """When ``tick_streams`` next has something to do for ``group``: the initial
+    rebalance delay, a member's session or revocation deadline, or ``now`` while a new
+    target assignment waits (for assignment.interval.ms: unfinished work, looked at
+    every tick until made, as before)."""
+    times = []
+    if group.initial_delay_deadline is not None:
+        times.append(group.initial_delay_deadline)
+    elif group.members and group.assignment_epoch < group.group_epoch:
+        times.append(now)
+    for m in group.members.values():
+        times.append(m.hb_deadline)
+        if m.revocation_deadline is not None and m.state == sa.UNREVOKED:
+            times.append(m.revocation_deadline)
+    return min(times) if times else None
+
+
 class StreamsGroupOps:
     """StreamsGroupHeartbeat and friends; mixed into ``GroupCoordinator``."""
 

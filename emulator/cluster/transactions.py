@@ -34,6 +34,10 @@ are in the logs; a partition without a leader keeps the transaction in Prepare* 
 ``tick`` can write its marker (clients meanwhile get CONCURRENT_TRANSACTIONS). Offsets
 sent with TxnOffsetCommit are released to the group coordinator on commit.
 
+Cost follows what changed (issue 19): ``tick`` visits only the transactions whose
+timeout or transactional.id.expiration.ms is due (a ``Deadlines`` heap, rescheduled at
+every change, which ``_persist`` sees) and those still waiting to write markers.
+
 Every change of a transaction's state is written as a TransactionLog record of
 __transaction_state (emulator.cluster.coordinator_log), the coordinator rebuilt from
 those when a data directory is loaded.
@@ -44,6 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from emulator.cluster.deadlines import Deadlines
 from emulator.cluster.groups import OFFSETS_TOPIC, partition_for
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
@@ -114,6 +119,13 @@ class TransactionCoordinator:
         self.groups = groups
         self.txns: dict[str, TxnMetadata] = {}
         self.next_producer_id = 0
+        # When each transactional id next needs the tick: its timeout (Ongoing) or its
+        # expiration (Empty, Complete*); Prepare* ones wait for leaders (``_markers``,
+        # looked at every tick until their markers are written).
+        self.timers = Deadlines()
+        self._markers: set[str] = set()
+        self._expiry: int | None = None  # the expiration the timers were computed with
+        self.visits = 0  # transactions a tick looked at (tests/test_scale.py counts)
         hooks = getattr(state, "tick_hooks", None)
         if hooks is not None:
             hooks.append(self.tick)
@@ -127,8 +139,25 @@ class TransactionCoordinator:
         return default if v is None else int(v)
 
     def _persist(self, txn: TxnMetadata, removed: bool = False) -> None:
-        """News for the __transaction_state records (emulator.cluster.coordinator_log)."""
+        """News for the __transaction_state records (emulator.cluster.coordinator_log);
+        every change of a transaction passes here, so its timer is rescheduled here."""
+        self.schedule(txn)
         self.state.emit("txn_changed", txn=txn, removed=removed)
+
+    def schedule(self, txn: TxnMetadata) -> None:
+        """Recompute when ``tick`` must next look at ``txn`` (after any change of it)."""
+        tid = txn.transactional_id
+        due = None
+        self._markers.discard(tid)
+        if self.txns.get(tid) is txn:
+            if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+                self._markers.add(tid)
+            elif txn.state == ONGOING:
+                due = txn.start_ms + txn.timeout_ms + 1
+            elif txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) \
+                    and self._expiry is not None:
+                due = txn.last_update_ms + self._expiry + 1
+        self.timers.set(tid, due)
 
     def new_producer_id(self) -> int:
         pid = self.next_producer_id
@@ -435,12 +464,21 @@ class TransactionCoordinator:
 
     # ---- time -------------------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
-        """Abort timed-out transactions (fencing their producer), retry markers, expire ids."""
+        """Abort timed-out transactions (fencing their producer), retry markers, expire
+        ids: only the transactions that are due or still writing markers are visited."""
         if now is None:
             now = self.now()
         changed = False
         expiry = self.cfg("transactional.id.expiration.ms", 604800000)
-        for tid, txn in list(self.txns.items()):
+        if expiry != self._expiry:  # first tick, or the config changed: reschedule all
+            self._expiry = expiry
+            for txn in list(self.txns.values()):
+                self.schedule(txn)
+        for tid in self.timers.pop_due(now) + sorted(self._markers):
+            txn = self.txns.get(tid)
+            if txn is None:
+                continue
+            self.visits += 1
             if txn.state == ONGOING and now > txn.start_ms + txn.timeout_ms:
                 txn.producer_epoch += 1  # Kafka's prepareFenceProducerEpoch
                 txn.last_producer_epoch = -1
@@ -455,6 +493,7 @@ class TransactionCoordinator:
                 del self.txns[tid]
                 self._persist(txn, removed=True)
                 changed = True
+            self.schedule(txn)
         if changed:
             self.state.changed(partitions_only=True)
         return changed

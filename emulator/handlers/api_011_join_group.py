@@ -1,6 +1,6 @@
 """JoinGroup (key 11), v0-9: the classic group protocol's rebalance barrier.
 
-The request parks (``Delayed``) until the group's join phase completes: every known
+The request parks (``Delayed``, woken only by changes of its group) until the group's join phase completes: every known
 member has rejoined, or the rebalance timeout expired, or (an empty group)
 group.initial.rebalance.delay.ms passed. v4+ first answers MEMBER_ID_REQUIRED with a
 member id to rejoin with (KIP-394); group.instance.id (v5+) makes a static member;
@@ -11,6 +11,7 @@ in emulator.cluster.classic_groups.
 from __future__ import annotations
 
 from emulator.cluster.classic_groups import join_error
+from emulator.cluster.groups import group_key
 from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E
@@ -56,4 +57,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         return _response(join_error(E.REBALANCE_IN_PROGRESS, member_id), version)
 
     wait = 2 * max(rebalance, session) + 10_000
-    return Delayed(check, ctx.cluster.now() + wait, expire)
+    # Only a change of this group (an operation on it, one of its timers, a coordinator
+    # move) can complete the join: re-checked on those, not on every cluster change.
+    return Delayed(check, ctx.cluster.now() + wait, expire,
+                   keys=frozenset({group_key(group_id)}))

@@ -1,6 +1,6 @@
 """SyncGroup (key 14), v0-5: the leader hands out the assignment it computed.
 
-A follower's SyncGroup parks (``Delayed``) until the leader's arrives or the group
+A follower's SyncGroup parks (``Delayed``, woken only by changes of its group) until the leader's arrives or the group
 starts another rebalance (REBALANCE_IN_PROGRESS). v5 checks protocol type and name
 (INCONSISTENT_GROUP_PROTOCOL).
 """
@@ -8,6 +8,7 @@ starts another rebalance (REBALANCE_IN_PROGRESS). v5 checks protocol type and na
 from __future__ import annotations
 
 from emulator.cluster.classic_groups import sync_error
+from emulator.cluster.groups import group_key
 from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E
@@ -47,4 +48,5 @@ def handle(ctx: RequestContext, req: dict, version: int):
 
     group = gc.groups.get(group_id)
     wait = (group.rebalance_timeout_ms() if group is not None else 0) * 2 + 10_000
-    return Delayed(check, ctx.cluster.now() + wait, expire)
+    return Delayed(check, ctx.cluster.now() + wait, expire,
+                   keys=frozenset({group_key(group_id)}))  # woken by its group's changes

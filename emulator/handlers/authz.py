@@ -166,7 +166,8 @@ def guard(api_key: int, handle: Callable[..., Any],
                 return None if r is None else _merge(api_key, version, r, denied)
 
             return Delayed(checked, result.deadline_ms,
-                           lambda: _merge(api_key, version, expire(), denied))
+                           lambda: _merge(api_key, version, expire(), denied),
+                           keys=result.keys)
         return _merge(api_key, version, result, denied)
 
     guarded.__doc__ = handle.__doc__

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.metadata import ChangeKey
 from emulator.cluster.state import ClusterState
 from emulator.security.acl import ANONYMOUS
 from emulator.security.session import Session
@@ -49,10 +50,10 @@ class Delayed:
     check: Callable[[], dict | None]
     deadline_ms: int
     expire: Callable[[], dict]
-    # The partitions (topic, index) whose changes can complete it: the server re-runs
-    # ``check`` only when one of them changes (or the whole cluster does). None: on
-    # every change.
-    keys: frozenset[tuple[str, int]] | None = None
+    # The partitions (topic, index) or groups (emulator.cluster.groups.group_key) whose
+    # changes can complete it: the server re-runs ``check`` only when one of them
+    # changes (or the whole cluster does). None: on every change.
+    keys: frozenset[ChangeKey] | None = None
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back

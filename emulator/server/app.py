@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.metadata import ChangeKey
 from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults.model import Injection, split_request
@@ -196,7 +197,7 @@ class EmulatorServer:
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
         self._waiters: set[asyncio.Future] = set()
-        self._keyed: dict[tuple[str, int], set[asyncio.Future]] = {}
+        self._keyed: dict[ChangeKey, set[asyncio.Future]] = {}
         self._tick_handle: asyncio.Handle | None = None
         self._tasks: list[asyncio.Task] = []
         self._conn_ids = 0

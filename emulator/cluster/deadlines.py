@@ -1,0 +1,71 @@
+"""Keys in the order they come due: what a coordinator's ``tick`` asks instead of scanning.
+
+Issue 19 (docs/CONTRIBUTING.md, "Cost follows what changed"): a tick must cost what is
+due, not the number of groups or transactions. ``Deadlines`` is a heap of (due, seq,
+key) with lazy invalidation: ``set`` records the key's one live due time and pushes an
+entry; an entry whose time is no longer the key's live one is stale and dropped when
+it surfaces. ``pop_due(now)`` hands back only the keys whose live time has come, each
+once; the caller visits them and ``set``s their next time. The heap is rebuilt when
+stale entries outnumber live ones (heartbeats push one each), so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Hashable
+
+
+class Deadlines:
+    """Keys by the time each is next due."""
+
+    __slots__ = ("_heap", "_due", "_seq")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._due: dict[Hashable, int] = {}  # key -> its live due time
+        self._seq = 0  # ties break in push order (keys need not be comparable)
+
+    def set(self, key: Hashable, due: int | None) -> None:
+        """``key`` is next due at ``due`` (None: nothing to do until it is set again)."""
+        if due is None:
+            self._due.pop(key, None)
+            return
+        if self._due.get(key) == due:
+            return  # its entry is in the heap already
+        self._due[key] = due
+        self._seq += 1
+        heapq.heappush(self._heap, (due, self._seq, key))
+        if len(self._heap) > 4 * len(self._due) + 64:
+            self._compact()
+
+    def due_at(self, key: Hashable) -> int | None:
+        return self._due.get(key)
+
+    def pop_due(self, now: int) -> list[Hashable]:
+        """The keys due at ``now`` (earliest first), unscheduled: ``set`` them again."""
+        heap, live, out = self._heap, self._due, []
+        while heap and heap[0][0] <= now:
+            due, _, key = heapq.heappop(heap)
+            if live.get(key) == due:
+                del live[key]
+                out.append(key)
+        return out
+
+    def next_due(self) -> int | None:
+        """The earliest live due time, or None."""
+        heap, live = self._heap, self._due
+        while heap and live.get(heap[0][2]) != heap[0][0]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def clear(self) -> None:
+        self._heap.clear()
+        self._due.clear()
+
+    def __len__(self) -> int:
+        return len(self._due)
+
+    def _compact(self) -> None:
+        self._heap = [(due, i, key) for i, (key, due) in enumerate(self._due.items())]
+        heapq.heapify(self._heap)
+        self._seq = len(self._heap)
