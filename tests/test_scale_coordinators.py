@@ -1,6 +1,8 @@
 """Coordinator timers follow what is due (issue 19): the group coordinator's tick visits
 only groups whose session, join, sync or revocation deadline came, the transaction
-coordinator's only transactions whose timeout or expiration came, and a parked
+coordinator's only transactions whose timeout or expiration came, the share
+coordinator's only share groups and share-partitions whose session or lock ran out,
+and a parked
 JoinGroup is re-checked only when its own group changes. Counted on the manual clock
 (``visits``), so the property cannot silently regress; bench/idle_groups.py measures
 the CPU it saves."""
@@ -11,6 +13,7 @@ import asyncio
 
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.groups import GroupCoordinator
+from emulator.cluster.share_coordinator import ShareCoordinator
 from emulator.cluster.state import Broker, ClusterState
 from emulator.cluster.transactions import COMPLETE_ABORT, ONGOING, TransactionCoordinator
 from emulator.handlers import api_011_join_group
@@ -201,3 +204,43 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
     assert result["error_code"] == E.NONE and result["generation_id"] == 2
     assert checks == 2
     s.on_change = None
+
+
+def test_share_groups_visit_only_the_expiring_lock_and_session() -> None:
+    """2,000 share groups with a member each (8,000 share-partitions): ticks visit
+    nothing until a lock runs out (its share-partition alone), then a session (its
+    group alone)."""
+    s, clock, gc = make()
+    sc = ShareCoordinator(s, gc)
+    for i in range(2_000):
+        r = sc.share_group_heartbeat(f"s{i}", f"s{i}-m", 0, rack_id=None,
+                                     subscribed_topic_names=["in"])
+        assert r["error_code"] == E.NONE, r
+    topic = s.topics["in"]
+    p = topic.partitions[0]
+    s.append(p.leader, "in", 0, build_batch([(None, b"v")] * 3), -1)
+    s.tick()
+    sc.set_group_config("s7", "share.auto.offset.reset", "earliest")
+    _, got = sc.acquire(p.leader, "s7", "s7-m", topic.id, 0, 10, 1 << 20)
+    assert got.ranges == [(0, 2, 1)]
+    lock = sc.group_int("s7", "share.record.lock.duration.ms")
+    session = sc.group_int("s7", "share.session.timeout.ms")
+    assert lock < session - 1_000
+    clock.advance(1_000)
+    for i in range(1, 2_000):  # everybody but s0 heartbeats a second later
+        sc.share_group_heartbeat(f"s{i}", f"s{i}-m", 1, rack_id=None,
+                                 subscribed_topic_names=None)
+    sc.tick()
+    before = sc.visits
+    for _ in range(lock // 100 - 11):  # up to just before the lock runs out
+        clock.advance(100)
+        sc.tick()
+    assert sc.visits == before
+    clock.advance(100)
+    assert sc.tick()  # the lock ran out: that share-partition only
+    assert sc.visits - before == 1
+    assert sc.partitions[("s7", topic.id, 0)].next_lock_deadline() is None
+    clock.advance(session - lock)  # s0's session ran out (the others' a second later)
+    assert sc.tick()
+    assert sc.visits - before == 2
+    assert not sc.groups.peek("s0").members and sc.groups.peek("s1").members

@@ -7,6 +7,9 @@ entry; an entry whose time is no longer the key's live one is stale and dropped 
 it surfaces. ``pop_due(now)`` hands back only the keys whose live time has come, each
 once; the caller visits them and ``set``s their next time. The heap is rebuilt when
 stale entries outnumber live ones (heartbeats push one each), so memory stays bounded.
+
+``TouchedTable`` is the other half: a coordinator's table of groups that notes which
+keys operations looked up, so that ``tick`` reschedules exactly those.
 """
 
 from __future__ import annotations
@@ -69,3 +72,47 @@ class Deadlines:
         self._heap = [(due, i, key) for i, (key, due) in enumerate(self._due.items())]
         heapq.heapify(self._heap)
         self._seq = len(self._heap)
+
+
+class TouchedTable(dict):
+    """A coordinator's groups by id, noting which ids operations reached (``touched``).
+
+    Why: every operation that can move a group's timers (a join, a heartbeat, a leave, a
+    commit, a conversion) first looks the group up here. Noting the lookups (``get``,
+    ``[]``, assignment, deletion, ``pop``) tells ``tick`` which groups need their next due
+    time recomputed, with no call to forget in each of the many operations. ``peek``,
+    ``in`` and iteration note nothing (the coordinator's own bookkeeping, listings). A
+    lookup that changed nothing costs one needless recomputation of that group's time.
+    """
+
+    __slots__ = ("touched",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.touched: set = set()
+
+    def _note(self, key) -> None:
+        self.touched.add(key)
+
+    def get(self, key, default=None):
+        self._note(key)
+        return dict.get(self, key, default)
+
+    def peek(self, key):
+        return dict.get(self, key)
+
+    def __getitem__(self, key):
+        self._note(key)
+        return dict.__getitem__(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        self._note(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key) -> None:
+        self._note(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        self._note(key)
+        return dict.pop(self, key, *default)

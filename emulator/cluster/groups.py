@@ -51,7 +51,7 @@ from emulator.cluster.classic_groups import (
     sync_error,
 )
 from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps, consumer_due
-from emulator.cluster.deadlines import Deadlines
+from emulator.cluster.deadlines import Deadlines, TouchedTable
 from emulator.cluster.group_migration import GroupMigrationOps
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.streams_groups import StreamsGroup, StreamsGroupOps, streams_due
@@ -82,52 +82,20 @@ def group_key(group_id: str) -> tuple[str, str]:
     return ("group", group_id)
 
 
-class GroupTable(dict):
-    """The coordinator's groups by id, noting which ids operations reached.
+class GroupTable(TouchedTable):
+    """The group coordinator's groups (``TouchedTable``), also noting for parked
+    requests which groups changed (``news``, drained by ``mark_changed``): a lookup that
+    changed nothing costs at most one needless re-check of the group's parked requests."""
 
-    Why: every operation that can move a group's timers or complete its parked
-    requests (a join, a sync, a heartbeat, a leave, a commit, a conversion) first looks
-    the group up here. Noting the lookups (``get``, ``[]``, assignment, deletion) tells
-    ``tick`` which groups need their next due time recomputed (``touched``) and
-    ``mark_changed`` which groups changed for parked requests (``news``), with no call
-    to forget in each of the many operations. ``peek`` and iteration note nothing (the
-    coordinator's own bookkeeping, listings). A lookup that changed nothing costs one
-    recomputation of that group's due time and perhaps one needless re-check.
-    """
-
-    __slots__ = ("touched", "news")
+    __slots__ = ("news",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.touched: set[str] = set()
         self.news: set[str] = set()
 
-    def _note(self, key: str) -> None:
+    def _note(self, key) -> None:
         self.touched.add(key)
         self.news.add(key)
-
-    def get(self, key, default=None):
-        self._note(key)
-        return dict.get(self, key, default)
-
-    def peek(self, key: str):
-        return dict.get(self, key)
-
-    def __getitem__(self, key):
-        self._note(key)
-        return dict.__getitem__(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        self._note(key)
-        dict.__setitem__(self, key, value)
-
-    def __delitem__(self, key) -> None:
-        self._note(key)
-        dict.__delitem__(self, key)
-
-    def pop(self, key, *default):
-        self._note(key)
-        return dict.pop(self, key, *default)
 
 
 @dataclass(slots=True)

@@ -33,6 +33,11 @@ offset of -1 when it first loads the state; a fetch of a share-partition without
 gets UNKNOWN_TOPIC_OR_PARTITION. Under read_committed, records of aborted transactions
 are archived as they are acquired (never delivered), like transaction markers.
 
+Cost follows what changed (issue 19): ``tick`` visits only the share groups whose
+earliest member session is due and the share-partitions whose earliest acquisition
+lock is due (``Deadlines`` heaps); groups looked up (``TouchedTable``) and
+share-partitions written (``_persist``) since the last tick are rescheduled.
+
 Differs from Kafka: no dead-letter queue (KIP-1191); share sessions are not evicted
 when a connection closes (the acquisition lock times out instead).
 """
@@ -42,6 +47,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
+from emulator.cluster.deadlines import Deadlines, TouchedTable
 from emulator.cluster.group_configs import (
     SHARE_BROKER_DEFAULTS,
     broker_value,
@@ -93,10 +99,15 @@ class ShareCoordinator(ShareGroupOps):
     def __init__(self, state, groups) -> None:
         self.state = state
         self.gc = groups
-        self.groups: dict[str, ShareGroup] = {}
+        self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
-        self._due = 0  # no lock or session runs out before this (0: look again)
+        # When each share group's earliest member session and each share-partition's
+        # earliest acquisition lock runs out: a tick visits only those.
+        self.session_timers = Deadlines()
+        self.lock_timers = Deadlines()
+        self._written: set[tuple[str, bytes, int]] = set()  # persisted since the tick
+        self.visits = 0  # groups and share-partitions a tick looked at (tests count)
         state.hooks.append(self._on_event)
         hooks = getattr(state, "tick_hooks", None)
         if hooks is not None:
@@ -112,7 +123,9 @@ class ShareCoordinator(ShareGroupOps):
 
     # ---- persistence (emulator.cluster.share_state_log writes the records) -------------
     def _persist(self, sp: SharePartition) -> None:
-        """The share coordinator's state of ``sp`` may have changed: write it."""
+        """The share coordinator's state of ``sp`` may have changed: write it. Every
+        acquisition (a new lock) passes here, so its lock timer is rescheduled."""
+        self._written.add((sp.group_id, sp.topic_id, sp.partition))
         self.state.emit("share_state_changed", key=(sp.group_id, sp.topic_id, sp.partition),
                         sp=sp)
 
@@ -172,29 +185,63 @@ class ShareCoordinator(ShareGroupOps):
 
     # ---- time ------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
-        """Fence silent members and release records whose acquisition lock ran out."""
+        """Fence silent members and release records whose acquisition lock ran out:
+        only the groups and share-partitions with something due are visited."""
         now = self.state.now() if now is None else now
-        if now < self._due:
-            return False
-        changed = self.expire_members(now)
-        for sp in self.partitions.values():
+        self._reschedule()
+        changed = False
+        for gid in self.session_timers.pop_due(now):
+            group = self.groups.peek(gid)
+            if group is None:
+                continue
+            self.visits += 1
+            for m in [m for m in group.members.values() if m.hb_deadline <= now]:
+                self.remove_member(group, m.member_id)
+                changed = True
+            self._schedule_group(gid)
+        for key in self.lock_timers.pop_due(now):
+            sp = self.partitions.get(key)
+            if sp is None:
+                continue
+            self.visits += 1
             if sp.records and sp.expire_locks(now, self.group_int(
                     sp.group_id, "share.delivery.count.limit")):
                 self._persist(sp)
                 changed = True
+            self._written.discard(key)
+            self.lock_timers.set(key, sp.next_lock_deadline())
         if changed:
             self.mark_changed()
-        self._due = self.next_deadline() or (1 << 62)
         return changed
 
+    def _reschedule(self) -> None:
+        """The groups looked up and share-partitions written since the last call: their
+        next session and lock deadlines."""
+        touched = self.groups.touched
+        if touched:
+            for gid in list(touched):
+                self._schedule_group(gid)
+            touched.clear()
+        if self._written:
+            for key in list(self._written):
+                sp = self.partitions.get(key)
+                self.lock_timers.set(key, sp.next_lock_deadline() if sp is not None else None)
+            self._written.clear()
+
+    def _schedule_group(self, gid: str) -> None:
+        group = self.groups.peek(gid)
+        due = min((m.hb_deadline for m in group.members.values()), default=None) \
+            if group is not None else None
+        self.session_timers.set(gid, due)
+
     def mark_changed(self) -> None:
-        self._due = 0
         self.state.changed(partitions_only=True)  # nothing replication depends on
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (a lock or a session running out)."""
-        times = [d for sp in self.partitions.values() if (d := sp.next_lock_deadline())]
-        times += [m.hb_deadline for g in self.groups.values() for m in g.members.values()]
+        self._reschedule()
+        times = [d for d in (self.session_timers.next_due(), self.lock_timers.next_due())
+                 if d is not None]
         return min(times) if times else None
 
     def on_member_gone(self, group_id: str, member_id: str) -> None:

@@ -246,15 +246,6 @@ class ShareGroupOps:
         self.on_member_gone(group.group_id, member_id)
         self.mark_changed()
 
-    def expire_members(self, now: int) -> bool:
-        """Fence members whose session timed out (group.share.session.timeout.ms)."""
-        changed = False
-        for group in list(self.groups.values()):
-            for m in [m for m in group.members.values() if m.hb_deadline <= now]:
-                self.remove_member(group, m.member_id)
-                changed = True
-        return changed
-
     # ---- describe / list -------------------------------------------------------------
     def describe_share_groups(self, group_ids: list[str]) -> list[dict]:
         out = []
