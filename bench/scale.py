@@ -9,15 +9,23 @@ system, then:
 - RSS before and after, and the bytes each idle partition costs;
 - Metadata for every topic (v12, one connection, sequential): p50 and p99;
 - produce with confluent-kafka (acks=all, linger.ms 5): one 100-byte record to every
-  partition per round, each round flushed, records/s over the rounds;
+  partition per round, each round flushed, records/s over the rounds, and the CPU time
+  per record of the server's processes and of this (client) process: librdkafka 2.x
+  sends one partition per ProduceRequest and its broker threads look at every
+  partition they lead at each wake-up, so the client's cost per record grows with the
+  partition count on its own (bench/produce_path.py measures the emulator alone);
 - consume with confluent-kafka: every partition assigned from offset 0, records/s;
 - acks=all latency at 500 records/s on a one-partition topic (p50, as compare.py).
 
 Kafka runs as one KRaft node (bench/pom.xml's version, jars from Maven Central) where
-``--kafka`` asks for it and it can hold the size (``--kafka-max``). Prints a table;
-asserts nothing (the machine is shared, figures are noisy).
+``--kafka`` asks for it and it can hold the size (``--kafka-max``). Prints a table
+(``--markdown FILE`` also writes it with the command and the load average) and, with
+``--plot FILE.png``, draws records/s and Metadata p50 against partitions (needs
+matplotlib; without it the plot is skipped with a line saying so). Asserts nothing
+(the machine is shared, figures are noisy).
 
     python bench/scale.py [--sizes 10,100,1000,10000] [--kafka] [--kafka-max 10000]
+                          [--plot docs/scale.png] [--markdown table.md]
 """
 
 from __future__ import annotations
@@ -111,9 +119,23 @@ def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
         * 1000, parts
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used (all their threads)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (FileNotFoundError, IndexError, ValueError):
+            pass
+    return total
+
+
 def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
-            max_s: float) -> tuple[float, int, float]:
-    """(records/s, rounds, seconds of the slowest round): one record per partition a round."""
+            max_s: float) -> tuple[float, int, float, float, float]:
+    """(records/s, rounds, seconds of the slowest round, server and client CPU
+    microseconds per record): one record per partition a round."""
     p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 5,
                   "queue.buffering.max.messages": 2_000_000,
                   "queue.buffering.max.kbytes": 1 << 21})
@@ -128,6 +150,7 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
         p.produce(name, VALUE, partition=i)
     p.flush(60)
     rounds, slowest = 0, 0.0
+    server0, client0 = cpu_seconds(s.pids), cpu_seconds([os.getpid()])
     t0 = time.perf_counter()
     while True:
         r0 = time.perf_counter()
@@ -147,7 +170,10 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
             raise RuntimeError(f"produce errors: {errors[:3]}")
         if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
             break
-    return rounds * len(parts) / elapsed, rounds, slowest
+    records = rounds * len(parts)
+    server = (cpu_seconds(s.pids) - server0) / records * 1e6
+    client = (cpu_seconds([os.getpid()]) - client0) / records * 1e6
+    return records / elapsed, rounds, slowest, server, client
 
 
 def consume(s: compare.System, plan: list[tuple[str, int]], expected: int) -> float:
@@ -181,8 +207,10 @@ def run(s: compare.System, n: int, args: argparse.Namespace) -> dict[str, object
     r["md_p50"], r["md_p99"], seen = metadata_latency(s, args.metadata_requests)
     if seen < n:
         raise RuntimeError(f"metadata shows {seen} of {n} partitions")
-    rate, rounds, slowest = produce(s, plan, args.min_seconds, args.max_seconds)
+    rate, rounds, slowest, server_cpu, client_cpu = produce(s, plan, args.min_seconds,
+                                                            args.max_seconds)
     r["produce"], r["rounds"], r["slowest_round_s"] = rate, rounds, slowest
+    r["server_cpu_us"], r["client_cpu_us"] = server_cpu, client_cpu
     r["consume"] = consume(s, plan, rounds * n)
     compare.create_topics(s, [("scale-lat", 1)])
     r["acks_all_p50"], r["acks_all_p99"] = compare.latency(s, "scale-lat", 1000, 500)
@@ -196,21 +224,58 @@ COLUMNS = [  # key, header, format
     ("md_p50", "Metadata p50 ms", "{:.1f}"), ("md_p99", "p99 ms", "{:.1f}"),
     ("produce", "produce rec/s", "{:,.0f}"), ("rounds", "rounds", "{}"),
     ("slowest_round_s", "slowest round s", "{:.2f}"),
+    ("server_cpu_us", "server CPU us/rec", "{:.0f}"),
+    ("client_cpu_us", "client CPU us/rec", "{:.0f}"),
     ("consume", "consume rec/s", "{:,.0f}"),
     ("acks_all_p50", "acks=all p50 ms", "{:.2f}"), ("acks_all_p99", "p99 ms", "{:.2f}"),
 ]
 
 
-def print_table(rows: list[dict[str, object]]) -> None:
+def table(rows: list[dict[str, object]]) -> list[str]:
     cells = [[h for _, h, _ in COLUMNS]]
     for r in rows:
         cells.append([fmt.format(r[k]) if isinstance(r.get(k), (int, float)) or k == "system"
                       else str(r.get(k, "-")) for k, _, fmt in COLUMNS])
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    lines = []
     for j, row in enumerate(cells):
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        lines.append("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+                     + " |")
         if j == 0:
-            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
+def print_table(rows: list[dict[str, object]]) -> None:
+    print("\n".join(table(rows)))
+
+
+def plot(rows: list[dict[str, object]], path: str) -> None:
+    """records/s and Metadata p50 against partitions (log scale), one line per system."""
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"--plot {path}: matplotlib is not installed, no plot written")
+        return
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for name in dict.fromkeys(str(r["system"]) for r in rows):
+        ok = [r for r in rows if r["system"] == name and isinstance(r.get("produce"), float)]
+        sizes = [r["size"] for r in ok]
+        left.plot(sizes, [r["produce"] for r in ok], marker="o", label=name)
+        right.plot(sizes, [r["md_p50"] for r in ok], marker="o", label=name)
+    for ax, title in ((left, "produce records/s (acks=all)"),
+                      (right, "whole-cluster Metadata p50 ms")):
+        ax.set_xscale("log")
+        ax.set_xlabel("partitions")
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"plot written to {path}")
 
 
 def main() -> None:
@@ -221,6 +286,8 @@ def main() -> None:
     ap.add_argument("--metadata-requests", type=int, default=50)
     ap.add_argument("--min-seconds", type=float, default=3.0, help="produce at least this long")
     ap.add_argument("--max-seconds", type=float, default=60.0, help="and at most this long")
+    ap.add_argument("--plot", metavar="PNG", help="draw records/s and Metadata p50 (matplotlib)")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the table there")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     rows: list[dict[str, object]] = []
@@ -244,6 +311,12 @@ def main() -> None:
     print()
     print(compare.platform_line())
     print_table(rows)
+    if args.plot:
+        plot(rows, args.plot)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(f"    python bench/scale.py {' '.join(sys.argv[1:])}\n\n"
+                    f"{compare.platform_line()}\n\n" + "\n".join(table(rows)) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from wire.codec import (
     DecodeError,
+    EncodedList,
     compile_message,
     read_uvarint,
     read_varint,
@@ -70,6 +71,24 @@ def test_non_flexible_versions_use_int16_and_int32_lengths() -> None:
     d, _ = dec(data, 0)
     assert d == {"name": "ab", "maybe": None, "ids": [5, 6], "items": [{"k": 1, "v": "z"}],
                  "extra": -1}
+
+
+def test_an_encoded_list_is_written_as_a_list_and_encoded_once_per_version() -> None:
+    items = [{"k": 1, "v": "z"}, {"k": 2, "v": "yy"}]
+    kept = EncodedList(items)
+    encoders = {v: compile_message(DEMO, v)[1] for v in (0, 2)}
+    for version in (0, 2, 0, 2):  # non-flexible and flexible lengths
+        enc = encoders[version]
+        plain: list = []
+        enc({"name": "ab", "items": items}, plain)
+        out: list = []
+        enc({"name": "ab", "items": kept}, out)
+        assert b"".join(out) == b"".join(plain)
+    assert len(kept.encoded) == 2  # one encoding for each version, reused the second time
+    kept.encoded = {key: b"stale" for key in kept.encoded}  # what is kept is what is sent
+    out = []
+    encoders[2]({"name": "ab", "items": kept}, out)
+    assert b"stale" in out
 
 
 def test_truncated_input_raises_decode_error() -> None:

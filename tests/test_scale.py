@@ -13,6 +13,7 @@ from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers.base import Delayed
 from emulator.server.app import EmulatorServer
+from wire.messages import RESPONSES
 from wire.records import build_batch
 
 LAG = 1000
@@ -161,3 +162,26 @@ def test_metadata_entries_are_rebuilt_only_for_the_topic_that_changed() -> None:
     assert after["t9"][0]["leader_epoch"] == p.leader_epoch
     controller.broker_stopped(s, 3)  # offline replicas change everywhere
     assert all(s.partition_metadata(t) is not after[n] for n, t in s.topics.items())
+
+
+def test_metadata_partitions_are_encoded_once_per_change() -> None:
+    """A whole-cluster Metadata answer encodes only the topics that changed since the
+    last one: the others' partition arrays are the bytes kept from before."""
+    s, _ = make()
+    frames = []
+    for _ in range(3):
+        parts: list = []
+        RESPONSES[3].encode_into({"topics": [
+            {"name": n, "topic_id": t.id, "partitions": s.partition_metadata(t)}
+            for n, t in s.topics.items()]}, 12, parts)
+        frames.append((b"".join(parts), parts))
+        if len(frames) == 2:
+            p = s.get_partition("t9", 0)
+            controller.change_leader(s, p, next(b for b in p.isr if b != p.leader))
+    (first, first_parts), (second, second_parts), (third, third_parts) = frames
+    assert second == first and third != first
+    kept = [x for x in second_parts if len(x) > 100]  # one kept array for each topic
+    assert len(kept) == TOPICS and all(a is b for a, b in zip(
+        kept, [x for x in first_parts if len(x) > 100], strict=True))
+    changed = [x for x in third_parts if len(x) > 100 and not any(x is k for k in kept)]
+    assert len(changed) == 1  # t9's partitions, encoded again after its leader moved

@@ -19,6 +19,22 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
+class EncodedList(list):
+    """An array of structs whose encodings are kept, one per message version and field.
+
+    For a part that many responses share and that changes rarely (Metadata's
+    partitions of a topic: 100,000 of them in a whole-cluster answer), so that each is
+    encoded once per change rather than once per response. Read only once built: the
+    kept bytes would not see a change to it or to its items; build a new one instead.
+    """
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__(items)
+        self.encoded: dict[object, bytes] = {}
+
+
 class DecodeError(ValueError):
     """The bytes do not form a valid message of the requested version."""
 
@@ -316,8 +332,23 @@ class _Gen:
                 return lines
             if isinstance(item, Struct):
                 fn = self.encode_struct(item)
-                lines.append(f"{ind}    for _y in {var}:")
-                lines.append(f"{ind}        {fn}(_y, {out})")
+                # An EncodedList keeps its encoding at this site (one key per message
+                # version and field): written once, appended as is afterwards.
+                key = self.const(object(), "_EK")
+                lines[-2:] = [
+                    f"{ind}elif {var}.__class__ is _EL:",
+                    f"{ind}    _e = {var}.encoded.get({key})",
+                    f"{ind}    if _e is None:",
+                    f"{ind}        _sub = [{self._write_len('len(' + var + ')', True)}]",
+                    f"{ind}        for _y in {var}:",
+                    f"{ind}            {fn}(_y, _sub)",
+                    f"{ind}        _e = {var}.encoded[{key}] = b''.join(_sub)",
+                    f"{ind}    {out}.append(_e)",
+                    f"{ind}else:",
+                    f"{ind}    {out}.append({self._write_len('len(' + var + ')', True)})",
+                    f"{ind}    for _y in {var}:",
+                    f"{ind}        {fn}(_y, {out})",
+                ]
                 return lines
             lines.append(f"{ind}    for _y in {var}:")
             lines.extend(self.encode_value(Field("_item", item), ind + "        ", "_y", out))
@@ -332,6 +363,7 @@ _NAMESPACE = {
     "_uv": read_uvarint,
     "_uvw": write_uvarint,
     "_DE": DecodeError,
+    "_EL": EncodedList,
 }
 
 Decoder = Callable[[bytes, int], tuple[dict, int]]

@@ -23,6 +23,7 @@ from emulator.cluster.clock import SystemClock
 from emulator.cluster.configs import TOPIC_CONFIGS, default_broker_config
 from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.throttle import ReplicationQuotas
+from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -141,7 +142,7 @@ class ClusterMetadata:
         self.changed_all = False
         self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
         # topic -> (key, Metadata partition entries): see partition_metadata
-        self._metadata_cache: dict[str, tuple[tuple, list[dict]]] = {}
+        self._metadata_cache: dict[str, tuple[tuple, EncodedList]] = {}
         self._next_topic_rank = 0
         # The active controller (emulator.cluster.controller.Controller); the metadata
         # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
@@ -318,6 +319,8 @@ class ClusterMetadata:
 
         Whole-cluster Metadata then costs what changed since the last request, not
         the size of the cluster. The entries are shared between responses: read only.
+        They come as an ``EncodedList``, so each response version encodes them once
+        per change too (the wire codec keeps the bytes).
         """
         alive = tuple(b.alive for b in self.brokers.values())
         key = (id(topic), len(topic.partitions), topic.metadata_version, alive)
@@ -325,7 +328,7 @@ class ClusterMetadata:
         if hit is not None and hit[0] == key:
             return hit[1]
         is_alive = self.is_alive
-        entries = [{
+        entries = EncodedList({
             "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
             "partition_index": p.index,
             "leader_id": p.leader,
@@ -333,7 +336,7 @@ class ClusterMetadata:
             "replica_nodes": list(p.replicas),
             "isr_nodes": list(p.isr),
             "offline_replicas": [b for b in p.replicas if not is_alive(b)],
-        } for p in topic.partitions]
+        } for p in topic.partitions)
         self._metadata_cache[topic.name] = (key, entries)
         return entries
 

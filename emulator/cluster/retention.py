@@ -39,9 +39,16 @@ def apply_retention(state: ClusterMetadata) -> None:
         if rms < 0 and rbytes < 0:
             continue
         for p in t.partitions:
-            if p.leader < 0:
+            # A log keeps its last batch and deletes nothing at or above the high
+            # watermark: idle and single-batch partitions are passed over without a call
+            # (this runs every second over every partition).
+            hw = p.high_watermark
+            if hw <= 0 or p.leader < 0:
                 continue
-            if p.leader_log.apply_retention(now, rms, rbytes, p.high_watermark):
+            log = p.logs[p.leader]
+            if hw <= log.log_start_offset or log.batch_count < 2:
+                continue
+            if log.apply_retention(now, rms, rbytes, hw):
                 for b, log in p.logs.items():
                     if b != p.leader:
                         log.delete_before(p.leader_log.log_start_offset)

@@ -1,0 +1,111 @@
+"""The emulator's own cost per produced record, without a client (issue 19).
+
+bench/scale.py measures records/s with confluent-kafka, whose CPU shares the machine
+and grows with the partition count on its own (librdkafka 2.x sends one partition
+per ProduceRequest and its broker threads look at every partition they lead at each
+wake-up). This runs the server's request path in-process instead: for every
+partition, one ProduceRequest v10 frame (one 100-byte record, acks=all) through
+``EmulatorServer._process`` (decode, authorize, append, the acks=all wait woken by the
+replication tick, encode), three connections at once as the three brokers' clients,
+no sockets. It prints microseconds per record at each size, so what the emulator
+does per record at 10,000 partitions can be set beside 100.
+
+    python bench/produce_path.py [--sizes 100,10000] [--rounds 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from emulator.runtime import Cluster, new_event_loop  # noqa: E402
+from emulator.server.app import EmulatorServer  # noqa: E402
+from emulator.services import build_services  # noqa: E402
+from wire.frames import encode_request  # noqa: E402
+from wire.records import build_batch  # noqa: E402
+
+PER_TOPIC = 100
+VALUE = b"v" * 100
+
+
+def setup(n: int) -> tuple[Cluster, EmulatorServer]:
+    c = Cluster(brokers=3, port=0)
+    services = build_services(c.state)
+    i = 0
+    while n > 0:
+        c.state.create_topic(f"scale-{i:05d}", min(PER_TOPIC, n), 3)
+        n -= PER_TOPIC
+        i += 1
+    c.state.tick()
+    srv = EmulatorServer(c.state, "127.0.0.1", c.kafka_version, services)
+    model = c.faults.model
+    srv.faults.inject_error = model.inject_error
+    srv.faults.latency = model.latency_s
+    srv.faults.drop_response = model.drop_response
+    return c, srv
+
+
+def frames(c: Cluster) -> dict[int, list[bytes]]:
+    """Per leader broker: one produce frame (without its size prefix) per partition."""
+    out: dict[int, list[bytes]] = {b: [] for b in c.state.brokers}
+    batch = build_batch([(None, VALUE)], timestamp=int(time.time() * 1000))
+    for t in c.state.topics.values():
+        for p in t.partitions:
+            body = {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+                {"name": t.name, "partition_data": [{"index": p.index, "records": batch}]}]}
+            out[p.leader].append(encode_request(0, 10, len(out[p.leader]), "rdkafka", body)[4:])
+    return out
+
+
+async def connection(srv: EmulatorServer, broker: int, work: list[bytes], rounds: int) -> None:
+    bl = srv.listeners[broker]
+    for _ in range(rounds):
+        for frame in work:
+            out = await srv._process(bl, broker, "127.0.0.1", frame)
+            if out is None or len(out) < 20:
+                raise RuntimeError("no produce response")
+
+
+async def run(c: Cluster, srv: EmulatorServer, work: dict[int, list[bytes]], rounds: int) -> None:
+    await asyncio.gather(*(connection(srv, b, w, rounds) for b, w in work.items()))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100,10000")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds at 10,000 (more when smaller)")
+    ap.add_argument("--profile", action="store_true", help="cProfile: the top functions")
+    args = ap.parse_args()
+    for n in (int(x) for x in args.sizes.split(",")):
+        c, srv = setup(n)
+        work = frames(c)
+        rounds = max(args.rounds, args.rounds * 10_000 // n)
+        loop = new_event_loop()
+        prof = cProfile.Profile() if args.profile else None
+        try:
+            loop.run_until_complete(run(c, srv, work, 1))  # warm up
+            t0, c0 = time.perf_counter(), time.process_time()
+            if prof:
+                prof.enable()
+            loop.run_until_complete(run(c, srv, work, rounds))
+            if prof:
+                prof.disable()
+            dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        finally:
+            loop.close()
+        recs = rounds * n
+        print(f"{n:>7,} partitions: {recs:,} records, {dc / recs * 1e6:.1f} us CPU/record, "
+              f"{recs / dt:,.0f} records/s", flush=True)
+        if prof:
+            pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
