@@ -244,3 +244,19 @@ def test_share_groups_visit_only_the_expiring_lock_and_session() -> None:
     assert sc.tick()
     assert sc.visits - before == 2
     assert not sc.groups.peek("s0").members and sc.groups.peek("s1").members
+
+
+def test_transaction_news_names_only_the_partitions_markers_went_to() -> None:
+    """Parked fetches and produces wait on partitions: a transaction's steps wake none
+    of them, its markers only those of their partitions."""
+    s, clock, gc = make()
+    tc = TransactionCoordinator(s, gc)
+    tc.ensure_txn_topic()
+    s.take_changes()
+    err, pid, epoch = tc.init_producer_id("tx", 60_000)
+    assert err == E.NONE
+    assert tc.add_partitions("tx", pid, epoch, [("in", 1), ("in", 3)]) == {
+        ("in", 1): 0, ("in", 3): 0}
+    assert s.take_changes() == (False, set())
+    assert tc.end_txn("tx", pid, epoch, commit=True)[0] == E.NONE
+    assert s.take_changes() == (False, {("in", 1), ("in", 3)})

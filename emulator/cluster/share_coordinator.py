@@ -235,7 +235,9 @@ class ShareCoordinator(ShareGroupOps):
         self.session_timers.set(gid, due)
 
     def mark_changed(self) -> None:
-        self.state.changed(partitions_only=True)  # nothing replication depends on
+        # Nothing replication depends on; only requests parked on no partition in
+        # particular (ShareFetch) wait on share state: no partition is named.
+        self.state.changed(partitions_only=True, keys=())
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (a lock or a session running out)."""

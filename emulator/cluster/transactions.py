@@ -144,6 +144,13 @@ class TransactionCoordinator:
         self.schedule(txn)
         self.state.emit("txn_changed", txn=txn, removed=removed)
 
+    def _changed(self) -> None:
+        """News for the server: a tick soon, and the requests parked on no partition in
+        particular re-checked. Requests parked on partitions (fetches, acks=all
+        produces) wait on no transaction's state itself: a marker wakes those of its
+        partition when it is appended (``append_control``), so none is named here."""
+        self.state.changed(partitions_only=True, keys=())
+
     def schedule(self, txn: TxnMetadata) -> None:
         """Recompute when ``tick`` must next look at ``txn`` (after any change of it)."""
         tid = txn.transactional_id
@@ -219,7 +226,7 @@ class TransactionCoordinator:
         except KafkaError as e:
             return e.code, -1, -1
         finally:
-            self.state.changed(partitions_only=True)
+            self._changed()
 
     def _init_transit(self, txn: TxnMetadata, timeout_ms: int, expected_pid: int,
                       expected_epoch: int) -> tuple[int, int, int]:
@@ -290,7 +297,7 @@ class TransactionCoordinator:
         self._begin(txn)
         txn.partitions.update(partitions)
         self._persist(txn)
-        self.state.changed(partitions_only=True)
+        self._changed()
         return dict.fromkeys(partitions, E.NONE)
 
     def _unknown(self, tp: tuple[str, int]) -> bool:
@@ -316,7 +323,7 @@ class TransactionCoordinator:
         if self.groups is not None:
             txn.partitions.add((OFFSETS_TOPIC, self.groups.partition_for(group_id)))
         self._persist(txn)
-        self.state.changed(partitions_only=True)
+        self._changed()
         return E.NONE
 
     # ---- EndTxn ---------------------------------------------------------------------------------
@@ -423,7 +430,7 @@ class TransactionCoordinator:
             txn.producer_id = self.new_producer_id()
             txn.producer_epoch = 0
         self._persist(txn)
-        self.state.changed(partitions_only=True)
+        self._changed()
 
     # ---- the produce path -----------------------------------------------------------------------
     def check_produce(self, transactional_id: str, topic: str, partition: int,
@@ -456,7 +463,7 @@ class TransactionCoordinator:
                 self._begin(txn)
                 txn.partitions.add((topic, partition))
                 self._persist(txn)
-                self.state.changed(partitions_only=True)
+                self._changed()
             return E.NONE
         if txn.state != ONGOING or (topic, partition) not in txn.partitions:
             return E.INVALID_TXN_STATE
@@ -495,7 +502,7 @@ class TransactionCoordinator:
                 changed = True
             self.schedule(txn)
         if changed:
-            self.state.changed(partitions_only=True)
+            self._changed()
         return changed
 
     # ---- administration -----------------------------------------------------------------------------
