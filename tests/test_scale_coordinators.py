@@ -260,3 +260,30 @@ def test_transaction_news_names_only_the_partitions_markers_went_to() -> None:
     assert s.take_changes() == (False, set())
     assert tc.end_txn("tx", pid, epoch, commit=True)[0] == E.NONE
     assert s.take_changes() == (False, {("in", 1), ("in", 3)})
+
+
+def test_a_regex_subscription_follows_topics_created_and_deleted() -> None:
+    """Regex matches are cached per topic set (a heartbeat does not scan every topic):
+    a created topic that matches joins the subscription, a deleted one leaves it."""
+    s, clock, gc = make()
+    for i in range(200):
+        s.create_topic(f"other-{i}", 1, 1)
+    s.create_topic("rx-a", 2, 1)
+
+    def subscribed(epoch: int) -> tuple[int, set[str]]:
+        r = gc.consumer_group_heartbeat("rx", "m", epoch, rebalance_timeout_ms=60_000,
+                                        subscribed_topic_regex="rx-.*", topic_partitions=[]
+                                        if epoch == 0 else None)
+        assert r["error_code"] == E.NONE, r
+        return r["member_epoch"], set(gc.groups.peek("rx").subscription_metadata)
+
+    epoch, topics = subscribed(0)
+    assert topics == {"rx-a"}
+    epoch, topics = subscribed(epoch)
+    assert topics == {"rx-a"}
+    s.create_topic("rx-b", 1, 1)
+    epoch, topics = subscribed(epoch)
+    assert topics == {"rx-a", "rx-b"}
+    s.delete_topic("rx-a")
+    epoch, topics = subscribed(epoch)
+    assert topics == {"rx-b"}

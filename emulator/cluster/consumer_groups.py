@@ -304,6 +304,7 @@ class ConsumerGroupOps:
     """KIP-848 operations; mixed into ``GroupCoordinator``."""
 
     groups: dict
+    _regex_cache: dict[str, tuple[tuple[int, int], list[str]]]  # regex -> (topic set, names)
 
     def consumer_group_heartbeat(
         self, group_id: str, member_id: str, member_epoch: int, *,
@@ -498,14 +499,36 @@ class ConsumerGroupOps:
                              "partitions and rejoin.")
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
+        """The subscribed topics' ids and partition counts. Named topics are looked up,
+        so a heartbeat costs its group's subscriptions, not the cluster's topics; a
+        regex is matched against the topic names once per change of the topic set."""
         names = group.subscribed_topic_names()
-        regexes = [compile_topic_regex(m.subscribed_topic_regex)
-                   for m in group.members.values() if m.subscribed_topic_regex]
+        for m in group.members.values():
+            if m.subscribed_topic_regex:
+                names.update(self._regex_topics(m.subscribed_topic_regex))
+        topics = self.state.topics
         out = {}
-        for name, t in self.state.topics.items():
-            if name in names or (not t.is_internal and any(r.fullmatch(name) for r in regexes)):
+        for name in sorted(names):
+            t = topics.get(name)
+            if t is not None:
                 out[name] = (t.id, len(t.partitions))
         return out
+
+    def _regex_topics(self, regex: str) -> list[str]:
+        """The non-internal topics whose whole name ``regex`` matches (cached per regex
+        until a topic is created or deleted)."""
+        cache = self._regex_cache
+        version = self.state.topic_set_version
+        hit = cache.get(regex)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        r = compile_topic_regex(regex)
+        found = [n for n, t in self.state.topics.items()
+                 if not t.is_internal and r.fullmatch(n)]
+        if len(cache) >= 1024:
+            cache.clear()
+        cache[regex] = (version, found)
+        return found
 
     def _member_topics(self, group: ConsumerGroup, m: ConsumerMember) -> set[str]:
         topics = {t for t in m.subscribed_topic_names if t in group.subscription_metadata}
@@ -641,11 +664,12 @@ class ConsumerGroupOps:
         return changed
 
     def describe_consumer_group(self, group: ConsumerGroup) -> dict:
-        names = {t.id: t.name for t in self.state.topics.values()}
+        by_id = self.state.topics_by_id
 
         def wire(a: Assignment) -> dict:
             return {"topic_partitions": [
-                {"topic_id": t, "topic_name": names.get(t, ""), "partitions": sorted(ps)}
+                {"topic_id": t, "topic_name": by_id[t].name if t in by_id else "",
+                 "partitions": sorted(ps)}
                 for t, ps in sorted(a.items()) if ps]}
 
         return {

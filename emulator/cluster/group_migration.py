@@ -97,9 +97,9 @@ class GroupMigrationOps:
         return out
 
     def _topic_names(self, a: Assignment) -> list[tuple[str, list[int]]]:
-        names = {t.id: t.name for t in self.state.topics.values()}
-        return sorted((names[tid], sorted(ps)) for tid, ps in a.items()
-                      if ps and tid in names)
+        by_id = self.state.topics_by_id  # a lookup per assigned topic, not a scan
+        return sorted((by_id[tid].name, sorted(ps)) for tid, ps in a.items()
+                      if ps and tid in by_id)
 
     # ---- upgrade --------------------------------------------------------------------
     def maybe_upgrade(self, group: ClassicGroup) -> ConsumerGroup | None:

@@ -119,6 +119,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         self._epochs_seen = False
         self.visits = 0  # groups whose timers a tick checked (tests/test_scale.py counts)
         self.reschedules = 0  # groups whose next due time was recomputed
+        self._regex_cache = {}  # consumer_groups._regex_topics
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}

@@ -302,6 +302,12 @@ class ClusterMetadata:
         self.topic_order[topic.name] = self._next_topic_rank
         self._next_topic_rank += 1
 
+    @property
+    def topic_set_version(self) -> tuple[int, int]:
+        """Changes whenever a topic is created or deleted: the key of caches of what
+        depends on the set of topic names alone (regex subscriptions' matches)."""
+        return self._next_topic_rank, len(self.topics)
+
     def remove_topic(self, topic: Topic) -> None:
         del self.topics[topic.name]
         del self.topics_by_id[topic.id]

@@ -264,7 +264,7 @@ class ShareGroupOps:
         return out
 
     def _describe(self, group: ShareGroup) -> dict:
-        names = {t.id: name for name, t in self._topics().items()}
+        by_id = self.state.topics_by_id  # type: ignore[attr-defined]
         return {
             "group_id": group.group_id, "error_code": E.NONE, "group_state": group.state,
             "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
@@ -274,7 +274,7 @@ class ShareGroupOps:
                 "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": m.subscribed_topic_names,
                 "assignment": {"topic_partitions": [
-                    {"topic_id": tid, "topic_name": names.get(tid, ""),
+                    {"topic_id": tid, "topic_name": by_id[tid].name if tid in by_id else "",
                      "partitions": sorted(ps)}
                     for tid, ps in sorted(m.assignment.items())]},
             } for m in group.members.values()],
