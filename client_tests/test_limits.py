@@ -10,13 +10,17 @@ manual assignment naming an unknown broker is INVALID_REPLICA_ASSIGNMENT.
 from __future__ import annotations
 
 import logging
+import select
 import struct
+import time
 
 import pytest
-from rawkafka import Conn
+from rawkafka import Conn, produce_body, produce_error
 
 from emulator import Cluster
 from wire.errors import ErrorCode as E
+from wire.frames import decode_response, encode_request
+from wire.records import build_batch
 
 # Not run with --target kafka: the emulator's limits and process.
 pytestmark = pytest.mark.emulator_only
@@ -88,6 +92,62 @@ def test_assignments_naming_unknown_brokers(cluster: Cluster) -> None:
     assert errors(create_partitions(c, [("t", 3, [{"broker_ids": [1]}])])) == [
         (E.INVALID_REPLICA_ASSIGNMENT,
          "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified.")]
+    c.close()
+
+
+def test_large_legal_operations_serve_others_meanwhile(cluster: Cluster) -> None:
+    """CreateTopics of 9,999 partitions, CreatePartitions of +10,000 and deleting the
+    topic again are legal and take a while: the emulator does them in steps between
+    other clients' requests (emulator/cluster/steps.py). Each still gives Kafka's
+    result, and small requests on other connections are answered meanwhile (how fast:
+    bench/hostile_stall.py)."""
+    c = Conn(cluster)
+    assert errors(create_topics(c, [("small", -1, -1, [{"partition_index": 0,
+                                                        "broker_ids": [1]}])])) == [(0, None)]
+    answered_while_pending = []
+
+    def observe(bid: int, key: int, version: int, frame: bytes, out: bytes | None) -> None:
+        if key in (0, 3):  # runs on the event loop, right after the small request
+            answered_while_pending.append(bool(cluster.state.pending_topics))
+
+    cluster.server.frame_observers.append(observe)
+    batch = build_batch([(b"k", b"v")], timestamp=int(time.time() * 1000))
+    metadata = {"topics": [{"name": "small", "topic_id": bytes(16)}],
+                "allow_auto_topic_creation": False}
+    requests = [
+        (19, 7, {"topics": [{"name": "big", "num_partitions": 9_999, "replication_factor": 3,
+                             "assignments": [], "configs": []}], "timeout_ms": 60000}),
+        (37, 3, {"topics": [{"name": "small", "count": 10_001, "assignments": None}],
+                 "timeout_ms": 60000, "validate_only": False}),
+        (20, 6, {"topics": [{"name": "big", "topic_id": bytes(16)}], "timeout_ms": 60000}),
+    ]
+    answers = []
+    for key, version, body in requests:
+        answered_while_pending.clear()
+        big = Conn(cluster)
+        big.send_raw(encode_request(key, version, 1, "big", body))
+        small = Conn(cluster)
+        n = 0
+        while not select.select([big.sock], [], [], 0)[0]:
+            md = small.call(3, 12, metadata)["topics"][0]
+            assert md["error_code"] == 0 and md["partitions"][0]["leader_id"] == 1
+            assert produce_error(small.call(0, 9, produce_body("small", 0, batch))) == 0
+            n += 1
+        answers.append(decode_response(key, version, big.read_frame())[1])
+        big.close()
+        small.close()
+        assert n and any(answered_while_pending), (n, answered_while_pending)
+    assert [t["error_code"] for t in answers[0]["topics"]] == [0]
+    assert answers[0]["topics"][0]["num_partitions"] == 9_999
+    assert errors(answers[1]["results"]) == [(0, None)]
+    assert answers[2]["responses"][0]["error_code"] == 0
+    grown = c.call(3, 12, {"topics": [{"name": "small", "topic_id": bytes(16)}],
+                           "allow_auto_topic_creation": False})["topics"][0]["partitions"]
+    assert sorted(p["partition_index"] for p in grown) == list(range(10_001))
+    assert all(p["leader_id"] in (1, 2, 3) and len(p["replica_nodes"]) == 1 for p in grown)
+    # The name is free again once DeleteTopics has answered.
+    assert errors(create_topics(c, [("big", 3, 3, None)])) == [(0, None)]
+    assert not cluster.state.pending_topics
     c.close()
 
 

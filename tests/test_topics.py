@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.cluster import config_ops
+from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
 from wire.records import Record, build_batch
 
@@ -175,3 +176,108 @@ def test_configs_describe_alter_incremental() -> None:
     with pytest.raises(KafkaError) as e:
         config_ops.describe(s, config_ops.TOPIC, "missing", None, 1)
     assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+# ---- large operations in steps (emulator/cluster/steps.py) ------------------------------
+def _steps_until_end(gen) -> tuple[int, object]:  # noqa: ANN001
+    n = 0
+    try:
+        while True:
+            next(gen)
+            n += 1
+    except StopIteration as done:
+        return n, done.value
+
+
+def test_stepped_create_is_published_whole_at_the_end() -> None:
+    s = cluster()
+    steps = s.create_topic_steps("big", 1000, 3)
+    next(steps)
+    # Half-built: nobody sees the topic, its name is taken, its partitions wait.
+    assert "big" not in s.topics and "big" in s.pending_topics
+    with pytest.raises(KafkaError) as e:
+        s.create_topic("big", 1, 1)
+    assert e.value.code == E.TOPIC_ALREADY_EXISTS
+    with pytest.raises(KafkaError) as e:
+        s.auto_create("big")
+    assert e.value.code == E.LEADER_NOT_AVAILABLE
+    n, topic = _steps_until_end(steps)
+    assert n >= 1000 // 32 - 2
+    assert s.topics["big"] is topic and not s.pending_topics
+    assert [p.index for p in topic.partitions] == list(range(1000))
+    assert all(p.leader == p.replicas[0] and p.isr == p.replicas for p in topic.partitions)
+    c = s.controller
+    assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
+    # Stepping gives what one call gives (same seed, same placement).
+    same = cluster().create_topic("big", 1000, 3)
+    assert [p.replicas for p in same.partitions] == [p.replicas for p in topic.partitions]
+
+
+def test_stepped_create_starts_again_when_a_broker_dies_under_it() -> None:
+    s = cluster(4)
+    steps = s.create_topic_steps("big", 1000, 3)
+    for _ in range(5):
+        next(steps)
+    controller.broker_stopped(s, 2)
+    _, topic = _steps_until_end(steps)
+    # Built as if it came after the failure: nothing leads on broker 2 or lists it in
+    # an ISR, and the controller knows every partition (no leftover of the first try).
+    assert all(p.leader != 2 and 2 not in p.replicas for p in topic.partitions)
+    c = s.controller
+    assert sum(1 for k, _ in c.partitions if k[0] == "big") == 1000
+    assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
+
+
+def test_abandoned_stepped_create_leaves_nothing_behind() -> None:
+    s = cluster()
+    steps = s.create_topic_steps("big", 1000, 3)
+    for _ in range(5):
+        next(steps)
+    steps.close()  # the server stopped meanwhile
+    assert "big" not in s.topics and not s.pending_topics
+    assert not [k for k, _ in s.controller.partitions if k[0] == "big"]
+    assert not [k for k, _ in s.controller.replicas if k[0] == "big"]
+    assert len(s.create_topic("big", 5, 3).partitions) == 5
+
+
+def test_stepped_create_partitions_and_a_deletion_under_it() -> None:
+    s = cluster()
+    s.create_topic("t", 1, 3)
+    steps = s.create_partitions_steps("t", 1001, None, False)
+    next(steps)
+    assert len(s.topics["t"].partitions) == 1  # appended whole at the end
+    _steps_until_end(steps)
+    assert [p.index for p in s.topics["t"].partitions] == list(range(1001))
+    steps = s.create_partitions_steps("t", 2001, None, False)
+    next(steps)
+    s.pending_topics.discard("t")  # (handlers wait; a deletion by hand does not)
+    s.delete_topic("t")
+    with pytest.raises(KafkaError) as e:
+        _steps_until_end(steps)
+    assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert not [k for k, _ in s.controller.partitions if k[0] == "t"]
+
+
+def test_stepped_delete_unpublishes_first_and_frees_the_name_last() -> None:
+    s = cluster()
+    s.create_topic("big", 1000, 3)
+    steps = s.delete_topic_steps("big")
+    next(steps)
+    assert "big" not in s.topics and "big" in s.pending_topics
+    _steps_until_end(steps)
+    assert not s.pending_topics
+    assert not [k for k, _ in s.controller.partitions if k[0] == "big"]
+    assert len(s.create_topic("big", 2, 3).partitions) == 2
+
+
+def test_a_budgeted_tick_leaves_the_rest_for_the_next() -> None:
+    s = cluster()
+    s.tick()
+    s.create_topic("big", 1200, 3)
+    visits = s.replication.visits
+    s.tick(full=False, budget=500)
+    assert s.replication.visits - visits == 500 and s.replication.backlog == 700
+    s.tick(full=False, budget=500)
+    s.tick(full=False, budget=500)
+    assert s.replication.visits - visits == 1200 and s.replication.backlog == 0
+    assert all(p.fetcher_epoch for p in s.topics["big"].partitions)

@@ -115,6 +115,9 @@ class ClusterMetadata:
         self.static_overrides: dict[str, str] = dict(broker_config or {})
         self.cluster_id = cluster_id
         self.topics: dict[str, Topic] = {}
+        # Topics a stepped CreateTopics/CreatePartitions (emulator/cluster/steps.py) is
+        # building but has not published yet: their names are taken until it ends.
+        self.pending_topics: set[str] = set()
         self.topics_by_id: dict[bytes, Topic] = {}
         self.version = 0
         self.on_change: Callable[[], None] | None = None

@@ -117,6 +117,10 @@ class Replication:
         self._parked_at: dict[Partition, int] = {}  # the live deadline (heap entries go stale)
         self._seq = 0
         self.visits = 0  # partitions visited by ticks, ever: tests count the work done
+        # Partitions the last budgeted tick left for the next one, in visiting order
+        # (kept apart from ``dirty`` so that each tick costs its budget, not the backlog).
+        self._carry: list[Partition] = []
+        self.backlog = 0
 
     # ---- produce --------------------------------------------------------------------
     def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
@@ -241,13 +245,30 @@ class Replication:
         st.dirty_all = False
         return expire, visit_all
 
-    def run_tick(self, now: int, expire: bool, visit_all: bool) -> set[tuple[str, int]]:
+    def run_tick(self, now: int, expire: bool, visit_all: bool,
+                 budget: int | None = None) -> set[tuple[str, int]]:
         """Followers fetch, high watermarks move, ISRs expand (and shrink when
-        ``expire``). Returns the keys of the partitions where something moved."""
+        ``expire``). Returns the keys of the partitions where something moved.
+
+        With a ``budget``, at most that many partitions are visited; the rest stay
+        touched for the next tick (``backlog`` says how many), so that 10,000 new
+        partitions do not hold the server's event loop in one tick."""
         st = self.state
         lag_max = st.config_int("replica.lag.time.max.ms")
         moved: set[tuple[str, int]] = set()
-        for p in self._due(now, visit_all):
+        due = self._due(now, visit_all)
+        if self._carry:  # what the last tick's budget left, first (seen again if due)
+            fresh = set(due)
+            due = [p for p in self._carry if p not in fresh] + due
+            self._carry = []
+        self.backlog = 0
+        if budget is not None and len(due) > budget:
+            self._carry = due[budget:]
+            self.backlog = len(self._carry)
+            due = due[:budget]
+        for p in due:
+            if not st.is_current(p):
+                continue  # carried over, and its topic was deleted meanwhile
             if p.leader < 0 or not st.is_running(p.leader):
                 self._forget(p)  # a leader change or a broker coming back touches it
                 continue

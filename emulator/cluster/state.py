@@ -38,6 +38,7 @@ from emulator.cluster.replication import (
     advance_hw,
     truncate_follower,
 )
+from emulator.cluster.steps import Steps
 
 
 class ClusterState(ClusterMetadata):
@@ -87,6 +88,23 @@ class ClusterState(ClusterMetadata):
     ) -> None:
         topics.create_partitions(self, name, count, assignments, validate_only)
 
+    def create_topic_steps(
+        self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+        assignments: dict[int, list[int]] | None = None,
+        configs: dict[str, str | None] | None = None, validate_only: bool = False,
+    ) -> Steps[Topic | None]:
+        """create_topic as steps the server runs between other requests (steps.py)."""
+        return topics.create_topic_steps(self, name, num_partitions, replication_factor,
+                                         assignments, configs, validate_only)
+
+    def create_partitions_steps(
+        self, name: str, count: int, assignments: list[list[int]] | None, validate_only: bool
+    ) -> Steps[None]:
+        return topics.create_partitions_steps(self, name, count, assignments, validate_only)
+
+    def delete_topic_steps(self, name: str) -> Steps[Topic]:
+        return topics.delete_topic_steps(self, name)
+
     def auto_create(self, name: str) -> Topic | None:
         return topics.auto_create(self, name)
 
@@ -103,19 +121,21 @@ class ClusterState(ClusterMetadata):
         return self.replication.acks_all_done(topic, index, last_offset, leader_epoch)
 
     # ---- time ----------------------------------------------------------------------------
-    def tick(self, full: bool = True) -> None:
+    def tick(self, full: bool = True, budget: int | None = None) -> None:
         """Fence due crashed brokers, replicate, let the controller and faults act on
         time, then the domain services (group and transaction coordinators).
 
         The server's ticks (``full=False``) visit only the partitions with replication
         to do (touched, not finished, or due); a ``full`` one (the default, for tests
         and tools that change partitions by hand, without ``touch``) visits every one.
+        The server also gives a ``budget`` of partition visits per tick and ticks again
+        soon while ``replication.backlog`` is not zero.
         """
         now = self.now()
         expire, visit_all = self.replication.plan_tick(now, full)
         if self.pending_fence:
             controller.fence_due(self, now)
-        moved = self.replication.run_tick(now, expire, visit_all)
+        moved = self.replication.run_tick(now, expire, visit_all, budget)
         other = False
         if self.controller is not None:
             other |= self.controller.tick(now)

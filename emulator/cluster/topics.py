@@ -16,6 +16,7 @@ from emulator.cluster.metadata import (
     validate_topic_name,
 )
 from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.steps import STEP_PARTITIONS, Steps, drain
 from wire.errors import ErrorCode as E
 
 # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics
@@ -83,10 +84,19 @@ def create_topic(
     validate_only: bool = False,
 ) -> Topic | None:
     """Validate and create a topic, as the controller's CreateTopics does."""
+    return drain(create_topic_steps(state, name, num_partitions, replication_factor,
+                                    assignments, configs, validate_only))
+
+
+def _plan_topic(
+    state: ClusterMetadata, name: str, num_partitions: int, replication_factor: int,
+    assignments: dict[int, list[int]] | None, configs: dict[str, str],
+) -> list[list[int]]:
+    """CreateTopics' validation, in Kafka's order and words; the replicas of each new
+    partition (the manual assignment, or the rack-unaware one)."""
     validate_topic_name(name)
-    if name in state.topics:
+    if name in state.topics or name in state.pending_topics:
         raise KafkaError(E.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
-    configs = {k: v for k, v in (configs or {}).items() if v is not None}
     try:
         validate_topic_configs(configs)
     except ConfigError as e:
@@ -106,40 +116,146 @@ def create_topic(
             reps = assignments[i]
             validate_manual_assignment(state, reps)
             plan.append(list(reps))
-    else:
-        if num_partitions == -1:
-            num_partitions = int(state.config["num.partitions"])
-        if replication_factor == -1:
-            replication_factor = int(state.config["default.replication.factor"])
-        if num_partitions <= 0:
-            raise KafkaError(E.INVALID_PARTITIONS, "Number of partitions was set to an "
-                             "invalid non-positive value.")
-        if replication_factor <= 0:
-            raise KafkaError(E.INVALID_REPLICATION_FACTOR, "Replication factor must be "
-                             "larger than 0, or -1 to use the default value.")
-        plan = state.assign_replicas(num_partitions, replication_factor)
+        return plan
+    if num_partitions == -1:
+        num_partitions = int(state.config["num.partitions"])
+    if replication_factor == -1:
+        replication_factor = int(state.config["default.replication.factor"])
+    if num_partitions <= 0:
+        raise KafkaError(E.INVALID_PARTITIONS, "Number of partitions was set to an "
+                         "invalid non-positive value.")
+    if replication_factor <= 0:
+        raise KafkaError(E.INVALID_REPLICATION_FACTOR, "Replication factor must be "
+                         "larger than 0, or -1 to use the default value.")
+    return state.assign_replicas(num_partitions, replication_factor)
+
+
+class _Building:
+    """New partitions built between steps, before they are published.
+
+    Between steps the rest of the cluster moves on. What a new partition took from it
+    (the controller that registered it in its state machines, which brokers were alive
+    or shutting down when its leader and ISR were chosen) is remembered; if any of it
+    changed, the partitions built so far are taken back out of the controller and the
+    operation starts again on the new state, as if it had arrived after the change
+    (Kafka's controller would have handled the two in some order, too)."""
+
+    def __init__(self, state: ClusterMetadata) -> None:
+        self.state = state
+        self.parts: list[Partition] = []
+        self.seen = self._snapshot()
+
+    def _snapshot(self) -> tuple:
+        st = self.state
+        return (st.controller, tuple(st.is_alive(b) for b in sorted(st.brokers)),
+                frozenset(st.shutting_down))
+
+    def stale(self) -> bool:
+        return self._snapshot() != self.seen
+
+    def add(self, p: Partition) -> None:
+        controller.on_new_partition(self.state, p)
+        self.parts.append(p)
+
+    def undo(self) -> None:
+        """Take the unpublished partitions out of the controller that registered them
+        (a controller elected since never saw them)."""
+        if self.state.controller is self.seen[0]:
+            for p in self.parts:
+                controller.on_partition_deletion(self.state, p)
+        self.parts = []
+
+
+# A stepped operation whose cluster keeps changing under it starts again at most this
+# many times; the last attempt runs without yielding, so it always ends.
+_ATTEMPTS = 3
+
+
+def create_topic_steps(
+    state: ClusterMetadata,
+    name: str,
+    num_partitions: int = -1,
+    replication_factor: int = -1,
+    assignments: dict[int, list[int]] | None = None,
+    configs: dict[str, str | None] | None = None,
+    validate_only: bool = False,
+) -> Steps[Topic | None]:
+    """create_topic in steps (emulator/cluster/steps.py): the partitions are built
+    STEP_PARTITIONS at a time and the topic is published at once at the end, as
+    Kafka's controller commits a CreateTopics atomically: until then nobody sees it,
+    and its name is taken (``pending_topics``: a second create of it gets
+    TOPIC_ALREADY_EXISTS, as it would had it come after)."""
+    configs = {k: v for k, v in (configs or {}).items() if v is not None}
+    plan = _plan_topic(state, name, num_partitions, replication_factor, assignments, configs)
     if validate_only:
         return None
-    tid = state.new_topic_id()
-    parts = [Partition(name, tid, i, reps) for i, reps in enumerate(plan)]
-    topic = Topic(name, tid, parts, dict(configs))
-    for p in parts:
-        controller.on_new_partition(state, p)
-        state.touch(p)
-    state.add_topic(topic)
-    state.emit("topic_created", topic=name)
-    state.changed(partitions_only=True)
-    return topic
+    state.pending_topics.add(name)
+    building = _Building(state)
+    try:
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                state.pending_topics.discard(name)
+                plan = _plan_topic(state, name, num_partitions, replication_factor,
+                                   assignments, configs)
+                state.pending_topics.add(name)
+                building = _Building(state)
+            tid = state.new_topic_id()
+            restart = False
+            for i, reps in enumerate(plan):
+                if i % STEP_PARTITIONS == 0 and i and attempt < _ATTEMPTS - 1:
+                    yield
+                    if building.stale():
+                        building.undo()
+                        restart = True
+                        break
+                building.add(Partition(name, tid, i, reps))
+            if restart:
+                continue
+            topic = Topic(name, tid, building.parts, dict(configs))
+            for p in building.parts:
+                state.touch(p)
+            state.add_topic(topic)
+            building.parts = []  # published: no longer ours to undo
+            state.emit("topic_created", topic=name)
+            state.changed(partitions_only=True)
+            return topic
+        raise AssertionError("unreachable: the last attempt does not yield")
+    finally:
+        # Abandoned (the server stopped) or failed: nothing half-built stays behind.
+        building.undo()
+        state.pending_topics.discard(name)
 
 
 def delete_topic(state: ClusterMetadata, name: str) -> Topic:
+    return drain(delete_topic_steps(state, name))
+
+
+def delete_topic_steps(state: ClusterMetadata, name: str) -> Steps[Topic]:
+    """DeleteTopics for one topic, in steps: it disappears at once (Kafka commits the
+    deletion atomically), then its partitions go Offline and NonExistent in the
+    controller STEP_PARTITIONS at a time; the name stays taken (``pending_topics``)
+    until the last one has, so that a new topic of that name never meets them."""
+    if name in state.pending_topics:
+        raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)  # handlers wait for it first
     t = state.get_topic(name)
-    for p in t.partitions:
-        controller.on_partition_deletion(state, p)
     state.remove_topic(t)
-    state.emit("topic_deleted", topic=name)
-    state.changed(partitions_only=True)
-    return t
+    state.pending_topics.add(name)
+    done = False
+    try:
+        state.emit("topic_deleted", topic=name)
+        state.changed(partitions_only=True)
+        for i, p in enumerate(t.partitions):
+            if i and i % STEP_PARTITIONS == 0:
+                yield
+            # A controller elected meanwhile never saw them: nothing to do there.
+            controller.on_partition_deletion(state, p)
+        done = True
+        return t
+    finally:
+        if not done:  # abandoned (the server stopped): the rest leave the controller now
+            for p in t.partitions:
+                controller.on_partition_deletion(state, p)
+        state.pending_topics.discard(name)
 
 
 def validate_manual_assignment(state: ClusterMetadata, replicas: list[int],
@@ -170,6 +286,16 @@ def create_partitions(
     validate_only: bool
 ) -> None:
     """ReplicationControlManager.createPartitions for one topic, with Kafka's messages."""
+    drain(create_partitions_steps(state, name, count, assignments, validate_only))
+
+
+def _plan_partitions(state: ClusterMetadata, name: str, count: int,
+                     assignments: list[list[int]] | None) -> tuple[Topic, list[list[int]]]:
+    """CreatePartitions' validation: the topic and the replicas of each new partition."""
+    if name in state.pending_topics:
+        # Being created or grown by a stepped operation: as Kafka's controller queue
+        # would, the caller waits for it (handlers check ``pending_topics`` first).
+        raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
     t = state.get_topic(name)
     old = len(t.partitions)
     if count == old:
@@ -186,22 +312,63 @@ def create_partitions(
     if assignments is not None:
         for reps in assignments:
             validate_manual_assignment(state, reps, rf)
-        plan = [list(r) for r in assignments]
-    else:
-        plan = state.assign_replicas(additional, rf, start_partition=old)
+        return t, [list(r) for r in assignments]
+    return t, state.assign_replicas(additional, rf, start_partition=old)
+
+
+def create_partitions_steps(
+    state: ClusterMetadata, name: str, count: int, assignments: list[list[int]] | None,
+    validate_only: bool
+) -> Steps[None]:
+    """create_partitions in steps: the new partitions are built STEP_PARTITIONS at a
+    time and appended to the topic at once at the end (Kafka commits them
+    atomically). The topic's name is taken meanwhile (``pending_topics``); a topic
+    deleted under it fails the request as it would had the deletion come first."""
+    t, plan = _plan_partitions(state, name, count, assignments)
     if validate_only:
         return
-    for i, reps in enumerate(plan):
-        p = Partition(name, t.id, old + i, reps)
-        controller.on_new_partition(state, p)
-        t.partitions.append(p)
-        state.touch(p)
-    state.changed(partitions_only=True)
+    state.pending_topics.add(name)
+    building = _Building(state)
+    try:
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                state.pending_topics.discard(name)
+                t, plan = _plan_partitions(state, name, count, assignments)
+                state.pending_topics.add(name)
+                building = _Building(state)
+            old = len(t.partitions)
+            restart = False
+            for i, reps in enumerate(plan):
+                if i % STEP_PARTITIONS == 0 and i and attempt < _ATTEMPTS - 1:
+                    yield
+                    if state.topics.get(name) is not t:
+                        raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)  # deleted meanwhile
+                    if building.stale() or len(t.partitions) != old:
+                        building.undo()
+                        restart = True
+                        break
+                building.add(Partition(name, t.id, old + i, reps))
+            if restart:
+                continue
+            t.partitions.extend(building.parts)
+            for p in building.parts:
+                state.touch(p)
+            building.parts = []
+            state.changed(partitions_only=True)
+            return
+        raise AssertionError("unreachable: the last attempt does not yield")
+    finally:
+        building.undo()
+        state.pending_topics.discard(name)
 
 
 def auto_create(state: ClusterMetadata, name: str) -> Topic | None:
     """Metadata/Produce auto creation (auto.create.topics.enable)."""
     if not state.config_bool("auto.create.topics.enable"):
         return None
+    if name in state.pending_topics:
+        # Being created or deleted in steps: clients see what they see of a topic
+        # whose creation is not committed yet, and retry.
+        raise KafkaError(E.LEADER_NOT_AVAILABLE)
     rf = min(int(state.config["default.replication.factor"]), len(state.alive_brokers()) or 1)
     return create_topic(state, name, int(state.config["num.partitions"]), rf)

@@ -6,7 +6,9 @@ topic's partitions, replication factor and configs, v7+ with its topic ID. Any
 broker accepts it (KRaft brokers forward to the controller). Duplicate names in
 one request get INVALID_REQUEST, as Kafka does; a request for more than 10,000
 partitions in all fails whole with POLICY_VIOLATION (the controller's
-MAX_PARTITIONS_PER_BATCH).
+MAX_PARTITIONS_PER_BATCH). A large request is created in steps between other
+clients' requests (emulator/cluster/steps.py), each topic published whole; a
+request naming a topic such steps are still building or deleting waits for them.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from collections import Counter
 
 from emulator.cluster import config_ops, topics
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op, allowed
-from emulator.handlers.base import RequestContext
-from emulator.handlers.util import error_of
+from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
+from emulator.handlers.util import after_pending, error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 19
@@ -25,7 +28,12 @@ VERSIONS = (2, 7)
 AUTHORIZE = (Each(RT.TOPIC, Op.CREATE, "topics", unless_cluster=Op.CREATE),)
 
 
-def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+def handle(ctx: RequestContext, req: dict, version: int) -> dict | Sliced | Delayed:
+    return after_pending(ctx, (t["name"] for t in req["topics"]), lambda: _handle(ctx, req),
+                         req["timeout_ms"])
+
+
+def _handle(ctx: RequestContext, req: dict) -> dict | Sliced:
     cluster = ctx.cluster
     counts = Counter(t["name"] for t in req["topics"])
     dups = sorted(n for n, c in counts.items() if c > 1)
@@ -40,6 +48,15 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             {"name": t["name"], "error_code": e.code, "error_message": e.message,
              "num_partitions": -1, "replication_factor": -1, "configs": []}
             for t in req["topics"]]}
+    large = sum(max(t["num_partitions"], len(t["assignments"])) for t in wanted) \
+        >= SLICE_FROM_PARTITIONS
+    return sliced_if(_create(ctx, req, dups), large)
+
+
+def _create(ctx: RequestContext, req: dict, dups: list[str]) -> Steps[dict]:
+    """The topics created one after another, each in steps (a large request is run by
+    the server between other clients' requests: emulator/cluster/steps.py)."""
+    cluster = ctx.cluster
     results = []
     for t in req["topics"]:
         name = t["name"]
@@ -55,8 +72,9 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         try:
             assignments = {a["partition_index"]: a["broker_ids"] for a in t["assignments"]}
             configs = {c["name"]: c["value"] for c in t["configs"]}
-            topic = cluster.create_topic(name, t["num_partitions"], t["replication_factor"],
-                                         assignments, configs, req["validate_only"])
+            topic = yield from cluster.create_topic_steps(
+                name, t["num_partitions"], t["replication_factor"], assignments, configs,
+                req["validate_only"])
             if topic is not None:
                 out["topic_id"] = topic.id
                 out["num_partitions"] = len(topic.partitions)

@@ -2,15 +2,18 @@
 
 Deleting removes every replica's log at once; clients see
 UNKNOWN_TOPIC_OR_PARTITION afterwards. Internal topics cannot be deleted
-(TOPIC_DELETION_DISABLED would be delete.topic.enable=false).
+(TOPIC_DELETION_DISABLED would be delete.topic.enable=false). A large topic
+disappears at once and its partitions leave the controller in steps between other
+clients' requests (emulator/cluster/steps.py); its name is free when the answer comes.
 """
 
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
-from emulator.handlers.base import RequestContext
-from emulator.handlers.util import error_of
+from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
+from emulator.handlers.util import after_pending, error_of
 from wire.errors import ErrorCode as E
 
 API_KEY = 20
@@ -19,12 +22,33 @@ AUTHORIZE = (Each(RT.TOPIC, Op.DELETE, "topics"), Each(RT.TOPIC, Op.DELETE, "top
 ZERO_ID = bytes(16)
 
 
-def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+def handle(ctx: RequestContext, req: dict, version: int) -> dict | Sliced | Delayed:
     cluster = ctx.cluster
     if version >= 6:
         items = [(t["name"], t["topic_id"]) for t in req["topics"]]
     else:
         items = [(n, ZERO_ID) for n in req["topic_names"]]
+
+    def names() -> list[str | None]:
+        out = []
+        for name, tid in items:
+            t = cluster.topics_by_id.get(tid) if name is None and tid != ZERO_ID else None
+            out.append(t.name if t is not None else name)
+        return out
+
+    def run() -> dict | Sliced:
+        size = 0
+        for n in names():
+            t = cluster.topics.get(n) if n else None
+            size += len(t.partitions) if t is not None else 0
+        return sliced_if(_delete(ctx, items), size >= SLICE_FROM_PARTITIONS)
+
+    return after_pending(ctx, names(), run, req["timeout_ms"])
+
+
+def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps[dict]:
+    """Each topic unpublished at once, then forgotten by the controller in steps."""
+    cluster = ctx.cluster
     out = []
     for name, tid in items:
         r = {"name": name, "topic_id": tid, "error_code": E.NONE, "error_message": None}
@@ -37,11 +61,11 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                     r["error_code"] = E.UNKNOWN_TOPIC_ID
                 else:
                     r["name"] = t.name
-                    cluster.delete_topic(t.name)
+                    yield from cluster.delete_topic_steps(t.name)
             else:
                 t = cluster.get_topic(name)
                 r["topic_id"] = t.id
-                cluster.delete_topic(name)
+                yield from cluster.delete_topic_steps(name)
         except KafkaError as e:  # a business failure; anything else is our bug
             r["error_code"], r["error_message"] = error_of(e)
         out.append(r)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
+from emulator.handlers.base import NO_RESPONSE, RequestContext, then
 from emulator.security.acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
@@ -158,17 +158,7 @@ def guard(api_key: int, handle: Callable[..., Any],
         result = handle(ctx, req, version)
         if not denied or result is NO_RESPONSE:
             return result
-        if isinstance(result, Delayed):
-            check, expire = result.check, result.expire
-
-            def checked() -> dict | None:
-                r = check()
-                return None if r is None else _merge(api_key, version, r, denied)
-
-            return Delayed(checked, result.deadline_ms,
-                           lambda: _merge(api_key, version, expire(), denied),
-                           keys=result.keys)
-        return _merge(api_key, version, result, denied)
+        return then(result, lambda r: _merge(api_key, version, r, denied))
 
     guarded.__doc__ = handle.__doc__
     return guarded

@@ -5,12 +5,14 @@ response dict, or a ``Delayed`` when the answer must wait for the cluster (a
 long-polling fetch, an acks=all produce). The server turns ``Delayed`` into an
 awaitable by re-running ``check`` whenever the cluster changes (only the partitions
 in ``keys`` when given), until it answers or ``deadline_ms`` passes; handlers
-themselves never await.
+themselves never await. A request with a lot of legal work (CreateTopics with 10,000
+partitions) returns ``Sliced``: a generator the server advances a time slice per
+event loop turn, serving other clients between slices (emulator/cluster/steps.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,3 +59,46 @@ class Delayed:
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back
+
+
+@dataclass
+class Sliced:
+    """A response that takes a lot of work: ``steps`` yields between bounded pieces of
+    it and returns the response (a dict, or a ``Delayed``). The server runs it a time
+    slice per loop turn, so other clients are served meanwhile."""
+
+    steps: Generator[None, None, Any]
+
+
+def sliced_if(steps: Generator[None, None, Any], large: bool) -> Any:
+    """``Sliced(steps)`` for a large operation; a small one runs at once (no extra
+    loop turn)."""
+    if large:
+        return Sliced(steps)
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        return done.value
+
+
+def then(result: Any, fn: Callable[[dict], dict]) -> Any:
+    """``fn`` applied to the response ``result`` will be, whatever its kind: a dict now,
+    a ``Delayed`` answer, the end of a ``Sliced`` (the authorizer merges its refusals
+    in this way)."""
+    if isinstance(result, Delayed):
+        check, expire = result.check, result.expire
+
+        def checked() -> Any:
+            r = check()
+            return None if r is None else then(r, fn)
+
+        return Delayed(checked, result.deadline_ms, lambda: then(expire(), fn), result.keys)
+    if isinstance(result, Sliced):
+        return Sliced(_then_steps(result.steps, fn))
+    return fn(result)
+
+
+def _then_steps(steps: Generator[None, None, Any], fn: Callable[[dict], dict]
+                ) -> Generator[None, None, Any]:
+    return then((yield from steps), fn)

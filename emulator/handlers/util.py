@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
-from emulator.handlers.base import RequestContext
+from emulator.handlers.base import Delayed, RequestContext
 from emulator.security.acl import ANONYMOUS
 from wire.errors import ErrorCode as E
 
@@ -82,3 +85,21 @@ def static_quorum_voter_change(ctx: RequestContext, cluster_id: str | None,
     return {"throttle_time_ms": 0, "error_code": E.UNSUPPORTED_VERSION,
             "error_message": f"Cluster doesn't support {verb} voter because the "
                              "kraft.version feature is 0"}
+
+
+def after_pending(ctx: RequestContext, names: Iterable[str | None],
+                  run: Callable[[], Any], timeout_ms: int) -> Any:
+    """``run()`` now, or (a Delayed) once no topic of ``names`` is being created, grown
+    or deleted in steps (``pending_topics``, emulator/cluster/steps.py): Kafka's
+    controller handles one topic operation after another, so a request about a topic
+    another one is still building waits for it, then sees its outcome."""
+    cluster = ctx.cluster
+    names = [n for n in names if n]
+
+    def busy() -> bool:
+        return any(n in cluster.pending_topics for n in names)
+
+    if not cluster.pending_topics or not busy():
+        return run()
+    return Delayed(lambda: None if busy() else run(),
+                   cluster.now() + max(timeout_ms, 0) + 60_000, run)

@@ -10,6 +10,7 @@ next request only after answering the previous one).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import socket
 import ssl
@@ -25,7 +26,7 @@ from emulator.cluster.state import Broker, ClusterState
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
-from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
+from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext, Sliced
 from emulator.handlers.errors import build_error_response, merge, safe_error_response
 from emulator.security.config import Security
 from emulator.security.listeners import ListenerSpec
@@ -43,6 +44,35 @@ log = logging.getLogger("kafka_emulator")
 _SIZE = struct.Struct(">i")
 TICK_INTERVAL_S = 0.05
 CLEANER_SLICE_S = 0.005  # the longest a request waits behind the log cleaner
+STEP_SLICE_NS = 5_000_000  # ... and behind a large operation's steps (run_sliced)
+# Partitions one tick visits at most (~10 us each): 10,000 new partitions, or every
+# partition after a broker change, are replicated over several loop turns.
+TICK_VISITS = 500
+_gc_hold = {"count": 0, "was_enabled": True}  # large operations running, process-wide
+
+
+def _hold_gc() -> None:
+    """No cyclic garbage collection while a large operation runs (run_sliced). Its
+    objects (some 300,000 for 10,000 partitions) would trigger full collections, each a
+    pause that scans every object of the process (0.1-1 s with a few such topics
+    measured): the stall the slices are there to avoid. Refcounting still frees
+    almost everything meanwhile."""
+    if _gc_hold["count"] == 0:
+        _gc_hold["was_enabled"] = gc.isenabled()
+        gc.disable()
+    _gc_hold["count"] += 1
+
+
+def _release_gc() -> None:
+    """At the end of the last large operation: freeze what exists (gc.freeze: the
+    collector no longer scans it, so the new partitions never cost a pause later;
+    frozen objects are still freed by refcounting, only cyclic garbage alive at this
+    moment is kept) and collect as before."""
+    _gc_hold["count"] -= 1
+    if _gc_hold["count"] == 0:
+        gc.freeze()
+        if _gc_hold["was_enabled"]:
+            gc.enable()
 RETENTION_INTERVAL_S = 1.0
 
 
@@ -314,11 +344,14 @@ class EmulatorServer:
             self._tick_handle.cancel()
         self._tick_handle = None
         try:
-            self.state.tick(full=False)
+            self.state.tick(full=False, budget=TICK_VISITS)
             for hook in self.tick_hooks:
                 hook()
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
             log.exception("cluster tick failed")
+        if self.state.replication.backlog and self._tick_handle is None:
+            # More partitions to visit than one tick may: the rest on the next loop turn.
+            self._tick_handle = asyncio.get_running_loop().call_soon(self._tick, False)
 
     async def _sweep_connections(self) -> None:
         """Close idle and stalled client connections (emulator/server/limits.py)."""
@@ -360,6 +393,32 @@ class EmulatorServer:
             self.state.cleaner.mark_uncleanable()
             return False
         return False
+
+    async def run_sliced(self, s: Sliced) -> tuple[Any, int]:
+        """Advance a large operation's steps STEP_SLICE_S at a time, returning to the
+        event loop between slices so that every other client is served meanwhile (one
+        slice is the longest anyone waits behind it). Returns its result and the time
+        its slices took (for request_percentage). Abandoned (the connection or broker
+        went away), the steps are closed and the domain undoes what it had built."""
+        steps = s.steps
+        spent = 0
+        _hold_gc()
+        try:
+            while True:
+                t0 = time.perf_counter_ns()
+                deadline = t0 + STEP_SLICE_NS
+                try:
+                    while True:
+                        next(steps)
+                        if time.perf_counter_ns() >= deadline:
+                            break
+                except StopIteration as done:
+                    return done.value, spent + time.perf_counter_ns() - t0
+                spent += time.perf_counter_ns() - t0
+                await asyncio.sleep(0)
+        finally:
+            steps.close()
+            _release_gc()
 
     async def wait_delayed(self, d: Delayed) -> dict:
         loop = asyncio.get_running_loop()
@@ -602,8 +661,14 @@ class EmulatorServer:
             t0 = time.perf_counter_ns()
             result = module.handle(ctx, req, version)
             spent = time.perf_counter_ns() - t0
-            if isinstance(result, Delayed):
-                result = await self.wait_delayed(result)
+            while True:  # a Delayed may answer with a Sliced, and a Sliced with a Delayed
+                if isinstance(result, Sliced):
+                    result, dt = await self.run_sliced(result)
+                    spent += dt
+                elif isinstance(result, Delayed):
+                    result = await self.wait_delayed(result)
+                else:
+                    break
             return self._request_quota(ctx, result, spent)
         except Exception as e:  # noqa: BLE001 - our bug: answer an error, keep serving
             log.exception("broker %d: %s v%d failed", ctx.broker_id,

@@ -1,0 +1,215 @@
+"""Large but legal operations against the event loop (issue 18): prints the figures.
+
+Runs ``kafka-emulator`` as its own process. While one client sends a large operation
+Kafka accepts, two ordinary clients on their own connections time small requests
+(Metadata for one small topic, and an acks=1 Produce of one small batch) every few
+milliseconds; the figure is the worst latency of a small request that overlapped the
+large one (the smaller of the two canaries' worst: an emulator stall delays both),
+beside the large one's own duration. Target: < 50 ms.
+
+- CreateTopics: one topic of 9,999 partitions, replication factor 3 (10,000 metadata
+  records: the most MAX_RECORDS_PER_USER_OP allows);
+- CreatePartitions: +10,000 partitions (MAX_PARTITIONS_PER_BATCH) to a topic;
+- DeleteTopics: the 9,999-partition topic;
+- Produce: one gzip batch inflating to just under 64 MiB (the decompression bound),
+  which the leader must inflate and walk: 1 KB records (468 KB on the wire, under the
+  default max.message.bytes) and 100-byte records (3 MB, to a topic whose
+  max.message.bytes is 16 MiB).
+
+An idle window of the same canaries first gives the noise floor (the machine's other
+load shows there).
+
+Asserts nothing. Usage: python bench/hostile_stall.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import cramjam  # noqa: E402
+
+from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.records import HEADER_SIZE, build_batch, crc32c  # noqa: E402
+
+
+class Client:
+    """One connection, one request at a time."""
+
+    def __init__(self, addr: tuple[str, int]) -> None:
+        self.sock = socket.create_connection(addr, timeout=120)
+
+    def call(self, frame: bytes, key: int, version: int) -> dict:
+        self.sock.sendall(frame)
+        size = struct.unpack(">i", self.sock.recv(4, socket.MSG_WAITALL))[0]
+        return decode_response(key, version, self.sock.recv(size, socket.MSG_WAITALL))[1]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def create_topics_frame(name: str, partitions: int, rf: int,
+                        assignments: list | None = None) -> bytes:
+    return encode_request(19, 7, 1, "stall", {"topics": [
+        {"name": name, "num_partitions": partitions, "replication_factor": rf,
+         "assignments": assignments or [], "configs": []}], "timeout_ms": 60000,
+        "validate_only": False})
+
+
+def produce_frame(topic: str, batch: bytes) -> bytes:
+    return encode_request(0, 9, 1, "stall", {"acks": 1, "timeout_ms": 60000, "topic_data": [
+        {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]})
+
+
+def gzip_batch(inflated: int, record: int = 1000) -> bytes:
+    """A gzip v2 batch of ``record``-byte values inflating to about ``inflated`` bytes."""
+    now = int(time.time() * 1000)
+    n = inflated // (record + 12)
+    body = build_batch([(None, bytes([i % 251]) * record) for i in range(n)],
+                       timestamp=now)[HEADER_SIZE:]
+    comp = bytes(cramjam.gzip.compress(body))
+    tail = struct.pack(">hiqqqhii", 1, n - 1, now, now, -1, -1, -1, n) + comp
+    return struct.pack(">qiibI", 0, len(tail) + 9, -1, 2, crc32c(tail)) + tail
+
+
+class Canary(threading.Thread):
+    """Times one small request every ``gap`` seconds on its own connection."""
+
+    def __init__(self, addr: tuple[str, int], frame: bytes, key: int, version: int,
+                 name: str, gap: float = 0.005) -> None:
+        super().__init__(daemon=True, name=name)
+        self.client = Client(addr)
+        self.frame, self.key, self.version, self.gap = frame, key, version, gap
+        self.samples: list[tuple[float, float]] = []  # (sent, answered), perf_counter
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            t0 = time.perf_counter()
+            self.client.call(self.frame, self.key, self.version)
+            self.samples.append((t0, time.perf_counter()))
+            time.sleep(self.gap)
+        self.client.close()
+
+    def worst_during(self, start: float, end: float) -> tuple[float, int]:
+        """The worst latency (ms) of requests overlapping [start, end], and their count."""
+        hit = [(b - a) * 1000 for a, b in self.samples if a <= end and b >= start]
+        return (max(hit) if hit else float("nan")), len(hit)
+
+    def typical(self) -> float:
+        return statistics.median((b - a) * 1000 for a, b in self.samples)
+
+
+def run(name: str, canaries: list[Canary], op: Callable[[], str]) -> None:
+    time.sleep(0.3)
+    t0 = time.perf_counter()
+    result = op()
+    t1 = time.perf_counter()
+    time.sleep(0.3)  # requests queued behind the operation finish
+    worst = [(c.name, *c.worst_during(t0, t1)) for c in canaries]
+    # A stall of the emulator delays both canaries; one canary alone slow is the
+    # bench process's own scheduling (2 cores shared): the smaller worst is the stall.
+    stall = min(w for _, w, _ in worst)
+    print(f"{name:<30} {(t1 - t0) * 1000:7.0f} ms  {result:<8} stall {stall:6.1f} ms  (worst "
+          + ", ".join(f"{n} {w:.1f} ms of {k}" for n, w, k in worst) + ")", flush=True)
+
+
+def create(admin: Client, name: str) -> str:
+    t = admin.call(create_topics_frame(name, 9_999, 3), 19, 7)["topics"][0]
+    return f"error {t['error_code']}"
+
+
+def grow(admin: Client, name: str) -> str:
+    admin.call(create_topics_frame(name, 1, 3), 19, 7)
+    res = admin.call(encode_request(37, 3, 1, "stall", {"topics": [
+        {"name": name, "count": 10_001, "assignments": None}],
+        "timeout_ms": 60000, "validate_only": False}), 37, 3)["results"][0]
+    return f"error {res['error_code']}"
+
+
+def delete(admin: Client, name: str) -> str:
+    res = admin.call(encode_request(20, 6, 1, "stall", {"topics": [
+        {"name": name, "topic_id": bytes(16)}], "timeout_ms": 60000}), 20, 6)["responses"][0]
+    return f"error {res['error_code']}"
+
+
+def produce(addr: tuple[str, int], topic: str, batch: bytes) -> str:
+    c = Client(addr)
+    res = c.call(produce_frame(topic, batch), 0, 9)
+    c.close()
+    return f"error {res['responses'][0]['partition_responses'][0]['error_code']}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--log-level",
+                             "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env=env)
+    try:
+        ready = proc.stdout.readline()
+        servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
+        addrs = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
+        admin = Client(addrs[1])
+        # Small topics led by broker 1 (manual assignment) for the canaries and the big
+        # batches; big-batch-16m takes batches up to 16 MiB on the wire (a legal config).
+        on_1 = [{"partition_index": 0, "broker_ids": [1]}]
+        admin.call(create_topics_frame("canary", -1, -1, on_1), 19, 7)
+        admin.call(create_topics_frame("big-batch", -1, -1, on_1), 19, 7)
+        admin.call(encode_request(19, 7, 1, "stall", {"topics": [
+            {"name": "big-batch-16m", "num_partitions": -1, "replication_factor": -1,
+             "assignments": on_1, "configs": [{"name": "max.message.bytes",
+                                               "value": str(16 << 20)}]}],
+            "timeout_ms": 60000, "validate_only": False}), 19, 7)
+        now = int(time.time() * 1000)
+        small = build_batch([(b"k", b"v" * 100)], timestamp=now)
+        md = Canary(addrs[0], encode_request(3, 12, 1, "canary", {
+            "topics": [{"name": "canary", "topic_id": bytes(16)}],
+            "allow_auto_topic_creation": False}), 3, 12, "Metadata")
+        pr = Canary(addrs[0], produce_frame("canary", small), 0, 9, "Produce")
+        for c in (md, pr):
+            c.start()
+        batch_1k = gzip_batch((64 << 20) - (1 << 20), 1000)
+        batch_100 = gzip_batch((64 << 20) - (1 << 20), 100)
+        print(f"kafka-emulator pid {proc.pid}; load average {os.getloadavg()[0]:.2f}; gzip "
+              f"batches inflating to 63 MiB: {len(batch_1k) // 1024} KB (1 KB records), "
+              f"{len(batch_100) // 1024} KB (100 B records)", flush=True)
+        canaries = [md, pr]
+        for r in range(args.rounds):
+            run("idle 0.5 s (noise floor)", canaries, lambda: time.sleep(0.5) or "-")
+            run("CreateTopics 9,999 x3", canaries, lambda r=r: create(admin, f"big-{r}"))
+            run("CreatePartitions +10,000", canaries, lambda r=r: grow(admin, f"grow-{r}"))
+            run("DeleteTopics 9,999 x3", canaries, lambda r=r: delete(admin, f"big-{r}"))
+            run("Produce 468 KB -> 63 MiB", canaries,
+                lambda: produce(addrs[0], "big-batch", batch_1k))
+            run("Produce 3 MB -> 63 MiB (16m)", canaries,
+                lambda: produce(addrs[0], "big-batch-16m", batch_100))
+        for c in canaries:
+            c.stop.set()
+            c.join()
+        print(f"typical: Metadata {md.typical():.1f} ms, Produce {pr.typical():.1f} ms; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+if __name__ == "__main__":
+    main()
