@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -25,8 +26,10 @@ def _address(cluster: Cluster | KafkaTarget, broker_index: int) -> tuple[str, in
 
 
 class Conn:
-    def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0) -> None:
+    def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0,
+                 client_id: str = "bad-input-test") -> None:
         self.sock = socket.create_connection(_address(cluster, broker_index), timeout=10)
+        self.client_id = client_id
 
     def send_raw(self, data: bytes) -> None:
         self.sock.sendall(data)
@@ -47,7 +50,7 @@ class Conn:
         return buf
 
     def call(self, key: int, version: int, body: dict) -> dict:
-        self.send_raw(encode_request(key, version, CORR, "bad-input-test", body))
+        self.send_raw(encode_request(key, version, CORR, self.client_id, body))
         frame = self.read_frame()
         assert frame is not None, "connection closed"
         corr, resp = decode_response(key, version, frame)
@@ -95,3 +98,59 @@ def leader_conn(cluster: Cluster | KafkaTarget, topic: str) -> Conn:
     leader = next(p["leader_id"] for p in topic_metadata(cluster, topic)["partitions"]
                   if p["partition_index"] == 0)
     return Conn(cluster, cluster.broker_ids.index(leader))
+
+
+def partition_leader(cluster: Cluster | KafkaTarget, topic: str,
+                     partition: int = 0) -> tuple[int, int]:
+    """(leader id, leader epoch) of a partition, from Metadata: on either target."""
+    p = next(p for p in topic_metadata(cluster, topic)["partitions"]
+             if p["partition_index"] == partition)
+    return p["leader_id"], p["leader_epoch"]
+
+
+def list_offset(conn: Conn, topic: str, partition: int = 0, timestamp: int = -1) -> int:
+    """ListOffsets (v7) on this connection: the latest offset by default (-1), the
+    earliest with -2. Asks the broker the connection is to, so use the leader's."""
+    resp = conn.call(2, 7, {"replica_id": -1, "topics": [
+        {"name": topic, "partitions": [{"partition_index": partition,
+                                        "timestamp": timestamp}]}]})
+    part = resp["topics"][0]["partitions"][0]
+    assert part["error_code"] == 0, part
+    return part["offset"]
+
+
+def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0) -> int:
+    """The node id of the group (0) or transaction (1) coordinator of ``key``, found with
+    FindCoordinator as a client does. Kafka may answer COORDINATOR_NOT_AVAILABLE while it
+    creates __consumer_offsets/__transaction_state; that is waited out."""
+    deadline = time.monotonic() + 30
+    while True:
+        c = Conn(cluster)
+        try:
+            r = c.call(10, 4, {"key_type": key_type, "coordinator_keys": [key]})
+        finally:
+            c.close()
+        x = r["coordinators"][0]
+        if x["error_code"] == 0:
+            return x["node_id"]
+        assert time.monotonic() < deadline, f"no coordinator for {key}: {x}"
+        time.sleep(0.2)
+
+
+def classic_generation(conn: Conn, group: str, member_id: str) -> int:
+    """The generation of a Stable classic group, learnt on the wire: a Heartbeat from a
+    member with the right generation answers NONE, any other ILLEGAL_GENERATION (a
+    Heartbeat only refreshes the member's session, so probing is harmless)."""
+    for generation in range(1, 100):
+        code = conn.call(12, 3, {"group_id": group, "generation_id": generation,
+                                 "member_id": member_id})["error_code"]
+        if code == 0:
+            return generation
+        assert code == 22, f"Heartbeat answered {code}"  # ILLEGAL_GENERATION
+    raise AssertionError(f"{group}: no generation below 100 answers")
+
+
+def describe_group(conn: Conn, group: str) -> dict:
+    """DescribeGroups (v5) of one classic group on this (coordinator's) connection."""
+    return conn.call(15, 5, {"groups": [group], "include_authorized_operations": False})[
+        "groups"][0]

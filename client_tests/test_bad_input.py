@@ -5,21 +5,30 @@ from __future__ import annotations
 
 import struct
 
-import pytest
-from rawkafka import CORR, Conn, leader_conn, produce_body, produce_error
+from rawkafka import (
+    CORR,
+    Conn,
+    leader_conn,
+    list_offset,
+    partition_leader,
+    produce_body,
+    produce_error,
+)
 
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.frames import decode_response
 from wire.records import build_batch
 
-# Not run with --target kafka: raw frames addressed through the emulator's state.
-pytestmark = pytest.mark.emulator_only
+# Runs on both targets (--target kafka): brokers addressed through Metadata.
+Target = Cluster | KafkaTarget
 
 
-def test_malformed_frames_close_only_that_connection(cluster: Cluster) -> None:
-    cluster.create_topic("keep", 1, 3)
-    good = leader_conn(cluster, "keep")
-    assert produce_error(good.call(0, 9, produce_body("keep", 0, build_batch([(b"k", b"v")])))) == 0
+def test_malformed_frames_close_only_that_connection(cluster: Target, topic_name: str) -> None:
+    cluster.create_topic(topic_name, 1, 3)
+    good = leader_conn(cluster, topic_name)
+    assert produce_error(good.call(0, 9, produce_body(  # acks=all: the high watermark moves
+        topic_name, 0, build_batch([(b"k", b"v")]), acks=-1))) == 0
     for garbage in (
         struct.pack(">i", 3) + b"abc",                       # shorter than a header
         struct.pack(">i", 12) + struct.pack(">hhih", 3, 12, 1, 30) + b"xx",  # client id overrun
@@ -28,21 +37,23 @@ def test_malformed_frames_close_only_that_connection(cluster: Cluster) -> None:
         struct.pack(">i", -5),                                # negative size
         struct.pack(">i", 200 * 1024 * 1024),                 # above socket.request.max.bytes
         struct.pack(">i", 14) + struct.pack(">hhih", 3, 12, 1, -1) + b"\x05\xff\xff\xff",
+        # An ApiVersions newer than the broker's without the tagged fields of header v2
+        # (which Kafka reads for any ApiVersions from v3 on).
+        struct.pack(">i", 10) + struct.pack(">hhih", 18, 99, 1, -1),
     ):
         bad = Conn(cluster)
         bad.send_raw(garbage)
         assert bad.closed(), garbage
         bad.close()
     # The good connection still works and the stored record is still there.
-    resp = good.call(2, 7, {"replica_id": -1, "topics": [
-        {"name": "keep", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
-    assert resp["topics"][0]["partitions"][0]["offset"] == 1
+    assert list_offset(good, topic_name) == 1
     good.close()
 
 
-def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Cluster) -> None:
+def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Target) -> None:
     c = Conn(cluster)
-    c.send_raw(struct.pack(">i", 10) + struct.pack(">hhih", 18, 99, CORR, -1))
+    # Header v2, as a client sends its newest ApiVersions: an empty tagged-field section.
+    c.send_raw(struct.pack(">i", 11) + struct.pack(">hhih", 18, 99, CORR, -1) + b"\x00")
     frame = c.read_frame()
     corr, body = decode_response(18, 0, frame)
     assert corr == CORR and body["error_code"] == 35
@@ -50,40 +61,42 @@ def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Cluster
     c.close()
 
 
-def test_produce_errors_are_kafka_codes(cluster: Cluster) -> None:
-    cluster.create_topic("p", 1, 3, config={"max.message.bytes": "2000"})
-    c = leader_conn(cluster, "p")
+def test_produce_errors_are_kafka_codes(cluster: Target, topic_name: str) -> None:
+    p = topic_name
+    cluster.create_topic(p, 1, 3, config={"max.message.bytes": "2000"})
+    c = leader_conn(cluster, p)
     corrupt = bytearray(build_batch([(b"k", b"value")]))
     corrupt[-1] ^= 0xFF
-    assert produce_error(c.call(0, 9, produce_body("p", 0, bytes(corrupt)))) == 2  # CORRUPT
+    assert produce_error(c.call(0, 9, produce_body(p, 0, bytes(corrupt)))) == 2  # CORRUPT
     big = build_batch([(b"k", b"x" * 5000)])
-    assert produce_error(c.call(0, 9, produce_body("p", 0, big))) == 10  # MESSAGE_TOO_LARGE
-    assert produce_error(c.call(0, 9, produce_body("p", 7, build_batch([(b"k", b"v")])))) == 3
-    assert produce_error(c.call(0, 9, produce_body("nope", 0, build_batch([(b"k", b"v")])))) == 3
+    assert produce_error(c.call(0, 9, produce_body(p, 0, big))) == 10  # MESSAGE_TOO_LARGE
+    assert produce_error(c.call(0, 9, produce_body(p, 7, build_batch([(b"k", b"v")])))) == 3
+    assert produce_error(c.call(0, 9, produce_body(f"{p}-nope", 0, build_batch([(b"k", b"v")])))) == 3
     two = build_batch([(b"a", b"1")]) + build_batch([(b"b", b"2")])
-    assert produce_error(c.call(0, 9, produce_body("p", 0, two))) == 87  # INVALID_RECORD
-    assert produce_error(c.call(0, 9, produce_body("p", 0, build_batch([(b"k", b"v")]),
+    assert produce_error(c.call(0, 9, produce_body(p, 0, two))) == 87  # INVALID_RECORD
+    assert produce_error(c.call(0, 9, produce_body(p, 0, build_batch([(b"k", b"v")]),
                                                    acks=5))) == 21  # INVALID_REQUIRED_ACKS
-    ok = c.call(0, 9, produce_body("p", 0, build_batch([(b"k", b"v")])))
+    ok = c.call(0, 9, produce_body(p, 0, build_batch([(b"k", b"v")])))
     assert produce_error(ok) == 0
     assert ok["responses"][0]["partition_responses"][0]["base_offset"] == 0  # nothing lost
     c.close()
 
 
-def test_produce_to_a_follower_gets_not_leader_with_hint(cluster: Cluster) -> None:
-    cluster.create_topic("f", 1, 3)
-    p = cluster.state.get_partition("f", 0)
-    follower = next(b for b in p.replicas if b != p.leader)
+def test_produce_to_a_follower_gets_not_leader_with_hint(cluster: Target,
+                                                        topic_name: str) -> None:
+    cluster.create_topic(topic_name, 1, 3)
+    leader, epoch = partition_leader(cluster, topic_name)
+    follower = next(b for b in cluster.broker_ids if b != leader)
     c = Conn(cluster, cluster.broker_ids.index(follower))
-    resp = c.call(0, 10, produce_body("f", 0, build_batch([(b"k", b"v")])))
+    resp = c.call(0, 10, produce_body(topic_name, 0, build_batch([(b"k", b"v")])))
     pr = resp["responses"][0]["partition_responses"][0]
     assert pr["error_code"] == 6
-    assert pr["current_leader"] == {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
-    assert [n["node_id"] for n in resp["node_endpoints"]] == [p.leader]
+    assert pr["current_leader"] == {"leader_id": leader, "leader_epoch": epoch}
+    assert [n["node_id"] for n in resp["node_endpoints"]] == [leader]
     c.close()
 
 
-def test_invalid_topic_names(cluster: Cluster) -> None:
+def test_invalid_topic_names(cluster: Target) -> None:
     c = Conn(cluster)
     resp = c.call(3, 12, {"topics": [{"name": "bad name!"}, {"name": "x" * 250}]})
     assert [t["error_code"] for t in resp["topics"]] == [17, 17]

@@ -7,16 +7,16 @@ import struct
 import time
 
 import cramjam
-import pytest
 from confluent_kafka import KafkaError, Producer
-from rawkafka import leader_conn, produce_body
+from rawkafka import leader_conn, list_offset, produce_body
 
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.errors import ErrorCode as E
 from wire.records import HEADER_SIZE, build_batch, crc32c
 
-# Not run with --target kafka: checks the emulator's stored log (not yet target-neutral).
-pytestmark = pytest.mark.emulator_only
+# Runs on both targets (--target kafka): topics through create_topic, the stored log
+# read back with ListOffsets at the leader.
 
 
 def raw_batch(body: bytes, count: int, attrs: int = 0, now: int | None = None) -> bytes:
@@ -29,12 +29,16 @@ def partition_response(resp: dict) -> dict:
     return resp["responses"][0]["partition_responses"][0]
 
 
-def test_hostile_batches_are_refused_and_nothing_stored_moves(cluster: Cluster) -> None:
-    cluster.create_topic("v", 1, 3)
-    c = leader_conn(cluster, "v")
+def test_hostile_batches_are_refused_and_nothing_stored_moves(
+        cluster: Cluster | KafkaTarget, topic_name: str) -> None:
+    cluster.create_topic(topic_name, 1, 3)
+    c = leader_conn(cluster, topic_name)
     now = int(time.time() * 1000)
+    # acks=all: ListOffsets answers the high watermark, which on Kafka moves only when
+    # the followers have fetched the record.
     assert partition_response(c.call(0, 9, produce_body(
-        "v", 0, build_batch([(b"k", b"v")], timestamp=now))))["error_code"] == 0
+        topic_name, 0, build_batch([(b"k", b"v")], timestamp=now), acks=-1)))[
+        "error_code"] == 0
     one = build_batch([(b"k", b"v")], timestamp=now)[HEADER_SIZE:]
     hostile = {
         # A correct CRC over a payload gzip cannot read: stored before, broke consumers.
@@ -45,32 +49,31 @@ def test_hostile_batches_are_refused_and_nothing_stored_moves(cluster: Cluster) 
         "trailing bytes": (raw_batch(one + b"\x00\x00", 1), E.INVALID_RECORD),
     }
     for name, (data, code) in hostile.items():
-        pr = partition_response(c.call(0, 9, produce_body("v", 0, data)))
+        pr = partition_response(c.call(0, 9, produce_body(topic_name, 0, data)))
         assert pr["error_code"] == code, name
-    p = cluster.state.get_partition("v", 0)
-    assert p.log_end_offset == 1
-    resp = c.call(2, 7, {"replica_id": -1, "topics": [
-        {"name": "v", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
-    assert resp["topics"][0]["partitions"][0]["offset"] == 1
+    assert list_offset(c, topic_name) == 1
     c.close()
 
 
-def test_keyless_records_on_a_compacted_topic_get_record_errors(cluster: Cluster) -> None:
-    cluster.create_topic("cmp", 1, 3, config={"cleanup.policy": "compact"})
-    c = leader_conn(cluster, "cmp")
+def test_keyless_records_on_a_compacted_topic_get_record_errors(
+        cluster: Cluster | KafkaTarget, topic_name: str) -> None:
+    cluster.create_topic(topic_name, 1, 3, config={"cleanup.policy": "compact"})
+    c = leader_conn(cluster, topic_name)
     data = build_batch([(b"k", b"1"), (None, b"2")], timestamp=int(time.time() * 1000))
-    pr = partition_response(c.call(0, 9, produce_body("cmp", 0, data)))
+    pr = partition_response(c.call(0, 9, produce_body(topic_name, 0, data)))
     assert pr["error_code"] == E.INVALID_RECORD
     assert pr["record_errors"] == [{"batch_index": 1, "batch_index_error_message":
                                     "Compacted topic cannot accept message without key in "
-                                    "topic partition cmp-0"}]
-    assert cluster.state.get_partition("cmp", 0).log_end_offset == 0
+                                    f"topic partition {topic_name}-0"}]
+    assert list_offset(c, topic_name) == 0
     c.close()
 
 
-def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(cluster: Cluster) -> None:
-    cluster.create_topic("cmp2", 1, 3, config={"cleanup.policy": "compact"})
-    cluster.create_topic("ts", 1, 3, config={"message.timestamp.after.max.ms": "60000"})
+def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(
+        cluster: Cluster | KafkaTarget, topic_name: str) -> None:
+    cmp2, ts = f"{topic_name}-cmp", f"{topic_name}-ts"
+    cluster.create_topic(cmp2, 1, 3, config={"cleanup.policy": "compact"})
+    cluster.create_topic(ts, 1, 3, config={"message.timestamp.after.max.ms": "60000"})
     errors: dict[str, int] = {}
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "retries": 0,
                   "compression.type": "gzip", "linger.ms": 0})
@@ -80,12 +83,12 @@ def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(cluster: Clus
             errors[topic] = err.code() if err else 0
         return cb
 
-    p.produce("cmp2", value=b"no key", on_delivery=report("cmp2"))
-    p.produce("ts", key=b"k", value=b"future", timestamp=int(time.time() * 1000) + 3_600_000,
+    p.produce(cmp2, value=b"no key", on_delivery=report("cmp2"))
+    p.produce(ts, key=b"k", value=b"future", timestamp=int(time.time() * 1000) + 3_600_000,
               on_delivery=report("ts"))
     p.flush(30)
     # A keyed record in its own batch is taken (a batch is refused or taken whole).
-    p.produce("cmp2", key=b"k", value=b"keyed", on_delivery=report("cmp2-keyed"))
+    p.produce(cmp2, key=b"k", value=b"keyed", on_delivery=report("cmp2-keyed"))
     deadline = time.monotonic() + 30
     while len(errors) < 3 and time.monotonic() < deadline:
         p.poll(0.1)
@@ -93,19 +96,21 @@ def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(cluster: Clus
                       "cmp2-keyed": 0}
 
 
-def test_timestamp_lookup_of_a_compressed_batch_is_bounded(cluster: Cluster) -> None:
+def test_timestamp_lookup_of_a_compressed_batch_is_bounded(
+        cluster: Cluster | KafkaTarget, topic_name: str) -> None:
     """ListOffsets by timestamp reads (offset, timestamp) pairs one at a time from one
     bounded buffer; a 3 MB record in a small gzip batch answers normally."""
-    cluster.create_topic("bomb", 1, 1)
-    c = leader_conn(cluster, "bomb")
+    cluster.create_topic(topic_name, 1, 1)
+    c = leader_conn(cluster, topic_name)
     now = int(time.time() * 1000)
     body = build_batch([(b"k", b"\x00" * 3_000_000)], timestamp=now)[HEADER_SIZE:]
     data = raw_batch(bytes(cramjam.gzip.compress(body)), 1, attrs=1, now=now)
     assert len(data) < 20_000
-    assert partition_response(c.call(0, 9, produce_body("bomb", 0, data)))["error_code"] == 0
+    assert partition_response(c.call(0, 9, produce_body(topic_name, 0, data)))[
+        "error_code"] == 0
     for ts in (now - 1, -3):
         resp = c.call(2, 7, {"replica_id": -1, "topics": [
-            {"name": "bomb", "partitions": [{"partition_index": 0, "timestamp": ts}]}]})
+            {"name": topic_name, "partitions": [{"partition_index": 0, "timestamp": ts}]}]})
         part = resp["topics"][0]["partitions"][0]
         assert (part["error_code"], part["offset"], part["timestamp"]) == (0, 0, now)
     c.close()

@@ -56,8 +56,14 @@ def read_request_header(frame: bytes) -> RequestHeader:
         client_id = str(frame[pos : pos + n], "utf-8", "replace")
         pos += n
     req = REQUESTS.get(api_key)
-    if req is not None and req.msg.versions[0] <= api_version <= req.msg.versions[1]:
-        if req.msg.is_flexible(api_version):
+    # An ApiVersions newer than ours is still read with the header of a flexible
+    # version (v2, tagged fields), as Kafka's ApiMessageType.requestHeaderVersion does
+    # (v3+), so that its error answer can be sent; a frame without them is malformed.
+    newer_api_versions = req is not None and api_key == API_VERSIONS_KEY \
+        and api_version > req.msg.versions[1]
+    if req is not None and (req.msg.versions[0] <= api_version <= req.msg.versions[1]
+                            or newer_api_versions):
+        if newer_api_versions or req.msg.is_flexible(api_version):
             ntag, pos = read_uvarint(frame, pos)
             for _ in range(ntag):
                 _tag, pos = read_uvarint(frame, pos)

@@ -8,6 +8,12 @@ topics or partitions get UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID from v10, 
 names topics by id), metadata over offset.metadata.max.bytes (4096)
 OFFSET_METADATA_TOO_LARGE. The retention time of v2-4 is ignored: offsets do not
 expire here.
+
+Unknown topics and partitions are answered before the group coordinator sees the
+request, as KafkaApis.handleOffsetCommitRequest does: they get their error even when the
+member's generation is wrong, and the response lists them first (per topic, then the
+coordinator's answers are merged in, topics it alone answers after the rest), the order
+a real Kafka 4.4 answers in.
 """
 
 from __future__ import annotations
@@ -26,20 +32,35 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services["groups"]
     cluster = ctx.cluster
     group_id = req["group_id"]
-    known: list[tuple[int, str, list]] = []  # (index in the response, name, partitions)
-    topics_out: list[dict] = []
+    # KafkaApis' response builder: topic -> its entry, in the order errors were added.
+    out: dict[tuple[str, bytes], dict] = {}
+
+    def add(t: dict, partitions: list[tuple[int, int]]) -> None:
+        key = (t.get("name", ""), t.get("topic_id", ZERO_ID))
+        entry = out.setdefault(key, {"name": key[0], "topic_id": key[1], "partitions": []})
+        entry["partitions"].extend({"partition_index": p, "error_code": code}
+                                   for p, code in partitions)
+
+    known: list[tuple[dict, str, list]] = []  # (request topic, name, valid partitions)
     for t in req["topics"]:
         name = t.get("name", "")
+        parts = t["partitions"]
         if version >= 10:
             topic = cluster.topics_by_id.get(t.get("topic_id", ZERO_ID))
-            name = topic.name if topic is not None else None
-        parts = t["partitions"]
-        entry = {"name": t.get("name", ""), "topic_id": t.get("topic_id", ZERO_ID),
-                 "partitions": [{"partition_index": p["partition_index"],
-                                 "error_code": E.UNKNOWN_TOPIC_ID} for p in parts]}
-        topics_out.append(entry)
-        if name is not None:
-            known.append((len(topics_out) - 1, name, parts))
+            if topic is None:
+                add(t, [(p["partition_index"], E.UNKNOWN_TOPIC_ID) for p in parts])
+                continue
+            name = topic.name
+        topic = cluster.topics.get(name)
+        valid = [p for p in parts
+                 if topic is not None and 0 <= p["partition_index"] < len(topic.partitions)]
+        unknown = [p for p in parts if p not in valid]
+        if unknown:
+            add(t, [(p["partition_index"], E.UNKNOWN_TOPIC_OR_PARTITION) for p in unknown])
+        if valid:
+            known.append((t, name, valid))
+    if not known:
+        return {"throttle_time_ms": 0, "topics": list(out.values())}
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:
         results = [[(p["partition_index"], err) for p in parts] for _, _, parts in known]
@@ -53,7 +74,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             group_instance_id=req["group_instance_id"] if version >= 7 else None,
             version=version)
         results = [res for _, res in committed]
-    for (i, _, _), res in zip(known, results, strict=True):
-        topics_out[i]["partitions"] = [{"partition_index": p, "error_code": code}
-                                       for p, code in res]
-    return {"throttle_time_ms": 0, "topics": topics_out}
+    for (t, _, _), res in zip(known, results, strict=True):
+        add(t, res)
+    return {"throttle_time_ms": 0, "topics": list(out.values())}

@@ -1,16 +1,19 @@
-"""DescribeProducers (key 61), v0: the active producers of partitions, from their leader.
+"""DescribeProducers (key 61), v0: the active producers of partitions, from any replica.
 
 As Kafka's ReplicaManager.activeProducerState answers kafka-transactions.sh
 describe-producers: per partition UNKNOWN_TOPIC_OR_PARTITION for an unknown one,
-NOT_LEADER_OR_FOLLOWER off the leader, else every producer id the partition's producer
-state holds with its epoch, last sequence, the max timestamp of its last batch and the
-first offset of its open transaction (-1 when none). Differs from Kafka: the
-coordinator epoch of the last transaction marker is not kept (-1).
+NOT_LEADER_OR_FOLLOWER from a broker that hosts no replica of it, else every producer id
+the partition's producer state holds with its epoch, last sequence, the max timestamp of
+its last batch and the first offset of its open transaction (-1 when none). A follower
+answers too, as Kafka's Partition.activeProducerState reads the local log of leader and
+follower alike (measured on Kafka 4.4: a follower answers NONE). Differs from Kafka: the
+coordinator epoch of the last transaction marker is not kept (-1), and a follower
+answers with the leader's producer state, where Kafka's follower answers with its own
+(the same once it has fetched the leader's batches).
 """
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import MESSAGES
@@ -28,10 +31,8 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict:
         code = E.UNKNOWN_TOPIC_OR_PARTITION
     else:
         p = t.partitions[index]
-        try:
-            p.check_leader(ctx.broker_id)
-        except KafkaError as e:
-            code = e.code
+        if ctx.broker_id not in p.replicas:
+            code = E.NOT_LEADER_OR_FOLLOWER
         else:
             out["active_producers"] = [
                 {"producer_id": pid, "producer_epoch": entry.epoch,
