@@ -16,7 +16,7 @@ from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.share_coordinator import ShareCoordinator
 from emulator.cluster.state import Broker, ClusterState
 from emulator.cluster.transactions import COMPLETE_ABORT, ONGOING, TransactionCoordinator
-from emulator.handlers import api_011_join_group
+from emulator.handlers import api_011_join_group, api_078_share_fetch
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.server.app import EmulatorServer
 from wire.errors import ErrorCode as E
@@ -287,3 +287,67 @@ def test_a_regex_subscription_follows_topics_created_and_deleted() -> None:
     s.delete_topic("rx-a")
     epoch, topics = subscribed(epoch)
     assert topics == {"rx-b"}
+
+
+def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
+    """A ShareFetch with nothing to acquire parks on its partitions and its group's
+    share state: appends elsewhere and another share group's acquisitions wake it not
+    once; records on its partition do."""
+    s, clock, gc = make()
+    sc = ShareCoordinator(s, gc)
+    for g in ("sa", "sb"):
+        sc.set_group_config(g, "share.auto.offset.reset", "earliest")
+        r = sc.share_group_heartbeat(g, f"{g}-m", 0, rack_id=None,
+                                     subscribed_topic_names=["in"])
+        assert r["error_code"] == E.NONE, r
+    topic = s.topics["in"]
+    p0, p1 = topic.partitions[0], topic.partitions[1]
+    server = EmulatorServer(s)
+    checks = 0
+
+    def share_fetch(group: str, p, wait: int):
+        ctx = RequestContext(s, p.leader, 78, 1, 1, "c", services={"share": sc})
+        return api_078_share_fetch.handle(ctx, {
+            "group_id": group, "member_id": f"{group}-m", "share_session_epoch": 0,
+            "max_wait_ms": wait, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,
+            "batch_size": 100, "share_acquire_mode": 0, "is_renew_ack": False,
+            "topics": [{"topic_id": topic.id, "partitions": [
+                {"partition_index": p.index, "partition_max_bytes": 0,
+                 "acknowledgement_batches": []}]}],
+            "forgotten_topics_data": []}, 1)
+
+    def parked() -> Delayed:
+        d = share_fetch("sa", p0, 30_000)
+        assert isinstance(d, Delayed) and d.keys is not None
+
+        def check() -> dict | None:
+            nonlocal checks
+            checks += 1
+            return d.check()
+
+        return Delayed(check, d.deadline_ms, d.expire, keys=d.keys)
+
+    def produce(p) -> None:
+        r = s.append(p.leader, "in", p.index, build_batch([(None, b"v")] * 2), -1)
+        assert r.error == E.NONE
+        s.tick()
+
+    async def scenario() -> dict:
+        s.take_changes()
+        task = asyncio.ensure_future(server.wait_delayed(parked()))
+        await asyncio.sleep(0)
+        assert checks == 1
+        produce(p1)  # another partition's records ...
+        got = share_fetch("sb", p1, 0)  # ... acquired by another share group
+        assert got["responses"][0]["partitions"][0]["acquired_records"]
+        for _ in range(10):  # a woken request would run its check meanwhile
+            await asyncio.sleep(0)
+        assert checks == 1 and not task.done()
+        produce(p0)
+        return await asyncio.wait_for(task, 5)
+
+    result = asyncio.run(scenario())
+    part = result["responses"][0]["partitions"][0]
+    assert part["acquired_records"] == [
+        {"first_offset": 0, "last_offset": 1, "delivery_count": 1}]
+    s.on_change = None

@@ -55,7 +55,7 @@ from emulator.cluster.group_configs import (
     parse_duration_ms,
     validate,
 )
-from emulator.cluster.groups import partition_for
+from emulator.cluster.groups import group_key, partition_for
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.share_groups import DEAD, ShareGroup, ShareGroupOps
 from emulator.cluster.share_partition import Acquired, SharePartition
@@ -107,6 +107,7 @@ class ShareCoordinator(ShareGroupOps):
         self.session_timers = Deadlines()
         self.lock_timers = Deadlines()
         self._written: set[tuple[str, bytes, int]] = set()  # persisted since the tick
+        self._news: set[str] = set()  # groups whose share state changed (mark_changed)
         self.visits = 0  # groups and share-partitions a tick looked at (tests count)
         state.hooks.append(self._on_event)
         hooks = getattr(state, "tick_hooks", None)
@@ -126,12 +127,14 @@ class ShareCoordinator(ShareGroupOps):
         """The share coordinator's state of ``sp`` may have changed: write it. Every
         acquisition (a new lock) passes here, so its lock timer is rescheduled."""
         self._written.add((sp.group_id, sp.topic_id, sp.partition))
+        self._news.add(sp.group_id)
         self.state.emit("share_state_changed", key=(sp.group_id, sp.topic_id, sp.partition),
                         sp=sp)
 
     def _forget(self, key: tuple[str, bytes, int]) -> None:
         """DeleteShareGroupState: the state goes (tombstones)."""
         if self.partitions.pop(key, None) is not None:
+            self._news.add(key[0])
             self.state.emit("share_state_changed", key=key, sp=None)
 
     def initialize_subscribed(self, group) -> None:
@@ -181,6 +184,7 @@ class ShareCoordinator(ShareGroupOps):
             self.state.group_configs.setdefault(group_id, {})[key] = value
         else:
             self._overrides(group_id).pop(key, None)
+        self._news.add(group_id)
         self.mark_changed()
 
     # ---- time ------------------------------------------------------------------------
@@ -235,9 +239,11 @@ class ShareCoordinator(ShareGroupOps):
         self.session_timers.set(gid, due)
 
     def mark_changed(self) -> None:
-        # Nothing replication depends on; only requests parked on no partition in
-        # particular (ShareFetch) wait on share state: no partition is named.
-        self.state.changed(partitions_only=True, keys=())
+        """Wake the ShareFetches parked on the groups whose share state changed (they
+        wait on ``group_key(group)`` and their partitions); nothing replication uses."""
+        keys = [group_key(g) for g in self._news]
+        self._news.clear()
+        self.state.changed(partitions_only=True, keys=keys)
 
     def next_deadline(self) -> int | None:
         """When ``tick`` next has something to do (a lock or a session running out)."""

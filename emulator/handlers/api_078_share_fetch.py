@@ -8,7 +8,8 @@ IsRenewAck, which also means "do not fetch"), then acquisition: available record
 each session partition this broker leads are locked for the group's
 share.record.lock.duration.ms and sent as the stored batches plus AcquiredRecords
 ranges with delivery counts. With nothing to acquire the request waits up to
-MaxWaitMs (purgatory, ``Delayed``); a lock running out meanwhile is noticed.
+MaxWaitMs (purgatory, ``Delayed`` keyed on its partitions and its group's share state);
+a lock running out meanwhile is noticed.
 Errors: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
 SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top; UNKNOWN_TOPIC_ID,
 UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the current leader) per
@@ -19,6 +20,7 @@ be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be
 
 from __future__ import annotations
 
+from emulator.cluster.groups import group_key
 from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext
@@ -116,7 +118,12 @@ def handle(ctx: RequestContext, req: dict, version: int):
         sc.tick()
         return attempt(final=True) or _body(parts, nodes, lock_ms)
 
-    return Delayed(check, deadline, expire)
+    # Re-checked when one of its partitions changes (records, high watermark, markers)
+    # or its group's share state does (records released, locks run out: group_key).
+    by_id = ctx.cluster.topics_by_id
+    keys = {(by_id[tid].name, i) for tid, i in order if tid in by_id}
+    keys.add(group_key(group_id))
+    return Delayed(check, deadline, expire, keys=frozenset(keys))
 
 
 def _body(parts: dict, nodes: dict, lock_ms: int) -> dict:
