@@ -269,7 +269,7 @@ def test_metadata_lists_only_described_topics_and_fills_operations(cluster: Clus
         assert by_name[mine]["topic_authorized_operations"] == (1 << 3) | (1 << 8)
         c.close()
     finally:
-        cluster.call(lambda: cluster.security.acls.bindings.clear())
+        cluster.call(lambda: cluster.security.acls.clear())
 
 
 def test_prefixed_and_wildcard_acls_through_confluent_admin(cluster: Cluster) -> None:

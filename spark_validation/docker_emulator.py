@@ -31,22 +31,33 @@ SETUP = "scripts/setup.d/50-docker.sh"
 
 def host_address() -> str:
     """This host's outward IPv4 address (the source address of its default route; no
-    packet is sent), falling back to the Docker bridge's gateway address."""
+    packet is sent), falling back to the Docker bridge's gateway address.
+
+    Routing is asked for two documentation addresses: one may be this host's own subnet's
+    broadcast address (a CI machine had 192.0.2.2/24, where connecting to 192.0.2.255
+    fails without SO_BROADCAST)."""
     explicit = os.environ.get("SPARK_VALIDATION_ADVERTISED_HOST")
     if explicit:
         return explicit
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.255", 9))  # TEST-NET-1: routing only, nothing is sent
-            addr = s.getsockname()[0]
-        except OSError:
-            addr = ""
-    if addr and not addr.startswith("127."):
-        return addr
+    for probe in ("198.51.100.1", "192.0.2.1"):  # TEST-NET-2/-1: routing only
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect((probe, 9))
+                addr = s.getsockname()[0]
+            except OSError:
+                continue
+        if addr and not addr.startswith(("127.", "0.")):
+            return addr
+    import ipaddress
+
     import docker
 
-    net = docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"][0]
-    return net["Gateway"]
+    config = docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"][0]
+    if config.get("Gateway"):
+        return config["Gateway"]
+    # Newer engines leave Gateway out of the default bridge's IPAM: the bridge (docker0)
+    # holds the subnet's first address.
+    return str(next(ipaddress.ip_network(config["Subnet"]).hosts()))
 
 
 def check_docker() -> None:

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
+import random
 
 import pytest
 
@@ -19,6 +20,7 @@ from emulator.security.acl import (
     PatternType,
     PermissionType,
     all_operations,
+    applies,
     binding_error,
 )
 from emulator.security.acl import ResourceType as RT
@@ -104,6 +106,29 @@ def test_filters_match_describe_and_delete() -> None:
     assert [b.resource_name for b in store.delete(AclFilter(RT.GROUP))] == ["g"]
     assert len(store.bindings) == 3
     assert AclStore.from_list(store.to_list()).bindings == store.bindings  # serializable
+
+
+def test_the_index_finds_exactly_the_bindings_that_apply() -> None:
+    """AclStore.applying (an index by type, literal name and prefix) agrees with the
+    definition (acl.applies) on random stores, after additions and deletions."""
+    rng = random.Random(7)
+    names = ["a", "ab", "abc", "b", "*", "abd", "ba"]
+
+    def rand_binding() -> AclBinding:
+        return acl(rng.choice([RT.TOPIC, RT.GROUP]), rng.choice(names),
+                   rng.choice([Op.READ, Op.WRITE]),
+                   pt=rng.choice([PatternType.LITERAL, PRE]))
+
+    store = AclStore([rand_binding() for _ in range(40)])
+    for step in range(200):
+        if step % 3 == 0:
+            store.add(rand_binding())
+        elif step % 7 == 0:
+            store.delete(AclFilter(RT.TOPIC, rng.choice(names), PatternType.MATCH))
+        rtype, name = rng.choice([RT.TOPIC, RT.GROUP]), rng.choice(names + ["abcd", "c"])
+        expected = {b for b in store.bindings if applies(b, rtype, name)}
+        assert set(store.applying(rtype, name)) == expected
+        assert len(store.applying(rtype, name)) == len(expected)  # none twice
 
 
 def test_binding_validation_as_kafka() -> None:
