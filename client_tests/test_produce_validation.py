@@ -3,16 +3,19 @@ is refused now, with Kafka 4.4's codes, and nothing already stored is touched.""
 
 from __future__ import annotations
 
+import select
 import struct
 import time
 
 import cramjam
+import pytest
 from confluent_kafka import KafkaError, Producer
-from rawkafka import leader_conn, list_offset, produce_body
+from rawkafka import Conn, leader_conn, list_offset, produce_body
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.errors import ErrorCode as E
+from wire.frames import decode_response, encode_request
 from wire.records import HEADER_SIZE, build_batch, crc32c
 
 # Runs on both targets (--target kafka): topics through create_topic, the stored log
@@ -114,3 +117,59 @@ def test_timestamp_lookup_of_a_compressed_batch_is_bounded(
         part = resp["topics"][0]["partitions"][0]
         assert (part["error_code"], part["offset"], part["timestamp"]) == (0, 0, now)
     c.close()
+
+
+@pytest.mark.emulator_only  # the emulator's own worker process (emulator/server/offload.py)
+def test_large_compressed_batches_are_checked_off_the_event_loop(cluster: Cluster) -> None:
+    """A gzip batch inflating past 1 MiB is validated in the server's worker process
+    (emulator/server/offload.py) while other clients are served; the answers are the
+    validator's own: stored when valid, KIP-467 record errors and INVALID_RECORD when
+    not. (How long others wait meanwhile: bench/hostile_stall.py.)"""
+    cluster.create_topic("big", 1, 3)
+    cluster.create_topic("bigc", 1, 3, config={"cleanup.policy": "compact"})
+    now = int(time.time() * 1000)
+    value = bytes(range(250)) * 4
+
+    def gzip_batch(keys: list[bytes | None], count: int | None = None) -> bytes:
+        body = build_batch([(k, value) for k in keys], timestamp=now)[HEADER_SIZE:]
+        return raw_batch(bytes(cramjam.gzip.compress(body)), count or len(keys), attrs=1,
+                         now=now)
+
+    checker = cluster.server.batches
+    answered_while_checking = []
+
+    def observe(bid: int, key: int, version: int, frame: bytes, out: bytes | None) -> None:
+        if key == 3:
+            answered_while_checking.append(checker.in_flight > 0)
+
+    cluster.server.frame_observers.append(observe)
+    keys: list[bytes | None] = [b"k%d" % i for i in range(4000)]  # ~4 MB inflated
+    c = leader_conn(cluster, "big")
+    c.send_raw(encode_request(0, 9, 7, "big", produce_body("big", 0, gzip_batch(keys))))
+    other = Conn(cluster, 1)
+    n = 0
+    while not select.select([c.sock], [], [], 0)[0]:
+        md = other.call(3, 12, {"topics": [{"name": "big", "topic_id": bytes(16)}],
+                                "allow_auto_topic_creation": False})
+        assert md["topics"][0]["error_code"] == 0
+        n += 1
+    pr = partition_response(decode_response(0, 9, c.read_frame())[1])
+    assert (pr["error_code"], pr["base_offset"]) == (0, 0)
+    assert n and any(answered_while_checking), (n, answered_while_checking)
+    assert cluster.state.get_partition("big", 0).log_end_offset == 4000
+    # Refusals come back from the worker as the validator gives them.
+    keys[2] = None
+    cc = leader_conn(cluster, "bigc")
+    pr = partition_response(cc.call(0, 9, produce_body("bigc", 0, gzip_batch(keys))))
+    assert pr["error_code"] == E.INVALID_RECORD
+    assert pr["record_errors"] == [{"batch_index": 2, "batch_index_error_message":
+                                    "Compacted topic cannot accept message without key in "
+                                    "topic partition bigc-0"}]
+    keys[2] = b"k2"
+    pr = partition_response(c.call(0, 9, produce_body("big", 0, gzip_batch(keys, 4001))))
+    assert pr["error_code"] == E.INVALID_RECORD
+    assert checker.offloaded == 3
+    assert cluster.state.get_partition("bigc", 0).log_end_offset == 0
+    assert cluster.state.get_partition("big", 0).log_end_offset == 4000
+    for conn in (c, cc, other):
+        conn.close()

@@ -18,7 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.log import scan as pure_scan
-from emulator.log.validator import RecordValidationError, TopicRules, validate_produce_batch
+from emulator.log.validator import (
+    Checked,
+    RecordValidationError,
+    TopicRules,
+    check_outcome,
+    inflate_inline,
+    needs_offline_check,
+    validate_produce_batch,
+)
 from wire.errors import ErrorCode as E
 from wire.records import (
     HEADER_SIZE,
@@ -186,3 +194,40 @@ def test_the_twins_agree_on_mutated_valid_records(recs: list, at: int, byte: int
     for flags in ((True, True, True), (True, False, False)):
         assert _outcome(_core.scan_records, bytes(body), len(recs), flags) == \
             _outcome(pure_scan.scan_records, bytes(body), len(recs), flags)
+
+
+def _answer(fn) -> tuple:  # noqa: ANN001
+    """What a validation gives, comparable: the header, or the error's fields."""
+    try:
+        return ("ok", fn())
+    except RecordValidationError as e:
+        return ("record", e.code, e.message, e.record_errors, e.reason)
+    except InvalidRecordError as e:
+        return ("invalid", str(e), e.corrupt)  # (the domain reads only these)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_an_outcome_computed_elsewhere_answers_as_the_validator(name: str) -> None:
+    """The server validates large batches in a worker process (emulator/server/
+    offload.py): the outcome crosses as plain data and answers exactly as inline."""
+    import pickle
+
+    data, _ = CASES[name]
+    direct = _answer(lambda: validate_produce_batch(data, COMPACTED, NOW, "t-0"))
+    outcome = pickle.loads(pickle.dumps(check_outcome(data, COMPACTED, NOW, "t-0")))
+    via = _answer(lambda: validate_produce_batch(data, COMPACTED, NOW, "t-0",
+                                                 checked=Checked(outcome=outcome)))
+    assert via == direct
+    # Inflated by the server first (batches within INLINE_INFLATE): the same answer.
+    pre = inflate_inline(data)
+    again = _answer(lambda: validate_produce_batch(data, COMPACTED, NOW, "t-0", checked=pre))
+    assert again == direct
+
+
+def test_only_compressed_batches_inflating_past_the_inline_bound_go_elsewhere() -> None:
+    small = batch(gz(records(3)), 3, 2, attrs=GZIP)
+    assert inflate_inline(small).inflated == records(3)
+    big = batch(gz(records(2000, value=b"\x00" * 1000)), 2000, 1999, attrs=GZIP)
+    assert inflate_inline(big) is None and needs_offline_check(big)
+    plain = build_batch([(b"k", b"v")], timestamp=NOW)
+    assert inflate_inline(plain) is None and not needs_offline_check(plain)

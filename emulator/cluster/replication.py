@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
 from emulator.log import Log
-from emulator.log.validator import RecordValidationError, TopicRules, validate_produce_batch
+from emulator.log.validator import (
+    Checked,
+    RecordValidationError,
+    TopicRules,
+    validate_produce_batch,
+)
 from wire.errors import ErrorCode as E
 from wire.records import InvalidRecordError, split_batches
 
@@ -124,8 +129,10 @@ class Replication:
 
     # ---- produce --------------------------------------------------------------------
     def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
-               acks: int) -> AppendResult:
-        """Append one partition's records on its leader; Kafka's appendRecordsToLeader."""
+               acks: int, checked: Checked | None = None) -> AppendResult:
+        """Append one partition's records on its leader; Kafka's appendRecordsToLeader.
+        ``checked``: what the server already found out about the batch (its records
+        inflated, or the validator's outcome computed off the event loop)."""
         try:
             st = self.state
             p = st.get_partition(topic, index)
@@ -152,7 +159,8 @@ class Replication:
                                  f"requirement of {min_isr} for partition {topic}-{index}")
             now = st.now()
             try:
-                h = validate_produce_batch(records, topic_rules(st, t), now, f"{topic}-{index}")
+                h = validate_produce_batch(records, topic_rules(st, t), now, f"{topic}-{index}",
+                                           checked=checked)
                 if h.is_control:
                     raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
                                      "written by clients")

@@ -39,6 +39,7 @@ from emulator.cluster.replication import (
     truncate_follower,
 )
 from emulator.cluster.steps import Steps
+from emulator.log.validator import Checked
 
 
 class ClusterState(ClusterMetadata):
@@ -110,8 +111,8 @@ class ClusterState(ClusterMetadata):
 
     # ---- produce -------------------------------------------------------------------------
     def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
-               acks: int) -> AppendResult:
-        return self.replication.append(broker_id, topic, index, records, acks)
+               acks: int, checked: Checked | None = None) -> AppendResult:
+        return self.replication.append(broker_id, topic, index, records, acks, checked)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         return self.replication.append_control(p, data)

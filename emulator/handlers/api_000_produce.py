@@ -12,7 +12,8 @@ the transaction itself (KIP-890 part 2). A client over its producer_byte_rate qu
 gets throttle_time_ms (emulator/cluster/quotas.py). Every batch goes through Kafka's LogValidator checks
 (emulator/log/validator.py): record count and sizes, decompression, keys on compacted
 topics, timestamps, with KIP-467 per-record errors (record_errors, v8+); each refusal
-is logged in one line.
+is logged in one line. A compressed batch inflating past 1 MiB is validated off the
+event loop by the server first (``ctx.checked``: emulator/server/offload.py).
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def handle(ctx: RequestContext, req: dict, version: int):
                                         implicit_add) \
                     if txn is not None and req["transactional_id"] is not None else 0
                 r = AppendResult(err) if err else cluster.append(
-                    ctx.broker_id, name, idx, pd["records"], acks)
+                    ctx.broker_id, name, idx, pd["records"], acks,
+                    ctx.checked.get((name, idx)) if ctx.checked else None)
                 if r.reason:
                     log.info("broker %d: refused a batch for %s-%d from %s: %s (%s)",
                              ctx.broker_id, name, idx, ctx.client_id, E(r.error).name, r.reason)

@@ -39,6 +39,10 @@ class RequestContext:
     # The listener the request came in on when it is not the primary one: metadata
     # answers with that listener's ports, as Kafka answers per listener.
     listener: str | None = None
+    # Produce: what the server already found out about batches, by (topic, partition)
+    # (emulator.log.validator.Checked: inflated records, or the validation's outcome
+    # computed off the event loop).
+    checked: dict[tuple[str, int], Any] | None = None
 
     @property
     def principal(self) -> str:

@@ -69,11 +69,75 @@ def _wrap(n: int) -> int:
     return (n - _MIN64) % (1 << 64) + _MIN64
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What the server found out about a batch before the domain appends it (emulator/
+    server/app.py): the records section already inflated (``inflated``), or, for a batch
+    inflating past INLINE_INFLATE, the whole validation's outcome computed off the event
+    loop (``outcome``, see ``check_outcome``)."""
+
+    inflated: bytes | memoryview | None = None
+    outcome: tuple | None = None
+
+    def result(self) -> BatchHeader:
+        """The outcome as validate_produce_batch would have returned or raised it."""
+        assert self.outcome is not None
+        kind, *rest = self.outcome
+        if kind == "ok":
+            return rest[0]
+        if kind == "invalid":
+            raise InvalidRecordError(rest[0], corrupt=rest[1])
+        code, message, record_errors, reason = rest
+        raise RecordValidationError(code, message, list(record_errors), reason)
+
+
+# A compressed batch inflating past this is validated off the event loop (it can take
+# 64 MiB and half a second); up to it, inflating costs a few milliseconds at most.
+INLINE_INFLATE = 1 << 20
+
+
+def inflate_inline(batch: bytes | bytearray | memoryview) -> Checked | None:
+    """The records section of a compressed v2 batch, inflated if it fits INLINE_INFLATE;
+    None when it does not (validate it with ``check_outcome`` elsewhere) or when the
+    batch is not a compressed v2 one (nothing to save: the validator does the rest)."""
+    if len(batch) < HEADER_SIZE or batch[16] != 2:
+        return None
+    codec = batch[22] & 0x07
+    if codec == NONE:
+        return None
+    try:
+        return Checked(inflated=decompress_bounded(codec, memoryview(batch)[HEADER_SIZE:],
+                                                   INLINE_INFLATE))
+    except InvalidRecordError:  # too large, or does not decompress: the validator says
+        return None
+
+
+def needs_offline_check(batch: bytes | bytearray | memoryview) -> bool:
+    """A compressed v2 batch (the caller found it inflates past INLINE_INFLATE)."""
+    return len(batch) >= HEADER_SIZE and batch[16] == 2 and batch[22] & 0x07 != NONE
+
+
+def check_outcome(batch: bytes, rules: TopicRules, now: int, topic_partition: str) -> tuple:
+    """validate_produce_batch's outcome as plain data (it crosses to another process):
+    ("ok", header), ("invalid", message, corrupt) or ("record", code, message,
+    record_errors, reason). ``Checked(outcome=...).result()`` turns it back."""
+    try:
+        return ("ok", validate_produce_batch(batch, rules, now, topic_partition))
+    except RecordValidationError as e:
+        return ("record", e.code, e.message, tuple(e.record_errors), e.reason)
+    except InvalidRecordError as e:
+        return ("invalid", str(e), e.corrupt)
+
+
 def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRules, now: int,
                            topic_partition: str,
-                           max_decompressed: int = MAX_DECOMPRESSED_BYTES) -> BatchHeader:
+                           max_decompressed: int = MAX_DECOMPRESSED_BYTES,
+                           checked: Checked | None = None) -> BatchHeader:
     """Check one client batch as Kafka's leader does; returns its header or raises
-    InvalidRecordError (header, CRC: the caller's codes) or RecordValidationError."""
+    InvalidRecordError (header, CRC: the caller's codes) or RecordValidationError.
+    ``checked``: what the server already did (an inflated body, or the outcome)."""
+    if checked is not None and checked.outcome is not None:
+        return checked.result()
     h = validate_batch(batch)
     if h.producer_id >= 0 and h.base_sequence < 0:
         raise RecordValidationError(E.INVALID_RECORD, reason=(
@@ -81,7 +145,9 @@ def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRu
             f"{h.producer_id}"))
     body = memoryview(batch)[HEADER_SIZE:]
     compressed = h.compression != NONE
-    if compressed:
+    if compressed and checked is not None and checked.inflated is not None:
+        body = checked.inflated
+    elif compressed:
         try:
             body = decompress_bounded(h.compression, body, max_decompressed)
         except DecompressedTooLargeError as e:

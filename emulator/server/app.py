@@ -33,6 +33,7 @@ from emulator.security.listeners import ListenerSpec
 from emulator.security.sasl import AuthenticationFailed
 from emulator.security.session import RAW_TOKENS, Session
 from emulator.server.limits import ConnectionLimits, ConnState
+from emulator.server.offload import BatchChecker
 from emulator.server.tls import peer_principal
 from emulator.versions import DEFAULT_RELEASE, advertised, features
 from wire.codec import DecodeError
@@ -224,6 +225,7 @@ class EmulatorServer:
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
         self.limits = ConnectionLimits(state.config)
+        self.batches = BatchChecker()  # Produce validation off the loop (offload.py)
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
         self._waiters: set[asyncio.Future] = set()
@@ -311,6 +313,7 @@ class EmulatorServer:
             await self.close_listener(bid)
         if self._tick_handle is not None:
             self._tick_handle.cancel()
+        self.batches.close()
         self.state.on_change = None
 
     # ---- change notification and ticks ---------------------------------------------
@@ -658,6 +661,8 @@ class EmulatorServer:
         """The handler's answer; our bug (any exception) answers UNKNOWN_SERVER_ERROR
         where the API carries errors, and is logged (tests fail on it: emulator.testing)."""
         try:
+            if ctx.api_key == 0:  # large compressed batches are checked off the loop first
+                await self.batches.precheck(ctx, req, version)
             t0 = time.perf_counter_ns()
             result = module.handle(ctx, req, version)
             spent = time.perf_counter_ns() - t0
