@@ -1,6 +1,7 @@
 """Connection limits like Kafka's SocketServer (emulator/server/limits.py), over TCP:
-max.connections.per.ip closes the extra connection, max.connections leaves it unread
-until a slot frees, connections.max.idle.ms closes idle ones, a stalled frame is closed,
+max.connections.per.ip closes the extra connection, max.connections (broker-wide or per
+listener) leaves it unread until a slot frees, max.connection.creation.rate delays new
+connections, connections.max.idle.ms closes idle ones, a stalled frame is closed,
 queued.max.request.bytes bounds the request bytes held across connections."""
 
 from __future__ import annotations
@@ -150,4 +151,59 @@ def test_queued_max_request_bytes_bounds_requests_in_flight(limited: Cluster) ->
     assert len(waiting.recv(4, socket.MSG_WAITALL)) == 4
     wait_for(lambda: limited.server.limits.queued_bytes == 0, "the budget to be freed")
     for s in (too_big, stalled, waiting):
+        s.close()
+
+
+@pytest.mark.parametrize("limited", [{"max.connection.creation.rate": "1",
+                                      "quota.window.num": "2"}], indirect=True)
+def test_max_connection_creation_rate_delays_new_connections(limited: Cluster) -> None:
+    """Kafka's ConnectionQuotas: the second connection within the first window puts the
+    rate (2 over Kafka's minimum elapsed time of 1 window) over the quota of 1/s, so it
+    waits (2 - 1) / 1 * 1 s, capped at one window, before it is read; the third, opened
+    meanwhile, waits behind it (one acceptor per listener) and is then delayed itself.
+    Nothing is refused."""
+    first = connect(limited)
+    assert answered(first, 5)
+    second, third = connect(limited), connect(limited)
+    assert not answered(second, 0.3)  # delayed by a full window (1 s)
+    third.sendall(API_VERSIONS)
+    second.settimeout(10)
+    head = second.recv(4, socket.MSG_WAITALL)  # the request sent above, answered later
+    second.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+    third.settimeout(0.3)
+    with pytest.raises(TimeoutError):  # its own delay starts after the second's
+        third.recv(4)
+    third.settimeout(10)
+    assert len(third.recv(4, socket.MSG_WAITALL)) == 4
+    assert answered(first, 5) and answered(second, 5)
+    for s in (first, second, third):
+        s.close()
+
+
+@pytest.fixture
+def two_listeners() -> Iterator[Cluster]:
+    with Cluster(brokers=1, port=0, security={
+            "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+            "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
+            config={"listener.name.other.max.connections": "1"}) as c:
+        yield c
+
+
+def test_listener_max_connections_limits_that_listener_only(two_listeners: Cluster) -> None:
+    """listener.name.other.max.connections=1: the OTHER listener's second connection
+    waits for a slot, as max.connections does broker-wide; PLAINTEXT is not limited."""
+    host, port = two_listeners.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
+    other = socket.create_connection((host, int(port)), timeout=10)
+    assert answered(other, 5)
+    waiting = socket.create_connection((host, int(port)), timeout=10)
+    assert not answered(waiting, 0.5)
+    plain = [connect(two_listeners) for _ in range(3)]
+    assert all(answered(s, 5) for s in plain)
+    other.close()
+    waiting.settimeout(10)
+    head = waiting.recv(4, socket.MSG_WAITALL)
+    assert len(head) == 4
+    waiting.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+    assert answered(waiting, 5)
+    for s in (waiting, *plain):
         s.close()

@@ -465,7 +465,7 @@ class EmulatorServer:
         ):
             writer.transport.abort()
             return
-        conn = await self.limits.admit(bid, peer[0], writer.transport)
+        conn = await self.limits.admit(bid, peer[0], writer.transport, bl.name)
         if conn is None:
             writer.transport.abort()
             return

@@ -7,7 +7,17 @@
   sets the limit of the addresses it names.
 - ``max.connections``: over the limit Kafka's acceptor stops accepting until a slot
   frees; here the connection is accepted by the kernel as in Kafka's backlog and
-  nothing is read from it until a slot frees.
+  nothing is read from it until a slot frees. ``listener.name.<listener>.max.connections``
+  (the listener's name in lower case) limits one listener of a broker the same way;
+  a listener without it takes the broker-wide value (Kafka's prefix override).
+- ``max.connection.creation.rate`` (broker-wide) and
+  ``listener.name.<listener>.max.connection.creation.rate``: every new connection is
+  recorded in a rate over ``quota.window.num`` windows of ``quota.window.size.seconds``
+  (11 of 1 s, and at least 10 s of elapsed time, Kafka's Rate); one that brings the rate
+  over the quota waits (rate - quota) / quota * elapsed, at most one window, before
+  it is served, and, as Kafka's acceptor thread waits, the listener's next connections
+  wait behind it. Kafka's ConnectionQuotas.waitForConnectionSlot, in its order: the
+  rate and slot wait first, then the per-IP limit.
 - ``connections.max.idle.ms``: a connection with no bytes in or out for that long is
   closed (Kafka's Selector). A connection waiting on its own request (a long-poll
   Fetch, acks=all) is not idle.
@@ -65,6 +75,37 @@ def ip_overrides(value: str | None) -> dict[str, int]:
     return out
 
 
+class CreationRate:
+    """Kafka's Rate sensor with a quota, for connection creations: counts in
+    ``window_num`` windows of ``window_ms``, over an elapsed time of at least
+    ``window_num - 1`` windows; ``record`` returns the throttle time the new event
+    costs (0 within the quota), bounded by one window as ConnectionQuotas bounds it."""
+
+    def __init__(self, quota: int, window_num: int, window_ms: int) -> None:
+        self.quota = quota
+        self.window_num = max(window_num, 1)
+        self.window_ms = max(window_ms, 1)
+        self._windows: list[list[int]] = []  # [start ms, count]
+
+    def record(self, now_ms: int) -> int:
+        span = self.window_num * self.window_ms
+        self._windows = [w for w in self._windows if now_ms - w[0] < span]
+        if not self._windows or now_ms - self._windows[-1][0] >= self.window_ms:
+            self._windows.append([now_ms, 0])
+        self._windows[-1][1] += 1
+        elapsed = now_ms - self._windows[0][0]
+        full = elapsed // self.window_ms
+        if full < self.window_num - 1:
+            elapsed += (self.window_num - 1 - full) * self.window_ms
+        elapsed = max(elapsed, 1)
+        rate = sum(c for _, c in self._windows) * 1000 / elapsed
+        if rate <= self.quota:
+            return 0
+        if self.quota <= 0:  # Kafka's bound of 0: any rate violates it, the delay is capped
+            return self.window_ms
+        return min(round((rate - self.quota) / self.quota * elapsed), self.window_ms)
+
+
 @dataclass(eq=False)
 class ConnState:
     """What the sweeper needs to know of one client connection."""
@@ -76,13 +117,24 @@ class ConnState:
     busy: bool = False  # a request is being processed (or its response written)
     frame_size: int = -1  # >= 0 while a request's body is being read
     frame_read: int = 0
+    listener: str = "PLAINTEXT"
 
 
 class ConnectionLimits:
     """Counters, the in-flight request budget and the idle/stall sweeper."""
 
     def __init__(self, config: dict[str, str]) -> None:
+        self.config = config
         self.max_connections = _int(config, "max.connections", INT_MAX)
+        self.max_rate = _int(config, "max.connection.creation.rate", INT_MAX)
+        self.window_num = _int(config, "quota.window.num", 11)
+        self.window_ms = _int(config, "quota.window.size.seconds", 1) * 1000
+        # (broker, listener) -> its rate sensor, its connection count; broker -> rate
+        self._rates: dict[tuple[int, str | None], CreationRate] = {}
+        self._per_listener: dict[tuple[int, str], int] = {}
+        # One acceptor per listener of a broker: connections are admitted one at a time,
+        # a throttled one holding back those behind it, as Kafka's acceptor thread does.
+        self._acceptors: dict[tuple[int, str], asyncio.Lock] = {}
         self.max_per_ip = _int(config, "max.connections.per.ip", INT_MAX)
         self.per_ip_overrides = ip_overrides(config.get("max.connections.per.ip.overrides"))
         self.idle_ms = _int(config, "connections.max.idle.ms", 600_000)
@@ -103,29 +155,76 @@ class ConnectionLimits:
     def over_ip_limit(self, broker_id: int, host: str) -> bool:
         return self._per_ip.get((broker_id, host), 0) >= self.max_for(host)
 
-    async def admit(self, broker_id: int, host: str,
-                    transport: asyncio.BaseTransport) -> ConnState | None:
-        """Register a new connection, or None when it must be closed (per-IP limit)."""
-        if self.over_ip_limit(broker_id, host):
-            log.warning("broker %d: Rejected connection from /%s, address already has the "
-                        "configured maximum of %d connections.", broker_id, host,
-                        self.max_for(host))
+    def listener_value(self, listener: str, key: str, default: int) -> int:
+        """A listener's value of ``key``: listener.name.<listener>.<key>, else the
+        broker-wide one (Kafka's valuesWithPrefixOverride)."""
+        prefixed = self.config.get(f"listener.name.{listener.lower()}.{key}")
+        if prefixed is not None:
+            try:
+                return int(prefixed)
+            except ValueError:
+                pass
+        return default
+
+    def _rate(self, broker_id: int, listener: str | None) -> CreationRate | None:
+        quota = self.max_rate if listener is None else self.listener_value(
+            listener, "max.connection.creation.rate", self.max_rate)
+        if quota >= INT_MAX:
             return None
-        while self._per_broker.get(broker_id, 0) >= self.max_connections:
-            if self._slot_freed is None:
-                self._slot_freed = asyncio.Event()
-            await self._slot_freed.wait()
-        c = ConnState(broker_id, host, transport)
-        self.conns.add(c)
-        self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
-        self._per_ip[(broker_id, host)] = self._per_ip.get((broker_id, host), 0) + 1
-        return c
+        r = self._rates.get((broker_id, listener))
+        if r is None:
+            r = self._rates[(broker_id, listener)] = CreationRate(quota, self.window_num,
+                                                                  self.window_ms)
+        return r
+
+    def _throttle_ms(self, broker_id: int, listener: str) -> int:
+        """recordConnectionAndGetThrottleTimeMs: the connection is recorded in the
+        broker's and the listener's rates; the longer delay of the two."""
+        now = int(time.monotonic() * 1000)
+        delays = [r.record(now) for r in (self._rate(broker_id, None),
+                                          self._rate(broker_id, listener)) if r is not None]
+        return max(delays, default=0)
+
+    def _slot_available(self, broker_id: int, listener: str) -> bool:
+        return (self._per_listener.get((broker_id, listener), 0)
+                < self.listener_value(listener, "max.connections", self.max_connections)
+                and self._per_broker.get(broker_id, 0) < self.max_connections)
+
+    async def admit(self, broker_id: int, host: str, transport: asyncio.BaseTransport,
+                    listener: str = "PLAINTEXT") -> ConnState | None:
+        """Register a new connection, or None when it must be closed (per-IP limit)."""
+        key = (broker_id, listener)
+        acceptor = self._acceptors.get(key)
+        if acceptor is None:
+            acceptor = self._acceptors[key] = asyncio.Lock()
+        async with acceptor:
+            throttle = self._throttle_ms(broker_id, listener)
+            if throttle > 0:
+                log.debug("broker %d: delaying a new connection on listener %s by %d ms "
+                          "(max.connection.creation.rate)", broker_id, listener, throttle)
+                await asyncio.sleep(throttle / 1000)
+            while not self._slot_available(broker_id, listener):
+                if self._slot_freed is None:
+                    self._slot_freed = asyncio.Event()
+                await self._slot_freed.wait()
+            if self.over_ip_limit(broker_id, host):
+                log.warning("broker %d: Rejected connection from /%s, address already has "
+                            "the configured maximum of %d connections.", broker_id, host,
+                            self.max_for(host))
+                return None
+            c = ConnState(broker_id, host, transport, listener=listener)
+            self.conns.add(c)
+            self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
+            self._per_listener[key] = self._per_listener.get(key, 0) + 1
+            self._per_ip[(broker_id, host)] = self._per_ip.get((broker_id, host), 0) + 1
+            return c
 
     def release(self, c: ConnState) -> None:
         if c not in self.conns:
             return
         self.conns.discard(c)
         self._per_broker[c.broker_id] -= 1
+        self._per_listener[(c.broker_id, c.listener)] -= 1
         key = (c.broker_id, c.host)
         self._per_ip[key] -= 1
         if not self._per_ip[key]:
