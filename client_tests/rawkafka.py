@@ -12,6 +12,7 @@ import time
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.frames import decode_response, encode_request
 
 CORR = 7
@@ -154,3 +155,36 @@ def describe_group(conn: Conn, group: str) -> dict:
     """DescribeGroups (v5) of one classic group on this (coordinator's) connection."""
     return conn.call(15, 5, {"groups": [group], "include_authorized_operations": False})[
         "groups"][0]
+
+
+def create_assigned(cluster: Cluster | KafkaTarget, topic: str,
+                    assignments: dict[int, list[int]],
+                    configs: dict[str, str] | None = None) -> None:
+    """A topic with a manual replica assignment (CreateTopics v5), on either target, once
+    every live broker knows each partition's leader (Kafka's metadata propagates after
+    CreateTopics answers)."""
+    c = Conn(cluster)
+    try:
+        resp = c.call(19, 5, {"topics": [{
+            "name": topic, "num_partitions": -1, "replication_factor": -1,
+            "assignments": [{"partition_index": i, "broker_ids": b}
+                            for i, b in sorted(assignments.items())],
+            "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
+            "timeout_ms": 30000, "validate_only": False})
+    finally:
+        c.close()
+    assert resp["topics"][0]["error_code"] == 0, resp
+    if isinstance(cluster, KafkaTarget):
+        cluster.wait_for_leaders(topic, len(assignments))
+    else:
+        wait_for(lambda: all(p["leader_id"] >= 0
+                             for p in topic_metadata(cluster, topic)["partitions"]),
+                 f"{topic}'s leaders")
+
+
+def replicas_of(cluster: Cluster | KafkaTarget, topic: str,
+                partition: int = 0) -> tuple[list[int], list[int], int]:
+    """(replicas, ISR, leader) of a partition as Metadata reports them."""
+    p = next(p for p in topic_metadata(cluster, topic)["partitions"]
+             if p["partition_index"] == partition)
+    return list(p["replica_nodes"]), sorted(p["isr_nodes"]), p["leader_id"]

@@ -15,15 +15,22 @@ import struct
 import time
 
 import pytest
-from rawkafka import Conn, produce_body, produce_error
+from rawkafka import Conn, produce_body, produce_error, topic_metadata
 
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.frames import decode_response, encode_request
 from wire.records import build_batch
 
-# Not run with --target kafka: the emulator's limits and process.
-pytestmark = pytest.mark.emulator_only
+# The refusals run on both targets (--target kafka, unique topic names); growing a topic
+# to 10,001 partitions, the emulator's steps, its log and its process are emulator_only.
+Target = Cluster | KafkaTarget
+
+
+def exists(cluster: Target, topic: str) -> bool:
+    return topic_metadata(cluster, topic)["error_code"] == E.NONE
 
 
 def create_topics(c: Conn, topics: list[tuple[str, int, int, list | None]],
@@ -45,56 +52,77 @@ def errors(results: list[dict]) -> list[tuple[int, str | None]]:
     return [(r["error_code"], r["error_message"]) for r in results]
 
 
-def test_create_topics_over_the_partition_cap_fails_whole(cluster: Cluster) -> None:
+def test_create_topics_over_the_partition_cap_fails_whole(cluster: Target,
+                                                          topic_name: str) -> None:
     c = Conn(cluster)
+    big, a1, a2, b, ok = (f"{topic_name}-{x}" for x in ("big", "a1", "a2", "b", "ok"))
     many = "Excessively large number of partitions per request."
-    assert errors(create_topics(c, [("big", 1_000_000, 1, None)])) == [(E.POLICY_VIOLATION, many)]
-    assert errors(create_topics(c, [("a1", 6000, 1, None), ("a2", 6000, 1, None)])) == [
+    assert errors(create_topics(c, [(big, 1_000_000, 1, None)])) == [(E.POLICY_VIOLATION, many)]
+    assert errors(create_topics(c, [(a1, 6000, 1, None), (a2, 6000, 1, None)])) == [
         (E.POLICY_VIOLATION, many)] * 2
     # 10,000 partitions + the TopicRecord are 10,001 records: over MAX_RECORDS_PER_USER_OP.
-    assert errors(create_topics(c, [("b", 10_000, 1, None)], validate_only=True)) == [
+    assert errors(create_topics(c, [(b, 10_000, 1, None)], validate_only=True)) == [
         (E.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")]
-    assert not ({"big", "a1", "a2", "b"} & set(cluster.state.topics))
+    assert not any(exists(cluster, t) for t in (big, a1, a2, b))
     # The brokers still answer at once.
-    assert errors(create_topics(c, [("ok", 3, 3, None)])) == [(E.NONE, None)]
+    assert errors(create_topics(c, [(ok, 3, 3, None)])) == [(E.NONE, None)]
     c.close()
 
 
-def test_create_partitions_over_the_cap_fails_whole(cluster: Cluster) -> None:
+def test_create_partitions_over_the_cap_fails_whole(cluster: Target,
+                                                    topic_name: str) -> None:
     c = Conn(cluster)
-    assert errors(create_topics(c, [("t1", 1, 1, None), ("t2", 1, 1, None)])) == [(0, None)] * 2
+    t1, t2 = f"{topic_name}-t1", f"{topic_name}-t2"
+    assert errors(create_topics(c, [(t1, 1, 1, None), (t2, 1, 1, None)])) == [(0, None)] * 2
     many = "Excessively large number of additional partitions per request."
-    assert errors(create_partitions(c, [("t1", 16_777_216, None)])) == [
+    assert errors(create_partitions(c, [(t1, 16_777_216, None)])) == [
         (E.POLICY_VIOLATION, many)]
-    assert errors(create_partitions(c, [("t1", 6001, None), ("t2", 6001, None)])) == [
+    assert errors(create_partitions(c, [(t1, 6001, None), (t2, 6001, None)])) == [
         (E.POLICY_VIOLATION, many)] * 2
-    assert len(cluster.state.topics["t1"].partitions) == 1
+    # (Kafka's brokers learn of a topic after CreateTopics answers.)
+    wait_for(lambda: len(topic_metadata(cluster, t1)["partitions"]) == 1, f"{t1} known")
+    assert errors(create_partitions(c, [(t2, 0, None)])) == [
+        (E.INVALID_PARTITIONS, f"The topic {t2} currently has 1 partition(s); 0 would not be "
+         "an increase.")]
+    c.close()
+
+
+@pytest.mark.emulator_only  # 10,001 partitions: too heavy for the shared Kafka test cluster
+def test_create_partitions_of_exactly_the_cap_is_legal(cluster: Cluster) -> None:
+    c = Conn(cluster)
+    assert errors(create_topics(c, [("t1", 1, 1, None)])) == [(0, None)]
     # Exactly 10,000 more is legal (and served without holding the other brokers).
     assert errors(create_partitions(c, [("t1", 10_001, None)])) == [(E.NONE, None)]
     assert len(cluster.state.topics["t1"].partitions) == 10_001
-    assert errors(create_partitions(c, [("t2", 0, None)])) == [
-        (E.INVALID_PARTITIONS, "The topic t2 currently has 1 partition(s); 0 would not be an "
-         "increase.")]
     c.close()
 
 
-def test_assignments_naming_unknown_brokers(cluster: Cluster) -> None:
+def test_assignments_naming_unknown_brokers(cluster: Target, topic_name: str) -> None:
     c = Conn(cluster)
+    ub, t = f"{topic_name}-ub", f"{topic_name}-t"
     unknown = "The manual partition assignment includes broker 7, but no such broker is registered."
-    assert errors(create_topics(c, [("ub", -1, -1, [{"partition_index": 0, "broker_ids": [7]}])])
+    assert errors(create_topics(c, [(ub, -1, -1, [{"partition_index": 0, "broker_ids": [7]}])])
                   ) == [(E.INVALID_REPLICA_ASSIGNMENT, unknown)]
-    assert errors(create_topics(c, [("t", 1, 1, None)])) == [(0, None)]
-    assert errors(create_partitions(c, [("t", 2, [{"broker_ids": [7]}])])) == [
+    # Every partition of a manual assignment has the first one's replication factor.
+    assert errors(create_topics(c, [(ub, -1, -1, [
+        {"partition_index": 0, "broker_ids": [1, 2]},
+        {"partition_index": 1, "broker_ids": [1, 2, 3]}])])) == [(
+            E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes a "
+            "partition with 3 replica(s), but this is not consistent with previous "
+            "partitions, which have 2 replica(s).")]
+    assert errors(create_topics(c, [(t, 1, 1, None)])) == [(0, None)]
+    assert errors(create_partitions(c, [(t, 2, [{"broker_ids": [7]}])])) == [
         (E.INVALID_REPLICA_ASSIGNMENT, unknown)]
-    assert errors(create_partitions(c, [("t", 2, [{"broker_ids": [1, 1]}])])) == [
+    assert errors(create_partitions(c, [(t, 2, [{"broker_ids": [1, 1]}])])) == [
         (E.INVALID_REPLICA_ASSIGNMENT,
          "The manual partition assignment includes the broker 1 more than once.")]
-    assert errors(create_partitions(c, [("t", 3, [{"broker_ids": [1]}])])) == [
+    assert errors(create_partitions(c, [(t, 3, [{"broker_ids": [1]}])])) == [
         (E.INVALID_REPLICA_ASSIGNMENT,
          "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified.")]
     c.close()
 
 
+@pytest.mark.emulator_only  # the emulator's steps between clients, seen in its state
 def test_large_legal_operations_serve_others_meanwhile(cluster: Cluster) -> None:
     """CreateTopics of 9,999 partitions, CreatePartitions of +10,000 and deleting the
     topic again are legal and take a while: the emulator does them in steps between
@@ -162,6 +190,7 @@ NULL_ARRAY_BODIES = {
 }
 
 
+@pytest.mark.emulator_only  # checks the emulator's log line
 @pytest.mark.parametrize("api", sorted(NULL_ARRAY_BODIES))
 def test_null_in_a_non_nullable_array_closes_with_one_line(
         cluster: Cluster, caplog: pytest.LogCaptureFixture, api: str) -> None:

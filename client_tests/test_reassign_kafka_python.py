@@ -172,7 +172,7 @@ def test_kafka_python_elects_preferred_and_unclean_leaders(cluster: Cluster) -> 
 
 # ---- raw protocol: codes and messages ----------------------------------------------------------
 def test_every_invalid_request_gets_kafkas_code_and_message(cluster: Cluster) -> None:
-    create(cluster, "foo", {0: [1, 2, 3], 1: [2, 3, 4], 2: [1, 2]})
+    create(cluster, "foo", {0: [1, 2, 3], 1: [2, 3, 4], 2: [1, 2, 3]})
     cluster.pause_follower(4)
     conn = Conn(cluster, 0)
     try:

@@ -109,12 +109,14 @@ def _plan_topic(
                 "Both cannot be used at the same time.",
             )
         plan = []
+        rf: int | None = None  # the first partition's sets it for the rest (as Kafka)
         for i in range(len(assignments)):
             if i not in assignments:
                 raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
                                  "partitions should be a consecutive 0-based integer sequence")
             reps = assignments[i]
-            validate_manual_assignment(state, reps)
+            validate_manual_assignment(state, reps, rf)
+            rf = len(reps)
             plan.append(list(reps))
         return plan
     if num_partitions == -1:
