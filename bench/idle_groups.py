@@ -6,7 +6,9 @@ each), with session timeouts far beyond the measuring window so nothing is due. 
 nobody speaks for ``--seconds``: the server only ticks (every 50 ms) and the process's
 CPU time over that window is what the idle groups cost. Also times one direct
 ``GroupCoordinator.tick()`` (what every JoinGroup, Heartbeat, ... handler pays after
-its operation). Prints; asserts nothing (the machine is shared: read ``uptime``).
+its operation) and a KIP-848 heartbeat as its handler runs it (the operation, then the
+tick), among all those groups. Prints; asserts nothing (the machine is shared: read
+``uptime``).
 
     python bench/idle_groups.py [--groups 10000] [--seconds 10]
 """
@@ -83,6 +85,18 @@ def main() -> None:
             return (time.perf_counter() - t) / 20
 
         print(f"GroupCoordinator.tick(): {cluster.call(one_tick) * 1e6:.0f} us")
+
+        def heartbeats() -> float:
+            n = min(200, args.groups - args.groups // 2)
+            t = time.perf_counter()
+            for i in range(n):
+                r = gc.consumer_group_heartbeat(f"consumer-{i:06d}", f"member-{i:06d}", 1)
+                assert r["error_code"] == 0, r
+                gc.tick()
+            return (time.perf_counter() - t) / n
+
+        print(f"ConsumerGroupHeartbeat (operation + tick): "
+              f"{cluster.call(heartbeats) * 1e6:.0f} us")
         print(f"load average: {os.getloadavg()}")
     finally:
         cluster.stop()
