@@ -101,6 +101,9 @@ class ShareCoordinator(ShareGroupOps):
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
+        # group id -> its share-partitions' keys (in creation order): what a member's
+        # departure or the group's admin APIs touch, without a pass over every group's
+        self._by_group: dict[str, dict[tuple[str, bytes, int], None]] = {}
         self.sessions: dict[tuple[int, str, str], ShareSession] = {}
         # When each share group's earliest member session and each share-partition's
         # earliest acquisition lock runs out: a tick visits only those.
@@ -134,6 +137,11 @@ class ShareCoordinator(ShareGroupOps):
     def _forget(self, key: tuple[str, bytes, int]) -> None:
         """DeleteShareGroupState: the state goes (tombstones)."""
         if self.partitions.pop(key, None) is not None:
+            mine = self._by_group.get(key[0])
+            if mine is not None:
+                mine.pop(key, None)
+                if not mine:
+                    del self._by_group[key[0]]
             self._news.add(key[0])
             self.state.emit("share_state_changed", key=key, sp=None)
 
@@ -152,7 +160,7 @@ class ShareCoordinator(ShareGroupOps):
             self.ensure_state_topic()
         except KafkaError:
             return  # no share coordinator: Kafka retries on a later heartbeat
-        known = {k[1] for k in self.partitions if k[0] == gid}
+        known = {k[1] for k in self._by_group.get(gid, ())}
         for tid, p in missing:
             self.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
 
@@ -260,8 +268,9 @@ class ShareCoordinator(ShareGroupOps):
 
     def _release_member(self, group_id: str, member_id: str) -> None:
         limit = self.group_int(group_id, "share.delivery.count.limit")
-        for (gid, _, _), sp in self.partitions.items():
-            if gid == group_id and sp.release_member(member_id, limit):
+        for key in list(self._by_group.get(group_id, ())):
+            sp = self.partitions[key]
+            if sp.release_member(member_id, limit):
                 self._persist(sp)
 
     # ---- share-partitions -------------------------------------------------------------
@@ -270,6 +279,7 @@ class ShareCoordinator(ShareGroupOps):
         sp = self.partitions.get(key)
         if sp is None:
             sp = self.partitions[key] = SharePartition(group_id, topic_id, index)
+            self._by_group.setdefault(group_id, {})[key] = None
         return sp
 
     def _loaded(self, group_id: str, topic, p) -> SharePartition:
@@ -440,12 +450,12 @@ class ShareCoordinator(ShareGroupOps):
         self.share_group(group_id)
         by_name = self.state.topics
         if topics is None:
-            names = {t.id: n for n, t in by_name.items()}
+            by_id = self.state.topics_by_id
             found: dict[str, list[int]] = {}
-            for (gid, tid, idx), sp in sorted(self.partitions.items(),
-                                             key=lambda kv: (kv[0][1], kv[0][2])):
-                if gid == group_id and tid in names and sp.initialized:
-                    found.setdefault(names[tid], []).append(idx)
+            for key in sorted(self._by_group.get(group_id, ()), key=lambda k: (k[1], k[2])):
+                t = by_id.get(key[1])
+                if t is not None and self.partitions[key].initialized:
+                    found.setdefault(t.name, []).append(key[2])
             topics = sorted(found.items())
         out = []
         for name, parts in topics:
@@ -514,7 +524,7 @@ class ShareCoordinator(ShareGroupOps):
                             "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
                             "error_message": "This server does not host this topic-partition."})
                 continue
-            for key in [k for k in self.partitions if k[0] == group_id and k[1] == topic.id]:
+            for key in [k for k in self._by_group.get(group_id, ()) if k[1] == topic.id]:
                 self._forget(key)
             out.append({"topic_name": name, "topic_id": topic.id, "error_code": E.NONE})
         self.mark_changed()
@@ -528,7 +538,7 @@ class ShareCoordinator(ShareGroupOps):
         if not group.is_empty:
             return E.NON_EMPTY_GROUP
         del self.groups[group_id]
-        for key in [k for k in self.partitions if k[0] == group_id]:
+        for key in list(self._by_group.get(group_id, ())):
             self._forget(key)
         self.state.group_configs.pop(group_id, None)
         self.mark_changed()
