@@ -117,7 +117,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         # The __consumer_offsets leaders and epochs last seen (coordinator moves).
         self._coordinator_epochs: object = None
         self._epochs_seen = False
-        self.visits = 0  # groups whose timers a tick checked (tests/test_scale.py counts)
+        self.visits = 0  # groups whose timers a tick checked (tests count them)
         self.reschedules = 0  # groups whose next due time was recomputed
         self._regex_cache = {}  # consumer_groups._regex_topics
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
