@@ -179,6 +179,34 @@ def test_large_legal_operations_serve_others_meanwhile(cluster: Cluster) -> None
     c.close()
 
 
+def test_alter_configs_over_10000_records_fail_whole(cluster: Cluster) -> None:
+    """Kafka's ConfigurationControlManager collects a request's ConfigRecords in a list
+    bounded by MAX_RECORDS_PER_USER_OP: a record per key whose value changes, and more
+    than 10,000 fail every resource with POLICY_VIOLATION, changing nothing. Group
+    resources need no topic or broker behind them (any group name may be configured)."""
+    c = Conn(cluster)
+    key = "consumer.session.timeout.ms"
+
+    def incremental(n: int, value: str) -> set:
+        body = {"resources": [{"resource_type": 32, "resource_name": f"g{i}", "configs": [
+            {"name": key, "config_operation": 0, "value": value}]} for i in range(n)],
+            "validate_only": False}
+        return {(r["error_code"], r["error_message"]) for r in c.call(44, 1, body)["responses"]}
+
+    big = (E.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+    assert incremental(10_000, "50000") == {(0, None)}  # 10,000 records: the most allowed
+    assert incremental(10_001, "51000") == {big}
+    assert cluster.state.group_configs["g0"][key] == "50000" and "g10000" not in \
+        cluster.state.group_configs
+    # Unchanged values write no record: 10,001 resources of which one changes are fine.
+    assert incremental(10_001, "50000") == {(0, None)}
+    legacy = {"resources": [{"resource_type": 32, "resource_name": f"h{i}", "configs": [
+        {"name": key, "value": "50000"}]} for i in range(10_001)], "validate_only": True}
+    assert {(r["error_code"], r["error_message"])
+            for r in c.call(33, 2, legacy)["responses"]} == {big}
+    c.close()
+
+
 _I32 = struct.Struct(">i")
 # Request bodies whose first array (non-nullable in Kafka's schema) is sent as null:
 # compact length 0 in these flexible versions, where an empty array would be 1.

@@ -11,7 +11,9 @@ DELETE, APPEND and SUBTRACT per key. Throttle settings for reassignment
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from emulator.cluster.configs import (
     BROKER_CONFIGS,
@@ -30,6 +32,7 @@ from emulator.cluster.configs import (
 )
 from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, group_value
 from emulator.cluster.group_configs import validate as validate_group_value
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
@@ -208,36 +211,54 @@ def _target(state: ClusterState, rtype: int, name: str) -> dict[str, str]:
     return state.broker_overrides.setdefault(int(name), {})
 
 
+def _current(state: ClusterState, rtype: int, name: str) -> dict[str, str]:
+    """The resource's dynamic configs, read only (``_target`` makes a group's or a
+    broker's dict on first use, which a validate-only pass must not)."""
+    if rtype == GROUP:
+        return state.group_configs.get(name, {})
+    if rtype == BROKER and name != "":
+        return state.broker_overrides.get(int(name), {})
+    return _target(state, rtype, name)
+
+
 def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | None],
-          validate_only: bool, broker_id: int) -> None:
-    """AlterConfigs: replace the resource's whole dynamic config."""
+          validate_only: bool, broker_id: int) -> int:
+    """AlterConfigs: replace the resource's whole dynamic config. Returns the metadata
+    records Kafka's controller writes for it (legacyAlterConfigResource: a ConfigRecord
+    per key set to a new value, every key for a broker, and one per key it removes)."""
     check_resource(state, rtype, name, broker_id, alter=True)
     if rtype == BROKER_LOGGER:
-        return
+        return 0
     _validated(rtype, configs, state)
+    current = _current(state, rtype, name)
+    records = sum(1 for k, v in configs.items() if rtype == BROKER or current.get(k) != v) \
+        + sum(1 for k in current if k not in configs)
     if validate_only:
-        return
+        return records
     target = _target(state, rtype, name)
     target.clear()
     target.update({k: v for k, v in configs.items() if v is not None})
     state.emit("configs_changed", resource_type=rtype, name=name)
     state.changed()
+    return records
 
 
 def incremental_alter(state: ClusterState, rtype: int, name: str,
                       ops: list[tuple[str, int, str | None]], validate_only: bool,
-                      broker_id: int) -> None:
-    """IncrementalAlterConfigs: SET, DELETE, APPEND, SUBTRACT per key."""
+                      broker_id: int) -> int:
+    """IncrementalAlterConfigs: SET, DELETE, APPEND, SUBTRACT per key. Returns the
+    metadata records Kafka's controller writes for it (incrementalAlterConfigResource:
+    a ConfigRecord per key whose value changes, every key for a broker)."""
     check_resource(state, rtype, name, broker_id, alter=True)
     if rtype == BROKER_LOGGER:
-        return
+        return 0
     seen = set()
     for key, _, _ in ops:
         if key in seen:
             raise KafkaError(E.INVALID_REQUEST, f"Error due to duplicate config keys : {key}")
         seen.add(key)
     defs = _defs_for(rtype)
-    new = dict(_target(state, rtype, name))
+    new = dict(_current(state, rtype, name))
     for key, op, value in ops:
         d = defs.get(key)
         if d is None:
@@ -266,13 +287,64 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
             new[key] = ",".join(items)
         else:
             raise KafkaError(E.INVALID_REQUEST, f"Unknown alter config operation {op}")
+    old = _current(state, rtype, name)
+    records = sum(1 for key, _, _ in ops if rtype == BROKER or old.get(key) != new.get(key))
     if validate_only:
-        return
+        return records
     target = _target(state, rtype, name)
     target.clear()
     target.update(new)
     state.emit("configs_changed", resource_type=rtype, name=name)
     state.changed()
+    return records
+
+
+def dynamic_count(state: ClusterState, rtype: int, name: str) -> int:
+    """How many dynamic configs the resource has now (0 for one that does not exist)."""
+    if rtype == TOPIC:
+        t = state.topics.get(name)
+        return len(t.configs) if t is not None else 0
+    if rtype == GROUP:
+        return len(state.group_configs.get(name, {}))
+    if rtype == BROKER:
+        if name == "":
+            return len(state.dynamic_default)
+        return len(state.broker_overrides.get(int(name), {})) if name.isdigit() else 0
+    return 0
+
+
+POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
+
+
+def refuse_all(resources: list[dict]) -> list[dict]:
+    """Every resource of a request over the cap: POLICY_VIOLATION (Kafka's controller
+    fails the whole forwarded request); broker loggers are the broker's own business."""
+    return [{"error_code": E.NONE if r["resource_type"] == BROKER_LOGGER
+             else E.POLICY_VIOLATION,
+             "error_message": None if r["resource_type"] == BROKER_LOGGER
+             else POLICY_VIOLATION_MESSAGE,
+             "resource_type": r["resource_type"], "resource_name": r["resource_name"]}
+            for r in resources]
+
+
+def over_records_per_user_op(resources: list, upper_bound: int,
+                             records_of: Callable[[Any], int]) -> bool:
+    """QuorumController.MAX_RECORDS_PER_USER_OP for (Incremental)AlterConfigs: Kafka's
+    ConfigurationControlManager collects the records of every resource that validates in
+    one BoundedList of 10,000, and more fail the whole request. ``upper_bound`` (the
+    records the request could make at most) spares the exact count, ``records_of``
+    (a validate-only pass over one resource; 0 if it fails) in the common case."""
+    if upper_bound <= MAX_RECORDS_PER_USER_OP:
+        return False
+    total = 0
+    for r in resources:
+        try:
+            total += records_of(r)
+        except KafkaError:
+            continue  # a resource that fails validation writes nothing
+        if total > MAX_RECORDS_PER_USER_OP:
+            return True
+    return False
 
 
 def describe_value(state: ClusterState, rtype: int, name: str, key: str) -> str | None:

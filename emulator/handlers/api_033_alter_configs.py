@@ -1,4 +1,9 @@
-"""AlterConfigs (key 33), v0-2: replace a topic's or broker's dynamic configs."""
+"""AlterConfigs (key 33), v0-2: replace a topic's or broker's dynamic configs.
+
+A request whose changes would be more than 10,000 metadata records (a ConfigRecord per
+key set to a new value or removed, every key of a broker resource) fails whole with
+POLICY_VIOLATION, as Kafka's controller refuses it (MAX_RECORDS_PER_USER_OP).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,16 @@ AUTHORIZE = (
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    def records(r: dict) -> int:
+        return config_ops.alter(ctx.cluster, r["resource_type"], r["resource_name"],
+                                {c["name"]: c["value"] for c in r["configs"]}, True,
+                                ctx.broker_id)
+
+    resources = req["resources"]
+    bound = sum(len(r["configs"]) + config_ops.dynamic_count(
+        ctx.cluster, r["resource_type"], r["resource_name"]) for r in resources)
+    if config_ops.over_records_per_user_op(resources, bound, records):
+        return {"throttle_time_ms": 0, "responses": config_ops.refuse_all(resources)}
     out = []
     for r in req["resources"]:
         res = {"error_code": E.NONE, "error_message": None, "resource_type": r["resource_type"],
