@@ -77,6 +77,11 @@ def _release_gc() -> None:
 RETENTION_INTERVAL_S = 1.0
 
 
+def _wake(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 class CloseConnection(Exception):
     """Raised to drop a client connection after logging why."""
 
@@ -439,11 +444,14 @@ class EmulatorServer:
             else:
                 for k in keys:
                     self._keyed.setdefault(k, set()).add(fut)
+            # Woken by a change it waits on, or by this timer to look at the deadline
+            # (a timer handle, not asyncio.wait_for's waiter future and callbacks: this
+            # runs for every acks=all produce request).
+            timer = loop.call_later(min(remaining, 1000) / 1000, _wake, fut)
             try:
-                await asyncio.wait_for(fut, min(remaining, 1000) / 1000)
-            except TimeoutError:
-                pass
+                await fut
             finally:
+                timer.cancel()
                 if keys is None:
                     self._waiters.discard(fut)
                 else:
