@@ -77,16 +77,19 @@ def produce_error(resp: dict) -> int:
     return resp["responses"][0]["partition_responses"][0]["error_code"]
 
 
-def topic_metadata(cluster: Cluster | KafkaTarget, topic: str) -> dict:
-    """The topic as Metadata (v12) reports it: asked over the wire, so on either target."""
-    c = None
-    for i in range(len(cluster.broker_ids)):  # the first broker that is up
+def any_conn(cluster: Cluster | KafkaTarget) -> Conn:
+    """A connection to the first broker that is up."""
+    for i in range(len(cluster.broker_ids)):
         try:
-            c = Conn(cluster, i)
-            break
+            return Conn(cluster, i)
         except OSError:
             continue
-    assert c is not None, "no broker is up"
+    raise AssertionError("no broker is up")
+
+
+def topic_metadata(cluster: Cluster | KafkaTarget, topic: str) -> dict:
+    """The topic as Metadata (v12) reports it: asked over the wire, so on either target."""
+    c = any_conn(cluster)
     try:
         resp = c.call(3, 12, {"topics": [{"topic_id": b"\x00" * 16, "name": topic}],
                               "allow_auto_topic_creation": False})
@@ -126,7 +129,7 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
     creates __consumer_offsets/__transaction_state; that is waited out."""
     deadline = time.monotonic() + 30
     while True:
-        c = Conn(cluster)
+        c = any_conn(cluster)
         try:
             r = c.call(10, 4, {"key_type": key_type, "coordinator_keys": [key]})
         finally:

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
@@ -127,9 +126,12 @@ def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> Non
     check_no_loss(produced, members)
 
 
-@pytest.mark.emulator_only  # checks the group's generation in the emulator's coordinator
 def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # noqa: F811
                                                     topic_name: str) -> None:
+    """The generation and state are read on the wire (Heartbeat, DescribeGroups), so
+    this runs on both targets."""
+    from client_tests.rawkafka import Conn, classic_generation, describe_group, find_coordinator
+
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)
     conf = {"session.timeout.ms": 6000}
@@ -144,13 +146,17 @@ def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # n
     wait_for(balanced(members, [3, 3]), "two static members with three partitions each")
     had = members[1].partitions()
     revoked = len(members[0].revoked)
-    group = c.server.services["groups"].groups["cf-static"]
-    generation = group.generation_id
+    conn = Conn(c, c.broker_ids.index(find_coordinator(c, "cf-static")))
+    ids = {m["group_instance_id"]: m["member_id"]
+           for m in describe_group(conn, "cf-static")["members"]}
+    generation = classic_generation(conn, "cf-static", ids["instance-0"])
     members[1].stop()  # a static member leaves no LeaveGroup behind
     members[1] = member(1)
     members[1].start()
     wait_for(lambda: members[1].partitions() == had, "the restarted member's old partitions")
     assert len(members[0].revoked) == revoked  # the other member never rebalanced
-    assert group.generation_id == generation and group.state == "Stable"
+    assert describe_group(conn, "cf-static")["group_state"] == "Stable"
+    assert classic_generation(conn, "cf-static", ids["instance-0"]) == generation
+    conn.close()
     for m in members:
         m.stop()
