@@ -138,6 +138,7 @@ class ClusterMetadata:
         # new replica), or every partition after a cluster-wide change (a broker, a
         # fault, a config). Idle partitions are in neither and cost nothing.
         self.dirty: set[Partition] = set()
+        self.touched_in_order: list[Partition] = []  # see touch_in_order
         self.dirty_all = True
         # What changed since the server last woke parked requests: partition keys, or
         # everything (``changed_all``) after a change that is not about given partitions.
@@ -183,6 +184,12 @@ class ClusterMetadata:
     def touch(self, p: Partition) -> None:
         """``p``'s replication state may have changed: the next tick visits it."""
         self.dirty.add(p)
+
+    def touch_in_order(self, parts: list[Partition]) -> None:
+        """Touch many partitions that are already in visiting order (a new topic's, or a
+        topic's new ones, in index order): replication takes them as they are, without
+        sorting them in with the other touched ones (10,000 at a time cost a tick 20 ms)."""
+        self.touched_in_order.extend(parts)
 
     def touch_all(self) -> None:
         """A cluster-wide change: the next tick visits every partition once."""

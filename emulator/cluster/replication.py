@@ -265,6 +265,9 @@ class Replication:
         lag_max = st.config_int("replica.lag.time.max.ms")
         moved: set[tuple[str, int]] = set()
         due = self._due(now, visit_all)
+        if st.touched_in_order:  # already in order: after what an earlier tick left
+            self._carry.extend(st.touched_in_order)
+            st.touched_in_order = []
         if self._carry:  # what the last tick's budget left, first (seen again if due)
             fresh = set(due)
             due = [p for p in self._carry if p not in fresh] + due

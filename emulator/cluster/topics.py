@@ -214,8 +214,7 @@ def create_topic_steps(
             if restart:
                 continue
             topic = Topic(name, tid, building.parts, dict(configs))
-            for p in building.parts:
-                state.touch(p)
+            state.touch_in_order(building.parts)
             state.add_topic(topic)
             building.parts = []  # published: no longer ours to undo
             state.emit("topic_created", topic=name)
@@ -353,8 +352,7 @@ def create_partitions_steps(
             if restart:
                 continue
             t.partitions.extend(building.parts)
-            for p in building.parts:
-                state.touch(p)
+            state.touch_in_order(building.parts)
             building.parts = []
             state.changed(partitions_only=True)
             return

@@ -46,9 +46,9 @@ _SIZE = struct.Struct(">i")
 TICK_INTERVAL_S = 0.05
 CLEANER_SLICE_S = 0.005  # the longest a request waits behind the log cleaner
 STEP_SLICE_NS = 5_000_000  # ... and behind a large operation's steps (run_sliced)
-# Partitions one tick visits at most (~10 us each): 10,000 new partitions, or every
+# Partitions one tick visits at most (10-25 us each): 10,000 new partitions, or every
 # partition after a broker change, are replicated over several loop turns.
-TICK_VISITS = 500
+TICK_VISITS = 250
 _gc_hold = {"count": 0, "was_enabled": True}  # large operations running, process-wide
 
 
