@@ -318,7 +318,7 @@ class EmulatorServer:
             await self.close_listener(bid)
         if self._tick_handle is not None:
             self._tick_handle.cancel()
-        self.batches.close()
+        await self.batches.aclose()
         self.state.on_change = None
 
     # ---- change notification and ticks ---------------------------------------------

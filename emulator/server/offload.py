@@ -10,22 +10,27 @@ domain gets the outcome (``Checked``), which it applies where it would have vali
 
 A process, not a thread: cramjam's decompressors and the records walk hold the GIL,
 so a thread would still stop the loop (measured: 50-100 ms pauses for one 63 MiB
-batch). The worker is started on first need (spawn: nothing of the emulator's state
-is copied), checks one batch at a time, and ignores SIGINT (the emulator stops it).
-If it cannot start or dies, the batch is validated inline as before, with one log line.
+batch). The worker (emulator/server/check_worker.py) is started on first need as
+``python -m emulator.server.check_worker`` (not multiprocessing's spawn, which would
+run the embedding program's main module again), checks one batch at a time over its
+stdin/stdout, ignores SIGINT and ends with the server. If it cannot start or dies,
+the batch is validated inline as before, with one log line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
-import signal
-from concurrent.futures import ProcessPoolExecutor
+import os
+import pickle
+import struct
+import sys
+from pathlib import Path
 
+import emulator
 from emulator.cluster.replication import topic_rules
 from emulator.handlers.base import RequestContext
-from emulator.log.validator import Checked, check_outcome, inflate_inline, needs_offline_check
+from emulator.log.validator import Checked, inflate_inline, needs_offline_check
 
 log = logging.getLogger("kafka_emulator")
 
@@ -34,15 +39,15 @@ log = logging.getLogger("kafka_emulator")
 INLINE_BUDGET = 8 << 20
 
 
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group
+_LEN = struct.Struct(">I")
 
 
 class BatchChecker:
     """Fills ``ctx.checked`` for a Produce request (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._pool: ProcessPoolExecutor | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock: asyncio.Lock | None = None  # one batch at a time
         self.offloaded = 0  # batches validated by the worker (tests and benches read it)
         self.in_flight = 0  # batches with the worker now
 
@@ -75,28 +80,54 @@ class BatchChecker:
         if checked:
             ctx.checked = checked
 
+    async def _worker(self) -> asyncio.subprocess.Process:
+        if self._proc is None or self._proc.returncode is not None:
+            root = str(Path(emulator.__file__).resolve().parent.parent)
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+            self._proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "emulator.server.check_worker",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env)
+        return self._proc
+
     async def _offline(self, batch: bytes, rules: object, now: int, tp: str) -> tuple | None:
-        loop = asyncio.get_running_loop()
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        self.in_flight += 1
         try:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_worker_init)
-            self.in_flight += 1
-            try:
-                outcome = await loop.run_in_executor(self._pool, check_outcome, batch, rules,
-                                                     now, tp)
-            finally:
-                self.in_flight -= 1
-        except Exception as e:  # noqa: BLE001 - no worker: validate inline, as before
+            async with self._lock:
+                proc = await self._worker()
+                assert proc.stdin is not None and proc.stdout is not None
+                job = pickle.dumps((batch, rules, now, tp), protocol=5)
+                proc.stdin.write(_LEN.pack(len(job)) + job)
+                await proc.stdin.drain()
+                size = _LEN.unpack(await proc.stdout.readexactly(4))[0]
+                outcome = pickle.loads(await proc.stdout.readexactly(size))
+        except asyncio.CancelledError:
+            self.close()  # its answer would be read as the next job's
+            raise
+        except (OSError, EOFError, asyncio.IncompleteReadError, pickle.PickleError) as e:
+            # No worker (it could not start, or died): validate inline, as before.
             log.warning("produce validation worker unavailable (%s: %s): validating %s on "
                         "the event loop", type(e).__name__, e, tp)
             self.close()
             return None
+        finally:
+            self.in_flight -= 1
         self.offloaded += 1
         return outcome
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+    def close(self) -> asyncio.subprocess.Process | None:
+        """Stop the worker (it also ends by itself when its stdin closes)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+        return proc
+
+    async def aclose(self) -> None:
+        proc = self.close()
+        if proc is not None:
+            await proc.wait()
