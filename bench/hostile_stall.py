@@ -17,14 +17,17 @@ beside the large one's own duration. Target: < 50 ms.
   max.message.bytes is 16 MiB).
 
 An idle window of the same canaries first gives the noise floor (the machine's other
-load shows there).
+load shows there). ``--loop-cpu`` runs the emulator in this process instead and prints
+the longest event loop callback during each operation in CPU time, which the
+machine's load does not inflate.
 
-Asserts nothing. Usage: python bench/hostile_stall.py [--rounds 3]
+Asserts nothing. Usage: python bench/hostile_stall.py [--rounds 3] [--loop-cpu]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import socket
 import statistics
@@ -152,10 +155,84 @@ def produce(addr: tuple[str, int], topic: str, batch: bytes) -> str:
     return f"error {res['responses'][0]['partition_responses'][0]['error_code']}"
 
 
+def setup(addrs: list[tuple[str, int]]) -> Client:
+    """Small topics led by broker 1 (manual assignment) for the canaries and the big
+    batches; big-batch-16m takes batches up to 16 MiB on the wire (a legal config)."""
+    admin = Client(addrs[1])
+    on_1 = [{"partition_index": 0, "broker_ids": [1]}]
+    admin.call(create_topics_frame("canary", -1, -1, on_1), 19, 7)
+    admin.call(create_topics_frame("big-batch", -1, -1, on_1), 19, 7)
+    admin.call(encode_request(19, 7, 1, "stall", {"topics": [
+        {"name": "big-batch-16m", "num_partitions": -1, "replication_factor": -1,
+         "assignments": on_1, "configs": [{"name": "max.message.bytes",
+                                           "value": str(16 << 20)}]}],
+        "timeout_ms": 60000, "validate_only": False}), 19, 7)
+    return admin
+
+
+def operations(admin: Client, addr: tuple[str, int], r: int, batch_1k: bytes,
+               batch_100: bytes) -> list[tuple[str, Callable[[], str]]]:
+    return [
+        ("CreateTopics 9,999 x3", lambda: create(admin, f"big-{r}")),
+        ("CreatePartitions +10,000", lambda: grow(admin, f"grow-{r}")),
+        ("DeleteTopics 9,999 x3", lambda: delete(admin, f"big-{r}")),
+        ("Produce 468 KB -> 63 MiB", lambda: produce(addr, "big-batch", batch_1k)),
+        ("Produce 3 MB -> 63 MiB (16m)", lambda: produce(addr, "big-batch-16m", batch_100)),
+    ]
+
+
+def loop_cpu(rounds: int, batch_1k: bytes, batch_100: bytes) -> None:
+    """The emulator in this process, every event loop callback timed in CPU time of
+    the loop's thread (the machine's other load does not count): the longest callback
+    during an operation is how long it held everyone else up by itself. Runs on the
+    standard asyncio loop (uvloop's callbacks cannot be timed from Python)."""
+    from asyncio import events
+
+    from emulator import Cluster
+
+    longest = [0.0]
+    run_handle = events.Handle._run
+
+    def timed(handle: events.Handle) -> None:
+        c0 = time.thread_time()
+        run_handle(handle)
+        longest[0] = max(longest[0], time.thread_time() - c0)
+
+    events.Handle._run = timed  # type: ignore[method-assign]
+    import emulator.runtime
+
+    # The standard loop (its callbacks are the Handles timed here; uvloop's are not).
+    emulator.runtime.new_event_loop = asyncio.new_event_loop
+    with Cluster(port=0) as cluster:
+        addrs = [(b.host, b.port) for b in sorted(cluster.state.brokers.values(),
+                                                  key=lambda b: b.id)]
+        admin = setup(addrs)
+        print(f"in-process; load average {os.getloadavg()[0]:.2f}", flush=True)
+        for r in range(rounds):
+            for name, op in operations(admin, addrs[0], r, batch_1k, batch_100):
+                time.sleep(0.3)
+                longest[0] = 0.0
+                t0 = time.perf_counter()
+                result = op()
+                dt = time.perf_counter() - t0
+                time.sleep(0.3)  # what it left for the next loop turns (ticks)
+                print(f"{name:<30} {dt * 1000:7.0f} ms  {result:<8} longest loop callback "
+                      f"{longest[0] * 1000:6.1f} ms CPU", flush=True)
+    events.Handle._run = run_handle  # type: ignore[method-assign]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--loop-cpu", action="store_true",
+                    help="run the emulator in this process and report the longest event "
+                         "loop callback (CPU time) during each operation instead")
     args = ap.parse_args()
+    batch_1k = gzip_batch((64 << 20) - (1 << 20), 1000)
+    batch_100 = gzip_batch((64 << 20) - (1 << 20), 100)
+    if args.loop_cpu:
+        loop_cpu(args.rounds, batch_1k, batch_100)
+        return
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--log-level",
                              "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -164,17 +241,7 @@ def main() -> None:
         ready = proc.stdout.readline()
         servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
         addrs = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
-        admin = Client(addrs[1])
-        # Small topics led by broker 1 (manual assignment) for the canaries and the big
-        # batches; big-batch-16m takes batches up to 16 MiB on the wire (a legal config).
-        on_1 = [{"partition_index": 0, "broker_ids": [1]}]
-        admin.call(create_topics_frame("canary", -1, -1, on_1), 19, 7)
-        admin.call(create_topics_frame("big-batch", -1, -1, on_1), 19, 7)
-        admin.call(encode_request(19, 7, 1, "stall", {"topics": [
-            {"name": "big-batch-16m", "num_partitions": -1, "replication_factor": -1,
-             "assignments": on_1, "configs": [{"name": "max.message.bytes",
-                                               "value": str(16 << 20)}]}],
-            "timeout_ms": 60000, "validate_only": False}), 19, 7)
+        admin = setup(addrs)
         now = int(time.time() * 1000)
         small = build_batch([(b"k", b"v" * 100)], timestamp=now)
         md = Canary(addrs[0], encode_request(3, 12, 1, "canary", {
@@ -183,21 +250,14 @@ def main() -> None:
         pr = Canary(addrs[0], produce_frame("canary", small), 0, 9, "Produce")
         for c in (md, pr):
             c.start()
-        batch_1k = gzip_batch((64 << 20) - (1 << 20), 1000)
-        batch_100 = gzip_batch((64 << 20) - (1 << 20), 100)
         print(f"kafka-emulator pid {proc.pid}; load average {os.getloadavg()[0]:.2f}; gzip "
               f"batches inflating to 63 MiB: {len(batch_1k) // 1024} KB (1 KB records), "
               f"{len(batch_100) // 1024} KB (100 B records)", flush=True)
         canaries = [md, pr]
         for r in range(args.rounds):
             run("idle 0.5 s (noise floor)", canaries, lambda: time.sleep(0.5) or "-")
-            run("CreateTopics 9,999 x3", canaries, lambda r=r: create(admin, f"big-{r}"))
-            run("CreatePartitions +10,000", canaries, lambda r=r: grow(admin, f"grow-{r}"))
-            run("DeleteTopics 9,999 x3", canaries, lambda r=r: delete(admin, f"big-{r}"))
-            run("Produce 468 KB -> 63 MiB", canaries,
-                lambda: produce(addrs[0], "big-batch", batch_1k))
-            run("Produce 3 MB -> 63 MiB (16m)", canaries,
-                lambda: produce(addrs[0], "big-batch-16m", batch_100))
+            for name, op in operations(admin, addrs[0], r, batch_1k, batch_100):
+                run(name, canaries, op)
         for c in canaries:
             c.stop.set()
             c.join()

@@ -235,26 +235,32 @@ def delete_topic_steps(state: ClusterMetadata, name: str) -> Steps[Topic]:
     """DeleteTopics for one topic, in steps: it disappears at once (Kafka commits the
     deletion atomically), then its partitions go Offline and NonExistent in the
     controller STEP_PARTITIONS at a time; the name stays taken (``pending_topics``)
-    until the last one has, so that a new topic of that name never meets them."""
+    until the last one has, so that a new topic of that name never meets them.
+
+    Each step also lets go of its partitions (the returned Topic keeps none): freeing
+    10,000 partitions' objects at once took 25-35 ms on its own."""
     if name in state.pending_topics:
         raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)  # handlers wait for it first
     t = state.get_topic(name)
     state.remove_topic(t)
     state.pending_topics.add(name)
-    done = False
+    parts: list[Partition | None] = list(t.partitions)
     try:
         state.emit("topic_deleted", topic=name)
         state.changed(partitions_only=True)
-        for i, p in enumerate(t.partitions):
-            if i and i % STEP_PARTITIONS == 0:
+        t.partitions = []
+        for start in range(0, len(parts), STEP_PARTITIONS):
+            if start:
                 yield
-            # A controller elected meanwhile never saw them: nothing to do there.
-            controller.on_partition_deletion(state, p)
-        done = True
+            for i in range(start, min(start + STEP_PARTITIONS, len(parts))):
+                # A controller elected meanwhile never saw them: nothing to do there.
+                controller.on_partition_deletion(state, parts[i])
+                parts[i] = None
         return t
     finally:
-        if not done:  # abandoned (the server stopped): the rest leave the controller now
-            for p in t.partitions:
+        # Abandoned (the server stopped): the rest leave the controller now.
+        for p in parts:
+            if p is not None:
                 controller.on_partition_deletion(state, p)
         state.pending_topics.discard(name)
 
