@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers.base import Delayed
+from emulator.server import app
 from emulator.server.app import EmulatorServer
+from wire.frames import decode_response, encode_request
 from wire.messages import RESPONSES
 from wire.records import build_batch
 
@@ -185,3 +189,65 @@ def test_metadata_partitions_are_encoded_once_per_change() -> None:
         kept, [x for x in first_parts if len(x) > 100], strict=True))
     changed = [x for x in third_parts if len(x) > 100 and not any(x is k for k in kept)]
     assert len(changed) == 1  # t9's partitions, encoded again after its leader moved
+
+
+def test_an_acks_all_request_on_many_partitions_checks_each_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One produce request per broker carrying all its partitions (as kafka-python and
+    the Java client send), acks=all, replicated over many budgeted ticks: each tick
+    wakes the parked requests, and each wake-up resumes where the last check stopped,
+    so the acks=all checks cost each partition about once (not once per tick), and
+    the request's keys are registered once."""
+    s, _ = make()
+    server = EmulatorServer(s)
+    s.take_changes()
+    monkeypatch.setattr(app, "TICK_VISITS", 25)  # 1,000 partitions: 40 ticks or more
+    calls = 0
+    real = s.acks_all_done
+
+    def counted(*a: object) -> tuple[bool, int]:
+        nonlocal calls
+        calls += 1
+        return real(*a)
+
+    monkeypatch.setattr(s, "acks_all_done", counted)
+    registered = 0
+
+    class Counting(dict):  # the server's purgatory keys, counting registrations
+        def setdefault(self, k, d=None):  # noqa: ANN001, ANN202
+            nonlocal registered
+            registered += 1
+            return super().setdefault(k, d)
+
+    server._keyed = Counting()
+    batch = build_batch([(None, b"v")])
+    led: dict[int, dict[str, list[dict]]] = {b: {} for b in s.brokers}
+    for name, t in s.topics.items():
+        for p in t.partitions:
+            led[p.leader].setdefault(name, []).append({"index": p.index, "records": batch})
+
+    async def scenario() -> list[bytes | None]:
+        return await asyncio.gather(*(server._process(
+            server.listeners[b], b, "h", encode_request(0, 10, b, "many", {
+                "transactional_id": None, "acks": -1, "timeout_ms": 30_000,
+                "topic_data": [{"name": n, "partition_data": parts}
+                               for n, parts in topics.items()]})[4:])
+            for b, topics in led.items()))
+
+    frames = asyncio.run(scenario())
+    answered = 0
+    for frame in frames:
+        assert frame is not None
+        _, resp = decode_response(0, 10, frame[4:])
+        for t in resp["responses"]:
+            for pr in t["partition_responses"]:
+                assert pr["error_code"] == 0 and pr["base_offset"] == 0
+                answered += 1
+    n = TOPICS * PER_TOPIC
+    assert answered == n
+    assert s.replication.visits >= n  # every partition replicated, over many ticks
+    # each partition: found not done at most once per wake-up of its request and done
+    # once by the checks, then asked for its answer once by the response: about 2n
+    assert calls <= 2 * n + 3 * (n // 25 + 2)
+    assert registered == n  # one registration per partition for the whole wait
+    s.on_change = None

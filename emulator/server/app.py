@@ -82,6 +82,22 @@ def _wake(fut: asyncio.Future) -> None:
         fut.set_result(None)
 
 
+class _Parked:
+    """A parked request's place in the purgatory: registered under its keys once, for
+    as long as it waits, and woken through the future of its current wait. (A request
+    waiting on thousands of partitions, replicated over several budgeted ticks, would
+    otherwise register every key again at each wake-up.)"""
+
+    __slots__ = ("fut",)
+
+    def __init__(self) -> None:
+        self.fut: asyncio.Future | None = None
+
+    def wake(self) -> None:
+        if self.fut is not None and not self.fut.done():
+            self.fut.set_result(None)
+
+
 class CloseConnection(Exception):
     """Raised to drop a client connection after logging why."""
 
@@ -233,8 +249,8 @@ class EmulatorServer:
         self.batches = BatchChecker()  # Produce validation off the loop (offload.py)
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
-        self._waiters: set[asyncio.Future] = set()
-        self._keyed: dict[ChangeKey, set[asyncio.Future]] = {}
+        self._waiters: set[_Parked] = set()
+        self._keyed: dict[ChangeKey, set[_Parked]] = {}
         self._tick_handle: asyncio.Handle | None = None
         self._tasks: list[asyncio.Task] = []
         self._conn_ids = 0
@@ -325,22 +341,18 @@ class EmulatorServer:
     def _on_change(self) -> None:
         """Wake the parked requests the change concerns, and replicate soon."""
         everything, keys = self.state.take_changes()
+        woken = list(self._waiters)
         if everything:
-            woken = list(self._waiters)
-            for futs in self._keyed.values():
-                woken.extend(futs)
-            self._waiters.clear()
-            self._keyed.clear()
+            for parked in self._keyed.values():
+                woken.extend(parked)
         else:
-            woken = list(self._waiters)
-            self._waiters.clear()
+            keyed = self._keyed
             for k in keys:
-                futs = self._keyed.pop(k, None)
-                if futs:
-                    woken.extend(futs)
-        for f in woken:
-            if not f.done():
-                f.set_result(None)
+                parked = keyed.get(k)
+                if parked:
+                    woken.extend(parked)
+        for w in woken:
+            w.wake()
         if self._tick_handle is None:
             loop = asyncio.get_running_loop()
             self._tick_handle = loop.call_soon(self._tick, False)
@@ -429,38 +441,47 @@ class EmulatorServer:
             _release_gc()
 
     async def wait_delayed(self, d: Delayed) -> dict:
+        """Re-run ``d.check`` after each change to its keys (any change when it names
+        none) until it answers, or ``d.expire`` at its deadline."""
+        r = d.check()
+        if r is not None:
+            return r
         loop = asyncio.get_running_loop()
-        while True:
-            r = d.check()
-            if r is not None:
-                return r
-            remaining = d.deadline_ms - self.state.now()
-            if remaining <= 0:
-                return d.expire()
-            fut = loop.create_future()
-            keys = d.keys
+        parked, keys = _Parked(), d.keys
+        if keys is None:
+            self._waiters.add(parked)
+        else:
+            keyed = self._keyed
+            for k in keys:
+                keyed.setdefault(k, set()).add(parked)
+        try:
+            while True:
+                remaining = d.deadline_ms - self.state.now()
+                if remaining <= 0:
+                    return d.expire()
+                # Woken by a change it waits on, or by this timer to look at the deadline
+                # (a timer handle, not asyncio.wait_for's waiter future and callbacks:
+                # this runs for every acks=all produce request).
+                fut = parked.fut = loop.create_future()
+                timer = loop.call_later(min(remaining, 1000) / 1000, _wake, fut)
+                try:
+                    await fut
+                finally:
+                    timer.cancel()
+                r = d.check()
+                if r is not None:
+                    return r
+        finally:
+            parked.fut = None
             if keys is None:
-                self._waiters.add(fut)
+                self._waiters.discard(parked)
             else:
                 for k in keys:
-                    self._keyed.setdefault(k, set()).add(fut)
-            # Woken by a change it waits on, or by this timer to look at the deadline
-            # (a timer handle, not asyncio.wait_for's waiter future and callbacks: this
-            # runs for every acks=all produce request).
-            timer = loop.call_later(min(remaining, 1000) / 1000, _wake, fut)
-            try:
-                await fut
-            finally:
-                timer.cancel()
-                if keys is None:
-                    self._waiters.discard(fut)
-                else:
-                    for k in keys:
-                        futs = self._keyed.get(k)
-                        if futs is not None:
-                            futs.discard(fut)
-                            if not futs:
-                                del self._keyed[k]
+                    waiting = keyed.get(k)
+                    if waiting is not None:
+                        waiting.discard(parked)
+                        if not waiting:
+                            del keyed[k]
 
     # ---- connections ----------------------------------------------------------------
     async def _serve(
