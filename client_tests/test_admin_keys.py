@@ -216,7 +216,8 @@ def test_request_percentage_quota_throttles_by_request_time(cluster: Target) -> 
         # On Kafka the broker applies the quota when the metadata log reaches it.
         wait_for(lambda: conn.call(3, 12, METADATA_ALL)["throttle_time_ms"] > 0,
                  "a throttled Metadata answer", timeout=30)
-        throttles = [conn.call(3, 12, METADATA_ALL)["throttle_time_ms"] for _ in range(30)]
+        # (Each throttled answer mutes the connection up to 1 s on Kafka: a few will do.)
+        throttles = [conn.call(3, 12, METADATA_ALL)["throttle_time_ms"] for _ in range(5)]
         assert 0 < throttles[-1] <= 1000, throttles
     except BaseException:
         remove_quotas(admin, raw, "request_percentage")
@@ -237,7 +238,7 @@ def test_request_percentage_quota_throttles_by_request_time(cluster: Target) -> 
     try:
         for client_id in events:
             p = producer(client_id)
-            for i in range(30):
+            for i in range(10):
                 p.produce(topic, value=b"%d" % i)
                 p.flush(30)
             p.poll(0.5)

@@ -19,10 +19,13 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import TopicPartition as KpTP
 
+from client_tests.rawkafka import partition_leader
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 
-# Not run with --target kafka: crashes and follower faults through the emulator's control.
-pytestmark = pytest.mark.emulator_only
+# The crash tests run on both targets (the conftest cluster's stop_broker: SIGKILL on
+# Kafka); the high-watermark one holds a follower with the emulator's fault and stays.
 
 FIRST, SECOND = 60, 40
 
@@ -40,12 +43,14 @@ def produce(cluster: Cluster, topic: str, start: int, n: int) -> None:
     assert p.flush(60) == 0
 
 
-def move_leader(cluster: Cluster, topic: str) -> tuple[int, int]:
-    """Crash the leader's broker; returns (old leader, new leader)."""
-    old = cluster.call(lambda: cluster.state.get_partition(topic, 0).leader)
+def move_leader(cluster: Cluster | KafkaTarget, topic: str) -> tuple[int, int]:
+    """Crash the leader's broker; returns (old leader, new leader) once Metadata names
+    the new one (at once on the emulator; on Kafka after the controller has fenced the
+    crashed broker, broker.session.timeout.ms)."""
+    old, _ = partition_leader(cluster, topic)
     cluster.stop_broker(old)
-    new = cluster.call(lambda: cluster.state.get_partition(topic, 0).leader)
-    assert new not in (-1, old)
+    new = wait_for(lambda: (lambda b: b not in (-1, old) and b)(
+        partition_leader(cluster, topic)[0]), "a new leader", 60)
     return old, new
 
 
@@ -126,6 +131,7 @@ def test_aiokafka_consumer_follows_the_leader(cluster: Cluster, topic_name: str)
     assert asyncio.run(consume()) == expected()
 
 
+@pytest.mark.emulator_only  # holds a follower back with the emulator's pause_follower
 def test_consumer_reads_only_up_to_the_high_watermark(cluster: Cluster,
                                                       topic_name: str) -> None:
     """Records a paused follower has not replicated are not readable (HW held back)."""

@@ -16,10 +16,14 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 from kafka.errors import NotEnoughReplicasError
 
+from client_tests.rawkafka import Conn, list_offset, partition_leader, topic_metadata
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 
-# Not run with --target kafka: crashes and ISR faults through the emulator's control.
-pytestmark = pytest.mark.emulator_only
+# test_acks_all_without_retries_gets_not_enough_replicas runs on both targets (crashes
+# through the conftest cluster); the others build an emulator of their own (its ISR lag
+# time, its fencing delay) and stay on the emulator.
 
 N = 1500
 
@@ -88,21 +92,35 @@ def test_idempotent_producer_survives_the_leader_crashing_and_coming_back(
 
 
 @pytest.mark.parametrize("stop", ["follower", "two_followers"])
-def test_acks_all_without_retries_gets_not_enough_replicas(topic_name: str, stop: str) -> None:
-    with Cluster(brokers=3, port=0) as cluster:
-        need = "3" if stop == "follower" else "2"
-        cluster.create_topic(topic_name, 1, 3, config={"min.insync.replicas": need})
-        leader = leader_of(cluster, topic_name)
-        followers = [b for b in cluster.broker_ids if b != leader]
-        for b in followers[: 1 if stop == "follower" else 2]:
-            cluster.stop_broker(b)
+def test_acks_all_without_retries_gets_not_enough_replicas(
+        cluster: Cluster | KafkaTarget, topic_name: str, stop: str) -> None:
+    need = "3" if stop == "follower" else "2"
+    cluster.create_topic(topic_name, 1, 3, config={"min.insync.replicas": need})
+    leader, _ = partition_leader(cluster, topic_name)
+    followers = [b for b in cluster.broker_ids if b != leader]
+    stopped = followers[: 1 if stop == "follower" else 2]
+    for b in stopped:
+        cluster.stop_broker(b)
+    # The crashed followers leave the ISR when the controller fences them (at once on the
+    # emulator, after broker.session.timeout.ms on Kafka); wait until the leader knows.
+    conn = Conn(cluster, cluster.broker_ids.index(leader))
+
+    def isr() -> list[int]:
+        md = conn.call(3, 12, {"topics": [{"topic_id": bytes(16), "name": topic_name}],
+                               "allow_auto_topic_creation": False})
+        return sorted(md["topics"][0]["partitions"][0]["isr_nodes"])
+
+    try:
+        wait_for(lambda: not set(stopped) & set(isr()), "the ISR without the crashed", 60)
         p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
                           retries=0, enable_idempotence=False)
         with pytest.raises(NotEnoughReplicasError):
             p.send(topic_name, b"refused").get(timeout=30)
         p.close()
-        hw = cluster.call(lambda: cluster.state.get_partition(topic_name, 0).log_end_offset)
-        assert hw == 0  # refused before the append: nothing written
+        assert list_offset(conn, topic_name) == 0  # refused before the append
+    finally:
+        conn.close()
+    assert topic_metadata(cluster, topic_name)["partitions"][0]["leader_id"] == leader
 
 
 def test_a_crash_fenced_after_a_session_timeout_holds_writes_then_fails_over(
