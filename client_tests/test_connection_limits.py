@@ -207,3 +207,30 @@ def test_listener_max_connections_limits_that_listener_only(two_listeners: Clust
     assert answered(waiting, 5)
     for s in (waiting, *plain):
         s.close()
+
+
+@pytest.mark.parametrize("limited", [{"quota.window.num": "2"}], indirect=True)
+def test_an_ip_connection_creation_rate_closes_the_extra_connection(limited: Cluster) -> None:
+    """KIP-612: connection_creation_rate=1 on the ip entity 127.0.0.1. The second
+    connection within the window would put the address at 2/s: it is not counted, is
+    never served, and is closed after its throttle time (Kafka's delayed close); the
+    first goes on, and once the window has passed a new connection is served."""
+    admin = connect(limited)  # (made before the quota: not in the address's rate)
+    admin.sendall(encode_request(49, 1, 1, "limits", {"entries": [{"entity": [
+        {"entity_type": "ip", "entity_name": "127.0.0.1"}], "ops": [
+        {"key": "connection_creation_rate", "value": 1.0, "remove": False}]}],
+        "validate_only": False}))
+    head = admin.recv(4, socket.MSG_WAITALL)
+    resp = decode_response(49, 1, admin.recv(struct.unpack(">i", head)[0],
+                                              socket.MSG_WAITALL))[1]
+    assert resp["entries"][0]["error_code"] == 0
+    first = connect(limited)
+    assert answered(first, 5)
+    extra = connect(limited)
+    assert not answered(extra, 0.3)
+    assert closed(extra, 5)
+    time.sleep(1.1)
+    again = connect(limited)
+    assert answered(again, 5) and answered(first, 5) and answered(admin, 5)
+    for s in (admin, first, extra, again):
+        s.close()

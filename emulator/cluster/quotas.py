@@ -136,6 +136,15 @@ class ClientQuotas:
                 return value
         return None
 
+    def ip_connection_rate(self, ip: str) -> int | None:
+        """connection_creation_rate of an address (KIP-612): its own quota, else the
+        default ip entity's; None when neither is set (Kafka's Int.MaxValue: off)."""
+        for entity in (((IP, ip),), ((IP, None),)):
+            value = self.quotas.get(entity, {}).get("connection_creation_rate")
+            if value is not None:
+                return int(value)
+        return None
+
     def enforces(self, key: str) -> bool:
         """Some quota of this kind is set (the request path's cheap check)."""
         return any(key in values for values in self.quotas.values())

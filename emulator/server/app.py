@@ -245,7 +245,7 @@ class EmulatorServer:
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
-        self.limits = ConnectionLimits(state.config)
+        self.limits = ConnectionLimits(state.config, ip_rate=self._ip_connection_rate)
         self.batches = BatchChecker()  # Produce validation off the loop (offload.py)
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
@@ -259,6 +259,11 @@ class EmulatorServer:
         # and tests that capture real clients' bytes (tests/golden).
         self.frame_observers: list[Callable[[int, int, int, bytes, bytes | None], None]] = []
         state.on_change = self._on_change
+
+    def _ip_connection_rate(self, ip: str) -> int | None:
+        """An address's connection_creation_rate quota (KIP-612), from the client quotas."""
+        quotas = self.services.get("quotas")
+        return quotas.ip_connection_rate(ip) if quotas is not None else None
 
     # ---- lifecycle ---------------------------------------------------------------
     async def start(self) -> None:

@@ -17,7 +17,11 @@
   over the quota waits (rate - quota) / quota * elapsed, at most one window, before
   it is served, and, as Kafka's acceptor thread waits, the listener's next connections
   wait behind it. Kafka's ConnectionQuotas.waitForConnectionSlot, in its order: the
-  rate and slot wait first, then the per-IP limit.
+  rate and slot wait first, then the per-IP rate, then the per-IP limit.
+- An address's ``connection_creation_rate`` (KIP-612, set with AlterClientQuotas on an
+  ``ip`` entity or its default): a connection that would bring the address over it is
+  not counted and is closed after the throttle time (Kafka's delayed close); the
+  listener goes on accepting others meanwhile.
 - ``connections.max.idle.ms``: a connection with no bytes in or out for that long is
   closed (Kafka's Selector). A connection waiting on its own request (a long-poll
   Fetch, acks=all) is not idle.
@@ -38,6 +42,7 @@ import asyncio
 import logging
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from emulator.cluster.configs import ConfigError
@@ -105,6 +110,11 @@ class CreationRate:
             return self.window_ms
         return min(round((rate - self.quota) / self.quota * elapsed), self.window_ms)
 
+    def unrecord(self) -> None:
+        """Take the last event back (Kafka records -1: a refused connection)."""
+        if self._windows and self._windows[-1][1] > 0:
+            self._windows[-1][1] -= 1
+
 
 @dataclass(eq=False)
 class ConnState:
@@ -123,8 +133,12 @@ class ConnState:
 class ConnectionLimits:
     """Counters, the in-flight request budget and the idle/stall sweeper."""
 
-    def __init__(self, config: dict[str, str]) -> None:
+    def __init__(self, config: dict[str, str],
+                 ip_rate: Callable[[str], int | None] | None = None) -> None:
         self.config = config
+        # An address's connection_creation_rate quota (the client quotas), or None.
+        self.ip_rate = ip_rate
+        self._ip_rates: dict[tuple[int, str], CreationRate] = {}
         self.max_connections = _int(config, "max.connections", INT_MAX)
         self.max_rate = _int(config, "max.connection.creation.rate", INT_MAX)
         self.window_num = _int(config, "quota.window.num", 11)
@@ -185,6 +199,24 @@ class ConnectionLimits:
                                           self._rate(broker_id, listener)) if r is not None]
         return max(delays, default=0)
 
+    def _ip_throttle_ms(self, broker_id: int, listener: str, host: str) -> int:
+        """recordIpConnectionMaybeThrottle: over the address's quota, the connection is
+        taken back out of every rate it was recorded in, and the delay returned."""
+        quota = self.ip_rate(host) if self.ip_rate is not None else None
+        if quota is None:
+            return 0
+        r = self._ip_rates.get((broker_id, host))
+        if r is None:
+            r = self._ip_rates[(broker_id, host)] = CreationRate(quota, self.window_num,
+                                                                 self.window_ms)
+        r.quota = quota
+        throttle = r.record(int(time.monotonic() * 1000))
+        if throttle > 0:
+            for rate in (r, self._rate(broker_id, None), self._rate(broker_id, listener)):
+                if rate is not None:
+                    rate.unrecord()
+        return throttle
+
     def _slot_available(self, broker_id: int, listener: str) -> bool:
         return (self._per_listener.get((broker_id, listener), 0)
                 < self.listener_value(listener, "max.connections", self.max_connections)
@@ -207,17 +239,25 @@ class ConnectionLimits:
                 if self._slot_freed is None:
                     self._slot_freed = asyncio.Event()
                 await self._slot_freed.wait()
-            if self.over_ip_limit(broker_id, host):
+            ip_throttle = self._ip_throttle_ms(broker_id, listener, host)
+            if ip_throttle <= 0 and self.over_ip_limit(broker_id, host):
                 log.warning("broker %d: Rejected connection from /%s, address already has "
                             "the configured maximum of %d connections.", broker_id, host,
                             self.max_for(host))
                 return None
-            c = ConnState(broker_id, host, transport, listener=listener)
-            self.conns.add(c)
-            self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
-            self._per_listener[key] = self._per_listener.get(key, 0) + 1
-            self._per_ip[(broker_id, host)] = self._per_ip.get((broker_id, host), 0) + 1
-            return c
+            if ip_throttle <= 0:
+                c = ConnState(broker_id, host, transport, listener=listener)
+                self.conns.add(c)
+                self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
+                self._per_listener[key] = self._per_listener.get(key, 0) + 1
+                self._per_ip[(broker_id, host)] = self._per_ip.get((broker_id, host), 0) + 1
+                return c
+        # Over the address's connection_creation_rate: closed once the delay has passed
+        # (Kafka's DelayedCloseSocket), outside the acceptor, which goes on meanwhile.
+        log.debug("broker %d: delaying closing of connection from %s for %d ms "
+                  "(connection_creation_rate)", broker_id, host, ip_throttle)
+        await asyncio.sleep(ip_throttle / 1000)
+        return None
 
     def release(self, c: ConnState) -> None:
         if c not in self.conns:
