@@ -57,9 +57,11 @@ DIFFERENCES = [
      "DescribeConfigs with Kafka's type and default and accepted by AlterConfigs and "
      "IncrementalAlterConfigs (emulator/cluster/kafka_configs.py, generated from a real "
      "broker); most have no effect in the emulator (e.g. sasl.kerberos.*, "
-     "num.network.threads). The consumer.* GROUP keys are validated against their broker "
-     "bounds and stored, but the consumer group coordinator takes its timeouts from the "
-     "broker keys; the streams.* keys act on streams groups."),
+     "num.network.threads). The GROUP keys act as in Kafka (consumer.session.timeout.ms "
+     "and consumer.heartbeat.interval.ms on consumer groups, share.* on share groups, "
+     "streams.* on streams groups) except consumer.assignment.interval.ms and "
+     "share.assignment.interval.ms (those assignments are computed at once) and the "
+     "dead-letter-queue keys, which are stored."),
     ("min.insync.replicas source",
      "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
      "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "

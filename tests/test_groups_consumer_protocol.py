@@ -123,6 +123,33 @@ def test_leave_and_session_expiry_reassign() -> None:
     assert h.owned["a"] == set(range(6))
 
 
+def test_group_overrides_of_session_timeout_and_heartbeat_interval() -> None:
+    """consumer.session.timeout.ms / consumer.heartbeat.interval.ms set on the group (the
+    GROUP config resource) act from the next heartbeat, as Kafka's coordinator reads them
+    per heartbeat; another group keeps the broker's values."""
+    h = Harness()
+    h.hb("a")
+    h.hb("b")
+    h.state.group_configs[G] = {"consumer.session.timeout.ms": "60000",
+                                "consumer.heartbeat.interval.ms": "7000"}
+    assert h.hb("a")["heartbeat_interval_ms"] == 7000
+    assert h.hb("b")["heartbeat_interval_ms"] == 7000
+    # b stops: with the broker's 45 s it would be gone after 50 s; the group's 60 s holds it
+    for _ in range(5):
+        h.state.clock.advance(10_000)
+        h.gc.tick()
+        h.hb("a")
+    assert "b" in h.group().members
+    for _ in range(2):
+        h.state.clock.advance(10_000)
+        h.gc.tick()
+        h.hb("a")
+    assert "b" not in h.group().members
+    other = h.gc.consumer_group_heartbeat("other", "x", 0, rebalance_timeout_ms=60_000,
+                                          subscribed_topic_names=["t"], topic_partitions=[])
+    assert other["heartbeat_interval_ms"] == 5000
+
+
 def test_member_that_does_not_revoke_is_fenced_at_rebalance_timeout() -> None:
     h = Harness()
     h.hb("a", rebalance=10_000)

@@ -20,8 +20,8 @@ once its previous owner has revoked it. Group state (as DescribeGroups/ListGroup
 report it): Empty, Assigning (never visible here: targets are computed at once),
 Reconciling (some member not at the target epoch), Stable.
 
-Timers (checked by ``tick`` when ``consumer_due`` says one is due): the session timeout (group.consumer.session.timeout.ms,
-45 s) fences a member that stops heartbeating; the member's rebalance timeout fences
+Timers (checked by ``tick`` when ``consumer_due`` says one is due): the session timeout
+(the group's consumer.session.timeout.ms, else group.consumer.session.timeout.ms, 45 s) fences a member that stops heartbeating; the member's rebalance timeout fences
 one that does not revoke partitions in time.
 
 Classic members inside a consumer group and the conversions both ways (online
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from emulator.cluster.group_configs import group_value
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
 from emulator.cluster.topic_regex import compile_topic_regex
@@ -306,6 +307,15 @@ class ConsumerGroupOps:
     groups: dict
     _regex_cache: dict[str, tuple[tuple[int, int], list[str]]]  # regex -> (topic set, names)
 
+    def consumer_cfg(self, group_id: str, key: str) -> int:
+        """The group's consumer.<key> override (GROUP config resource, KIP-848), else the
+        broker's group.consumer.<key>: Kafka's coordinator reads these per heartbeat
+        (consumerGroupSessionTimeoutMs/HeartbeatIntervalMs), so an override changed while
+        members are in the group applies from their next heartbeat."""
+        state = self.state  # type: ignore[attr-defined]
+        return int(group_value(state.config, state.group_configs.get(group_id, {}),
+                               f"consumer.{key}"))
+
     def consumer_group_heartbeat(
         self, group_id: str, member_id: str, member_epoch: int, *,
         instance_id: str | None = None, rack_id: str | None = None,
@@ -426,7 +436,7 @@ class ConsumerGroupOps:
             self._update_target_assignment(group)
         old_assigned = _copy(member.assigned)
         self._reconcile(group, member, owned, now)
-        member.hb_deadline = now + self.cfg("group.consumer.session.timeout.ms", 45000)
+        member.hb_deadline = now + self.consumer_cfg(group_id, "session.timeout.ms")
         full = member_epoch == 0 or (rebalance_timeout_ms != -1 and names is not None
                                      and owned is not None)
         assignment = None
@@ -434,7 +444,7 @@ class ConsumerGroupOps:
             assignment = {"topic_partitions": to_wire(member.assigned)}
         return {"error_code": E.NONE, "error_message": None, "member_id": member.member_id,
                 "member_epoch": member.member_epoch,
-                "heartbeat_interval_ms": self.cfg("group.consumer.heartbeat.interval.ms", 5000),
+                "heartbeat_interval_ms": self.consumer_cfg(group_id, "heartbeat.interval.ms"),
                 "assignment": assignment}
 
     def _member_for(self, group: ConsumerGroup, member_id: str, epoch: int,

@@ -8,10 +8,11 @@ default. Kafka checks the overrides against the broker's min/max bounds
 (group.share.min.record.lock.duration.ms ...), so do we.
 
 Served: every group key Kafka 4.4 knows (emulator/cluster/kafka_configs.py): the share.*
-keys act on share groups and the streams.* keys on streams groups; the consumer.* and
-dead-letter-queue keys are listed, validated against their broker bounds and stored, but
-the emulator's consumer group coordinator still takes its timeouts from the broker keys
-(docs/conformance.md).
+keys act on share groups, the streams.* keys on streams groups, consumer.session.timeout.ms
+and consumer.heartbeat.interval.ms on KIP-848 consumer groups (read per heartbeat, as
+Kafka's coordinator does); consumer.assignment.interval.ms and the dead-letter-queue keys
+are listed, validated against their broker bounds and stored, and act on nothing (the
+emulator computes assignments at once; docs/conformance.md).
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             for m in group.members.values():
                 m.hb_deadline = now + session
         else:
-            session = self.cfg("group.consumer.session.timeout.ms", 45000)
+            session = self.consumer_cfg(group.group_id, "session.timeout.ms")
             for m in group.members.values():
                 m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
         return True
