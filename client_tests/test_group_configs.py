@@ -31,15 +31,14 @@ def test_heartbeat_interval_follows_the_groups_override(cluster: Cluster | Kafka
                                                         topic_name: str) -> None:
     group = f"gcfg-{topic_name}"
     cluster.create_topic(topic_name, 2, 3)
-    node = find_coordinator(cluster, group)
-    conn = Conn(cluster, sorted(cluster.broker_ids).index(node))
+    conns: list[Conn] = []
     admin = Conn(cluster)
     member = uuid.uuid4().hex[:22]
     state = {"epoch": 0, "owned": []}
 
     def heartbeat() -> dict:
         joining = state["epoch"] == 0
-        r = conn.call(68, 1, {
+        r = conns[-1].call(68, 1, {
             "group_id": group, "member_id": member, "member_epoch": state["epoch"],
             "instance_id": None, "rack_id": None,
             "rebalance_timeout_ms": 30000 if joining else -1,
@@ -52,10 +51,19 @@ def test_heartbeat_interval_follows_the_groups_override(cluster: Cluster | Kafka
                 state["owned"] = r["assignment"]["topic_partitions"]
         return r
 
+    def join() -> dict | None:
+        """Kafka creates __consumer_offsets on the first FindCoordinator; until its
+        partition is loaded the named coordinator may answer NOT_COORDINATOR or
+        COORDINATOR_LOAD_IN_PROGRESS: find it again and retry, as clients do."""
+        node = find_coordinator(cluster, group)
+        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(node)))
+        r = heartbeat()
+        return None if r["error_code"] in (E.COORDINATOR_LOAD_IN_PROGRESS,
+                                           E.COORDINATOR_NOT_AVAILABLE,
+                                           E.NOT_COORDINATOR) else r
+
     try:
-        first = wait_for(lambda: (r := heartbeat())["error_code"] not in (
-            E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE) and r,
-            "the coordinator loaded", 60, interval=0.2)
+        first = wait_for(join, "the coordinator loaded", 60, interval=0.2)
         assert first["error_code"] == E.NONE, first
         broker_interval = first["heartbeat_interval_ms"]
         assert broker_interval != 7000
@@ -73,6 +81,7 @@ def test_heartbeat_interval_follows_the_groups_override(cluster: Cluster | Kafka
     finally:
         state["owned"] = None
         state["epoch"] = -1
-        heartbeat()  # leave
-        conn.close()
-        admin.close()
+        if conns:
+            heartbeat()  # leave
+        for c in [*conns, admin]:
+            c.close()
