@@ -14,7 +14,8 @@ beside the large one's own duration. Target: < 50 ms.
 - Produce: one gzip batch inflating to just under 64 MiB (the decompression bound),
   which the leader must inflate and walk: 1 KB records (468 KB on the wire, under the
   default max.message.bytes) and 100-byte records (3 MB, to a topic whose
-  max.message.bytes is 16 MiB).
+  max.message.bytes is 16 MiB);
+- DescribeConfigs of 10,000 groups (Kafka has no cap; the answer is ~9 MB).
 
 An idle window of the same canaries first gives the noise floor (the machine's other
 load shows there). ``--loop-cpu`` runs the emulator in this process instead and prints
@@ -56,8 +57,17 @@ class Client:
 
     def call(self, frame: bytes, key: int, version: int) -> dict:
         self.sock.sendall(frame)
-        size = struct.unpack(">i", self.sock.recv(4, socket.MSG_WAITALL))[0]
-        return decode_response(key, version, self.sock.recv(size, socket.MSG_WAITALL))[1]
+        size = struct.unpack(">i", self._read(4))[0]
+        return decode_response(key, version, self._read(size))[1]
+
+    def _read(self, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:  # (MSG_WAITALL may stop short on a socket with a timeout)
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed")
+            buf += chunk
+        return bytes(buf)
 
     def close(self) -> None:
         self.sock.close()
@@ -148,6 +158,17 @@ def delete(admin: Client, name: str) -> str:
     return f"error {res['error_code']}"
 
 
+def describe_groups(admin: Client, n: int) -> str:
+    """Read, not decoded: decoding ~9 MB here would hold this process's GIL for seconds
+    and delay the canaries' own threads, which would then blame the emulator."""
+    admin.sock.sendall(encode_request(32, 4, 1, "stall", {"resources": [
+        {"resource_type": 32, "resource_name": f"g{i}", "configuration_keys": None}
+        for i in range(n)], "include_synonyms": False, "include_documentation": False}))
+    size = struct.unpack(">i", admin._read(4))[0]
+    admin._read(size)
+    return f"{size >> 20} MB"
+
+
 def produce(addr: tuple[str, int], topic: str, batch: bytes) -> str:
     c = Client(addr)
     res = c.call(produce_frame(topic, batch), 0, 9)
@@ -178,6 +199,7 @@ def operations(admin: Client, addr: tuple[str, int], r: int, batch_1k: bytes,
         ("DeleteTopics 9,999 x3", lambda: delete(admin, f"big-{r}")),
         ("Produce 468 KB -> 63 MiB", lambda: produce(addr, "big-batch", batch_1k)),
         ("Produce 3 MB -> 63 MiB (16m)", lambda: produce(addr, "big-batch-16m", batch_100)),
+        ("DescribeConfigs 10,000 groups", lambda: describe_groups(admin, 10_000)),
     ]
 
 

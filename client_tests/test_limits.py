@@ -215,6 +215,28 @@ def test_alter_configs_over_10000_records_fail_whole(cluster: Target) -> None:
     c.close()
 
 
+def test_describe_configs_of_many_resources_in_steps(cluster: Cluster) -> None:
+    """A DescribeConfigs of hundreds of resources is described in steps and its answer
+    encoded off the event loop: the same answers as one by one."""
+    c = Conn(cluster)
+    c.call(44, 1, {"resources": [{"resource_type": 32, "resource_name": "g7", "configs": [
+        {"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]}],
+        "validate_only": False})
+
+    def describe(names: list[str]) -> list[dict]:
+        return c.call(32, 4, {"resources": [
+            {"resource_type": 32, "resource_name": n, "configuration_keys": None}
+            for n in names], "include_synonyms": True, "include_documentation": False})[
+            "results"]
+
+    many = describe([f"g{i}" for i in range(300)])
+    assert [r["resource_name"] for r in many] == [f"g{i}" for i in range(300)]
+    assert many[7] == describe(["g7"])[0] and many[8] == describe(["g8"])[0]
+    assert {e["value"] for e in many[7]["configs"]
+            if e["name"] == "consumer.session.timeout.ms"} == {"50000"}
+    c.close()
+
+
 _I32 = struct.Struct(">i")
 # Request bodies whose first array (non-nullable in Kafka's schema) is sent as null:
 # compact length 0 in these flexible versions, where an empty array would be 1.

@@ -43,6 +43,9 @@ class RequestContext:
     # (emulator.log.validator.Checked: inflated records, or the validation's outcome
     # computed off the event loop).
     checked: dict[tuple[str, int], Any] | None = None
+    # Set by the server when the handler's answer came from a Sliced: a large response,
+    # encoded off the event loop.
+    large: bool = False
 
     @property
     def principal(self) -> str:

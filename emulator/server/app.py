@@ -680,6 +680,12 @@ class EmulatorServer:
         if f.drop_response is not None and f.drop_response(bl.broker.id, key, hdr.client_id):
             raise CloseConnection(f"fault: dropped the response to {name}")
         try:
+            if ctx.large:
+                # The answer to a large operation (DescribeConfigs of thousands of
+                # resources: ~1 s to encode) is encoded in a thread: the codec is Python,
+                # so the loop gets the GIL back every switch interval (5 ms) meanwhile.
+                return await asyncio.get_running_loop().run_in_executor(
+                    None, self._frame, key, version, hdr.correlation_id, result)
             return self._frame(key, version, hdr.correlation_id, result)
         except Exception:  # noqa: BLE001 - our bug: the handler built a bad response
             log.exception("broker %d: encoding the %s v%d response failed", bl.broker.id,
@@ -704,6 +710,7 @@ class EmulatorServer:
                 if isinstance(result, Sliced):
                     result, dt = await self.run_sliced(result)
                     spent += dt
+                    ctx.large = True
                 elif isinstance(result, Delayed):
                     result = await self.wait_delayed(result)
                 else:
