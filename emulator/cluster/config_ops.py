@@ -35,6 +35,7 @@ from emulator.cluster.group_configs import validate as validate_group_value
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
+from emulator.cluster.steps import Steps
 from wire.errors import ErrorCode as E
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
@@ -327,17 +328,24 @@ def refuse_all(resources: list[dict]) -> list[dict]:
             for r in resources]
 
 
+# Resources validated or altered per step when a request is answered in steps.
+STEP_RESOURCES = 32
+
+
 def over_records_per_user_op(resources: list, upper_bound: int,
-                             records_of: Callable[[Any], int]) -> bool:
+                             records_of: Callable[[Any], int]) -> Steps[bool]:
     """QuorumController.MAX_RECORDS_PER_USER_OP for (Incremental)AlterConfigs: Kafka's
     ConfigurationControlManager collects the records of every resource that validates in
     one BoundedList of 10,000, and more fail the whole request. ``upper_bound`` (the
     records the request could make at most) spares the exact count, ``records_of``
-    (a validate-only pass over one resource; 0 if it fails) in the common case."""
+    (a validate-only pass over one resource; 0 if it fails) in the common case. In
+    steps (emulator/cluster/steps.py): that pass over 10,000 resources takes a while."""
     if upper_bound <= MAX_RECORDS_PER_USER_OP:
         return False
     total = 0
-    for r in resources:
+    for i, r in enumerate(resources):
+        if i and i % STEP_RESOURCES == 0:
+            yield
         try:
             total += records_of(r)
         except KafkaError:
