@@ -136,7 +136,10 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
             max_s: float) -> tuple[float, int, float, float, float]:
     """(records/s, rounds, seconds of the slowest round, server and client CPU
     microseconds per record): one record per partition a round."""
+    # message.timeout.ms: a round of 100,000 partitions takes minutes on a loaded
+    # machine (librdkafka's default, 300 s, failed one such round)
     p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 5,
+                  "message.timeout.ms": 900_000,
                   "queue.buffering.max.messages": 2_000_000,
                   "queue.buffering.max.kbytes": 1 << 21})
     errors: list[str] = []
@@ -161,8 +164,8 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
                     break
                 except BufferError:
                     p.poll(0.01)
-        if p.flush(600):
-            raise RuntimeError("produce round did not complete in 600 s")
+        if p.flush(900):
+            raise RuntimeError("produce round did not complete in 900 s")
         rounds += 1
         slowest = max(slowest, time.perf_counter() - r0)
         elapsed = time.perf_counter() - t0
