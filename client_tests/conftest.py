@@ -37,6 +37,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "emulator_only: tests the emulator itself (faults, control plane, its "
                    "state or timing); not run with --target kafka")
+    config.addinivalue_line(
+        "markers", "kafka_slow: over ~10 s on Kafka (a crash waits broker.session.timeout.ms "
+                   "for the fencing, then a restart and rebalance); scripts/test's Kafka "
+                   "pass leaves these out (-m 'not kafka_slow'), a plain --target kafka run "
+                   "and python -m conformance.report run them")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -19,12 +19,13 @@ fast ones the emulator's group tests use (GROUP_CONFIG), so the same waits hold.
 from __future__ import annotations
 
 import os
+import socket
 import time
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster
+from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster, request
 
 TARGET_ENV = "KAFKA_EMULATOR_TARGET"
 VERSION_ENV = "KAFKA_EMULATOR_KAFKA_VERSION"
@@ -101,11 +102,42 @@ class KafkaTarget:
     def start_broker(self, broker_id: int) -> None:
         self.kafka.start_broker(broker_id)
 
-    def restore(self) -> None:
-        """After a test: every broker running again (a crash test may have left one down)."""
+    def restore(self, timeout: float = 60.0) -> None:
+        """After a test: every broker running again (a crash test may have left one down)
+        and, if one was restarted, the cluster as balanced as a fresh one - every replica
+        back in its ISR and each partition led by its preferred replica - so that the
+        next test does not meet leaders moving back (Kafka's own auto rebalance waits
+        leader.imbalance.check.interval.seconds, 300 s)."""
+        restarted = False
         for bid, node in self.kafka.brokers.items():
             if not node.alive:
                 self.kafka.start_broker(bid)
+                restarted = True
+        if not restarted:
+            return
+        port = self.kafka.listener_port(self.broker_ids[0])
+        deadline = time.monotonic() + timeout
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            while True:
+                md = request(sock, 3, 12, {"topics": None, "allow_auto_topic_creation": False})
+                parts = [p for t in md["topics"] for p in t["partitions"]]
+                if all(sorted(p["isr_nodes"]) == sorted(p["replica_nodes"]) for p in parts):
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"replicas not back in their ISR after {timeout} s")
+                time.sleep(0.2)
+            while True:
+                # A preferred election of every partition (null: all); ELECTION_NOT_NEEDED
+                # for those already led by their first replica.
+                request(sock, 43, 2, {"election_type": 0, "topic_partitions": None,
+                                      "timeout_ms": 30000})
+                md = request(sock, 3, 12, {"topics": None, "allow_auto_topic_creation": False})
+                if all(p["leader_id"] == p["replica_nodes"][0]
+                       for t in md["topics"] for p in t["partitions"]):
+                    return
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"preferred leaders not back after {timeout} s")
+                time.sleep(0.5)
 
 
 _session: KafkaTarget | None = None

@@ -190,6 +190,7 @@ def remove_quotas(conn: Conn, client_id: str, *keys: str) -> None:
         {"key": k, "value": 0.0, "remove": True} for k in keys]}], "validate_only": False})
 
 
+@pytest.mark.kafka_slow  # throttled answers mute the connection on Kafka
 def test_request_percentage_quota_throttles_by_request_time(cluster: Target) -> None:
     """request_percentage (KIP-124): a tiny share of a thread for the raw connection's
     client id makes its Metadata answers throttled (at most one quota window, 1 s); a
@@ -358,6 +359,7 @@ def test_raft_voter_changes_answer_as_a_static_quorum(cluster: Target) -> None:
         conn.close()
 
 
+@pytest.mark.kafka_slow  # broker restarts on Kafka
 def test_unregister_broker_as_the_kraft_controller_answers(cluster: Target) -> None:
     """UnregisterBroker as the controller answers it: 102 for an id it does not know,
     NONE for a registered one (running or crashed), then 102 until the broker registers

@@ -58,6 +58,7 @@ def expected() -> list[bytes]:
     return [b"v-%04d" % i for i in range(FIRST + SECOND)]
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_kafka_python_consumer_follows_the_leader(cluster: Cluster, topic_name: str) -> None:
     setup(cluster, topic_name)
     c = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
@@ -79,6 +80,7 @@ def test_kafka_python_consumer_follows_the_leader(cluster: Cluster, topic_name: 
     assert got == expected()
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_confluent_consumer_follows_the_leader(cluster: Cluster, topic_name: str) -> None:
     setup(cluster, topic_name)
     c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": "g",
@@ -103,6 +105,7 @@ def test_confluent_consumer_follows_the_leader(cluster: Cluster, topic_name: str
     assert got == expected()
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_aiokafka_consumer_follows_the_leader(cluster: Cluster, topic_name: str) -> None:
     setup(cluster, topic_name)
 

@@ -91,6 +91,7 @@ def test_idempotent_producer_survives_the_leader_crashing_and_coming_back(
         assert sorted(acked) == list(enumerate(values))  # each ack's offset holds it
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 @pytest.mark.parametrize("stop", ["follower", "two_followers"])
 def test_acks_all_without_retries_gets_not_enough_replicas(
         cluster: Cluster | KafkaTarget, topic_name: str, stop: str) -> None:

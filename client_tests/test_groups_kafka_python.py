@@ -3,6 +3,8 @@ leaving, and a new member resuming from the committed offsets without loss."""
 
 from __future__ import annotations
 
+import pytest
+
 from client_tests._groups_fixtures import (
     PARTITIONS,
     KafkaPythonMember,
@@ -45,6 +47,7 @@ def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa:
     assert set(produced[90:]) <= set(late.values)
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster,  # noqa: F811
                                                           topic_name: str) -> None:
     c = group_cluster

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 from kafka.errors import (
@@ -63,6 +64,7 @@ def listed(conn: Conn, topic: str, partitions: list[int]) -> dict:
             for t in resp["topics"] for p in t["partitions"]}
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_every_invalid_request_gets_kafkas_code_and_message(cluster: Target) -> None:
     b1, b2, b3 = cluster.broker_ids
     foo = f"foo-{uuid.uuid4().hex[:8]}"
@@ -123,6 +125,7 @@ def test_every_invalid_request_gets_kafkas_code_and_message(cluster: Target) -> 
         conn.close()
 
 
+@pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
 def test_kafka_python_reassigns_lists_cancels_and_the_data_moves(cluster: Target) -> None:
     b1, b2, b3 = cluster.broker_ids
     moving = f"moving-{uuid.uuid4().hex[:8]}"

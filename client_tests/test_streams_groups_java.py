@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, Producer
 
 from client_tests.kafka_cluster import request
@@ -110,6 +111,7 @@ def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
     assert p.flush(30) == 0
 
 
+@pytest.mark.kafka_slow  # Kafka Streams JVMs, 30-55 s on Kafka
 def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
         cluster, tmp_path: Path) -> None:
     require_app()
@@ -196,6 +198,7 @@ def coordinator_of(bootstrap: str, group: str) -> int:
     raise AssertionError("no coordinator")
 
 
+@pytest.mark.kafka_slow  # Kafka Streams JVMs, 30-55 s on Kafka
 def test_streams_protocol_app_survives_its_group_coordinator_crash(cluster,
                                                                   tmp_path: Path) -> None:
     """The broker coordinating the streams group crashes: the app finds the new

@@ -66,6 +66,19 @@ DIFFERENCES = [
      "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
      "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "
      "(3); the emulator reports DEFAULT_CONFIG (5). Same value."),
+    ("UnregisterBroker of a running broker",
+     "Both answer NONE; Kafka 4.4 then leaves the running broker out of the cluster until "
+     "it restarts (measured: still absent after 20 s, and a second UnregisterBroker "
+     "answers BROKER_ID_NOT_REGISTERED), while the emulator's broker registers again at "
+     "once."),
+    ("Transactions complete at once",
+     "After EndTxn the emulator's coordinator is in CompleteCommit/CompleteAbort at once; "
+     "Kafka's passes through PrepareCommit/PrepareAbort until the markers are written, so "
+     "DescribeTransactions right after EndTxn may show Prepare* there."),
+    ("DescribeProducers on a follower",
+     "Both answer from any replica (Kafka's Partition.activeProducerState reads the local "
+     "log); the emulator's follower answers with the leader's producer state, Kafka's "
+     "with its own, which is the same once it has fetched the leader's batches."),
     ("Java tools at 4.3.1",
      "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
      "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),
