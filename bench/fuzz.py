@@ -8,7 +8,9 @@ tracebacks in the emulator's log, hangs (the canary failed), the emulator's RSS,
 canary's Metadata latency (an ordinary client on its own connection; target < 100 ms).
 Asserts nothing; prints the figures. Usage:
 
-    python bench/fuzz.py [--cases 1000000] [--seed 18] [--parallel 8]
+    python bench/fuzz.py [--cases 1000000] [--seed 18] [--parallel 8] [--check]
+
+``--check`` (the daily scheduled run, .ci/fuzz-nightly) exits 1 when the target is missed.
 
 A case that shows a problem replays: the same seed gives the same cases.
 """
@@ -59,7 +61,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--progress", type=int, default=50_000)
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 on a traceback, a hang, a dead emulator or a canary wait "
+                         "over --max-canary-ms (the scheduled run, .ci/fuzz-nightly)")
+    ap.add_argument("--max-canary-ms", type=float, default=100.0)
     args = ap.parse_args()
+    failed = False
 
     log = tempfile.NamedTemporaryFile(prefix="fuzz-emulator-", suffix=".log", delete=False)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -105,6 +112,8 @@ def main() -> None:
               flush=True)
         for e in stats.canary_errors:
             print("canary failed", e)
+        failed = (not alive or tracebacks() > 0 or stats.canary_failures > 0
+                  or stats.canary_max_ms > args.max_canary_ms)
         if stats.slow_cases:
             print("unanswered within 3 s (acks=0 produce and long polls are expected):")
             for c in stats.slow_cases[:10]:
@@ -115,6 +124,10 @@ def main() -> None:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+    if args.check and failed:
+        print(f"fuzz check failed (target: 0 tracebacks, 0 hangs, canary under "
+              f"{args.max_canary_ms:.0f} ms); the emulator's log: {log.name}")
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
