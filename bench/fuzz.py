@@ -87,7 +87,8 @@ def main() -> None:
         print(f"fuzzing {len(served)} API keys, {args.cases} cases, seed {args.seed}; "
               f"emulator pid {proc.pid}, log {log.name}, RSS {rss0:.0f} MB", flush=True)
         print(f"{'cases':>9} {'cases/s':>8} {'answered':>9} {'closed':>8} {'no ans.':>8} "
-              f"{'tracebk':>7} {'hangs':>5} {'RSS MB':>7} {'canary p99':>10} {'max ms':>7}",
+              f"{'tracebk':>7} {'hangs':>5} {'RSS MB':>7} {'canary p99':>10} {'max ms':>7} "
+              f"{'no conn.':>8}",
               flush=True)
 
         def tracebacks() -> int:
@@ -98,7 +99,7 @@ def main() -> None:
             print(f"{st.cases:>9} {rate:>8.0f} {st.answered:>9} {st.closed:>8} "
                   f"{st.unanswered:>8} {tracebacks():>7} {st.canary_failures:>5} "
                   f"{rss_mb(proc.pid):>7.0f} {st.canary_p99_ms():>10.1f} "
-                  f"{st.canary_max_ms:>7.1f}", flush=True)
+                  f"{st.canary_max_ms:>7.1f} {st.connect_failures:>8}", flush=True)
 
         stats = drive(addresses, fuzzer.cases(args.cases), parallel=args.parallel,
                       answer_timeout=3.0, canary_every=100, progress=report,
@@ -112,8 +113,11 @@ def main() -> None:
               flush=True)
         for e in stats.canary_errors:
             print("canary failed", e)
+        print(f"new connections not accepted within 5 s: {stats.connect_failures}")
+        for e in stats.connect_errors:
+            print("  ", e)
         failed = (not alive or tracebacks() > 0 or stats.canary_failures > 0
-                  or stats.canary_max_ms > args.max_canary_ms)
+                  or stats.connect_failures > 0 or stats.canary_max_ms > args.max_canary_ms)
         if stats.slow_cases:
             print("unanswered within 3 s (acks=0 produce and long polls are expected):")
             for c in stats.slow_cases[:10]:

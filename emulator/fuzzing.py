@@ -32,6 +32,9 @@ class FuzzStats:
     canary_failures: int = 0
     canary_errors: list[str] = field(default_factory=list)  # why the first ones failed
     slow_cases: list[str] = field(default_factory=list)
+    # a new connection not accepted within 5 s (retried up to 5 times, then raised)
+    connect_failures: int = 0
+    connect_errors: list[str] = field(default_factory=list)
 
     @property
     def canary_max_ms(self) -> float:
@@ -128,7 +131,23 @@ def drive(addresses: list[tuple[str, int]], cases: Iterable[Case], parallel: int
     def start(slot: _Slot, case: Case) -> None:
         nonlocal n_sent
         if slot.sock is None:
-            slot.sock = socket.create_connection(addresses[n_sent % len(addresses)], timeout=5)
+            address = addresses[n_sent % len(addresses)]
+            for attempt in range(5):
+                try:
+                    slot.sock = socket.create_connection(address, timeout=5)
+                    break
+                except OSError as e:
+                    # A broker must accept new clients whatever the fuzzer did: counted
+                    # (bench/fuzz.py --check fails on it), retried, raised the 5th time.
+                    stats.connect_failures += 1
+                    if len(stats.connect_errors) < 10:
+                        stats.connect_errors.append(
+                            f"{time.strftime('%H:%M:%S')} after case {stats.cases}: "
+                            f"{address[1]}: {type(e).__name__}: {e}")
+                    if attempt == 4:
+                        raise
+                    time.sleep(0.2)
+            assert slot.sock is not None
             slot.sock.setblocking(False)
             sel.register(slot.sock, selectors.EVENT_READ, slot)
         slot.case, slot.started, slot.buf = case, time.monotonic(), b""
