@@ -220,19 +220,28 @@ def leader_addr(addrs: list[tuple[str, int]], topic: str) -> tuple[str, int]:
     return b["host"], b["port"]
 
 
-def gzip_bomb(addrs: list[tuple[str, int]], pid: int) -> str:
-    call(addrs[0], encode_request(19, 7, 1, "b", {"topics": [
-        {"name": "bomb", "num_partitions": 1, "replication_factor": 3, "assignments": [],
-         "configs": []}], "timeout_ms": 10000}), 19, 7)
-    time.sleep(0.5)
-    addr = leader_addr(addrs, "bomb")
-    now = int(time.time() * 1000)
+def bomb_batches(now: int) -> list[tuple[int, bytes]]:
+    """(inflated MB, batch) for the gzip bomb scenario, built before it starts: building
+    and compressing 200 MB holds this process's GIL for a second, which would show as the
+    canary's latency (the canary is a thread here), not the emulator's."""
     out = []
     for mb in (200, 30):
         body = build_batch([(b"k", b"\0" * (mb << 20))], timestamp=now)[HEADER_SIZE:]
         comp = bytes(cramjam.gzip.compress(body))
         tail = struct.pack(">hiqqqhii", 1, 0, now, now, -1, -1, -1, 1) + comp
-        batch = struct.pack(">qiibI", 0, len(tail) + 9, -1, 2, crc32c(tail)) + tail
+        out.append((mb, struct.pack(">qiibI", 0, len(tail) + 9, -1, 2, crc32c(tail)) + tail))
+    return out
+
+
+def gzip_bomb(addrs: list[tuple[str, int]], pid: int, now: int,
+              batches: list[tuple[int, bytes]]) -> str:
+    call(addrs[0], encode_request(19, 7, 1, "b", {"topics": [
+        {"name": "bomb", "num_partitions": 1, "replication_factor": 3, "assignments": [],
+         "configs": []}], "timeout_ms": 10000}), 19, 7)
+    time.sleep(0.5)
+    addr = leader_addr(addrs, "bomb")
+    out = []
+    for mb, batch in batches:
         r = produce(addr, "bomb", batch)
         out.append(f"{len(batch) // 1024} KB -> {mb} MB: error {r['error_code']}")
     lookup = call(addr, encode_request(2, 7, 1, "b", {"replica_id": -1, "topics": [
@@ -282,7 +291,9 @@ def main() -> None:
         scenario("slowloris", a, pid, lambda: slowloris(addrs[1], 50 if q else 200, 5))
         scenario("stalled frames", a, pid, lambda: stalled(addrs[1], pid, 5, 5 if q else 20))
         scenario("controller limits", a, pid, lambda: limits(addrs[1]))
-        scenario("gzip bomb", a, pid, lambda: gzip_bomb(addrs, pid))
+        now = int(time.time() * 1000)
+        batches = bomb_batches(now)
+        scenario("gzip bomb", a, pid, lambda: gzip_bomb(addrs, pid, now, batches))
         scenario("retention", a, pid, lambda: retention(addrs, pid, 100 if q else 200))
     finally:
         proc.terminate()
