@@ -259,6 +259,8 @@ class Cluster:
             ready.set_result(None)
             loop.run_forever()
             loop.run_until_complete(self.stop_async())
+            _cancel_leftover_tasks(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
         self._thread = threading.Thread(target=run, name="kafka-emulator", daemon=True)
@@ -480,10 +482,29 @@ class Cluster:
 
 def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     """A task of ours died with an exception nobody awaited: our bug, logged on our
-    logger (so emulator.testing's watch fails the test) rather than asyncio's."""
+    logger (so emulator.testing's watch fails the test) rather than asyncio's. The task
+    or future is named, so the line says which."""
     exc = context.get("exception")
-    log.error("event loop: %s", context.get("message", "unhandled exception"),
+    what = context.get("task") or context.get("future")
+    log.error("event loop: %s%s", context.get("message", "unhandled exception"),
+              f" ({what!r})" if what is not None else "",
               exc_info=(type(exc), exc, exc.__traceback__) if exc is not None else None)
+
+
+def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """After the cluster stopped, cancel and await whatever task is still pending (as
+    asyncio.run does before it closes its loop): a task left pending when the loop
+    closes is destroyed pending later, at some garbage collection, and asyncio reports
+    that as an error in whatever test is running then (a client connection's task, say,
+    whose protocol dropped it when the transport was aborted)."""
+    leftover = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    if not leftover:
+        return
+    log.debug("stopping: cancelling %d task(s) still pending: %s", len(leftover),
+              ", ".join(repr(t.get_coro()) for t in leftover[:5]))
+    for t in leftover:
+        t.cancel()
+    loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
 
 def _op(kind: str, **fields: Any) -> dict:
