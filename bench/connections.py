@@ -27,6 +27,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -85,22 +86,30 @@ def drive(clients: list[Client], topics: list[str], seconds: float) -> dict[str,
         sel.register(c.sock, selectors.EVENT_READ, c)
     lats: list[float] = []
     closed = errors = 0
-    for c in clients:
-        c.send(18, 3, {"client_software_name": "bench", "client_software_version": "1"})
-    pending = len(clients)
-    deadline = time.perf_counter() + 60
-    while pending and time.perf_counter() < deadline:
-        for key, _ in sel.select(1.0):
+
+    def answers(timeout: float) -> Iterator[tuple[Client, bytes]]:
+        """The whole answers that arrived within ``timeout``; closed connections counted
+        and dropped."""
+        nonlocal closed
+        for key, _ in sel.select(timeout):
             c = key.data
             frame, gone = c.read()
             if gone:
                 closed += 1
+                c.in_flight = False
                 sel.unregister(c.sock)
-                pending -= 1
+                c.sock.close()
             elif frame is not None:
                 c.in_flight = False
-                pending -= 1
-    handshake_s = time.perf_counter() - (deadline - 60)
+                yield c, frame
+
+    for c in clients:
+        c.send(18, 3, {"client_software_name": "bench", "client_software_version": "1"})
+    t0 = time.perf_counter()
+    while any(c.in_flight for c in clients) and time.perf_counter() - t0 < 60:
+        for _ in answers(1.0):
+            pass
+    handshake_s = time.perf_counter() - t0
     rng = random.Random(1)
     next_send = {c.index: time.perf_counter() + rng.random() for c in clients}
     end = time.perf_counter() + seconds
@@ -117,18 +126,11 @@ def drive(clients: list[Client], topics: list[str], seconds: float) -> dict[str,
                     closed += 1
                     continue
                 next_send[c.index] = now + 1.0
-        for key, _ in sel.select(0.01):
-            c = key.data
-            frame, gone = c.read()
-            if gone:
-                closed += 1
-                sel.unregister(c.sock)
-            elif frame is not None:
-                lats.append(time.perf_counter() - c.sent_at)
-                c.in_flight = False
-                _, body = decode_response(c.key, c.version, frame)
-                if body["topics"][0]["error_code"] != 0:
-                    errors += 1
+        for c, frame in answers(0.01):
+            lats.append(time.perf_counter() - c.sent_at)
+            _, body = decode_response(c.key, c.version, frame)
+            if body["topics"][0]["error_code"] != 0:
+                errors += 1
     sel.close()
     lats.sort()
     return {"handshake_s": handshake_s, "answered": len(lats),

@@ -18,8 +18,6 @@ A case that shows a problem replays: the same seed gives the same cases.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from emulator_process import emulator_process  # noqa: E402
 
 from emulator.fuzzing import FuzzStats, drive  # noqa: E402
 from emulator.handlers import HANDLERS  # noqa: E402
@@ -69,16 +70,7 @@ def main() -> None:
     failed = False
 
     log = tempfile.NamedTemporaryFile(prefix="fuzz-emulator-", suffix=".log", delete=False)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0",
-                             "--log-level", "WARNING"], stdout=subprocess.PIPE,
-                            stderr=log, text=True, env=env)
-    try:
-        ready = proc.stdout.readline()
-        if "kafka-emulator ready" not in ready:
-            raise SystemExit(f"the emulator did not start; its log: {log.name}")
-        servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
-        addresses = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
+    with emulator_process(stderr=log) as (proc, addresses):
         create_topics(addresses[0])
         served = {k: h.versions for k, h in HANDLERS.items()}
         fuzzer = Fuzzer(served, seed=args.seed, topics=("fuzz-0", "fuzz-1", "fuzz-c"))
@@ -122,12 +114,6 @@ def main() -> None:
             print("unanswered within 3 s (acks=0 produce and long polls are expected):")
             for c in stats.slow_cases[:10]:
                 print("  ", c)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     if args.check and failed:
         print(f"fuzz check failed (target: 0 tracebacks, 0 hangs, canary under "
               f"{args.max_canary_ms:.0f} ms); the emulator's log: {log.name}")

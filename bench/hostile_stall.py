@@ -33,7 +33,6 @@ import os
 import socket
 import statistics
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -42,8 +41,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import cramjam  # noqa: E402
+from emulator_process import emulator_process  # noqa: E402
 
 from wire.frames import decode_response, encode_request  # noqa: E402
 from wire.records import HEADER_SIZE, build_batch, crc32c  # noqa: E402
@@ -255,14 +256,7 @@ def main() -> None:
     if args.loop_cpu:
         loop_cpu(args.rounds, batch_1k, batch_100)
         return
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--log-level",
-                             "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, env=env)
-    try:
-        ready = proc.stdout.readline()
-        servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
-        addrs = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
+    with emulator_process() as (proc, addrs):
         admin = setup(addrs)
         now = int(time.time() * 1000)
         small = build_batch([(b"k", b"v" * 100)], timestamp=now)
@@ -285,12 +279,6 @@ def main() -> None:
             c.join()
         print(f"typical: Metadata {md.typical():.1f} ms, Produce {pr.typical():.1f} ms; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 if __name__ == "__main__":

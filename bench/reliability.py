@@ -23,11 +23,9 @@ Asserts nothing. Usage: python bench/reliability.py [--quick]
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import statistics
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -35,8 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import cramjam  # noqa: E402
+from emulator_process import emulator_process  # noqa: E402
 
 from wire.frames import decode_response, encode_request  # noqa: E402
 from wire.records import HEADER_SIZE, build_batch, crc32c  # noqa: E402
@@ -275,15 +275,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller counts")
     args = ap.parse_args()
     q = args.quick
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--log-level",
-                             "ERROR", "--config", "connections.max.idle.ms=10000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env)
-    try:
-        ready = proc.stdout.readline()
-        servers = ready.split("bootstrap servers ")[1].split()[0].split(",")
-        addrs = [(h, int(p)) for h, p in (s.rsplit(":", 1) for s in servers)]
+    with emulator_process("--config", "connections.max.idle.ms=10000",
+                          log_level="ERROR") as (proc, addrs):
         a, pid = addrs[0], proc.pid
         print(f"kafka-emulator pid {pid}, idle RSS {rss_mb(pid):.0f} MB", flush=True)
         scenario("idle", a, pid, lambda: idle(addrs[1], 200 if q else 2000))
@@ -295,12 +288,6 @@ def main() -> None:
         batches = bomb_batches(now)
         scenario("gzip bomb", a, pid, lambda: gzip_bomb(addrs, pid, now, batches))
         scenario("retention", a, pid, lambda: retention(addrs, pid, 100 if q else 200))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 if __name__ == "__main__":

@@ -191,3 +191,22 @@ def replicas_of(cluster: Cluster | KafkaTarget, topic: str,
     p = next(p for p in topic_metadata(cluster, topic)["partitions"]
              if p["partition_index"] == partition)
     return list(p["replica_nodes"]), sorted(p["isr_nodes"]), p["leader_id"]
+
+
+def alter_reassignments(conn: Conn,
+                        topics: list[tuple[str, list[tuple[int, list[int] | None]]]],
+                        version: int = 1, timeout_ms: int = 30000,
+                        allow_rf: bool = True) -> dict:
+    """AlterPartitionReassignments (45) as raw requests: (topic, [(index, replicas or
+    None to cancel)])."""
+    return conn.call(45, version, {"timeout_ms": timeout_ms,
+                                   "allow_replication_factor_change": allow_rf, "topics": [
+                                       {"name": t, "partitions": [
+                                           {"partition_index": i, "replicas": r}
+                                           for i, r in parts]} for t, parts in topics]})
+
+
+def reassignment_results(resp: dict) -> dict:
+    """{(topic, index): (error code, message)} of an AlterPartitionReassignments answer."""
+    return {(t["name"], p["partition_index"]): (p["error_code"], p["error_message"])
+            for t in resp["responses"] for p in t["partitions"]}

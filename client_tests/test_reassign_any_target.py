@@ -23,6 +23,8 @@ from kafka.errors import (
 )
 
 from client_tests.rawkafka import Conn, create_assigned, replicas_of
+from client_tests.rawkafka import alter_reassignments as alter_raw
+from client_tests.rawkafka import reassignment_results as results
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -30,20 +32,6 @@ from wire.errors import ErrorCode as E
 
 Target = Cluster | KafkaTarget
 MSG = "The manual partition assignment includes "
-
-
-def alter_raw(conn: Conn, topics: list[tuple[str, list[tuple[int, list[int] | None]]]],
-              version: int = 1, timeout_ms: int = 30000, allow_rf: bool = True) -> dict:
-    return conn.call(45, version, {"timeout_ms": timeout_ms,
-                                   "allow_replication_factor_change": allow_rf, "topics": [
-                                       {"name": t, "partitions": [
-                                           {"partition_index": i, "replicas": r}
-                                           for i, r in parts]} for t, parts in topics]})
-
-
-def results(resp: dict) -> dict:
-    return {(t["name"], p["partition_index"]): (p["error_code"], p["error_message"])
-            for t in resp["responses"] for p in t["partitions"]}
 
 
 def metadata_brokers(cluster: Target) -> set[int]:

@@ -24,6 +24,8 @@ from kafka.errors import (
 )
 
 from client_tests.rawkafka import Conn
+from client_tests.rawkafka import alter_reassignments as alter_raw
+from client_tests.rawkafka import reassignment_results as results
 from emulator import Cluster
 from emulator.testing import wait_for
 from emulator.tools.reassign import main as reassign_tool
@@ -55,20 +57,6 @@ def partition(c: Cluster, topic: str, index: int = 0) -> tuple[list[int], list[i
 
 def admin(c: Cluster) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=c.bootstrap_servers, request_timeout_ms=15000)
-
-
-def alter_raw(conn: Conn, topics: list[tuple[str, list[tuple[int, list[int] | None]]]],
-              version: int = 1, timeout_ms: int = 30000, allow_rf: bool = True) -> dict:
-    return conn.call(45, version, {"timeout_ms": timeout_ms,
-                                   "allow_replication_factor_change": allow_rf, "topics": [
-                                       {"name": t, "partitions": [
-                                           {"partition_index": i, "replicas": r}
-                                           for i, r in parts]} for t, parts in topics]})
-
-
-def results(resp: dict) -> dict:
-    return {(t["name"], p["partition_index"]): (p["error_code"], p["error_message"])
-            for t in resp["responses"] for p in t["partitions"]}
 
 
 # ---- kafka-python 3 ------------------------------------------------------------------------

@@ -76,6 +76,22 @@ def idle_cluster() -> tuple[ClusterState, ManualClock, GroupCoordinator]:
     return s, clock, gc
 
 
+class CountedChecks:
+    """Wraps a parked request so the test can count how often the server re-checks it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def wrap(self, d: Delayed) -> Delayed:
+        assert d.keys is not None
+
+        def check() -> dict | None:
+            self.n += 1
+            return d.check()
+
+        return Delayed(check, d.deadline_ms, d.expire, keys=d.keys)
+
+
 def visits(gc: GroupCoordinator, clock: ManualClock, ticks: int, step_ms: int) -> int:
     before = gc.visits + gc.reschedules
     for _ in range(ticks):
@@ -162,7 +178,7 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
     server = EmulatorServer(s)
     coordinator = gc.coordinator_for("target")
     ctx = RequestContext(s, coordinator, 11, 5, 1, "c", services={"groups": gc})
-    checks = 0
+    counted = CountedChecks()
 
     def parked() -> Delayed:
         # the leader's JoinGroup starts a rebalance that waits for the other member
@@ -171,20 +187,14 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
             "session_timeout_ms": SESSION, "rebalance_timeout_ms": 60_000,
             "protocol_type": "consumer",
             "protocols": [{"name": n, "metadata": m} for n, m in PROTOCOLS]}, 5)
-        assert isinstance(d, Delayed) and d.keys is not None
-
-        def check() -> dict | None:
-            nonlocal checks
-            checks += 1
-            return d.check()
-
-        return Delayed(check, d.deadline_ms, d.expire, keys=d.keys)
+        assert isinstance(d, Delayed)
+        return counted.wrap(d)
 
     async def scenario() -> dict:
         s.take_changes()  # what happened before the server was there
         task = asyncio.ensure_future(server.wait_delayed(parked()))
         await asyncio.sleep(0)
-        assert checks == 1  # parked
+        assert counted.n == 1  # parked
         for gid, ids in others.items():
             gc.heartbeat(gid, ids[0], 1)
             gc.join_group(gid, ids[1], None, "consumer", PROTOCOLS, SESSION, 60_000,
@@ -194,7 +204,7 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
         p = s.get_partition("in", 0)
         s.append(p.leader, "in", 0, build_batch([(None, b"v")]), 1)
         await asyncio.sleep(0)
-        assert checks == 1 and not task.done()
+        assert counted.n == 1 and not task.done()
         gc.join_group("target", members[1], None, "consumer", PROTOCOLS, SESSION, 60_000,
                       version=5)  # the other member rejoins: the join phase completes
         result = await asyncio.wait_for(task, 5)
@@ -202,7 +212,7 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
 
     result = asyncio.run(scenario())
     assert result["error_code"] == E.NONE and result["generation_id"] == 2
-    assert checks == 2
+    assert counted.n == 2
     s.on_change = None
 
 
@@ -303,7 +313,7 @@ def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
     topic = s.topics["in"]
     p0, p1 = topic.partitions[0], topic.partitions[1]
     server = EmulatorServer(s)
-    checks = 0
+    counted = CountedChecks()
 
     def share_fetch(group: str, p, wait: int):
         ctx = RequestContext(s, p.leader, 78, 1, 1, "c", services={"share": sc})
@@ -318,14 +328,8 @@ def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
 
     def parked() -> Delayed:
         d = share_fetch("sa", p0, 30_000)
-        assert isinstance(d, Delayed) and d.keys is not None
-
-        def check() -> dict | None:
-            nonlocal checks
-            checks += 1
-            return d.check()
-
-        return Delayed(check, d.deadline_ms, d.expire, keys=d.keys)
+        assert isinstance(d, Delayed)
+        return counted.wrap(d)
 
     def produce(p) -> None:
         r = s.append(p.leader, "in", p.index, build_batch([(None, b"v")] * 2), -1)
@@ -336,13 +340,13 @@ def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
         s.take_changes()
         task = asyncio.ensure_future(server.wait_delayed(parked()))
         await asyncio.sleep(0)
-        assert checks == 1
+        assert counted.n == 1
         produce(p1)  # another partition's records ...
         got = share_fetch("sb", p1, 0)  # ... acquired by another share group
         assert got["responses"][0]["partitions"][0]["acquired_records"]
         for _ in range(10):  # a woken request would run its check meanwhile
             await asyncio.sleep(0)
-        assert checks == 1 and not task.done()
+        assert counted.n == 1 and not task.done()
         produce(p0)
         return await asyncio.wait_for(task, 5)
 
