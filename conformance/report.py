@@ -85,6 +85,37 @@ DIFFERENCES = [
 ]
 
 
+# Tests that check Kafka's behaviour on a real Kafka of their own (a cluster the
+# target-neutral fixture cannot provide: here StandardAuthorizer over SASL), each the
+# Kafka side of an emulator test of the same module family. Their results fill that
+# emulator test's Kafka column instead of standing as emulator-only rows.
+OWN_KAFKA_MODULE = "test_security_acls_kafka.py"
+OWN_KAFKA_WHAT = "own Kafka with StandardAuthorizer, SASL_PLAINTEXT"
+OWN_KAFKA_RENAMED = {
+    "test_acl_operations_over_10000_records_on_real_kafka":
+        "test_acl_operations_over_10000_records_are_refused_as_kafka",
+    "test_delegation_tokens_over_sasl_on_real_kafka":
+        "test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret",
+    "test_fetch_session_reauthorization_on_real_kafka":
+        "test_fetch_session_partitions_are_reauthorized",
+}
+
+
+def own_kafka_results(emu: dict[str, str]) -> dict[str, str]:
+    """{emulator test: result of its counterpart on the module's own real Kafka}."""
+    out = {}
+    for key, state in emu.items():
+        module, _, name = key.partition("::")
+        if module != OWN_KAFKA_MODULE:
+            continue
+        base, bracket, params = name.partition("[")
+        twin = OWN_KAFKA_RENAMED.get(base, base.removesuffix("_on_real_kafka"))
+        target = f"test_security_acls.py::{twin}{bracket}{params}"
+        if target in emu:
+            out[target] = state
+    return out
+
+
 def run_pytest(target: str, junit: Path) -> float:
     args = [sys.executable, "-m", "pytest", "client_tests", "-q", "-p", "no:cacheprovider",
             f"--junitxml={junit}", "--target", target]
@@ -137,7 +168,9 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
           battery: list, timings: dict) -> list[str]:
     today = datetime.date.today().isoformat()
     passed = lambda d: sum(1 for v in d.values() if v == "passed")  # noqa: E731
-    both = [k for k in emu if k in kafka]
+    own = own_kafka_results(emu)
+    emu = {k: v for k, v in emu.items() if not k.startswith(OWN_KAFKA_MODULE + "::")}
+    both = [k for k in emu if k in kafka or k in own]
     lines = [
         "# Conformance: the emulator against Apache Kafka",
         "",
@@ -149,8 +182,11 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
         "",
         f"- Client tests: {passed(emu)} of {len(emu)} pass on the emulator; {len(kafka)} "
         f"are about Kafka's behaviour and run on Kafka {DEFAULT_VERSION} too, where "
-        f"{passed(kafka)} pass; the other {len(emu) - len(both)} test the emulator itself "
-        "(marked `emulator_only`).",
+        f"{passed(kafka)} pass; {len(own)} more (the authorization table and scenarios "
+        f"of test_security_acls.py) run on a Kafka {DEFAULT_VERSION} of their own with "
+        f"StandardAuthorizer over SASL ({OWN_KAFKA_MODULE}), where {passed(own)} pass; "
+        f"the other {len(emu) - len(both)} test the emulator itself (marked "
+        "`emulator_only`).",
     ]
     for rep in schema:
         lines.append(f"- Schemas vs Kafka {rep.release}'s message definitions: "
@@ -170,7 +206,9 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
               "right-hand column.", "",
               f"| test | emulator | Kafka {DEFAULT_VERSION} |", "|---|---|---|"]
     for k in sorted(emu.keys() | kafka.keys()):
-        lines.append(f"| `{k}` | {emu.get(k, '-')} | {kafka.get(k, 'emulator only')} |")
+        theirs = (kafka[k] if k in kafka else f"{own[k]} ({OWN_KAFKA_WHAT})" if k in own
+                  else "emulator only")
+        lines.append(f"| `{k}` | {emu.get(k, '-')} | {theirs} |")
     lines += ["", "## Known differences", ""]
     for title, text in DIFFERENCES:
         lines.append(f"- **{title}.** {text}")
