@@ -51,6 +51,9 @@ class KafkaTarget:
     def __init__(self, kafka: KafkaCluster) -> None:
         self.kafka = kafka
         self.version = kafka.version
+        # A broker crashed during the test (restarted by the test or not): restore then
+        # brings the cluster back to balance.
+        self.crashed = False
 
     @property
     def bootstrap_servers(self) -> str:
@@ -97,6 +100,7 @@ class KafkaTarget:
 
     def stop_broker(self, broker_id: int) -> None:
         """A crash: SIGKILL of the broker's JVM (the emulator's stop_broker is one too)."""
+        self.crashed = True
         self.kafka.kill_broker(broker_id)
 
     def start_broker(self, broker_id: int) -> None:
@@ -104,11 +108,11 @@ class KafkaTarget:
 
     def restore(self, timeout: float = 60.0) -> None:
         """After a test: every broker running again (a crash test may have left one down)
-        and, if one was restarted, the cluster as balanced as a fresh one - every replica
+        and, if one crashed (whether the test or this restarted it), the cluster as balanced as a fresh one - every replica
         back in its ISR and each partition led by its preferred replica - so that the
         next test does not meet leaders moving back (Kafka's own auto rebalance waits
         leader.imbalance.check.interval.seconds, 300 s)."""
-        restarted = False
+        restarted, self.crashed = self.crashed, False
         for bid, node in self.kafka.brokers.items():
             if not node.alive:
                 self.kafka.start_broker(bid)

@@ -1,39 +1,37 @@
-"""franz-go's kadm (Go, from the Go module proxy) reassigns, lists and elects over TCP.
+"""franz-go's kadm (Go, from the Go module proxy) reassigns, lists and elects over TCP,
+on either target (the emulator, or a real Kafka with --target kafka).
 
 client_tests/go/reassign is a small kadm program built by scripts/setup.d/35-go.sh;
 each call prints one JSON object per partition with kerr's error name and the
-broker's message.
+broker's message. A reassignment is held in flight as client_tests/test_reassign_any_target.py
+holds one: its target broker is down (it stays registered, so the move waits for it).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+import uuid
 from pathlib import Path
 
 import pytest
 
+from client_tests.rawkafka import Conn, create_assigned, replicas_of
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
 
-# Not run with --target kafka: holds reassignments with the emulator's pause_follower fault.
-pytestmark = pytest.mark.emulator_only
-
+Target = Cluster | KafkaTarget
 HELPER = Path(__file__).resolve().parent / "go" / ".bin" / "reassign"
 
 
-
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
+@pytest.fixture(autouse=True)
+def require_helper() -> None:
     if not HELPER.exists():
         raise AssertionError(f"{HELPER} is missing: run scripts/setup.d/35-go.sh (needs Go)")
-    with Cluster(brokers=4, port=0) as c:
-        c.call(lambda: c.state.create_topic("t", assignments={0: [1, 2], 1: [2, 3]}))
-        yield c
 
 
-def kadm(c: Cluster, *args: str) -> dict[tuple[str, int], dict]:
+def kadm(c: Target, *args: str) -> dict[tuple[str, int], dict]:
     r = subprocess.run([str(HELPER), "-brokers", c.bootstrap_servers, *args],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -45,30 +43,55 @@ def brief(rows: dict) -> dict:
     return {k: (v["error"], v["message"]) for k, v in rows.items()}
 
 
-def test_kadm_reassigns_lists_cancels_and_elects(cluster: Cluster) -> None:
-    cluster.pause_follower(4)
+def metadata_brokers(cluster: Target) -> set[int]:
+    c = Conn(cluster, 0)
+    try:
+        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
+    finally:
+        c.close()
+    return {b["node_id"] for b in md["brokers"]}
+
+
+def test_kadm_reassigns_lists_cancels_and_elects(cluster: Target) -> None:
+    b1, b2, b3 = cluster.broker_ids
+    s = uuid.uuid4().hex[:8]
+    t, nope = f"t-{s}", f"nope-{s}"
+    create_assigned(cluster, t, {0: [b1, b2], 1: [b2, b1]})
+    # b3, the target of t-0's move, is down: the move waits for it. Once b3 is fenced (at
+    # once on the emulator, after broker.session.timeout.ms on Kafka) no client picks it.
+    cluster.stop_broker(b3)
+    wait_for(lambda: b3 not in metadata_brokers(cluster), f"broker {b3} fenced", 60)
     msg = "The manual partition assignment includes "
-    assert brief(kadm(cluster, "alter", "t:0=3,4", "t:1=2,2", "t:5=1", "nope:0=1")) == {
-        ("t", 0): ("", ""),
-        ("t", 1): ("INVALID_REPLICA_ASSIGNMENT", msg + "the broker 2 more than once."),
-        ("t", 5): ("UNKNOWN_TOPIC_OR_PARTITION", "Unable to find partition t:5."),
-        ("nope", 0): ("UNKNOWN_TOPIC_OR_PARTITION", "Unable to find a topic named nope.")}
-    rows = kadm(cluster, "list")
-    assert {k: (v["replicas"], v["adding"], v["removing"]) for k, v in rows.items()} == {
-        ("t", 0): ([3, 4, 1, 2], [3, 4], [1, 2])}
-    assert set(kadm(cluster, "list", "t:0", "t:1")) == {("t", 0)}
-    assert brief(kadm(cluster, "alter", "t:0=cancel", "t:1=cancel")) == {
-        ("t", 0): ("", ""), ("t", 1): ("NO_REASSIGNMENT_IN_PROGRESS", "")}
-    assert kadm(cluster, "list") == {}
-    cluster.resume_follower(4)
-    assert brief(kadm(cluster, "alter", "t:0=4,3")) == {("t", 0): ("", "")}
-    wait_for(lambda: cluster.call(lambda: cluster.state.get_partition("t", 0).replicas) == [4, 3],
-             "the reassignment")
-    assert cluster.call(lambda: cluster.state.get_partition("t", 0).leader) == 4
-    rows = kadm(cluster, "elect", "preferred", "t:0", "t:1", "t:9")
+    assert brief(kadm(cluster, "alter", f"{t}:0={b3},{b2}", f"{t}:1={b2},{b2}", f"{t}:5={b1}",
+                      f"{nope}:0={b1}")) == {
+        (t, 0): ("", ""),
+        (t, 1): ("INVALID_REPLICA_ASSIGNMENT", msg + f"the broker {b2} more than once."),
+        (t, 5): ("UNKNOWN_TOPIC_OR_PARTITION", f"Unable to find partition {t}:5."),
+        (nope, 0): ("UNKNOWN_TOPIC_OR_PARTITION", f"Unable to find a topic named {nope}.")}
+
+    def in_flight() -> dict:
+        return {k: (v["replicas"], v["adding"], v["removing"])
+                for k, v in kadm(cluster, "list").items() if k[0] == t}
+
+    # Kafka's brokers learn of the reassignment from the metadata log, a moment later
+    wait_for(lambda: in_flight() == {(t, 0): ([b3, b2, b1], [b3], [b1])},
+             f"{t}-0's reassignment listed")
+    assert set(kadm(cluster, "list", f"{t}:0", f"{t}:1")) == {(t, 0)}
+    assert brief(kadm(cluster, "alter", f"{t}:0=cancel", f"{t}:1=cancel")) == {
+        (t, 0): ("", ""), (t, 1): ("NO_REASSIGNMENT_IN_PROGRESS", "")}
+    wait_for(lambda: in_flight() == {}, f"{t}-0's reassignment cancelled")
+    # the replicas without the ones being added: b1, the one being removed, is now last
+    wait_for(lambda: replicas_of(cluster, t)[0] == [b2, b1], f"{t}-0 back on {b2}, {b1}")
+    cluster.start_broker(b3)
+    wait_for(lambda: b3 in metadata_brokers(cluster), f"broker {b3} back", 60)
+    assert brief(kadm(cluster, "alter", f"{t}:0={b3},{b2}")) == {(t, 0): ("", "")}
+    # the leader b1 is removed: the first target replica in the ISR leads
+    wait_for(lambda: replicas_of(cluster, t) == ([b3, b2], sorted([b2, b3]), b3),
+             "the reassignment", 60)
+    rows = kadm(cluster, "elect", "preferred", f"{t}:0", f"{t}:1", f"{t}:9")
     assert {k: (v["error"], v["code"]) for k, v in rows.items()} == {
-        ("t", 0): ("ELECTION_NOT_NEEDED", 84), ("t", 1): ("ELECTION_NOT_NEEDED", 84),
-        ("t", 9): ("UNKNOWN_TOPIC_OR_PARTITION", 3)}
-    assert rows[("t", 9)]["message"] == "No such partition as t-9"
-    assert brief(kadm(cluster, "elect", "unclean", "t:0")) == {
-        ("t", 0): ("ELECTION_NOT_NEEDED", "Leader election not needed for topic partition.")}
+        (t, 0): ("ELECTION_NOT_NEEDED", 84), (t, 1): ("ELECTION_NOT_NEEDED", 84),
+        (t, 9): ("UNKNOWN_TOPIC_OR_PARTITION", 3)}
+    assert rows[(t, 9)]["message"] == f"No such partition as {t}-9"
+    assert brief(kadm(cluster, "elect", "unclean", f"{t}:0")) == {
+        (t, 0): ("ELECTION_NOT_NEEDED", "Leader election not needed for topic partition.")}
