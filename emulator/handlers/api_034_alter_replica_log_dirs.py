@@ -6,6 +6,10 @@ another path gets LOG_DIR_NOT_FOUND, a partition not hosted here
 REPLICA_NOT_AVAILABLE (Kafka's tool retries those until the replica arrives) and an
 unknown one UNKNOWN_TOPIC_OR_PARTITION. Enough for kafka-reassign-partitions with
 log_dirs; moves between directories are not modelled.
+
+A partition named under several directories is answered once, for the last of them:
+Kafka reads the request into a map of partition to directory
+(AlterReplicaLogDirsRequest.partitionDirs), so a later entry replaces an earlier one.
 """
 
 from __future__ import annotations
@@ -20,12 +24,14 @@ AUTHORIZE = (ClusterOp(Op.ALTER),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    by_topic: dict[str, list[dict]] = {}
+    wanted: dict[tuple[str, int], str] = {}
     for d in req["dirs"]:
         for t in d["topics"]:
             for i in t["partitions"]:
-                code = alter_replica_log_dir(ctx.cluster, ctx.broker_id, d["path"], t["name"], i)
-                by_topic.setdefault(t["name"], []).append(
-                    {"partition_index": i, "error_code": code})
+                wanted[(t["name"], i)] = d["path"]
+    by_topic: dict[str, list[dict]] = {}
+    for (name, i), path in wanted.items():
+        code = alter_replica_log_dir(ctx.cluster, ctx.broker_id, path, name, i)
+        by_topic.setdefault(name, []).append({"partition_index": i, "error_code": code})
     return {"throttle_time_ms": 0, "results": [
         {"topic_name": name, "partitions": parts} for name, parts in by_topic.items()]}
