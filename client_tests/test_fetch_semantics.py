@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import threading
+import uuid
 
-import pytest
-from rawkafka import Conn, leader_conn, produce_body, topic_metadata
+from rawkafka import (
+    Conn,
+    alter_reassignments,
+    create_assigned,
+    leader_conn,
+    partition_leader,
+    produce_body,
+    reassignment_results,
+    replicas_of,
+    topic_metadata,
+)
 
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.records import build_batch, read_header
 
 
@@ -101,12 +112,44 @@ def test_fetch_by_topic_id_v13(cluster: Cluster) -> None:
     assert part(c.call(1, 13, body))["error_code"] == 100  # UNKNOWN_TOPIC_ID
 
 
-@pytest.mark.emulator_only  # moves the leader epoch in the emulator's state
 def test_stale_and_future_leader_epochs(cluster: Cluster) -> None:
-    cluster.create_topic("ep", 1, 3)
-    c = leader_conn(cluster, "ep")
-    body = fetch_body("ep", 0)
-    body["topics"][0]["partitions"][0]["current_leader_epoch"] = 5
+    """A Fetch naming a leader epoch newer than the leader's is UNKNOWN_LEADER_EPOCH, an
+    older one FENCED_LEADER_EPOCH. The epoch moves as on any cluster: the replicas are
+    reordered (a reassignment within the same brokers, done at once) and a preferred
+    election hands the leadership to the new first replica."""
+    b1, b2, b3 = cluster.broker_ids
+    topic = f"ep-{uuid.uuid4().hex[:8]}"
+    create_assigned(cluster, topic, {0: [b1, b2, b3]})
+    leader, epoch = partition_leader(cluster, topic)
+    assert leader == b1
+    c = Conn(cluster, cluster.broker_ids.index(b1))
+    body = fetch_body(topic, 0)
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = epoch + 5
     assert part(c.call(1, 12, body))["error_code"] == 75  # UNKNOWN_LEADER_EPOCH
-    cluster.state.get_partition("ep", 0).leader_epoch = 7
-    assert part(c.call(1, 12, body))["error_code"] == 74  # FENCED_LEADER_EPOCH
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = epoch
+    assert part(c.call(1, 12, body))["error_code"] == 0
+    resp = alter_reassignments(c, [(topic, [(0, [b2, b1, b3])])])
+    assert reassignment_results(resp) == {(topic, 0): (0, None)}
+    wait_for(lambda: replicas_of(cluster, topic)[0] == [b2, b1, b3], "the replicas reordered")
+
+    def elected() -> bool:
+        r = c.call(43, 2, {"election_type": 0, "topic_partitions": [
+            {"topic": topic, "partitions": [0]}], "timeout_ms": 30000})
+        code = r["replica_election_results"][0]["partition_result"][0]["error_code"]
+        assert code in (0, 84), r  # ELECTION_NOT_NEEDED: it happened already
+        return partition_leader(cluster, topic)[0] == b2
+
+    wait_for(elected, f"{b2} elected")
+    new_epoch = partition_leader(cluster, topic)[1]
+    assert new_epoch > epoch
+    c.close()
+    c = Conn(cluster, cluster.broker_ids.index(b2))
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = epoch
+    # b2 learns of its leadership from the metadata log (on Kafka, a moment later)
+    wait_for(lambda: part(c.call(1, 12, body))["error_code"] == 74,  # FENCED_LEADER_EPOCH
+             "the old epoch fenced")
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = new_epoch
+    assert part(c.call(1, 12, body))["error_code"] == 0
+    body["topics"][0]["partitions"][0]["current_leader_epoch"] = new_epoch + 1
+    assert part(c.call(1, 12, body))["error_code"] == 75
+    c.close()
