@@ -124,14 +124,17 @@ def list_offset(conn: Conn, topic: str, partition: int = 0, timestamp: int = -1)
 
 
 def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0) -> int:
-    """The node id of the group (0) or transaction (1) coordinator of ``key``, found with
-    FindCoordinator as a client does. Kafka may answer COORDINATOR_NOT_AVAILABLE while it
-    creates __consumer_offsets/__transaction_state; that is waited out."""
+    """The node id of the group (0), transaction (1) or share (2, "group:topicId:partition")
+    coordinator of ``key``, found with FindCoordinator as a client does. Kafka may answer
+    COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets/__transaction_state;
+    that is waited out."""
     deadline = time.monotonic() + 30
     while True:
         c = any_conn(cluster)
         try:
-            r = c.call(10, 4, {"key_type": key_type, "coordinator_keys": [key]})
+            # key type 2 (a share-partition's share coordinator) needs v6
+            r = c.call(10, 6 if key_type == 2 else 4,
+                       {"key_type": key_type, "coordinator_keys": [key]})
         finally:
             c.close()
         x = r["coordinators"][0]

@@ -1,7 +1,17 @@
-"""Share groups (KIP-932) on the wire: exact requests over TCP, exact answers.
+"""Share groups (KIP-932) on the wire: exact requests over TCP, exact answers, the same
+requests against both targets (``pytest client_tests/test_share_groups_raw.py --target
+kafka`` runs them on a real Kafka 4.4).
 
 The Java KafkaShareConsumer tests (test_share_groups_java.py) show real clients work;
 these show the codes Kafka gives for each step and each kind of bad input.
+
+What Kafka 4.4 does that the steps below wait for, as its clients do:
+- a new group's coordinator may still be loading its __consumer_offsets partition
+  (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS): ``coordinator`` waits it out;
+- a member is assigned only partitions whose share-partition state the group coordinator
+  has initialized (InitializeShareGroupState, sent after the heartbeat that first saw the
+  topic): its first heartbeat answers an empty assignment, and a later one, after the
+  group epoch moved on, the partitions (``assigned``).
 """
 
 from __future__ import annotations
@@ -10,28 +20,70 @@ import uuid
 
 import pytest
 
-from client_tests.rawkafka import Conn
+from client_tests.rawkafka import Conn, find_coordinator, topic_metadata
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.cluster.share_coordinator import kafka_uuid
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.records import build_batch, decode_records, iter_batches
 
-# Not run with --target kafka: raw frames addressed through the emulator's state.
-pytestmark = pytest.mark.emulator_only
+Target = Cluster | KafkaTarget
+# What a coordinator answers while it is not ready for a group yet.
+NOT_READY = (E.NOT_COORDINATOR, E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE)
+GROUP_CONFIG = 32  # the GROUP config resource type
+WAIT = 5000  # MaxWaitMs of a ShareFetch that expects records
 
 
-def conn_to(c: Cluster, broker_id: int) -> Conn:
-    return Conn(c, sorted(c.state.brokers).index(broker_id))
+def conn_to(c: Target, broker_id: int) -> Conn:
+    return Conn(c, sorted(c.broker_ids).index(broker_id))
 
 
-def setup(c: Cluster, topic: str, group: str, n: int) -> tuple[bytes, int]:
-    if topic not in c.state.topics:
-        c.create_topic(topic, partitions=1, replication_factor=3)
-    sc = c.server.services["share"]
-    c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
-    t = c.state.topics[topic]
-    leader = t.partitions[0].leader
+def leader_and_id(c: Target, topic: str) -> tuple[bytes, int]:
+    """(topic id, leader of partition 0), once Metadata names a leader."""
+    md = wait_for(lambda: (m := topic_metadata(c, topic))["partitions"] and m,
+                  f"{topic} in Metadata")
+    return md["topic_id"], next(p["leader_id"] for p in md["partitions"]
+                                if p["partition_index"] == 0)
+
+
+def alter_group_config(c: Target, group: str, key: str, value: str | None,
+                       op: int = 0) -> dict:
+    """IncrementalAlterConfigs (v1) of one key of the GROUP resource ``group``."""
+    conn = Conn(c)
+    try:
+        return conn.call(44, 1, {"resources": [{
+            "resource_type": GROUP_CONFIG, "resource_name": group, "configs": [
+                {"name": key, "config_operation": op, "value": value}]}],
+            "validate_only": False})["responses"][0]
+    finally:
+        conn.close()
+
+
+def group_configs(c: Target, group: str, broker_index: int = 0) -> dict[str, dict]:
+    conn = Conn(c, broker_index)
+    try:
+        r = conn.call(32, 4, {"resources": [{"resource_type": GROUP_CONFIG,
+                                             "resource_name": group,
+                                             "configuration_keys": None}],
+                              "include_synonyms": False, "include_documentation": False})
+    finally:
+        conn.close()
+    return {x["name"]: x for x in r["results"][0]["configs"]}
+
+
+def set_group_config(c: Target, group: str, key: str, value: str) -> None:
+    """Set a share.* group config and wait until every broker sees it (Kafka applies a
+    GROUP config through the metadata log, so a broker learns it a moment later; the
+    share-partition leader reads share.auto.offset.reset when it loads the state)."""
+    r = alter_group_config(c, group, key, value)
+    assert r["error_code"] == E.NONE, r
+    for i in range(len(c.broker_ids)):
+        wait_for(lambda i=i: group_configs(c, group, i)[key]["value"] == value,
+                 f"broker {i} sees {key}={value}")
+
+
+def produce(c: Target, topic: str, leader: int, n: int) -> None:
     conn = conn_to(c, leader)
     try:
         for i in range(n):
@@ -42,12 +94,45 @@ def setup(c: Cluster, topic: str, group: str, n: int) -> tuple[bytes, int]:
             assert r["responses"][0]["partition_responses"][0]["error_code"] == E.NONE
     finally:
         conn.close()
-    return t.id, leader
+
+
+def setup(c: Target, topic: str, group: str, n: int) -> tuple[bytes, int]:
+    """A topic of one partition (three replicas) with ``n`` records of one record per
+    batch, and a group that starts from the earliest offset: (topic id, leader)."""
+    c.create_topic(topic, partitions=1, replication_factor=3)
+    set_group_config(c, group, "share.auto.offset.reset", "earliest")
+    tid, leader = leader_and_id(c, topic)
+    produce(c, topic, leader, n)
+    return tid, leader
 
 
 def heartbeat(conn: Conn, group: str, member: str, epoch: int, topics=None) -> dict:
     return conn.call(76, 1, {"group_id": group, "member_id": member, "member_epoch": epoch,
                              "rack_id": None, "subscribed_topic_names": topics})
+
+
+def assigned(conn: Conn, group: str, member: str, last: dict, tid: bytes,
+             partitions: list[int]) -> int:
+    """Heartbeat until the member is assigned ``partitions`` of ``tid`` (``last`` is its
+    latest heartbeat answer, which may already say so); its epoch then.
+
+    Kafka assigns a partition once its share-partition state is initialized, which
+    happens after the heartbeat that subscribed; the next heartbeat then moves the
+    group epoch and assigns it."""
+    want = {"topic_partitions": [{"topic_id": tid, "partitions": partitions}]}
+    assert last["error_code"] == E.NONE, last
+    state = {"epoch": last["member_epoch"]}
+    if last["assignment"] == want:
+        return state["epoch"]
+
+    def done() -> bool:
+        r = heartbeat(conn, group, member, state["epoch"])
+        assert r["error_code"] == E.NONE, r
+        state["epoch"] = r["member_epoch"]
+        return r["assignment"] == want
+
+    wait_for(done, f"{member} assigned {partitions}", interval=0.1)
+    return state["epoch"]
 
 
 def fetch(conn: Conn, group: str, member: str, epoch: int, tid: bytes, acks=(),
@@ -64,16 +149,27 @@ def values(part: dict) -> list[bytes]:
     return [r.value for b in iter_batches(part["records"]) for r in decode_records(b)]
 
 
-def coordinator(c: Cluster, group: str) -> int:
-    conn = conn_to(c, min(c.state.alive_brokers()))
-    try:
-        r = conn.call(10, 6, {"key_type": 0, "coordinator_keys": [group]})
-        return r["coordinators"][0]["node_id"]
-    finally:
-        conn.close()
+def coordinator(c: Target, group: str) -> int:
+    """The group's coordinator, once it is ready for the group: a new __consumer_offsets
+    partition's leader answers NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS while it
+    loads (ShareGroupDescribe is asked, which creates nothing)."""
+    found = {}
+
+    def ready() -> bool:
+        node = find_coordinator(c, group)
+        conn = conn_to(c, node)
+        try:
+            r = conn.call(77, 1, {"group_ids": [group], "include_authorized_operations": False})
+        finally:
+            conn.close()
+        found["node"] = node
+        return r["groups"][0]["error_code"] not in NOT_READY
+
+    wait_for(ready, f"the coordinator of {group}", 60, interval=0.2)
+    return found["node"]
 
 
-def test_share_fetch_acknowledge_and_redelivery(cluster: Cluster, topic_name: str) -> None:
+def test_share_fetch_acknowledge_and_redelivery(cluster: Target, topic_name: str) -> None:
     c = cluster
     g = "sg-" + topic_name
     tid, leader = setup(c, topic_name, g, 3)
@@ -82,11 +178,19 @@ def test_share_fetch_acknowledge_and_redelivery(cluster: Cluster, topic_name: st
     m1, m2 = str(uuid.uuid4()), str(uuid.uuid4())
     try:
         r = heartbeat(gconn, g, m1, 0, [topic_name])
-        assert r["error_code"] == E.NONE and r["member_epoch"] == 1
-        assert r["assignment"]["topic_partitions"] == [{"topic_id": tid, "partitions": [0]}]
-        assert heartbeat(gconn, g, m2, 0, [topic_name])["error_code"] == E.NONE
+        # a new group's first member: group epoch 2 (Kafka 4.4), nothing assigned until
+        # the share-partition is initialized
+        assert (r["error_code"], r["member_epoch"]) == (E.NONE, 2)
+        assert r["assignment"] == {"topic_partitions": []}
+        e1 = assigned(gconn, g, m1, r, tid, [0])
+        assert e1 == 3
+        r = heartbeat(gconn, g, m2, 0, [topic_name])
+        assert r["error_code"] == E.NONE
+        assigned(gconn, g, m2, r, tid, [0])
 
-        r = fetch(lconn, g, m1, 0, tid, max_records=2)
+        # waiting (MaxWaitMs): Kafka's share-partition leader loads the state from the
+        # share coordinator when first asked, so a fetch that does not wait may get nothing
+        r = fetch(lconn, g, m1, 0, tid, max_records=2, wait=WAIT)
         assert r["error_code"] == E.NONE and r["acquisition_lock_timeout_ms"] == 30000
         (p,) = r["responses"][0]["partitions"]
         # whole batches: one record per batch here, so exactly two
@@ -94,7 +198,7 @@ def test_share_fetch_acknowledge_and_redelivery(cluster: Cluster, topic_name: st
                                           "delivery_count": 1}]
         assert values(p) == [b"v0", b"v1"]
         # m2 cannot get what m1 holds: only offset 2
-        r2 = fetch(lconn, g, m2, 0, tid)
+        r2 = fetch(lconn, g, m2, 0, tid, wait=WAIT)
         (p2,) = r2["responses"][0]["partitions"]
         assert p2["acquired_records"] == [{"first_offset": 2, "last_offset": 2,
                                            "delivery_count": 1}]
@@ -112,21 +216,37 @@ def test_share_fetch_acknowledge_and_redelivery(cluster: Cluster, topic_name: st
         assert p2["acknowledge_error_code"] == E.NONE
         assert p2["acquired_records"] == [{"first_offset": 1, "last_offset": 1,
                                            "delivery_count": 2}]
-        # a stale acknowledgement (0 is done) and one for offsets never delivered
-        r = conn_ack(lconn, g, m2, 2, tid, 0, 0, 1)
+        # another member's record, a stale acknowledgement (0 is done: below the start
+        # offset, Kafka 4.4 ignores it) and one for offsets never delivered
+        r = conn_ack(lconn, g, m1, 2, tid, 1, 1, 1)
         assert r["error_code"] == E.NONE
         assert r["responses"][0]["partitions"][0]["error_code"] == E.INVALID_RECORD_STATE
+        assert r["responses"][0]["partitions"][0]["error_message"] == \
+            "Member is not the owner of offset"
+        r = conn_ack(lconn, g, m2, 2, tid, 0, 0, 1)
+        assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
         r = conn_ack(lconn, g, m2, 3, tid, 1, 1, 1)
         assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        # all of 0-2 are done, so nothing is in flight
         r = conn_ack(lconn, g, m2, 4, tid, 50, 60, 1)
         assert r["responses"][0]["partitions"][0]["error_code"] == E.INVALID_RECORD_STATE
+        assert r["responses"][0]["partitions"][0]["error_message"] == \
+            "Batch record not found. The request batch offsets are not found in the cache."
 
         # the offsets admin view: all three are done (0, 1 accepted, 2 rejected)
-        r = gconn.call(90, 1, {"groups": [{"group_id": g, "topics": None}]})
-        (grp,) = r["groups"]
-        assert grp["error_code"] == E.NONE
-        (part,) = grp["topics"][0]["partitions"]
-        assert (part["start_offset"], part["lag"]) == (3, 0)
+        def offsets() -> tuple[int, int]:
+            r = gconn.call(90, 1, {"groups": [{"group_id": g, "topics": None}]})
+            (grp,) = r["groups"]
+            assert grp["error_code"] == E.NONE
+            (part,) = grp["topics"][0]["partitions"]
+            return part["start_offset"], part["lag"]
+
+        # Kafka's share-partition leader writes its state to the share coordinator after
+        # answering: the admin view catches up a moment later. The start offset is the
+        # one last written: Kafka 4.4 wrote 1 with the last acknowledgement (the start
+        # offset moved past the finished records later, unwritten), the emulator 3.
+        wait_for(lambda: offsets()[1] == 0, "lag 0")
+        assert offsets()[0] in (1, 3)
 
         # ListGroups types and states
         r = gconn.call(16, 5, {"states_filter": [], "types_filter": ["share"]})
@@ -152,19 +272,25 @@ def conn_ack(conn: Conn, g: str, m: str, epoch: int, tid: bytes, first: int, las
                                      "acknowledge_types": [t]}]}]}]})
 
 
-def test_share_session_and_partition_errors(cluster: Cluster, topic_name: str) -> None:
+def test_share_session_and_partition_errors(cluster: Target, topic_name: str) -> None:
     c = cluster
     g = "sg-" + topic_name
     tid, leader = setup(c, topic_name, g, 1)
-    follower = next(b for b in sorted(c.state.brokers) if b != leader)
+    gconn = conn_to(c, coordinator(c, g))
+    follower = next(b for b in sorted(c.broker_ids) if b != leader)
     lconn, fconn = conn_to(c, leader), conn_to(c, follower)
     try:
+        assigned(gconn, g, "m", heartbeat(gconn, g, "m", 0, [topic_name]), tid, [0])
         r = fetch(lconn, g, "m", 4, tid)
         assert r["error_code"] == E.SHARE_SESSION_NOT_FOUND
+        assert r["acquisition_lock_timeout_ms"] == 0  # 0 with a top-level error
         r = fetch(lconn, g, "m", 0, tid, acks=[{"first_offset": 0, "last_offset": 0,
                                                "acknowledge_types": [1]}])
         assert r["error_code"] == E.INVALID_REQUEST
-        assert fetch(lconn, g, "m", 0, tid)["error_code"] == E.NONE
+        r = fetch(lconn, g, "m", 0, tid, wait=WAIT)
+        assert r["error_code"] == E.NONE
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 0, "last_offset": 0, "delivery_count": 1}]
         assert fetch(lconn, g, "m", 7, tid)["error_code"] == E.INVALID_SHARE_SESSION_EPOCH
         assert conn_ack(lconn, g, "m", 0, tid, 0, 0, 1)["error_code"] == \
             E.INVALID_SHARE_SESSION_EPOCH
@@ -175,34 +301,51 @@ def test_share_session_and_partition_errors(cluster: Cluster, topic_name: str) -
         assert r["node_endpoints"][0]["node_id"] == leader
         r = fetch(lconn, g, "m2", 0, b"\x01" * 16)
         assert r["responses"][0]["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_ID
-        # the final epoch releases what the member holds
         r = fetch(lconn, g, "m", 1, tid)
         assert r["error_code"] == E.NONE
+        # the final epoch (-1) closes the session and releases what the member holds;
+        # without acknowledgements it answers nothing (Kafka 4.4: no error either)
         r = fetch(lconn, g, "m", -1, tid)
-        assert r["error_code"] == E.INVALID_REQUEST  # a final fetch must not fetch
-        r = conn_ack(lconn, g, "m", -1, tid, 0, 0, 2)
-        assert r["error_code"] == E.NONE
+        assert (r["error_code"], r["responses"]) == (E.NONE, [])
         assert fetch(lconn, g, "m", 2, tid)["error_code"] == E.SHARE_SESSION_NOT_FOUND
+        assert conn_ack(lconn, g, "m", -1, tid, 0, 0, 1)["error_code"] == \
+            E.SHARE_SESSION_NOT_FOUND
+        r = fetch(lconn, g, "m3", 0, tid, wait=WAIT)
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 0, "last_offset": 0, "delivery_count": 2}]
+        # a ShareAcknowledge at the final epoch acknowledges, then closes the session
+        r = conn_ack(lconn, g, "m3", -1, tid, 0, 0, 2)
+        assert r["error_code"] == E.NONE
+        assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        assert fetch(lconn, g, "m3", 1, tid)["error_code"] == E.SHARE_SESSION_NOT_FOUND
+        r = fetch(lconn, g, "m", 0, tid, wait=WAIT)
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 0, "last_offset": 0, "delivery_count": 3}]
     finally:
+        gconn.close()
         lconn.close()
         fconn.close()
 
 
-def test_group_errors(cluster: Cluster, topic_name: str) -> None:
+def test_group_errors(cluster: Target, topic_name: str) -> None:
     c = cluster
     g = "sg-" + topic_name
     c.create_topic(topic_name, partitions=1, replication_factor=1)
     coord = coordinator(c, g)
     gconn = conn_to(c, coord)
-    other = conn_to(c, next(b for b in sorted(c.state.brokers) if b != coord))
+    other = conn_to(c, next(b for b in sorted(c.broker_ids) if b != coord))
     try:
         assert heartbeat(other, g, "m", 0, [topic_name])["error_code"] == E.NOT_COORDINATOR
         assert heartbeat(gconn, g, "", 0, [topic_name])["error_code"] == E.INVALID_REQUEST
         assert heartbeat(gconn, g, "m", 0, None)["error_code"] == E.INVALID_REQUEST
         assert heartbeat(gconn, g, "m", 5, None)["error_code"] == E.GROUP_ID_NOT_FOUND
-        assert heartbeat(gconn, g, "m", 0, [topic_name])["member_epoch"] == 1
+        r = heartbeat(gconn, g, "m", 0, [topic_name])
+        assert r["member_epoch"] == 2
+        # (its share-partition initialized, so that DeleteShareGroupOffsets below finds it)
+        epoch = assigned(gconn, g, "m", r, leader_and_id(c, topic_name)[0], [0])
         assert heartbeat(gconn, g, "x", 5, None)["error_code"] == E.UNKNOWN_MEMBER_ID
-        assert heartbeat(gconn, g, "m", 5, None)["error_code"] == E.FENCED_MEMBER_EPOCH
+        assert heartbeat(gconn, g, "m", epoch + 5, None)["error_code"] == \
+            E.FENCED_MEMBER_EPOCH
         r = gconn.call(91, 0, {"group_id": g, "topics": [{"topic_name": topic_name,
                                                           "partitions": [{
                                                               "partition_index": 0,
@@ -225,23 +368,18 @@ def test_group_errors(cluster: Cluster, topic_name: str) -> None:
         other.close()
 
 
-def test_share_coordinator_apis(cluster: Cluster, topic_name: str) -> None:
+def test_share_coordinator_apis(cluster: Target, topic_name: str) -> None:
     c = cluster
     g = "sg-" + topic_name
     c.create_topic(topic_name, partitions=1, replication_factor=1)
-    tid = c.state.topics[topic_name].id
-    sc = c.server.services["share"]
+    tid, _ = leader_and_id(c, topic_name)
     key = f"{g}:{kafka_uuid(tid)}:0"
-    conn = Conn(c)
-    try:
-        r = conn.call(10, 6, {"key_type": 2, "coordinator_keys": [key]})
-        node = r["coordinators"][0]["node_id"]
-        assert r["coordinators"][0]["error_code"] == E.NONE
+    node = find_coordinator(c, key, key_type=2)
+    if isinstance(c, Cluster):  # the emulator's own view of the share coordinator
+        sc = c.server.services["share"]
         assert node == c.call(lambda: sc.coordinator_for(key))
-    finally:
-        conn.close()
     sconn = conn_to(c, node)
-    wrong = conn_to(c, next(b for b in sorted(c.state.brokers) if b != node))
+    wrong = conn_to(c, next(b for b in sorted(c.broker_ids) if b != node))
 
     def req(**extra) -> dict:
         return {"group_id": g, "topics": [{"topic_id": tid, "partitions": [
@@ -251,8 +389,19 @@ def test_share_coordinator_apis(cluster: Cluster, topic_name: str) -> None:
         return r["results"][0]["partitions"][0]["error_code"]
     try:
         assert code(wrong.call(84, 0, req(leader_epoch=0))) == E.NOT_COORDINATOR
-        assert code(sconn.call(84, 0, req(leader_epoch=0))) == E.UNKNOWN_TOPIC_OR_PARTITION
-        assert code(sconn.call(83, 0, req(state_epoch=1, start_offset=10))) == E.NONE
+        # no state yet: Read refuses, Write too, the summary says "start offset -1"
+        r = sconn.call(84, 0, req(leader_epoch=0))
+        assert (code(r), r["results"][0]["partitions"][0]["error_message"]) == (
+            E.INVALID_REQUEST, "Read operation on uninitialized share partition not allowed.")
+        r = sconn.call(85, 1, req(state_epoch=1, leader_epoch=3, start_offset=10,
+                                  state_batches=[]))
+        assert (code(r), r["results"][0]["partitions"][0]["error_message"]) == (
+            E.INVALID_REQUEST, "Write operation on uninitialized share partition not allowed.")
+        p = sconn.call(87, 1, req(leader_epoch=0))["results"][0]["partitions"][0]
+        assert (p["error_code"], p["state_epoch"], p["start_offset"]) == (E.NONE, 0, -1)
+        # Initialize at state epoch 2; the same epoch again is accepted, an older fenced
+        assert code(sconn.call(83, 0, req(state_epoch=2, start_offset=10))) == E.NONE
+        assert code(sconn.call(83, 0, req(state_epoch=2, start_offset=10))) == E.NONE
         assert code(sconn.call(83, 0, req(state_epoch=1, start_offset=10))) == \
             E.FENCED_STATE_EPOCH
         batches = [{"first_offset": 10, "last_offset": 11, "delivery_state": 2,
@@ -262,62 +411,75 @@ def test_share_coordinator_apis(cluster: Cluster, topic_name: str) -> None:
                    {"first_offset": 14, "last_offset": 14, "delivery_state": 0,
                     "delivery_count": 2}]
         assert code(sconn.call(85, 1, req(state_epoch=1, leader_epoch=3, start_offset=10,
+                                          state_batches=batches))) == E.FENCED_STATE_EPOCH
+        # a newer state epoch writes, but the stored one stays (only Initialize sets it)
+        assert code(sconn.call(85, 1, req(state_epoch=3, leader_epoch=3, start_offset=10,
                                           state_batches=batches))) == E.NONE
         r = sconn.call(84, 0, req(leader_epoch=3))
         p = r["results"][0]["partitions"][0]
-        assert (p["state_epoch"], p["start_offset"]) == (1, 13)
-        assert p["state_batches"] == [{"first_offset": 14, "last_offset": 14,
-                                       "delivery_state": 0, "delivery_count": 2}]
+        # the state as written: the start offset and every batch, acknowledged ones too
+        assert (p["error_code"], p["state_epoch"], p["start_offset"]) == (E.NONE, 2, 10)
+        assert p["state_batches"] == batches
         assert code(sconn.call(84, 0, req(leader_epoch=2))) == E.FENCED_LEADER_EPOCH
-        r = sconn.call(87, 1, req(leader_epoch=3))
-        p = r["results"][0]["partitions"][0]
-        assert (p["start_offset"], p["leader_epoch"], p["delivery_complete_count"]) == \
-            (13, 3, 0)
+        assert code(sconn.call(85, 1, req(state_epoch=2, leader_epoch=2, start_offset=10,
+                                          state_batches=[]))) == E.FENCED_LEADER_EPOCH
+        # a later start offset drops what lies below it
+        assert code(sconn.call(85, 1, req(state_epoch=2, leader_epoch=4, start_offset=11,
+                                          state_batches=[]))) == E.NONE
+        p = sconn.call(84, 0, req(leader_epoch=4))["results"][0]["partitions"][0]
+        assert p["start_offset"] == 11 and p["state_batches"] == [
+            {"first_offset": 11, "last_offset": 11, "delivery_state": 2, "delivery_count": 1},
+            *batches[1:]]
+        # the summary does not check the leader epoch
+        p = sconn.call(87, 1, req(leader_epoch=1))["results"][0]["partitions"][0]
+        assert (p["error_code"], p["start_offset"], p["leader_epoch"], p["state_epoch"]) == \
+            (E.NONE, 11, 4, 2)
         assert code(sconn.call(86, 0, req())) == E.NONE
-        assert code(sconn.call(87, 1, req(leader_epoch=3))) == E.UNKNOWN_TOPIC_OR_PARTITION
+        p = sconn.call(87, 1, req(leader_epoch=3))["results"][0]["partitions"][0]
+        assert (p["error_code"], p["start_offset"]) == (E.NONE, -1)
+        assert code(sconn.call(84, 0, req(leader_epoch=3))) == E.INVALID_REQUEST
     finally:
         sconn.close()
         wrong.close()
 
 
-def test_group_config_resource(cluster: Cluster, topic_name: str) -> None:
+def test_group_config_resource(cluster: Target, topic_name: str) -> None:
     """share.* group configs through IncrementalAlterConfigs/DescribeConfigs (type 32)."""
     c = cluster
     g = "sg-" + topic_name
     tid, leader = setup(c, topic_name, g, 2)
-    conn = Conn(c)
-    try:
-        def alter(key: str, value: str | None, op: int = 0) -> dict:
-            return conn.call(44, 1, {"resources": [{
-                "resource_type": 32, "resource_name": g, "configs": [
-                    {"name": key, "config_operation": op, "value": value}]}],
-                "validate_only": False})["responses"][0]
 
-        assert alter("share.record.lock.duration.ms", "20000")["error_code"] == E.NONE
-        assert alter("share.record.lock.duration.ms", "100")["error_code"] == E.INVALID_CONFIG
-        assert alter("share.delivery.count.limit", "11")["error_code"] == E.INVALID_CONFIG
-        assert alter("share.auto.offset.reset", "sometimes")["error_code"] == E.INVALID_CONFIG
-        assert alter("no.such.key", "1")["error_code"] == E.INVALID_CONFIG
-        r = conn.call(32, 4, {"resources": [{"resource_type": 32, "resource_name": g,
-                                             "configuration_keys": None}],
-                              "include_synonyms": False, "include_documentation": False})
-        configs = {x["name"]: x for x in r["results"][0]["configs"]}
-        assert configs["share.record.lock.duration.ms"]["value"] == "20000"
-        assert configs["share.record.lock.duration.ms"]["config_source"] == 8  # GROUP_CONFIG
-        assert configs["share.auto.offset.reset"]["value"] == "earliest"
-        assert configs["share.delivery.count.limit"]["value"] == "5"
-        assert configs["share.delivery.count.limit"]["config_source"] == 5  # DEFAULT
-    finally:
-        conn.close()
+    def alter(key: str, value: str | None) -> dict:
+        return alter_group_config(c, g, key, value)
+
+    assert alter("share.record.lock.duration.ms", "20000")["error_code"] == E.NONE
+    assert alter("share.record.lock.duration.ms", "100")["error_code"] == E.INVALID_CONFIG
+    assert alter("share.delivery.count.limit", "11")["error_code"] == E.INVALID_CONFIG
+    assert alter("share.auto.offset.reset", "sometimes")["error_code"] == E.INVALID_CONFIG
+    assert alter("no.such.key", "1")["error_code"] == E.INVALID_CONFIG
+    for i in range(len(c.broker_ids)):
+        wait_for(lambda i=i: group_configs(c, g, i)["share.record.lock.duration.ms"][
+            "value"] == "20000", f"broker {i} sees the new lock duration")
+    configs = group_configs(c, g)
+    assert configs["share.record.lock.duration.ms"]["value"] == "20000"
+    assert configs["share.record.lock.duration.ms"]["config_source"] == 8  # GROUP_CONFIG
+    assert configs["share.auto.offset.reset"]["value"] == "earliest"
+    assert configs["share.delivery.count.limit"]["value"] == "5"
+    assert configs["share.delivery.count.limit"]["config_source"] == 5  # DEFAULT
     lconn = conn_to(c, leader)
     hconn = conn_to(c, coordinator(c, g))
     try:
         # no share coordinator state yet: the group coordinator initializes it when a
         # member's heartbeat subscribes to the topic (InitializeShareGroupState)
-        r = fetch(lconn, g, "m", 0, tid)
-        assert r["responses"][0]["partitions"][0]["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
-        assert heartbeat(hconn, g, "m", 0, [topic_name])["error_code"] == E.NONE
-        r = fetch(lconn, g, "m", 0, tid)
+        # (Kafka 4.4: a fetch that waits gets UNKNOWN_SERVER_ERROR for the partition when
+        # the wait ends; one that does not wait, nothing)
+        r = fetch(lconn, g, "m", 0, tid, wait=1000)
+        (p,) = r["responses"][0]["partitions"]
+        assert (p["error_code"], p["acquired_records"]) == (E.UNKNOWN_SERVER_ERROR, [])
+        r = fetch(lconn, g, "m", 1, tid)
+        assert (r["error_code"], r["responses"]) == (E.NONE, [])
+        assigned(hconn, g, "m", heartbeat(hconn, g, "m", 0, [topic_name]), tid, [0])
+        r = fetch(lconn, g, "m", 2, tid, wait=WAIT)
         assert r["acquisition_lock_timeout_ms"] == 20000
         assert r["responses"][0]["partitions"][0]["acquired_records"][0]["last_offset"] == 1
     finally:
@@ -325,7 +487,7 @@ def test_group_config_resource(cluster: Cluster, topic_name: str) -> None:
         hconn.close()
 
 
-def test_consumer_heartbeat_on_a_share_group(cluster: Cluster, topic_name: str) -> None:
+def test_consumer_heartbeat_on_a_share_group(cluster: Target, topic_name: str) -> None:
     c = cluster
     g = "sg-" + topic_name
     c.create_topic(topic_name, partitions=1, replication_factor=1)
@@ -333,28 +495,36 @@ def test_consumer_heartbeat_on_a_share_group(cluster: Cluster, topic_name: str) 
     try:
         assert heartbeat(conn, g, "m", 0, [topic_name])["error_code"] == E.NONE
         r = conn.call(68, 1, {"group_id": g, "member_id": "x", "member_epoch": 0,
+                              "instance_id": None, "rack_id": None,
                               "rebalance_timeout_ms": 5000,
-                              "subscribed_topic_names": [topic_name]})
+                              "subscribed_topic_names": [topic_name],
+                              "subscribed_topic_regex": None, "server_assignor": None,
+                              "topic_partitions": []})
         assert r["error_code"] == E.GROUP_ID_NOT_FOUND
         assert r["error_message"] == f"Group {g} is not a consumer group."
     finally:
         conn.close()
 
 
+# Its own four-broker emulator, and broker crashes: on Kafka a crash waits out
+# broker.session.timeout.ms before anything moves.
+@pytest.mark.emulator_only
 def test_share_state_survives_coordinator_and_leader_moves(topic_name: str) -> None:
     with Cluster(brokers=4, port=0) as c:
         c.create_topic(topic_name, partitions=1, replication_factor=3)
         leader_of = c.state.topics[topic_name].partitions[0].leader
         # a group whose coordinator is not the data partition's leader
         g = next(f"sg-{i}" for i in range(100) if coordinator(c, f"sg-{i}") != leader_of)
-        tid, leader = setup(c, topic_name, g, 4)
+        tid, leader = leader_and_id(c, topic_name)
+        set_group_config(c, g, "share.auto.offset.reset", "earliest")
+        produce(c, topic_name, leader, 4)
         member = str(uuid.uuid4())
         coord = coordinator(c, g)
         assert coord != leader, "pick another group id"
         conn = conn_to(c, coord)
         try:
-            r = heartbeat(conn, g, member, 0, [topic_name])
-            epoch = r["member_epoch"]
+            epoch = assigned(conn, g, member, heartbeat(conn, g, member, 0, [topic_name]),
+                             tid, [0])
         finally:
             conn.close()
         lconn = conn_to(c, leader)

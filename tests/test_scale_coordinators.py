@@ -238,7 +238,7 @@ def test_share_groups_visit_only_the_expiring_lock_and_session() -> None:
     assert lock < session - 1_000
     clock.advance(1_000)
     for i in range(1, 2_000):  # everybody but s0 heartbeats a second later
-        sc.share_group_heartbeat(f"s{i}", f"s{i}-m", 1, rack_id=None,
+        sc.share_group_heartbeat(f"s{i}", f"s{i}-m", 2, rack_id=None,  # a new group: 2
                                  subscribed_topic_names=None)
     sc.tick()
     before = sc.visits

@@ -193,7 +193,8 @@ def test_renew_extends_the_lock() -> None:
     (5, 4, [1], E.INVALID_REQUEST),  # first > last
     (0, 2, [1, 1], E.INVALID_REQUEST),  # neither one type nor one per offset
     (0, 0, [9], E.INVALID_REQUEST),  # unknown type
-    (0, 7, [1], E.INVALID_RECORD_STATE),  # beyond the share-partition end
+    (0, 7, [1], E.INVALID_REQUEST),  # past the acquired records (Kafka 4.4)
+    (3, 4, [1], E.INVALID_REQUEST),  # never acquired
 ])
 def test_bad_acknowledgements(first: int, last: int, types: list[int], code: int) -> None:
     h = Harness()
@@ -320,19 +321,21 @@ def hb(h: Harness, member: str, epoch: int, topics=("t",)) -> dict:
 def test_members_share_partitions() -> None:
     h = Harness(partitions=2)
     r1 = hb(h, "m1", 0)
-    assert r1["error_code"] == 0 and r1["member_epoch"] == 1
+    # a new group's first member: epoch 2 (Kafka 4.4); the share-partitions are
+    # initialized already (Harness), so assigned at once
+    assert r1["error_code"] == 0 and r1["member_epoch"] == 2
     assert r1["assignment"]["topic_partitions"] == [{"topic_id": h.tid, "partitions": [0, 1]}]
     r2 = hb(h, "m2", 0)
     r3 = hb(h, "m3", 0)
     r1 = hb(h, "m1", r1["member_epoch"], topics=None)
-    assert r1["member_epoch"] == r3["member_epoch"] == 3
+    assert r1["member_epoch"] == r3["member_epoch"] == 4
     parts = {m: r["assignment"]["topic_partitions"][0]["partitions"]
              for m, r in (("m1", r1), ("m3", r3))}
     assert parts == {"m1": [0], "m3": [0]}  # three members, two partitions: 0 is shared
-    assert r2["member_epoch"] == 2
-    r2 = hb(h, "m2", 2, topics=None)
-    assert r2["member_epoch"] == 3 and r2["assignment"]["topic_partitions"][0]["partitions"] == [1]
-    assert hb(h, "m2", 3, topics=None)["assignment"] is None  # nothing new
+    assert r2["member_epoch"] == 3
+    r2 = hb(h, "m2", 3, topics=None)
+    assert r2["member_epoch"] == 4 and r2["assignment"]["topic_partitions"][0]["partitions"] == [1]
+    assert hb(h, "m2", 4, topics=None)["assignment"] is None  # nothing new
 
 
 def test_simple_assignor() -> None:
@@ -377,7 +380,7 @@ def test_session_timeout_fences_the_member_and_releases_its_records() -> None:
     hb(h, "m2", 0)
     h.acquire("m1")
     h.clock.advance(44_000)
-    hb(h, "m2", 2, topics=None)
+    hb(h, "m2", 3, topics=None)
     h.clock.advance(1_000)
     h.sc.tick()
     assert set(h.sc.groups[G].members) == {"m2"}
@@ -393,10 +396,10 @@ def test_leave_and_list_describe_delete() -> None:
                      "group_type": "share"}]
     assert h.sc.list_share_groups(types=["consumer"]) == []
     assert h.sc.delete_group(G) == E.NON_EMPTY_GROUP
-    assert hb(h, "m1", 1, topics=None)["member_epoch"] == 1
+    assert hb(h, "m1", 2, topics=None)["member_epoch"] == 2
     assert hb(h, "m1", -1, topics=None)["member_epoch"] == -1
     (d,) = h.sc.describe_share_groups([G])
-    assert d["group_state"] == "Empty" and d["group_epoch"] == 2 and d["members"] == []
+    assert d["group_state"] == "Empty" and d["group_epoch"] == 3 and d["members"] == []
     assert h.sc.delete_group(G) == E.NONE
     (d,) = h.sc.describe_share_groups([G])
     assert d["error_code"] == E.GROUP_ID_NOT_FOUND
@@ -430,7 +433,8 @@ def test_alter_describe_delete_offsets() -> None:
 
 def test_state_apis_fence_old_epochs() -> None:
     h = Harness()
-    h.sc.initialize_state(G, h.tid, 0, 1, 5)
+    h.sc.initialize_state(G, h.tid, 0, 2, 5)
+    h.sc.initialize_state(G, h.tid, 0, 2, 5)  # the same state epoch again: accepted
     with pytest.raises(KafkaError) as e:
         h.sc.initialize_state(G, h.tid, 0, 1, 7)
     assert e.value.code == E.FENCED_STATE_EPOCH
@@ -439,20 +443,24 @@ def test_state_apis_fence_old_epochs() -> None:
     with pytest.raises(KafkaError) as e:
         h.sc.read_state(G, h.tid, 0, leader_epoch=2)
     assert e.value.code == E.FENCED_LEADER_EPOCH
-    h.sc.write_state(G, h.tid, 0, 1, 3, 5, [
+    batches = [
         {"first_offset": 5, "last_offset": 6, "delivery_state": 2, "delivery_count": 1},
-        {"first_offset": 7, "last_offset": 7, "delivery_state": 0, "delivery_count": 2}])
+        {"first_offset": 7, "last_offset": 7, "delivery_state": 0, "delivery_count": 2}]
+    h.sc.write_state(G, h.tid, 0, 3, 3, 5, batches)
     sp = h.sc.read_state(G, h.tid, 0, leader_epoch=3)
-    assert sp.start_offset == 7
-    assert sp.state_batches() == [{"first_offset": 7, "last_offset": 7, "delivery_state": 0,
-                                   "delivery_count": 2}]
+    # as written (Kafka 4.4): the start offset stays, acknowledged records stay listed,
+    # and the state epoch is Initialize's
+    assert (sp.start_offset, sp.state_epoch) == (5, 2)
+    assert sp.state_batches() == batches
     with pytest.raises(KafkaError) as e:
-        h.sc.write_state(G, h.tid, 0, 0, 3, 5, [])
+        h.sc.write_state(G, h.tid, 0, 1, 3, 5, [])
     assert e.value.code == E.FENCED_STATE_EPOCH
+    assert h.sc.state_summary(G, h.tid, 0)["start_offset"] == 5
     h.sc.delete_state(G, h.tid, 0)
     with pytest.raises(KafkaError) as e:
         h.sc.read_state(G, h.tid, 0, leader_epoch=3)
-    assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
+    assert e.value.code == E.INVALID_REQUEST
+    assert h.sc.state_summary(G, h.tid, 0)["start_offset"] == -1
 
 
 def test_share_coordinator_placement() -> None:

@@ -30,7 +30,8 @@ every subscribed topic (InitializeShareGroupState at the group epoch, start offs
 a topic new to the group, 0 for a new partition of a known one) when a ShareGroupHeartbeat
 sees them; the share-partition leader resolves share.auto.offset.reset for a start
 offset of -1 when it first loads the state; a fetch of a share-partition without state
-gets UNKNOWN_TOPIC_OR_PARTITION. Under read_committed, records of aborted transactions
+leaves it out (``NoShareState``; see the ShareFetch handler). Only share-partitions with
+state are assigned (share_groups), as in Kafka 4.4. Under read_committed, records of aborted transactions
 are archived as they are acquired (never delivered), like transaction markers.
 
 Cost follows what changed (issue 19): ``tick`` visits only the share groups whose
@@ -63,7 +64,14 @@ from wire.errors import ErrorCode as E
 from wire.records import CONTROL_BIT, read_header
 
 SHARE_STATE_TOPIC = "__share_group_state"
+# Kafka's messages for the share coordinator's fencing errors.
+FENCED_STATE_MESSAGE = "The coordinator rejected the request because the state epoch did not match."
+FENCED_LEADER_MESSAGE = "The leader epoch in the request is older than the epoch on the broker."
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
+
+
+class NoShareState(KafkaError):
+    """A share-partition the share coordinator has no state for."""
 
 
 def _is_aborted(data: bytes, aborted) -> bool:
@@ -163,6 +171,11 @@ class ShareCoordinator(ShareGroupOps):
         known = {k[1] for k in self._by_group.get(gid, ())}
         for tid, p in missing:
             self.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
+
+    def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool:
+        # the share coordinator holds state for it (its start offset may still be -1,
+        # for the share-partition leader to resolve with share.auto.offset.reset)
+        return (group_id, topic_id, index) in self.partitions
 
     # ---- configs ---------------------------------------------------------------------
     def cfg(self, key: str, default: int | None = None) -> int:
@@ -286,12 +299,12 @@ class ShareCoordinator(ShareGroupOps):
         """The share-partition as the current leader sees it (reloaded after a move).
 
         Without share coordinator state (never initialized by the group coordinator)
-        Kafka's ReadShareGroupState answers UNKNOWN_TOPIC_OR_PARTITION, and so does the
-        share-partition."""
+        ``NoShareState``: Kafka's ReadShareGroupState refuses it, and ShareFetch leaves
+        the partition out (or, when it waited, answers UNKNOWN_SERVER_ERROR for it)."""
         sp = self.partitions.get((group_id, topic.id, p.index))
         if sp is None:
-            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, "The share-partition state of "
-                             f"group {group_id} is not initialized.")
+            raise NoShareState(E.UNKNOWN_TOPIC_OR_PARTITION, "The share-partition state of "
+                               f"group {group_id} is not initialized.")
         if sp.leader_epoch != p.leader_epoch:
             sp.on_leader_change(p.leader_epoch,
                                 self.group_int(group_id, "share.delivery.count.limit"))
@@ -349,9 +362,8 @@ class ShareCoordinator(ShareGroupOps):
             raise KafkaError(E.SHARE_SESSION_NOT_FOUND,
                              f"Share session for member {member_id} was not found")
         if epoch == FINAL_EPOCH:
-            if add and not has_acks:
-                raise KafkaError(E.INVALID_REQUEST, "The final ShareFetch request must not "
-                                 "fetch any partition")
+            # Kafka 4.4 closes the session even when the final request lists partitions
+            # without acknowledgements (nothing is fetched; no error)
             return None
         if epoch != session.epoch:
             raise KafkaError(E.INVALID_SHARE_SESSION_EPOCH,
@@ -590,19 +602,20 @@ class ShareCoordinator(ShareGroupOps):
         if self.coordinator_for(key, create=False) != broker_id:
             raise KafkaError(E.NOT_COORDINATOR)
 
-    def _stored(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
+    def _stored(self, group_id: str, topic_id: bytes, index: int, op: str) -> SharePartition:
         sp = self.partitions.get((group_id, topic_id, index))
         if sp is None or not sp.initialized:
-            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION,
-                             "The share group has no state for this topic partition.")
+            raise KafkaError(E.INVALID_REQUEST,
+                             f"{op} operation on uninitialized share partition not allowed.")
         return sp
 
     def initialize_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
                          start_offset: int) -> None:
+        """InitializeShareGroupState: a new snapshot at ``start_offset`` unless the stored
+        state epoch is newer (an equal one initializes again, as in Kafka 4.4)."""
         sp = self.partitions.get((group_id, topic_id, index))
-        if sp is not None and sp.initialized and state_epoch <= sp.state_epoch:
-            raise KafkaError(E.FENCED_STATE_EPOCH, f"State epoch {state_epoch} is not newer "
-                             f"than the stored {sp.state_epoch}.")
+        if sp is not None and sp.initialized and state_epoch < sp.state_epoch:
+            raise KafkaError(E.FENCED_STATE_EPOCH, FENCED_STATE_MESSAGE)
         sp = self.share_partition(group_id, topic_id, index)
         sp.initialize(start_offset, state_epoch)
         self._persist(sp)
@@ -610,21 +623,35 @@ class ShareCoordinator(ShareGroupOps):
 
     def read_state(self, group_id: str, topic_id: bytes, index: int, leader_epoch: int
                    ) -> SharePartition:
-        sp = self._stored(group_id, topic_id, index)
+        sp = self._stored(group_id, topic_id, index, "Read")
         if leader_epoch < sp.leader_epoch:
-            raise KafkaError(E.FENCED_LEADER_EPOCH)
+            raise KafkaError(E.FENCED_LEADER_EPOCH, FENCED_LEADER_MESSAGE)
         sp.leader_epoch = leader_epoch
         return sp
 
+    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> dict:
+        """ReadShareGroupStateSummary: no leader-epoch check, and a share-partition without
+        state is no error but Kafka's 'uninitialized' answer."""
+        sp = self.partitions.get((group_id, topic_id, index))
+        if sp is None or not sp.initialized:
+            return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1,
+                    "delivery_complete_count": -1}
+        return {"state_epoch": sp.state_epoch, "leader_epoch": sp.leader_epoch,
+                "start_offset": sp.start_offset,
+                "delivery_complete_count": sp.delivery_complete_count()}
+
     def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
                     leader_epoch: int, start_offset: int, batches: list[dict]) -> None:
-        sp = self._stored(group_id, topic_id, index)
+        """WriteShareGroupState: the batches merge over the stored ones; Kafka 4.4 keeps
+        the stored state epoch (only InitializeShareGroupState sets it) and the start
+        offset as written (acknowledged records at the start stay listed)."""
+        sp = self._stored(group_id, topic_id, index, "Write")
         if state_epoch < sp.state_epoch:
-            raise KafkaError(E.FENCED_STATE_EPOCH)
+            raise KafkaError(E.FENCED_STATE_EPOCH, FENCED_STATE_MESSAGE)
         if leader_epoch < sp.leader_epoch:
-            raise KafkaError(E.FENCED_LEADER_EPOCH)
-        sp.state_epoch, sp.leader_epoch = state_epoch, max(sp.leader_epoch, leader_epoch)
-        sp.write_state(start_offset, batches)
+            raise KafkaError(E.FENCED_LEADER_EPOCH, FENCED_LEADER_MESSAGE)
+        sp.leader_epoch = max(sp.leader_epoch, leader_epoch)
+        sp.write_state(start_offset, batches, advance=False)
         self._persist(sp)
         self.mark_changed()
 

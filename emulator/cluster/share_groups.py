@@ -9,6 +9,12 @@ record from going to two of them at once), so nothing is revoked and a member mo
 straight to its target at its next heartbeat. Member states are therefore simply
 "stable"; the group is Empty or Stable (Kafka's ShareGroupState).
 
+As in Kafka 4.4, a group created by a heartbeat is at epoch 2 after it, and only
+share-partitions whose state the share coordinator holds are assigned; when state is
+initialized later, the next heartbeat moves the group epoch so that they are
+(``_initialized_pending``). Target assignments are computed at once (Kafka: at most one
+per group.share.assignment.interval.ms).
+
 Member epoch rules (``MEMBER_EPOCH_RULES``): 0 joins (or rejoins) with a
 member id the client generated; -1 leaves; any other epoch must be the member's
 current one, else FENCED_MEMBER_EPOCH; an unknown member id with a non-zero epoch is
@@ -131,7 +137,9 @@ class ShareGroupOps:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
         if not create:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
-        group = self.groups[group_id] = ShareGroup(group_id)
+        # Kafka 4.4: a share group created by a heartbeat is at epoch 2 after that first
+        # heartbeat (one more than the later joins' single step), so it starts at 1 here
+        group = self.groups[group_id] = ShareGroup(group_id, group_epoch=1, assignment_epoch=1)
         return group
 
     # ---- heartbeat ---------------------------------------------------------------------
@@ -189,6 +197,8 @@ class ShareGroupOps:
         if topics is not None and sorted(topics) != sorted(member.subscribed_topic_names):
             member.subscribed_topic_names = sorted(set(topics))
             bump = True
+        if group.assignment_epoch >= group.group_epoch and self._initialized_pending(group):
+            bump = True  # share-partitions initialized since the target was computed
         if self._refresh_metadata(group) or bump:
             group.group_epoch += 1
         if group.assignment_epoch != group.group_epoch:
@@ -221,9 +231,35 @@ class ShareGroupOps:
         group.subscription_metadata = meta
         return True
 
+    def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool:
+        """Has the share-partition state been initialized (InitializeShareGroupState)?"""
+        raise NotImplementedError
+
+    def _initialized_pending(self, group: ShareGroup) -> bool:
+        """Kafka's initializedAssignmentPending: a subscribed topic has initialized
+        share-partitions that the target assignment does not cover exactly, so the group
+        epoch must move for them to be assigned."""
+        if not group.members:
+            return False
+        assigned: dict[bytes, set[int]] = {}
+        for a in group.target.values():
+            for tid, ps in a.items():
+                assigned.setdefault(tid, set()).update(ps)
+        for tid, n in group.subscription_metadata.values():
+            ready = {p for p in range(n)
+                     if self.share_state_initialized(group.group_id, tid, p)}
+            if ready and ready != assigned.get(tid, set()):
+                return True
+        return False
+
     def _compute_target(self, group: ShareGroup) -> None:
+        # Only share-partitions with initialized state are assigned (Kafka 4.4's
+        # topicAssignablePartitionsMap): a member's first heartbeat on a new topic gets
+        # nothing, a later one - after the group coordinator initialized the state - gets
+        # the partitions.
         partitions = [(tid, p) for _, (tid, n) in sorted(group.subscription_metadata.items())
-                      for p in range(n)]
+                      for p in range(n)
+                      if self.share_state_initialized(group.group_id, tid, p)]
         by_topics: dict[tuple[str, ...], list[str]] = {}
         for m in group.members.values():
             by_topics.setdefault(tuple(m.subscribed_topic_names), []).append(m.member_id)

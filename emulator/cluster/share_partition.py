@@ -239,9 +239,11 @@ class SharePartition:
         """Apply (first offset, last offset, acknowledge types) batches, all or nothing.
 
         Raises INVALID_REQUEST for a malformed batch (RENEW in a request without
-        IsRenewAck included) and INVALID_RECORD_STATE for an offset that is not in flight,
-        not acquired, or acquired by another member, or for RENEW while the group's
-        share.renew.acknowledge.enable is false (KAFKA-20161).
+        IsRenewAck included) or an offset past the acquired records, and
+        INVALID_RECORD_STATE for an offset that is not acquired or acquired by another
+        member or when nothing is in flight, or for RENEW while the group's share.renew.acknowledge.enable is false
+        (KAFKA-20161). Offsets below the start offset are done and skipped, as Kafka 4.4
+        does (acknowledging them again answers NONE).
         """
         plan: list[tuple[int, InFlightRecord, AcknowledgeType]] = []
         for first, last, types in batches:
@@ -261,8 +263,19 @@ class SharePartition:
                     raise KafkaError(E.INVALID_RECORD_STATE, "Renew acknowledgements are not "
                                      "enabled for this share group")
             for offset in range(first, last + 1):
+                if offset < self.start_offset:
+                    continue  # already done (below the SPSO): Kafka 4.4 ignores it
+                if not self.records:  # nothing in flight: Kafka's cache is empty
+                    raise KafkaError(E.INVALID_RECORD_STATE, "Batch record not found. The "
+                                     "request batch offsets are not found in the cache.")
+                if offset >= self.next_offset:
+                    raise KafkaError(E.INVALID_REQUEST, "Batch record not found. The first "
+                                     "offset in request is past acquired records."
+                                     if offset == max(first, self.start_offset) else
+                                     "Batch record not found. The last offset in request "
+                                     "is past acquired records.")
                 rec = self.records.get(offset)
-                if rec is None or offset < self.start_offset or offset >= self.next_offset:
+                if rec is None:
                     raise KafkaError(E.INVALID_RECORD_STATE,
                                      f"Offset {offset} is not in flight (share-partition "
                                      f"start {self.start_offset}, end {self.next_offset - 1})")
@@ -270,8 +283,7 @@ class SharePartition:
                     raise IllegalRecordTransition(offset, rec.state,
                                                   AcknowledgeType(types[0]))
                 if rec.member_id != member_id:
-                    raise KafkaError(E.INVALID_RECORD_STATE,
-                                     f"Member {member_id} is not the owner of offset {offset}")
+                    raise KafkaError(E.INVALID_RECORD_STATE, "Member is not the owner of offset")
                 t = types[0] if len(types) == 1 else types[offset - first]
                 plan.append((offset, rec, AcknowledgeType(t)))
         for offset, rec, ack in plan:
@@ -335,7 +347,8 @@ class SharePartition:
         """Finished records at or after the SPSO (KIP-1226's DeliveryCompleteCount)."""
         return sum(1 for r in self.records.values() if r.state in FINISHED)
 
-    def write_state(self, start_offset: int, batches: list[dict]) -> None:
+    def write_state(self, start_offset: int, batches: list[dict], advance: bool = True
+                    ) -> None:
         """WriteShareGroupState: merge persisted state batches over what is held.
 
         Records are kept one per offset here, so a write whose in-flight span would pass
@@ -366,4 +379,5 @@ class SharePartition:
             self.next_offset = max(self.next_offset, b["last_offset"] + 1)
         for offset in range(self.start_offset, self.next_offset):  # unlisted: never delivered
             self.records.setdefault(offset, InFlightRecord())
-        self._advance_start()
+        if advance:  # the share coordinator's WriteShareGroupState keeps the written start
+            self._advance_start()

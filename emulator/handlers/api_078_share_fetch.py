@@ -11,9 +11,13 @@ ranges with delivery counts. With nothing to acquire the request waits up to
 MaxWaitMs (purgatory, ``Delayed`` keyed on its partitions and its group's share state);
 a lock running out meanwhile is noticed.
 Errors: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
-SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top; UNKNOWN_TOPIC_ID,
-UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with the current leader) per
-partition; INVALID_RECORD_STATE / INVALID_REQUEST as AcknowledgeErrorCode.
+SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top (with AcquisitionLockTimeoutMs 0,
+as Kafka 4.4); UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with
+the current leader) per partition; INVALID_RECORD_STATE / INVALID_REQUEST as
+AcknowledgeErrorCode. A partition whose share-partition state was never initialized is
+left out of the answer, or, for a fetch that waited, answered UNKNOWN_SERVER_ERROR when
+the wait ends (Kafka 4.4). The final epoch (-1) closes the session even when partitions
+are listed without acknowledgements, and answers only the acknowledgements.
 ShareAcquireMode (v2, KIP-1206): 0 batch-optimized acquires whole batches (MaxRecords may
 be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be split).
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from emulator.cluster.groups import group_key
 from emulator.cluster.partition import KafkaError
+from emulator.cluster.share_coordinator import NoShareState
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
@@ -40,7 +45,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     epoch = req["share_session_epoch"]
     lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0
     if not group_id or not member_id:
-        return top_error(E.INVALID_REQUEST, "Group id and member id must be set", lock_ms)
+        return top_error(E.INVALID_REQUEST, "Group id and member id must be set")
     requested = [(t["topic_id"], p["partition_index"]) for t in req["topics"]
                  for p in t["partitions"]]
     acks = [(t["topic_id"], p["partition_index"], p["acknowledgement_batches"])
@@ -52,7 +57,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         session = sc.session_for_fetch(ctx.broker_id, group_id, member_id, epoch, requested,
                                        forget, bool(acks))
     except KafkaError as e:
-        return top_error(e.code, e.message, lock_ms)
+        return top_error(e.code, e.message)
     nodes: dict[int, dict] = {}
     parts = acknowledge_all(ctx, sc, group_id, member_id, acks, renew, nodes,
                             ack_field="acknowledge_error")
@@ -66,7 +71,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         order = order[shift:] + order[:shift]
     full = epoch == 0
 
-    def attempt(final: bool) -> dict | None:
+    def attempt(final: bool, expired: bool = False) -> dict | None:
         out = {k: dict(v) for k, v in parts.items()}
         found = False
         left = max(1, req["max_records"])
@@ -78,6 +83,16 @@ def handle(ctx: RequestContext, req: dict, version: int):
             try:
                 data, got = sc.acquire(ctx.broker_id, group_id, member_id, key[0], key[1],
                                        left, budget, record_limit=record_limit)
+            except NoShareState:
+                # Kafka 4.4's share-partition cannot load state that was never
+                # initialized: left out of the answer, or UNKNOWN_SERVER_ERROR (no
+                # message) when a fetch that waited ends
+                if expired:
+                    row.update(error_code=E.UNKNOWN_SERVER_ERROR, error_message=None)
+                    found = True
+                elif key not in parts:
+                    del out[key]
+                continue
             except KafkaError as e:
                 row.update(error_code=e.code, error_message=e.message)
                 leader_hint(ctx, key, row, nodes)
@@ -116,7 +131,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
 
     def expire() -> dict:
         sc.tick()
-        return attempt(final=True) or _body(parts, nodes, lock_ms)
+        return attempt(final=True, expired=True) or _body(parts, nodes, lock_ms)
 
     # Re-checked when one of its partitions changes (records, high watermark, markers)
     # or its group's share state does (records released, locks run out: group_key).

@@ -28,12 +28,12 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     group_id, member_id = req["group_id"], req["member_id"]
     lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0
     if not group_id or not member_id:
-        return top_error(E.INVALID_REQUEST, "Group id and member id must be set", lock_ms)
+        return top_error(E.INVALID_REQUEST, "Group id and member id must be set")
     epoch = req["share_session_epoch"]
     try:
         sc.session_for_acknowledge(ctx.broker_id, group_id, member_id, epoch)
     except KafkaError as e:
-        return top_error(e.code, e.message, lock_ms)
+        return top_error(e.code, e.message)
     acks = [(t["topic_id"], p["partition_index"], p["acknowledgement_batches"])
             for t in req["topics"] for p in t["partitions"]]
     nodes: dict[int, dict] = {}

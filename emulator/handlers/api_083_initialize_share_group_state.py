@@ -1,7 +1,8 @@
 """InitializeShareGroupState (key 83), v0: the share coordinator starts a share-partition's
 state at a start offset and state epoch (sent by the group coordinator in Kafka).
 
-FENCED_STATE_EPOCH unless the state epoch is newer than the stored one; NOT_COORDINATOR
+FENCED_STATE_EPOCH if the state epoch is older than the stored one (an equal one
+initializes again); NOT_COORDINATOR
 unless this broker leads the key's __share_group_state partition.
 """
 

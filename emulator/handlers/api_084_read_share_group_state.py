@@ -2,7 +2,8 @@
 (start offset, state epoch, state batches of acknowledged/archived/available records
 with delivery counts).
 
-UNKNOWN_TOPIC_OR_PARTITION for a share-partition without state, FENCED_LEADER_EPOCH for a
+INVALID_REQUEST ("Read operation on uninitialized share partition not allowed.") for a
+share-partition without state, FENCED_LEADER_EPOCH for a
 leader epoch older than the last one seen; NOT_COORDINATOR on the wrong broker.
 """
 

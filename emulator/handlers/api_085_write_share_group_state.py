@@ -2,7 +2,7 @@
 and state batches; the batches are merged over the stored ones (v1 carries
 DeliveryCompleteCount, which is recomputed here from the state).
 
-FENCED_STATE_EPOCH / FENCED_LEADER_EPOCH for older epochs, UNKNOWN_TOPIC_OR_PARTITION
+FENCED_STATE_EPOCH / FENCED_LEADER_EPOCH for older epochs, INVALID_REQUEST
 without state, NOT_COORDINATOR on the wrong broker.
 """
 

@@ -1,6 +1,7 @@
 """ReadShareGroupStateSummary (key 87), v0-1: a share-partition's start offset, state and
 leader epochs (what DescribeShareGroupOffsets is built from); v1 adds
-DeliveryCompleteCount (KIP-1226). Errors as ReadShareGroupState.
+DeliveryCompleteCount (KIP-1226). Unlike ReadShareGroupState no leader-epoch check, and a
+share-partition without state answers start offset -1 (Kafka 4.4), not an error.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ AUTHORIZE = (ClusterOp(Op.CLUSTER_ACTION),)
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     def apply(sc, group_id: str, topic_id: bytes, p: dict) -> dict:
-        sp = sc.read_state(group_id, topic_id, p["partition"], p["leader_epoch"])
-        return {"state_epoch": sp.state_epoch, "leader_epoch": sp.leader_epoch,
-                "start_offset": sp.start_offset,
-                "delivery_complete_count": sp.delivery_complete_count()}
+        return sc.state_summary(group_id, topic_id, p["partition"])
 
     return per_state_partition(ctx, req, apply)

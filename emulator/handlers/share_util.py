@@ -11,9 +11,10 @@ from wire.errors import ErrorCode as E
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-def top_error(code: int, message: str | None, lock_ms: int) -> dict:
+def top_error(code: int, message: str | None) -> dict:
+    """A request-level error: Kafka 4.4 then answers AcquisitionLockTimeoutMs 0."""
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message or E(code).name,
-            "acquisition_lock_timeout_ms": lock_ms, "responses": [], "node_endpoints": []}
+            "acquisition_lock_timeout_ms": 0, "responses": [], "node_endpoints": []}
 
 
 def leader_hint(ctx: RequestContext, key: tuple[bytes, int], row: dict, nodes: dict) -> None:
