@@ -17,12 +17,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from client_tests.targets import TARGET_ENV, KafkaTarget, close_session, kafka_target
+from client_tests.targets import (
+    SHARE_TEST_CONFIG,
+    TARGET_ENV,
+    KafkaTarget,
+    close_session,
+    kafka_target,
+)
 from emulator import Cluster
 from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 _names = itertools.count()
-TARGET_FIXTURES = {"cluster", "group_cluster", "bootstrap"}
+TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap"}
 TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
 
 
@@ -91,6 +97,22 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
             target.restore()
         return
     with Cluster(brokers=3, port=0) as c:
+        yield c
+
+
+@pytest.fixture
+def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """For share-group client tests: an emulator with SHARE_TEST_CONFIG (test-paced share
+    heartbeats and lock durations), or with --target kafka the session's Kafka, which
+    has it too."""
+    if on_kafka(request):
+        target = kafka_target()
+        try:
+            yield target
+        finally:
+            target.restore()
+        return
+    with Cluster(brokers=3, port=0, config=SHARE_TEST_CONFIG) as c:
         yield c
 
 

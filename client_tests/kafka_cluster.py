@@ -129,8 +129,13 @@ def free_port() -> int:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 without padding; not
+    one starting with "-", which kafka-storage's argument parser takes for an option
+    ("argument --cluster-id/-t: expected one argument")."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _die_with_parent() -> None:

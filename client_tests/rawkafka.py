@@ -213,3 +213,92 @@ def reassignment_results(resp: dict) -> dict:
     """{(topic, index): (error code, message)} of an AlterPartitionReassignments answer."""
     return {(t["name"], p["partition_index"]): (p["error_code"], p["error_message"])
             for t in resp["responses"] for p in t["partitions"]}
+
+
+GROUP_CONFIG = 32  # the GROUP config resource type (share.*, consumer.*, streams.* keys)
+
+
+def alter_group_config(c: Cluster | KafkaTarget, group: str, key: str, value: str | None,
+                       op: int = 0) -> dict:
+    """IncrementalAlterConfigs (v1) of one key of the GROUP resource ``group``."""
+    conn = Conn(c)
+    try:
+        return conn.call(44, 1, {"resources": [{
+            "resource_type": GROUP_CONFIG, "resource_name": group, "configs": [
+                {"name": key, "config_operation": op, "value": value}]}],
+            "validate_only": False})["responses"][0]
+    finally:
+        conn.close()
+
+
+def group_configs(c: Cluster | KafkaTarget, group: str,
+                  broker_index: int = 0) -> dict[str, dict]:
+    """DescribeConfigs (v4) of the GROUP resource ``group`` as one broker answers it."""
+    conn = Conn(c, broker_index)
+    try:
+        r = conn.call(32, 4, {"resources": [{"resource_type": GROUP_CONFIG,
+                                             "resource_name": group,
+                                             "configuration_keys": None}],
+                              "include_synonyms": False, "include_documentation": False})
+    finally:
+        conn.close()
+    return {x["name"]: x for x in r["results"][0]["configs"]}
+
+
+def set_group_config(c: Cluster | KafkaTarget, group: str, key: str, value: str) -> None:
+    """Set a share.* group config and wait until every broker sees it (Kafka applies a
+    GROUP config through the metadata log, so a broker learns it a moment later; the
+    share-partition leader reads share.auto.offset.reset when it loads the state)."""
+    r = alter_group_config(c, group, key, value)
+    assert r["error_code"] == 0, r
+    for i in range(len(c.broker_ids)):
+        wait_for(lambda i=i: group_configs(c, group, i)[key]["value"] == value,
+                 f"broker {i} sees {key}={value}")
+
+
+def coordinator_call(c: Cluster | KafkaTarget, group: str, key: int, version: int,
+                     body: dict) -> dict:
+    """One request to ``group``'s coordinator (found with FindCoordinator)."""
+    conn = Conn(c, sorted(c.broker_ids).index(find_coordinator(c, group)))
+    try:
+        return conn.call(key, version, body)
+    finally:
+        conn.close()
+
+
+def share_partition_offsets(c: Cluster | KafkaTarget, group: str, topic: str,
+                            partition: int = 0) -> dict | None:
+    """The share-partition's row of DescribeShareGroupOffsets v1 (start offset, lag), or
+    None while the coordinator loads or the group has no state for it."""
+    r = coordinator_call(c, group, 90, 1, {"groups": [{"group_id": group, "topics": None}]})
+    (grp,) = r["groups"]
+    if grp["error_code"] != 0:
+        return None
+    return next((p for t in grp["topics"] if t["topic_name"] == topic
+                 for p in t["partitions"] if p["partition_index"] == partition), None)
+
+
+def share_all_finished(c: Cluster | KafkaTarget, group: str, topic: str, n: int) -> bool:
+    """Are all ``n`` records of the topic's partition 0 finished (accepted or archived)
+    for the share group? DescribeShareGroupOffsets says a start offset and lag 0. Kafka
+    4.4's start offset is the one its share-partition leader last wrote, which may stay
+    behind finished records, so the lag is what is checked."""
+    p = share_partition_offsets(c, group, topic)
+    return p is not None and p["error_code"] == 0 and 0 <= p["start_offset"] <= n and \
+        p["lag"] == 0
+
+
+def share_group_members(c: Cluster | KafkaTarget, group: str,
+                        assigned: bool = False) -> int:
+    """How many members ShareGroupDescribe names (0 while the coordinator loads or the
+    group does not exist); with ``assigned``, only those assigned some partition (Kafka
+    4.4 assigns a partition once its share state is initialized, and computes a new
+    assignment at most once per group.share.assignment.interval.ms)."""
+    r = coordinator_call(c, group, 77, 1, {"group_ids": [group],
+                                           "include_authorized_operations": False})
+    g = r["groups"][0]
+    if g["error_code"] != 0:
+        return 0
+    return sum(1 for m in g["members"]
+               if not assigned or any(tp["partitions"]
+                                      for tp in m["assignment"]["topic_partitions"]))

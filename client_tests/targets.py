@@ -44,6 +44,17 @@ KAFKA_TEST_CONFIG = {
     # 15 s (client_tests/test_compaction_clients.py waits for it to compact).
     "log.cleaner.backoff.ms": "1000",
 }
+# Share groups at test pace, on both targets (the emulator's ``share_cluster`` fixture has
+# it as well): a group may set share.record.lock.duration.ms down to 1 s (the minimum is
+# 15 s by default, in Kafka and the emulator), and members heartbeat every 500 ms instead
+# of 5 s - a member's first heartbeat on a topic is assigned nothing until the
+# share-partitions are initialized, and it learns them at its next heartbeat.
+SHARE_TEST_CONFIG = {
+    "group.share.min.record.lock.duration.ms": "1000",
+    "group.share.min.heartbeat.interval.ms": "500",
+    "group.share.heartbeat.interval.ms": "500",
+}
+KAFKA_TEST_CONFIG.update(SHARE_TEST_CONFIG)
 
 
 class KafkaTarget:
@@ -155,7 +166,10 @@ def kafka_target() -> KafkaTarget:
     global _session
     if _session is None:
         version = os.environ.get(VERSION_ENV, DEFAULT_VERSION)
-        kafka = KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG)
+        # the controller validates GROUP configs (share.record.lock.duration.ms against
+        # group.share.min.record.lock.duration.ms), so it has the share minimums too
+        kafka = KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG,
+                             controller_config=SHARE_TEST_CONFIG)
         kafka.start()
         _session = KafkaTarget(kafka)
     return _session

@@ -1,22 +1,22 @@
 """confluent-kafka's ShareConsumer (librdkafka's KIP-932 share consumer, "Preview" in
-2.16) against the emulator's share groups: two consumers on one partition never get the
-same record, and in explicit mode released records come back with delivery count 2 and
-rejected ones never do. Consumers are polled in turn from one thread (one instance per
-consumer, as librdkafka asks)."""
+2.16) against share groups, on both targets (``--target kafka`` runs them on Kafka 4.4):
+two consumers on one partition never get the same record, and in explicit mode released
+records come back with delivery count 2 and rejected ones never do. Consumers are polled
+in turn from one thread (one instance per consumer, as librdkafka asks)."""
 
 from __future__ import annotations
 
-import pytest
 from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
 
+from client_tests.rawkafka import set_group_config, share_all_finished
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
 
-# Not run with --target kafka: reads the emulator's share coordinator (not yet target-neutral).
-pytestmark = pytest.mark.emulator_only
+Target = Cluster | KafkaTarget
 
 
-def produce(c: Cluster, topic: str, n: int, per_flush: int = 5) -> None:
+def produce(c: Target, topic: str, n: int, per_flush: int = 5) -> None:
     p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 0})
     for i in range(n):
         p.produce(topic, value=f"v{i}".encode(), partition=0)
@@ -25,14 +25,7 @@ def produce(c: Cluster, topic: str, n: int, per_flush: int = 5) -> None:
     assert p.flush(10) == 0
 
 
-def start_offset(c: Cluster, group: str, topic: str) -> int:
-    sc = c.server.services["share"]
-    tid = c.state.topics[topic].id
-    return c.call(lambda: sc.partitions[(group, tid, 0)].start_offset
-                  if (group, tid, 0) in sc.partitions else -1)
-
-
-def share_consumer(c: Cluster, group: str, topic: str, **extra: str) -> ShareConsumer:
+def share_consumer(c: Target, group: str, topic: str, **extra: str) -> ShareConsumer:
     cons = ShareConsumer({"bootstrap.servers": c.bootstrap_servers, "group.id": group,
                           "max.poll.records": 10, **extra})
     cons.subscribe([topic])
@@ -47,11 +40,10 @@ def poll(cons: ShareConsumer, timeout: float = 0.2) -> list:
     return out
 
 
-def test_two_share_consumers_one_partition(cluster: Cluster, topic_name: str) -> None:
+def test_two_share_consumers_one_partition(cluster: Target, topic_name: str) -> None:
     c, group, n = cluster, "ck-" + topic_name, 60
     c.create_topic(topic_name, partitions=1, replication_factor=3)
-    sc = c.server.services["share"]
-    c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
+    set_group_config(c, group, "share.auto.offset.reset", "earliest")
     produce(c, topic_name, n)
     consumers = [share_consumer(c, group, topic_name) for _ in range(2)]
     got: list[list[tuple[int, int]]] = [[], []]
@@ -59,7 +51,7 @@ def test_two_share_consumers_one_partition(cluster: Cluster, topic_name: str) ->
         def step() -> bool:
             for i, cons in enumerate(consumers):
                 got[i] += [(m.offset(), m.delivery_count()) for m in poll(cons)]
-            return start_offset(c, group, topic_name) == n  # implicit accepts came back
+            return share_all_finished(c, group, topic_name, n)  # the implicit accepts came back
 
         wait_for(step, f"all {n} records delivered and accepted", 60)
     finally:
@@ -70,11 +62,10 @@ def test_two_share_consumers_one_partition(cluster: Cluster, topic_name: str) ->
     assert {d for g in got for _, d in g} == {1}
 
 
-def test_share_consumer_release_and_reject(cluster: Cluster, topic_name: str) -> None:
+def test_share_consumer_release_and_reject(cluster: Target, topic_name: str) -> None:
     c, group = cluster, "ck-" + topic_name
     c.create_topic(topic_name, partitions=1, replication_factor=3)
-    sc = c.server.services["share"]
-    c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
+    set_group_config(c, group, "share.auto.offset.reset", "earliest")
     produce(c, topic_name, 10, per_flush=10)
     cons = share_consumer(c, group, topic_name, **{"share.acknowledgement.mode": "explicit"})
     seen: dict[int, list[int]] = {}
@@ -91,7 +82,7 @@ def test_share_consumer_release_and_reject(cluster: Cluster, topic_name: str) ->
                     cons.acknowledge(m, AcknowledgeType.ACCEPT)
             if msgs:
                 cons.commit_sync()
-            return start_offset(c, group, topic_name) == 10
+            return share_all_finished(c, group, topic_name, 10)
 
         wait_for(step, "every record finished", 60)
     finally:

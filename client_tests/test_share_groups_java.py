@@ -1,5 +1,7 @@
 """Kafka's own KafkaShareConsumer (Java, kafka-clients 4.4.0) and kafka-share-groups
-(kafka-tools, see client_tests/java/pom.xml) against the emulator's share groups (KIP-932).
+(kafka-tools, see client_tests/java/pom.xml) against share groups (KIP-932), on both
+targets (``--target kafka`` runs them on Kafka 4.4; ``share_cluster`` has test-paced
+share configs on both, client_tests/targets.py SHARE_TEST_CONFIG).
 
 client_tests/java/src/ShareClient.java is one share consumer per JVM, printing every
 record it gets with its delivery count and accepting, releasing, rejecting or crashing
@@ -7,7 +9,9 @@ by mode. The tests: several consumers on one partition never get the same record
 once; released records come back with delivery count 2; rejected records are archived
 for good; a crashed consumer's records come back once the acquisition lock runs out.
 Records are produced with confluent-kafka. Share groups start at share.auto.offset.reset
-(latest by default); the tests set it to earliest through the share coordinator.
+(latest by default); the tests set it to earliest, as users do, on the GROUP config
+resource (IncrementalAlterConfigs), and read the group's progress with
+DescribeShareGroupOffsets and ShareGroupDescribe.
 """
 
 from __future__ import annotations
@@ -20,11 +24,19 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from client_tests.rawkafka import (
+    leader_conn,
+    list_offset,
+    set_group_config,
+    share_all_finished,
+    share_group_members,
+    share_partition_offsets,
+)
+from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
 
-# Not run with --target kafka: a share-group emulator with its own configs.
-pytestmark = pytest.mark.emulator_only
+Target = Cluster | KafkaTarget
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 JVM_OPTS = ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
@@ -40,18 +52,15 @@ def require_java() -> None:
                                  "(needs a JDK and Maven) before these tests")
 
 
-@pytest.fixture
-def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+@pytest.fixture(autouse=True)
+def _java_built() -> None:
     require_java()
-    config = getattr(request, "param", {})
-    with Cluster(brokers=3, port=0, config=config) as c:
-        yield c
 
 
 class ShareConsumer:
     """One ShareClient JVM; ``records`` fills from its output as it runs."""
 
-    def __init__(self, c: Cluster, group: str, topic: str, mode: str) -> None:
+    def __init__(self, c: Target, group: str, topic: str, mode: str) -> None:
         self.proc = subprocess.Popen(JVM + ["ShareClient", c.bootstrap_servers, group, topic,
                                             mode], text=True, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -94,7 +103,7 @@ def consumers() -> Iterator[list[ShareConsumer]]:
         s.close()
 
 
-def produce(c: Cluster, topic: str, n: int, start: int = 0, per_flush: int = 1) -> None:
+def produce(c: Target, topic: str, n: int, start: int = 0, per_flush: int = 1) -> None:
     p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 0})
     for i in range(start, start + n):
         p.produce(topic, value=f"v{i}".encode(), partition=0)
@@ -103,50 +112,47 @@ def produce(c: Cluster, topic: str, n: int, start: int = 0, per_flush: int = 1) 
     assert p.flush(10) == 0
 
 
-def start_at_earliest(c: Cluster, group: str) -> None:
-    sc = c.server.services["share"]
-    c.call(lambda: sc.set_group_config(group, "share.auto.offset.reset", "earliest"))
+def start_at_earliest(c: Target, group: str) -> None:
+    set_group_config(c, group, "share.auto.offset.reset", "earliest")
 
 
-def members(c: Cluster, group: str) -> int:
-    sc = c.server.services["share"]
-    return c.call(lambda: len(sc.groups[group].members) if group in sc.groups else 0)
+def members(c: Target, group: str, assigned: bool = False) -> int:
+    return share_group_members(c, group, assigned)
 
 
-def start_offset(c: Cluster, group: str, topic: str) -> int:
-    sc = c.server.services["share"]
-    tid = c.state.topics[topic].id
-    return c.call(lambda: sc.partitions[(group, tid, 0)].start_offset
-                  if (group, tid, 0) in sc.partitions else -1)
+def finished(c: Target, group: str, topic: str, n: int) -> bool:
+    return share_all_finished(c, group, topic, n)
 
 
 def test_several_consumers_one_partition_no_record_twice(
-        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
-    c, topic, group = share_cluster, "shared", "sg-several"
+        share_cluster: Target, consumers: list[ShareConsumer], topic_name: str) -> None:
+    c, topic, group = share_cluster, topic_name, "sg-several-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
     consumers += [ShareConsumer(c, group, topic, "accept") for _ in range(3)]
-    wait_for(lambda: members(c, group) == 3, "three members in the share group", 60)
+    # all three assigned the partition before records arrive, so that they can share them
+    wait_for(lambda: members(c, group, assigned=True) == 3,
+             "three members assigned the partition", 60)
     n = 300
     produce(c, topic, n, per_flush=3)  # many small batches, so that they can be shared
     wait_for(lambda: len({o for s in consumers for o in s.offsets()}) == n,
              f"all {n} records delivered", 60)
-    wait_for(lambda: start_offset(c, group, topic) == n, "every record accepted", 30)
+    wait_for(lambda: finished(c, group, topic, n), "every record accepted", 30)
     everything = [o for s in consumers for o in s.offsets()]
     assert sorted(everything) == list(range(n))  # no record went to two consumers
     assert all(count == 1 for s in consumers for _, _, count in s.records)
     assert sum(1 for s in consumers if s.records) >= 2, [len(s.records) for s in consumers]
 
 
-def test_released_records_are_redelivered(share_cluster: Cluster,
-                                          consumers: list[ShareConsumer]) -> None:
-    c, topic, group = share_cluster, "released", "sg-release"
+def test_released_records_are_redelivered(share_cluster: Target, consumers: list[ShareConsumer],
+                                          topic_name: str) -> None:
+    c, topic, group = share_cluster, topic_name, "sg-release-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
     produce(c, topic, 20)
     consumers.append(ShareConsumer(c, group, topic, "release"))
     s = consumers[0]
-    wait_for(lambda: start_offset(c, group, topic) == 20,
+    wait_for(lambda: finished(c, group, topic, 20),
              "every record released once, then accepted", 60)
 
     def deliveries() -> dict[int, list[int]]:
@@ -160,15 +166,15 @@ def test_released_records_are_redelivered(share_cluster: Cluster,
     assert deliveries() == {o: [1, 2] for o in range(20)}
 
 
-def test_rejected_records_are_archived(share_cluster: Cluster,
-                                       consumers: list[ShareConsumer]) -> None:
-    c, topic, group = share_cluster, "rejected", "sg-reject"
+def test_rejected_records_are_archived(share_cluster: Target, consumers: list[ShareConsumer],
+                                       topic_name: str) -> None:
+    c, topic, group = share_cluster, topic_name, "sg-reject-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
     produce(c, topic, 10)
     rejecter = ShareConsumer(c, group, topic, "reject")
     consumers.append(rejecter)
-    wait_for(lambda: start_offset(c, group, topic) == 10, "all ten rejected", 60)
+    wait_for(lambda: finished(c, group, topic, 10), "all ten rejected", 60)
     rejecter.close()
     assert sorted(rejecter.offsets()) == list(range(10))
     later = ShareConsumer(c, group, topic, "accept")
@@ -179,13 +185,12 @@ def test_rejected_records_are_archived(share_cluster: Cluster,
     assert all(n == 1 for _, _, n in later.records)  # the archived ten never came back
 
 
-@pytest.mark.parametrize("share_cluster", [{"group.share.record.lock.duration.ms": "3000"}],
-                         indirect=True)
 def test_crashed_consumers_records_redelivered_after_lock_timeout(
-        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
-    c, topic, group = share_cluster, "crashy", "sg-crash"
+        share_cluster: Target, consumers: list[ShareConsumer], topic_name: str) -> None:
+    c, topic, group = share_cluster, topic_name, "sg-crash-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
+    set_group_config(c, group, "share.record.lock.duration.ms", "3000")
     produce(c, topic, 30, per_flush=10)
     crashed = ShareConsumer(c, group, topic, "crash:1")
     consumers.append(crashed)
@@ -201,15 +206,14 @@ def test_crashed_consumers_records_redelivered_after_lock_timeout(
     assert all(counts[o] == 1 for o in set(range(30)) - held)
 
 
-@pytest.mark.parametrize("share_cluster", [{"group.share.record.lock.duration.ms": "2000"}],
-                         indirect=True)
 def test_renewed_locks_keep_records_from_other_consumers(
-        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+        share_cluster: Target, consumers: list[ShareConsumer], topic_name: str) -> None:
     """RENEW (KIP-1222): a consumer holds its records three lock durations; nobody else
     gets them meanwhile and the broker never redelivers them."""
-    c, topic, group = share_cluster, "renewed", "sg-renew"
+    c, topic, group = share_cluster, topic_name, "sg-renew-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
+    set_group_config(c, group, "share.record.lock.duration.ms", "2000")
     produce(c, topic, 5, per_flush=5)
     holder = ShareConsumer(c, group, topic, "renew:6000")
     consumers.append(holder)
@@ -218,58 +222,59 @@ def test_renewed_locks_keep_records_from_other_consumers(
     consumers.append(other)
     wait_for(lambda: members(c, group) == 2, "the other consumer joined", 60)
     wait_for(lambda: holder.accepted() == set(range(5)), "held 6 s, then accepted", 60)
-    wait_for(lambda: start_offset(c, group, topic) == 5, "all five accepted", 30)
+    wait_for(lambda: finished(c, group, topic, 5), "all five accepted", 30)
     assert other.offsets() == []  # locks renewed past 2 s never ran out
     assert {n for _, _, n in holder.records} == {1}
 
 
-def share_groups_tool(c: Cluster, *args: str) -> str:
+def share_groups_tool(c: Target, *args: str) -> str:
     r = subprocess.run(TOOLS_JVM + [SHARE_GROUPS, "--bootstrap-server", c.bootstrap_servers,
                                     *args], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
 
-def test_kafka_share_groups_tool(share_cluster: Cluster,
-                                 consumers: list[ShareConsumer]) -> None:
-    c, topic, group = share_cluster, "tooled", "sg-tool"
+def test_kafka_share_groups_tool(share_cluster: Target,
+                                 consumers: list[ShareConsumer], topic_name: str) -> None:
+    c, topic, group = share_cluster, topic_name, "sg-tool-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     produce(c, topic, 8)
     # a group that does not exist yet starts at the earliest offset by --reset-offsets
     out = share_groups_tool(c, "--reset-offsets", "--group", group, "--topic", topic,
                             "--to-earliest", "--execute")
     assert topic in out, out
-    assert start_offset(c, group, topic) == 0
+    assert share_partition_offsets(c, group, topic)["start_offset"] == 0
     s = ShareConsumer(c, group, topic, "accept")
     consumers.append(s)
     wait_for(lambda: sorted(s.offsets()) == list(range(8)), "the eight records", 60)
-    wait_for(lambda: start_offset(c, group, topic) == 8, "all accepted", 30)
+    wait_for(lambda: finished(c, group, topic, 8), "all accepted", 30)
     assert group in share_groups_tool(c, "--list").split()
     out = share_groups_tool(c, "--describe", "--group", group, "--members")
     assert "share-accept" in out and topic in out, out
     out = share_groups_tool(c, "--describe", "--group", group, "--offsets")
     row = next(line.split() for line in out.splitlines() if topic in line)
-    assert row[:4] == [group, topic, "0", "8"], out  # GROUP TOPIC PARTITION START-OFFSET
+    # GROUP TOPIC PARTITION START-OFFSET LAG: the start offset last written, with the
+    # acknowledgement of all eight (0: from before it, as Kafka 4.4 writes it), lag 0
+    assert row[:5] == [group, topic, "0", "0", "0"], out
     out = share_groups_tool(c, "--describe", "--group", group, "--state")
     assert "Stable" in out, out
     s.close()
     wait_for(lambda: members(c, group) == 0, "the consumer left", 30)
     share_groups_tool(c, "--delete-offsets", "--group", group, "--topic", topic)
-    assert start_offset(c, group, topic) == -1
+    assert share_partition_offsets(c, group, topic) is None  # no state for it any more
     share_groups_tool(c, "--delete", "--group", group)
     assert group not in share_groups_tool(c, "--list").split()
 
 
 def test_read_committed_share_group_never_delivers_aborted_records(
-        share_cluster: Cluster, consumers: list[ShareConsumer]) -> None:
+        share_cluster: Target, consumers: list[ShareConsumer], topic_name: str) -> None:
     """share.isolation.level=read_committed: records of an aborted transaction are
     archived as the share-partition reaches them; the consumer gets only committed ones
     and the share-partition start offset passes the aborted ones and the markers."""
-    c, topic, group = share_cluster, "txn-shared", "sg-read-committed"
+    c, topic, group = share_cluster, topic_name, "sg-read-committed-" + topic_name
     c.create_topic(topic, partitions=1, replication_factor=3)
     start_at_earliest(c, group)
-    sc = c.server.services["share"]
-    c.call(lambda: sc.set_group_config(group, "share.isolation.level", "read_committed"))
+    set_group_config(c, group, "share.isolation.level", "read_committed")
     p = Producer({"bootstrap.servers": c.bootstrap_servers, "transactional.id": "share-tx"})
     p.init_transactions(30)
     for batch, commit in (("a", True), ("b", False), ("c", True)):
@@ -283,8 +288,12 @@ def test_read_committed_share_group_never_delivers_aborted_records(
             p.abort_transaction(30)
     s = ShareConsumer(c, group, topic, "accept")
     consumers.append(s)
-    end = c.call(lambda: c.state.get_partition(topic, 0).high_watermark)
-    assert end == 18  # 15 records and 3 markers
-    wait_for(lambda: start_offset(c, group, topic) == end, "every offset finished", 60)
+    conn = leader_conn(c, topic)
+    try:
+        # 15 records and 3 markers (Kafka writes the last marker after EndTxn answered)
+        end = wait_for(lambda: list_offset(conn, topic) == 18 and 18, "the last marker")
+    finally:
+        conn.close()
+    wait_for(lambda: finished(c, group, topic, end), "every offset finished", 60)
     values = sorted(line.split(" ", 4)[4] for line in list(s.lines) if line.startswith("R "))
     assert values == sorted([f"a{i}" for i in range(5)] + [f"c{i}" for i in range(5)])

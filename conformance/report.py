@@ -79,11 +79,15 @@ DIFFERENCES = [
      "Both answer from any replica (Kafka's Partition.activeProducerState reads the local "
      "log); the emulator's follower answers with the leader's producer state, Kafka's "
      "with its own, which is the same once it has fetched the leader's batches."),
-    ("Share-partition start offsets in DescribeShareGroupOffsets",
-     "The emulator reports a share-partition's current start offset; Kafka 4.4 the one "
-     "its share-partition leader last wrote to the share coordinator, which can lag "
-     "behind finished records at the start (client_tests/test_share_groups_raw.py: 1 on "
-     "Kafka, 3 on the emulator, lag 0 on both)."),
+    ("Share-group state records",
+     "The emulator's __share_group_state records carry a share-partition's current start "
+     "offset; Kafka 4.4's carry the one from before the acknowledgement or release they "
+     "write. DescribeShareGroupOffsets and ReadShareGroupStateSummary report the latter "
+     "on both."),
+    ("Share-group assignment interval",
+     "The emulator computes a share group's target assignment at once; Kafka 4.4 at most "
+     "once per group.share.assignment.interval.ms (1 s), answering the previous one "
+     "meanwhile. The share-group client tests wait for assignments on both."),
     ("Java tools at 4.3.1",
      "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
      "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),

@@ -483,7 +483,8 @@ class ShareCoordinator(ShareGroupOps):
                     sp = self.partitions.get((group_id, topic.id, idx))
                     if sp is not None and sp.initialized:
                         p = topic.partitions[idx]
-                        row.update(start_offset=sp.start_offset, leader_epoch=sp.leader_epoch)
+                        row.update(start_offset=sp.reported_start,
+                                   leader_epoch=sp.leader_epoch)
                         if with_lag:
                             row["lag"] = max(0, self._limit(group_id, p) - sp.start_offset
                                              - sp.delivery_complete_count())
@@ -637,8 +638,8 @@ class ShareCoordinator(ShareGroupOps):
             return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1,
                     "delivery_complete_count": -1}
         return {"state_epoch": sp.state_epoch, "leader_epoch": sp.leader_epoch,
-                "start_offset": sp.start_offset,
-                "delivery_complete_count": sp.delivery_complete_count()}
+                "start_offset": sp.reported_start,
+                "delivery_complete_count": sp.reported_complete_count()}
 
     def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
                     leader_epoch: int, start_offset: int, batches: list[dict]) -> None:

@@ -130,15 +130,33 @@ class SharePartition:
     state_epoch: int = 0
     leader_epoch: int = -1  # the partition leader epoch this state was loaded under
     records: dict[int, InFlightRecord] = field(default_factory=dict)
+    # The start offset Kafka's share coordinator would hold, where it differs: Kafka's
+    # share-partition leader writes an acknowledgement or release with the start offset
+    # from before it, and moves the start offset past newly finished records afterwards,
+    # unwritten until its next write. What DescribeShareGroupOffsets and
+    # ReadShareGroupStateSummary report (``reported_start``); None: ``start_offset``.
+    written_start: int | None = None
 
     # ---- initialization -----------------------------------------------------------
     @property
     def initialized(self) -> bool:
         return self.start_offset >= 0
 
+    @property
+    def reported_start(self) -> int:
+        if self.written_start is None or not self.initialized:
+            return self.start_offset
+        return min(self.written_start, self.start_offset)
+
+    def reported_complete_count(self) -> int:
+        """DeliveryCompleteCount from ``reported_start``: every offset below the start
+        offset is finished too."""
+        return self.start_offset - self.reported_start + self.delivery_complete_count()
+
     def initialize(self, start_offset: int, state_epoch: int | None = None) -> None:
         """Start over at ``start_offset`` with nothing in flight."""
         self.start_offset = self.next_offset = start_offset
+        self.written_start = None
         self.records.clear()
         if state_epoch is not None:
             self.state_epoch = state_epoch
@@ -286,14 +304,18 @@ class SharePartition:
                     raise KafkaError(E.INVALID_RECORD_STATE, "Member is not the owner of offset")
                 t = types[0] if len(types) == 1 else types[offset - first]
                 plan.append((offset, rec, AcknowledgeType(t)))
+        before = self.start_offset
         for offset, rec, ack in plan:
             self._apply(offset, rec, ack, delivery_limit)
             if ack == AcknowledgeType.RENEW:
                 rec.lock_deadline = now + lock_ms
         self._advance_start()
+        if plan:
+            self.written_start = before
 
     # ---- releases ----------------------------------------------------------------------
     def _release_where(self, event: str, delivery_limit: int, pred) -> int:
+        before = self.start_offset
         n = 0
         for offset, rec in self.records.items():
             if rec.state == S.ACQUIRED and pred(rec):
@@ -301,6 +323,7 @@ class SharePartition:
                 n += 1
         if n:
             self._advance_start()
+            self.written_start = before
         return n
 
     def expire_locks(self, now: int, delivery_limit: int) -> int:
@@ -381,3 +404,4 @@ class SharePartition:
             self.records.setdefault(offset, InFlightRecord())
         if advance:  # the share coordinator's WriteShareGroupState keeps the written start
             self._advance_start()
+        self.written_start = None
