@@ -153,3 +153,25 @@ def test_stale_and_future_leader_epochs(cluster: Cluster) -> None:
     body["topics"][0]["partitions"][0]["current_leader_epoch"] = new_epoch + 1
     assert part(c.call(1, 12, body))["error_code"] == 75
     c.close()
+
+
+def test_a_consumer_may_fetch_from_a_follower(cluster: Cluster) -> None:
+    """KIP-392: a consumer's Fetch v11+ (client metadata) to a follower is served from
+    that follower's log, up to the high watermark the follower knows; the same fetch as
+    v10 gets NOT_LEADER_OR_FOLLOWER, as every fetch did before 2.4. On both targets."""
+    topic = f"fff-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    fill(leader_conn(cluster, topic), topic, 3, size=10)
+    leader, _epoch = partition_leader(cluster, topic)
+    follower = next(b for b in replicas_of(cluster, topic)[0] if b != leader)
+    c = Conn(cluster, cluster.broker_ids.index(follower))
+
+    def caught_up() -> dict | None:
+        p = part(c.call(1, 12, fetch_body(topic, 0)))
+        return p if p["error_code"] == 0 and p["high_watermark"] == 3 else None
+
+    p = wait_for(caught_up, "the follower to serve three records")
+    assert [read_header(b).base_offset for b in whole_batches(p["records"])] == [0, 1, 2]
+    assert p["log_start_offset"] == 0
+    old = {k: v for k, v in fetch_body(topic, 0).items() if k != "rack_id"}
+    assert part(c.call(1, 10, old))["error_code"] == 6  # NOT_LEADER_OR_FOLLOWER

@@ -62,10 +62,6 @@ DIFFERENCES = [
      "streams.* on streams groups) except consumer.assignment.interval.ms and "
      "share.assignment.interval.ms (those assignments are computed at once) and the "
      "dead-letter-queue keys, which are stored."),
-    ("min.insync.replicas source",
-     "Kafka 4.4's KRaft bootstrap writes a cluster-level min.insync.replicas, so "
-     "DescribeConfigs and CreateTopics report its source as DYNAMIC_DEFAULT_BROKER_CONFIG "
-     "(3); the emulator reports DEFAULT_CONFIG (5). Same value."),
     ("UnregisterBroker of a running broker",
      "Both answer NONE; Kafka 4.4 then leaves the running broker out of the cluster until "
      "it restarts (measured: still absent after 20 s, and a second UnregisterBroker "

@@ -59,15 +59,37 @@ class Side:
                 raise RuntimeError(f"{self.name}: no leader for {topic}-{partition}")
             time.sleep(0.1)
 
-    def coordinator(self, group: str) -> int:
+    def ready(self, topic: str, timeout: float = 30) -> None:
+        """Wait until the topic's leader serves it (Kafka's brokers learn a new topic from
+        the metadata log after CreateTopics answers; the emulator's at once)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]},
+                self.leader(topic))
+            if r["topics"][0]["partitions"][0]["error_code"] == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: {topic} not served")
+            time.sleep(0.1)
+
+    def _group_loaded(self, group: str, node: int) -> bool:
+        """Whether the group's coordinator has loaded its partition: while it loads,
+        Kafka answers some requests as if all were well (a Heartbeat gets NONE, "blindly",
+        GroupCoordinatorService), which is start-up, not behaviour to compare."""
+        r = self.call(15, 5, {"groups": [group], "include_authorized_operations": False}, node)
+        return r["groups"][0]["error_code"] not in RETRIABLE
+
+    def coordinator(self, key: str, key_type: int = 0) -> int:
+        """The coordinator of a group (key_type 0) or a transactional id (1)."""
         deadline = time.monotonic() + 30
         while True:
-            r = self.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})
+            r = self.call(10, 4, {"key_type": key_type, "coordinator_keys": [key]})
             c = r["coordinators"][0]
-            if c["error_code"] == 0:
+            if c["error_code"] == 0 and (key_type != 0 or self._group_loaded(key, c["node_id"])):
                 return c["node_id"]
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name}: no coordinator for {group}")
+                raise RuntimeError(f"{self.name}: no coordinator for {key}")
             time.sleep(0.2)
 
 
@@ -111,7 +133,7 @@ def cases() -> list[Case]:
                    ) -> Callable[[Side], dict]:
         def run(side: Side) -> dict:
             create(side, topic_spec(name, partitions, 3))
-            side.leader(name)
+            side.ready(name)
             return fn(side, name)
         return run
 
@@ -218,6 +240,141 @@ def cases() -> list[Case]:
             "producer_epoch": -1})),
         Case("DescribeCluster", lambda s: s.call(60, 1, {
             "include_cluster_authorized_operations": False, "endpoint_type": 1})),
+        *more_cases(with_topic),
+    ]
+
+
+def more_cases(with_topic: Callable[..., Callable[[Side], dict]]) -> list[Case]:
+    """The second half of the battery: configs at cluster level, groups, reassignments,
+    elections, transactions, ACLs without an authorizer and more error answers."""
+    def txn(s: Side) -> int:
+        return s.coordinator("rd-txn", 1)
+
+    def reassign(t: str, replicas: list[int] | None) -> dict:
+        return {"timeout_ms": 30000, "topics": [
+            {"name": t, "partitions": [{"partition_index": 0, "replicas": replicas}]}]}
+
+    return [
+        Case("DescribeConfigs: cluster-level broker defaults", lambda s: s.call(32, 4, {
+            "resources": [{"resource_type": 4, "resource_name": "",
+                           "configuration_keys": None}], "include_synonyms": True})),
+        Case("DescribeConfigs: a broker's min.insync.replicas", lambda s: s.call(32, 4, {
+            "resources": [{"resource_type": 4, "resource_name": "1",
+                           "configuration_keys": ["min.insync.replicas"]}],
+            "include_synonyms": True})),
+        Case("IncrementalAlterConfigs: delete the cluster-level min.insync.replicas",
+             lambda s: s.call(44, 1, {"resources": [{
+                 "resource_type": 4, "resource_name": "", "configs": [
+                     {"name": "min.insync.replicas", "config_operation": 1, "value": None}]}],
+                 "validate_only": True})),
+        Case("AlterConfigs: unknown topic config", with_topic(
+            "rd-ac", lambda s, t: s.call(33, 2, {"resources": [{
+                "resource_type": 2, "resource_name": t,
+                "configs": [{"name": "no.such.config", "value": "1"}]}],
+                "validate_only": True}))),
+        Case("OffsetFetch: unknown group", lambda s: s.call(9, 9, {"groups": [{
+            "group_id": "rd-g6", "member_id": None, "member_epoch": -1,
+            "topics": [{"name": "rd-never", "partition_indexes": [0]}]}],
+            "require_stable": False}, s.coordinator("rd-g6"))),
+        Case("SyncGroup: unknown member", lambda s: s.call(14, 5, {
+            "group_id": "rd-g7", "generation_id": 1, "member_id": "nobody",
+            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "range",
+            "assignments": []}, s.coordinator("rd-g7"))),
+        Case("DeleteGroups: unknown group", lambda s: s.call(42, 2, {
+            "groups_names": ["rd-g8"]}, s.coordinator("rd-g8"))),
+        Case("OffsetDelete: unknown group", lambda s: s.call(47, 0, {
+            "group_id": "rd-g9", "topics": [{"name": "rd-never", "partitions": [
+                {"partition_index": 0}]}]}, s.coordinator("rd-g9"))),
+        Case("ConsumerGroupHeartbeat: unknown member of a new group", lambda s: s.call(68, 0, {
+            "group_id": "rd-g10", "member_id": "nobody-nobody-nob", "member_epoch": 5,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None, "server_assignor": None,
+            "topic_partitions": None}, s.coordinator("rd-g10"))),
+        Case("ConsumerGroupDescribe: unknown group", lambda s: s.call(69, 0, {
+            "group_ids": ["rd-g11"], "include_authorized_operations": False},
+            s.coordinator("rd-g11"))),
+        Case("ListGroups: consumer groups in state Stable", lambda s: s.call(16, 5, {
+            "states_filter": ["Stable"], "types_filter": []})),
+        Case("ListPartitionReassignments: none in progress", with_topic(
+            "rd-lpr", lambda s, t: s.call(46, 0, {"timeout_ms": 30000, "topics": [
+                {"name": t, "partition_indexes": [0]}]}))),
+        Case("AlterPartitionReassignments: cancel with none in progress", with_topic(
+            "rd-cancel", lambda s, t: s.call(45, 0, reassign(t, None)))),
+        Case("AlterPartitionReassignments: a broker twice", with_topic(
+            "rd-twice", lambda s, t: s.call(45, 0, reassign(t, [1, 1, 2])))),
+        Case("AlterPartitionReassignments: no replicas", with_topic(
+            "rd-empty", lambda s, t: s.call(45, 0, reassign(t, [])))),
+        Case("AlterPartitionReassignments: a partition that does not exist", with_topic(
+            "rd-nopart", lambda s, t: s.call(45, 0, {"timeout_ms": 30000, "topics": [
+                {"name": t, "partitions": [{"partition_index": 7, "replicas": [1, 2, 3]}]}]}))),
+        Case("ElectLeaders: preferred leader already leads", with_topic(
+            "rd-pref", lambda s, t: s.call(43, 2, {"election_type": 0, "topic_partitions": [
+                {"topic": t, "partitions": [0]}], "timeout_ms": 30000}))),
+        Case("ElectLeaders: unclean with a live leader", with_topic(
+            "rd-unclean", lambda s, t: s.call(43, 2, {"election_type": 1, "topic_partitions": [
+                {"topic": t, "partitions": [0]}], "timeout_ms": 30000}))),
+        Case("CreatePartitions: from 1 to 3", with_topic("rd-grow", lambda s, t: s.call(
+            37, 3, {"topics": [{"name": t, "count": 3, "assignments": None}],
+                    "timeout_ms": 30000, "validate_only": False}))),
+        Case("CreatePartitions: unknown topic", lambda s: s.call(37, 3, {
+            "topics": [{"name": "rd-never", "count": 3, "assignments": None}],
+            "timeout_ms": 30000, "validate_only": False})),
+        Case("CreatePartitions: assignments of the wrong length", with_topic(
+            "rd-cplen", lambda s, t: s.call(37, 3, {"topics": [{
+                "name": t, "count": 3, "assignments": [{"broker_ids": [1, 2, 3]}]}],
+                "timeout_ms": 30000, "validate_only": True}))),
+        Case("DescribeAcls: no authorizer", lambda s: s.call(29, 3, {
+            "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+            "principal_filter": None, "host_filter": None, "operation": 1,
+            "permission_type": 1})),
+        Case("CreateAcls: no authorizer", lambda s: s.call(30, 3, {"creations": [{
+            "resource_type": 2, "resource_name": "rd-acl", "resource_pattern_type": 3,
+            "principal": "User:alice", "host": "*", "operation": 3, "permission_type": 3}]})),
+        Case("OffsetForLeaderEpoch: epoch 0 after one record", with_topic(
+            "rd-ofle", lambda s, t: (produce(s, t), s.call(23, 4, {
+                "replica_id": -1, "topics": [{"topic": t, "partitions": [
+                    {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]},
+                s.leader(t)))[1])),
+        Case("OffsetForLeaderEpoch: unknown topic", lambda s: s.call(23, 4, {
+            "replica_id": -1, "topics": [{"topic": "rd-never", "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]})),
+        Case("DescribeTopicPartitions: a known and an unknown topic", with_topic(
+            "rd-dtp", lambda s, t: s.call(75, 0, {"topics": [{"name": t}, {"name": "rd-never"}],
+                                                 "response_partition_limit": 2000,
+                                                 "cursor": None}), 2)),
+        Case("Fetch: a consumer fetching from a follower", with_topic(
+            "rd-fff", lambda s, t: (produce(s, t), time.sleep(1), s.call(
+                1, 12, fetch_body(t, 0),
+                next(b for b in s.ports if b != s.leader(t))))[2])),
+        Case("ListOffsets: max timestamp after one record", with_topic(
+            "rd-maxts", lambda s, t: (produce(s, t), s.call(2, 7, {
+                "replica_id": -1, "isolation_level": 0, "topics": [{"name": t, "partitions": [
+                    {"partition_index": 0, "timestamp": -3}]}]}, s.leader(t)))[1])),
+        Case("Produce: acks=2", with_topic("rd-acks2", lambda s, t: s.call(0, 9, {
+            "acks": 2, "timeout_ms": 10000, "topic_data": [{"name": t, "partition_data": [
+                {"index": 0, "records": build_batch([(b"k", b"v")])}]}]}, s.leader(t)))),
+        Case("DeleteRecords: unknown topic", lambda s: s.call(21, 2, {"topics": [{
+            "name": "rd-never", "partitions": [{"partition_index": 0, "offset": 0}]}],
+            "timeout_ms": 30000})),
+        Case("DescribeProducers: a partition that does not exist", with_topic(
+            "rd-dp", lambda s, t: s.call(61, 0, {"topics": [
+                {"name": t, "partition_indexes": [5]}]}))),
+        Case("InitProducerId: transaction timeout above the maximum", lambda s: s.call(22, 4, {
+            "transactional_id": "rd-txn", "transaction_timeout_ms": 3600000,
+            "producer_id": -1, "producer_epoch": -1}, txn(s))),
+        Case("EndTxn: unknown transactional id", lambda s: s.call(26, 4, {
+            "transactional_id": "rd-txn-never", "producer_id": 4242, "producer_epoch": 0,
+            "committed": True}, s.coordinator("rd-txn-never", 1))),
+        Case("AddOffsetsToTxn: unknown transactional id", lambda s: s.call(25, 3, {
+            "transactional_id": "rd-txn-never2", "producer_id": 4242, "producer_epoch": 0,
+            "group_id": "rd-g12"}, s.coordinator("rd-txn-never2", 1))),
+        Case("DescribeTransactions: unknown transactional id", lambda s: s.call(65, 0, {
+            "transactional_ids": ["rd-txn-never3"]}, s.coordinator("rd-txn-never3", 1))),
+        Case("DescribeClientQuotas: nothing matches", lambda s: s.call(48, 1, {
+            "components": [{"entity_type": "user", "match_type": 0, "match": "rd-nobody"}],
+            "strict": False})),
+        Case("DescribeUserScramCredentials: unknown user", lambda s: s.call(50, 0, {
+            "users": [{"name": "rd-nobody"}]})),
     ]
 
 
@@ -246,7 +403,20 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path or '.'}: Kafka {a!r}, emulator {b!r}"]
 
 
-RETRIABLE = {14, 15}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: a coordinator
+# still loading its partition, anywhere in the answer (clients retry these).
+RETRIABLE = {14, 15, 16}
+
+
+def _error_codes(v: Any) -> set[int]:
+    if isinstance(v, dict):
+        out = {v["error_code"]} if isinstance(v.get("error_code"), int) else set()
+        for x in v.values():
+            out |= _error_codes(x)
+        return out
+    if isinstance(v, list):
+        return set().union(*map(_error_codes, v)) if v else set()
+    return set()
 
 
 def _settled(case: Case, side: Side, timeout: float = 30.0) -> dict:
@@ -255,7 +425,7 @@ def _settled(case: Case, side: Side, timeout: float = 30.0) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         resp = case.run(side)
-        if resp.get("error_code") not in RETRIABLE or time.monotonic() > deadline:
+        if not _error_codes(resp) & RETRIABLE or time.monotonic() > deadline:
             return resp
         time.sleep(0.5)
 

@@ -155,7 +155,9 @@ def test_configs_describe_alter_incremental() -> None:
     assert entries["cleanup.policy"].source == 1  # DYNAMIC_TOPIC
     assert entries["retention.ms"].value == "3600000"
     assert entries["retention.ms"].source == 4  # STATIC_BROKER
-    assert entries["min.insync.replicas"].source == 5  # DEFAULT
+    # Kafka 4.x's controller writes a cluster-level min.insync.replicas at bootstrap
+    assert entries["min.insync.replicas"].source == 3  # DYNAMIC_DEFAULT_BROKER
+    assert entries["segment.ms"].source == 5  # DEFAULT
     config_ops.incremental_alter(s, config_ops.TOPIC, "t", [
         ("leader.replication.throttled.replicas", config_ops.APPEND, "0:1,0:2"),
         ("cleanup.policy", config_ops.DELETE, None)], False, 1)
@@ -176,6 +178,44 @@ def test_configs_describe_alter_incremental() -> None:
     with pytest.raises(KafkaError) as e:
         config_ops.describe(s, config_ops.TOPIC, "missing", None, 1)
     assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_cluster_level_min_insync_replicas_as_kafka_4_keeps_it() -> None:
+    """Under eligible leader replicas (on by default in 4.4) the cluster level always has
+    min.insync.replicas: described there with the other dynamic defaults, never removed,
+    never overridden per broker; topics may still set their own (a 4.4 broker's answers,
+    also checked by python -m conformance.response_diff)."""
+    s = cluster(**{"min.insync.replicas": "2"})
+    s.create_topic("t", 1, 1)
+    config_ops.incremental_alter(s, config_ops.BROKER, "", [
+        ("log.retention.ms", config_ops.SET, "7200000")], False, 1)
+    listed = config_ops.describe(s, config_ops.BROKER, "", None, 1)
+    assert [(e.name, e.value, e.source, e.synonyms) for e in listed] == [
+        ("log.retention.ms", "7200000", 3, [("log.retention.ms", "7200000", 3)]),
+        ("min.insync.replicas", "2", 3, [("min.insync.replicas", "2", 3)])]
+    broker = config_ops.describe(s, config_ops.BROKER, "1", ["min.insync.replicas"], 1)[0]
+    assert (broker.value, broker.source) == ("2", 3)
+    assert [src for _n, _v, src in broker.synonyms] == [3, 4, 5]
+    for rtype, name, ops, message in [
+            (config_ops.BROKER, "", [("min.insync.replicas", config_ops.DELETE, None)],
+             config_ops.CLUSTER_MIN_ISR_REMOVED),
+            (config_ops.BROKER, "1", [("min.insync.replicas", config_ops.SET, "1")],
+             config_ops.BROKER_MIN_ISR_ALTERED),
+            (config_ops.BROKER, "1", [("min.insync.replicas", config_ops.DELETE, None)],
+             config_ops.BROKER_MIN_ISR_ALTERED)]:
+        with pytest.raises(KafkaError) as e:
+            config_ops.incremental_alter(s, rtype, name, ops, True, 1)
+        assert (e.value.code, e.value.message) == (E.INVALID_CONFIG, message)
+    with pytest.raises(KafkaError) as e:  # a legacy AlterConfigs replaces the whole set
+        config_ops.alter(s, config_ops.BROKER, "", {"log.retention.ms": "1"}, False, 1)
+    assert (e.value.code, e.value.message) == (E.INVALID_CONFIG,
+                                               config_ops.CLUSTER_MIN_ISR_REMOVED)
+    config_ops.incremental_alter(s, config_ops.BROKER, "", [
+        ("min.insync.replicas", config_ops.SET, "1")], False, 1)
+    config_ops.incremental_alter(s, config_ops.TOPIC, "t", [
+        ("min.insync.replicas", config_ops.SET, "2")], False, 1)
+    assert s.topic_config(s.topics["t"], "min.insync.replicas") == "2"
+    assert s.broker_config("min.insync.replicas", 1) == "1"
 
 
 # ---- large operations in steps (emulator/cluster/steps.py) ------------------------------

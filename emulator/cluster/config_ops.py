@@ -87,6 +87,39 @@ def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -
                        key in SENSITIVE_KEYS)
 
 
+def _cluster_default_entry(state: ClusterState, key: str) -> ConfigEntry:
+    """A key of the cluster-level broker resource (name ""): Kafka lists only the
+    dynamic defaults set there, each its own only synonym (measured on a 4.4 broker)."""
+    value: str | None = state.dynamic_default[key]
+    defn = BROKER_CONFIGS.get(key)
+    if key in SENSITIVE_KEYS:
+        value = None
+    return ConfigEntry(key, value, SOURCE_DYNAMIC_DEFAULT_BROKER, False,
+                       defn.type if defn is not None else 2,
+                       [(key, value, SOURCE_DYNAMIC_DEFAULT_BROKER)], key in SENSITIVE_KEYS)
+
+
+# Kafka 4.x's controller keeps a cluster-level min.insync.replicas while eligible leader
+# replicas (KIP-966) are enabled, as they are on a new 4.4 cluster: the cluster-level
+# value cannot be removed and no broker may override it (ConfigurationControlManager;
+# the messages are a 4.4 broker's).
+MIN_ISR = "min.insync.replicas"
+CLUSTER_MIN_ISR_REMOVED = "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+BROKER_MIN_ISR_ALTERED = "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+
+
+def _check_elr_min_isr(rtype: int, name: str, removed: bool, touched: bool) -> None:
+    """Refuse what Kafka's controller refuses of min.insync.replicas under ELR:
+    ``removed`` - the change leaves the cluster level without it; ``touched`` - the change
+    names it on a broker."""
+    if rtype != BROKER:
+        return
+    if name == "" and removed:
+        raise KafkaError(E.INVALID_CONFIG, CLUSTER_MIN_ISR_REMOVED)
+    if name != "" and touched:
+        raise KafkaError(E.INVALID_CONFIG, BROKER_MIN_ISR_ALTERED)
+
+
 def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> ConfigEntry:
     t = state.topics[topic_name]
     key = defn.name
@@ -124,9 +157,7 @@ def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
             raise KafkaError(E.INVALID_REQUEST, "Group name must not be empty")
     elif rtype in (BROKER, BROKER_LOGGER):
         if name == "" and rtype == BROKER:
-            if not alter:
-                raise KafkaError(E.INVALID_REQUEST, "Broker id must not be empty")
-            return
+            return  # the cluster-level defaults (DYNAMIC_DEFAULT_BROKER_CONFIG)
         try:
             bid = int(name)
         except ValueError as e:
@@ -145,6 +176,8 @@ def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
     if rtype == TOPIC:
         defs = TOPIC_CONFIGS
         entries = [_topic_entry(state, name, d) for d in defs.values()]
+    elif rtype == BROKER and name == "":
+        entries = [_cluster_default_entry(state, k) for k in sorted(state.dynamic_default)]
     elif rtype == BROKER:
         entries = [_broker_entry(state, int(name), d) for d in BROKER_CONFIGS.values()]
     elif rtype == GROUP:
@@ -231,6 +264,8 @@ def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | N
     if rtype == BROKER_LOGGER:
         return 0
     _validated(rtype, configs, state)
+    _check_elr_min_isr(rtype, name, removed=configs.get(MIN_ISR) is None,
+                       touched=MIN_ISR in configs)
     current = _current(state, rtype, name)
     records = sum(1 for k, v in configs.items() if rtype == BROKER or current.get(k) != v) \
         + sum(1 for k in current if k not in configs)
@@ -265,6 +300,8 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
         if d is None:
             kind = {TOPIC: "topic", GROUP: "group"}.get(rtype, "broker")
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {key}")
+        if key == MIN_ISR:
+            _check_elr_min_isr(rtype, name, removed=op == DELETE, touched=True)
         if op == SET:
             _validated(rtype, {key: value}, state)
             if value is None:

@@ -625,8 +625,9 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 out.append({"group_id": gid, "error_code": E.INVALID_GROUP_ID})
             elif group is None or group.type != "consumer":
                 what = "not found" if group is None else "is not a consumer group"
+                # Kafka's described error (getErrorDescribedGroup) leaves the state empty
                 out.append({"group_id": gid, "error_code": E.GROUP_ID_NOT_FOUND,
-                            "error_message": f"Group {gid} {what}.", "group_state": "Dead"})
+                            "error_message": f"Group {gid} {what}.", "group_state": ""})
             else:
                 out.append(self.describe_consumer_group(group))
         return out

@@ -110,7 +110,12 @@ class ClusterMetadata:
         self.rng = random.Random(seed)
         self.config = default_broker_config(broker_config)
         self.broker_overrides: dict[int, dict[str, str]] = {b.id: {} for b in brokers}
-        self.dynamic_default: dict[str, str] = {}  # cluster-wide dynamic broker configs
+        # Cluster-wide dynamic broker configs. Kafka 4.x's controller writes a cluster-level
+        # min.insync.replicas at bootstrap (the eligible-leader-replicas safety record, of
+        # the static value), so DescribeConfigs reports its source as
+        # DYNAMIC_DEFAULT_BROKER_CONFIG on brokers and topics (measured on a 4.4 broker).
+        self.dynamic_default: dict[str, str] = {
+            "min.insync.replicas": self.config["min.insync.replicas"]}
         self.group_configs: dict[str, dict[str, str]] = {}  # GROUP resource (group_configs)
         self.static_overrides: dict[str, str] = dict(broker_config or {})
         self.cluster_id = cluster_id

@@ -145,6 +145,28 @@ class Partition:
         if broker_id != self.leader:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
 
+    def check_replica(self, broker_id: int, current_leader_epoch: int = -1) -> None:
+        """As ``check_leader`` for a read any replica may serve (Partition.getLocalLog
+        with requireLeader false: a consumer's Fetch v11+ to a follower, KIP-392)."""
+        if broker_id not in self.replicas:
+            raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
+        if current_leader_epoch >= 0:
+            if current_leader_epoch < self.leader_epoch:
+                raise KafkaError(E.FENCED_LEADER_EPOCH)
+            if current_leader_epoch > self.leader_epoch:
+                raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+
+    def replica_view(self, broker_id: int) -> tuple[Log, int, int]:
+        """(log, high watermark, last stable offset) as the replica on ``broker_id``
+        knows them: the leader's own, or a follower's log with the high watermark its
+        fetcher last learned (so a follower serves less than the leader until it has
+        fetched again, as on Kafka)."""
+        if broker_id == self.leader:
+            return self.logs[broker_id], self.high_watermark, self.last_stable_offset()
+        log = self.logs[broker_id]
+        hw = min(self.follower_hw.get(broker_id, 0), log.log_end_offset)
+        return log, hw, min(hw, self.last_stable_offset())
+
     # ---- idempotence ---------------------------------------------------------------
     def check_sequence(self, h: BatchHeader) -> int | None:
         """Validate an idempotent batch. Returns the original base offset of a duplicate."""

@@ -36,11 +36,22 @@ AUTHORIZE = ()  # READ on TOPIC per partition of the session, in handle (see abo
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
+def any_replica_may_answer(req: dict, version: int) -> bool:
+    """Whether a follower may serve this fetch: a consumer's (no replica id) Fetch v11+,
+    which carries client metadata (Kafka's FetchParams.fetchOnlyLeader is false then)."""
+    if version < 11:
+        return False
+    replica = (req.get("replica_state") or {}).get("replica_id", -1) if version >= 15 \
+        else req.get("replica_id", -1)
+    return replica < 0
+
+
 def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isolation: int,
                     budget: int, first: bool, nodes: dict[int, dict],
-                    denied: frozenset[str]) -> dict:
+                    denied: frozenset[str], any_replica: bool) -> dict:
     """One partition's answer, reading at most ``budget`` bytes (the first batch whole
-    when ``first``); topics in ``denied`` answer TOPIC_AUTHORIZATION_FAILED."""
+    when ``first``); topics in ``denied`` answer TOPIC_AUTHORIZATION_FAILED; a follower
+    answers from its own log when ``any_replica`` (KIP-392)."""
     cluster = ctx.cluster
     name, idx = cp.topic, cp.partition
     out = {"partition_index": idx, "error_code": E.NONE, "high_watermark": -1,
@@ -52,11 +63,15 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
         if name in denied:
             raise KafkaError(E.TOPIC_AUTHORIZATION_FAILED)
         p = cluster.get_partition(name, idx)
-        p.check_leader(ctx.broker_id, cp.current_leader_epoch)
-        log = p.leader_log
+        if any_replica:
+            # served by a follower too, up to what it has and knows to be committed
+            p.check_replica(ctx.broker_id, cp.current_leader_epoch)
+        else:
+            p.check_leader(ctx.broker_id, cp.current_leader_epoch)
+        log, hw, lso = p.replica_view(ctx.broker_id)
         offset = cp.fetch_offset
-        out["high_watermark"] = p.high_watermark
-        out["last_stable_offset"] = p.last_stable_offset()
+        out["high_watermark"] = hw
+        out["last_stable_offset"] = lso
         out["log_start_offset"] = log.log_start_offset
         last_epoch = cp.last_fetched_epoch
         if version >= 12 and last_epoch >= 0:
@@ -70,7 +85,7 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
                 return out
         if offset < log.log_start_offset or offset > log.log_end_offset:
             raise KafkaError(E.OFFSET_OUT_OF_RANGE)
-        limit = out["last_stable_offset"] if isolation == 1 else p.high_watermark
+        limit = lso if isolation == 1 else hw
         max_bytes = min(cp.partition_max_bytes, budget)
         data = b"".join(log.read(offset, max(0, max_bytes), limit, min_one=first))
         out["records"] = data
@@ -116,9 +131,10 @@ def _read(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
     errors = False
     nodes: dict[int, dict] = {}
     answers = []
+    any_replica = any_replica_may_answer(req, version)
     for cp in fc.partitions:
         out = _read_partition(ctx, cp, version, isolation, budget - total, total == 0, nodes,
-                              denied)
+                              denied, any_replica)
         total += len(out["records"])
         errors |= out["error_code"] != E.NONE
         answers.append(out)
