@@ -109,7 +109,7 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30,
 def create_topic(bootstrap: str, topic: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     fut = admin.create_topics([NewTopic(topic, PARTITIONS, 3, config={
-        "min.insync.replicas": "2", "segment.bytes": "20000"})])[topic]
+        "min.insync.replicas": "2", "internal.segment.bytes": "20000"})])[topic]
     fut.result(30)
 
 
@@ -406,7 +406,7 @@ def test_a_compacted_topic_is_rewritten_on_disk_and_reloads_with_its_gaps(
         tmp_path: Path) -> None:
     d = str(tmp_path / "data")
     with Cluster(port=0, data_dir=d) as c:
-        c.create_topic("cc", 1, 3, config={"cleanup.policy": "compact", "segment.bytes": "500",
+        c.create_topic("cc", 1, 3, config={"cleanup.policy": "compact", "internal.segment.bytes": "500",
                                            "min.cleanable.dirty.ratio": "0.01"})
         p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all",
                       "linger.ms": 0})

@@ -140,7 +140,7 @@ def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> Confi
             syn.append((bkey, state.static_overrides[bkey], SOURCE_STATIC_BROKER))
     value = state.topic_config(t, key)
     source = syn[0][2] if syn else SOURCE_DEFAULT
-    if not syn or syn[-1][2] != SOURCE_DEFAULT:
+    if (not syn or syn[-1][2] != SOURCE_DEFAULT) and not defn.internal:
         syn.append((bkey or key, defn.default, SOURCE_DEFAULT))
     return ConfigEntry(key, value, source, False, defn.type, syn)
 
@@ -174,8 +174,9 @@ def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
              broker_id: int) -> list[ConfigEntry]:
     check_resource(state, rtype, name, broker_id)
     if rtype == TOPIC:
-        defs = TOPIC_CONFIGS
-        entries = [_topic_entry(state, name, d) for d in defs.values()]
+        topic = state.topics[name]
+        entries = [_topic_entry(state, name, d) for d in TOPIC_CONFIGS.values()
+                   if not d.internal or d.name in topic.configs]
     elif rtype == BROKER and name == "":
         entries = [_cluster_default_entry(state, k) for k in sorted(state.dynamic_default)]
     elif rtype == BROKER:
@@ -232,7 +233,11 @@ def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState |
         try:
             validate_value(d, v)
         except ConfigError as e:
-            raise KafkaError(E.INVALID_CONFIG, str(e)) from e
+            # A broker's dynamic config is checked by the broker's DynamicBrokerConfig,
+            # whose ConfigException Kafka answers as INVALID_REQUEST; a topic's by the
+            # controller, INVALID_CONFIG.
+            code = E.INVALID_REQUEST if rtype == BROKER else E.INVALID_CONFIG
+            raise KafkaError(code, str(e)) from e
 
 
 def _target(state: ClusterState, rtype: int, name: str) -> dict[str, str]:

@@ -35,6 +35,16 @@ class ConfigDef:
     type: int
     default: str | None
     broker_synonym: str | None = None  # the broker-level key a topic key falls back to
+    minimum: int | None = None  # Kafka's ConfigDef validator atLeast(minimum)
+    # Kafka's internal configs (ConfigDef.defineInternal): accepted, but DescribeConfigs
+    # lists one only where it is set.
+    internal: bool = False
+
+
+# Kafka 4.0 raised segment.bytes' minimum to 1 MB; tests that want small segments set
+# the internal topic config internal.segment.bytes instead, which takes precedence
+# (LogConfig.segmentSize) and has no minimum.
+MIN_SEGMENT_BYTES = 1024 * 1024
 
 
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
@@ -61,7 +71,9 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("remote.storage.enable", BOOLEAN, "false", None),
     ConfigDef("retention.bytes", LONG, "-1", "log.retention.bytes"),
     ConfigDef("retention.ms", LONG, "604800000", "log.retention.ms"),
-    ConfigDef("segment.bytes", INT, "1073741824", "log.segment.bytes"),
+    ConfigDef("segment.bytes", INT, "1073741824", "log.segment.bytes",
+              minimum=MIN_SEGMENT_BYTES),
+    ConfigDef("internal.segment.bytes", INT, None, internal=True),
     ConfigDef("segment.index.bytes", INT, "10485760", "log.index.size.max.bytes"),
     ConfigDef("segment.jitter.ms", LONG, "0", "log.roll.jitter.ms"),
     ConfigDef("segment.ms", LONG, "604800000", "log.roll.ms"),
@@ -89,7 +101,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("log.retention.hours", INT, "168"),
     ConfigDef("log.retention.ms", LONG, None),
     ConfigDef("log.message.timestamp.type", STRING, "CreateTime"),
-    ConfigDef("log.segment.bytes", INT, "1073741824"),
+    ConfigDef("log.segment.bytes", INT, "1073741824", minimum=MIN_SEGMENT_BYTES),
     ConfigDef("max.incremental.fetch.session.cache.slots", INT, "1000"),
     ConfigDef("message.max.bytes", INT, "1048588"),
     ConfigDef("min.incremental.fetch.session.eviction.ms", INT, "120000"),
@@ -137,22 +149,38 @@ class ConfigError(ValueError):
     """An unknown key or a value of the wrong type (INVALID_CONFIG)."""
 
 
+# The range of each integer type, as Java parses it (Integer.parseInt and the like).
+_INT_RANGES = {INT: ("INT", 31), SHORT: ("SHORT", 15), LONG: ("LONG", 63)}
+
+
 def validate_value(defn: ConfigDef, value: str | None) -> None:
-    """Check a value parses as the key's type, as Kafka's ConfigDef does."""
+    """Check a value as Kafka's ConfigDef does: it parses as the key's type (the value
+    trimmed, a number within the type's range), then the key's validator; the messages
+    are ConfigException's, "Invalid value V for configuration K: ..."."""
     if value is None:
         return
-    try:
-        if defn.type in (INT, SHORT, LONG):
-            int(value)
-        elif defn.type == DOUBLE:
-            float(value)
-        elif defn.type == BOOLEAN and value.lower() not in ("true", "false"):
-            raise ValueError(value)
-    except ValueError as e:
-        raise ConfigError(
-            f"Invalid value {value} for configuration {defn.name}: Expected value to be a "
-            f"{['', 'boolean', 'string', '32-bit integer', '16-bit integer', '64-bit integer', 'double', 'list', 'class', 'password'][defn.type]}"
-        ) from e
+
+    def invalid(why: str) -> ConfigError:
+        return ConfigError(f"Invalid value {value} for configuration {defn.name}: {why}")
+
+    text = value.strip()
+    if defn.type in _INT_RANGES:
+        kind, bits = _INT_RANGES[defn.type]
+        try:
+            number = None if "_" in text else int(text, 10)  # Python reads 1_000; Java not
+        except ValueError:
+            number = None
+        if number is None or not -(1 << bits) <= number < (1 << bits):
+            raise invalid(f"Not a number of type {kind}")
+        if defn.minimum is not None and number < defn.minimum:
+            raise invalid(f"Value must be at least {defn.minimum}")
+    elif defn.type == DOUBLE:
+        try:
+            float(text)
+        except ValueError as e:
+            raise invalid("Not a number of type DOUBLE") from e
+    elif defn.type == BOOLEAN and text.lower() not in ("true", "false"):
+        raise invalid("Expected value to be either true or false")
     if defn.name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
         raise ConfigError(f"Invalid value {value} for configuration message.timestamp.type: "
                           "String must be one of: CreateTime, LogAppendTime")

@@ -205,10 +205,13 @@ class Replication:
         return base
 
     def roll_if_due(self, t: Topic, log: Log, size: int, now: int) -> None:
-        """Roll the leader's active segment before an append (segment.bytes, segment.ms)."""
+        """Roll the leader's active segment before an append (segment.bytes, segment.ms).
+        internal.segment.bytes, where set, is the segment size (Kafka's
+        LogConfig.segmentSize): the way to segments under segment.bytes' 1 MB minimum."""
         st = self.state
-        log.maybe_roll(size, int(st.topic_config(t, "segment.bytes")),
-                       int(st.topic_config(t, "segment.ms")), now)
+        size_limit = t.configs.get("internal.segment.bytes") or st.topic_config(
+            t, "segment.bytes")
+        log.maybe_roll(size, int(size_limit), int(st.topic_config(t, "segment.ms")), now)
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
                       leader_epoch: int = -1) -> tuple[bool, int]:
