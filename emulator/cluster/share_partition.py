@@ -337,7 +337,14 @@ class SharePartition:
                                    lambda r: r.member_id == member_id)
 
     def on_leader_change(self, leader_epoch: int, delivery_limit: int) -> None:
-        """Reload under a new leader: acquisitions were not persisted, so they are gone."""
+        """Reload under a new leader: acquisitions were not persisted, so they are gone,
+        and so is the delivery they counted - Kafka 4.4's leader writes a record's delivery
+        count with its acknowledgement or release, not when it is acquired, so the new
+        leader delivers it with the count the crashed acquisition had (measured: records
+        acquired once and lost with their leader came back with delivery count 1)."""
+        for rec in self.records.values():
+            if rec.state == S.ACQUIRED:
+                rec.delivery_count = max(0, rec.delivery_count - 1)
         self._release_where(LEADER_MOVED, delivery_limit, lambda r: True)
         self.leader_epoch = leader_epoch
 

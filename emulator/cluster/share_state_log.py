@@ -26,7 +26,9 @@ with --data-dir. Acquisition locks are not persisted: acquired records come back
 available with the delivery count they had.
 
 Differs from Kafka: the delivery count of an acquired record is persisted at once (the
-emulator's share-partition leader and share coordinator are one process); records are
+emulator's share-partition leader and share coordinator are one process; Kafka writes it
+with the acknowledgement or release, and a leader move in a running emulator undoes the
+unwritten count as Kafka's does, SharePartition.on_leader_change); records are
 not pruned from the topic (Kafka deletes records older than the oldest needed snapshot).
 """
 
