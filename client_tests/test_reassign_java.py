@@ -40,13 +40,19 @@ TOPICS = "org.apache.kafka.tools.TopicCommand"
 MSG = "The manual partition assignment includes"
 
 
-@pytest.fixture(autouse=True)
 def require_java() -> None:
+    """Fail clearly when the Java builds are missing (also called by the other Java
+    client test modules, which import it)."""
     missing = [p for p in (JAVA_DIR / ".jars", JAVA_DIR / ".tools-jars",
                            JAVA_DIR / ".classes" / "ReassignClient.class") if not p.exists()]
     if missing:
         raise AssertionError(f"{missing[0]} is missing: run scripts/setup.d/30-java.sh "
                              "(needs a JDK and Maven) before these tests")
+
+
+@pytest.fixture(autouse=True)
+def java_built() -> None:
+    require_java()
 
 
 def metadata_brokers(cluster: Target) -> set[int]:
