@@ -25,6 +25,7 @@ from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
 from emulator.handlers.util import node_endpoint, quota_throttle, transaction_version
 from wire.errors import ErrorCode as E
+from wire.records import InvalidRecordError, read_header
 
 log = logging.getLogger("kafka_emulator.produce")
 API_KEY = 0
@@ -44,7 +45,11 @@ def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendRe
         "base_offset": r.base_offset,
         "log_append_time_ms": r.log_append_time,
         "log_start_offset": r.log_start_offset,
-        "error_message": r.message if r.error else None,
+        # Kafka sends a message only for what its LogValidator refused (a
+        # RecordValidationException: hasCustomErrorMessage); OUT_OF_ORDER_SEQUENCE_NUMBER,
+        # INVALID_PRODUCER_EPOCH, NOT_ENOUGH_REPLICAS, MESSAGE_TOO_LARGE... carry none
+        # (measured on a 4.4 broker). The emulator's reason goes to its log instead.
+        "error_message": r.message if r.error and r.reason else None,
         "record_errors": r.record_errors,
     }
     if r.error in LEADER_HINT_ERRORS:
@@ -55,9 +60,44 @@ def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendRe
     return out
 
 
+def _has_transactional_records(req: dict) -> bool:
+    """Whether a partition's batch is transactional (v3+ carries one batch per partition,
+    Kafka's ProduceRequest.hasTransactionalRecords)."""
+    for td in req["topic_data"]:
+        for pd in td["partition_data"]:
+            if not pd["records"]:
+                continue
+            try:
+                if read_header(pd["records"]).is_transactional:
+                    return True
+            except InvalidRecordError:
+                continue  # the validator answers a malformed batch
+    return False
+
+
+def _refuse_all(req: dict, code: int) -> dict:
+    """Every partition of the request answered ``code`` (Kafka's error response)."""
+    return {"responses": [
+        {"name": td["name"], "topic_id": td.get("topic_id"), "partition_responses": [
+            _partition_response_of(pd["index"], AppendResult(code))
+            for pd in td["partition_data"]]}
+        for td in req["topic_data"]], "throttle_time_ms": 0, "node_endpoints": []}
+
+
+def _partition_response_of(index: int, r: AppendResult) -> dict:
+    return {"index": index, "error_code": r.error, "base_offset": r.base_offset,
+            "log_append_time_ms": r.log_append_time, "log_start_offset": r.log_start_offset,
+            "error_message": None, "record_errors": []}
+
+
 def handle(ctx: RequestContext, req: dict, version: int):
     cluster = ctx.cluster
     acks = req["acks"]
+    if req["transactional_id"] is None and _has_transactional_records(req):
+        # KafkaApis.handleProduceRequest: transactional records need WRITE on the
+        # request's transactional id, and a null id is never authorized
+        return NO_RESPONSE if acks == 0 else _refuse_all(
+            req, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     txn = ctx.services.get("transactions")
     implicit_add = version >= 12 and transaction_version(ctx) >= 2
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
