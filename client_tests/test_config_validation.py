@@ -58,7 +58,7 @@ def test_topic_config_values_are_parsed_and_validated_as_kafka_does(cluster: Tar
                                                  "configuration_keys": keys}],
                                   "include_synonyms": False, "include_documentation": False})
             res = r["results"][0]
-            assert res["error_code"] == E.NONE, res
+            assert (res["error_code"], res["error_message"]) == (E.NONE, ""), res
             return {c["name"]: (c["value"], c["config_source"]) for c in res["configs"]}
 
         # Kafka's metadata reaches the broker a moment after CreateTopics answers

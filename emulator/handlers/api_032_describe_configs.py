@@ -38,7 +38,9 @@ def _describe(ctx: RequestContext, req: dict) -> Steps[dict]:
     for i, r in enumerate(req["resources"]):
         if i and i % STEP_RESOURCES == 0:
             yield
-        out = {"error_code": E.NONE, "error_message": None, "resource_type": r["resource_type"],
+        # A described resource's error_message is "", not null: Kafka leaves the field at
+        # its schema default (DescribeConfigsResult.errorMessage), measured on a 4.4 broker.
+        out = {"error_code": E.NONE, "error_message": "", "resource_type": r["resource_type"],
                "resource_name": r["resource_name"], "configs": []}
         try:
             entries = config_ops.describe(ctx.cluster, r["resource_type"], r["resource_name"],
