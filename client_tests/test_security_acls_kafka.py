@@ -6,8 +6,9 @@ ANONYMOUS principal is a super user so the brokers can work."""
 
 from __future__ import annotations
 
+import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
@@ -25,6 +26,14 @@ from test_security_acls import (
     delegation_token_codes,
     fetch_session_scenario,
     offset_fetch_scenario,
+)
+from test_security_sasl import (
+    Raw,
+    handshake_v0_scenario,
+    no_reauthentication_scenario,
+    requests_before_authentication_scenario,
+    sasl_on_plaintext_scenario,
+    unsupported_mechanism_scenario,
 )
 
 from emulator.security.acl import Op, PermissionType
@@ -184,3 +193,31 @@ def test_offset_fetch_needs_describe_on_topics_on_real_kafka(kafka: KafkaCluster
 
 def test_acl_operations_over_10000_records_on_real_kafka(kafka: KafkaCluster) -> None:
     assert acl_cap_scenario(kafka.bootstrap("SASL_PLAINTEXT")) == ACL_CAP_ANSWER
+
+
+# ---- the SASL wire scenarios of test_security_sasl.py on this Kafka (PLAIN only) -------
+def _connect(kafka: KafkaCluster) -> Callable[[str], Raw]:
+    def connect(listener: str) -> Raw:
+        host, port = kafka.bootstrap(listener).split(",")[0].rsplit(":", 1)
+        return Raw(socket.create_connection((host, int(port)), timeout=10))
+    return connect
+
+
+def test_requests_before_authentication_on_real_kafka(kafka: KafkaCluster) -> None:
+    requests_before_authentication_scenario(_connect(kafka))
+
+
+def test_sasl_on_a_plaintext_listener_on_real_kafka(kafka: KafkaCluster) -> None:
+    sasl_on_plaintext_scenario(_connect(kafka))
+
+
+def test_unsupported_mechanism_on_real_kafka(kafka: KafkaCluster) -> None:
+    unsupported_mechanism_scenario(_connect(kafka), {"PLAIN"})
+
+
+def test_no_reauthentication_by_default_on_real_kafka(kafka: KafkaCluster) -> None:
+    no_reauthentication_scenario(_connect(kafka), ("alice", USERS["alice"]))
+
+
+def test_handshake_v0_on_real_kafka(kafka: KafkaCluster) -> None:
+    handshake_v0_scenario(_connect(kafka), ("alice", USERS["alice"]))

@@ -11,8 +11,9 @@ import socket
 import ssl
 import struct
 import subprocess
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
@@ -221,14 +222,20 @@ def _raw(c: Cluster, listener: str) -> Raw:
 METADATA = {"topics": None, "allow_auto_topic_creation": False}
 
 
-def test_requests_before_authentication_close_the_connection(secured: Cluster) -> None:
-    r = _raw(secured, "SASL_PLAINTEXT")
+# ---- wire-level SASL scenarios, run here and on a real Kafka 4.4 with a SASL_PLAINTEXT
+# listener (test_security_acls_kafka.py): ``connect`` opens a raw connection to a
+# listener by name, ``user``/``other`` are two (name, password) pairs the listener knows.
+Connect = Callable[[str], Raw]
+
+
+def requests_before_authentication_scenario(connect: Connect) -> None:
+    r = connect("SASL_PLAINTEXT")
     assert r.call(18, 3, {"client_software_name": "t", "client_software_version": "1"})
     assert r.call(3, 12, METADATA) is None  # Kafka: IllegalSaslStateException, closed
 
 
-def test_sasl_on_a_plaintext_listener_is_illegal_sasl_state(secured: Cluster) -> None:
-    r = _raw(secured, "PLAINTEXT")
+def sasl_on_plaintext_scenario(connect: Connect) -> None:
+    r = connect("PLAINTEXT")
     resp = r.call(17, 1, {"mechanism": "PLAIN"})
     assert resp == {"error_code": 34, "mechanisms": []}
     resp = r.call(36, 2, {"auth_bytes": b"\0a\0b"})
@@ -236,37 +243,89 @@ def test_sasl_on_a_plaintext_listener_is_illegal_sasl_state(secured: Cluster) ->
     assert r.call(3, 12, METADATA) is not None  # still usable
 
 
-def test_unsupported_mechanism_then_close(secured: Cluster) -> None:
-    r = _raw(secured, "SASL_PLAINTEXT")
+def unsupported_mechanism_scenario(connect: Connect, enabled: set[str]) -> None:
+    r = connect("SASL_PLAINTEXT")
     resp = r.call(17, 1, {"mechanism": "GSSAPI"})
     assert resp is not None and resp["error_code"] == 33
-    assert "SCRAM-SHA-512" in resp["mechanisms"]
+    assert set(resp["mechanisms"]) == enabled
     assert r.closed()
 
 
-def test_handshake_v1_plain_then_reauthenticate_ok_and_illegal_after(secured: Cluster) -> None:
-    r = _raw(secured, "SASL_PLAINTEXT")
+def plain(user: tuple[str, str]) -> bytes:
+    return b"\0" + user[0].encode() + b"\0" + user[1].encode()
+
+
+def no_reauthentication_scenario(connect: Connect, user: tuple[str, str]) -> None:
+    """Kafka's default connections.max.reauth.ms 0: sessions never expire and a second
+    SaslHandshake or SaslAuthenticate is ILLEGAL_SASL_STATE; the connection stays open."""
+    r = connect("SASL_PLAINTEXT")
     assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-    resp = r.call(36, 2, {"auth_bytes": b"\0alice\0alice-secret"})
-    assert resp["error_code"] == 0 and resp["session_lifetime_ms"] == 0
+    resp = r.call(36, 2, {"auth_bytes": plain(user)})
+    assert (resp["error_code"], resp["error_message"], resp["session_lifetime_ms"]) == (0, "", 0)
     assert r.call(3, 12, METADATA)["brokers"]
-    assert r.call(36, 2, {"auth_bytes": b"x"})["error_code"] == 34
-    # KIP-368: a SaslHandshake on an authenticated connection re-authenticates...
+    assert r.call(17, 1, {"mechanism": "PLAIN"}) == {"error_code": 34, "mechanisms": []}
+    resp = r.call(36, 2, {"auth_bytes": plain(user)})
+    assert (resp["error_code"], resp["error_message"]) == (
+        34, "SaslAuthenticate request received after successful authentication")
+    assert r.call(3, 12, METADATA)["brokers"]
+
+
+def reauthentication_scenario(connect: Connect, user: tuple[str, str],
+                              other: tuple[str, str], lifetime_ms: int) -> None:
+    """With connections.max.reauth.ms set (``lifetime_ms``): KIP-368 re-authentication."""
+    r = connect("SASL_PLAINTEXT")
     assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-    assert r.call(36, 2, {"auth_bytes": b"\0alice\0alice-secret"})["error_code"] == 0
+    resp = r.call(36, 2, {"auth_bytes": plain(user)})
+    assert resp["error_code"] == 0 and resp["session_lifetime_ms"] == lifetime_ms
+    assert r.call(3, 12, METADATA)["brokers"]
+    # a SaslHandshake on an authenticated connection re-authenticates...
+    assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
+    assert r.call(36, 2, {"auth_bytes": plain(user)})["error_code"] == 0
+    time.sleep(1.1)  # Kafka: at most one re-authentication a second
     # ...but may not change the principal.
     assert r.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
-    resp = r.call(36, 2, {"auth_bytes": b"\0bob\0bob-secret"})
-    assert resp["error_code"] == 58 and "Cannot change principals" in resp["error_message"]
+    resp = r.call(36, 2, {"auth_bytes": plain(other)})
+    assert (resp["error_code"], resp["error_message"]) == (
+        58, f"Cannot change principals during re-authentication from User.{user[0]}: "
+            f"User.{other[0]}")
     assert r.closed()
+
+
+def handshake_v0_scenario(connect: Connect, user: tuple[str, str]) -> None:
+    r = connect("SASL_PLAINTEXT")
+    assert r.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
+    token = plain(user)
+    r.sock.sendall(struct.pack(">i", len(token)) + token)
+    assert r._read(4) == struct.pack(">i", 0)  # the empty PLAIN answer, unframed
+    assert r.call(3, 12, METADATA)["brokers"]
+
+
+def test_requests_before_authentication_close_the_connection(secured: Cluster) -> None:
+    requests_before_authentication_scenario(lambda listener: _raw(secured, listener))
+
+
+def test_sasl_on_a_plaintext_listener_is_illegal_sasl_state(secured: Cluster) -> None:
+    sasl_on_plaintext_scenario(lambda listener: _raw(secured, listener))
+
+
+def test_unsupported_mechanism_then_close(secured: Cluster) -> None:
+    unsupported_mechanism_scenario(lambda listener: _raw(secured, listener), set(MECHANISMS))
+
+
+def test_handshake_v1_plain_then_no_reauthentication_by_default(secured: Cluster) -> None:
+    no_reauthentication_scenario(lambda listener: _raw(secured, listener),
+                                 ("alice", USERS["alice"]))
+
+
+def test_reauthentication_with_connections_max_reauth_ms() -> None:
+    with Cluster(1, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                              "sasl_users": USERS, "connections_max_reauth_ms": 60_000}) as c:
+        reauthentication_scenario(lambda listener: _raw(c, listener),
+                                  ("alice", USERS["alice"]), ("bob", USERS["bob"]), 60_000)
 
 
 def test_handshake_v0_raw_tokens(secured: Cluster) -> None:
-    r = _raw(secured, "SASL_PLAINTEXT")
-    assert r.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
-    r.sock.sendall(struct.pack(">i", 19) + b"\0alice\0alice-secret")
-    assert r._read(4) == struct.pack(">i", 0)  # the empty PLAIN answer, unframed
-    assert r.call(3, 12, METADATA)["brokers"]
+    handshake_v0_scenario(lambda listener: _raw(secured, listener), ("alice", USERS["alice"]))
 
 
 def test_session_lifetime_and_expiry(tmp_path) -> None:

@@ -98,11 +98,20 @@ OWN_KAFKA_MODULE = "test_security_acls_kafka.py"
 OWN_KAFKA_WHAT = "own Kafka with StandardAuthorizer, SASL_PLAINTEXT"
 OWN_KAFKA_RENAMED = {
     "test_acl_operations_over_10000_records_on_real_kafka":
-        "test_acl_operations_over_10000_records_are_refused_as_kafka",
+        "test_security_acls.py::test_acl_operations_over_10000_records_are_refused_as_kafka",
     "test_delegation_tokens_over_sasl_on_real_kafka":
-        "test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret",
+        "test_security_acls.py::test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret",
     "test_fetch_session_reauthorization_on_real_kafka":
-        "test_fetch_session_partitions_are_reauthorized",
+        "test_security_acls.py::test_fetch_session_partitions_are_reauthorized",
+    "test_requests_before_authentication_on_real_kafka":
+        "test_security_sasl.py::test_requests_before_authentication_close_the_connection",
+    "test_sasl_on_a_plaintext_listener_on_real_kafka":
+        "test_security_sasl.py::test_sasl_on_a_plaintext_listener_is_illegal_sasl_state",
+    "test_unsupported_mechanism_on_real_kafka":
+        "test_security_sasl.py::test_unsupported_mechanism_then_close",
+    "test_no_reauthentication_by_default_on_real_kafka":
+        "test_security_sasl.py::test_handshake_v1_plain_then_no_reauthentication_by_default",
+    "test_handshake_v0_on_real_kafka": "test_security_sasl.py::test_handshake_v0_raw_tokens",
 }
 
 
@@ -114,8 +123,9 @@ def own_kafka_results(emu: dict[str, str]) -> dict[str, str]:
         if module != OWN_KAFKA_MODULE:
             continue
         base, bracket, params = name.partition("[")
-        twin = OWN_KAFKA_RENAMED.get(base, base.removesuffix("_on_real_kafka"))
-        target = f"test_security_acls.py::{twin}{bracket}{params}"
+        twin = OWN_KAFKA_RENAMED.get(
+            base, f"test_security_acls.py::{base.removesuffix('_on_real_kafka')}")
+        target = f"{twin}{bracket}{params}"
         if target in emu:
             out[target] = state
     return out
@@ -188,7 +198,7 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
         f"- Client tests: {passed(emu)} of {len(emu)} pass on the emulator; {len(kafka)} "
         f"are about Kafka's behaviour and run on Kafka {DEFAULT_VERSION} too, where "
         f"{passed(kafka)} pass; {len(own)} more (the authorization table and scenarios "
-        f"of test_security_acls.py) run on a Kafka {DEFAULT_VERSION} of their own with "
+        f"of test_security_acls.py, the SASL wire scenarios of test_security_sasl.py) run on a Kafka {DEFAULT_VERSION} of their own with "
         f"StandardAuthorizer over SASL ({OWN_KAFKA_MODULE}), where {passed(own)} pass; "
         f"the other {len(emu) - len(both)} test the emulator itself (marked "
         "`emulator_only`).",

@@ -4,7 +4,8 @@ On a SASL listener it starts an exchange with the chosen mechanism (v1: tokens i
 SaslAuthenticate requests; v0: raw tokens without Kafka framing) and lists the
 enabled mechanisms; an unknown mechanism gets UNSUPPORTED_SASL_MECHANISM and the
 connection closes, as Kafka's SaslServerAuthenticator does. On an authenticated
-connection it starts re-authentication (KIP-368). Where no authenticator runs (a
+connection it starts re-authentication (KIP-368) if connections.max.reauth.ms is
+set, as Kafka does. Where no authenticator runs (a
 PLAINTEXT or SSL listener) it reaches KafkaApis, which answers ILLEGAL_SASL_STATE.
 """
 
@@ -21,6 +22,11 @@ AUTHORIZE = ()  # authentication itself: no principal yet
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     security, session = ctx.services.get("security"), ctx.session
     if security is None or session is None or not session.uses_sasl:
+        return {"error_code": E.ILLEGAL_SASL_STATE, "mechanisms": []}
+    if session.complete and security.connections_max_reauth_ms <= 0:
+        # Kafka re-authenticates (KIP-368) only where connections.max.reauth.ms > 0;
+        # otherwise the handshake reaches KafkaApis: ILLEGAL_SASL_STATE, the connection
+        # stays open (measured on a 4.4 broker)
         return {"error_code": E.ILLEGAL_SASL_STATE, "mechanisms": []}
     ok = session.handshake(req["mechanism"], version, security, ctx.cluster.now())
     return {"error_code": E.NONE if ok else E.UNSUPPORTED_SASL_MECHANISM,

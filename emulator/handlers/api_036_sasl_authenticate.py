@@ -33,5 +33,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     except AuthenticationFailed as e:
         return {"error_code": E.SASL_AUTHENTICATION_FAILED, "error_message": str(e),
                 "auth_bytes": b""}
-    return {"error_code": E.NONE, "error_message": None, "auth_bytes": out,
+    # Kafka's success carries an empty message, not a null one (measured on 4.4)
+    return {"error_code": E.NONE, "error_message": "", "auth_bytes": out,
             "session_lifetime_ms": session.session_lifetime_ms(now) if session.complete else 0}
