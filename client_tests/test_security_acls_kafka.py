@@ -31,6 +31,7 @@ from test_security_sasl import (
     Raw,
     handshake_v0_scenario,
     no_reauthentication_scenario,
+    reauthentication_scenario,
     requests_before_authentication_scenario,
     sasl_on_plaintext_scenario,
     unsupported_mechanism_scenario,
@@ -221,3 +222,15 @@ def test_no_reauthentication_by_default_on_real_kafka(kafka: KafkaCluster) -> No
 
 def test_handshake_v0_on_real_kafka(kafka: KafkaCluster) -> None:
     handshake_v0_scenario(_connect(kafka), ("alice", USERS["alice"]))
+
+
+def test_reauthentication_with_connections_max_reauth_ms_on_real_kafka() -> None:
+    """KIP-368 re-authentication needs connections.max.reauth.ms, so a Kafka of its own
+    (one broker) with 60 s: the same scenario the emulator runs."""
+    cfg = {**small_cluster_config(1), **AUTHZ, "sasl.enabled.mechanisms": "PLAIN",
+           "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+           "connections.max.reauth.ms": "60000"}
+    with KafkaCluster(1, broker_config=cfg, controller_config=AUTHZ,
+                      listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
+        reauthentication_scenario(_connect(k), ("alice", USERS["alice"]),
+                                  ("admin", USERS["admin"]), 60_000)

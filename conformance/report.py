@@ -112,6 +112,8 @@ OWN_KAFKA_RENAMED = {
     "test_no_reauthentication_by_default_on_real_kafka":
         "test_security_sasl.py::test_handshake_v1_plain_then_no_reauthentication_by_default",
     "test_handshake_v0_on_real_kafka": "test_security_sasl.py::test_handshake_v0_raw_tokens",
+    "test_reauthentication_with_connections_max_reauth_ms_on_real_kafka":
+        "test_security_sasl.py::test_reauthentication_with_connections_max_reauth_ms",
 }
 
 

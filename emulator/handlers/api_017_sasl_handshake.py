@@ -23,10 +23,9 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     security, session = ctx.services.get("security"), ctx.session
     if security is None or session is None or not session.uses_sasl:
         return {"error_code": E.ILLEGAL_SASL_STATE, "mechanisms": []}
-    if session.complete and security.connections_max_reauth_ms <= 0:
-        # Kafka re-authenticates (KIP-368) only where connections.max.reauth.ms > 0;
-        # otherwise the handshake reaches KafkaApis: ILLEGAL_SASL_STATE, the connection
-        # stays open (measured on a 4.4 broker)
+    if session.complete and not session.may_reauthenticate(security, ctx.cluster.now()):
+        # no re-authentication here (see Session.may_reauthenticate): ILLEGAL_SASL_STATE,
+        # the connection stays open (measured on a 4.4 broker)
         return {"error_code": E.ILLEGAL_SASL_STATE, "mechanisms": []}
     ok = session.handshake(req["mechanism"], version, security, ctx.cluster.now())
     return {"error_code": E.NONE if ok else E.UNSUPPORTED_SASL_MECHANISM,

@@ -53,6 +53,7 @@ class Session:
     mechanism: str | None = None
     expires_ms: int | None = None  # KIP-368: the session ends here unless re-authenticated
     reauthenticating: bool = False
+    last_reauth_ms: int | None = None  # when the last re-authentication began
     close_after_response: str | None = None
     _server: SaslServer | None = field(default=None, repr=False)
 
@@ -85,6 +86,8 @@ class Session:
         """Start an exchange; False when the mechanism is not enabled (Kafka answers
         UNSUPPORTED_SASL_MECHANISM and closes)."""
         self.reauthenticating = self.state == AUTHENTICATED
+        if self.reauthenticating:
+            self.last_reauth_ms = now_ms
         server = SaslSettings(security.mechanisms).server(mechanism, security.credentials,
                                                           now_ms)
         if server is None:
@@ -143,6 +146,14 @@ class Session:
         if server.credential_expiry_ms is not None:
             end = min(end, server.credential_expiry_ms)
         return end
+
+    def may_reauthenticate(self, security: Security, now_ms: int) -> bool:
+        """Kafka re-authenticates (KIP-368) only where connections.max.reauth.ms > 0, and
+        at most once a second (KafkaChannel.maybeBeginServerReauthentication); a handshake
+        that may not re-authenticate reaches KafkaApis, which answers ILLEGAL_SASL_STATE."""
+        if security.connections_max_reauth_ms <= 0:
+            return False
+        return self.last_reauth_ms is None or now_ms - self.last_reauth_ms >= 1000
 
     def session_lifetime_ms(self, now_ms: int) -> int:
         return 0 if self.expires_ms is None else max(0, self.expires_ms - now_ms)
