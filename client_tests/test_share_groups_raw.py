@@ -16,6 +16,7 @@ What Kafka 4.4 does that the steps below wait for, as its clients do:
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -60,7 +61,12 @@ def produce(c: Target, topic: str, leader: int, n: int) -> None:
             r = conn.call(0, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
                                  "topic_data": [{"name": topic, "partition_data": [{
                                      "index": 0,
-                                     "records": build_batch([(None, f"v{i}".encode())])}]}]})
+                                     # stamped now: records stamped 0 are past
+                                     # retention.ms, and the emulator's retention
+                                     # check may delete them mid-test
+                                     "records": build_batch([(None, f"v{i}".encode())],
+                                                            timestamp=int(time.time() * 1000)
+                                                            )}]}]})
             assert r["responses"][0]["partition_responses"][0]["error_code"] == E.NONE
     finally:
         conn.close()

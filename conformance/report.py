@@ -59,9 +59,9 @@ DIFFERENCES = [
      "broker); most have no effect in the emulator (e.g. sasl.kerberos.*, "
      "num.network.threads). The GROUP keys act as in Kafka (consumer.session.timeout.ms "
      "and consumer.heartbeat.interval.ms on consumer groups, share.* on share groups, "
-     "streams.* on streams groups) except consumer.assignment.interval.ms and "
-     "share.assignment.interval.ms (those assignments are computed at once) and the "
-     "dead-letter-queue keys, which are stored."),
+     "streams.* on streams groups) except consumer.assignment.interval.ms (those "
+     "assignments are computed at once) and the dead-letter-queue keys, which are "
+     "stored."),
     ("UnregisterBroker of a running broker",
      "Both answer NONE; Kafka 4.4 then leaves the running broker out of the cluster until "
      "it restarts (measured: still absent after 20 s, and a second UnregisterBroker "
@@ -80,10 +80,6 @@ DIFFERENCES = [
      "offset; Kafka 4.4's carry the one from before the acknowledgement or release they "
      "write. DescribeShareGroupOffsets and ReadShareGroupStateSummary report the latter "
      "on both."),
-    ("Share-group assignment interval",
-     "The emulator computes a share group's target assignment at once; Kafka 4.4 at most "
-     "once per group.share.assignment.interval.ms (1 s), answering the previous one "
-     "meanwhile. The share-group client tests wait for assignments on both."),
     ("Java tools at 4.3.1",
      "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
      "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),

@@ -327,7 +327,9 @@ def test_members_share_partitions() -> None:
     # initialized already (Harness), so assigned at once
     assert r1["error_code"] == 0 and r1["member_epoch"] == 2
     assert r1["assignment"]["topic_partitions"] == [{"topic_id": h.tid, "partitions": [0, 1]}]
+    h.clock.advance(1_000)  # group.share.assignment.interval.ms: one assignment a second
     r2 = hb(h, "m2", 0)
+    h.clock.advance(1_000)
     r3 = hb(h, "m3", 0)
     r1 = hb(h, "m1", r1["member_epoch"], topics=None)
     assert r1["member_epoch"] == r3["member_epoch"] == 4
@@ -338,6 +340,31 @@ def test_members_share_partitions() -> None:
     r2 = hb(h, "m2", 3, topics=None)
     assert r2["member_epoch"] == 4 and r2["assignment"]["topic_partitions"][0]["partitions"] == [1]
     assert hb(h, "m2", 4, topics=None)["assignment"] is None  # nothing new
+
+
+def test_one_target_assignment_per_interval() -> None:
+    """Kafka 4.4 (measured): members joining within group.share.assignment.interval.ms of
+    the last assignment get the last one's epoch and nothing new; the next heartbeat after
+    the interval computes one for the group epoch reached meanwhile."""
+    h = Harness(partitions=2)
+    assert hb(h, "m1", 0)["member_epoch"] == 2
+    r2 = hb(h, "m2", 0)
+    assert (r2["member_epoch"], r2["assignment"]) == (2, {"topic_partitions": []})
+    r3 = hb(h, "m3", 0)
+    assert r3["member_epoch"] == 2
+    (d,) = h.sc.describe_share_groups([G])
+    assert (d["group_epoch"], d["assignment_epoch"]) == (4, 2)
+    h.clock.advance(999)
+    assert hb(h, "m2", 2, topics=None)["member_epoch"] == 2
+    h.clock.advance(1)
+    r2 = hb(h, "m2", 2, topics=None)
+    assert r2["member_epoch"] == 4 and r2["assignment"]["topic_partitions"]
+    # a member leaving within the interval: the group epoch moves, the assignment waits
+    assert hb(h, "m3", -1, topics=None)["member_epoch"] == -1
+    (d,) = h.sc.describe_share_groups([G])
+    assert (d["group_epoch"], d["assignment_epoch"]) == (5, 4)
+    h.sc.set_group_config(G, "share.assignment.interval.ms", "0")
+    assert hb(h, "m1", 2, topics=None)["member_epoch"] == 5
 
 
 def test_simple_assignor() -> None:
@@ -379,10 +406,10 @@ def test_session_timeout_fences_the_member_and_releases_its_records() -> None:
     h.sc.set_group_config(G, "share.record.lock.duration.ms", "60000")
     h.produce(2)
     r = hb(h, "m1", 0)
-    hb(h, "m2", 0)
+    r2 = hb(h, "m2", 0)
     h.acquire("m1")
     h.clock.advance(44_000)
-    hb(h, "m2", 3, topics=None)
+    assert hb(h, "m2", r2["member_epoch"], topics=None)["error_code"] == E.NONE
     h.clock.advance(1_000)
     h.sc.tick()
     assert set(h.sc.groups[G].members) == {"m2"}

@@ -12,8 +12,9 @@ straight to its target at its next heartbeat. Member states are therefore simply
 As in Kafka 4.4, a group created by a heartbeat is at epoch 2 after it, and only
 share-partitions whose state the share coordinator holds are assigned; when state is
 initialized later, the next heartbeat moves the group epoch so that they are
-(``_initialized_pending``). Target assignments are computed at once (Kafka: at most one
-per group.share.assignment.interval.ms).
+(``_initialized_pending``). Target assignments are computed at most once per
+share.assignment.interval.ms (group.share.assignment.interval.ms, 1 s), on a heartbeat
+or a member's departure; meanwhile members stay at the last one.
 
 Member epoch rules (``MEMBER_EPOCH_RULES``): 0 joins (or rejoins) with a
 member id the client generated; -1 leaves; any other epoch must be the member's
@@ -73,6 +74,7 @@ class ShareGroup:
     members: dict[str, ShareMember] = field(default_factory=dict)
     target: dict[str, Assignment] = field(default_factory=dict)
     subscription_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
+    assignment_ts: int | None = None  # when the target assignment was last computed
 
     type = "share"
     protocol_type = PROTOCOL_TYPE
@@ -202,7 +204,7 @@ class ShareGroupOps:
         if self._refresh_metadata(group) or bump:
             group.group_epoch += 1
         if group.assignment_epoch != group.group_epoch:
-            self._compute_target(group)
+            self._maybe_compute_target(group, now)
         self.initialize_subscribed(group)  # InitializeShareGroupState, as Kafka's does
         previous = member.member_epoch
         if action != "heartbeat" or member.member_epoch != group.assignment_epoch:
@@ -252,6 +254,16 @@ class ShareGroupOps:
                 return True
         return False
 
+    def _maybe_compute_target(self, group: ShareGroup, now: int) -> None:
+        """A new target assignment, at most one per share.assignment.interval.ms
+        (group.share.assignment.interval.ms, 1 s), as Kafka 4.4 computes them: meanwhile
+        members stay at the last one (a new member: nothing assigned, at its epoch)."""
+        interval = self.group_int(group.group_id, "share.assignment.interval.ms")
+        if group.assignment_ts is not None and now < group.assignment_ts + interval:
+            return
+        self._compute_target(group)
+        group.assignment_ts = now
+
     def _compute_target(self, group: ShareGroup) -> None:
         # Only share-partitions with initialized state are assigned (Kafka 4.4's
         # topicAssignablePartitionsMap): a member's first heartbeat on a new topic gets
@@ -278,7 +290,7 @@ class ShareGroupOps:
         group.target.pop(member_id, None)
         group.group_epoch += 1
         self._refresh_metadata(group)
-        self._compute_target(group)
+        self._maybe_compute_target(group, self._now())
         self.on_member_gone(group.group_id, member_id)
         self.mark_changed()
 
