@@ -23,6 +23,7 @@ from test_security_acls import (
     _names,
     acl_cap_scenario,
     check,
+    check_refusal_messages,
     delegation_token_codes,
     fetch_session_scenario,
     offset_fetch_scenario,
@@ -101,6 +102,23 @@ def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: s
         wait_for(lambda: _acl_count(admin) == 0, "no ACLs on broker 1")
         admin.close()
     check(case, acl, code)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_refusal_messages_as_kafka_on_real_kafka(kafka: KafkaCluster, case: Case) -> None:
+    topic, group, txn, _ = _names(case)
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    resp = admin.call(19, 7, {"topics": [{"name": topic, "num_partitions": 1,
+                                          "replication_factor": 3}], "timeout_ms": 30000})
+    admin.close()
+    assert resp["topics"][0]["error_code"] in (0, 36), resp  # 36: made by another case
+    alice = Client(boot, "alice", 0)
+    try:
+        r = alice.call(case.key, case.version, case.body(topic, group, txn))
+    finally:
+        alice.close()
+    check_refusal_messages(case, r)
 
 
 def test_fetch_session_reauthorization_on_real_kafka(kafka: KafkaCluster) -> None:
