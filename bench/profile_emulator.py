@@ -7,6 +7,11 @@ Python function that calls it).
 
     python bench/profile_emulator.py throughput [--records 100000]
     python bench/profile_emulator.py latency [--extra-partitions 50]
+    python bench/profile_emulator.py scale [--partitions 10000] [--seconds 15]
+
+``scale`` profiles bench/scale.py's librdkafka produce phase only (topics of 100
+partitions, replication factor 3, one record to every partition per round): py-spy
+attaches once the topics exist and the leaders are known.
 
 ``--extra-partitions`` adds an idle topic, as __consumer_offsets is after any group
 consumer has run: it shows what every tick costs per partition.
@@ -57,7 +62,9 @@ def summarize(path: str, top: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("load", choices=["throughput", "latency"])
+    ap.add_argument("load", choices=["throughput", "latency", "scale"])
+    ap.add_argument("--partitions", type=int, default=10_000, help="scale: partitions")
+    ap.add_argument("--seconds", type=float, default=15.0, help="scale: produce this long")
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--extra-partitions", type=int, default=0)
     ap.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
@@ -67,9 +74,33 @@ def main() -> None:
         sys.exit("py-spy is not installed: pip install py-spy")
     s = compare.start_emulator(3)
     out = os.path.join(tempfile.mkdtemp(prefix="emu-profile-"), "stacks.txt")
-    spy = subprocess.Popen(["py-spy", "record", "-p", str(s.pids[0]), "-r", str(args.rate),
-                            "-f", "raw", "-o", out, "--nonblocking"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def attach() -> subprocess.Popen:
+        return subprocess.Popen(["py-spy", "record", "-p", str(s.pids[0]), "-r",
+                                 str(args.rate), "-f", "raw", "-o", out, "--nonblocking"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    if args.load == "scale":
+        import scale
+
+        spy = None
+        try:
+            plan = scale.topic_plan(args.partitions)
+            scale.create(s, plan)
+            scale.wait_leaders(s, plan)
+            spy = attach()
+            rate, rounds, _, server, client = scale.produce(s, plan, args.seconds,
+                                                            args.seconds * 2)
+            print(f"{args.partitions:,} partitions: {rate:,.0f} records/s, {rounds} rounds, "
+                  f"server {server:.0f} / client {client:.0f} CPU us/record (py-spy attached)")
+        finally:
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(60)
+            s.stop()
+        summarize(out, args.top)
+        return
+    spy = attach()
     try:
         topics = [("bench", compare.PARTITIONS), ("lat", 1)]
         if args.extra_partitions:

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from emulator.cluster import controller
+from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
@@ -93,6 +93,77 @@ def test_a_follower_down_parks_its_partitions_until_the_isr_expires_them() -> No
     assert len(written) <= n <= 3 * len(written)
     assert all(3 not in p.isr and p.high_watermark == 1 for p in written)
     assert visits(s, ticks=10, clock=clock, step_ms=LAG) == 0
+
+
+def retention_visits(s: ClusterState, passes: int = 1, clock: ManualClock | None = None,
+                     step_ms: int = 0) -> int:
+    """Partitions looked at by the server's retention passes (not full ones)."""
+    before = s.retention_schedule.visits
+    for _ in range(passes):
+        if clock is not None:
+            clock.advance(step_ms)
+        s.apply_retention(full=False)
+    return s.retention_schedule.visits - before
+
+
+def test_retention_looks_only_at_logs_that_moved_and_deadlines_that_came() -> None:
+    s, clock = make()
+    t0 = clock.now_ms()
+    parts = [p for t in s.topics.values() for p in t.partitions]
+    for _ in range(2):  # two batches everywhere: retention could delete the first
+        for p in parts:
+            s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")], timestamp=t0), -1)
+        s.tick(full=False)
+    assert all(p.high_watermark == 2 for p in parts)
+    assert retention_visits(s) == len(parts)  # the first pass looks at everything
+    # Nothing moves, nothing comes due (retention.ms: 7 days): a minute of passes
+    assert retention_visits(s, passes=60, clock=clock, step_ms=1000) == 0
+    p = s.get_partition("t7", 3)
+    produce(s, p)  # replication visits it, then the next pass looks at it alone
+    s.tick(full=False)
+    assert retention_visits(s) == 1
+    assert retention_visits(s) == 0
+    # A config change takes effect at the next pass (a full one); then t4's oldest
+    # batches are due at t0 + retention.ms + 1 and looked at then, not before.
+    config_ops.incremental_alter(s, config_ops.TOPIC, "t4", [
+        ("retention.ms", config_ops.SET, "120000")], False, 1)
+    s.tick(full=False)  # (a config change: replication visits every partition once)
+    assert retention_visits(s) == len(parts)
+    clock.advance(t0 + 120_000 - clock.now_ms())
+    assert retention_visits(s) == 0
+    t4 = s.topics["t4"].partitions
+    assert all(q.log_start_offset == 0 for q in t4)
+    assert retention_visits(s, clock=clock, step_ms=1) == PER_TOPIC
+    assert all(q.log_start_offset == 1 for q in t4)
+    assert all(log.log_start_offset == 1 for q in t4 for log in q.logs.values())
+    s.tick(full=False)  # the deletions touched t4's partitions: seen once more
+    assert retention_visits(s) == PER_TOPIC
+    assert retention_visits(s, passes=30, clock=clock, step_ms=10_000) == 0  # one batch left
+
+
+def test_retention_waits_for_the_high_watermark_then_deletes_at_once() -> None:
+    """A batch old enough to go but not yet below the high watermark (a follower down)
+    is deleted on the first pass after the high watermark passes it, with no deadline
+    polled meanwhile."""
+    s, clock = make()
+    config_ops.incremental_alter(s, config_ops.TOPIC, "t2", [
+        ("retention.ms", config_ops.SET, "1000")], False, 1)
+    p = next(q for q in s.topics["t2"].partitions if q.leader != 3)
+    controller.broker_crashed(s, 3, fence_after_ms=60_000)
+    s.tick(full=False)
+    for _ in range(2):
+        produce(s, p)  # timestamp 0: already older than retention.ms
+    s.tick(full=False)
+    assert p.high_watermark == 0  # broker 3 in the ISR has not fetched
+    s.apply_retention(full=False)  # the config change: a full pass
+    assert p.log_start_offset == 0
+    assert retention_visits(s, passes=5, clock=clock, step_ms=LAG // 10) == 0
+    for _ in range(4):  # the ISR expires broker 3; the high watermark moves
+        s.tick(full=False)
+        clock.advance(LAG // 2)
+    assert 3 not in p.isr and p.high_watermark == 2
+    assert retention_visits(s) >= 1
+    assert p.log_start_offset == 1
 
 
 def test_a_leader_change_touches_only_that_partition() -> None:

@@ -218,6 +218,40 @@ def test_cluster_level_min_insync_replicas_as_kafka_4_keeps_it() -> None:
     assert s.broker_config("min.insync.replicas", 1) == "1"
 
 
+def test_produce_follows_every_kind_of_config_change_at_once() -> None:
+    """An append reads its topic's configs resolved once per change (ConfigDict): a
+    change by AlterConfigs, IncrementalAlterConfigs, a cluster-wide broker default or a
+    write into the dicts by hand is seen by the very next batch."""
+    s = cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+
+    def append(size: int, acks: int = 1) -> int:
+        batch = build_batch([(None, b"x" * size)], timestamp=s.now())
+        return s.append(p.leader, "t", 0, batch, acks).error
+
+    assert append(2000) == 0
+    config_ops.incremental_alter(s, config_ops.TOPIC, "t", [
+        ("max.message.bytes", config_ops.SET, "1000")], False, 1)
+    assert append(2000) == E.MESSAGE_TOO_LARGE
+    config_ops.alter(s, config_ops.TOPIC, "t", {}, False, 1)  # back to the default
+    assert append(2000) == 0
+    config_ops.incremental_alter(s, config_ops.BROKER, "", [
+        ("message.max.bytes", config_ops.SET, "1000")], False, 1)  # the broker synonym
+    assert append(2000) == E.MESSAGE_TOO_LARGE
+    config_ops.incremental_alter(s, config_ops.BROKER, "", [
+        ("message.max.bytes", config_ops.DELETE, None)], False, 1)
+    assert append(2000) == 0
+    s.topics["t"].configs["min.insync.replicas"] = "3"  # by hand
+    p.isr.remove(p.replicas[-1])
+    assert append(10, acks=-1) == E.NOT_ENOUGH_REPLICAS
+    del s.topics["t"].configs["min.insync.replicas"]
+    assert append(10, acks=-1) == 0
+    s.topics["t"].configs = {"message.timestamp.type": "LogAppendTime"}  # a new dict
+    batch = build_batch([(None, b"v")], timestamp=1)
+    assert s.append(p.leader, "t", 0, batch, 1).log_append_time == s.now()
+
+
 # ---- large operations in steps (emulator/cluster/steps.py) ------------------------------
 def _steps_until_end(gen) -> tuple[int, object]:  # noqa: ANN001
     n = 0

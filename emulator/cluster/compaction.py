@@ -197,6 +197,7 @@ class LogCleaner:
             cleaned = [b for b in res.batches if b[2] >= log.log_start_offset]
             log.replace_batches(res.start, res.end, cleaned)
         self.checkpoints[(p.topic_id, p.index)] = job.end
+        self.state.retention_marks.add(p)  # its oldest batch may have changed
         self._account(res, job.dirty, job.started_ms)
         self.state.emit("log_cleaned", topic=p.topic, partition=p.index, start=res.start,
                         end=res.end)

@@ -29,6 +29,60 @@ SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
 
 
+class ConfigDict(dict[str, str]):
+    """A dict of config values that counts its changes.
+
+    Every mutation bumps ``ConfigDict.generation`` (one counter for the process), so a
+    value resolved from configs - a topic's effective configs, looked up some thirteen
+    times per produced batch - can be cached and still follow any change at once:
+    AlterConfigs, IncrementalAlterConfigs, a broker default, or a test writing
+    ``topic.configs[key]`` by hand. A change anywhere invalidates every cache (they are
+    rebuilt lazily, on the next use); configs change rarely, batches often.
+    """
+
+    __slots__ = ()
+    generation = 0
+
+    def __setitem__(self, key: str, value: str) -> None:
+        super().__setitem__(key, value)
+        ConfigDict.generation += 1
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        ConfigDict.generation += 1
+
+    def __ior__(self, other):  # type: ignore[override]
+        r = super().__ior__(other)
+        ConfigDict.generation += 1
+        return r
+
+    def update(self, *args, **kwargs) -> None:  # type: ignore[override]
+        super().update(*args, **kwargs)
+        ConfigDict.generation += 1
+
+    def clear(self) -> None:
+        super().clear()
+        ConfigDict.generation += 1
+
+    def pop(self, *args):  # type: ignore[override]
+        try:
+            return super().pop(*args)
+        finally:
+            ConfigDict.generation += 1
+
+    def popitem(self):  # type: ignore[override]
+        try:
+            return super().popitem()
+        finally:
+            ConfigDict.generation += 1
+
+    def setdefault(self, key: str, default: str | None = None):  # type: ignore[override]
+        try:
+            return super().setdefault(key, default)  # type: ignore[arg-type]
+        finally:
+            ConfigDict.generation += 1
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     name: str
@@ -197,9 +251,9 @@ def validate_topic_configs(configs: dict[str, str | None]) -> None:
         validate_value(defn, v)
 
 
-def default_broker_config(overrides: dict[str, str] | None = None) -> dict[str, str]:
+def default_broker_config(overrides: dict[str, str] | None = None) -> ConfigDict:
     """Static broker configuration: Kafka's defaults plus the command-line overrides."""
-    conf = {k: d.default for k, d in BROKER_CONFIGS.items()
-            if d.default is not None and k in EMULATOR_BROKER_KEYS}
+    conf = ConfigDict({k: d.default for k, d in BROKER_CONFIGS.items()
+                       if d.default is not None and k in EMULATOR_BROKER_KEYS})
     conf.update(overrides or {})
     return conf

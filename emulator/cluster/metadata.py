@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.clock import SystemClock
-from emulator.cluster.configs import TOPIC_CONFIGS, default_broker_config
+from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
 from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.throttle import ReplicationQuotas
+from emulator.log.validator import TopicRules
 from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
 
@@ -62,14 +63,54 @@ class Topic:
     name: str
     id: bytes
     partitions: list[Partition]
-    configs: dict[str, str] = field(default_factory=dict)  # dynamic (non-default) only
+    configs: dict[str, str] = field(default_factory=ConfigDict)  # dynamic (non-default) only
     # Bumped when a partition's leader, epochs, replicas or ISR change: what the
     # Metadata cache (``ClusterMetadata.partition_metadata``) is keyed on.
     metadata_version: int = 0
+    # The effective configs resolved so far (ClusterMetadata.effective_configs)
+    effective: EffectiveConfigs | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if type(self.configs) is not ConfigDict:  # its changes must be seen (ConfigDict)
+            self.configs = ConfigDict(self.configs)
 
     @property
     def is_internal(self) -> bool:
         return self.name in INTERNAL_TOPICS
+
+
+class EffectiveConfigs:
+    """A topic's effective configs, resolved once and kept until any config changes.
+
+    ``topic_config`` resolves a key through the topic's override, the broker's dynamic
+    default, its static config and Kafka's default; a produced batch asked that some
+    thirteen times. This keeps the resolved strings (``values``) and, for the produce
+    path, the typed values it needs. It is valid while ``ConfigDict.generation`` is the
+    one it was built at (any config change anywhere bumps it) and the topic still has
+    the same ``configs`` object: a change takes effect at the next lookup.
+    """
+
+    __slots__ = ("generation", "configs", "values", "produce", "retention")
+
+    def __init__(self, configs: dict[str, str]) -> None:
+        self.generation = ConfigDict.generation
+        self.configs = configs
+        self.values: dict[str, str] = {}
+        self.produce: ProduceConfigs | None = None
+        # (cleanup.policy has delete, retention.ms, retention.bytes)
+        self.retention: tuple[bool, int, int] | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class ProduceConfigs:
+    """What an append reads of its topic's configs, typed (EffectiveConfigs)."""
+
+    rules: TopicRules  # what the produce validator applies
+    log_append_time: bool
+    max_message_bytes: int
+    min_insync_replicas: int
+    segment_bytes: int
+    segment_ms: int
 
 
 def validate_topic_name(name: str) -> None:
@@ -114,8 +155,10 @@ class ClusterMetadata:
         # min.insync.replicas at bootstrap (the eligible-leader-replicas safety record, of
         # the static value), so DescribeConfigs reports its source as
         # DYNAMIC_DEFAULT_BROKER_CONFIG on brokers and topics (measured on a 4.4 broker).
-        self.dynamic_default: dict[str, str] = {
-            "min.insync.replicas": self.config["min.insync.replicas"]}
+        self.dynamic_default = ConfigDict({
+            "min.insync.replicas": self.config["min.insync.replicas"]})
+        # config_int's answers without a broker id, for ConfigDict.generation [0]
+        self._broker_ints: tuple[int, dict[str, int]] = (-1, {})
         self.group_configs: dict[str, dict[str, str]] = {}  # GROUP resource (group_configs)
         self.static_overrides: dict[str, str] = dict(broker_config or {})
         self.cluster_id = cluster_id
@@ -159,8 +202,32 @@ class ClusterMetadata:
         self.controller_epoch = 0
         # Replication throttles (leader/follower.replication.throttled.*), Kafka's quotas
         self.replication_quotas = ReplicationQuotas(self)
+        # Partitions whose retention inputs (the leader's log, the high watermark, the
+        # leader) may have moved since the last retention pass: replication adds each
+        # partition it visits, the log cleaner each it cleans (emulator.cluster.retention).
+        self.retention_marks: set[Partition] = set()
 
     # ---- plumbing ----------------------------------------------------------------
+    # ``config`` and ``dynamic_default`` are ConfigDicts (their changes invalidate the
+    # resolved configs); a dict assigned to them is wrapped.
+    @property
+    def config(self) -> ConfigDict:
+        return self._config
+
+    @config.setter
+    def config(self, value: dict[str, str]) -> None:
+        self._config = value if type(value) is ConfigDict else ConfigDict(value)
+        ConfigDict.generation += 1
+
+    @property
+    def dynamic_default(self) -> ConfigDict:
+        return self._dynamic_default
+
+    @dynamic_default.setter
+    def dynamic_default(self, value: dict[str, str]) -> None:
+        self._dynamic_default = value if type(value) is ConfigDict else ConfigDict(value)
+        ConfigDict.generation += 1
+
     def now(self) -> int:
         return self.clock.now_ms()
 
@@ -219,13 +286,75 @@ class ClusterMetadata:
         return self.config[key]
 
     def config_int(self, key: str, broker_id: int | None = None) -> int:
-        return int(self.broker_config(key, broker_id))
+        if broker_id is not None:
+            return int(self.broker_config(key, broker_id))
+        # Cluster-wide values (replica.lag.time.max.ms, replica.fetch.max.bytes: read at
+        # every replication tick) are kept until a config changes (ConfigDict).
+        gen, known = self._broker_ints
+        if gen != ConfigDict.generation:
+            known = {}
+            self._broker_ints = (ConfigDict.generation, known)
+        v = known.get(key)
+        if v is None:
+            v = known[key] = int(self.broker_config(key))
+        return v
 
     def config_bool(self, key: str) -> bool:
         return str(self.config[key]).lower() == "true"
 
+    def effective_configs(self, topic: Topic) -> EffectiveConfigs:
+        """The topic's resolved configs, rebuilt after any config change (ConfigDict)."""
+        e = topic.effective
+        if e is None or e.generation != ConfigDict.generation or e.configs is not topic.configs:
+            e = topic.effective = EffectiveConfigs(topic.configs)
+        return e
+
     def topic_config(self, topic: Topic, key: str) -> str:
         """A topic's effective config: its own override, else the broker synonym, else default."""
+        values = self.effective_configs(topic).values
+        v = values.get(key)
+        if v is None:
+            v = values[key] = self._resolve_topic_config(topic, key)
+        return v
+
+    def produce_configs(self, topic: Topic) -> ProduceConfigs:
+        """The typed configs an append reads (resolved once per config change)."""
+        e = self.effective_configs(topic)
+        pc = e.produce
+        if pc is None:
+            c = self.topic_config
+            ts_type = c(topic, "message.timestamp.type")
+            pc = e.produce = ProduceConfigs(
+                rules=TopicRules(
+                    compacted="compact" in c(topic, "cleanup.policy").replace(" ", "").split(","),
+                    create_time=ts_type == "CreateTime",
+                    before_max_ms=int(c(topic, "message.timestamp.before.max.ms")),
+                    after_max_ms=int(c(topic, "message.timestamp.after.max.ms")),
+                ),
+                log_append_time=ts_type == "LogAppendTime",
+                max_message_bytes=int(c(topic, "max.message.bytes")),
+                min_insync_replicas=int(c(topic, "min.insync.replicas")),
+                # internal.segment.bytes, where set, is the segment size (Kafka's
+                # LogConfig.segmentSize): the way to segments under segment.bytes' 1 MB
+                segment_bytes=int(topic.configs.get("internal.segment.bytes")
+                                  or c(topic, "segment.bytes")),
+                segment_ms=int(c(topic, "segment.ms")),
+            )
+        return pc
+
+    def retention_configs(self, topic: Topic) -> tuple[bool, int, int]:
+        """(cleanup.policy includes delete, retention.ms, retention.bytes), resolved once
+        per config change."""
+        e = self.effective_configs(topic)
+        r = e.retention
+        if r is None:
+            c = self.topic_config
+            r = e.retention = (
+                "delete" in c(topic, "cleanup.policy").replace(" ", "").split(","),
+                int(c(topic, "retention.ms")), int(c(topic, "retention.bytes")))
+        return r
+
+    def _resolve_topic_config(self, topic: Topic, key: str) -> str:
         if key in topic.configs:
             return topic.configs[key]
         defn = TOPIC_CONFIGS[key]
@@ -372,4 +501,4 @@ class ClusterMetadata:
 
     def effective_min_isr(self, t: Topic, p: Partition) -> int:
         """min(min.insync.replicas, replication factor), Partition.effectiveMinIsr."""
-        return min(int(self.topic_config(t, "min.insync.replicas")), max(1, len(p.replicas)))
+        return min(self.produce_configs(t).min_insync_replicas, max(1, len(p.replicas)))

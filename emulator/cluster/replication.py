@@ -46,13 +46,8 @@ class AppendResult:
 
 
 def topic_rules(state: ClusterMetadata, t: Topic) -> TopicRules:
-    """The topic's configs the produce validator applies."""
-    return TopicRules(
-        compacted="compact" in state.topic_config(t, "cleanup.policy").replace(" ", "").split(","),
-        create_time=state.topic_config(t, "message.timestamp.type") == "CreateTime",
-        before_max_ms=int(state.topic_config(t, "message.timestamp.before.max.ms")),
-        after_max_ms=int(state.topic_config(t, "message.timestamp.after.max.ms")),
-    )
+    """The topic's configs the produce validator applies (resolved once per change)."""
+    return state.produce_configs(t).rules
 
 
 def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None) -> bool:
@@ -135,9 +130,11 @@ class Replication:
         inflated, or the validator's outcome computed off the event loop)."""
         try:
             st = self.state
-            p = st.get_partition(topic, index)
+            t = st.topics.get(topic)
+            if t is None or not 0 <= index < len(t.partitions):
+                raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
+            p = t.partitions[index]
             p.check_leader(broker_id)
-            t = st.topics[topic]
             if records is None or len(records) == 0:
                 raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
             try:
@@ -147,19 +144,22 @@ class Replication:
             if len(spans) != 1:
                 raise KafkaError(E.INVALID_RECORD, "Produce requests with version 3 and above "
                                  "must contain exactly one record batch per partition")
-            max_bytes = int(st.topic_config(t, "max.message.bytes"))
+            # the topic's configs, resolved once per config change (not per batch)
+            pc = st.produce_configs(t)
+            max_bytes = pc.max_message_bytes
             if len(records) > max_bytes:
                 raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
                                  f"than the max message size the server will accept "
                                  f"({len(records)} > {max_bytes})")
-            min_isr = st.effective_min_isr(t, p)
-            if acks == -1 and len(p.isr) < min_isr:
-                raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
-                                 f"{set(p.isr)} is insufficient to satisfy the min.isr "
-                                 f"requirement of {min_isr} for partition {topic}-{index}")
+            if acks == -1:
+                min_isr = min(pc.min_insync_replicas, max(1, len(p.replicas)))
+                if len(p.isr) < min_isr:
+                    raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
+                                     f"{set(p.isr)} is insufficient to satisfy the min.isr "
+                                     f"requirement of {min_isr} for partition {topic}-{index}")
             now = st.now()
             try:
-                h = validate_produce_batch(records, topic_rules(st, t), now, f"{topic}-{index}",
+                h = validate_produce_batch(records, pc.rules, now, f"{topic}-{index}",
                                            checked=checked)
                 if h.is_control:
                     raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
@@ -168,11 +168,11 @@ class Replication:
                 if dup is not None:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
-                log_append_time = st.topic_config(t, "message.timestamp.type") == "LogAppendTime"
-                lat = now if log_append_time else -1
+                lat = now if pc.log_append_time else -1
                 self._wake(p, now)
-                self.roll_if_due(t, p.leader_log, len(records), now)
-                base, last, _ = p.leader_log.append_as_leader(records, p.leader_epoch, lat)
+                log = p.leader_log
+                log.maybe_roll(len(records), pc.segment_bytes, pc.segment_ms, now)
+                base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
             except InvalidRecordError as e:
                 code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
                 raise KafkaError(code, str(e)) from e
@@ -182,11 +182,12 @@ class Replication:
                     for i, m in e.record_errors])
             p.record_producer(h, base, last)
             self.mark_active(p)
-            st.emit("append", topic=topic, partition=index, base=base, last=last)
+            if st.hooks:
+                st.emit("append", topic=topic, partition=index, base=base, last=last)
             if len(p.isr) == 1:
                 advance_hw(st, p)
             st.changed(partitions_only=True, keys=(p.key,))
-            return AppendResult(0, base, last, lat, p.log_start_offset,
+            return AppendResult(0, base, last, lat, log.log_start_offset,
                                 leader_epoch=p.leader_epoch)
         except KafkaError as e:
             return AppendResult(e.code, message=e.message)
@@ -205,13 +206,10 @@ class Replication:
         return base
 
     def roll_if_due(self, t: Topic, log: Log, size: int, now: int) -> None:
-        """Roll the leader's active segment before an append (segment.bytes, segment.ms).
-        internal.segment.bytes, where set, is the segment size (Kafka's
-        LogConfig.segmentSize): the way to segments under segment.bytes' 1 MB minimum."""
-        st = self.state
-        size_limit = t.configs.get("internal.segment.bytes") or st.topic_config(
-            t, "segment.bytes")
-        log.maybe_roll(size, int(size_limit), int(st.topic_config(t, "segment.ms")), now)
+        """Roll the leader's active segment before an append (segment.bytes, segment.ms;
+        internal.segment.bytes where set: ClusterMetadata.produce_configs)."""
+        pc = self.state.produce_configs(t)
+        log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
                       leader_epoch: int = -1) -> tuple[bool, int]:
@@ -280,9 +278,11 @@ class Replication:
             self._carry = due[budget:]
             self.backlog = len(self._carry)
             due = due[:budget]
+        marks = st.retention_marks
         for p in due:
             if not st.is_current(p):
                 continue  # carried over, and its topic was deleted meanwhile
+            marks.add(p)  # its log, high watermark or leader may move: retention looks
             if p.leader < 0 or not st.is_running(p.leader):
                 self._forget(p)  # a leader change or a broker coming back touches it
                 continue

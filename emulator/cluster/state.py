@@ -59,6 +59,7 @@ class ClusterState(ClusterMetadata):
         self.replication = Replication(self)
         self.replication.isr_listeners.append(self._on_isr_change)
         self.cleaner = LogCleaner(self)
+        self.retention_schedule = retention.RetentionSchedule()
         controller.elect_controller(self)
 
     def _on_isr_change(self, p: Partition) -> None:
@@ -190,8 +191,11 @@ class ClusterState(ClusterMetadata):
     def delete_records(self, topic: str, index: int, offset: int) -> int:
         return retention.delete_records(self, topic, index, offset)
 
-    def apply_retention(self) -> None:
-        retention.apply_retention(self)
+    def apply_retention(self, full: bool = True) -> None:
+        """Time and size retention: over every partition (``full``, the default for
+        tests and tools), or, as the server's periodic pass, over the partitions whose
+        logs moved or whose deadline came (retention.RetentionSchedule)."""
+        retention.apply_retention(self, self.retention_schedule, full)
 
     def run_cleaner(self) -> object:
         """One log-cleaner pass over the most urgent compacted partition (or None)."""

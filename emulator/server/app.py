@@ -392,7 +392,7 @@ class EmulatorServer:
             if time.monotonic() - last_retention >= RETENTION_INTERVAL_S:
                 last_retention = time.monotonic()
                 try:
-                    self.state.apply_retention()
+                    self.state.apply_retention(full=False)
                 except Exception:  # noqa: BLE001
                     log.exception("retention failed")
 
