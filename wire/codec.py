@@ -372,6 +372,8 @@ Encoder = Callable[[dict, list], None]
 
 def _struct_is_default(x: dict, st: Struct) -> bool:
     """True when every field of ``x`` is at its default (absent ones count as default)."""
+    if not x:
+        return True  # nothing given (a tagged struct left out: the common case)
     for f in st.fields:
         v = x.get(f.name, f.default)
         if isinstance(f.type, Struct) and isinstance(v, dict):

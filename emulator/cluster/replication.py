@@ -364,7 +364,7 @@ class Replication:
         for b, log in p.logs.items():
             if (b != p.leader and log.log_end_offset == leo
                     and p.fetcher_epoch.get(b) == p.leader_epoch
-                    and self.follower_can_fetch(p, b)):
+                    and self.follower_can_fetch(p, b, now)):
                 p.update_follower(b, leo, now)
 
     def mark_active(self, p: Partition) -> None:
@@ -387,14 +387,17 @@ class Replication:
                 return False
         return True
 
-    def follower_can_fetch(self, p: Partition, follower: int) -> bool:
+    def follower_can_fetch(self, p: Partition, follower: int, now: int | None = None) -> bool:
         """Is the follower's fetcher running and able to reach the leader? (faults)"""
         st = self.state
         if not st.is_running(follower):
             return False
         if st.replication_quotas.follower_excluded(p, follower):
             return False  # follower throttle: left out of its fetcher's requests
-        return st.faults is None or st.faults.follower_can_fetch(p, follower, st.now())
+        faults = st.faults
+        if faults is None or not faults.affects_fetching:
+            return True
+        return faults.follower_can_fetch(p, follower, st.now() if now is None else now)
 
     def replicate_partition(self, p: Partition, now: int) -> bool:
         """One fetch round for each follower of ``p``; shares the leader's batch bytes.
@@ -409,10 +412,20 @@ class Replication:
         leader = p.leader
         moved = False
         fetched = []
+        st = self.state
+        # Asked once per partition, not per follower and step: whether a replication
+        # throttle lists this partition, whether any fetch fault is in force. Neither
+        # can change during the round; without them the per-fetch questions are no-ops.
+        quotas = st.replication_quotas if st.replication_quotas.covers(p) else None
+        faults = st.faults if st.faults is not None and st.faults.affects_fetching else None
         for b in p.replicas:
             if p.leader != leader:
                 break  # a reassignment completed mid-round and moved the leader
-            if b == p.leader or not self.follower_can_fetch(p, b):
+            if b == p.leader or not st.is_running(b):
+                continue
+            if quotas is not None and quotas.follower_excluded(p, b):
+                continue  # follower throttle: left out of its fetcher's requests
+            if faults is not None and not faults.follower_can_fetch(p, b, now):
                 continue
             log = p.logs.get(b)
             if log is None:
@@ -427,8 +440,14 @@ class Replication:
             if log.log_end_offset < leader_log.log_start_offset:  # OFFSET_OUT_OF_RANGE
                 log.truncate_fully_and_start_at(leader_log.log_start_offset)
             moved |= self.follower_fetch(p, b, log.log_end_offset, now)
-            budget = self.fetch_budget(p, b) \
-                if log.log_end_offset < leader_log.log_end_offset else 0
+            if log.log_end_offset < leader_log.log_end_offset:
+                budget = st.config_int("replica.fetch.max.bytes") * 64
+                if faults is not None:
+                    budget = faults.fetch_budget(p, b, budget)
+                if quotas is not None:
+                    budget = quotas.fetch_budget(p, b, budget)
+            else:
+                budget = 0
             if budget > 0:
                 # a follower rolls where the leader did, so replicas share segments
                 bases = leader_log.segments.bases
@@ -440,9 +459,10 @@ class Replication:
                         log.roll(now)
                     log.segments.on_append(now)
                     log.append_as_follower(data, base, last, epoch, max_ts)
-                    self.consume_budget(p, b, len(data))
+                    if quotas is not None:
+                        quotas.record(p, b, len(data))
                 moved = True
-                if not self.state.replication_quotas.follower_excluded(p, b):
+                if quotas is None or not quotas.follower_excluded(p, b):
                     moved |= self.follower_fetch(p, b, log.log_end_offset, now)
             fetched.append(b)
             if log.log_start_offset < leader_log.log_start_offset:

@@ -163,6 +163,12 @@ class ReplicationQuotas:
         return self._sensor(table, broker).measure(now) > bound
 
     # ---- the replication loop's questions -------------------------------------------------
+    def covers(self, p: Partition) -> bool:
+        """Does a throttled-replicas list of ``p``'s topic exist at all? When not, every
+        question below answers "not throttled" (replication asks this once per round)."""
+        t = self.state.topics.get(p.topic)
+        return t is not None and (LEADER_REPLICAS in t.configs or FOLLOWER_REPLICAS in t.configs)
+
     def throttled_sides(self, p: Partition, follower: int) -> tuple[bool, bool]:
         """(leader side, follower side): is this partition in each broker's list?"""
         t = self.state.topics.get(p.topic)

@@ -149,6 +149,12 @@ class FaultModel:
     drops: list[DropRule] = field(default_factory=list)
 
     # ---- cluster hooks (replication) ------------------------------------------------
+    @property
+    def affects_fetching(self) -> bool:
+        """Is any follower or broker-link fault in force? (When none is, replication
+        asks nothing per fetch: it runs for every follower of every produced batch.)"""
+        return bool(self.followers or self.broker_cuts)
+
     def follower_can_fetch(self, p: Partition, follower: int, now: int) -> bool:
         if frozenset((follower, p.leader)) in self.broker_cuts:
             return False

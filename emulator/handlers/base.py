@@ -63,6 +63,9 @@ class Delayed:
     # changes can complete it: the server re-runs ``check`` only when one of them
     # changes (or the whole cluster does). None: on every change.
     keys: frozenset[ChangeKey] | None = None
+    # The handler has just run ``check`` and it answered None: the server does not run
+    # it again before the first change (acks=all produce: every request parks).
+    checked: bool = False
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back

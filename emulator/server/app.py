@@ -448,9 +448,10 @@ class EmulatorServer:
     async def wait_delayed(self, d: Delayed) -> dict:
         """Re-run ``d.check`` after each change to its keys (any change when it names
         none) until it answers, or ``d.expire`` at its deadline."""
-        r = d.check()
-        if r is not None:
-            return r
+        if not d.checked:
+            r = d.check()
+            if r is not None:
+                return r
         loop = asyncio.get_running_loop()
         parked, keys = _Parked(), d.keys
         if keys is None:
@@ -701,7 +702,8 @@ class EmulatorServer:
         """The handler's answer; our bug (any exception) answers UNKNOWN_SERVER_ERROR
         where the API carries errors, and is logged (tests fail on it: emulator.testing)."""
         try:
-            if ctx.api_key == 0:  # large compressed batches are checked off the loop first
+            if ctx.api_key == 0 and self.batches.wanted(req):
+                # large compressed batches are checked off the loop first
                 await self.batches.precheck(ctx, req, version)
             t0 = time.perf_counter_ns()
             result = module.handle(ctx, req, version)
@@ -762,6 +764,5 @@ class EmulatorServer:
     def _frame(key: int, version: int, corr: int, body: dict) -> bytes:
         parts = [b"", response_header(key, version, corr)]
         RESPONSES[key].encode_into(body, version, parts)
-        size = sum(len(p) for p in parts)
-        parts[0] = _SIZE.pack(size)
-        return b"".join(parts)
+        parts[0] = _SIZE.pack(sum(map(len, parts)))
+        return b"".join(parts)  # one copy: a fetch answer may carry megabytes

@@ -60,6 +60,18 @@ class BatchChecker:
         self.offloaded = 0  # batches validated by the worker (tests and benches read it)
         self.in_flight = 0  # batches with the worker now
 
+    @staticmethod
+    def wanted(req: dict) -> bool:
+        """Does any batch of this Produce request need ``precheck`` (a compressed v2
+        batch)? Asked first so that the common request - uncompressed batches, as
+        librdkafka sends by default - costs no coroutine and no topic lookup."""
+        for td in req.get("topic_data") or ():
+            for pd in td["partition_data"] or ():
+                records = pd["records"]
+                if records and needs_offline_check(records):
+                    return True
+        return False
+
     async def precheck(self, ctx: RequestContext, req: dict, version: int) -> None:
         cluster = ctx.cluster
         checked: dict[tuple[str, int], Checked] = {}
