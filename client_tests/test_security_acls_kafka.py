@@ -21,6 +21,7 @@ from test_security_acls import (
     Case,
     Client,
     _names,
+    _records,
     acl_cap_scenario,
     check,
     check_refusal_messages,
@@ -252,3 +253,82 @@ def test_reauthentication_with_connections_max_reauth_ms_on_real_kafka() -> None
                       listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
         reauthentication_scenario(_connect(k), ("alice", USERS["alice"]),
                                   ("admin", USERS["admin"]), 60_000)
+
+
+def _create(admin: Client, topic: str) -> None:
+    resp = admin.call(19, 7, {"topics": [{"name": topic, "num_partitions": 1,
+                                          "replication_factor": 3}], "timeout_ms": 30000})
+    assert resp["topics"][0]["error_code"] == 0, resp
+
+
+def _metadata(client: Client, topic: str | None = None) -> dict:
+    return client.call(3, 12, {
+        "topics": None if topic is None else [{"topic_id": b"\0" * 16, "name": topic}],
+        "allow_auto_topic_creation": False, "include_topic_authorized_operations": True})
+
+
+def test_metadata_lists_only_described_topics_and_fills_operations_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    """test_security_acls.py's Metadata scenario: READ implies DESCRIBE; topics alice
+    may not describe are left out; authorized operations are READ and DESCRIBE."""
+    mine, other = f"mine-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:6]}"
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    try:
+        for t in (mine, other):
+            _create(admin, t)
+        _grant(admin, RT.TOPIC, mine, Op.READ, PermissionType.ALLOW)
+        wait_for(lambda: _described(admin, mine) == 1, f"READ on {mine} on broker 1")
+        alice = Client(boot, "alice", 0)
+        try:
+            def listed() -> dict | None:
+                by_name = {t["name"]: t for t in _metadata(alice)["topics"]}
+                return by_name if mine in by_name else None
+            by_name = wait_for(listed, f"{mine} in alice's metadata")
+            assert other not in by_name
+            assert by_name[mine]["topic_authorized_operations"] == (1 << 3) | (1 << 8)
+        finally:
+            alice.close()
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+
+
+def test_produce_by_topic_id_is_authorized_by_the_topics_name_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    """Produce v13 names topics by id only: WRITE on the topic's name is what counts."""
+    topic = f"pid-{uuid.uuid4().hex[:6]}"
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    codes = []
+    try:
+        _create(admin, topic)
+
+        def described() -> dict | None:
+            [t] = _metadata(admin, topic)["topics"]
+            ok = t["error_code"] == 0 and t["partitions"] and t["partitions"][0]["leader_id"] >= 0
+            return t if ok else None
+        t = wait_for(described, f"{topic}'s leader")
+        leader, topic_id = t["partitions"][0]["leader_id"], t["topic_id"]
+        body = {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+            {"topic_id": topic_id, "partition_data": [{"index": 0, "records": _records()}]}]}
+        for grant in (False, True):
+            if grant:
+                _grant(admin, RT.TOPIC, topic, Op.WRITE, PermissionType.ALLOW)
+                wait_for(lambda: _described(admin, topic) == 1, f"WRITE on {topic}")
+            alice = Client(boot, "alice", kafka.broker_ids.index(leader))
+            try:
+                def answer(alice: Client = alice) -> dict | None:
+                    r = alice.call(0, 13, body)
+                    # a leader that has not yet learnt the topic answers UNKNOWN_TOPIC_ID
+                    code = r["responses"][0]["partition_responses"][0]["error_code"]
+                    return r if code != 100 else None
+                r = wait_for(answer, "the leader to know the topic")
+            finally:
+                alice.close()
+            assert r["responses"][0]["topic_id"] == topic_id
+            codes.append(r["responses"][0]["partition_responses"][0]["error_code"])
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+    assert codes == [29, 0]

@@ -97,6 +97,8 @@ OWN_KAFKA_RENAMED = {
         "test_security_acls.py::test_acl_operations_over_10000_records_are_refused_as_kafka",
     "test_delegation_tokens_over_sasl_on_real_kafka":
         "test_security_acls.py::test_delegation_tokens_over_sasl_answer_as_kafka_without_a_secret",
+    "test_metadata_lists_only_described_topics_and_fills_operations_on_real_kafka":
+        "test_security_acls.py::test_metadata_lists_only_described_topics_and_fills_operations",
     "test_fetch_session_reauthorization_on_real_kafka":
         "test_security_acls.py::test_fetch_session_partitions_are_reauthorized",
     "test_requests_before_authentication_on_real_kafka":
