@@ -90,8 +90,11 @@ DIFFERENCES = [
 # target-neutral fixture cannot provide: here StandardAuthorizer over SASL), each the
 # Kafka side of an emulator test of the same module family. Their results fill that
 # emulator test's Kafka column instead of standing as emulator-only rows.
-OWN_KAFKA_MODULE = "test_security_acls_kafka.py"
-OWN_KAFKA_WHAT = "own Kafka with StandardAuthorizer, SASL_PLAINTEXT"
+# {module on a Kafka of its own: (what that Kafka is, the module of the emulator twins)}
+OWN_KAFKA_MODULES = {
+    "test_security_acls_kafka.py": ("own Kafka with StandardAuthorizer, SASL_PLAINTEXT",
+                                    "test_security_acls.py"),
+}
 OWN_KAFKA_RENAMED = {
     "test_acl_operations_over_10000_records_on_real_kafka":
         "test_security_acls.py::test_acl_operations_over_10000_records_are_refused_as_kafka",
@@ -115,19 +118,23 @@ OWN_KAFKA_RENAMED = {
 }
 
 
-def own_kafka_results(emu: dict[str, str]) -> dict[str, str]:
-    """{emulator test: result of its counterpart on the module's own real Kafka}."""
+def own_kafka_results(emu: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """{emulator test: (result of its counterpart on a Kafka of its own, what Kafka)}.
+
+    A counterpart is named in OWN_KAFKA_RENAMED, else it is the twin module's test of the
+    same name without "_on_real_kafka" (parameters kept)."""
     out = {}
     for key, state in emu.items():
         module, _, name = key.partition("::")
-        if module != OWN_KAFKA_MODULE:
+        if module not in OWN_KAFKA_MODULES:
             continue
+        what, twin_module = OWN_KAFKA_MODULES[module]
         base, bracket, params = name.partition("[")
         twin = OWN_KAFKA_RENAMED.get(
-            base, f"test_security_acls.py::{base.removesuffix('_on_real_kafka')}")
+            base, f"{twin_module}::{base.removesuffix('_on_real_kafka')}")
         target = f"{twin}{bracket}{params}"
         if target in emu:
-            out[target] = state
+            out[target] = (state, what)
     return out
 
 
@@ -184,7 +191,7 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
     today = datetime.date.today().isoformat()
     passed = lambda d: sum(1 for v in d.values() if v == "passed")  # noqa: E731
     own = own_kafka_results(emu)
-    emu = {k: v for k, v in emu.items() if not k.startswith(OWN_KAFKA_MODULE + "::")}
+    emu = {k: v for k, v in emu.items() if k.partition("::")[0] not in OWN_KAFKA_MODULES}
     both = [k for k in emu if k in kafka or k in own]
     lines = [
         "# Conformance: the emulator against Apache Kafka",
@@ -197,9 +204,11 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
         "",
         f"- Client tests: {passed(emu)} of {len(emu)} pass on the emulator; {len(kafka)} "
         f"are about Kafka's behaviour and run on Kafka {DEFAULT_VERSION} too, where "
-        f"{passed(kafka)} pass; {len(own)} more (the authorization table and scenarios "
-        f"of test_security_acls.py, the SASL wire scenarios of test_security_sasl.py) run on a Kafka {DEFAULT_VERSION} of their own with "
-        f"StandardAuthorizer over SASL ({OWN_KAFKA_MODULE}), where {passed(own)} pass; "
+        f"{passed(kafka)} pass; {len(own)} more run on a Kafka {DEFAULT_VERSION} of their "
+        "own, configured as the shared one cannot be ("
+        + "; ".join(f"{m}: {what}, twins of {twin}"
+                    for m, (what, twin) in OWN_KAFKA_MODULES.items())
+        + f"), where {sum(1 for st, _ in own.values() if st == 'passed')} pass; "
         f"the other {len(emu) - len(both)} test the emulator itself (marked "
         "`emulator_only`).",
     ]
@@ -221,7 +230,7 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
               "right-hand column.", "",
               f"| test | emulator | Kafka {DEFAULT_VERSION} |", "|---|---|---|"]
     for k in sorted(emu.keys() | kafka.keys()):
-        theirs = (kafka[k] if k in kafka else f"{own[k]} ({OWN_KAFKA_WHAT})" if k in own
+        theirs = (kafka[k] if k in kafka else f"{own[k][0]} ({own[k][1]})" if k in own
                   else "emulator only")
         lines.append(f"| `{k}` | {emu.get(k, '-')} | {theirs} |")
     lines += ["", "## Known differences", ""]
