@@ -387,16 +387,16 @@ def test_fetch_session_partitions_are_reauthorized(cluster: Cluster) -> None:
     assert seen == FETCH_SESSION_CODES
 
 
-def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones(
-        cluster: Cluster) -> None:
+def streams_heartbeat_scenario(group: str, source: str, grant: Callable[[RT, str, Op], None],
+                               coordinator: Callable[[], Client],
+                               exists: Callable[[str], bool]) -> None:
     """KafkaApis' order: READ on the group, DESCRIBE on every topic the topology names
     (else TOPIC_AUTHORIZATION_FAILED), then the internal topics the coordinator finds
     missing are created only with CREATE (else the MISSING_INTERNAL_TOPICS status says
-    who may not)."""
-    n = next(_n)
-    group, source = f"sg-{n}", f"sgsrc-{n}-{uuid.uuid4().hex[:6]}"
+    who may not). ``source`` exists; ``coordinator()`` connects alice to the group's
+    coordinator; ``exists(topic)``: is the topic in the cluster's metadata now.
+    Run against the emulator and a real Kafka (test_security_acls_kafka.py)."""
     changelog = f"{group}-store-changelog"
-    cluster.create_topic(source, 1, 3)
     topology = {"epoch": 0, "subtopologies": [{
         "subtopology_id": "0", "source_topics": [source], "source_topic_regex": [],
         "state_changelog_topics": [{"name": changelog, "partitions": 0,
@@ -407,23 +407,44 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
             "endpoint_information_epoch": -1, "rebalance_timeout_ms": 1000,
             "topology": topology, "active_tasks": [], "standby_tasks": [], "warmup_tasks": [],
             "process_id": "p"}
-    _grant(cluster, RT.GROUP, group, Op.READ, PermissionType.ALLOW)
-    coordinator = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+    grant(RT.GROUP, group, Op.READ)
+    c = coordinator()
     try:
-        c = Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(coordinator))
-        assert c.call(88, 1, join)["error_code"] == 29  # TOPIC_AUTHORIZATION_FAILED
+        r = c.call(88, 1, join)
+        assert r["error_code"] == 29, r  # TOPIC_AUTHORIZATION_FAILED
         for t in (source, changelog):
-            _grant(cluster, RT.TOPIC, t, Op.DESCRIBE, PermissionType.ALLOW)
+            grant(RT.TOPIC, t, Op.DESCRIBE)
         r = c.call(88, 1, join)
         assert r["error_code"] == 0, r
         [status] = [s for s in r["status"] if s["status_code"] == 3]
         assert status["status_detail"].endswith(
-            f"; Unauthorized to CREATE on topics {changelog}.")
-        assert changelog not in cluster.state.topics
-        _grant(cluster, RT.TOPIC, changelog, Op.CREATE, PermissionType.ALLOW)
+            f"; Unauthorized to CREATE on topics {changelog}."), status
+        assert not exists(changelog)
+        grant(RT.TOPIC, changelog, Op.CREATE)
         r = c.call(88, 1, dict(join, member_id="m2", process_id="p2"))
-        assert r["error_code"] == 0 and changelog in cluster.state.topics
+        assert r["error_code"] == 0, r
+        # Kafka creates it asynchronously (its AutoTopicCreationManager, via the controller)
+        wait_for(lambda: exists(changelog), f"{changelog} created")
+    finally:
         c.close()
+
+
+def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones(
+        cluster: Cluster) -> None:
+    n = next(_n)
+    group, source = f"sg-{n}", f"sgsrc-{n}-{uuid.uuid4().hex[:6]}"
+    cluster.create_topic(source, 1, 3)
+
+    def coordinator() -> Client:
+        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        return Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(broker))
+
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(cluster, rtype, name, op, PermissionType.ALLOW)
+
+    try:
+        streams_heartbeat_scenario(group, source, grant, coordinator,
+                                   lambda t: t in cluster.state.topics)
     finally:
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
 

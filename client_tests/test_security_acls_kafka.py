@@ -28,6 +28,7 @@ from test_security_acls import (
     delegation_token_codes,
     fetch_session_scenario,
     offset_fetch_scenario,
+    streams_heartbeat_scenario,
 )
 from test_security_sasl import (
     Raw,
@@ -60,6 +61,10 @@ def kafka() -> Iterator[KafkaCluster]:
     with KafkaCluster(3, broker_config=cfg, controller_config=AUTHZ,
                       listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
         yield k
+        # SIGTERMed together with their controller, brokers wait out its absence (20 s
+        # each) before they exit: nothing of this cluster needs a clean shutdown
+        for bid in k.broker_ids:
+            k.kill_broker(bid)
 
 
 def _acl_count(admin: Client) -> int:
@@ -332,3 +337,41 @@ def test_produce_by_topic_id_is_authorized_by_the_topics_name_on_real_kafka(
         admin.call(31, 3, {"filters": [ANY_FILTER]})
         admin.close()
     assert codes == [29, 0]
+
+
+def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    """test_security_acls.py's streams scenario: GROUP READ, then DESCRIBE on the
+    topology's topics, then CREATE for the changelog topic the coordinator finds missing."""
+    suffix = uuid.uuid4().hex[:6]
+    group, source = f"sgk-{suffix}", f"sgksrc-{suffix}"
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    want = [0]
+
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(admin, rtype, name, op, PermissionType.ALLOW)
+        want[0] += 1
+        for i in range(len(kafka.broker_ids)):  # whichever broker coordinates the group
+            c = Client(boot, "admin", i)
+            try:
+                wait_for(lambda c=c: _acl_count(c) == want[0], f"{want[0]} ACLs on broker {i}")
+            finally:
+                c.close()
+
+    def coordinator() -> Client:
+        def find() -> str | None:
+            [c] = admin.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
+            return f"{c['host']}:{c['port']}" if c["error_code"] == 0 else None
+        return Client(wait_for(find, f"{group}'s coordinator", timeout=60), "alice")
+
+    def exists(topic: str) -> bool:
+        [t] = _metadata(admin, topic)["topics"]
+        return t["error_code"] == 0
+
+    try:
+        _create(admin, source)
+        streams_heartbeat_scenario(group, source, grant, coordinator, exists)
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()

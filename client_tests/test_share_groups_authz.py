@@ -1,23 +1,37 @@
 """Share-group APIs through the authorizer, with test_security_acls' table and client:
 each API with no ACL, with the ACL Kafka's KafkaApis needs (GROUP READ to heartbeat,
 fetch and acknowledge, GROUP DESCRIBE for offsets, DELETE to delete them, CLUSTER_ACTION
-for the share coordinator's state APIs), and with a DENY on top."""
+for the share coordinator's state APIs), and with a DENY on top.
+
+The scenarios take the cluster's parts as callbacks (an ACL grant, a client on a given
+broker) so that test_share_groups_authz_kafka.py runs the same ones on a real Kafka 4.4
+with StandardAuthorizer."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import uuid
+from collections.abc import Callable
 
 import pytest
 
-from client_tests.test_security_acls import Case, Client, _grant
+from client_tests.test_security_acls import Case, Client, _grant, check
 from client_tests.test_security_acls import cluster as cluster  # noqa: F401 - fixture
 from emulator import Cluster
 from emulator.security.acl import AclFilter, Op, PermissionType
 from emulator.security.acl import ResourceType as RT
+from emulator.testing import wait_for
 
 _n = itertools.count()
 ZERO_ID = b"\x00" * 16
+# Kafka parses a share member's id as a Uuid (ShareFetch, ShareAcknowledge): members
+# send the string form of a random one, as Java's KafkaShareConsumer does.
+MEMBER = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+def member_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
 def _state(partition_fields: dict):
@@ -31,14 +45,14 @@ def _state_code(r: dict) -> int:
 
 CASES = [
     Case("ShareGroupHeartbeat", 76, 1, lambda t, g, x: {
-        "group_id": g, "member_id": "m", "member_epoch": 0, "subscribed_topic_names": [t]},
+        "group_id": g, "member_id": MEMBER, "member_epoch": 0, "subscribed_topic_names": [t]},
         lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
     Case("ShareFetch", 78, 1, lambda t, g, x: {
-        "group_id": g, "member_id": "m", "share_session_epoch": 0, "max_wait_ms": 0,
+        "group_id": g, "member_id": MEMBER, "share_session_epoch": 0, "max_wait_ms": 0,
         "min_bytes": 1, "max_records": 10, "batch_size": 10, "topics": []},
         lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
     Case("ShareAcknowledge", 79, 1, lambda t, g, x: {
-        "group_id": g, "member_id": "m", "share_session_epoch": 1, "topics": []},
+        "group_id": g, "member_id": MEMBER, "share_session_epoch": 1, "topics": []},
         lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
     Case("DescribeShareGroupOffsets", 90, 1, lambda t, g, x: {
         "groups": [{"group_id": g, "topics": None}]},
@@ -60,58 +74,114 @@ CASES = [
          RT.CLUSTER, Op.CLUSTER_ACTION, 31),
 ]
 
+Grant = Callable[[RT, str, Op, PermissionType], None]
+
+
+def names() -> tuple[str, str]:
+    """A fresh topic and share group."""
+    n = next(_n)
+    return f"saz-{n}-{uuid.uuid4().hex[:6]}", f"sg-{n}-{uuid.uuid4().hex[:6]}"
+
+
+def share_api_code(case: Case, acl: str, topic: str, group: str, grant: Grant,
+                   client_for: Callable[[str], Client]) -> int:
+    """``case`` sent by alice with no ACL, with the ACL it needs (``allow``), or with that
+    and a DENY of everything on the resource (``deny``); ``client_for(group)`` connects
+    alice to the group's coordinator. Returns the case's error code (test_security_acls'
+    ``check`` holds it to the contract)."""
+    name = case.resource(topic, group, "")
+    if acl in ("allow", "deny"):
+        grant(case.rtype, name, case.op, PermissionType.ALLOW)
+    if acl == "deny":
+        grant(case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
+              PermissionType.DENY)
+    c = client_for(group)
+    try:
+        return case.error(c.call(case.key, case.version, case.body(topic, group, "")))
+    finally:
+        c.close()
+
 
 @pytest.mark.parametrize("acl", ["none", "allow", "deny"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_share_api_authorization(cluster: Cluster, case: Case, acl: str) -> None:  # noqa: F811
-    n = next(_n)
-    topic, group = f"saz-{n}-{uuid.uuid4().hex[:6]}", f"sg-{n}"
+    topic, group = names()
     cluster.create_topic(topic, 1, 3)
-    name = case.resource(topic, group, "")
-    if acl in ("allow", "deny"):
-        _grant(cluster, case.rtype, name, case.op, PermissionType.ALLOW)
-    if acl == "deny":
-        _grant(cluster, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
-               PermissionType.DENY)
+
+    def client_for(group: str) -> Client:
+        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        return Client(cluster, "alice", cluster.broker_ids.index(broker))
+
+    def grant(rtype: RT, name: str, op: Op, perm: PermissionType) -> None:
+        _grant(cluster, rtype, name, op, perm)
+
     try:
-        # the group's coordinator for group APIs, any broker for the others
-        gc = cluster.server.services["groups"]
-        broker = cluster.call(lambda: gc.coordinator_for(group))
-        c = Client(cluster, "alice", cluster.broker_ids.index(broker))
-        code = case.error(c.call(case.key, case.version, case.body(topic, group, "")))
-        c.close()
+        code = share_api_code(case, acl, topic, group, grant, client_for)
     finally:
-        if acl != "none":
-            cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
-    if acl == "allow":
-        assert code != case.denied, f"{case.name} refused with the ACL it needs"
-    else:
-        assert code == case.denied, f"{case.name} with {acl}: got {code}"
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    check(case, acl, code)
+
+
+def share_fetch_topic_read_scenario(
+        topic: str, topic_id: bytes, group: str, join: Callable[[], None],
+        grant: Callable[[RT, str, Op], None], leader: Callable[[], Client]
+        ) -> list[tuple[int, int]]:
+    """ShareFetch needs READ on the group, then READ on each topic it names: a member
+    (``join``, as admin) initializes the share-partition; alice, with READ on the group
+    only, opens a share session on the topic's partition at its leader, then again
+    with READ on the topic. Returns (top code, partition code) of both fetches."""
+    join()
+    grant(RT.GROUP, group, Op.READ)
+    body = {"group_id": group, "member_id": member_id(), "share_session_epoch": 0,
+            "max_wait_ms": 0, "min_bytes": 1, "max_records": 10, "batch_size": 10,
+            "topics": [{"topic_id": topic_id, "partitions": [{"partition_index": 0}]}]}
+    out = []
+    c = leader()
+    try:
+        r = c.call(78, 1, body)
+        assert [t["topic_id"] for t in r["responses"]] == [topic_id], r
+        out.append((r["error_code"], r["responses"][0]["partitions"][0]["error_code"]))
+        grant(RT.TOPIC, topic, Op.READ)
+
+        def answered() -> tuple[int, int] | None:
+            """Kafka loads a share-partition (its state, from the share coordinator) on a
+            broker's first fetch of it and leaves it out of that answer when the load
+            takes longer than the fetch may wait; a later full fetch answers it (an
+            incremental one answers only what changed). So: a full fetch, in a session
+            of a new member each time, until the partition is answered."""
+            r = c.call(78, 1, dict(body, member_id=member_id()))
+            parts = [p for t in r["responses"] for p in t["partitions"]]
+            return (r["error_code"], parts[0]["error_code"]) if parts or r["error_code"] \
+                else None
+
+        out.append(wait_for(answered, f"{topic} answered to a share fetch"))
+    finally:
+        c.close()
+    return out
+
+
+SHARE_FETCH_TOPIC_READ = [(0, 29), (0, 0)]
 
 
 def test_share_fetch_needs_read_on_each_topic(cluster: Cluster) -> None:  # noqa: F811
-    n = next(_n)
-    topic, group = f"saz-{n}-{uuid.uuid4().hex[:6]}", f"sg-{n}"
+    topic, group = names()
     cluster.create_topic(topic, 1, 3)
-    tid = cluster.state.topics[topic].id
     share = cluster.server.services["share"]
-    # the share-partition's state, as a member's ShareGroupHeartbeat initializes it
-    cluster.call(lambda: share.share_group_heartbeat(group, "m0", 0, rack_id=None,
-                                                     subscribed_topic_names=[topic]))
-    _grant(cluster, RT.GROUP, group, Op.READ, PermissionType.ALLOW)
-    body = {"group_id": group, "member_id": "m", "share_session_epoch": 0, "max_wait_ms": 0,
-            "min_bytes": 1, "max_records": 10, "batch_size": 10,
-            "topics": [{"topic_id": tid, "partitions": [{"partition_index": 0}]}]}
-    leader = cluster.state.get_partition(topic, 0).leader
+
+    def join() -> None:  # the share-partition's state, as a member's heartbeat starts it
+        cluster.call(lambda: share.share_group_heartbeat(group, "m0", 0, rack_id=None,
+                                                         subscribed_topic_names=[topic]))
+
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(cluster, rtype, name, op, PermissionType.ALLOW)
+
+    def leader() -> Client:
+        broker = cluster.state.get_partition(topic, 0).leader
+        return Client(cluster, "alice", cluster.broker_ids.index(broker))
+
     try:
-        c = Client(cluster, "alice", cluster.broker_ids.index(leader))
-        r = c.call(78, 1, body)
-        assert r["error_code"] == 0
-        (t,) = r["responses"]
-        assert t["topic_id"] == tid and t["partitions"][0]["error_code"] == 29
-        _grant(cluster, RT.TOPIC, topic, Op.READ, PermissionType.ALLOW)
-        r = c.call(78, 1, dict(body, member_id="m2"))
-        assert r["error_code"] == 0 and r["responses"][0]["partitions"][0]["error_code"] == 0
-        c.close()
+        got = share_fetch_topic_read_scenario(topic, cluster.state.topics[topic].id, group,
+                                              join, grant, leader)
     finally:
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    assert got == SHARE_FETCH_TOPIC_READ

@@ -94,6 +94,8 @@ DIFFERENCES = [
 OWN_KAFKA_MODULES = {
     "test_security_acls_kafka.py": ("own Kafka with StandardAuthorizer, SASL_PLAINTEXT",
                                     "test_security_acls.py"),
+    "test_share_groups_authz_kafka.py": ("own Kafka with StandardAuthorizer, SASL_PLAINTEXT, "
+                                         "SHARE_TEST_CONFIG", "test_share_groups_authz.py"),
 }
 OWN_KAFKA_RENAMED = {
     "test_acl_operations_over_10000_records_on_real_kafka":
