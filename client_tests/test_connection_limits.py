@@ -2,14 +2,20 @@
 max.connections.per.ip closes the extra connection, max.connections (broker-wide or per
 listener) leaves it unread until a slot frees, max.connection.creation.rate delays new
 connections, connections.max.idle.ms closes idle ones, a stalled frame is closed,
-queued.max.request.bytes bounds the request bytes held across connections."""
+queued.max.request.bytes bounds the request bytes held across connections.
+
+Each test is a scenario function over "a way to open a connection to the broker" and
+the limits (the configs below); test_connection_limits_kafka.py runs the same
+scenarios on a real Kafka configured with the same limits. What the emulator tests add
+beyond the scenario (its budget counters) is about its own accounting, not Kafka's."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -17,8 +23,23 @@ from emulator import Cluster
 from emulator.testing import wait_for
 from wire.frames import decode_response, encode_request
 
+Connect = Callable[[], socket.socket]
+
 API_VERSIONS = encode_request(18, 3, 1, "limits", {"client_software_name": "t",
                                                     "client_software_version": "1"})
+# The limits each scenario runs under, on the emulator and on Kafka alike.
+PER_IP = {"max.connections.per.ip": "2"}
+PER_IP_OVERRIDES = {"max.connections.per.ip": "1",
+                    "max.connections.per.ip.overrides": "localhost:3"}
+MAX_CONNECTIONS = {"max.connections": "2"}
+IDLE = {"connections.max.idle.ms": "500"}
+# Kafka refuses a budget under socket.request.max.bytes: no single request can be over it.
+QUEUED = {"queued.max.request.bytes": "100000", "socket.request.max.bytes": "100000",
+          "connections.max.idle.ms": "1500"}
+REFUSED_BUDGET = "queued.max.request.bytes must be larger or equal to socket.request.max.bytes"
+CREATION_RATE = {"max.connection.creation.rate": "1", "quota.window.num": "2"}
+LISTENER_MAX = {"listener.name.other.max.connections": "1"}
+IP_RATE = {"quota.window.num": "2"}
 
 
 def connect(c: Cluster) -> socket.socket:
@@ -31,14 +52,19 @@ def answered(s: socket.socket, timeout: float) -> bool:
     s.settimeout(timeout)
     try:
         s.sendall(API_VERSIONS)
-        head = s.recv(4, socket.MSG_WAITALL)
-        if len(head) < 4:
-            return False
-        size = struct.unpack(">i", head)[0]
-        body = s.recv(size, socket.MSG_WAITALL)
-        return decode_response(18, 3, body)[1]["error_code"] == 0
+        return read_answer(s)
     except (TimeoutError, ConnectionError):
         return False
+
+
+def read_answer(s: socket.socket) -> bool:
+    """Read one ApiVersions response (to a request sent earlier); True if error 0."""
+    head = s.recv(4, socket.MSG_WAITALL)
+    if len(head) < 4:
+        return False
+    size = struct.unpack(">i", head)[0]
+    body = s.recv(size, socket.MSG_WAITALL)
+    return decode_response(18, 3, body)[1]["error_code"] == 0
 
 
 def closed(s: socket.socket, timeout: float = 5.0) -> bool:
@@ -51,186 +77,273 @@ def closed(s: socket.socket, timeout: float = 5.0) -> bool:
         return False
 
 
-@pytest.fixture
-def limited(request: pytest.FixtureRequest) -> Iterator[Cluster]:
-    with Cluster(brokers=1, port=0, config=request.param) as c:
+def served(conn: Connect) -> socket.socket | None:
+    """A new connection if the broker serves it, else None (it was closed)."""
+    s = conn()
+    if answered(s, 5):
+        return s
+    s.close()
+    return None
+
+
+@contextlib.contextmanager
+def limited(config: dict[str, str]) -> Iterator[Cluster]:
+    with Cluster(brokers=1, port=0, config=config) as c:
         yield c
 
 
-@pytest.mark.parametrize("limited", [{"max.connections.per.ip": "2"}], indirect=True)
-def test_max_connections_per_ip_closes_the_extra_one(limited: Cluster) -> None:
-    a, b = connect(limited), connect(limited)
-    assert answered(a, 5) and answered(b, 5)
-    extra = connect(limited)
+# ---- scenarios: the same assertions on the emulator and on Kafka ----------------------
+def per_ip_scenario(conn: Connect, limit: int) -> None:
+    """``limit`` connections are served, the next is closed at once; once one of them
+    is closed (and the broker has seen it close) a new one is served again."""
+    conns = [conn() for _ in range(limit)]
+    assert all(answered(s, 5) for s in conns)
+    extra = conn()
     assert closed(extra)
-    a.close()
-    wait_for(lambda: limited.server.limits._per_ip.get((1, "127.0.0.1"), 0) < 2,
-             "the closed connection to be released")
-    again = connect(limited)
-    assert answered(again, 5) and answered(b, 5)
-    for s in (b, extra, again):
+    conns[0].close()
+    again = wait_for(lambda: served(conn), "the closed connection to be released")
+    assert all(answered(s, 5) for s in (*conns[1:], again))
+    for s in (*conns, extra, again):
         s.close()
 
 
-@pytest.mark.parametrize("limited", [{"max.connections.per.ip": "1",
-                                      "max.connections.per.ip.overrides": "localhost:3"}],
-                         indirect=True)
-def test_max_connections_per_ip_overrides_name_their_own_limit(limited: Cluster) -> None:
-    """An override (a host name, resolved to 127.0.0.1 as Kafka resolves it) replaces the
-    default of 1 for that address: three connections are served, the fourth closed."""
-    conns = [connect(limited) for _ in range(3)]
+def per_ip_override_scenario(conn: Connect, override: int) -> None:
+    conns = [conn() for _ in range(override)]
     assert all(answered(s, 5) for s in conns)
-    extra = connect(limited)
+    extra = conn()
     assert closed(extra)
     for s in (*conns, extra):
         s.close()
 
 
-@pytest.mark.parametrize("limited", [{"max.connections": "2"}], indirect=True)
-def test_max_connections_waits_for_a_slot(limited: Cluster) -> None:
-    a, b = connect(limited), connect(limited)
-    assert answered(a, 5) and answered(b, 5)
-    waiting = connect(limited)  # the kernel accepts it; the broker reads nothing yet
+def max_connections_scenario(conn: Connect, limit: int) -> None:
+    """Over max.connections the connection is not refused: the kernel accepts it and the
+    broker reads nothing from it until a slot frees (Kafka's acceptor waits)."""
+    conns = [conn() for _ in range(limit)]
+    assert all(answered(s, 5) for s in conns)
+    waiting = conn()
     assert not answered(waiting, 0.5)
-    a.close()
+    conns[0].close()
     waiting.settimeout(10)
-    head = waiting.recv(4, socket.MSG_WAITALL)  # the request sent above is answered now
-    assert len(head) == 4
-    waiting.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
-    assert answered(waiting, 5) and answered(b, 5)
-    b.close()
-    waiting.close()
+    assert read_answer(waiting)  # the request sent above is answered now
+    assert all(answered(s, 5) for s in (waiting, *conns[1:]))
+    for s in (*conns, waiting):
+        s.close()
 
 
-@pytest.mark.parametrize("limited", [{"connections.max.idle.ms": "400"}], indirect=True)
-def test_idle_connections_are_closed_busy_ones_are_not(limited: Cluster) -> None:
-    idle, busy = connect(limited), connect(limited)
+def idle_scenario(conn: Connect, idle_ms: int) -> None:
+    """The idle connection is closed (not before half the idle time: no early close),
+    the one with a request every 100 ms is not."""
+    idle, busy = conn(), conn()
     assert answered(idle, 5)
-    deadline = time.monotonic() + 1.5
-    while time.monotonic() < deadline:  # a request every 100 ms keeps it open
+    quiet_since = time.monotonic()
+    deadline = quiet_since + idle_ms / 1000 + 15
+    while not closed(idle, 0.1):  # 0.1 s between the busy one's requests
         assert answered(busy, 5)
-        time.sleep(0.1)
-    assert closed(idle, 0.1)
+        assert time.monotonic() < deadline, "the idle connection was not closed"
+    assert time.monotonic() - quiet_since >= idle_ms / 2000
     assert answered(busy, 5)
     idle.close()
     busy.close()
 
 
-@pytest.mark.parametrize("limited", [{"connections.max.idle.ms": "500"}], indirect=True)
-def test_a_stalled_frame_is_closed_and_its_bytes_freed(limited: Cluster) -> None:
-    """Issue 18: stalled 100 MB frames were held indefinitely."""
-    s = connect(limited)
+def stalled_frame_scenario(conn: Connect) -> None:
+    """Issue 18: a 50 MB frame stalled after 1 MB is closed (the idle time), not held."""
+    s = conn()
     s.sendall(struct.pack(">i", 50_000_000) + b"\0" * 1_000_000)
     assert closed(s, 10)
-    other = connect(limited)
+    other = conn()
     assert answered(other, 5)
     s.close()
     other.close()
 
 
-@pytest.mark.parametrize("limited", [{"queued.max.request.bytes": "100000",
-                                      "connections.max.idle.ms": "600"}], indirect=True)
-def test_queued_max_request_bytes_bounds_requests_in_flight(limited: Cluster) -> None:
-    too_big = connect(limited)
-    too_big.sendall(struct.pack(">i", 200_000))
-    assert closed(too_big)
-    # A started 80 kB request holds 80 kB of the budget: another connection's request
-    # waits, unread, until the stalled one is closed.
-    stalled = connect(limited)
-    stalled.sendall(struct.pack(">i", 80_000) + b"\0" * 100)
-    wait_for(lambda: limited.server.limits.queued_bytes == 80_000, "the budget to be taken")
-    padded = encode_request(18, 3, 1, "x" * 30_000, {"client_software_name": "t",
-                                                     "client_software_version": "1"})
-    waiting = connect(limited)
-    waiting.sendall(padded)
-    waiting.settimeout(0.3)
-    with pytest.raises(TimeoutError):
-        waiting.recv(4)
-    assert closed(stalled, 10)  # the stall (min(idle, 30 s)) ends it, freeing the budget
+def queued_bytes_scenario(conn: Connect, max_request: int,
+                          held: Callable[[int], None]) -> None:
+    """queued.max.request.bytes (100 kB here) as Kafka's non-strict memory pool: a
+    request is read while any of the budget is left, even one that takes it below
+    zero; once it is used up the next request waits, unread, until bytes are freed.
+    ``held(n)``: wait until the broker holds ``n`` bytes of stalled requests."""
+    too_big = conn()  # over socket.request.max.bytes: closed at once, not at the idle time
+    too_big.sendall(struct.pack(">i", max_request + 1))
+    assert closed(too_big, 1.0)
+    first = conn()  # 80 kB of the budget held by a stalled request
+    first.sendall(struct.pack(">i", 80_000) + b"\0" * 100)
+    held(80_000)
+    over = conn()  # 30 kB more than the 20 kB left: read all the same, and answered
+    assert answered_padded(over, 30_000, 5)
+    second = conn()  # 30 kB more, stalled: the budget is now 10 kB below zero
+    second.sendall(struct.pack(">i", 30_000) + b"\0" * 100)
+    held(110_000)
+    waiting = conn()
+    waiting.sendall(API_VERSIONS)
+    waiting.settimeout(0.5)
+    try:
+        early = waiting.recv(4)
+    except TimeoutError:
+        early = None
+    assert early is None, "a request was read with the budget used up"
+    assert closed(first, 10)  # the stall (the idle time) ends it, freeing 80 kB
     waiting.settimeout(10)
-    assert len(waiting.recv(4, socket.MSG_WAITALL)) == 4
-    wait_for(lambda: limited.server.limits.queued_bytes == 0, "the budget to be freed")
-    for s in (too_big, stalled, waiting):
+    assert read_answer(waiting)
+    assert closed(second, 10)
+    for s in (too_big, first, over, second, waiting):
         s.close()
 
 
-@pytest.mark.parametrize("limited", [{"max.connection.creation.rate": "1",
-                                      "quota.window.num": "2"}], indirect=True)
-def test_max_connection_creation_rate_delays_new_connections(limited: Cluster) -> None:
-    """Kafka's ConnectionQuotas: the second connection within the first window puts the
-    rate (2 over Kafka's minimum elapsed time of 1 window) over the quota of 1/s, so it
-    waits (2 - 1) / 1 * 1 s, capped at one window, before it is read; the third, opened
-    meanwhile, waits behind it (one acceptor per listener) and is then delayed itself.
-    Nothing is refused."""
-    first = connect(limited)
+def answered_padded(s: socket.socket, size: int, timeout: float) -> bool:
+    """An ApiVersions request of about ``size`` bytes (a long client id)."""
+    padded = encode_request(18, 3, 1, "x" * (size - 60), {"client_software_name": "t",
+                                                          "client_software_version": "1"})
+    s.settimeout(timeout)
+    try:
+        s.sendall(padded)
+        return read_answer(s)
+    except (TimeoutError, ConnectionError):
+        return False
+
+
+def creation_rate_scenario(conn: Connect) -> None:
+    """Kafka's ConnectionQuotas, max.connection.creation.rate=1 over 2 windows of 1 s:
+    the second connection within the first window puts the rate (2 over Kafka's minimum
+    elapsed time of 1 window) over the quota of 1/s, so it waits (2 - 1) / 1 * 1 s,
+    capped at one window, before it is read; the third, opened meanwhile, waits behind
+    it (one acceptor per listener) and is then delayed itself. Nothing is refused."""
+    first = conn()
     assert answered(first, 5)
-    second, third = connect(limited), connect(limited)
+    second, third = conn(), conn()
     assert not answered(second, 0.3)  # delayed by a full window (1 s)
     third.sendall(API_VERSIONS)
     second.settimeout(10)
-    head = second.recv(4, socket.MSG_WAITALL)  # the request sent above, answered later
-    second.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+    assert read_answer(second)  # the request sent above, answered later
     third.settimeout(0.3)
-    with pytest.raises(TimeoutError):  # its own delay starts after the second's
-        third.recv(4)
+    try:
+        early = third.recv(4)
+    except TimeoutError:
+        early = None
+    assert early is None, "the third connection was not delayed after the second"
     third.settimeout(10)
-    assert len(third.recv(4, socket.MSG_WAITALL)) == 4
+    assert read_answer(third)
     assert answered(first, 5) and answered(second, 5)
     for s in (first, second, third):
         s.close()
 
 
-@pytest.fixture
-def two_listeners() -> Iterator[Cluster]:
-    with Cluster(brokers=1, port=0, security={
-            "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
-            "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
-            config={"listener.name.other.max.connections": "1"}) as c:
-        yield c
-
-
-def test_listener_max_connections_limits_that_listener_only(two_listeners: Cluster) -> None:
+def listener_max_scenario(plain: Connect, other: Connect) -> None:
     """listener.name.other.max.connections=1: the OTHER listener's second connection
     waits for a slot, as max.connections does broker-wide; PLAINTEXT is not limited."""
-    host, port = two_listeners.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
-    other = socket.create_connection((host, int(port)), timeout=10)
-    assert answered(other, 5)
-    waiting = socket.create_connection((host, int(port)), timeout=10)
+    first = other()
+    assert answered(first, 5)
+    waiting = other()
     assert not answered(waiting, 0.5)
-    plain = [connect(two_listeners) for _ in range(3)]
-    assert all(answered(s, 5) for s in plain)
-    other.close()
+    plains = [plain() for _ in range(3)]
+    assert all(answered(s, 5) for s in plains)
+    first.close()
     waiting.settimeout(10)
-    head = waiting.recv(4, socket.MSG_WAITALL)
-    assert len(head) == 4
-    waiting.recv(struct.unpack(">i", head)[0], socket.MSG_WAITALL)
+    assert read_answer(waiting)
     assert answered(waiting, 5)
-    for s in (waiting, *plain):
+    for s in (waiting, *plains):
         s.close()
 
 
-@pytest.mark.parametrize("limited", [{"quota.window.num": "2"}], indirect=True)
-def test_an_ip_connection_creation_rate_closes_the_extra_connection(limited: Cluster) -> None:
-    """KIP-612: connection_creation_rate=1 on the ip entity 127.0.0.1. The second
-    connection within the window would put the address at 2/s: it is not counted, is
-    never served, and is closed after its throttle time (Kafka's delayed close); the
-    first goes on, and once the window has passed a new connection is served."""
-    admin = connect(limited)  # (made before the quota: not in the address's rate)
+def alter_ip_rate(admin: socket.socket, rate: float | None) -> int:
+    """AlterClientQuotas: connection_creation_rate of the ip entity 127.0.0.1 (None:
+    removed); the entry's error code."""
+    admin.settimeout(30)
     admin.sendall(encode_request(49, 1, 1, "limits", {"entries": [{"entity": [
         {"entity_type": "ip", "entity_name": "127.0.0.1"}], "ops": [
-        {"key": "connection_creation_rate", "value": 1.0, "remove": False}]}],
+        {"key": "connection_creation_rate", "value": rate or 0.0, "remove": rate is None}]}],
         "validate_only": False}))
     head = admin.recv(4, socket.MSG_WAITALL)
     resp = decode_response(49, 1, admin.recv(struct.unpack(">i", head)[0],
                                               socket.MSG_WAITALL))[1]
-    assert resp["entries"][0]["error_code"] == 0
-    first = connect(limited)
+    return resp["entries"][0]["error_code"]
+
+
+def ip_rate_scenario(conn: Connect, admin: socket.socket,
+                     applied: Callable[[], None]) -> None:
+    """KIP-612: connection_creation_rate=1 on the ip entity 127.0.0.1 (set over
+    ``admin``, a connection made before the quota; ``applied`` waits until the broker
+    has it). The second connection within the window would put the address at 2/s: it
+    is not counted, is never served, and is closed after its throttle time (Kafka's
+    delayed close); the first goes on, and once the window has passed a new connection
+    is served."""
+    assert alter_ip_rate(admin, 1.0) == 0
+    applied()
+    first = conn()
     assert answered(first, 5)
-    extra = connect(limited)
+    extra = conn()
     assert not answered(extra, 0.3)
     assert closed(extra, 5)
     time.sleep(1.1)
-    again = connect(limited)
+    again = conn()
     assert answered(again, 5) and answered(first, 5) and answered(admin, 5)
-    for s in (admin, first, extra, again):
+    for s in (first, extra, again):
         s.close()
+
+
+# ---- on the emulator ------------------------------------------------------------------
+def test_max_connections_per_ip_closes_the_extra_one() -> None:
+    with limited(PER_IP) as c:
+        per_ip_scenario(lambda: connect(c), 2)
+
+
+def test_max_connections_per_ip_overrides_name_their_own_limit() -> None:
+    """An override (a host name, resolved to 127.0.0.1 as Kafka resolves it) replaces the
+    default of 1 for that address: three connections are served, the fourth closed."""
+    with limited(PER_IP_OVERRIDES) as c:
+        per_ip_override_scenario(lambda: connect(c), 3)
+
+
+def test_max_connections_waits_for_a_slot() -> None:
+    with limited(MAX_CONNECTIONS) as c:
+        max_connections_scenario(lambda: connect(c), 2)
+
+
+def test_idle_connections_are_closed_busy_ones_are_not() -> None:
+    with limited(IDLE) as c:
+        idle_scenario(lambda: connect(c), 500)
+
+
+def test_a_stalled_frame_is_closed_and_its_bytes_freed() -> None:
+    with limited(IDLE) as c:
+        stalled_frame_scenario(lambda: connect(c))
+
+
+def test_queued_max_request_bytes_bounds_requests_in_flight() -> None:
+    """The scenario, plus the emulator's own budget counter (its accounting, which a
+    client of Kafka cannot see): exactly the stalled bytes are held, all freed after."""
+    with limited(QUEUED) as c:
+        def held(n: int) -> None:
+            wait_for(lambda: c.server.limits.queued_bytes == n, f"{n} bytes to be held")
+        queued_bytes_scenario(lambda: connect(c), 100_000, held)
+        wait_for(lambda: c.server.limits.queued_bytes == 0, "the budget to be freed")
+
+
+def test_queued_max_request_bytes_under_socket_request_max_bytes_is_refused() -> None:
+    """Kafka will not start with a budget smaller than one request may be."""
+    with pytest.raises(ValueError, match=REFUSED_BUDGET), limited(
+            {"queued.max.request.bytes": "100000"}):
+        pass
+
+
+def test_max_connection_creation_rate_delays_new_connections() -> None:
+    with limited(CREATION_RATE) as c:
+        creation_rate_scenario(lambda: connect(c))
+
+
+def test_listener_max_connections_limits_that_listener_only() -> None:
+    with Cluster(brokers=1, port=0, security={
+            "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+            "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
+            config=LISTENER_MAX) as c:
+        host, port = c.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
+        listener_max_scenario(lambda: connect(c), lambda: socket.create_connection(
+            (host, int(port)), timeout=10))
+
+
+def test_an_ip_connection_creation_rate_closes_the_extra_connection() -> None:
+    with limited(IP_RATE) as c:
+        admin = connect(c)
+        ip_rate_scenario(lambda: connect(c), admin, lambda: None)
+        admin.close()

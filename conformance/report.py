@@ -96,6 +96,8 @@ OWN_KAFKA_MODULES = {
                                     "test_security_acls.py"),
     "test_share_groups_authz_kafka.py": ("own Kafka with StandardAuthorizer, SASL_PLAINTEXT, "
                                          "SHARE_TEST_CONFIG", "test_share_groups_authz.py"),
+    "test_connection_limits_kafka.py": ("own Kafka, one broker per connection limit",
+                                        "test_connection_limits.py"),
 }
 OWN_KAFKA_RENAMED = {
     "test_acl_operations_over_10000_records_on_real_kafka":

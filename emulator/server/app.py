@@ -536,11 +536,6 @@ class EmulatorServer:
                         "outside 0..%d (socket.request.max.bytes)%s",
                         bid, peer[0], peer[1], size, self.max_request_bytes, hint)
                     return
-                if not self.limits.fits_at_all(size):
-                    log.warning("broker %d: closing connection from %s:%s: request size %d is "
-                                "over queued.max.request.bytes %d", bid, peer[0], peer[1],
-                                size, self.limits.queued_max_bytes)
-                    return
                 frame = await self._read_frame(reader, conn, size)
                 if frame is None:
                     return

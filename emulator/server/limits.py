@@ -29,11 +29,14 @@
   ``FRAME_STALL_MS``) in the middle of a frame closes the connection (a stalled large
   frame would otherwise hold its bytes until the idle timeout; Kafka waits the full
   idle time).
-- ``queued.max.request.bytes``: the bytes of requests read and not yet answered, over
-  all connections of all brokers, stay under the limit; a connection whose next request
-  does not fit waits before reading its body (Kafka mutes it until memory frees), and a
-  single request larger than the whole budget closes its connection. Kafka's default
-  (-1) is no limit.
+- ``queued.max.request.bytes``: a budget for the bytes of requests read and not yet
+  answered, over all connections of all brokers. As Kafka's non-strict memory pool
+  (SimpleMemoryPool with strict=false), a request is read as long as any of the budget
+  is left, even if it takes the budget below zero; a connection whose next request
+  finds the budget used up waits before reading its body (Kafka mutes it until memory
+  frees). Kafka refuses to start when the budget is smaller than
+  socket.request.max.bytes (so no single request can be over it); so does the emulator.
+  Kafka's default (-1) is no limit.
 """
 
 from __future__ import annotations
@@ -154,6 +157,11 @@ class ConnectionLimits:
         self.idle_ms = _int(config, "connections.max.idle.ms", 600_000)
         self.stall_ms = min(self.idle_ms, FRAME_STALL_MS) if self.idle_ms > 0 else FRAME_STALL_MS
         self.queued_max_bytes = _int(config, "queued.max.request.bytes", -1)
+        max_request = _int(config, "socket.request.max.bytes", 104857600)
+        if 0 < self.queued_max_bytes < max_request:
+            # Kafka's KafkaConfig check, at start (kafka-storage format refuses it too).
+            raise ConfigError("queued.max.request.bytes must be larger or equal to "
+                              "socket.request.max.bytes")
         self.conns: set[ConnState] = set()
         self._per_broker: dict[int, int] = {}
         self._per_ip: dict[tuple[int, str], int] = {}
@@ -274,21 +282,19 @@ class ConnectionLimits:
             self._slot_freed = None
 
     # ---- queued.max.request.bytes -------------------------------------------------
-    def fits_at_all(self, size: int) -> bool:
-        return self.queued_max_bytes < 0 or size <= self.queued_max_bytes
-
     async def reserve(self, size: int) -> None:
-        """Wait until ``size`` more request bytes fit the budget, then take them."""
-        if self.queued_max_bytes < 0:
+        """Wait until some of the budget is left, then take ``size`` bytes of it, even
+        past the end (Kafka's non-strict pool: it allocates when any memory is free)."""
+        if self.queued_max_bytes <= 0:
             return
-        while self.queued_bytes + size > self.queued_max_bytes:
+        while self.queued_bytes >= self.queued_max_bytes:
             if self._budget_freed is None:
                 self._budget_freed = asyncio.Event()
             await self._budget_freed.wait()
         self.queued_bytes += size
 
     def free(self, size: int) -> None:
-        if self.queued_max_bytes < 0:
+        if self.queued_max_bytes <= 0:
             return
         self.queued_bytes -= size
         if self._budget_freed is not None:
