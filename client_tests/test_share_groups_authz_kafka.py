@@ -11,15 +11,18 @@ from collections.abc import Iterator
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
 from targets import SHARE_TEST_CONFIG
-from test_security_acls import Case, Client, check
+from test_security_acls import Case, Client, _messages, check
 from test_security_acls_kafka import ANY_FILTER, AUTHZ, JAAS, _acl_count, _grant
 from test_share_groups_authz import (
     CASES,
     SHARE_FETCH_TOPIC_READ,
+    SHARE_REFUSAL_MESSAGES,
     member_id,
     names,
     share_api_code,
     share_fetch_topic_read_scenario,
+    share_topic_acls_answer,
+    share_topic_acls_scenario,
 )
 
 from emulator.security.acl import Op, PermissionType
@@ -142,3 +145,35 @@ def test_share_fetch_needs_read_on_each_topic_on_real_kafka(kafka: KafkaCluster)
     finally:
         acls.clear()
     assert got == SHARE_FETCH_TOPIC_READ
+
+
+def test_share_apis_need_topic_acls_on_real_kafka(kafka: KafkaCluster) -> None:
+    topic, group = names()
+    other = topic + "-o"
+    acls = Acls(kafka.bootstrap("SASL_PLAINTEXT"))
+    try:
+        for t in (topic, other):
+            _create(acls.admin, t)
+        got = share_topic_acls_scenario(
+            topic, other, group, lambda rt, name, op: acls.grant(rt, name, op),
+            lambda g: Client(_coordinator(acls.admin, g), "alice"))
+    finally:
+        acls.clear()
+    assert got == share_topic_acls_answer(group)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_share_refusal_messages_as_kafka_on_real_kafka(kafka: KafkaCluster, case: Case) -> None:
+    topic, group = names()
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    try:
+        _create(admin, topic)
+    finally:
+        admin.close()
+    c = Client(boot, "alice", 0)
+    try:
+        r = c.call(case.key, case.version, case.body(topic, group, ""))
+    finally:
+        c.close()
+    assert set(_messages(r)) == {SHARE_REFUSAL_MESSAGES.get(case.name)}

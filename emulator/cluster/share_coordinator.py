@@ -458,8 +458,14 @@ class ShareCoordinator(ShareGroupOps):
     # ---- admin: offsets (90-92) and group deletion ----------------------------------------
     def describe_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None,
                          with_lag: bool) -> list[dict]:
-        """DescribeShareGroupOffsets for one group; raises group-level KafkaError."""
-        self.share_group(group_id)
+        """DescribeShareGroupOffsets for one group; raises group-level KafkaError (a group
+        of another type). A group id not in use is answered as a share group without
+        state (no topics, or the named partitions at start offset -1), as Kafka 4.4
+        answers it (measured)."""
+        if group_id not in self.groups:
+            other = self.gc.groups.get(group_id)  # type: ignore[attr-defined]
+            if other is not None and other.state != DEAD:
+                self.share_group(group_id)  # GROUP_ID_NOT_FOUND: not a share group
         by_name = self.state.topics
         if topics is None:
             by_id = self.state.topics_by_id
@@ -474,7 +480,8 @@ class ShareCoordinator(ShareGroupOps):
             topic = by_name.get(name)
             rows = []
             for idx in parts:
-                row = {"partition_index": idx, "start_offset": -1, "leader_epoch": -1,
+                # Kafka's state summary for a partition without state: leader epoch 0
+                row = {"partition_index": idx, "start_offset": -1, "leader_epoch": 0,
                        "lag": -1, "error_code": E.NONE}
                 if topic is None or not 0 <= idx < len(topic.partitions):
                     row.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION,

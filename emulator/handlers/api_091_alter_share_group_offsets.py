@@ -10,21 +10,30 @@ dropped and the state epoch bumped. A group id not in use becomes an empty share
 from __future__ import annotations
 
 from emulator.cluster.partition import KafkaError
-from emulator.handlers.authz import RT, Each, One, Op
+from emulator.handlers.authz import RT, TOPIC_DENIED, One, Op, allowed
 from emulator.handlers.base import RequestContext
+from wire.errors import ErrorCode as E
 
 API_KEY = 91
 VERSIONS = (0, 0)
-AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
-             Each(RT.TOPIC, Op.READ, "topics", name="topic_name"))
+# READ on each topic is checked in handle: a refused topic is answered with its id
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services["share"]
     sc.tick()
     gid = req["group_id"]
+    # Kafka 4.4: topics without READ are answered TOPIC_AUTHORIZATION_FAILED per
+    # partition after the others, under their topic ids (measured)
+    refused = [t for t in req["topics"] if not allowed(ctx, Op.READ, RT.TOPIC, t["topic_name"])]
+    zero = b"\x00" * 16
+    denied = [{"topic_name": t["topic_name"], "topic_id": getattr(
+        ctx.cluster.topics.get(t["topic_name"]), "id", zero), "partitions": [
+        {"partition_index": p["partition_index"], "error_code": E.TOPIC_AUTHORIZATION_FAILED,
+         "error_message": TOPIC_DENIED} for p in t["partitions"]]} for t in refused]
     topics = [(t["topic_name"], [(p["partition_index"], p["start_offset"])
-                                 for p in t["partitions"]]) for t in req["topics"]]
+                                 for p in t["partitions"]]) for t in req["topics"] if t not in refused]
     try:
         sc.gc.check_coordinator(ctx.broker_id, gid)
         responses = sc.alter_offsets(gid, topics)
@@ -33,4 +42,4 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 "responses": [{"topic_name": name, "partitions": [
                     {"partition_index": p, "error_code": e.code, "error_message": e.message}
                     for p, _ in parts]} for name, parts in topics]}
-    return {"throttle_time_ms": 0, "error_code": 0, "responses": responses}
+    return {"throttle_time_ms": 0, "error_code": 0, "responses": responses + denied}
