@@ -169,12 +169,17 @@ def queued_bytes_scenario(conn: Connect, max_request: int,
     assert closed_while_sending(too_big)
     first = conn()  # 80 kB of the budget held by a stalled request
     first.sendall(struct.pack(">i", 80_000) + b"\0" * 100)
+    first_quiet = time.monotonic()
     held(80_000)
     over = conn()  # 30 kB more than the 20 kB left: read all the same, and answered
     assert answered_padded(over, 30_000, 5)
     second = conn()  # 30 kB more, stalled: the budget is now 10 kB below zero
     second.sendall(struct.pack(">i", 30_000) + b"\0" * 100)
     held(110_000)
+    # The waiting connection is idle (its idle timer runs while it waits, as on Kafka):
+    # it comes 1.5 s after the first went quiet, so the first's close frees the budget
+    # well before the waiting one's own idle time is up.
+    time.sleep(max(0.0, first_quiet + 1.5 - time.monotonic()))
     waiting = conn()
     waiting.sendall(API_VERSIONS)
     waiting.settimeout(0.5)
@@ -189,6 +194,29 @@ def queued_bytes_scenario(conn: Connect, max_request: int,
     assert closed(second, 10)
     for s in (too_big, first, over, second, waiting):
         s.close()
+
+
+def waiting_for_the_budget_idle_scenario(conn: Connect, idle_ms: int) -> None:
+    """A request that finds the queued.max.request.bytes budget used up waits, unread,
+    and Kafka's idle timer still runs for it: it is closed (unanswered) once idle,
+    while the stalled request holding the budget, a byte every 0.2 s, is not."""
+    holder = conn()
+    holder.sendall(struct.pack(">i", 100_000) + b"\0" * 10)
+    time.sleep(0.5)  # its size read and the whole budget taken
+    waiting = conn()
+    waiting.sendall(API_VERSIONS)
+    quiet_since = time.monotonic()
+    deadline = quiet_since + idle_ms / 1000 + 15
+    while not closed(waiting, 0.2):  # EOF, no answer: recv gives b""
+        holder.sendall(b"\0")
+        assert time.monotonic() < deadline, "the waiting connection was not closed"
+    assert time.monotonic() - quiet_since >= idle_ms / 2000
+    holder.sendall(b"\0")  # still open
+    holder.close()
+    waiting.close()
+    again = conn()  # the holder's bytes are freed with it
+    assert answered(again, 10)
+    again.close()
 
 
 def closed_while_sending(s: socket.socket, timeout: float = 10.0) -> bool:
@@ -330,6 +358,12 @@ def test_queued_max_request_bytes_bounds_requests_in_flight() -> None:
         def held(n: int) -> None:
             wait_for(lambda: c.server.limits.queued_bytes == n, f"{n} bytes to be held")
         queued_bytes_scenario(lambda: connect(c), 100_000, held)
+        wait_for(lambda: c.server.limits.queued_bytes == 0, "the budget to be freed")
+
+
+def test_a_connection_waiting_for_the_budget_is_closed_when_idle() -> None:
+    with limited(QUEUED) as c:
+        waiting_for_the_budget_idle_scenario(lambda: connect(c), 3000)
         wait_for(lambda: c.server.limits.queued_bytes == 0, "the budget to be freed")
 
 

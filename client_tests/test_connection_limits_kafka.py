@@ -36,6 +36,7 @@ from test_connection_limits import (
     per_ip_scenario,
     queued_bytes_scenario,
     stalled_frame_scenario,
+    waiting_for_the_budget_idle_scenario,
 )
 
 from emulator.testing import wait_for
@@ -93,11 +94,14 @@ def test_a_stalled_frame_is_closed_and_its_bytes_freed_on_real_kafka(
 
 def test_queued_max_request_bytes_bounds_requests_in_flight_on_real_kafka(
         kafka: KafkaCluster) -> None:
-    # Kafka's pool is not visible to a client: give each stalled request's size 0.7 s to
-    # be read (its network thread polls at least every 300 ms). The waiting request comes
-    # 1.4 s after the first stalled one, so the first's idle close (3 s) frees the budget
-    # well before the waiting one could itself be closed as idle.
-    queued_bytes_scenario(_connect(kafka, 5), 100_000, lambda n: time.sleep(0.7))
+    # Kafka's pool is not visible to a client: give each stalled request's size 0.5 s to
+    # be read (its network thread polls at least every 300 ms).
+    queued_bytes_scenario(_connect(kafka, 5), 100_000, lambda n: time.sleep(0.5))
+
+
+def test_a_connection_waiting_for_the_budget_is_closed_when_idle_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    waiting_for_the_budget_idle_scenario(_connect(kafka, 5), 3000)
 
 
 def test_queued_max_request_bytes_under_socket_request_max_bytes_is_refused_on_real_kafka(

@@ -581,9 +581,10 @@ class EmulatorServer:
         """A request body of ``size`` bytes, read as it arrives so that the sweeper sees
         progress (a stalled frame is closed, a slow but moving one is not), within the
         queued.max.request.bytes budget. None when the peer went away."""
-        conn.busy = True  # muted while it waits for the budget: not idle
-        await self.limits.reserve(size)
-        conn.busy = False
+        # Muted while it waits for the budget, and idle all the same: Kafka's idle timer
+        # closes a connection muted for memory (its last activity: the size just read).
+        if not await self.limits.reserve(size, conn.transport.is_closing):
+            return None  # closed (idle) while it waited; it holds none of the budget
         conn.frame_size, conn.frame_read = size, 0
         conn.last_active = time.monotonic()
         chunks: list[bytes] = []

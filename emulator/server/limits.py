@@ -24,7 +24,7 @@
   listener goes on accepting others meanwhile.
 - ``connections.max.idle.ms``: a connection with no bytes in or out for that long is
   closed (Kafka's Selector). A connection waiting on its own request (a long-poll
-  Fetch, acks=all) is not idle.
+  Fetch, acks=all) is not idle; one waiting for the queued.max.request.bytes budget is.
 - A started request must keep arriving: no byte for min(connections.max.idle.ms,
   ``FRAME_STALL_MS``) in the middle of a frame closes the connection (a stalled large
   frame would otherwise hold its bytes until the idle timeout; Kafka waits the full
@@ -34,7 +34,8 @@
   (SimpleMemoryPool with strict=false), a request is read as long as any of the budget
   is left, even if it takes the budget below zero; a connection whose next request
   finds the budget used up waits before reading its body (Kafka mutes it until memory
-  frees). Kafka refuses to start when the budget is smaller than
+  frees), and is closed if that wait outlasts connections.max.idle.ms (Kafka's idle
+  timer does not spare a connection muted for memory). Kafka refuses to start when the budget is smaller than
   socket.request.max.bytes (so no single request can be over it); so does the emulator.
   Kafka's default (-1) is no limit.
 """
@@ -42,6 +43,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import time
@@ -282,16 +284,24 @@ class ConnectionLimits:
             self._slot_freed = None
 
     # ---- queued.max.request.bytes -------------------------------------------------
-    async def reserve(self, size: int) -> None:
+    async def reserve(self, size: int, gone: Callable[[], bool]) -> bool:
         """Wait until some of the budget is left, then take ``size`` bytes of it, even
-        past the end (Kafka's non-strict pool: it allocates when any memory is free)."""
+        past the end (Kafka's non-strict pool: it allocates when any memory is free).
+        False, taking nothing, if the connection is ``gone`` (closed as idle) first."""
         if self.queued_max_bytes <= 0:
-            return
+            return not gone()
         while self.queued_bytes >= self.queued_max_bytes:
+            if gone():
+                return False
             if self._budget_freed is None:
                 self._budget_freed = asyncio.Event()
-            await self._budget_freed.wait()
+            # Woken when bytes are freed; every sweep interval to notice an idle close.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._budget_freed.wait(), self.sweep_interval())
+        if gone():
+            return False
         self.queued_bytes += size
+        return True
 
     def free(self, size: int) -> None:
         if self.queued_max_bytes <= 0:
