@@ -76,6 +76,24 @@ CASES = [
 
 Grant = Callable[[RT, str, Op, PermissionType], None]
 
+# What the group APIs answer with the ACL they need, as a real Kafka 4.4 answered
+# (test_share_groups_authz_kafka.py): the heartbeat has READ on the group but not
+# DESCRIBE on its topic; the acknowledgement names no open session; the group is not in
+# use (described and altered as an empty one, not found to delete). The state APIs'
+# answers depend on where the share coordinator's partitions are, so only the refusals
+# of those are compared.
+ALLOWED_CODES = {"ShareGroupHeartbeat": 29, "ShareFetch": 0, "ShareAcknowledge": 122,
+                 "DescribeShareGroupOffsets": 0, "AlterShareGroupOffsets": 0,
+                 "DeleteShareGroupOffsets": 69}
+
+
+def check_share(case: Case, acl: str, code: int) -> None:
+    """test_security_acls' contract, and the exact code where it does not depend on the
+    cluster's layout."""
+    check(case, acl, code)
+    if acl == "allow" and case.name in ALLOWED_CODES:
+        assert code == ALLOWED_CODES[case.name], f"{case.name} with {acl}: got {code}"
+
 
 def names() -> tuple[str, str]:
     """A fresh topic and share group."""
@@ -119,7 +137,7 @@ def test_share_api_authorization(cluster: Cluster, case: Case, acl: str) -> None
         code = share_api_code(case, acl, topic, group, grant, client_for)
     finally:
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
-    check(case, acl, code)
+    check_share(case, acl, code)
 
 
 def share_fetch_topic_read_scenario(
@@ -251,7 +269,8 @@ def share_topic_acls_scenario(topic: str, other: str, group: str,
         out["describe unknown, T; DESCRIBE T"] = describe([topic])
         out["join T"] = heartbeat([topic])[:2]
         out["leave"] = heartbeat(None, -1)
-        out["describe empty, all topics"] = describe(None)
+        # (not "all topics" now: Kafka initializes T's share-partition for the member in
+        # the background, so whether T is listed is a matter of time)
         out["describe empty, T, O"] = describe([topic, other])
         out["delete empty, O, T"] = delete([other, topic])
         out["alter empty, O, T"] = alter([other, topic])
@@ -275,7 +294,6 @@ SHARE_TOPIC_ACLS_ANSWER = {
     "describe unknown, T; DESCRIBE T": (0, [("T", "id", [(0, -1, 0, -1, 0, None)])]),
     "join T": (0, None),
     "leave": (0, None, -1, True),
-    "describe empty, all topics": (0, []),
     "describe empty, T, O": (0, [("T", "id", [(0, -1, 0, -1, 0, None)]),
                                  ("O", "zero", [(0, -1, 0, -1, *_DENIED)])]),
     "delete empty, O, T": (0, None, [("O", "zero", *_DENIED), ("T", "zero", *_DENIED)]),

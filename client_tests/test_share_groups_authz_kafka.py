@@ -11,12 +11,13 @@ from collections.abc import Iterator
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
 from targets import SHARE_TEST_CONFIG
-from test_security_acls import Case, Client, _messages, check
+from test_security_acls import Case, Client, _messages
 from test_security_acls_kafka import ANY_FILTER, AUTHZ, JAAS, _acl_count, _grant
 from test_share_groups_authz import (
     CASES,
     SHARE_FETCH_TOPIC_READ,
     SHARE_REFUSAL_MESSAGES,
+    check_share,
     member_id,
     names,
     share_api_code,
@@ -101,7 +102,7 @@ def test_share_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case,
                               lambda g: Client(_coordinator(acls.admin, g), "alice"))
     finally:
         acls.clear()
-    check(case, acl, code)
+    check_share(case, acl, code)
 
 
 def test_share_fetch_needs_read_on_each_topic_on_real_kafka(kafka: KafkaCluster) -> None:
