@@ -15,6 +15,7 @@ import contextlib
 import socket
 import struct
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -145,6 +146,46 @@ def idle_scenario(conn: Connect, idle_ms: int) -> None:
     assert answered(busy, 5)
     idle.close()
     busy.close()
+
+
+def call(s: socket.socket, key: int, version: int, body: dict) -> dict:
+    s.sendall(encode_request(key, version, 1, "limits", body))
+    head = s.recv(4, socket.MSG_WAITALL)
+    return decode_response(key, version, s.recv(struct.unpack(">i", head)[0],
+                                                 socket.MSG_WAITALL))[1]
+
+
+def fetch_body(topic: str, max_wait_ms: int) -> dict:
+    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
+            "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [{
+                "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                "last_fetched_epoch": -1, "log_start_offset": -1,
+                "partition_max_bytes": 1 << 16}]}], "forgotten_topics_data": [],
+            "rack_id": ""}
+
+
+def long_poll_idle_scenario(conn: Connect, broker_id: int, idle_ms: int) -> None:
+    """A connection's own long poll does not keep it open: a Fetch on an empty partition
+    waiting longer than connections.max.idle.ms is closed unanswered once the idle time
+    (counted from the request) is up."""
+    s = conn()
+    s.settimeout(30)
+    topic = f"long-poll-{uuid.uuid4().hex[:8]}"
+    r = call(s, 19, 7, {"topics": [{
+        "name": topic, "num_partitions": -1, "replication_factor": -1,
+        "assignments": [{"partition_index": 0, "broker_ids": [broker_id]}], "configs": []}],
+        "timeout_ms": 30000, "validate_only": False})
+    assert r["topics"][0]["error_code"] == 0, r
+    # Until the broker leads the partition (Kafka: through the metadata log); these
+    # requests keep the connection busy meanwhile.
+    wait_for(lambda: call(s, 1, 12, fetch_body(topic, 0))["responses"][0]["partitions"][0]
+             ["error_code"] == 0, f"broker {broker_id} to lead {topic}")
+    s.sendall(encode_request(1, 12, 2, "limits", fetch_body(topic, idle_ms + 5000)))
+    sent = time.monotonic()
+    assert closed(s, idle_ms / 1000 + 4), "the long poll was answered or kept open"
+    assert time.monotonic() - sent >= idle_ms / 2000
+    s.close()
 
 
 def stalled_frame_scenario(conn: Connect) -> None:
@@ -344,6 +385,11 @@ def test_max_connections_waits_for_a_slot() -> None:
 def test_idle_connections_are_closed_busy_ones_are_not() -> None:
     with limited(IDLE) as c:
         idle_scenario(lambda: connect(c), 1000)
+
+
+def test_a_long_poll_longer_than_the_idle_time_is_closed() -> None:
+    with limited(IDLE) as c:
+        long_poll_idle_scenario(lambda: connect(c), 1, 1000)
 
 
 def test_a_stalled_frame_is_closed_and_its_bytes_freed() -> None:

@@ -31,6 +31,7 @@ from test_connection_limits import (
     idle_scenario,
     ip_rate_scenario,
     listener_max_scenario,
+    long_poll_idle_scenario,
     max_connections_scenario,
     per_ip_override_scenario,
     per_ip_scenario,
@@ -85,6 +86,11 @@ def test_max_connections_waits_for_a_slot_on_real_kafka(kafka: KafkaCluster) -> 
 def test_idle_connections_are_closed_busy_ones_are_not_on_real_kafka(
         kafka: KafkaCluster) -> None:
     idle_scenario(_connect(kafka, 4), 1000)
+
+
+def test_a_long_poll_longer_than_the_idle_time_is_closed_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    long_poll_idle_scenario(_connect(kafka, 4), 4, 1000)
 
 
 def test_a_stalled_frame_is_closed_and_its_bytes_freed_on_real_kafka(

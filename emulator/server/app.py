@@ -539,7 +539,8 @@ class EmulatorServer:
                 frame = await self._read_frame(reader, conn, size)
                 if frame is None:
                     return
-                conn.busy = True
+                # Not busy while it is served: Kafka's idle timer closes a connection
+                # whose own request (a long poll) outlasts connections.max.idle.ms.
                 try:
                     if session.state == RAW_TOKENS:
                         out = self._raw_token(session, frame)
@@ -556,6 +557,7 @@ class EmulatorServer:
                 if out is not None:
                     if writer.is_closing():
                         return  # closed while the request was served (broker stopped, sweeper)
+                    conn.busy = True  # its response is being written: not idle
                     writer.write(out)
                     await writer.drain()
                 self.limits.free(size)

@@ -23,8 +23,9 @@
   not counted and is closed after the throttle time (Kafka's delayed close); the
   listener goes on accepting others meanwhile.
 - ``connections.max.idle.ms``: a connection with no bytes in or out for that long is
-  closed (Kafka's Selector). A connection waiting on its own request (a long-poll
-  Fetch, acks=all) is not idle; one waiting for the queued.max.request.bytes budget is.
+  closed (Kafka's Selector), even one waiting on its own request (a long-poll Fetch
+  longer than the idle time: Kafka closes it, unanswered) or waiting for the
+  queued.max.request.bytes budget; only one whose response is being written is not.
 - A started request must keep arriving: no byte for min(connections.max.idle.ms,
   ``FRAME_STALL_MS``) in the middle of a frame closes the connection (a stalled large
   frame would otherwise hold its bytes until the idle timeout; Kafka waits the full
@@ -129,7 +130,7 @@ class ConnState:
     host: str
     transport: asyncio.BaseTransport
     last_active: float = field(default_factory=time.monotonic)
-    busy: bool = False  # a request is being processed (or its response written)
+    busy: bool = False  # its response is being written
     frame_size: int = -1  # >= 0 while a request's body is being read
     frame_read: int = 0
     listener: str = "PLAINTEXT"
