@@ -449,6 +449,51 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
         cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
 
 
+def consumer_heartbeat_subscription_scenario(topic: str, group: str,
+                                             grant: Callable[[RT, str, Op], None],
+                                             coordinator: Callable[[], Client]) -> list:
+    """ConsumerGroupHeartbeat (KIP-848) with READ on the group: subscribing by name to a
+    topic alice may not DESCRIBE fails the whole heartbeat; with DESCRIBE it joins.
+    Returns (error code, message) of both. Run on the emulator and a real Kafka."""
+    grant(RT.GROUP, group, Op.READ)
+    body = {"group_id": group, "member_id": uuid.uuid4().hex[:22], "member_epoch": 0,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": [topic], "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": []}
+    out = []
+    c = coordinator()
+    try:
+        for step in range(2):
+            if step:
+                grant(RT.TOPIC, topic, Op.DESCRIBE)
+            r = c.call(68, 1, body)
+            out.append((r["error_code"], r["error_message"]))
+    finally:
+        c.close()
+    return out
+
+
+CONSUMER_HEARTBEAT_SUBSCRIPTION = [(29, None), (0, None)]  # as Kafka 4.4 answered
+
+
+def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(cluster: Cluster) -> None:
+    n = next(_n)
+    topic, group = f"cgh-{n}-{uuid.uuid4().hex[:6]}", f"cg-{n}"
+    cluster.create_topic(topic, 1, 3)
+
+    def coordinator() -> Client:
+        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        return Client(cluster, "alice", cluster.broker_ids.index(broker))
+
+    try:
+        got = consumer_heartbeat_subscription_scenario(
+            topic, group, lambda rt, name, op: _grant(cluster, rt, name, op,
+                                                      PermissionType.ALLOW), coordinator)
+    finally:
+        cluster.call(lambda: cluster.security.acls.delete(AclFilter(principal="User:alice")))
+    assert got == CONSUMER_HEARTBEAT_SUBSCRIPTION
+
+
 def test_produce_by_topic_id_is_authorized_by_the_topics_name(cluster: Cluster) -> None:
     """Produce v13 names topics by id only (Java clients 4.x send it): WRITE on the
     topic's name is what counts (it was refused with the ACL until the id was resolved)."""

@@ -15,6 +15,7 @@ from kafka_cluster import KafkaCluster, small_cluster_config
 from test_security_acls import (
     ACL_CAP_ANSWER,
     CASES,
+    CONSUMER_HEARTBEAT_SUBSCRIPTION,
     FETCH_SESSION_CODES,
     OFFSET_FETCH_ANSWER,
     USERS,
@@ -25,6 +26,7 @@ from test_security_acls import (
     acl_cap_scenario,
     check,
     check_refusal_messages,
+    consumer_heartbeat_subscription_scenario,
     delegation_token_codes,
     fetch_session_scenario,
     offset_fetch_scenario,
@@ -375,3 +377,36 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
     finally:
         admin.call(31, 3, {"filters": [ANY_FILTER]})
         admin.close()
+
+
+def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    topic, group = f"cghk-{suffix}", f"cgk-{suffix}"
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    want = [0]
+
+    def grant(rtype: RT, name: str, op: Op) -> None:
+        _grant(admin, rtype, name, op, PermissionType.ALLOW)
+        want[0] += 1
+        for i in range(len(kafka.broker_ids)):
+            c = Client(boot, "admin", i)
+            try:
+                wait_for(lambda c=c: _acl_count(c) == want[0], f"{want[0]} ACLs on broker {i}")
+            finally:
+                c.close()
+
+    def coordinator() -> Client:
+        def find() -> str | None:
+            [c] = admin.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
+            return f"{c['host']}:{c['port']}" if c["error_code"] == 0 else None
+        return Client(wait_for(find, f"{group}'s coordinator", timeout=60), "alice")
+
+    try:
+        _create(admin, topic)
+        got = consumer_heartbeat_subscription_scenario(topic, group, grant, coordinator)
+    finally:
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+    assert got == CONSUMER_HEARTBEAT_SUBSCRIPTION

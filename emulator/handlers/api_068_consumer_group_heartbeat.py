@@ -10,13 +10,13 @@ emulator.cluster.consumer_groups.
 
 from __future__ import annotations
 
-from emulator.handlers.authz import RT, One, Op
+from emulator.handlers.authz import RT, Custom, One, Op, subscribed_topics_described
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 68
 VERSIONS = (0, 1)
-AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_described))
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -11,24 +11,13 @@ GROUP_ID_NOT_FOUND for a group of another type, GROUP_MAX_SIZE_REACHED
 
 from __future__ import annotations
 
-from emulator.handlers.authz import RT, Custom, One, Op, allowed
+from emulator.handlers.authz import RT, Custom, One, Op, subscribed_topics_described
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 76
 VERSIONS = (1, 1)
-
-
-def _subscribed_described(ctx: RequestContext, req: dict, version: int) -> int | None:
-    """Kafka's KafkaApis: a member may subscribe only to topics it may DESCRIBE (it must
-    not learn of the others): any other fails the whole heartbeat, message null."""
-    names = req["subscribed_topic_names"] or []
-    if all(allowed(ctx, Op.DESCRIBE, RT.TOPIC, t) for t in names):
-        return None
-    return E.TOPIC_AUTHORIZATION_FAILED
-
-
-AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(_subscribed_described))
+AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_described))
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:

@@ -316,6 +316,16 @@ def _merge(api_key: int, version: int, result: dict, denied: list) -> dict:
     return {**result, f.name: entries}
 
 
+def subscribed_topics_described(ctx: RequestContext, req: dict, version: int) -> int | None:
+    """Consumer and share group heartbeats (KafkaApis, 4.4 measured): a member may
+    subscribe by name only to topics it may DESCRIBE (it must not learn of the others);
+    any other fails the whole heartbeat, TOPIC_AUTHORIZATION_FAILED, message null."""
+    names = req.get("subscribed_topic_names") or []
+    if all(allowed(ctx, Op.DESCRIBE, RT.TOPIC, t) for t in names):
+        return None
+    return E.TOPIC_AUTHORIZATION_FAILED
+
+
 def config_resource(op: AclOperation) -> Callable[[Any, dict], Any]:
     """DescribeConfigs/AlterConfigs: topics need ``op`` on the topic, groups on the group,
     brokers, broker loggers and client metrics on CLUSTER (Kafka's ConfigResource types)."""
@@ -335,4 +345,4 @@ def config_resource(op: AclOperation) -> Callable[[Any, dict], Any]:
 
 __all__ = ["ClusterOp", "Custom", "Each", "One", "Op", "RT", "allowed", "allowed_any",
            "authorized_operations", "denied_message", "deny_all", "guard", "NOT_REQUESTED",
-           "TOPIC_DENIED"]
+           "TOPIC_DENIED", "subscribed_topics_described"]
