@@ -108,6 +108,44 @@ def per_ip_scenario(conn: Connect, limit: int) -> None:
         s.close()
 
 
+def alter_broker_config(admin: socket.socket, broker_id: int, key: str,
+                        value: str | None) -> int:
+    """IncrementalAlterConfigs on the broker: SET ``key`` (None: DELETE); the error code."""
+    r = call(admin, 44, 1, {"resources": [{
+        "resource_type": 4, "resource_name": str(broker_id), "configs": [{
+            "name": key, "config_operation": 0 if value is not None else 1,
+            "value": value}]}], "validate_only": False})
+    return r["responses"][0]["error_code"]
+
+
+def serves_exactly(conn: Connect, n: int) -> bool:
+    """``n`` new connections are served and the next is closed (then all are closed)."""
+    conns = [served(conn) for _ in range(n)]
+    extra = conn()
+    ok = all(conns) and closed(extra, 2)
+    for s in (*conns, extra):
+        if s is not None:
+            s.close()
+    return ok
+
+
+def dynamic_per_ip_scenario(conn: Connect, broker_id: int, static: int) -> None:
+    """max.connections.per.ip changes at run time (IncrementalAlterConfigs on the broker,
+    as Kafka's DynamicConnectionQuota takes it), and deleting the dynamic value brings
+    back the one the broker started with."""
+    admin = conn()  # counts against the limit: closed before counting
+    assert alter_broker_config(admin, broker_id, "max.connections.per.ip",
+                               str(static + 1)) == 0
+    admin.close()
+    wait_for(lambda: serves_exactly(conn, static + 1), f"a limit of {static + 1}",
+             interval=0.3)
+    admin = wait_for(lambda: served(conn), "a connection to alter the config")
+    assert alter_broker_config(admin, broker_id, "max.connections.per.ip", None) == 0
+    admin.close()
+    wait_for(lambda: serves_exactly(conn, static), f"the static limit of {static} again",
+             interval=0.3)
+
+
 def per_ip_override_scenario(conn: Connect, override: int) -> None:
     conns = [conn() for _ in range(override)]
     assert all(answered(s, 5) for s in conns)
@@ -368,6 +406,11 @@ def ip_rate_scenario(conn: Connect, admin: socket.socket,
 def test_max_connections_per_ip_closes_the_extra_one() -> None:
     with limited(PER_IP) as c:
         per_ip_scenario(lambda: connect(c), 2)
+
+
+def test_max_connections_per_ip_changes_at_run_time() -> None:
+    with limited(PER_IP) as c:
+        dynamic_per_ip_scenario(lambda: connect(c), 1, 2)
 
 
 def test_max_connections_per_ip_overrides_name_their_own_limit() -> None:

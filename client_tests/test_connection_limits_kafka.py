@@ -28,6 +28,7 @@ from test_connection_limits import (
     Connect,
     alter_ip_rate,
     creation_rate_scenario,
+    dynamic_per_ip_scenario,
     idle_scenario,
     ip_rate_scenario,
     listener_max_scenario,
@@ -72,6 +73,10 @@ def _connect(kafka: KafkaCluster, node: int, listener: str = "PLAINTEXT") -> Con
 def test_max_connections_per_ip_closes_the_extra_one_on_real_kafka(
         kafka: KafkaCluster) -> None:
     per_ip_scenario(_connect(kafka, 1), 2)
+
+
+def test_max_connections_per_ip_changes_at_run_time_on_real_kafka(kafka: KafkaCluster) -> None:
+    dynamic_per_ip_scenario(_connect(kafka, 1), 1, 2)
 
 
 def test_max_connections_per_ip_overrides_name_their_own_limit_on_real_kafka(

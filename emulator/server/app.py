@@ -245,7 +245,8 @@ class EmulatorServer:
         }
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
-        self.limits = ConnectionLimits(state.config, ip_rate=self._ip_connection_rate)
+        self.limits = ConnectionLimits(state.config, ip_rate=self._ip_connection_rate,
+                                       dynamic=self._dynamic_broker_config)
         self.batches = BatchChecker()  # Produce validation off the loop (offload.py)
         # Parked requests (Delayed): those waiting on any change, and those waiting on
         # given partitions (woken only when one of them changes): Kafka's purgatory keys.
@@ -259,6 +260,11 @@ class EmulatorServer:
         # and tests that capture real clients' bytes (tests/golden).
         self.frame_observers: list[Callable[[int, int, int, bytes, bytes | None], None]] = []
         state.on_change = self._on_change
+
+    def _dynamic_broker_config(self, broker_id: int, key: str) -> str | None:
+        """A broker's dynamic value of ``key``: its own, else the cluster default."""
+        value = self.state.broker_overrides.get(broker_id, {}).get(key)
+        return value if value is not None else self.state.dynamic_default.get(key)
 
     def _ip_connection_rate(self, ip: str) -> int | None:
         """An address's connection_creation_rate quota (KIP-612), from the client quotas."""

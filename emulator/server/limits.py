@@ -140,8 +140,14 @@ class ConnectionLimits:
     """Counters, the in-flight request budget and the idle/stall sweeper."""
 
     def __init__(self, config: dict[str, str],
-                 ip_rate: Callable[[str], int | None] | None = None) -> None:
+                 ip_rate: Callable[[str], int | None] | None = None,
+                 dynamic: Callable[[int, str], str | None] | None = None) -> None:
         self.config = config
+        # A broker's dynamic value of a key (IncrementalAlterConfigs), or None: Kafka
+        # applies max.connections, max.connections.per.ip(.overrides) and
+        # max.connection.creation.rate at run time, so they are looked up on each use.
+        self.dynamic = dynamic
+        self._parsed_overrides: dict[str, dict[str, int]] = {}
         # An address's connection_creation_rate quota (the client quotas), or None.
         self.ip_rate = ip_rate
         self._ip_rates: dict[tuple[int, str], CreationRate] = {}
@@ -173,12 +179,34 @@ class ConnectionLimits:
         self._budget_freed: asyncio.Event | None = None
 
     # ---- admission ------------------------------------------------------------------
-    def max_for(self, host: str) -> int:
+    def value(self, broker_id: int, key: str, default: int) -> int:
+        """A limit for a broker: its dynamic value (per broker, else the cluster
+        default), else ``default``, the value read at start."""
+        raw = self.dynamic(broker_id, key) if self.dynamic is not None else None
+        if raw is not None:
+            try:
+                return int(raw)
+            except ValueError:
+                pass
+        return default
+
+    def max_for(self, broker_id: int, host: str) -> int:
         """ConnectionQuotas.maxConnectionsPerIp: the address's override, else the default."""
-        return self.per_ip_overrides.get(host, self.max_per_ip)
+        overrides = self.per_ip_overrides
+        raw = (self.dynamic(broker_id, "max.connections.per.ip.overrides")
+               if self.dynamic is not None else None)
+        if raw is not None:
+            if raw not in self._parsed_overrides:
+                try:
+                    self._parsed_overrides[raw] = ip_overrides(raw)
+                except ConfigError:
+                    self._parsed_overrides[raw] = self.per_ip_overrides
+            overrides = self._parsed_overrides[raw]
+        return overrides.get(host, self.value(broker_id, "max.connections.per.ip",
+                                              self.max_per_ip))
 
     def over_ip_limit(self, broker_id: int, host: str) -> bool:
-        return self._per_ip.get((broker_id, host), 0) >= self.max_for(host)
+        return self._per_ip.get((broker_id, host), 0) >= self.max_for(broker_id, host)
 
     def listener_value(self, listener: str, key: str, default: int) -> int:
         """A listener's value of ``key``: listener.name.<listener>.<key>, else the
@@ -192,14 +220,16 @@ class ConnectionLimits:
         return default
 
     def _rate(self, broker_id: int, listener: str | None) -> CreationRate | None:
-        quota = self.max_rate if listener is None else self.listener_value(
-            listener, "max.connection.creation.rate", self.max_rate)
+        broker_wide = self.value(broker_id, "max.connection.creation.rate", self.max_rate)
+        quota = broker_wide if listener is None else self.listener_value(
+            listener, "max.connection.creation.rate", broker_wide)
         if quota >= INT_MAX:
             return None
         r = self._rates.get((broker_id, listener))
         if r is None:
             r = self._rates[(broker_id, listener)] = CreationRate(quota, self.window_num,
                                                                   self.window_ms)
+        r.quota = quota
         return r
 
     def _throttle_ms(self, broker_id: int, listener: str) -> int:
@@ -229,9 +259,10 @@ class ConnectionLimits:
         return throttle
 
     def _slot_available(self, broker_id: int, listener: str) -> bool:
+        broker_wide = self.value(broker_id, "max.connections", self.max_connections)
         return (self._per_listener.get((broker_id, listener), 0)
-                < self.listener_value(listener, "max.connections", self.max_connections)
-                and self._per_broker.get(broker_id, 0) < self.max_connections)
+                < self.listener_value(listener, "max.connections", broker_wide)
+                and self._per_broker.get(broker_id, 0) < broker_wide)
 
     async def admit(self, broker_id: int, host: str, transport: asyncio.BaseTransport,
                     listener: str = "PLAINTEXT") -> ConnState | None:
@@ -249,12 +280,14 @@ class ConnectionLimits:
             while not self._slot_available(broker_id, listener):
                 if self._slot_freed is None:
                     self._slot_freed = asyncio.Event()
-                await self._slot_freed.wait()
+                # Woken by a release; every second too, for a limit raised at run time.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._slot_freed.wait(), 1.0)
             ip_throttle = self._ip_throttle_ms(broker_id, listener, host)
             if ip_throttle <= 0 and self.over_ip_limit(broker_id, host):
                 log.warning("broker %d: Rejected connection from /%s, address already has "
                             "the configured maximum of %d connections.", broker_id, host,
-                            self.max_for(host))
+                            self.max_for(broker_id, host))
                 return None
             if ip_throttle <= 0:
                 c = ConnState(broker_id, host, transport, listener=listener)
