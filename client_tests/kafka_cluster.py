@@ -360,13 +360,22 @@ class KafkaCluster:
 
     # ---- internals ------------------------------------------------------------------
     def _plan(self) -> None:
-        cport = free_port()
+        # free_port releases the port it found, so the OS may hand it out again: a plan
+        # of many ports (7 brokers x 3 listeners) must not give one port twice.
+        taken: set[int] = set()
+
+        def fresh() -> int:
+            while (port := free_port()) in taken:
+                pass
+            taken.add(port)
+            return port
+        cport = fresh()
         self.controller = Node(CONTROLLER_ID, "controller", {"CONTROLLER": cport},
                                self.workdir / "controller.properties",
                                self.workdir / "controller.log")
         for i in range(1, self.broker_count + 1):
-            ports = {"PLAINTEXT": free_port()}
-            ports.update({name: free_port() for name in self.listeners})
+            ports = {"PLAINTEXT": fresh()}
+            ports.update({name: fresh() for name in self.listeners})
             self.brokers[i] = Node(i, "broker", ports, self.workdir / f"broker-{i}.properties",
                                    self.workdir / f"broker-{i}.log")
         voters = f"{CONTROLLER_ID}@127.0.0.1:{cport}"

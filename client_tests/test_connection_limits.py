@@ -366,6 +366,35 @@ def listener_max_scenario(plain: Connect, other: Connect) -> None:
         s.close()
 
 
+def only_served(other: Connect, n: int) -> bool:
+    """``n`` new connections are served and one more is left unread (then all closed)."""
+    conns = [other() for _ in range(n + 1)]
+    ok = all(answered(s, 5) for s in conns[:n]) and not answered(conns[n], 1.0)
+    for s in conns:
+        s.close()
+    return ok
+
+
+def dynamic_listener_max_scenario(plain: Connect, other: Connect, broker_id: int) -> None:
+    """listener.name.other.max.connections (1 at start) changes at run time too: the
+    broker serves two OTHER connections, the third waiting for a slot, and lists the
+    key as DYNAMIC_BROKER_CONFIG; deleting it brings back the 1 it started with."""
+    key = "listener.name.other.max.connections"
+    admin = plain()
+    assert alter_broker_config(admin, broker_id, key, "2") == 0
+    wait_for(lambda: only_served(other, 2), "two OTHER connections", interval=0.3)
+    r = call(admin, 32, 4, {"resources": [{"resource_type": 4, "resource_name": str(broker_id),
+                                           "configuration_keys": None}],
+                            "include_synonyms": False, "include_documentation": False})
+    listed = {e["name"]: (e["value"], e["config_source"], e["read_only"])
+              for e in r["results"][0]["configs"]}
+    # DYNAMIC_BROKER_CONFIG, and read-only as Kafka 4.4 marks a listener-prefixed key
+    assert listed.get(key) == ("2", 2, True), listed.get(key)
+    assert alter_broker_config(admin, broker_id, key, None) == 0
+    wait_for(lambda: only_served(other, 1), "one OTHER connection again", interval=0.3)
+    admin.close()
+
+
 def alter_ip_rate(admin: socket.socket, rate: float | None) -> int:
     """AlterClientQuotas: connection_creation_rate of the ip entity 127.0.0.1 (None:
     removed); the entry's error code."""
@@ -476,6 +505,16 @@ def test_listener_max_connections_limits_that_listener_only() -> None:
         host, port = c.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
         listener_max_scenario(lambda: connect(c), lambda: socket.create_connection(
             (host, int(port)), timeout=10))
+
+
+def test_listener_max_connections_changes_at_run_time() -> None:
+    with Cluster(brokers=1, port=0, security={
+            "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+            "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
+            config=LISTENER_MAX) as c:
+        host, port = c.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
+        dynamic_listener_max_scenario(lambda: connect(c), lambda: socket.create_connection(
+            (host, int(port)), timeout=10), 1)
 
 
 def test_an_ip_connection_creation_rate_closes_the_extra_connection() -> None:

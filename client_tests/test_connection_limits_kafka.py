@@ -28,6 +28,7 @@ from test_connection_limits import (
     Connect,
     alter_ip_rate,
     creation_rate_scenario,
+    dynamic_listener_max_scenario,
     dynamic_per_ip_scenario,
     idle_scenario,
     ip_rate_scenario,
@@ -135,6 +136,11 @@ def test_max_connection_creation_rate_delays_new_connections_on_real_kafka(
 def test_listener_max_connections_limits_that_listener_only_on_real_kafka(
         kafka: KafkaCluster) -> None:
     listener_max_scenario(_connect(kafka, 7), _connect(kafka, 7, "OTHER"))
+
+
+def test_listener_max_connections_changes_at_run_time_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    dynamic_listener_max_scenario(_connect(kafka, 7), _connect(kafka, 7, "OTHER"), 7)
 
 
 def _ip_rate_on(admin: socket.socket) -> bool:

@@ -12,7 +12,7 @@ DELETE, APPEND and SUBTRACT per key. Throttle settings for reassignment
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from emulator.cluster.configs import (
@@ -55,6 +55,26 @@ DYNAMIC_BROKER_KEYS = KAFKA_DYNAMIC_BROKER_KEYS | frozenset({
 })
 
 
+# Listener-level connection limits a broker takes at run time, as Kafka's
+# DynamicConnectionQuota does: listener.name.<listener>.<key>, checked as <key>.
+LISTENER_DYNAMIC_KEYS = frozenset({"max.connections", "max.connection.creation.rate"})
+
+
+def listener_base_key(key: str) -> str | None:
+    """The key a listener-prefixed dynamic broker key stands for, else None."""
+    listener, dot, base = key.removeprefix("listener.name.").partition(".")
+    if key.startswith("listener.name.") and listener and dot and base in LISTENER_DYNAMIC_KEYS:
+        return base
+    return None
+
+
+def _listener_defs(keys: set[str]) -> list[ConfigDef]:
+    """ConfigDefs of the listener-prefixed keys set, named by the prefixed key, no
+    default (Kafka lists one only where it is set)."""
+    return [replace(BROKER_CONFIGS[base], name=k, default=None)
+            for k in sorted(keys) if (base := listener_base_key(k)) is not None]
+
+
 @dataclass
 class ConfigEntry:
     name: str
@@ -83,6 +103,8 @@ def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -
     if key in SENSITIVE_KEYS:
         value = None
         syn = [(k, None, src) for k, _v, src in syn]
+    # A listener-prefixed key counts as read-only although it was just set at run time:
+    # Kafka 4.4 lists it so (its read-only flag knows only the plain names).
     return ConfigEntry(key, value, source, key not in DYNAMIC_BROKER_KEYS, defn.type, syn,
                        key in SENSITIVE_KEYS)
 
@@ -91,7 +113,7 @@ def _cluster_default_entry(state: ClusterState, key: str) -> ConfigEntry:
     """A key of the cluster-level broker resource (name ""): Kafka lists only the
     dynamic defaults set there, each its own only synonym (measured on a 4.4 broker)."""
     value: str | None = state.dynamic_default[key]
-    defn = BROKER_CONFIGS.get(key)
+    defn = BROKER_CONFIGS.get(listener_base_key(key) or key)
     if key in SENSITIVE_KEYS:
         value = None
     return ConfigEntry(key, value, SOURCE_DYNAMIC_DEFAULT_BROKER, False,
@@ -180,7 +202,10 @@ def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
     elif rtype == BROKER and name == "":
         entries = [_cluster_default_entry(state, k) for k in sorted(state.dynamic_default)]
     elif rtype == BROKER:
-        entries = [_broker_entry(state, int(name), d) for d in BROKER_CONFIGS.values()]
+        bid = int(name)
+        prefixed = {*state.broker_overrides.get(bid, {}), *state.dynamic_default}
+        entries = [_broker_entry(state, bid, d)
+                   for d in (*BROKER_CONFIGS.values(), *_listener_defs(prefixed))]
     elif rtype == GROUP:
         entries = [_group_entry(state, name, key) for key in GROUP_CONFIGS]
     else:
@@ -224,10 +249,12 @@ def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState |
     defs = _defs_for(rtype)
     for k, v in changes.items():
         d = defs.get(k)
+        if d is None and rtype == BROKER and (base := listener_base_key(k)) is not None:
+            d = BROKER_CONFIGS[base]
         if d is None:
             kind = "topic" if rtype == TOPIC else "broker"
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {k}")
-        if rtype == BROKER and k not in DYNAMIC_BROKER_KEYS:
+        if rtype == BROKER and d.name not in DYNAMIC_BROKER_KEYS:
             raise KafkaError(E.INVALID_REQUEST, f"Cannot update these configs dynamically: "
                              f"Set({k})")
         try:
@@ -302,6 +329,8 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
     new = dict(_current(state, rtype, name))
     for key, op, value in ops:
         d = defs.get(key)
+        if d is None and rtype == BROKER and (base := listener_base_key(key)) is not None:
+            d = BROKER_CONFIGS[base]
         if d is None:
             kind = {TOPIC: "topic", GROUP: "group"}.get(rtype, "broker")
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {key}")

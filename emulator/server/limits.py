@@ -145,7 +145,8 @@ class ConnectionLimits:
         self.config = config
         # A broker's dynamic value of a key (IncrementalAlterConfigs), or None: Kafka
         # applies max.connections, max.connections.per.ip(.overrides) and
-        # max.connection.creation.rate at run time, so they are looked up on each use.
+        # max.connection.creation.rate (the last two and max.connections per listener
+        # too) at run time, so they are looked up on each use.
         self.dynamic = dynamic
         self._parsed_overrides: dict[str, dict[str, int]] = {}
         # An address's connection_creation_rate quota (the client quotas), or None.
@@ -208,10 +209,13 @@ class ConnectionLimits:
     def over_ip_limit(self, broker_id: int, host: str) -> bool:
         return self._per_ip.get((broker_id, host), 0) >= self.max_for(broker_id, host)
 
-    def listener_value(self, listener: str, key: str, default: int) -> int:
-        """A listener's value of ``key``: listener.name.<listener>.<key>, else the
-        broker-wide one (Kafka's valuesWithPrefixOverride)."""
-        prefixed = self.config.get(f"listener.name.{listener.lower()}.{key}")
+    def listener_value(self, broker_id: int, listener: str, key: str, default: int) -> int:
+        """A listener's value of ``key``: listener.name.<listener>.<key> (dynamic, else
+        read at start), else the broker-wide one (Kafka's valuesWithPrefixOverride)."""
+        name = f"listener.name.{listener.lower()}.{key}"
+        prefixed = self.dynamic(broker_id, name) if self.dynamic is not None else None
+        if prefixed is None:
+            prefixed = self.config.get(name)
         if prefixed is not None:
             try:
                 return int(prefixed)
@@ -222,7 +226,7 @@ class ConnectionLimits:
     def _rate(self, broker_id: int, listener: str | None) -> CreationRate | None:
         broker_wide = self.value(broker_id, "max.connection.creation.rate", self.max_rate)
         quota = broker_wide if listener is None else self.listener_value(
-            listener, "max.connection.creation.rate", broker_wide)
+            broker_id, listener, "max.connection.creation.rate", broker_wide)
         if quota >= INT_MAX:
             return None
         r = self._rates.get((broker_id, listener))
@@ -261,7 +265,7 @@ class ConnectionLimits:
     def _slot_available(self, broker_id: int, listener: str) -> bool:
         broker_wide = self.value(broker_id, "max.connections", self.max_connections)
         return (self._per_listener.get((broker_id, listener), 0)
-                < self.listener_value(listener, "max.connections", broker_wide)
+                < self.listener_value(broker_id, listener, "max.connections", broker_wide)
                 and self._per_broker.get(broker_id, 0) < broker_wide)
 
     async def admit(self, broker_id: int, host: str, transport: asyncio.BaseTransport,
