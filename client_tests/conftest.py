@@ -86,9 +86,10 @@ def on_kafka(request: pytest.FixtureRequest) -> bool:
     return request.config.getoption("--target") == "kafka"
 
 
-@pytest.fixture
-def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
-    """The emulator (a fresh one per test), or with --target kafka the session's Kafka."""
+def _target(request: pytest.FixtureRequest, config: dict[str, str] | None
+            ) -> Iterator[Cluster | KafkaTarget]:
+    """The session's Kafka with --target kafka (restored after the test), else a fresh
+    3-broker emulator with ``config``."""
     if on_kafka(request):
         target = kafka_target()
         try:
@@ -96,8 +97,14 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
         finally:
             target.restore()
         return
-    with Cluster(brokers=3, port=0) as c:
+    with Cluster(brokers=3, port=0, config=config) as c:
         yield c
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """The emulator (a fresh one per test), or with --target kafka the session's Kafka."""
+    yield from _target(request, None)
 
 
 @pytest.fixture
@@ -105,15 +112,7 @@ def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTar
     """For share-group client tests: an emulator with SHARE_TEST_CONFIG (test-paced share
     heartbeats and lock durations), or with --target kafka the session's Kafka, which
     has it too."""
-    if on_kafka(request):
-        target = kafka_target()
-        try:
-            yield target
-        finally:
-            target.restore()
-        return
-    with Cluster(brokers=3, port=0, config=SHARE_TEST_CONFIG) as c:
-        yield c
+    yield from _target(request, SHARE_TEST_CONFIG)
 
 
 @pytest.fixture

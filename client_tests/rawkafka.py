@@ -87,6 +87,30 @@ def any_conn(cluster: Cluster | KafkaTarget) -> Conn:
     raise AssertionError("no broker is up")
 
 
+def metadata_brokers(cluster: Cluster | KafkaTarget) -> set[int]:
+    """The broker ids Metadata lists (asked of the first broker that is up)."""
+    c = any_conn(cluster)
+    try:
+        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
+    finally:
+        c.close()
+    return {b["node_id"] for b in md["brokers"]}
+
+
+def crash(cluster: Cluster | KafkaTarget, broker: int) -> None:
+    """Stop ``broker`` and wait until it is fenced (at once on the emulator, after
+    broker.session.timeout.ms on Kafka): until then it is still listed to clients, the
+    controller counts it in the ISRs, and clients may pick it."""
+    cluster.stop_broker(broker)
+    wait_for(lambda: broker not in metadata_brokers(cluster), f"broker {broker} fenced", 60)
+
+
+def restart(cluster: Cluster | KafkaTarget, broker: int) -> None:
+    """Start ``broker`` again and wait until Metadata lists it."""
+    cluster.start_broker(broker)
+    wait_for(lambda: broker in metadata_brokers(cluster), f"broker {broker} back", 60)
+
+
 def topic_metadata(cluster: Cluster | KafkaTarget, topic: str) -> dict:
     """The topic as Metadata (v12) reports it: asked over the wire, so on either target."""
     c = any_conn(cluster)

@@ -16,28 +16,12 @@ from confluent_kafka.admin import NewTopic as CfNewTopic
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from client_tests.rawkafka import any_conn, topic_metadata
+from client_tests.rawkafka import crash, metadata_brokers, topic_metadata
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
 
 Target = Cluster | KafkaTarget
-
-
-def metadata_brokers(cluster: Target) -> set[int]:
-    c = any_conn(cluster)
-    try:
-        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
-    finally:
-        c.close()
-    return {b["node_id"] for b in md["brokers"]}
-
-
-def crash(cluster: Target, broker: int) -> None:
-    """Stop ``broker`` and wait until it is fenced (at once on the emulator, after
-    broker.session.timeout.ms on Kafka): until then it is still listed to clients."""
-    cluster.stop_broker(broker)
-    wait_for(lambda: broker not in metadata_brokers(cluster), f"broker {broker} fenced", 60)
 
 
 def test_kafka_python_admin_after_controller_failover(cluster: Target,

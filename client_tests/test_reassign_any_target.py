@@ -22,7 +22,7 @@ from kafka.errors import (
     UnknownTopicOrPartitionError,
 )
 
-from client_tests.rawkafka import Conn, create_assigned, replicas_of
+from client_tests.rawkafka import Conn, create_assigned, metadata_brokers, replicas_of
 from client_tests.rawkafka import alter_reassignments as alter_raw
 from client_tests.rawkafka import reassignment_results as results
 from client_tests.targets import KafkaTarget
@@ -32,15 +32,6 @@ from wire.errors import ErrorCode as E
 
 Target = Cluster | KafkaTarget
 MSG = "The manual partition assignment includes "
-
-
-def metadata_brokers(cluster: Target) -> set[int]:
-    c = Conn(cluster, 0)
-    try:
-        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
-    finally:
-        c.close()
-    return {b["node_id"] for b in md["brokers"]}
 
 
 def listed(conn: Conn, topic: str, partitions: list[int]) -> dict:

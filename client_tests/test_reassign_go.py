@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from client_tests.rawkafka import Conn, create_assigned, replicas_of
+from client_tests.rawkafka import create_assigned, metadata_brokers, replicas_of
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -41,15 +41,6 @@ def kadm(c: Target, *args: str) -> dict[tuple[str, int], dict]:
 
 def brief(rows: dict) -> dict:
     return {k: (v["error"], v["message"]) for k, v in rows.items()}
-
-
-def metadata_brokers(cluster: Target) -> set[int]:
-    c = Conn(cluster, 0)
-    try:
-        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
-    finally:
-        c.close()
-    return {b["node_id"] for b in md["brokers"]}
 
 
 def test_kadm_reassigns_lists_cancels_and_elects(cluster: Target) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaProducer
 
-from client_tests.rawkafka import Conn, create_assigned, replicas_of
+from client_tests.rawkafka import Conn, crash, create_assigned, replicas_of
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -53,22 +53,6 @@ def require_java() -> None:
 @pytest.fixture(autouse=True)
 def java_built() -> None:
     require_java()
-
-
-def metadata_brokers(cluster: Target) -> set[int]:
-    c = Conn(cluster, 0)
-    try:
-        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
-    finally:
-        c.close()
-    return {b["node_id"] for b in md["brokers"]}
-
-
-def crash(cluster: Target, broker: int) -> None:
-    """Stop ``broker`` and wait until it is fenced (at once on the emulator, after
-    broker.session.timeout.ms on Kafka): until then Kafka's clients may still pick it."""
-    cluster.stop_broker(broker)
-    wait_for(lambda: broker not in metadata_brokers(cluster), f"broker {broker} fenced", 60)
 
 
 def log_dir(cluster: Target, broker: int) -> str:

@@ -31,7 +31,7 @@ from kafka.errors import (
     UnknownTopicOrPartitionError,
 )
 
-from client_tests.rawkafka import Conn, any_conn, create_assigned, replicas_of
+from client_tests.rawkafka import Conn, crash, create_assigned, replicas_of, restart
 from client_tests.rawkafka import alter_reassignments as alter_raw
 from client_tests.rawkafka import reassignment_results as results
 from client_tests.targets import KafkaTarget
@@ -50,28 +50,6 @@ def unique(name: str) -> str:
 
 def admin(c: Target) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=c.bootstrap_servers, request_timeout_ms=15000)
-
-
-def metadata_brokers(cluster: Target) -> set[int]:
-    c = any_conn(cluster)
-    try:
-        md = c.call(3, 12, {"topics": [], "allow_auto_topic_creation": False})
-    finally:
-        c.close()
-    return {b["node_id"] for b in md["brokers"]}
-
-
-def crash(cluster: Target, broker: int) -> None:
-    """Stop ``broker`` and wait until it is fenced (at once on the emulator, after
-    broker.session.timeout.ms on Kafka): until then the controller still counts it in
-    the ISRs, and kafka-python may pick it as the controller to ask."""
-    cluster.stop_broker(broker)
-    wait_for(lambda: broker not in metadata_brokers(cluster), f"broker {broker} fenced", 60)
-
-
-def restart(cluster: Target, broker: int) -> None:
-    cluster.start_broker(broker)
-    wait_for(lambda: broker in metadata_brokers(cluster), f"broker {broker} back", 60)
 
 
 def ours(listed: dict, topic: str) -> dict:

@@ -341,20 +341,18 @@ def test_produce_by_topic_id_is_authorized_by_the_topics_name_on_real_kafka(
     assert codes == [29, 0]
 
 
-def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones_on_real_kafka(
-        kafka: KafkaCluster) -> None:
-    """test_security_acls.py's streams scenario: GROUP READ, then DESCRIBE on the
-    topology's topics, then CREATE for the changelog topic the coordinator finds missing."""
-    suffix = uuid.uuid4().hex[:6]
-    group, source = f"sgk-{suffix}", f"sgksrc-{suffix}"
+def _group_acl_helpers(kafka: KafkaCluster, admin: Client, group: str
+                       ) -> tuple[Callable[[RT, str, Op], None], Callable[[], Client]]:
+    """(grant, coordinator) for a group scenario: ``grant`` allows alice one more ACL and
+    waits until every broker has it (whichever broker coordinates the group);
+    ``coordinator`` is alice logged in at the group's coordinator."""
     boot = kafka.bootstrap("SASL_PLAINTEXT")
-    admin = Client(boot, "admin", 0)
     want = [0]
 
     def grant(rtype: RT, name: str, op: Op) -> None:
         _grant(admin, rtype, name, op, PermissionType.ALLOW)
         want[0] += 1
-        for i in range(len(kafka.broker_ids)):  # whichever broker coordinates the group
+        for i in range(len(kafka.broker_ids)):
             c = Client(boot, "admin", i)
             try:
                 wait_for(lambda c=c: _acl_count(c) == want[0], f"{want[0]} ACLs on broker {i}")
@@ -366,6 +364,19 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
             [c] = admin.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
             return f"{c['host']}:{c['port']}" if c["error_code"] == 0 else None
         return Client(wait_for(find, f"{group}'s coordinator", timeout=60), "alice")
+
+    return grant, coordinator
+
+
+def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_internal_ones_on_real_kafka(
+        kafka: KafkaCluster) -> None:
+    """test_security_acls.py's streams scenario: GROUP READ, then DESCRIBE on the
+    topology's topics, then CREATE for the changelog topic the coordinator finds missing."""
+    suffix = uuid.uuid4().hex[:6]
+    group, source = f"sgk-{suffix}", f"sgksrc-{suffix}"
+    boot = kafka.bootstrap("SASL_PLAINTEXT")
+    admin = Client(boot, "admin", 0)
+    grant, coordinator = _group_acl_helpers(kafka, admin, group)
 
     def exists(topic: str) -> bool:
         [t] = _metadata(admin, topic)["topics"]
@@ -385,23 +396,7 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics_on_real_ka
     topic, group = f"cghk-{suffix}", f"cgk-{suffix}"
     boot = kafka.bootstrap("SASL_PLAINTEXT")
     admin = Client(boot, "admin", 0)
-    want = [0]
-
-    def grant(rtype: RT, name: str, op: Op) -> None:
-        _grant(admin, rtype, name, op, PermissionType.ALLOW)
-        want[0] += 1
-        for i in range(len(kafka.broker_ids)):
-            c = Client(boot, "admin", i)
-            try:
-                wait_for(lambda c=c: _acl_count(c) == want[0], f"{want[0]} ACLs on broker {i}")
-            finally:
-                c.close()
-
-    def coordinator() -> Client:
-        def find() -> str | None:
-            [c] = admin.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})["coordinators"]
-            return f"{c['host']}:{c['port']}" if c["error_code"] == 0 else None
-        return Client(wait_for(find, f"{group}'s coordinator", timeout=60), "alice")
+    grant, coordinator = _group_acl_helpers(kafka, admin, group)
 
     try:
         _create(admin, topic)

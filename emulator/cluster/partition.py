@@ -135,13 +135,7 @@ class Partition:
         client's current leader epoch (FENCED_LEADER_EPOCH when older,
         UNKNOWN_LEADER_EPOCH when newer), then whether it leads.
         """
-        if broker_id not in self.replicas:
-            raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
-        if current_leader_epoch >= 0:
-            if current_leader_epoch < self.leader_epoch:
-                raise KafkaError(E.FENCED_LEADER_EPOCH)
-            if current_leader_epoch > self.leader_epoch:
-                raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+        self.check_replica(broker_id, current_leader_epoch)
         if broker_id != self.leader:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
 

@@ -75,19 +75,13 @@ def _has_transactional_records(req: dict) -> bool:
     return False
 
 
-def _refuse_all(req: dict, code: int) -> dict:
+def _refuse_all(ctx: RequestContext, req: dict, code: int) -> dict:
     """Every partition of the request answered ``code`` (Kafka's error response)."""
     return {"responses": [
         {"name": td["name"], "topic_id": td.get("topic_id"), "partition_responses": [
-            _partition_response_of(pd["index"], AppendResult(code))
+            _partition_response(ctx, td["name"], pd["index"], AppendResult(code))
             for pd in td["partition_data"]]}
         for td in req["topic_data"]], "throttle_time_ms": 0, "node_endpoints": []}
-
-
-def _partition_response_of(index: int, r: AppendResult) -> dict:
-    return {"index": index, "error_code": r.error, "base_offset": r.base_offset,
-            "log_append_time_ms": r.log_append_time, "log_start_offset": r.log_start_offset,
-            "error_message": None, "record_errors": []}
 
 
 def handle(ctx: RequestContext, req: dict, version: int):
@@ -97,7 +91,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         # KafkaApis.handleProduceRequest: transactional records need WRITE on the
         # request's transactional id, and a null id is never authorized
         return NO_RESPONSE if acks == 0 else _refuse_all(
-            req, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            ctx, req, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     txn = ctx.services.get("transactions")
     implicit_add = version >= 12 and transaction_version(ctx) >= 2
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
