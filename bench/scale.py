@@ -270,6 +270,9 @@ def run(s: compare.System, n: int, args: argparse.Namespace) -> dict[str, object
                                                             args.max_seconds)
     r["produce"], r["rounds"], r["slowest_round_s"] = rate, rounds, slowest
     r["server_cpu_us"], r["client_cpu_us"] = server_cpu, client_cpu
+    # Cores busy during the produce phase: on a 2-core machine a sum near 2 means the
+    # rate is what the server and the client together leave room for.
+    r["cores"] = rate * (server_cpu + client_cpu) / 1e6
     r["consume"] = consume(s, plan, rounds * n)
     r["raw_produce"], r["raw_server_cpu_us"] = produce_raw(s, plan, args.min_seconds,
                                                            args.max_seconds)
@@ -287,6 +290,7 @@ COLUMNS = [  # key, header, format
     ("slowest_round_s", "slowest round s", "{:.2f}"),
     ("server_cpu_us", "server CPU us/rec", "{:.0f}"),
     ("client_cpu_us", "client CPU us/rec", "{:.0f}"),
+    ("cores", "cores busy", "{:.2f}"),
     ("consume", "consume rec/s", "{:,.0f}"),
     ("raw_produce", "per-broker produce rec/s", "{:,.0f}"),
     ("raw_server_cpu_us", "its server CPU us/rec", "{:.0f}"),

@@ -14,6 +14,7 @@ registers itself there, so this module imports nothing above it.
 from __future__ import annotations
 
 import heapq
+import itertools
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ class Replication:
         self.visits = 0  # partitions visited by ticks, ever: tests count the work done
         # Partitions the last budgeted tick left for the next one, in visiting order
         # (kept apart from ``dirty`` so that each tick costs its budget, not the backlog).
-        self._carry: list[Partition] = []
+        self._carry: dict[Partition, None] = {}  # see run_tick
         self.backlog = 0
 
     # ---- produce --------------------------------------------------------------------
@@ -266,18 +267,31 @@ class Replication:
         lag_max = st.config_int("replica.lag.time.max.ms")
         moved: set[tuple[str, int]] = set()
         due = self._due(now, visit_all)
-        if st.touched_in_order:  # already in order: after what an earlier tick left
-            self._carry.extend(st.touched_in_order)
+        # What the last tick's budget left comes first, then what is already in order
+        # (new partitions), then this tick's due ones (one that was left and is due again
+        # takes its place among these). An insertion-ordered dict: a tick costs its
+        # budget and what it found due, not the whole backlog again (a request on 3,333
+        # partitions is replicated over 14 budgeted ticks).
+        carry = self._carry
+        if st.touched_in_order:
+            for p in st.touched_in_order:
+                carry[p] = None
             st.touched_in_order = []
-        if self._carry:  # what the last tick's budget left, first (seen again if due)
-            fresh = set(due)
-            due = [p for p in self._carry if p not in fresh] + due
-            self._carry = []
-        self.backlog = 0
-        if budget is not None and len(due) > budget:
-            self._carry = due[budget:]
-            self.backlog = len(self._carry)
+        if carry:
+            for p in due:
+                carry.pop(p, None)
+                carry[p] = None
+            if budget is None or len(carry) <= budget:
+                due = list(carry)
+                carry.clear()
+            else:
+                due = list(itertools.islice(carry, budget))
+                for p in due:
+                    del carry[p]
+        elif budget is not None and len(due) > budget:
+            carry.update(dict.fromkeys(due[budget:]))
             due = due[:budget]
+        self.backlog = len(carry)
         marks = st.retention_marks
         for p in due:
             if not st.is_current(p):

@@ -125,16 +125,20 @@ def handle(ctx: RequestContext, req: dict, version: int):
         len(pd["records"] or b"") for td in req["topic_data"] for pd in td["partition_data"])
     ) if quotas is not None and quotas.quotas else 0
 
-    def build(timed_out: bool = False, fresh: dict[int, int] | None = None) -> dict:
-        """The response; ``fresh``: the acks=all codes of the partitions that check()
-        has just found done (by id of their AppendResult), not asked again."""
+    # acks=all: the codes of the partitions check() found done, by id of their
+    # AppendResult. Done stays done with the code found then, as a partition of Kafka's
+    # DelayedProduce whose acks were satisfied is not looked at again.
+    acked: dict[int, int] = {}
+
+    def build(timed_out: bool = False) -> dict:
+        """The response; the partitions in ``acked`` are not asked again."""
         responses = []
         nodes: dict[int, dict] = {}
         for td, entries in results:
             parts = []
             for name, idx, r in entries:
                 if acks == -1 and r.error == 0 and r.last_offset >= 0:
-                    code = fresh.get(id(r)) if fresh else None
+                    code = acked.get(id(r)) if acked else None
                     if code is None:
                         done, code = cluster.acks_all_done(name, idx, r.last_offset,
                                                            r.leader_epoch)
@@ -167,23 +171,21 @@ def handle(ctx: RequestContext, req: dict, version: int):
         # watermark only grows in a leader epoch; another epoch or a lost leader is
         # done with an error), so each check resumes at the first one not done, and a
         # request on thousands of partitions, woken by each budgeted tick, costs each
-        # partition once. build() still asks every partition for its final answer,
-        # except those this very check found done (the common case: a one-partition
-        # request, librdkafka's, is asked once per check).
+        # partition once; build() takes the codes the checks found (``acked``, by id of
+        # the AppendResult) instead of asking again.
         start = 0
 
         def check() -> dict | None:
             nonlocal start
             done_all = cluster.acks_all_done
-            fresh: dict[int, int] = {}
             while start < len(pending):
                 n, i, r = pending[start]
                 done, code = done_all(n, i, r.last_offset, r.leader_epoch)
                 if not done:
                     return None
-                fresh[id(r)] = code
+                acked[id(r)] = code
                 start += 1
-            return build(fresh=fresh)
+            return build()
 
         if pending and check() is None:
             return Delayed(check, cluster.now() + max(0, req["timeout_ms"]),

@@ -49,6 +49,19 @@ STEP_SLICE_NS = 5_000_000  # ... and behind a large operation's steps (run_slice
 # Partitions one tick visits at most (10-25 us each): 10,000 new partitions, or every
 # partition after a broker change, are replicated over several loop turns.
 TICK_VISITS = 250
+# Corked responses (EmulatorServer._serve) are written at once past this many bytes.
+OUTBOX_FLUSH_BYTES = 1 << 18
+
+
+def _frame_waiting(reader: asyncio.StreamReader) -> bool:
+    """Is a whole request frame already in the reader's buffer? (asyncio's
+    StreamReader keeps it in ``_buffer``; without one, say no: nothing is corked.)"""
+    buf = getattr(reader, "_buffer", None)
+    if buf is None or len(buf) < 4:
+        return False
+    return len(buf) >= 4 + _SIZE.unpack_from(buf, 0)[0]
+
+
 _gc_hold = {"count": 0, "was_enabled": True}  # large operations running, process-wide
 
 
@@ -458,6 +471,15 @@ class EmulatorServer:
             r = d.check()
             if r is not None:
                 return r
+        if self._tick_handle is not None:
+            # A tick is due on the next loop turn, most often asked for by this very
+            # request's change (an acks=all append whose followers are to fetch): run it
+            # now, and a request it completes is answered without parking (a future, a
+            # timer, and two more loop turns before the answer is written).
+            self._tick()
+            r = d.check()
+            if r is not None:
+                return r
         loop = asyncio.get_running_loop()
         parked, keys = _Parked(), d.keys
         if keys is None:
@@ -520,6 +542,22 @@ class EmulatorServer:
         task = asyncio.current_task()
         if task is not None:
             bl.tasks.add(task)
+        # Responses are corked while the next request is already here, whole
+        # (librdkafka pipelines one ProduceRequest per partition): the answers to a run
+        # of such requests leave in one send(), after the last of them, or on the loop's
+        # next turn should one of them wait. Order and content are Kafka's; the client
+        # gets several answers per read instead of one wake-up each.
+        outbox: list[bytes] = []
+        outbox_bytes = 0
+
+        def flush() -> None:
+            nonlocal outbox_bytes
+            if outbox and not writer.is_closing():
+                writer.write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
+            outbox.clear()
+            outbox_bytes = 0
+
+        loop = asyncio.get_running_loop()
         try:
             session = await self._secure(bl, writer, peer)
             if session is None:
@@ -564,18 +602,25 @@ class EmulatorServer:
                     if writer.is_closing():
                         return  # closed while the request was served (broker stopped, sweeper)
                     conn.busy = True  # its response is being written: not idle
-                    writer.write(out)
+                    outbox.append(out)
+                    outbox_bytes += len(out)
+                    if outbox_bytes >= OUTBOX_FLUSH_BYTES or not _frame_waiting(reader):
+                        flush()  # nothing more to answer at once (or much already): send
+                    elif len(outbox) == 1:
+                        loop.call_soon(flush)  # should the next one wait, this goes now
                     await writer.drain()
                 self.limits.free(size)
                 conn.frame_size = -1
                 conn.last_active = time.monotonic()
                 if session.close_after_response is not None:
+                    flush()
                     log.warning("broker %d: closing connection from %s:%s on listener %s: %s",
                                 bid, peer[0], peer[1], bl.name, session.close_after_response)
                     return
         except ConnectionError:
             return
         finally:
+            flush()  # the answers already made leave before the connection closes
             if conn.frame_size == -2:  # its request bytes were still reserved
                 self.limits.free(conn.frame_read)
             self.limits.release(conn)

@@ -1,0 +1,97 @@
+"""Requests pipelined on one connection, on both targets.
+
+librdkafka sends one ProduceRequest per partition and keeps many in flight on each
+connection; the emulator answers a run of requests that are already waiting in one
+write (emulator/server/app.py, ``_serve``). What a client sees must stay Kafka's: every
+answer, in the order asked, and none held behind a later request that waits (a long
+poll), as Kafka, which reads a connection's next request only after answering the last,
+never holds one.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from rawkafka import Conn, leader_conn, produce_body
+
+from emulator import Cluster
+from wire.errors import ErrorCode as E
+from wire.frames import decode_response, encode_request
+from wire.records import build_batch
+
+
+def test_pipelined_requests_are_all_answered_in_order(cluster: Cluster) -> None:
+    topic = f"pipe-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    c = leader_conn(cluster, topic)
+    c.call(0, 9, produce_body(topic, 0, build_batch([(None, b"warm")]), acks=-1))
+    # 60 requests in one send: produce (acks=all, as librdkafka), Metadata, ApiVersions
+    kinds = [(0, 9), (3, 12), (18, 3)] * 20
+    out = b"".join(encode_request(key, version, corr, "pipelining-test",
+                                  _body(key, topic, corr))
+                   for corr, (key, version) in enumerate(kinds, start=100))
+    c.send_raw(out)
+    offsets = []
+    for corr, (key, version) in enumerate(kinds, start=100):
+        frame = c.read_frame()
+        assert frame is not None, f"closed before the answer to correlation id {corr}"
+        got, resp = decode_response(key, version, frame)
+        assert got == corr, f"answer {got} where {corr} was next"
+        if key == 0:
+            pr = resp["responses"][0]["partition_responses"][0]
+            assert pr["error_code"] == E.NONE
+            offsets.append(pr["base_offset"])
+        elif key == 3:
+            assert resp["topics"][0]["error_code"] == E.NONE
+        else:
+            assert resp["error_code"] == E.NONE
+    assert offsets == list(range(1, 21))  # appended in the order sent, each acknowledged
+    c.close()
+
+
+def test_an_answer_is_not_held_behind_a_later_long_poll(cluster: Cluster) -> None:
+    topic = f"pipe-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 1)
+    c = leader_conn(cluster, topic)
+    c.call(0, 9, produce_body(topic, 0, build_batch([(None, b"warm")])))  # offset 0
+    # a produce (offset 1), then a fetch at the log end after it (2): the fetch waits
+    # its max_wait_ms for a byte that does not come
+    fetch = {"replica_id": -1, "max_wait_ms": 3000, "min_bytes": 1, "max_bytes": 1 << 20,
+             "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+             "topics": [{"topic": topic, "partitions": [
+                 {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 2,
+                  "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}],
+             "forgotten_topics_data": [], "rack_id": ""}
+    t0 = time.monotonic()
+    c.send_raw(encode_request(0, 9, 1, "pipelining-test",
+                              produce_body(topic, 0, build_batch([(None, b"x")])))
+               + encode_request(1, 11, 2, "pipelining-test", fetch))
+    corr, resp = decode_response(0, 9, _frame(c))
+    produced = time.monotonic() - t0
+    pr = resp["responses"][0]["partition_responses"][0]
+    assert corr == 1 and (pr["error_code"], pr["base_offset"]) == (E.NONE, 1)
+    assert produced < 1.5, f"the produce answer waited {produced:.2f} s behind the fetch"
+    corr, resp = decode_response(1, 11, _frame(c))
+    waited = time.monotonic() - t0
+    parts = resp["responses"][0]["partitions"]
+    assert corr == 2 and resp["error_code"] == E.NONE and parts[0]["error_code"] == E.NONE
+    assert parts[0]["records"] in (None, b""), "the fetch at the log end returned records"
+    assert waited >= 2.5, f"the long poll answered after {waited:.2f} s, not its 3 s wait"
+    c.close()
+
+
+def _body(key: int, topic: str, n: int) -> dict:
+    if key == 0:
+        return produce_body(topic, 0, build_batch([(None, b"r%d" % n)]), acks=-1)
+    if key == 3:
+        return {"topics": [{"topic_id": bytes(16), "name": topic}],
+                "allow_auto_topic_creation": False,
+                "include_topic_authorized_operations": False}
+    return {"client_software_name": "pipe", "client_software_version": "1"}
+
+
+def _frame(c: Conn) -> bytes:
+    frame = c.read_frame()
+    assert frame is not None, "connection closed"
+    return frame
