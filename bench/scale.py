@@ -10,7 +10,8 @@ system, then:
 - Metadata for every topic (v12, one connection, sequential): p50 and p99;
 - produce with confluent-kafka (acks=all, linger.ms 5): one 100-byte record to every
   partition per round, each round flushed, records/s over the rounds, and the CPU time
-  per record of the server's processes and of this (client) process: librdkafka 2.x
+  per record of the server's processes and of this (client) process, and the cores both
+  kept busy (their CPU over the phase's wall time; near 2 here: the machine): librdkafka 2.x
   sends one partition per ProduceRequest and its broker threads look at every
   partition they lead at each wake-up, so the client's cost per record grows with the
   partition count on its own (bench/produce_path.py measures the emulator alone);

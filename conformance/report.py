@@ -52,6 +52,14 @@ DIFFERENCES = [
     ("Fetch stops at whole batches",
      "At a byte limit Kafka cuts the record data mid-batch (clients drop the partial "
      "trailing batch); the emulator sends only whole batches."),
+    ("Pipelined answers leave together",
+     "Both serve a connection's requests one at a time, in order; Kafka reads the next "
+     "request only after the last answer is sent, while the emulator, when the next "
+     "requests are already in its buffer, whole, writes their answers in one send "
+     "(client_tests/test_pipelining.py: the same answers in the same order on both, none "
+     "held behind a waiting request). Only the TCP segmentation differs: a client that "
+     "pipelines (librdkafka: one ProduceRequest per partition) reads several answers per "
+     "wake-up."),
     ("Configs known but without effect",
      "Every broker (350), topic (37) and group (21) config Kafka 4.4 knows is listed by "
      "DescribeConfigs with Kafka's type and default and accepted by AlterConfigs and "
