@@ -59,8 +59,11 @@ def test_confluent_admin_after_controller_failover(cluster: Target, topic_name: 
     # the controller id reported is a live broker (KRaft), never the stopped one
     alive = set(cluster.broker_ids) - {old}
     assert admin.describe_cluster().result(timeout=30).controller.id in alive
-    md = admin.list_topics(timeout=30)
-    assert md.controller_id in alive and topic_name in md.topics
+    # Kafka's brokers learn a topic from the metadata log a moment after CreateTopics
+    # returns (the emulator's at once: docs/conformance.md, "Metadata is never stale")
+    md = wait_for(lambda: m if topic_name in (m := admin.list_topics(timeout=30)).topics
+                  else None, f"{topic_name} in Metadata", 30)
+    assert md.controller_id in alive
     assert len(md.brokers) == 2
     cluster.start_broker(old)
     wait_for(lambda: old in metadata_brokers(cluster), f"broker {old} back", 60)
