@@ -497,24 +497,27 @@ def test_max_connection_creation_rate_delays_new_connections() -> None:
         creation_rate_scenario(lambda: connect(c))
 
 
-def test_listener_max_connections_limits_that_listener_only() -> None:
+@contextlib.contextmanager
+def two_listeners() -> Iterator[tuple[Connect, Connect]]:
+    """One broker with LISTENER_MAX on a PLAINTEXT and an OTHER listener: (connect to
+    PLAINTEXT, connect to OTHER)."""
     with Cluster(brokers=1, port=0, security={
             "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
             "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
             config=LISTENER_MAX) as c:
         host, port = c.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
-        listener_max_scenario(lambda: connect(c), lambda: socket.create_connection(
-            (host, int(port)), timeout=10))
+        yield lambda: connect(c), lambda: socket.create_connection((host, int(port)),
+                                                                   timeout=10)
+
+
+def test_listener_max_connections_limits_that_listener_only() -> None:
+    with two_listeners() as (plain, other):
+        listener_max_scenario(plain, other)
 
 
 def test_listener_max_connections_changes_at_run_time() -> None:
-    with Cluster(brokers=1, port=0, security={
-            "listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
-            "protocol_map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT"},
-            config=LISTENER_MAX) as c:
-        host, port = c.bootstrap_for("OTHER").split(",")[0].rsplit(":", 1)
-        dynamic_listener_max_scenario(lambda: connect(c), lambda: socket.create_connection(
-            (host, int(port)), timeout=10), 1)
+    with two_listeners() as (plain, other):
+        dynamic_listener_max_scenario(plain, other, 1)
 
 
 def test_an_ip_connection_creation_rate_closes_the_extra_connection() -> None:

@@ -185,6 +185,16 @@ def test_an_append_reports_only_its_partition_to_parked_requests() -> None:
     assert s.take_changes() == (False, {("t1", 1)})
 
 
+class CountingKeys(dict):
+    """The server's purgatory keys (EmulatorServer._keyed), counting registrations."""
+
+    registered = 0
+
+    def setdefault(self, k, d=None):  # noqa: ANN001, ANN201
+        self.registered += 1
+        return super().setdefault(k, d)
+
+
 def test_parked_requests_wake_only_for_the_partitions_they_wait_on() -> None:
     """Kafka's purgatory keys: 200 parked fetches on 200 partitions, one append:
     one check re-runs (plus none of the others)."""
@@ -282,15 +292,7 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
         return real(*a)
 
     monkeypatch.setattr(s, "acks_all_done", counted)
-    registered = 0
-
-    class Counting(dict):  # the server's purgatory keys, counting registrations
-        def setdefault(self, k, d=None):  # noqa: ANN001, ANN202
-            nonlocal registered
-            registered += 1
-            return super().setdefault(k, d)
-
-    server._keyed = Counting()
+    server._keyed = keys = CountingKeys()
     batch = build_batch([(None, b"v")])
     led: dict[int, dict[str, list[dict]]] = {b: {} for b in s.brokers}
     for name, t in s.topics.items():
@@ -320,7 +322,7 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
     # each partition: found not done at most once per wake-up of its request, and done
     # once by the checks, whose code the response takes (not asked again): about n
     assert calls <= n + 3 * (n // 25 + 2)
-    assert registered == n  # one registration per partition for the whole wait
+    assert keys.registered == n  # one registration per partition for the whole wait
     s.on_change = None
 
 
@@ -332,15 +334,7 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
     s, _ = make()
     server = EmulatorServer(s)
     s.take_changes()
-    registered = 0
-
-    class Counting(dict):
-        def setdefault(self, k, d=None):  # noqa: ANN001, ANN202
-            nonlocal registered
-            registered += 1
-            return super().setdefault(k, d)
-
-    server._keyed = Counting()
+    server._keyed = keys = CountingKeys()
     p = s.get_partition("t3", 7)
     frame = encode_request(0, 10, 1, "one", {
         "transactional_id": None, "acks": -1, "timeout_ms": 30_000,
@@ -354,7 +348,7 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
     assert out is not None
     pr = decode_response(0, 10, out[4:])[1]["responses"][0]["partition_responses"][0]
     assert (pr["error_code"], pr["base_offset"]) == (0, 0)
-    assert registered == 0 and p.high_watermark == 1
+    assert keys.registered == 0 and p.high_watermark == 1
     s.on_change = None
 
 

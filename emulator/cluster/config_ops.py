@@ -228,10 +228,15 @@ def _group_entry(state: ClusterState, group: str, key: str) -> ConfigEntry:
     return ConfigEntry(key, value, source, False, d.type, syn)
 
 
-def _defs_for(rtype: int) -> dict:
+def _def_for(rtype: int, key: str) -> ConfigDef | None:
+    """The definition of ``key`` for the resource type; a listener-prefixed broker key
+    (listener.name.<listener>.max.connections) is defined by the key it stands for."""
     if rtype == GROUP:
-        return GROUP_CONFIGS
-    return TOPIC_CONFIGS if rtype == TOPIC else BROKER_CONFIGS
+        return GROUP_CONFIGS.get(key)
+    if rtype == TOPIC:
+        return TOPIC_CONFIGS.get(key)
+    base = listener_base_key(key)
+    return BROKER_CONFIGS.get(key if base is None else base)
 
 
 def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState | None = None
@@ -246,11 +251,8 @@ def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState |
             except (KeyError, ValueError) as e:
                 raise KafkaError(E.INVALID_CONFIG, str(e.args[0])) from e
         return
-    defs = _defs_for(rtype)
     for k, v in changes.items():
-        d = defs.get(k)
-        if d is None and rtype == BROKER and (base := listener_base_key(k)) is not None:
-            d = BROKER_CONFIGS[base]
+        d = _def_for(rtype, k)
         if d is None:
             kind = "topic" if rtype == TOPIC else "broker"
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {k}")
@@ -325,12 +327,9 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
         if key in seen:
             raise KafkaError(E.INVALID_REQUEST, f"Error due to duplicate config keys : {key}")
         seen.add(key)
-    defs = _defs_for(rtype)
     new = dict(_current(state, rtype, name))
     for key, op, value in ops:
-        d = defs.get(key)
-        if d is None and rtype == BROKER and (base := listener_base_key(key)) is not None:
-            d = BROKER_CONFIGS[base]
+        d = _def_for(rtype, key)
         if d is None:
             kind = {TOPIC: "topic", GROUP: "group"}.get(rtype, "broker")
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {key}")

@@ -213,15 +213,13 @@ class ConnectionLimits:
         """A listener's value of ``key``: listener.name.<listener>.<key> (dynamic, else
         read at start), else the broker-wide one (Kafka's valuesWithPrefixOverride)."""
         name = f"listener.name.{listener.lower()}.{key}"
-        prefixed = self.dynamic(broker_id, name) if self.dynamic is not None else None
-        if prefixed is None:
-            prefixed = self.config.get(name)
-        if prefixed is not None:
+        at_start = self.config.get(name)
+        if at_start is not None:
             try:
-                return int(prefixed)
+                default = int(at_start)
             except ValueError:
                 pass
-        return default
+        return self.value(broker_id, name, default)
 
     def _rate(self, broker_id: int, listener: str | None) -> CreationRate | None:
         broker_wide = self.value(broker_id, "max.connection.creation.rate", self.max_rate)
