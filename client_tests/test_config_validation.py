@@ -52,6 +52,12 @@ def test_topic_config_values_are_parsed_and_validated_as_kafka_does(cluster: Tar
             "preallocate", "maybe", "Expected value to be either true or false")
         assert create(conn, name, {"segment.bytes": " 1048576 "}) == (E.NONE, None)
         assert create(conn, name, {"internal.segment.bytes": "600"}, False) == (E.NONE, None)
+        # Kafka's broker learns the topic from the metadata log a moment after
+        # CreateTopics returns (UNKNOWN_TOPIC_OR_PARTITION until then; the emulator at once)
+        wait_for(lambda: conn.call(32, 4, {"resources": [
+            {"resource_type": 2, "resource_name": name, "configuration_keys": []}],
+            "include_synonyms": False, "include_documentation": False}
+        )["results"][0]["error_code"] == E.NONE, f"{name} known to the broker")
 
         def described(keys: list[str] | None) -> dict[str, tuple[str, int]]:
             r = conn.call(32, 4, {"resources": [{"resource_type": 2, "resource_name": name,
