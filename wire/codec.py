@@ -19,7 +19,7 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 
 
-class EncodedList(list):
+class EncodedList(list[Any]):
     """An array of structs whose encodings are kept, one per message version and field.
 
     For a part that many responses share and that changes rarely (Metadata's
@@ -39,7 +39,7 @@ class DecodeError(ValueError):
     """The bytes do not form a valid message of the requested version."""
 
 
-def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_uvarint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """Read an unsigned LEB128 varint; returns (value, new position)."""
     b = buf[pos]
     if b < 0x80:
@@ -70,7 +70,7 @@ def write_uvarint(n: int) -> bytes:
     return bytes(out)
 
 
-def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
     """Read a zigzag-encoded signed varint (record fields)."""
     n, pos = read_uvarint(buf, pos)
     return (n >> 1) ^ -(n & 1), pos
@@ -366,11 +366,11 @@ _NAMESPACE = {
     "_EL": EncodedList,
 }
 
-Decoder = Callable[[bytes, int], tuple[dict, int]]
-Encoder = Callable[[dict, list], None]
+Decoder = Callable[[bytes, int], tuple[dict[str, Any], int]]
+Encoder = Callable[[dict[str, Any], list[bytes]], None]
 
 
-def _struct_is_default(x: dict, st: Struct) -> bool:
+def _struct_is_default(x: dict[str, Any], st: Struct) -> bool:
     """True when every field of ``x`` is at its default (absent ones count as default)."""
     if not x:
         return True  # nothing given (a tagged struct left out: the common case)
@@ -390,7 +390,7 @@ def compile_message(msg: Message, version: int) -> tuple[Decoder, Encoder, str]:
     dec = gen.decode_struct(msg.struct)
     enc = gen.encode_struct(msg.struct)
     src = "\n".join(gen.lines) + "\n"
-    ns = dict(_NAMESPACE, _struct_is_default=_struct_is_default)
+    ns: dict[str, Any] = dict(_NAMESPACE, _struct_is_default=_struct_is_default)
     ns.update(gen.consts)
     exec(compile(src, f"<wire:{msg.name}v{version}>", "exec"), ns)  # noqa: S102
     return ns[dec], ns[enc], src
@@ -412,18 +412,18 @@ class CompiledMessage:
             c = self._cache[version] = compile_message(self.msg, version)
         return c
 
-    def decode(self, buf: bytes, version: int, pos: int = 0) -> tuple[dict, int]:
+    def decode(self, buf: bytes, version: int, pos: int = 0) -> tuple[dict[str, Any], int]:
         try:
             return self._get(version)[0](buf, pos)
         except (IndexError, struct.error, UnicodeDecodeError) as e:
             raise DecodeError(f"{self.msg.name} v{version}: {e}") from e
 
-    def encode(self, obj: dict, version: int) -> bytes:
-        out: list = []
+    def encode(self, obj: dict[str, Any], version: int) -> bytes:
+        out: list[bytes] = []
         self._get(version)[1](obj, out)
         return b"".join(out)
 
-    def encode_into(self, obj: dict, version: int, out: list) -> None:
+    def encode_into(self, obj: dict[str, Any], version: int, out: list[bytes]) -> None:
         self._get(version)[1](obj, out)
 
     def source(self, version: int) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 TopicPartitions = list[tuple[str, list[int]]]
 
@@ -42,7 +43,7 @@ class _Reader:
         self.data = bytes(data)
         self.pos = 0
 
-    def take(self, fmt: str):
+    def take(self, fmt: str) -> Any:
         try:
             (v,) = struct.unpack_from(fmt, self.data, self.pos)
         except struct.error as e:
@@ -76,7 +77,7 @@ class _Reader:
         return raw
 
     def count(self) -> int:
-        n = self.take(">i")
+        n: int = self.take(">i")
         if n > len(self.data):
             raise ConsumerProtocolError(f"array of {n} elements in {len(self.data)} bytes")
         return max(n, 0)
@@ -91,7 +92,8 @@ class _Reader:
 
 def decode_version(data: bytes) -> int:
     """The version prefix of either message (Kafka's ConsumerProtocol.deserializeVersion)."""
-    return _Reader(data).take(">h")
+    version: int = _Reader(data).take(">h")
+    return version
 
 
 def decode_subscription(data: bytes) -> Subscription:

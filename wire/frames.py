@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from wire.codec import DecodeError, read_uvarint
 from wire.messages import REQUESTS, RESPONSES
@@ -80,7 +81,7 @@ def response_header(api_key: int, api_version: int, correlation_id: int) -> byte
 
 
 def encode_request(
-    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
 ) -> bytes:
     """Encode a whole request frame (size prefix included); used by tools and tests."""
     cid = b"" if client_id is None else client_id.encode()
@@ -91,7 +92,7 @@ def encode_request(
     return _SIZE.pack(len(payload)) + payload
 
 
-def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, dict]:
+def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, dict[str, Any]]:
     """Decode a response frame (without size prefix): (correlation id, body)."""
     corr = _CORR.unpack_from(frame, 0)[0]
     pos = 4

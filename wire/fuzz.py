@@ -125,7 +125,7 @@ class Fuzzer:
             return self.batch()
         return f.default
 
-    def struct(self, st: Struct, version: int, depth: int = 0) -> dict:
+    def struct(self, st: Struct, version: int, depth: int = 0) -> dict[str, Any]:
         return {f.name: self.value(f, version, depth) for f in st.fields if f.present(version)}
 
     # ---- record batches ----------------------------------------------------------------
@@ -152,9 +152,9 @@ class Fuzzer:
             body = bytes(cramjam.gzip.compress(build_batch(
                 [(b"k", b"\0" * r.choice((1 << 16, 1 << 20)))], timestamp=now)[HEADER_SIZE:]))
         elif choice == 4 and body:
-            body = bytearray(body)
-            body[r.randrange(len(body))] = r.randrange(256)
-            body = bytes(body)
+            flipped = bytearray(body)
+            flipped[r.randrange(len(flipped))] = r.randrange(256)
+            body = bytes(flipped)
         elif choice == 5:
             body = body + bytes(r.randint(1, 5))
         elif choice == 6:

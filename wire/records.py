@@ -12,7 +12,7 @@ is bounded (``decompress_bounded``) everywhere the broker does it.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import crc32c as _crc32c
@@ -188,7 +188,8 @@ def _too_small(e: Exception) -> bool:
     return "failed to write whole buffer" in msg or "smaller than required" in msg
 
 
-def _inflate(fn, data: bytes | memoryview, first: int, limit: int) -> memoryview:  # noqa: ANN001
+def _inflate(fn: Callable[[bytes | memoryview, bytearray], int], data: bytes | memoryview, first: int,
+             limit: int) -> memoryview:
     """Decompress with ``fn(data, out)`` into a buffer that doubles up to ``limit``:
     memory never exceeds the limit, whatever the payload claims."""
     size = min(max(first, 1 << 16), limit)
@@ -391,7 +392,7 @@ def iter_batches(buf: bytes | bytearray | memoryview) -> list[bytes]:
 
 
 def build_batch(
-    records: list[tuple[bytes | None, bytes | None]] | list[Record],
+    records: Sequence[tuple[bytes | None, bytes | None] | Record],
     *,
     base_offset: int = 0,
     timestamp: int = 0,

@@ -19,6 +19,7 @@ batches that changed since, merged over the snapshot on load.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from wire.codec import CompiledMessage
 from wire.schema import INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, message
@@ -54,7 +55,7 @@ def encode_key(record_type: int, group_id: str, topic_id: bytes, partition: int)
         {"group_id": group_id, "topic_id": topic_id, "partition": partition}, 0)
 
 
-def decode_key(data: bytes) -> tuple[int, dict] | None:
+def decode_key(data: bytes) -> tuple[int, dict[str, Any]] | None:
     """(record type, key fields), or None for a record type this module does not know."""
     (record_type,) = struct.unpack_from(">h", data, 0)
     codec = _KEYS.get(record_type)
@@ -63,9 +64,9 @@ def decode_key(data: bytes) -> tuple[int, dict] | None:
     return record_type, codec.decode(data, 0, 2)[0]
 
 
-def encode_value(record_type: int, value: dict) -> bytes:
+def encode_value(record_type: int, value: dict[str, Any]) -> bytes:
     return struct.pack(">h", 0) + _VALUES[record_type].encode(value, 0)
 
 
-def decode_value(record_type: int, data: bytes) -> dict:
+def decode_value(record_type: int, data: bytes) -> dict[str, Any]:
     return _VALUES[record_type].decode(data, 0, 2)[0]

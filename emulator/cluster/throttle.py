@@ -29,13 +29,12 @@ how much it may get, and ``record`` (through ``consume_budget``) for what it got
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from emulator.cluster.metadata import ClusterMetadata as ClusterState
-    from emulator.cluster.metadata import Topic
     from emulator.cluster.partition import Partition
 
 LEADER_RATE = "leader.replication.throttled.rate"
@@ -125,6 +124,26 @@ def parse_throttled(value: str | None, broker_id: int) -> frozenset[int] | None:
 
 
 ALL: frozenset[int] = frozenset({-1})
+
+
+class Topic(Protocol):
+    """What the quotas read of a topic: its dynamic configs (the throttled-replicas lists)."""
+
+    @property
+    def configs(self) -> Mapping[str, str]: ...
+
+
+class ClusterState(Protocol):
+    """What the quotas read of the cluster (emulator.cluster.metadata.ClusterMetadata,
+    which owns the quotas: a protocol here, so that the two modules are no cycle)."""
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+    @property
+    def topics(self) -> Mapping[str, Topic]: ...
+    def now(self) -> int: ...
+    def broker_config(self, key: str, broker_id: int | None = None) -> str: ...
+    def config_int(self, key: str, broker_id: int | None = None) -> int: ...
 
 
 class ReplicationQuotas:

@@ -5,7 +5,7 @@ WriteShareGroupState (85, v0-1), DeleteShareGroupState (86, v0) and
 ReadShareGroupStateSummary (87, v0-1). v1 of 85/87 adds DeliveryCompleteCount (KIP-1226).
 """
 
-from wire.schema import INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, message
+from wire.schema import INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, Message, message
 
 _STATE_BATCHES = Field(
     "state_batches",
@@ -19,7 +19,7 @@ _STATE_BATCHES = Field(
 )
 
 
-def _request(name: str, key: int, versions: str, partition_fields: list[Field]):
+def _request(name: str, key: int, versions: str, partition_fields: list[Field]) -> Message:
     return message(name, key, versions, "0+", [
         Field("group_id", STRING),
         Field("topics", Array, fields=[
@@ -29,7 +29,7 @@ def _request(name: str, key: int, versions: str, partition_fields: list[Field]):
     ])
 
 
-def _response(name: str, key: int, versions: str, partition_fields: list[Field]):
+def _response(name: str, key: int, versions: str, partition_fields: list[Field]) -> Message:
     return message(name, key, versions, "0+", [
         Field("results", Array, fields=[
             Field("topic_id", UUID),
