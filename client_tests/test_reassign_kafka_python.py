@@ -278,7 +278,7 @@ def test_producers_and_consumers_run_through_a_reassignment(cluster: Target) -> 
     """The leader moves away while an idempotent acks=all producer writes and a consumer
     reads: every record arrives once, in order (testProduceAndConsumeWithReassignmentInProgress).
     The move is started and finished (--verify clears its throttles) by the emulator's
-    kafka-reassign-partitions (emulator/tools/reassign.py), a client like Kafka's."""
+    kafka-reassign-partitions (emulator/tools/reassign/), a client like Kafka's."""
     b1, b2, b3 = cluster.broker_ids
     busy = unique("busy")
     create_assigned(cluster, busy, {0: [b1, b2]}, {"min.insync.replicas": "2"})

@@ -24,6 +24,7 @@ from emulator.cluster.configs import FIDELITIES, ConfigError
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
+from emulator.tools.args import UsageParser, broker_count, port, whole
 from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ SUBCOMMANDS = {
 GC_THRESHOLDS = (10_000, 10, 10)
 
 
+
 def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(f"KAFKA_EMULATOR_{name}", default)
 
@@ -55,14 +57,19 @@ def _env_list(name: str) -> list[str]:
     return [v.strip() for v in (_env(name) or "").split(",") if v.strip()]
 
 
-def security_config(args: argparse.Namespace, config: dict[str, str]) -> SecurityConfig:
-    """The security options, with Kafka's own config names honoured from --config."""
+def sasl_users(items: list[str]) -> dict[str, str]:
     users = {}
-    for item in args.sasl_user:
+    for item in items:
         name, sep, password = item.partition(":")
         if not sep or not name:
-            raise SystemExit(f"kafka-emulator: --sasl-user expects NAME:PASSWORD, got {item!r}")
+            raise ValueError(f"--sasl-user expects NAME:PASSWORD, got {item!r}")
         users[name] = password
+    return users
+
+
+def security_config(args: argparse.Namespace, config: dict[str, str]) -> SecurityConfig:
+    """The security options, with Kafka's own config names honoured from --config."""
+    users = sasl_users(args.sasl_user)
     supers = list(args.super_user) + [
         u.strip() for u in config.get("super.users", "").split(";") if u.strip()]
     return SecurityConfig(
@@ -77,25 +84,26 @@ def security_config(args: argparse.Namespace, config: dict[str, str]) -> Securit
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = UsageParser(
         prog="kafka-emulator",
         description="Run an emulated Kafka cluster of N brokers in one process. "
         f"Subcommands: {', '.join(SUBCOMMANDS)} (kafka-emulator SUBCOMMAND --help).",
     )
-    p.add_argument("--brokers", type=int, default=int(_env("BROKERS", "3")),
+    # String defaults (the environment's) go through ``type`` too: a bad variable is
+    # a usage error like a bad option.
+    p.add_argument("--brokers", type=broker_count, default=_env("BROKERS", "3"),
                    help="number of brokers (default 3)")
     p.add_argument("--host", default=_env("HOST", "127.0.0.1"),
                    help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=int(_env("PORT", "9092")),
+    p.add_argument("--port", type=port, default=_env("PORT", "9092"),
                    help="base port: broker i listens on BASE+i-1, broker 1 on BASE (default "
                    "9092; 0 = free ports)")
     p.add_argument("--advertised-host", default=_env("ADVERTISED_HOST"),
                    help="host name given to clients in metadata (default: --host)")
-    p.add_argument("--advertised-port", type=int, default=int(_env("ADVERTISED_PORT", "0")),
+    p.add_argument("--advertised-port", type=port, default=_env("ADVERTISED_PORT", "0"),
                    help="base port advertised to clients when it differs from --port "
                    "(port mapping); broker i is advertised on BASE+i-1")
-    p.add_argument("--control-port", type=int,
-                   default=int(_env("CONTROL_PORT")) if _env("CONTROL_PORT") else None,
+    p.add_argument("--control-port", type=port, default=_env("CONTROL_PORT") or None,
                    help="port of the HTTP control plane (default: off)")
     p.add_argument("--control-host", default=_env("CONTROL_HOST", "127.0.0.1"),
                    help="address of the HTTP control plane (default 127.0.0.1, whatever "
@@ -117,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=_env("DATA_DIR"), metavar="DIR",
                    help="keep topics, logs and coordinator state in DIR across restarts "
                         "(env KAFKA_EMULATOR_DATA_DIR; docs/storage.md); default: in memory")
-    p.add_argument("--seed", type=int, default=int(_env("SEED", "0")),
+    p.add_argument("--seed", type=whole, default=_env("SEED", "0"),
                    help="seed of the cluster's random choices (default 0)")
     p.add_argument("--fault-schedule", default=_env("FAULT_SCHEDULE"), metavar="FILE",
                    help="a fault schedule (JSON lines or {seed, faults}) to run from the "
@@ -149,8 +157,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Kafka's ssl.client.auth: required = mutual TLS, the principal is "
                      "the client certificate's subject")
     p.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"),
-                   choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+                   choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="the emulator's log level on stderr (default INFO; env "
+                   "KAFKA_EMULATOR_LOG_LEVEL)")
     return p
+
+
+def check_args(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What one option's type cannot check: ports past the last one, KEY=VALUE and
+    NAME:PASSWORD lists (a usage error each, before anything starts)."""
+    for name in ("port", "advertised_port"):
+        base = getattr(args, name)
+        if base and base + args.brokers - 1 > 65535:
+            p.error(f"argument --{name.replace('_', '-')}: {args.brokers} brokers from port "
+                    f"{base} would go past port 65535")
+    try:
+        parse_configs(args.config)
+        sasl_users(args.sasl_user)
+    except ValueError as e:
+        p.error(f"argument {e}")
 
 
 def parse_configs(items: list[str]) -> dict[str, str]:
@@ -158,7 +183,7 @@ def parse_configs(items: list[str]) -> dict[str, str]:
     env = _env("CONFIG")
     for item in ([e for e in env.split(",") if e] if env else []) + items:
         if "=" not in item:
-            raise SystemExit(f"kafka-emulator: --config expects KEY=VALUE, got {item!r}")
+            raise ValueError(f"--config expects KEY=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         out[k.strip()] = v.strip()
     return out
@@ -299,7 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         mod = importlib.import_module(SUBCOMMANDS[argv[0]])
         return int(mod.main(argv[1:]) or 0)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_args(parser, args)
     logging.basicConfig(level=args.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from emulator.runtime import new_event_loop

@@ -18,13 +18,15 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from emulator.tools.args import UsageParser, non_negative
+
 
 def _int_or_name(text: str) -> int | str:
     return int(text) if text.lstrip("-").isdigit() else text
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kafka-emulator fault",
+    p = UsageParser(prog="kafka-emulator fault",
                                 description="Inject faults into a running kafka-emulator "
                                 "through its HTTP control plane (--control-port).")
     p.add_argument("--control", default=os.environ.get("KAFKA_EMULATOR_CONTROL"),
@@ -34,11 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the control plane's bearer token, if it has one (default: "
                    "$KAFKA_EMULATOR_CONTROL_TOKEN)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                         help="what to do (kafka-emulator fault COMMAND --help)")
 
     def broker_cmd(name: str, help_: str) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_)
-        sp.add_argument("broker", type=int)
+        sp.add_argument("broker", type=int, help="the broker's id")
         return sp
 
     sub.add_parser("cluster", help="print the cluster state")
@@ -58,34 +61,37 @@ def build_parser() -> argparse.ArgumentParser:
                         ("slow-follower", "let a broker's fetchers fetch only every "
                                           "--delay-ms")):
         sp = broker_cmd(name, help_)
-        sp.add_argument("--topic")
-        sp.add_argument("--partition", type=int)
+        sp.add_argument("--topic", help="only this topic's partitions (default: all)")
+        sp.add_argument("--partition", type=int, help="only this partition of --topic")
         if name == "slow-follower":
-            sp.add_argument("--delay-ms", type=int, required=True)
+            sp.add_argument("--delay-ms", type=int, required=True,
+                            help="the fetchers fetch at most once per this many ms")
             sp.add_argument("--max-bytes", type=int, help="bytes per fetch")
     for name, help_ in (("cut-brokers", "cut the network between two brokers"),
                         ("heal-brokers", "restore it")):
         sp = sub.add_parser(name, help=help_)
-        sp.add_argument("a", type=int)
-        sp.add_argument("b", type=int)
-    broker_cmd("cut-clients", "cut clients off a broker").add_argument("--host")
+        sp.add_argument("a", type=int, help="one broker's id")
+        sp.add_argument("b", type=int, help="the other broker's id")
+    broker_cmd("cut-clients", "cut clients off a broker").add_argument(
+        "--host", help="only the clients connecting from this address (default: all)")
     broker_cmd("heal-clients", "let clients reach a broker again")
     sp = sub.add_parser("inject-error", help="answer the next requests of an API with an "
                         "error code")
     sp.add_argument("api", type=_int_or_name, help="API name or key, e.g. Produce or 0")
     sp.add_argument("error", type=_int_or_name, help="error name or code")
-    sp.add_argument("--count", type=int, default=1)
-    sp.add_argument("--broker", type=int)
-    sp.add_argument("--topic")
-    sp.add_argument("--partition", type=int)
+    sp.add_argument("--count", type=non_negative, default=1, help="how many requests (default 1)")
+    sp.add_argument("--broker", type=int, help="only requests to this broker")
+    sp.add_argument("--topic", help="only requests naming this topic; only its items "
+                    "get the error")
+    sp.add_argument("--partition", type=int, help="only this partition of --topic")
     sp = sub.add_parser("add-latency", help="delay every request of an API (0 removes)")
-    sp.add_argument("api", type=_int_or_name)
-    sp.add_argument("ms", type=int)
-    sp.add_argument("--broker", type=int)
+    sp.add_argument("api", type=_int_or_name, help="API name or key, e.g. Fetch or 1")
+    sp.add_argument("ms", type=int, help="the delay in ms")
+    sp.add_argument("--broker", type=int, help="only requests to this broker")
     sp = sub.add_parser("drop-response", help="apply requests of an API but drop responses")
-    sp.add_argument("api", type=_int_or_name)
-    sp.add_argument("--count", type=int, default=1)
-    sp.add_argument("--broker", type=int)
+    sp.add_argument("api", type=_int_or_name, help="API name or key, e.g. Produce or 0")
+    sp.add_argument("--count", type=non_negative, default=1, help="how many responses (default 1)")
+    sp.add_argument("--broker", type=int, help="only requests to this broker")
     sp = sub.add_parser("schedule", help="run a fault schedule file (JSON lines)")
     sp.add_argument("file", help="the schedule, or - for standard input")
     sub.add_parser("schedule-status", help="progress of the last schedule")

@@ -14,13 +14,13 @@ come from KAFKA_EMULATOR_CONTROL / KAFKA_EMULATOR_CONTROL_TOKEN, as for ``fault`
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 import urllib.error
 from typing import Any, TextIO
 
+from emulator.tools.args import UsageParser, non_negative, seconds
 from emulator.tools.fault import request
 
 CLEAR = "\x1b[H\x1b[2J"
@@ -103,17 +103,23 @@ def fetch(base: str, token: str | None) -> dict:
     return payload
 
 
-def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    p = argparse.ArgumentParser(prog="kafka-emulator top",
+def build_parser() -> UsageParser:
+    p = UsageParser(prog="kafka-emulator top",
                                 description="The web console's live view in a terminal.")
     p.add_argument("--control", default=os.environ.get("KAFKA_EMULATOR_CONTROL"),
                    help="control plane URL, e.g. http://127.0.0.1:8080")
-    p.add_argument("--token", default=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"))
+    p.add_argument("--token", default=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"),
+                   help="the control plane's bearer token, if it has one (default: "
+                   "$KAFKA_EMULATOR_CONTROL_TOKEN)")
     p.add_argument("--once", action="store_true", help="print one frame and exit")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between frames")
-    p.add_argument("--topics", type=int, default=20, help="topics to list (worst first)")
-    args = p.parse_args(argv)
+    p.add_argument("--interval", type=seconds, default=1.0, help="seconds between frames")
+    p.add_argument("--topics", type=non_negative, default=20, help="topics to list (worst first)")
+    return p
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
     if not args.control:
         print("kafka-emulator top: --control URL is required (or set "
               "KAFKA_EMULATOR_CONTROL)", file=sys.stderr)

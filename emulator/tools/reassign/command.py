@@ -1,40 +1,12 @@
-"""``kafka-emulator reassign``: kafka-reassign-partitions, speaking only the protocol.
-
-The same actions, options, JSON files, output lines and exit codes as Kafka 4.1's
-ReassignPartitionsCommand (specs/reassignment.md, section 6):
-
-    --generate --topics-to-move-json-file F --broker-list 1,2,3 [--disable-rack-aware]
-    --execute  --reassignment-json-file F [--additional] [--throttle B/s]
-               [--replica-alter-log-dirs-throttle B/s] [--timeout MS]
-               [--disallow-replication-factor-change]
-    --verify   --reassignment-json-file F [--preserve-throttles]
-    --cancel   --reassignment-json-file F [--preserve-throttles] [--timeout MS]
-    --list
-
-with ``--bootstrap-server`` (or ``--bootstrap-controller`` for --cancel and
---list) and ``--command-config``. It uses our wire codec over a socket
-(``emulator.tools.kafka_admin``), so it works against real Kafka as well.
-
-Added to Kafka's output: --verify and --list end with the bytes each adding
-replica has caught up (from DescribeLogDirs), with a progress bar, for reassignments in
-flight. Added to Kafka's options: ``--progress`` (with --execute, --verify or --list)
-keeps redrawing those bars every second until the partitions' reassignments are done
-(then --verify verifies once more, clearing throttles as Kafka's would).
-Differs from Kafka: errors print ``Error: <message>`` without a Java stack trace;
---generate places replicas with Kafka 4.1's StripedReplicaPlacer, which is random
-in Kafka too, so proposals differ from run to run as there.
-"""
+"""The actions of kafka-reassign-partitions (``Tool``): generate, execute, verify,
+cancel and list, over the Kafka protocol (emulator.tools.kafka_admin)."""
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
-import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from emulator.tools.kafka_admin import (
     BROKER,
@@ -45,281 +17,27 @@ from emulator.tools.kafka_admin import (
     KafkaAdmin,
     error_message,
 )
+from emulator.tools.reassign.json_format import (
+    BROKER_LEVEL_THROTTLES,
+    CANNOT_EXECUTE,
+    RUN_VERIFY,
+    TOPIC_LEVEL_THROTTLES,
+    UNKNOWN_TOPIC_EXC,
+    Part,
+    TerseError,
+    ToolError,
+    duplicates,
+    format_reassignment_json,
+    java_list,
+    java_set_order,
+    parse_execute_data,
+    parse_reassignment_data,
+    parse_topics_data,
+    plural,
+    tp,
+)
+from emulator.tools.reassign.placer import striped_placement
 from emulator.tools.top import CLEAR, progress_bar
-
-ANY_LOG_DIR = "any"
-ACTIONS = ("generate", "execute", "verify", "cancel", "list")
-BROKER_LEVEL_THROTTLES = ("leader.replication.throttled.rate",
-                          "follower.replication.throttled.rate",
-                          "replica.alter.log.dirs.io.max.bytes.per.second")
-TOPIC_LEVEL_THROTTLES = ("leader.replication.throttled.replicas",
-                         "follower.replication.throttled.replicas")
-CANNOT_EXECUTE = ("Cannot execute because there is an existing partition assignment.  Use "
-                  "--additional to override this and create a new partition assignment in "
-                  "addition to the existing one. The --additional flag can also be used to "
-                  "change the throttle by resubmitting the current reassignment.")
-RUN_VERIFY = ("Warning: You must run --verify periodically, until the reassignment "
-              "completes, to ensure the throttle is removed.")
-UNKNOWN_TOPIC_EXC = "org.apache.kafka.common.errors.UnknownTopicOrPartitionException"
-
-
-class TerseError(Exception):
-    """Kafka's TerseException: only the message is printed."""
-
-
-class ToolError(Exception):
-    """Any other failure: printed as ``Error: <message>``."""
-
-
-class UsageError(Exception):
-    """CommandLineUtils.printUsageAndExit: the message and the usage, on stderr."""
-
-
-Part = tuple[str, int]
-
-
-def tp(part: Part) -> str:
-    return f"{part[0]}-{part[1]}"
-
-
-def plural(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
-# ---- Java's iteration orders and JSON --------------------------------------------------------
-def java_hash(x: Any) -> int:
-    """hashCode of an Integer, String or TopicPartition, as an unsigned 32-bit value."""
-    if isinstance(x, int):
-        return x & 0xFFFFFFFF
-    if isinstance(x, str):
-        h = 0
-        data = x.encode("utf-16-be")  # String.hashCode runs over UTF-16 code units
-        for i in range(0, len(data), 2):
-            h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-        return h
-    topic, partition = x  # TopicPartition.hashCode
-    return (31 * (31 + partition) + java_hash(topic)) & 0xFFFFFFFF
-
-
-def java_set_order(items: Iterable[Any]) -> list[Any]:
-    """The iteration order of a java.util.HashSet filled with ``items`` in order."""
-    uniq = list(dict.fromkeys(items))
-    cap = 16
-    while len(uniq) > cap * 3 // 4:
-        cap *= 2
-
-    def bucket(x: Any) -> int:
-        h = java_hash(x)
-        return (h ^ (h >> 16)) & (cap - 1)
-
-    return sorted(uniq, key=bucket)
-
-
-def jnode(v: Any) -> str:
-    """A Jackson JsonNode's toString (compact JSON)."""
-    return json.dumps(v, separators=(",", ":"))
-
-
-def _obj(v: Any) -> dict:
-    if not isinstance(v, dict):
-        raise ToolError(f"Expected JSON object, received {jnode(v)}")
-    return v
-
-
-def _field(o: dict, name: str) -> Any:
-    if name not in o:
-        raise ToolError(f"No such field exists: `{name}`")
-    return o[name]
-
-
-def _int(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not -(2**31) <= v < 2**31:
-        raise ToolError(f"Expected `Integer` value, received {jnode(v)}")
-    return v
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, str):
-        raise ToolError(f"Expected `String` value, received {jnode(v)}")
-    return v
-
-
-def _list(v: Any, item) -> list:
-    if not isinstance(v, list):
-        raise ToolError(f"Expected `JSON array` value, received {jnode(v)}")
-    return [item(x) for x in v]
-
-
-def _java_list(items: Sequence[Any]) -> str:
-    return "[" + ", ".join(str(x) for x in items) + "]"
-
-
-def parse_json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ToolError(f"Unable to parse the JSON: {e.msg} at line {e.lineno} column "
-                        f"{e.colno}") from None
-
-
-def parse_topics_data(text: str) -> list[str]:
-    """parseTopicsData: {"version":1,"topics":[{"topic":"foo"}]}."""
-    try:
-        js = json.loads(text)
-    except json.JSONDecodeError:
-        raise ToolError("The input string is not a valid JSON") from None
-    o = _obj(js)
-    version = _int(o["version"]) if "version" in o else 1
-    if version != 1:
-        raise ToolError(f"Not supported version field value {version}")
-    if "topics" not in o:
-        return []
-    return [_str(_field(_obj(t), "topic")) for t in _list(o["topics"], lambda x: x)]
-
-
-@dataclass
-class ReassignmentData:
-    parts: list[tuple[Part, list[int]]]  # in file order, duplicates kept
-    log_dirs: dict[tuple[str, int, int], str]  # explicit (non-"any") replica log dirs
-
-
-def parse_reassignment_data(text: str) -> ReassignmentData:
-    """parsePartitionReassignmentData (version 1)."""
-    o = _obj(parse_json(text))
-    version = _int(o["version"]) if "version" in o else 1
-    if version != 1:
-        raise ToolError(f"Not supported version field value {version}")
-    out = ReassignmentData([], {})
-    for item in _list(o.get("partitions", []), lambda x: x):
-        f = _obj(item)
-        topic = _str(_field(f, "topic"))
-        partition = _int(_field(f, "partition"))
-        replicas = _list(_field(f, "replicas"), _int)
-        dirs = _list(f["log_dirs"], _str) if "log_dirs" in f else [ANY_LOG_DIR] * len(replicas)
-        if len(replicas) != len(dirs):
-            raise ToolError(f"Size of replicas list {_java_list(replicas)} is different from "
-                            f"size of log dirs list {_java_list(dirs)} for partition "
-                            f"{topic}-{partition}")
-        out.parts.append(((topic, partition), replicas))
-        for b, d in zip(replicas, dirs, strict=True):
-            if d != ANY_LOG_DIR:
-                out.log_dirs[(topic, partition, b)] = d
-    return out
-
-
-def duplicates(items: Iterable[Any]) -> list[Any]:
-    seen, dups = set(), []
-    for x in items:
-        if x in seen and x not in dups:
-            dups.append(x)
-        seen.add(x)
-    return java_set_order(dups)
-
-
-def parse_execute_data(text: str) -> tuple[dict[Part, list[int]], dict[tuple[str, int, int], str]]:
-    """parseExecuteAssignmentArgs: the checks before anything is sent."""
-    data = parse_reassignment_data(text)
-    if not data.parts:
-        raise ToolError("Partition reassignment list cannot be empty")
-    if any(not replicas for _, replicas in data.parts):
-        raise ToolError("Partition replica list cannot be empty")
-    dup_parts = duplicates(p for p, _ in data.parts)
-    if dup_parts:
-        raise ToolError("Partition reassignment contains duplicate topic partitions: "
-                        + ",".join(tp(p) for p in dup_parts))
-    dup_replicas = [(p, duplicates(r)) for p, r in data.parts if duplicates(r)]
-    if dup_replicas:
-        raise ToolError("Partition replica lists may not contain duplicate entries: " + ". ".join(
-            f"{tp(p)} contains multiple entries for {','.join(map(str, d))}"
-            for p, d in dup_replicas))
-    return dict(data.parts), data.log_dirs
-
-
-def format_reassignment_json(parts: dict[Part, list[int]],
-                             log_dirs: dict[tuple[str, int, int], str] | None = None) -> str:
-    """formatAsReassignmentJson: sorted by topic then partition, always with log_dirs."""
-    log_dirs = log_dirs or {}
-    out = {"version": 1, "partitions": [
-        {"topic": t, "partition": p, "replicas": parts[(t, p)],
-         "log_dirs": [log_dirs.get((t, p, b), ANY_LOG_DIR) for b in parts[(t, p)]]}
-        for t, p in sorted(parts)]}
-    return jnode(out)
-
-
-# ---- placement for --generate (Kafka 4.1's StripedReplicaPlacer) ------------------------------
-class _BrokerList:
-    def __init__(self) -> None:
-        self.brokers: list[int] = []
-        self.index = self.offset = self.epoch = 0
-
-    def initialize(self, rnd: random.Random) -> None:
-        if self.brokers:
-            self.brokers.sort()
-            self.offset = rnd.randrange(len(self.brokers))
-
-    def next(self, epoch: int) -> int:
-        if not self.brokers:
-            return -1
-        if self.epoch != epoch:
-            self.epoch, self.index = epoch, 0
-            self.offset = (self.offset + 1) % len(self.brokers)
-        if self.index >= len(self.brokers):
-            return -1
-        b = self.brokers[(self.index + self.offset) % len(self.brokers)]
-        self.index += 1
-        return b
-
-
-def striped_placement(brokers: dict[int, str | None], partitions: int, rf: int,
-                      rnd: random.Random) -> list[list[int]]:
-    """StripedReplicaPlacer.place for ``partitions`` partitions on unfenced brokers."""
-    if rf <= 0:
-        raise ToolError(f"Invalid replication factor {rf}: the replication factor must be "
-                        "positive.")
-    if not brokers:
-        raise ToolError("All brokers are currently fenced.")
-    if rf > len(brokers):
-        raise ToolError(f"The target replication factor of {rf} cannot be reached because "
-                        f"only {len(brokers)} broker(s) are registered.")
-    racks: dict[str | None, _BrokerList] = {}
-    for b, rack in brokers.items():
-        racks.setdefault(rack, _BrokerList()).brokers.append(b)
-    for r in racks.values():
-        r.initialize(rnd)
-    names = sorted(racks, key=lambda r: (r is not None, r or ""))
-    offset = rnd.randrange(len(names))
-    epoch = 0
-    out = []
-    for _ in range(partitions):
-        if epoch == len(brokers) and len(brokers) > 1:
-            rnd.shuffle(names)
-            for r in racks.values():
-                rnd.shuffle(r.brokers)
-            epoch = 0
-        if offset == len(names):
-            offset = 0
-        replicas = []
-        first = offset
-        while True:
-            b = racks[names[first]].next(epoch)
-            if b >= 0:
-                replicas.append(b)
-                break
-            first = (first + 1) % len(names)
-        idx = offset
-        for _ in range(1, rf):
-            b = -1
-            while b < 0:
-                if idx == first:
-                    first = -1
-                else:
-                    b = racks[names[idx]].next(epoch)
-                idx = (idx + 1) % len(names)
-            replicas.append(b)
-        epoch += 1
-        offset += 1
-        out.append(replicas)
-    return out
 
 
 # ---- the actions -------------------------------------------------------------------------------
@@ -453,12 +171,12 @@ class Tool:
                 raise ToolError(f'For input string: "{x}"') from None
         dup = duplicates(brokers)
         if dup:
-            raise ToolError(f"Broker list contains duplicate entries: {_java_list(dup)}")
+            raise ToolError(f"Broker list contains duplicate entries: {java_list(dup)}")
         topics = parse_topics_data(topics_json)
         dup_topics = duplicates(topics)
         if dup_topics:
             raise ToolError("List of topics to reassign contains duplicate entries: "
-                            f"{_java_list(dup_topics)}")
+                            f"{java_list(dup_topics)}")
         described = self.admin.describe_topics(topics)
         for t in java_set_order(topics):
             if not isinstance(described.get(t), list):
@@ -698,196 +416,3 @@ class Tool:
         if progress:
             self.println("\n".join(progress))
 
-
-# ---- arguments ------------------------------------------------------------------------------
-OPTIONS: dict[str, str | None] = {  # option -> its argument's name (None: a flag)
-    "generate": None, "execute": None, "verify": None, "cancel": None, "list": None,
-    "bootstrap-server": "Server(s) to use for bootstrapping",
-    "bootstrap-controller": "bootstrap controller to connect to",
-    "command-config": "Admin client property file",
-    "reassignment-json-file": "manual assignment json file path",
-    "topics-to-move-json-file": "topics to reassign json file path",
-    "broker-list": "brokerlist", "disable-rack-aware": None,
-    "throttle": "throttle", "replica-alter-log-dirs-throttle": "replicaAlterLogDirsThrottle",
-    "timeout": "timeout", "additional": None, "preserve-throttles": None,
-    "disallow-replication-factor-change": None, "progress": None,
-}
-REQUIRED = {"verify": ["reassignment-json-file"],
-            "generate": ["topics-to-move-json-file", "broker-list"],
-            "execute": ["reassignment-json-file"], "cancel": ["reassignment-json-file"],
-            "list": []}
-PERMITTED = {
-    "verify": ["bootstrap-server", "command-config", "preserve-throttles", "progress"],
-    "generate": ["bootstrap-server", "broker-list", "command-config", "disable-rack-aware"],
-    "execute": ["additional", "bootstrap-server", "command-config", "throttle",
-                "replica-alter-log-dirs-throttle", "timeout",
-                "disallow-replication-factor-change", "progress"],
-    "cancel": ["command-config", "preserve-throttles", "timeout"],
-    "list": ["command-config", "progress"],
-}
-LONG_OPTIONS = {"throttle": -1, "replica-alter-log-dirs-throttle": -1, "timeout": 10000}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="kafka-emulator reassign", allow_abbrev=False, add_help=True,
-        description="This tool helps to move topic partitions between replicas "
-        "(kafka-reassign-partitions, over the Kafka protocol).")
-    for name, meta in OPTIONS.items():
-        if meta is None:
-            p.add_argument(f"--{name}", action="store_true")
-        else:
-            p.add_argument(f"--{name}", metavar=meta)
-    return p
-
-
-@dataclass
-class Options:
-    action: str
-    values: dict[str, Any]
-
-    def get(self, name: str) -> Any:
-        return self.values.get(name)
-
-
-def parse_args(argv: Sequence[str]) -> Options:
-    """validateAndParseArgs: one action, one bootstrap kind, required and permitted options."""
-    ns = build_parser().parse_args(list(argv))
-    given = {k.replace("_", "-"): v for k, v in vars(ns).items() if v not in (None, False)}
-    actions = [a for a in ACTIONS if a in given]
-    if len(actions) != 1:
-        raise UsageError("Command must include exactly one action: "
-                         + ", ".join(f"--{a}" for a in ACTIONS))
-    action = actions[0]
-    if "bootstrap-server" in given and "bootstrap-controller" in given:
-        raise UsageError("Please don't specify both --bootstrap-server and "
-                         "--bootstrap-controller")
-    if "bootstrap-server" not in given and "bootstrap-controller" not in given:
-        raise UsageError("Please specify either --bootstrap-server or --bootstrap-controller")
-    bootstrap_kind = "bootstrap-server" if "bootstrap-server" in given else "bootstrap-controller"
-    for req in REQUIRED[action]:
-        if req not in given:
-            raise UsageError(f'Missing required argument "[{req}]"')
-    permitted = set(PERMITTED[action]) | set(REQUIRED[action]) | {action}
-    if action in ("cancel", "list"):
-        permitted.add(bootstrap_kind)
-    for opt in given:
-        if opt not in permitted:
-            raise UsageError(f'Option "[{opt}]" can\'t be used with action "[{action}]"')
-    values = dict(given)
-    for name, default in LONG_OPTIONS.items():
-        raw = given.get(name)
-        if raw is None:
-            values[name] = default
-            continue
-        try:
-            values[name] = int(raw)
-        except ValueError:
-            raise UsageError(f"Cannot parse argument '{raw}' of option {name}") from None
-    return Options(action, values)
-
-
-def read_file(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise ToolError(f"{path} ({e.strerror})") from None
-
-
-def load_properties(path: str | None) -> dict[str, str]:
-    props: dict[str, str] = {}
-    if path is None:
-        return props
-    for line in read_file(path).splitlines():
-        line = line.strip()
-        if not line or line[0] in "#!":
-            continue
-        sep = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if sep > 0:
-            props[line[:sep].strip()] = line[sep + 1:].strip()
-    return props
-
-
-def run(opts: Options, out: TextIO) -> None:
-    """handleAction: files are read and parsed before anything is sent."""
-    a = opts.action
-    inputs: dict[str, str] = {}
-    if a in ("verify", "execute", "cancel"):
-        inputs["json"] = read_file(opts.get("reassignment-json-file"))
-    if a == "generate":
-        inputs["json"] = read_file(opts.get("topics-to-move-json-file"))
-    props = load_properties(opts.get("command-config"))
-    if a == "execute":
-        parse_execute_data(inputs["json"])
-    elif a in ("verify", "cancel"):
-        parse_reassignment_data(inputs["json"])
-    elif a == "generate":
-        parse_topics_data(inputs["json"])
-    bootstrap = opts.get("bootstrap-server") or opts.get("bootstrap-controller")
-    admin = KafkaAdmin(bootstrap, client_id=props.get("client.id", "reassign-partitions-tool"))
-    try:
-        tool = Tool(admin, out)
-        if opts.get("progress"):
-            parts = (None if a == "list" else list(dict.fromkeys(
-                p for p, _ in parse_reassignment_data(inputs["json"]).parts)))
-            if a == "execute":
-                tool.execute(inputs["json"], bool(opts.get("additional")), opts.get("throttle"),
-                             opts.get("replica-alter-log-dirs-throttle"), opts.get("timeout"),
-                             bool(opts.get("disallow-replication-factor-change")))
-            tool.watch(parts)
-            if a == "verify":
-                tool.verify(inputs["json"], bool(opts.get("preserve-throttles")))
-        elif a == "verify":
-            tool.verify(inputs["json"], bool(opts.get("preserve-throttles")))
-        elif a == "generate":
-            tool.generate(inputs["json"], opts.get("broker-list"),
-                          not opts.get("disable-rack-aware"))
-        elif a == "execute":
-            tool.execute(inputs["json"], bool(opts.get("additional")), opts.get("throttle"),
-                         opts.get("replica-alter-log-dirs-throttle"), opts.get("timeout"),
-                         bool(opts.get("disallow-replication-factor-change")))
-        elif a == "cancel":
-            tool.cancel(inputs["json"], bool(opts.get("preserve-throttles")),
-                        opts.get("timeout"))
-        else:
-            tool.list()
-    finally:
-        admin.close()
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        err.write("This tool helps to move topic partitions between replicas.\n")
-        build_parser().print_usage(err)
-        return 1
-    try:
-        opts = parse_args(argv)
-    except UsageError as e:
-        err.write(f"{e}\n")
-        build_parser().print_usage(err)
-        return 1
-    try:
-        run(opts, out)
-        return 0
-    except TerseError as e:
-        out.write(f"{e}\n")
-    except (ToolError, AdminError) as e:
-        out.write(f"Error: {e}\n")
-    except OSError as e:
-        out.write(f"Error: {e}\n")
-    out.flush()
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
