@@ -4,6 +4,13 @@ step ISR expiry, session timeouts and throttles exactly with ``ManualClock``."""
 from __future__ import annotations
 
 import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """What the domain reads the time from: milliseconds since the epoch."""
+
+    def now_ms(self) -> int: ...
 
 
 class SystemClock:

@@ -23,7 +23,16 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
-from emulator.log.cleaner import CleanerConfig, CleanResult, cleanable_range, cleaning
+from emulator.log.cleaner import (
+    CleanableRange,
+    CleanerConfig,
+    CleanResult,
+    cleanable_range,
+    cleaning,
+)
+
+# A partition to clean: (must clean, dirty ratio, topic, partition, (range, config)).
+Candidate = tuple[bool, float, Topic, Partition, tuple[CleanableRange, CleanerConfig]]
 
 MAX_LONG = (1 << 63) - 1
 DEFAULT_PASS_BYTES = 16 * 1024 * 1024
@@ -91,9 +100,9 @@ class LogCleaner:
         v = self.state.config.get("log.cleaner.io.max.bytes.per.pass")
         return int(v) if v else DEFAULT_PASS_BYTES
 
-    def candidates(self, now: int) -> list[tuple[bool, float, Topic, Partition, object]]:
+    def candidates(self, now: int) -> list[Candidate]:
         """Compacted leaders that need cleaning, the most urgent first."""
-        out = []
+        out: list[Candidate] = []
         max_dirty = 0.0
         delay = 0
         for t in self.state.topics.values():

@@ -30,7 +30,7 @@ from emulator.cluster.configs import (
     ConfigError,
     validate_value,
 )
-from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, group_value
+from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, GroupConfigDef, group_value
 from emulator.cluster.group_configs import validate as validate_group_value
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.cluster.partition import KafkaError
@@ -222,13 +222,13 @@ def _group_entry(state: ClusterState, group: str, key: str) -> ConfigEntry:
     d = GROUP_CONFIGS[key]
     value = group_value(state.config, overrides, key)
     source = SOURCE_DYNAMIC_GROUP if key in overrides else SOURCE_DEFAULT
-    syn = [(key, value, source)]
+    syn: list[tuple[str, str | None, int]] = [(key, value, source)]
     if key in overrides and d.broker_synonym:
         syn.append((d.broker_synonym, group_value(state.config, {}, key), SOURCE_DEFAULT))
     return ConfigEntry(key, value, source, False, d.type, syn)
 
 
-def _def_for(rtype: int, key: str) -> ConfigDef | None:
+def _def_for(rtype: int, key: str) -> ConfigDef | GroupConfigDef | None:
     """The definition of ``key`` for the resource type; a listener-prefixed broker key
     (listener.name.<listener>.max.connections) is defined by the key it stands for."""
     if rtype == GROUP:
@@ -256,6 +256,7 @@ def _validated(rtype: int, changes: dict[str, str | None], state: ClusterState |
         if d is None:
             kind = "topic" if rtype == TOPIC else "broker"
             raise KafkaError(E.INVALID_CONFIG, f"Unknown {kind} config name: {k}")
+        assert isinstance(d, ConfigDef)  # a group's keys were checked above
         if rtype == BROKER and d.name not in DYNAMIC_BROKER_KEYS:
             raise KafkaError(E.INVALID_REQUEST, f"Cannot update these configs dynamically: "
                              f"Set({k})")

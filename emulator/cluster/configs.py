@@ -13,6 +13,7 @@ listed and accepted with Kafka's type and default too, and has no effect here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from emulator.cluster import kafka_configs as _kafka
@@ -51,7 +52,7 @@ class ConfigDict(dict[str, str]):
         super().__delitem__(key)
         ConfigDict.generation += 1
 
-    def __ior__(self, other):  # type: ignore[override]
+    def __ior__(self, other):  # type: ignore[override,misc]
         r = super().__ior__(other)
         ConfigDict.generation += 1
         return r
@@ -243,7 +244,7 @@ def validate_value(defn: ConfigDef, value: str | None) -> None:
                           "Value must be at least 1")
 
 
-def validate_topic_configs(configs: dict[str, str | None]) -> None:
+def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
     for k, v in configs.items():
         defn = TOPIC_CONFIGS.get(k)
         if defn is None:

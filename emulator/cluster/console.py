@@ -256,17 +256,17 @@ def console_snapshot(state: ClusterState, groups: Any = None, faults: dict | Non
             consumed[leader] += offset
     brokers = []
     quotas = getattr(state, "replication_quotas", None)
-    for b in sorted(state.brokers.values(), key=lambda b: b.id):
-        rates = quotas.rates(b.id) if quotas is not None else {}
+    for br in sorted(state.brokers.values(), key=lambda br: br.id):
+        rates = quotas.rates(br.id) if quotas is not None else {}
         brokers.append({
-            "id": b.id, "host": b.host, "port": b.port, "rack": b.rack, "alive": b.alive,
-            "crashed": b.crashed, "fenced": not b.alive,
-            "shutting_down": b.id in state.shutting_down,
-            "controller": b.id == state.controller_id, "leaders": leaders[b.id],
-            "replicas": replicas[b.id], "produced": produced[b.id],
-            "consumed": consumed[b.id],
-            "throttle": {"leader_rate": _rate(_broker_config(state, LEADER_RATE, b.id)),
-                         "follower_rate": _rate(_broker_config(state, FOLLOWER_RATE, b.id)),
+            "id": br.id, "host": br.host, "port": br.port, "rack": br.rack, "alive": br.alive,
+            "crashed": br.crashed, "fenced": not br.alive,
+            "shutting_down": br.id in state.shutting_down,
+            "controller": br.id == state.controller_id, "leaders": leaders[br.id],
+            "replicas": replicas[br.id], "produced": produced[br.id],
+            "consumed": consumed[br.id],
+            "throttle": {"leader_rate": _rate(_broker_config(state, LEADER_RATE, br.id)),
+                         "follower_rate": _rate(_broker_config(state, FOLLOWER_RATE, br.id)),
                          "leader_measured": round(rates.get("leader", 0.0), 1),
                          "follower_measured": round(rates.get("follower", 0.0), 1)}})
     return {

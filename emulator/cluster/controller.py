@@ -62,7 +62,8 @@ from emulator.cluster.state_machines import (
 )
 from wire.errors import ErrorCode as E
 
-PS, RS = PartitionState, ReplicaState
+PS = PartitionState
+RS = ReplicaState
 
 DEFAULT_UNCLEAN_INTERVAL_MS = 300_000  # unclean.leader.election.interval.ms
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.cluster.clock import SystemClock
+from emulator.cluster.clock import Clock, SystemClock
 from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
 from emulator.cluster.partition import KafkaError, Partition
 from emulator.cluster.throttle import ReplicationQuotas
@@ -141,13 +141,13 @@ class ClusterMetadata:
         self,
         brokers: list[Broker],
         *,
-        clock: object | None = None,
+        clock: Clock | None = None,
         seed: int = 0,
         broker_config: dict[str, str] | None = None,
         cluster_id: str = "kafka-emulator-cluster",
     ) -> None:
         self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
-        self.clock = clock or SystemClock()
+        self.clock: Clock = clock or SystemClock()
         self.rng = random.Random(seed)
         self.config = default_broker_config(broker_config)
         self.broker_overrides: dict[int, dict[str, str]] = {b.id: {} for b in brokers}

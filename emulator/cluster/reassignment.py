@@ -384,11 +384,11 @@ def list_partition_reassignments(
                 out.append((t.name, found))
         return out
     for name, indexes in topics:
-        t = state.topics.get(name)
-        if t is None:
+        topic = state.topics.get(name)
+        if topic is None:
             continue
-        found = [ongoing(t.partitions[i]) for i in indexes
-                 if 0 <= i < len(t.partitions) and is_reassigning(t.partitions[i])]
+        found = [ongoing(topic.partitions[i]) for i in indexes
+                 if 0 <= i < len(topic.partitions) and is_reassigning(topic.partitions[i])]
         if found:
             out.append((name, found))
     return out

@@ -112,11 +112,11 @@ def apply_retention(state: ClusterMetadata, schedule: RetentionSchedule | None =
     parts |= schedule.due(now)
     # (in no particular order: a visit's effects - touch, changed - are sets)
     for p in parts:
-        t = state.topics.get(p.topic)
-        if t is None or p.index >= len(t.partitions) or t.partitions[p.index] is not p:
+        topic = state.topics.get(p.topic)
+        if topic is None or p.index >= len(topic.partitions) or topic.partitions[p.index] is not p:
             schedule.file(state, p, None)  # its topic was deleted
             continue
-        delete, rms, rbytes = state.retention_configs(t)
+        delete, rms, rbytes = state.retention_configs(topic)
         if delete and (rms >= 0 or rbytes >= 0):
             _visit(state, schedule, p, rms, rbytes, now)
         else:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
+from typing import cast
 
 from emulator.cluster.partition import KafkaError
 
@@ -134,8 +135,9 @@ class ReplicaStateMachine(StateMachine):
 
     def replicas_on(self, broker_id: int, keys: Iterable[tuple[str, int, int]] | None = None
                     ) -> list[tuple[str, int, int]]:
-        return [k for k in (keys if keys is not None else list(self.states))
-                if k[2] == broker_id]
+        if keys is None:
+            keys = cast("list[tuple[str, int, int]]", list(self.states))
+        return [k for k in keys if k[2] == broker_id]
 
 
 class TransitionTable:

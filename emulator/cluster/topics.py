@@ -187,8 +187,8 @@ def create_topic_steps(
     Kafka's controller commits a CreateTopics atomically: until then nobody sees it,
     and its name is taken (``pending_topics``: a second create of it gets
     TOPIC_ALREADY_EXISTS, as it would had it come after)."""
-    configs = {k: v for k, v in (configs or {}).items() if v is not None}
-    plan = _plan_topic(state, name, num_partitions, replication_factor, assignments, configs)
+    given: dict[str, str] = {k: v for k, v in (configs or {}).items() if v is not None}
+    plan = _plan_topic(state, name, num_partitions, replication_factor, assignments, given)
     if validate_only:
         return None
     state.pending_topics.add(name)
@@ -198,7 +198,7 @@ def create_topic_steps(
             if attempt:
                 state.pending_topics.discard(name)
                 plan = _plan_topic(state, name, num_partitions, replication_factor,
-                                   assignments, configs)
+                                   assignments, given)
                 state.pending_topics.add(name)
                 building = _Building(state)
             tid = state.new_topic_id()
@@ -213,7 +213,7 @@ def create_topic_steps(
                 building.add(Partition(name, tid, i, reps))
             if restart:
                 continue
-            topic = Topic(name, tid, building.parts, dict(configs))
+            topic = Topic(name, tid, building.parts, dict(given))
             state.touch_in_order(building.parts)
             state.add_topic(topic)
             building.parts = []  # published: no longer ours to undo
@@ -254,7 +254,9 @@ def delete_topic_steps(state: ClusterMetadata, name: str) -> Steps[Topic]:
                 yield
             for i in range(start, min(start + STEP_PARTITIONS, len(parts))):
                 # A controller elected meanwhile never saw them: nothing to do there.
-                controller.on_partition_deletion(state, parts[i])
+                p = parts[i]
+                assert p is not None  # each is let go of only here, after its deletion
+                controller.on_partition_deletion(state, p)
                 parts[i] = None
         return t
     finally:

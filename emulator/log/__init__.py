@@ -42,14 +42,15 @@ if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
     except ImportError:
         pass
 if IMPLEMENTATION == "pure":
-    from emulator.log.isr import (
+    # The same API as the compiled core's (its stub, _core.pyi, types it for mypy).
+    from emulator.log.isr import (  # type: ignore[assignment]
         FollowerState,
         can_join_isr,
         isr_high_watermark,
         out_of_sync_replicas,
         update_fetch_state,
     )
-    from emulator.log.pure import UNDEFINED_EPOCH, Log
+    from emulator.log.pure import UNDEFINED_EPOCH, Log  # type: ignore[assignment]
     from emulator.log.scan import scan_records
 
 __all__ = [

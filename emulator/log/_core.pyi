@@ -96,3 +96,13 @@ def out_of_sync_replicas(
     now_ms: int,
     lag_max_ms: int,
 ) -> list[int]: ...
+def scan_records(
+    buf: bytes | bytearray | memoryview,
+    count: int,
+    base_timestamp: int,
+    ts_low: int,
+    ts_high: int,
+    check_timestamps: bool,
+    need_key: bool,
+    check_offsets: bool,
+) -> tuple[int, list[tuple[int, int, int]]]: ...

@@ -22,7 +22,7 @@ class FollowerState:
     """The leader's view of one follower (Kafka's ``Replica``)."""
 
     __slots__ = _FIELDS
-    __hash__ = None  # mutable, compared by value
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def __init__(
         self,

@@ -163,7 +163,7 @@ class Log:
     def batches_from(self, offset: int, max_bytes: int) -> list[tuple[bytes, int, int, int, int]]:
         """Batches for a follower fetch: (data, base, last, epoch, max_ts)."""
         i = self._index_of(offset)
-        out = []
+        out: list[tuple[bytes, int, int, int, int]] = []
         size = 0
         while i < len(self._batches):
             b = self._batches[i]
@@ -268,9 +268,9 @@ class Log:
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything; the log restarts empty at ``offset``."""
-        self._bases.clear(), self._lasts.clear(), self._max_ts.clear(), self._epochs.clear()
-        self._batches.clear(), self._cum_bytes.clear()
-        self._epoch_ids.clear(), self._epoch_starts.clear()
+        for column in (self._bases, self._lasts, self._max_ts, self._epochs, self._batches,
+                       self._cum_bytes, self._epoch_ids, self._epoch_starts):
+            column.clear()
         self.log_start_offset = self.log_end_offset = offset
         self.max_timestamp = self.max_timestamp_offset = -1
         self.segments.reset(offset)

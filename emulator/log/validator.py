@@ -143,7 +143,7 @@ def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRu
         raise RecordValidationError(E.INVALID_RECORD, reason=(
             f"Invalid sequence number {h.base_sequence} in record batch with producerId "
             f"{h.producer_id}"))
-    body = memoryview(batch)[HEADER_SIZE:]
+    body: bytes | memoryview = memoryview(batch)[HEADER_SIZE:]
     compressed = h.compression != NONE
     if compressed and checked is not None and checked.inflated is not None:
         body = checked.inflated
