@@ -5,9 +5,9 @@ and grows with the partition count on its own (librdkafka 2.x sends one partitio
 per ProduceRequest and its broker threads look at every partition they lead at each
 wake-up). This runs the server's request path in-process instead: for every
 partition, one ProduceRequest v10 frame (one 100-byte record, acks=all) through
-``EmulatorServer._process`` (decode, authorize, append, the acks=all wait woken by the
-replication tick, encode), three connections at once as the three brokers' clients,
-no sockets. ``--multi`` sends instead what kafka-python and the Java client send: one
+``EmulatorServer._process`` (emulator/server/dispatch.py: decode, authorize, append,
+the acks=all wait woken by the replication tick, encode), three connections at once
+as the three brokers' clients, no sockets. ``--multi`` sends instead what kafka-python and the Java client send: one
 request per broker carrying all its partitions. It prints CPU microseconds per
 record at each size and the cyclic GC's share, so what the emulator does per record
 at 10,000 partitions can be set beside 100. The emulator process's GC thresholds

@@ -2,7 +2,7 @@
 
 librdkafka sends one ProduceRequest per partition and keeps many in flight on each
 connection; the emulator answers a run of requests that are already waiting in one
-write (emulator/server/app.py, ``_serve``). What a client sees must stay Kafka's: every
+write (emulator/server/connections.py, ``ClientConnections.serve``). What a client sees must stay Kafka's: every
 answer, in the order asked, and none held behind a later request that waits (a long
 poll), as Kafka, which reads a connection's next request only after answering the last,
 never holds one.

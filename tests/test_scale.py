@@ -14,7 +14,7 @@ from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers.base import Delayed
-from emulator.server import app
+from emulator.server import connections, purgatory
 from emulator.server.app import EmulatorServer
 from wire.frames import decode_response, encode_request
 from wire.messages import RESPONSES
@@ -186,7 +186,7 @@ def test_an_append_reports_only_its_partition_to_parked_requests() -> None:
 
 
 class CountingKeys(dict):
-    """The server's purgatory keys (EmulatorServer._keyed), counting registrations."""
+    """The server's purgatory keys (Purgatory.keyed), counting registrations."""
 
     registered = 0
 
@@ -282,7 +282,7 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
     s, _ = make()
     server = EmulatorServer(s)
     s.take_changes()
-    monkeypatch.setattr(app, "TICK_VISITS", 25)  # 1,000 partitions: 40 ticks or more
+    monkeypatch.setattr(purgatory, "TICK_VISITS", 25)  # 1,000 partitions: 40 ticks or more
     calls = 0
     real = s.acks_all_done
 
@@ -292,7 +292,7 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
         return real(*a)
 
     monkeypatch.setattr(s, "acks_all_done", counted)
-    server._keyed = keys = CountingKeys()
+    server.purgatory.keyed = keys = CountingKeys()
     batch = build_batch([(None, b"v")])
     led: dict[int, dict[str, list[dict]]] = {b: {} for b in s.brokers}
     for name, t in s.topics.items():
@@ -334,7 +334,7 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
     s, _ = make()
     server = EmulatorServer(s)
     s.take_changes()
-    server._keyed = keys = CountingKeys()
+    server.purgatory.keyed = keys = CountingKeys()
     p = s.get_partition("t3", 7)
     frame = encode_request(0, 10, 1, "one", {
         "transactional_id": None, "acks": -1, "timeout_ms": 30_000,
@@ -353,20 +353,20 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
 
 
 def test_a_whole_request_frame_in_the_buffer_is_seen() -> None:
-    """Corked answers (EmulatorServer._serve) wait only while the next request is in
+    """Corked answers (ClientConnections.serve) wait only while the next request is in
     the reader's buffer, whole; asyncio.StreamReader's ``_buffer`` is read for that, and
     this fails if a Python release renames it (the answers would then never be corked)."""
     async def scenario() -> list[bool]:
         r = asyncio.StreamReader()
-        seen = [app._frame_waiting(r)]
+        seen = [connections._frame_waiting(r)]
         frame = encode_request(18, 3, 1, "c", {"client_software_name": "a",
                                                "client_software_version": "1"})
         r.feed_data(frame[:3])
-        seen.append(app._frame_waiting(r))
+        seen.append(connections._frame_waiting(r))
         r.feed_data(frame[3:-1])
-        seen.append(app._frame_waiting(r))
+        seen.append(connections._frame_waiting(r))
         r.feed_data(frame[-1:])
-        seen.append(app._frame_waiting(r))
+        seen.append(connections._frame_waiting(r))
         return seen
 
     assert asyncio.run(scenario()) == [False, False, False, True]

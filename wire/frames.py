@@ -29,6 +29,9 @@ class RequestHeader:
     correlation_id: int
     client_id: str | None
     body_offset: int  # where the request body starts in the frame
+    # 0 (no client id), 1, or 2 (flexible: tagged fields follow the client id)
+    header_version: int = 1
+    tagged_fields: dict[int, bytes] | None = None  # by tag; None when there are none
 
 
 def is_flexible(api_key: int, api_version: int, response: bool = False) -> bool:
@@ -47,7 +50,7 @@ def read_request_header(frame: bytes) -> RequestHeader:
         raise DecodeError("request frame shorter than a request header")
     if len(frame) < 10:
         api_key, api_version, corr = struct.unpack_from(">hhi", frame, 0)
-        return RequestHeader(api_key, api_version, corr, None, 8)
+        return RequestHeader(api_key, api_version, corr, None, 8, 0)
     api_key, api_version, corr, n = _HDR.unpack_from(frame, 0)
     pos = 10
     client_id = None
@@ -65,12 +68,26 @@ def read_request_header(frame: bytes) -> RequestHeader:
     if req is not None and (req.msg.versions[0] <= api_version <= req.msg.versions[1]
                             or newer_api_versions):
         if newer_api_versions or req.msg.is_flexible(api_version):
-            ntag, pos = read_uvarint(frame, pos)
-            for _ in range(ntag):
-                _tag, pos = read_uvarint(frame, pos)
-                size, pos = read_uvarint(frame, pos)
-                pos += size
+            tags, pos = _read_tagged_fields(frame, pos)
+            return RequestHeader(api_key, api_version, corr, client_id, pos, 2, tags)
     return RequestHeader(api_key, api_version, corr, client_id, pos)
+
+
+def _read_tagged_fields(frame: bytes, pos: int) -> tuple[dict[int, bytes] | None, int]:
+    """A header's tagged-field section: {tag: raw value} (None when empty), and the
+    position after it."""
+    ntag, pos = read_uvarint(frame, pos)
+    if ntag == 0:
+        return None, pos
+    tags: dict[int, bytes] = {}
+    for _ in range(ntag):
+        tag, pos = read_uvarint(frame, pos)
+        size, pos = read_uvarint(frame, pos)
+        if pos + size > len(frame):
+            raise DecodeError("a header tagged field overruns the frame")
+        tags[tag] = bytes(frame[pos : pos + size])
+        pos += size
+    return tags, pos
 
 
 def response_header(api_key: int, api_version: int, correlation_id: int) -> bytes:
@@ -81,9 +98,11 @@ def response_header(api_key: int, api_version: int, correlation_id: int) -> byte
 
 
 def encode_request(
-    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None,
+    body: dict[str, Any],
 ) -> bytes:
-    """Encode a whole request frame (size prefix included); used by tools and tests."""
+    """Encode a whole request frame (size prefix included); clients go through
+    wire.connection.ClientConnection, which assigns the correlation ids."""
     cid = b"" if client_id is None else client_id.encode()
     head = struct.pack(">hhih", api_key, api_version, correlation_id, -1 if client_id is None else len(cid)) + cid
     if is_flexible(api_key, api_version):
@@ -92,15 +111,12 @@ def encode_request(
     return _SIZE.pack(len(payload)) + payload
 
 
-def decode_response(api_key: int, api_version: int, frame: bytes) -> tuple[int, dict[str, Any]]:
+def decode_response(api_key: int, api_version: int,
+                    frame: bytes) -> tuple[int, dict[str, Any]]:
     """Decode a response frame (without size prefix): (correlation id, body)."""
-    corr = _CORR.unpack_from(frame, 0)[0]
+    corr: int = _CORR.unpack_from(frame, 0)[0]
     pos = 4
     if api_key != API_VERSIONS_KEY and is_flexible(api_key, api_version, response=True):
-        ntag, pos = read_uvarint(frame, pos)
-        for _ in range(ntag):
-            _t, pos = read_uvarint(frame, pos)
-            size, pos = read_uvarint(frame, pos)
-            pos += size
+        _tags, pos = _read_tagged_fields(frame, pos)
     body, _ = RESPONSES[api_key].decode(frame, api_version, pos)
     return corr, body

@@ -4,7 +4,7 @@ A legal request can carry a lot of work (CreateTopics or CreatePartitions with 1
 partitions take the better part of a second). Done in one go, that holds the event
 loop and every other client waits. So the domain writes such an operation as a
 generator: it does a bounded piece (``STEP_PARTITIONS`` partitions), yields, and returns
-its result at the end. The server (emulator/server/app.py) advances it a time slice
+its result at the end. The server (emulator/server/purgatory.py) advances it a time slice
 per loop turn and serves other requests between slices; in-process callers (tests,
 tools, auto creation) run it to completion with ``drain``. No I/O, no clock here.
 """

@@ -4,7 +4,7 @@ Sources, synonyms (v1+ when asked), config types (v3+), read-only flags for
 static broker configs. A BROKER resource must name this broker or it gets
 INVALID_REQUEST, as on Kafka. A request for many resources (Kafka has no cap: one
 for 10,000 groups took 1.2 s in one go) is described in steps between other clients'
-requests, and its large response encoded off the event loop (emulator/server/app.py).
+requests, and its large response encoded off the event loop (emulator/server/dispatch.py).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def _wrap(n: int) -> int:
 @dataclass(frozen=True, slots=True)
 class Checked:
     """What the server found out about a batch before the domain appends it (emulator/
-    server/app.py): the records section already inflated (``inflated``), or, for a batch
+    server/dispatch.py): the records section already inflated (``inflated``), or, for a batch
     inflating past INLINE_INFLATE, the whole validation's outcome computed off the event
     loop (``outcome``, see ``check_outcome``)."""
 
