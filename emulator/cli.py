@@ -83,6 +83,16 @@ def security_config(args: argparse.Namespace, config: dict[str, str]) -> Securit
         protocol_map=config.get("listener.security.protocol.map"))
 
 
+def _users(items: list[str], option: str) -> dict[str, str]:
+    users = {}
+    for item in items:
+        name, sep, password = item.partition(":")
+        if not sep or not name:
+            raise SystemExit(f"kafka-emulator: {option} expects NAME:PASSWORD, got {item!r}")
+        users[name] = password
+    return users
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(
         prog="kafka-emulator",
@@ -111,6 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control-token", default=_env("CONTROL_TOKEN"),
                    help="require 'Authorization: Bearer TOKEN' on the control plane "
                    "(env KAFKA_EMULATOR_CONTROL_TOKEN)")
+    p.add_argument("--schema-registry-port", type=int,
+                   default=int(_env("SCHEMA_REGISTRY_PORT")) if _env("SCHEMA_REGISTRY_PORT")
+                   else None,
+                   help="serve Confluent's Schema Registry REST API on this port, state in "
+                   "the _schemas topic (default: off; docs/schema-registry.md)")
+    p.add_argument("--schema-registry-host", default=_env("SCHEMA_REGISTRY_HOST", "127.0.0.1"),
+                   help="address of the schema registry (default 127.0.0.1)")
+    p.add_argument("--schema-registry-user", action="append",
+                   default=_env_list("SCHEMA_REGISTRY_USERS"), metavar="NAME:PASSWORD",
+                   help="require HTTP basic auth on the schema registry, as the clients' "
+                   "basic.auth.user.info sends it (repeatable; "
+                   "KAFKA_EMULATOR_SCHEMA_REGISTRY_USERS=a:x,b:y)")
     p.add_argument("--kafka-version", default=_env("KAFKA_VERSION", DEFAULT_RELEASE),
                    choices=SUPPORTED_RELEASES,
                    help="advertise the API versions and features of this Kafka release "
@@ -203,7 +225,9 @@ async def serve(args: argparse.Namespace) -> int:
             control_host=args.control_host, control_token=args.control_token,
             kafka_version=args.kafka_version, config=config, seed=args.seed,
             security=security_config(args, config), data_dir=args.data_dir or None,
-            fidelity=args.fidelity,
+            fidelity=args.fidelity, schema_registry_port=args.schema_registry_port,
+            schema_registry_host=args.schema_registry_host,
+            schema_registry_users=_users(args.schema_registry_user, "--schema-registry-user"),
         )
     except ListenerError as e:
         print(f"kafka-emulator: --listeners: {e}", file=sys.stderr)
@@ -226,10 +250,15 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr)
         return 1
+    except RuntimeError as e:
+        print(f"kafka-emulator: {e}", file=sys.stderr)
+        return 2
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
     extra = (f" control http://{_url_host(args.control_host)}:{cluster.control.port}"
              if cluster.control else "")
+    if cluster.schema_registry is not None:
+        extra += f" schema-registry {cluster.schema_registry_url}"
     if len(cluster.listener_specs) > 1:
         extra += "".join(f" {sp.name} {cluster.bootstrap_for(sp.name)}"
                          for sp in cluster.listener_specs[1:])

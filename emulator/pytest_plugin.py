@@ -11,6 +11,10 @@ Fixtures
     ``kafka_cluster_factory``  ``make(brokers=5, **Cluster options)`` for extra clusters,
                                each stopped when the test ends
     ``kafka_topic_name``       a topic name unique to the test
+    ``kafka_schema_registry``  the URL of ``kafka_cluster``'s built-in schema registry
+                               (asking for it starts the cluster with one; give it to
+                               ``SchemaRegistryClient({"url": ...})``;
+                               docs/schema-registry.md)
     ``kafka_client_config``    ``settings(client="confluent", user=None, mechanism=None,
                                listener=None, mtls=False)``: client settings for the
                                (secured) ``kafka_cluster``: a dict for confluent-kafka,
@@ -159,6 +163,8 @@ def kafka_cluster(request: pytest.FixtureRequest,
     security = _security(request)
     if security is not None:
         options["security"] = security
+    if "kafka_schema_registry" in request.fixturenames:
+        options.setdefault("schema_registry_port", 0)
     cluster = _kafka_cluster_pool.get(int(brokers), options)
     yield cluster
     if _scope("kafka_cluster", request.config) != "function":
@@ -206,6 +212,13 @@ def kafka_emulator_logged_exceptions(request: pytest.FixtureRequest) -> Iterator
 def kafka_bootstrap(kafka_cluster: Cluster) -> str:
     """The bootstrap servers string of ``kafka_cluster`` ("127.0.0.1:PORT,...")."""
     return kafka_cluster.bootstrap_servers
+
+
+@pytest.fixture
+def kafka_schema_registry(kafka_cluster: Cluster) -> str:
+    """``http://127.0.0.1:PORT``: the schema registry of ``kafka_cluster`` (Confluent's
+    REST API, schemas kept in its ``_schemas`` topic)."""
+    return kafka_cluster.schema_registry_url
 
 
 @pytest.fixture

@@ -64,6 +64,9 @@ class Cluster:
         security: SecurityConfig | dict | None = None,
         data_dir: str | None = None,
         fidelity: str = "fast",
+        schema_registry_port: int | None = None,
+        schema_registry_host: str = "127.0.0.1",
+        schema_registry_users: dict[str, str] | None = None,
     ) -> None:
         """``fidelity="kafka"`` takes Kafka's own timing defaults where the emulator's are
         fast ones for tests (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still
@@ -89,6 +92,12 @@ class Cluster:
         self.control_host = control_host
         self.control_token = control_token
         self.kafka_version = kafka_version
+        # The built-in schema registry (docs/schema-registry.md): off unless a port is
+        # given (0: a free one); loopback unless asked; basic auth with these users.
+        self.schema_registry_port = schema_registry_port
+        self.schema_registry_host = schema_registry_host
+        self.schema_registry_users = schema_registry_users
+        self.schema_registry: Any = None
         ids = list(range(first_broker_id, first_broker_id + brokers))
         if fidelity not in FIDELITIES:
             raise ValueError(f"fidelity must be one of {FIDELITIES}, not {fidelity!r}")
@@ -125,6 +134,17 @@ class Cluster:
     def bootstrap_servers(self) -> str:
         return ",".join(f"{b.host}:{b.port}" for b in sorted(self.state.brokers.values(),
                                                              key=lambda b: b.id))
+
+    @property
+    def schema_registry_url(self) -> str:
+        """``http://127.0.0.1:PORT`` of the built-in schema registry (started with
+        ``schema_registry_port``)."""
+        if self.schema_registry is None:
+            raise RuntimeError("no schema registry: start the cluster with "
+                               "schema_registry_port=0 (or a port)")
+        host = self.schema_registry_host
+        host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.schema_registry.port}"
 
     def bootstrap_for(self, listener: str) -> str:
         """Bootstrap servers of one listener, e.g. ``bootstrap_for("SASL_SSL")``."""
@@ -219,9 +239,18 @@ class Cluster:
             self.control = ControlPlane(self, self.control_host, self.control_port,
                                         self.control_token, [self.advertised_host, self.host])
             await self.control.start()
+        if self.schema_registry_port is not None:
+            from emulator.server.schema_registry import start_registry
+
+            self.schema_registry = await start_registry(
+                self.state, self.schema_registry_host, self.schema_registry_port,
+                self.schema_registry_users)
         return self
 
     async def stop_async(self) -> None:
+        if self.schema_registry is not None:
+            await self.schema_registry.stop()
+            self.schema_registry = None
         if self.control is not None:
             await self.control.stop()
             self.control = None

@@ -1,0 +1,266 @@
+"""Avro schemas: parsing (fastavro validates), canonical text, and compatibility by the
+Avro specification's schema resolution rules.
+
+Compatibility is the question "can a reader with schema R read data written with
+schema W?" (the specification's "Schema Resolution"): primitives match or are
+promoted (int to long, float, double; long to float, double; float to double;
+string and bytes both ways), named types match by unqualified name or a reader
+alias, record fields are matched by name (or a reader field's alias) and a reader
+field the writer lacks needs a default, enums need every writer symbol unless the
+reader has an enum default, fixed sizes must agree, arrays and maps compare their
+items and values, a writer union needs every branch readable and a reader union one
+branch that reads the writer. The differences are named as Confluent's registry
+names them (Avro's SchemaIncompatibilityType), with a JSON-pointer-like path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from emulator.schema_registry.errors import invalid_schema
+
+PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+PROMOTIONS = {("int", "long"), ("int", "float"), ("int", "double"), ("long", "float"),
+              ("long", "double"), ("float", "double"), ("string", "bytes"),
+              ("bytes", "string")}  # (writer, reader)
+
+
+@dataclass(eq=False)
+class Node:
+    """One Avro type, named references resolved to the same node (recursion allowed)."""
+
+    type: str  # a primitive, record, enum, fixed, array, map, union
+    name: str = ""  # full name of a named type
+    aliases: list[str] = field(default_factory=list)
+    fields: list[tuple[str, Node, bool, list[str]]] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    enum_default: str | None = None
+    size: int = 0
+    items: Node | None = None  # array items, map values
+    branches: list[Node] = field(default_factory=list)
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+def _fullname(name: str, namespace: str | None) -> str:
+    if "." in name or not namespace:
+        return name
+    return f"{namespace}.{name}"
+
+
+class _Builder:
+    def __init__(self, names: dict[str, Node]) -> None:
+        self.names = names
+
+    def build(self, s: Any, ns: str | None) -> Node:
+        if isinstance(s, str):
+            if s in PRIMITIVES:
+                return Node(s)
+            full = _fullname(s, ns)
+            for cand in (full, s):
+                if cand in self.names:
+                    return self.names[cand]
+            raise invalid_schema(f"Undefined name: {s!r}")
+        if isinstance(s, list):
+            return Node("union", branches=[self.build(b, ns) for b in s])
+        if not isinstance(s, dict):
+            raise invalid_schema(f"not an Avro schema: {s!r}")
+        t = s.get("type")
+        if t in ("record", "error", "enum", "fixed"):
+            name = s.get("name")
+            if not isinstance(name, str):
+                raise invalid_schema(f"a {t} needs a name")
+            inner_ns = s.get("namespace", ns)
+            full = _fullname(name, inner_ns)
+            space = full.rsplit(".", 1)[0] if "." in full else None
+            aliases = [_fullname(a, space) for a in s.get("aliases", [])]
+            node = Node("record" if t == "error" else t, name=full, aliases=aliases)
+            self.names[full] = node
+            if t in ("record", "error"):
+                for f in s.get("fields", []):
+                    node.fields.append((f["name"], self.build(f["type"], space),
+                                        "default" in f, list(f.get("aliases", []))))
+            elif t == "enum":
+                node.symbols = list(s.get("symbols", []))
+                node.enum_default = s.get("default")
+            else:
+                node.size = int(s.get("size", 0))
+            return node
+        if t == "array":
+            return Node("array", items=self.build(s.get("items"), ns))
+        if t == "map":
+            return Node("map", items=self.build(s.get("values"), ns))
+        if isinstance(t, str | list | dict):
+            return self.build(t, ns)  # {"type": "string", "logicalType": ...}
+        raise invalid_schema(f"not an Avro schema: {s!r}")
+
+
+class AvroSchema:
+    schema_type = "AVRO"
+
+    def __init__(self, text: str, references: list[AvroSchema] | None = None) -> None:
+        import fastavro  # the schema-registry extra
+
+        try:
+            self.json = json.loads(text)
+        except (json.JSONDecodeError, TypeError) as e:
+            raise invalid_schema(f"{text[:200]!r}: not JSON: {e}") from None
+        self.references = references or []
+        named: dict[str, Any] = {}
+        names: dict[str, Node] = {}
+        for ref in _transitive(self.references):
+            try:
+                fastavro.parse_schema(ref.json, named_schemas=named)
+            except Exception as e:  # noqa: BLE001 - fastavro raises several kinds
+                raise invalid_schema(f"reference: {e}") from None
+            _Builder(names).build(ref.json, None)
+        try:
+            fastavro.parse_schema(self.json, named_schemas=named)
+        except Exception as e:  # noqa: BLE001 - SchemaParseException, KeyError, ...
+            raise invalid_schema(f"{text[:200]!r}: {e}") from None
+        self.root = _Builder(names).build(self.json, None)
+        self.canonical = json.dumps(self.json, separators=(",", ":"), ensure_ascii=False)
+
+    def normalized(self) -> str:
+        """Full names everywhere, no namespace attributes, keys in a fixed order:
+        two spellings of one schema normalize to one string."""
+        def norm(s: Any, ns: str | None) -> Any:
+            if isinstance(s, list):
+                return [norm(b, ns) for b in s]
+            if isinstance(s, str):
+                return s if s in PRIMITIVES or "." in s or not ns else f"{ns}.{s}"
+            if not isinstance(s, dict):
+                return s
+            out = dict(s)
+            if out.get("type") in ("record", "error", "enum", "fixed") and "name" in out:
+                full = _fullname(out["name"], out.pop("namespace", ns))
+                out["name"] = full
+                ns = full.rsplit(".", 1)[0] if "." in full else None
+            if "fields" in out:
+                out["fields"] = [_ordered({**f, "type": norm(f["type"], ns)}, ["name", "type"])
+                                 for f in out["fields"]]
+            for k in ("items", "values"):
+                if k in out:
+                    out[k] = norm(out[k], ns)
+            if isinstance(out.get("type"), list | dict):
+                out["type"] = norm(out["type"], ns)
+            return _ordered(out, ["type", "name", "fields", "symbols", "items", "values",
+                                  "size"])
+        return json.dumps(norm(self.json, None), separators=(",", ":"), ensure_ascii=False)
+
+    def check(self, reader: AvroSchema, writer: AvroSchema, new_is_reader: bool) -> list[dict]:
+        """Differences that stop ``reader`` reading ``writer``'s data."""
+        out: list[dict] = []
+        _check(reader.root, writer.root, "", out, set(), new_is_reader)
+        return out
+
+
+def _ordered(d: dict, order: list[str]) -> dict:
+    return {k: d[k] for k in sorted(d, key=lambda k: (
+        order.index(k) if k in order else len(order), k))}
+
+
+def _transitive(refs: list[AvroSchema]) -> list[AvroSchema]:
+    """References and theirs, each once, a reference before what uses it."""
+    out: list[AvroSchema] = []
+
+    def add(r: AvroSchema) -> None:
+        for inner in r.references:
+            add(inner)
+        if all(r is not o for o in out):
+            out.append(r)
+
+    for r in refs:
+        add(r)
+    return out
+
+
+def _diff(kind: str, path: str, description: str, info: str) -> dict:
+    return {"errorType": kind, "description": description, "additionalInfo": info,
+            "path": path or "/"}
+
+
+def _check(r: Node, w: Node, path: str, out: list[dict], seen: set[tuple[int, int]],
+           new_is_reader: bool) -> None:
+    key = (id(r), id(w))
+    if key in seen:
+        return  # recursive types: assumed compatible while being checked
+    seen.add(key)
+    new, old = ("new", "old") if new_is_reader else ("old", "new")
+    if w.type == "union":
+        for i, b in enumerate(w.branches):
+            if r.type == "union":
+                if not any(_readable(rb, b, seen) for rb in r.branches):
+                    out.append(_diff("MISSING_UNION_BRANCH", f"{path}/{i}",
+                                     f"The {new} schema is missing a type inside a union field "
+                                     f"at path '{path}/{i}' in the {old} schema",
+                                     f"reader union lacking writer type: {_name(b)}"))
+            else:
+                sub: list[dict] = []
+                _check(r, b, f"{path}/{i}", sub, seen, new_is_reader)
+                out.extend(sub)
+        return
+    if r.type == "union":
+        if not any(_readable(rb, w, seen) for rb in r.branches):
+            out.append(_diff("MISSING_UNION_BRANCH", path,
+                             f"The {new} schema is missing a type inside a union field at "
+                             f"path '{path}' in the {old} schema",
+                             f"reader union lacking writer type: {_name(w)}"))
+        return
+    if r.type != w.type:
+        if (w.type, r.type) not in PROMOTIONS:
+            out.append(_diff("TYPE_MISMATCH", path,
+                             f"The type (path '{path}') of a field in the {new} schema does "
+                             f"not match with the {old} schema",
+                             f"reader type: {r.type.upper()} not compatible with writer type: "
+                             f"{w.type.upper()}"))
+        return
+    if r.type in ("record", "enum", "fixed") and not (
+            r.short_name == w.short_name or w.name in r.aliases):
+        out.append(_diff("NAME_MISMATCH", f"{path}/name",
+                         f"The name of the schema has changed (path '{path}/name')",
+                         f"expected: {w.name}"))
+        return
+    if r.type == "fixed" and r.size != w.size:
+        out.append(_diff("FIXED_SIZE_MISMATCH", f"{path}/size",
+                         f"The size of FIXED type field at path '{path}/size' in the {new} "
+                         f"schema does not match with the {old} schema",
+                         f"expected: {w.size}, found: {r.size}"))
+    elif r.type == "enum":
+        missing = [s for s in w.symbols if s not in r.symbols]
+        if missing and r.enum_default is None:
+            out.append(_diff("MISSING_ENUM_SYMBOLS", f"{path}/symbols",
+                             f"The {new} schema is missing enum symbols '{missing}' at path "
+                             f"'{path}/symbols' in the {old} schema", str(missing)))
+    elif r.type in ("array", "map"):
+        assert r.items is not None and w.items is not None
+        _check(r.items, w.items, f"{path}/{'items' if r.type == 'array' else 'values'}", out,
+               seen, new_is_reader)
+    elif r.type == "record":
+        writer_fields = {f[0]: f for f in w.fields}
+        for i, (fname, ftype, has_default, aliases) in enumerate(r.fields):
+            wf = writer_fields.get(fname) or next(
+                (writer_fields[a] for a in aliases if a in writer_fields), None)
+            fpath = f"{path}/fields/{i}"
+            if wf is None:
+                if not has_default:
+                    out.append(_diff("READER_FIELD_MISSING_DEFAULT_VALUE", fpath,
+                                     f"The field '{fname}' at path '{fpath}' in the {new} "
+                                     f"schema has no default value and is missing in the {old} "
+                                     "schema", fname))
+            else:
+                _check(ftype, wf[1], f"{fpath}/type", out, seen, new_is_reader)
+
+
+def _readable(r: Node, w: Node, seen: set[tuple[int, int]]) -> bool:
+    sub: list[dict] = []
+    _check(r, w, "", sub, set(seen), True)
+    return not sub
+
+
+def _name(n: Node) -> str:
+    return (n.name or n.type).upper() if not n.name else n.name
