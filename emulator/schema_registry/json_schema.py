@@ -29,7 +29,7 @@ class JsonSchema:
     schema_type = "JSON"
 
     def __init__(self, text: str, references: list[JsonSchema] | None = None) -> None:
-        import jsonschema  # the schema-registry extra
+        import jsonschema  # type: ignore[import-untyped]  # the schema-registry extra
 
         try:
             self.json = json.loads(text)

@@ -39,10 +39,10 @@ _LABELS = {1: "optional", 2: "required", 3: "repeated"}
 
 def _protoc(text: str, references: list[tuple[str, str]]) -> Any:
     """The FileDescriptorProto of ``.proto`` text, its imports given as (name, text)."""
-    import grpc_tools
-    import grpc_tools._protoc_compiler as compiler
-    from google.protobuf import descriptor_pb2
-    from grpc_tools import protoc
+    import grpc_tools  # type: ignore[import-untyped]
+    import grpc_tools._protoc_compiler as compiler  # type: ignore[import-untyped]
+    from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]
+    from grpc_tools import protoc  # type: ignore[import-untyped]
 
     well_known = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
     with tempfile.TemporaryDirectory(prefix="schema-registry-") as tmp:
@@ -73,8 +73,8 @@ def _protoc(text: str, references: list[tuple[str, str]]) -> Any:
 
 
 def _from_base64(text: str) -> Any | None:
-    from google.protobuf import descriptor_pb2
-    from google.protobuf.message import DecodeError
+    from google.protobuf import descriptor_pb2  # type: ignore[import-untyped]
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
     try:
         raw = base64.b64decode(text.strip(), validate=True)
@@ -201,7 +201,7 @@ def _range(start: int, end: int, inclusive: bool = False) -> str:
 def _render_message(m: Any, scope: str, package: str, proto3: bool, indent: str) -> list[str]:
     full = f"{scope}.{m.name}"
     nested = {f"{full}.{n.name}": n for n in m.nested_type}
-    lines = [f"{indent}message {m.name} {{"]
+    lines: list[Any] = [f"{indent}message {m.name} {{"]
     inner = indent + "  "
     oneofs: dict[int, list[Any]] = {}
     for f in m.field:
