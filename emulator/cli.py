@@ -121,9 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--control-token", default=_env("CONTROL_TOKEN"),
                    help="require 'Authorization: Bearer TOKEN' on the control plane "
                    "(env KAFKA_EMULATOR_CONTROL_TOKEN)")
-    p.add_argument("--schema-registry-port", type=int,
-                   default=int(_env("SCHEMA_REGISTRY_PORT")) if _env("SCHEMA_REGISTRY_PORT")
-                   else None,
+    p.add_argument("--schema-registry-port", type=port,
+                   default=_env("SCHEMA_REGISTRY_PORT") or None,
                    help="serve Confluent's Schema Registry REST API on this port, state in "
                    "the _schemas topic (default: off; docs/schema-registry.md)")
     p.add_argument("--schema-registry-host", default=_env("SCHEMA_REGISTRY_HOST", "127.0.0.1"),
