@@ -55,22 +55,32 @@ def join(group: str, member: str, topo: dict | None, **fields) -> dict:
 
 
 class Coordinator:
-    """A connection to a group's coordinator (FindCoordinator v4, retried while the
-    offsets topic comes up)."""
+    """A connection to a group's coordinator once it is ready for the group: FindCoordinator
+    v4 retried while the offsets topic comes up, then StreamsGroupDescribe (which creates
+    nothing) retried while the coordinator still loads its __consumer_offsets partition
+    (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE), as a
+    client retries. Without the second wait a test run first on a fresh Kafka met the
+    loading answers instead of the one it checks."""
+
+    NOT_READY = (E.COORDINATOR_LOAD_IN_PROGRESS, E.NOT_COORDINATOR,
+                 E.COORDINATOR_NOT_AVAILABLE)
 
     def __init__(self, bootstrap: str, group: str) -> None:
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
         deadline = time.time() + 60
+        self.cid = 0
         while True:
             with socket.create_connection((host, int(port)), timeout=10) as s:
                 r = request(s, 10, 4, body(10, key_type=0, coordinator_keys=[group]))
             [c] = r["coordinators"]
             if c["error_code"] == E.NONE:
-                break
-            assert time.time() < deadline, c
+                self.sock = socket.create_connection((c["host"], c["port"]), timeout=30)
+                [d] = self(89, 1, body(89, group_ids=[group]))["groups"]
+                if d["error_code"] not in self.NOT_READY:
+                    break
+                self.sock.close()
+            assert time.time() < deadline, (c, "coordinator not ready")
             time.sleep(0.2)
-        self.sock = socket.create_connection((c["host"], c["port"]), timeout=30)
-        self.cid = 0
 
     def __call__(self, key: int, version: int, req: dict) -> dict:
         self.cid += 1

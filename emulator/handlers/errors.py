@@ -65,6 +65,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 # of ``a`` then those of ``b``.
 MIRRORS: dict[tuple[int, str], str] = {
     (1, "responses"): "topics",  # Fetch: not forgotten_topics_data
+    (78, "responses"): "topics",  # ShareFetch: per partition, as a not-leader one is
     (34, "results"): "dirs.topics",  # AlterReplicaLogDirs: results per topic, not per dir
     (35, "results"): ".",  # DescribeLogDirs: one log dir holding the asked topics
     (51, "results"): "deletions+upsertions",  # AlterUserScramCredentials: one per user op
