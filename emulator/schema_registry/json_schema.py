@@ -211,9 +211,11 @@ class _Checker:
                                       f"{path}/properties/{name}"))
         added = [p for p in r.get("required", []) if p not in w.get("required", [])]
         for p in added:
-            self.out.append(_diff("REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL"
-                                  if w_add is not False else "REQUIRED_ATTRIBUTE_ADDED",
-                                  f"{path}/required/{p}"))
+            # A required property with a default is compatible on Confluent
+            # (REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED): the reader fills it in.
+            prop = rp.get(p)
+            if not (isinstance(prop, dict) and "default" in prop):
+                self.out.append(_diff("REQUIRED_ATTRIBUTE_ADDED", f"{path}/required/{p}"))
         if r_add is False and w_add is not False:
             self.out.append(_diff("ADDITIONAL_PROPERTIES_REMOVED", path))
         elif isinstance(r_add, dict) and w_add is not False:

@@ -246,16 +246,7 @@ class Registry:
                 old_parsed = self.parse(old.schema_type, old.schema, old.references)
             except RegistryError:
                 continue  # an earlier schema we cannot read: nothing to compare
-            if old_parsed.schema_type != parsed.schema_type:
-                diffs = [{"errorType": "TYPE_MISMATCH",
-                          "description": f"schema type {parsed.schema_type} differs from "
-                                         f"{old_parsed.schema_type}"}]
-            else:
-                diffs = []
-                if base in ("BACKWARD", "FULL"):
-                    diffs += parsed.check(parsed, old_parsed, True)
-                if base in ("FORWARD", "FULL"):
-                    diffs += parsed.check(old_parsed, parsed, False)
+            diffs = differences(parsed, old_parsed, base)
             if diffs:
                 messages += [_format_diff(d) for d in diffs]
                 messages.append(f"{{oldSchemaVersion: {old.version}}}")
@@ -541,6 +532,24 @@ class Registry:
         previous = self.mode[subject]
         self.write([({"keytype": "MODE", "subject": subject, "magic": 0}, None)])
         return {"mode": previous}
+
+
+def differences(new: Any, old: Any, level: str) -> list[dict]:
+    """What stops ``new`` following ``old`` under ``level`` (BACKWARD: new reads old's
+    data; FORWARD: old reads new's; FULL: both; NONE: nothing), without _TRANSITIVE."""
+    level = level.removesuffix("_TRANSITIVE")
+    if level == "NONE":
+        return []
+    if old.schema_type != new.schema_type:
+        return [{"errorType": "TYPE_MISMATCH",
+                 "description": f"schema type {new.schema_type} differs from "
+                                f"{old.schema_type}"}]
+    diffs = []
+    if level in ("BACKWARD", "FULL"):
+        diffs += new.check(new, old, True)
+    if level in ("FORWARD", "FULL"):
+        diffs += new.check(old, new, False)
+    return diffs
 
 
 def parse_version(text: str) -> int:

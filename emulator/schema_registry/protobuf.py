@@ -113,8 +113,10 @@ class ProtobufSchema:
 
     def check(self, reader: ProtobufSchema, writer: ProtobufSchema, new_is_reader: bool
               ) -> list[dict]:
-        new, old = (reader, writer) if new_is_reader else (writer, reader)
-        return _compare(old.descriptor, new.descriptor)
+        # Confluent diffs the schema the data was written with against the reader's:
+        # BACKWARD (old writes, new reads) and FORWARD (the other way) see the same
+        # rules from opposite sides.
+        return _compare(writer.descriptor, reader.descriptor)
 
 
 def _transitive(refs: list[tuple[str, ProtobufSchema]]) -> list[tuple[str, str]]:
@@ -330,14 +332,13 @@ def _compare(old: Any, new: Any) -> list[dict]:
                 a, b = _TYPE_NAMES[f.type], _TYPE_NAMES[g.type]
                 if not any(a in grp and b in grp for grp in WIRE_GROUPS):
                     out.append(_diff("FIELD_SCALAR_KIND_CHANGED", fpath))
-            elif ok in ("message", "enum", "map") and f.type_name != g.type_name:
-                if ok == "map":
-                    ok_entry, nk_entry = om[f.type_name.lstrip(".")], nm[g.type_name.lstrip(".")]
-                    if [(x.type, x.type_name) for x in ok_entry.field] != \
-                            [(x.type, x.type_name) for x in nk_entry.field]:
-                        out.append(_diff("FIELD_NAMED_TYPE_CHANGED", fpath))
-                else:
+            elif ok == "map":
+                ok_entry, nk_entry = om[f.type_name.lstrip(".")], nm[g.type_name.lstrip(".")]
+                if [(x.type, x.type_name) for x in ok_entry.field] != \
+                        [(x.type, x.type_name) for x in nk_entry.field]:
                     out.append(_diff("FIELD_NAMED_TYPE_CHANGED", fpath))
+            elif ok in ("message", "enum") and f.type_name != g.type_name:
+                out.append(_diff("FIELD_NAMED_TYPE_CHANGED", fpath))
             if f.label != 2 and g.label == 2:
                 out.append(_diff("REQUIRED_FIELD_ADDED", fpath))
             elif f.label == 2 and g.label != 2:
