@@ -1,42 +1,25 @@
 """DescribeCluster (key 60)."""
 
-from wire.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, message
+from wire.messages.common import authorized_operations, nstring, response_head
+from wire.schema import BOOL, INT8, INT32, STRING, Array, Field, message
 
-DESCRIBE_CLUSTER_REQUEST = message(
-    "DescribeClusterRequest",
-    60,
-    "0-2",
-    "0+",
-    [
-        Field("include_cluster_authorized_operations", BOOL),
-        Field("endpoint_type", INT8, "1+", default=1),
-        Field("include_fenced_brokers", BOOL, "2+"),
-    ],
-)
+DESCRIBE_CLUSTER_REQUEST = message("DescribeClusterRequest", 60, "0-2", "0+", [
+    Field("include_cluster_authorized_operations", BOOL),
+    Field("endpoint_type", INT8, "1+", default=1),
+    Field("include_fenced_brokers", BOOL, "2+"),
+])
 
-DESCRIBE_CLUSTER_RESPONSE = message(
-    "DescribeClusterResponse",
-    60,
-    "0-2",
-    "0+",
-    [
-        Field("throttle_time_ms", INT32),
-        Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+", default=None),
-        Field("endpoint_type", INT8, "1+", default=1),
-        Field("cluster_id", STRING),
-        Field("controller_id", INT32, default=-1),
-        Field(
-            "brokers",
-            Array,
-            fields=[
-                Field("broker_id", INT32),
-                Field("host", STRING),
-                Field("port", INT32),
-                Field("rack", STRING, nullable="0+", default=None),
-                Field("is_fenced", BOOL, "2+"),
-            ],
-        ),
-        Field("cluster_authorized_operations", INT32, default=-2147483648),
-    ],
-)
+DESCRIBE_CLUSTER_RESPONSE = message("DescribeClusterResponse", 60, "0-2", "0+", [
+    *response_head(),
+    Field("endpoint_type", INT8, "1+", default=1),
+    Field("cluster_id", STRING),
+    Field("controller_id", INT32, default=-1),
+    Field("brokers", Array, fields=[
+        Field("broker_id", INT32),
+        Field("host", STRING),
+        Field("port", INT32),
+        nstring("rack"),
+        Field("is_fenced", BOOL, "2+"),
+    ]),
+    authorized_operations("cluster_authorized_operations"),
+])

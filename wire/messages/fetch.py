@@ -1,5 +1,6 @@
 """Fetch (key 1). Declared from v0; Kafka 4.x accepts v4+."""
 
+from wire.messages.common import current_leader, node_endpoints, topic_name_or_id
 from wire.schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Array, Field, message
 
 FETCH_REQUEST = message("FetchRequest", 1, "0-18", "12+", [
@@ -16,8 +17,7 @@ FETCH_REQUEST = message("FetchRequest", 1, "0-18", "12+", [
     Field("session_id", INT32, "7+"),
     Field("session_epoch", INT32, "7+", default=-1),
     Field("topics", Array, fields=[
-        Field("topic", STRING, "0-12"),
-        Field("topic_id", UUID, "13+"),
+        *topic_name_or_id(13, name="topic"),
         Field("partitions", Array, fields=[
             Field("partition", INT32),
             Field("current_leader_epoch", INT32, "9+", default=-1),
@@ -30,8 +30,7 @@ FETCH_REQUEST = message("FetchRequest", 1, "0-18", "12+", [
         ]),
     ]),
     Field("forgotten_topics_data", Array, "7+", fields=[
-        Field("topic", STRING, "7-12"),
-        Field("topic_id", UUID, "13+"),
+        *topic_name_or_id(13, name="topic", name_from=7),
         Field("partitions", Array(INT32)),
     ]),
     Field("rack_id", STRING, "11+"),
@@ -42,8 +41,7 @@ FETCH_RESPONSE = message("FetchResponse", 1, "0-18", "12+", [
     Field("error_code", INT16, "7+"),
     Field("session_id", INT32, "7+"),
     Field("responses", Array, fields=[
-        Field("topic", STRING, "0-12"),
-        Field("topic_id", UUID, "13+"),
+        *topic_name_or_id(13, name="topic"),
         Field("partitions", Array, fields=[
             Field("partition_index", INT32),
             Field("error_code", INT16),
@@ -54,10 +52,7 @@ FETCH_RESPONSE = message("FetchResponse", 1, "0-18", "12+", [
                 Field("epoch", INT32, default=-1),
                 Field("end_offset", INT64, default=-1),
             ]),
-            Field("current_leader", None, "12+", tag=1, fields=[
-                Field("leader_id", INT32, default=-1),
-                Field("leader_epoch", INT32, default=-1),
-            ]),
+            current_leader("12+", tag=1, unknown=-1),
             Field("snapshot_id", None, "12+", tag=2, fields=[
                 Field("end_offset", INT64, default=-1),
                 Field("epoch", INT32, default=-1),
@@ -70,10 +65,5 @@ FETCH_RESPONSE = message("FetchResponse", 1, "0-18", "12+", [
             Field("records", RECORDS, nullable="0+"),
         ]),
     ]),
-    Field("node_endpoints", Array, "16+", tag=0, fields=[
-        Field("node_id", INT32),
-        Field("host", STRING),
-        Field("port", INT32),
-        Field("rack", STRING, nullable="16+", default=None),
-    ]),
+    node_endpoints("16+", tag=0),
 ])

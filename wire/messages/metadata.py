@@ -1,8 +1,7 @@
 """Metadata (key 3)."""
 
+from wire.messages.common import authorized_operations, nstring
 from wire.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, message
-
-NO_AUTHORIZED_OPERATIONS = -(2**31)
 
 METADATA_REQUEST = message("MetadataRequest", 3, "0-13", "9+", [
     Field("topics", Array, nullable="1+", fields=[
@@ -20,9 +19,9 @@ METADATA_RESPONSE = message("MetadataResponse", 3, "0-13", "9+", [
         Field("node_id", INT32),
         Field("host", STRING),
         Field("port", INT32),
-        Field("rack", STRING, "1+", nullable="1+", default=None),
+        nstring("rack", "1+"),
     ]),
-    Field("cluster_id", STRING, "2+", nullable="2+", default=None),
+    nstring("cluster_id", "2+"),
     Field("controller_id", INT32, "1+", default=-1),
     Field("topics", Array, fields=[
         Field("error_code", INT16),
@@ -38,8 +37,8 @@ METADATA_RESPONSE = message("MetadataResponse", 3, "0-13", "9+", [
             Field("isr_nodes", Array(INT32)),
             Field("offline_replicas", Array(INT32), "5+"),
         ]),
-        Field("topic_authorized_operations", INT32, "8+", default=NO_AUTHORIZED_OPERATIONS),
+        authorized_operations("topic_authorized_operations", "8+"),
     ]),
-    Field("cluster_authorized_operations", INT32, "8-10", default=NO_AUTHORIZED_OPERATIONS),
+    authorized_operations("cluster_authorized_operations", "8-10"),
     Field("error_code", INT16, "13+"),
 ])

@@ -5,6 +5,15 @@ v1 is the GA version (v0 was Kafka 4.0's early access); v2 adds ShareAcquireMode
 Acknowledge types: 0 gap, 1 accept, 2 release, 3 reject, 4 renew.
 """
 
+from wire.messages.common import (
+    by_topic,
+    current_leader,
+    error_fields,
+    node_endpoints,
+    nstring,
+    response_head,
+    topic_partitions,
+)
 from wire.schema import (
     BOOL,
     INT8,
@@ -19,110 +28,58 @@ from wire.schema import (
     message,
 )
 
-_ACK_BATCHES = Field(
-    "acknowledgement_batches",
-    Array,
-    fields=[
-        Field("first_offset", INT64),
-        Field("last_offset", INT64),
+
+def share_request_head() -> list[Field]:
+    """GroupId, MemberId and ShareSessionEpoch: ShareFetch and ShareAcknowledge start so."""
+    return [nstring("group_id"), Field("member_id", STRING, nullable="0+"),
+            Field("share_session_epoch", INT32)]
+
+
+def acknowledgement_batches() -> Field:
+    """Ranges of offsets with the acknowledge type of each (one for the whole range, or
+    one per offset)."""
+    return Field("acknowledgement_batches", Array, fields=[
+        Field("first_offset", INT64), Field("last_offset", INT64),
         Field("acknowledge_types", Array(INT8)),
-    ],
-)
+    ])
 
-SHARE_FETCH_REQUEST = message(
-    "ShareFetchRequest",
-    78,
-    "1-2",
-    "0+",
-    [
-        Field("group_id", STRING, nullable="0+", default=None),
-        Field("member_id", STRING, nullable="0+"),
-        Field("share_session_epoch", INT32),
-        Field("max_wait_ms", INT32),
-        Field("min_bytes", INT32),
-        Field("max_bytes", INT32, default=0x7FFFFFFF),
-        Field("max_records", INT32, "1+"),
-        Field("batch_size", INT32, "1+"),
-        Field("share_acquire_mode", INT8, "2+", default=0),
-        Field("is_renew_ack", BOOL, "2+", default=False),
-        Field(
-            "topics",
-            Array,
-            fields=[
-                Field("topic_id", UUID),
-                Field(
-                    "partitions",
-                    Array,
-                    fields=[
-                        Field("partition_index", INT32),
-                        Field("partition_max_bytes", INT32, "0"),
-                        _ACK_BATCHES,
-                    ],
-                ),
-            ],
-        ),
-        Field(
-            "forgotten_topics_data",
-            Array,
-            fields=[Field("topic_id", UUID), Field("partitions", Array(INT32))],
-        ),
-    ],
-)
 
-_NODE_ENDPOINTS = Field(
-    "node_endpoints",
-    Array,
-    fields=[
-        Field("node_id", INT32),
-        Field("host", STRING),
-        Field("port", INT32),
-        Field("rack", STRING, nullable="0+", default=None),
-    ],
-)
+def share_response(lock_timeout_versions: str, partition_fields: list[Field]) -> list[Field]:
+    """The answer to ShareFetch and ShareAcknowledge: per topic (by id) and partition, the
+    partition's error and ``partition_fields``, then the leaders' endpoints."""
+    return [
+        *response_head(),
+        Field("acquisition_lock_timeout_ms", INT32, lock_timeout_versions),
+        by_topic("responses", [Field("partition_index", INT32), *error_fields(),
+                               *partition_fields], topic=[Field("topic_id", UUID)]),
+        node_endpoints(),
+    ]
 
-_CURRENT_LEADER = Field(
-    "current_leader", None, fields=[Field("leader_id", INT32), Field("leader_epoch", INT32)]
-)
 
-SHARE_FETCH_RESPONSE = message(
-    "ShareFetchResponse",
-    78,
-    "1-2",
-    "0+",
-    [
-        Field("throttle_time_ms", INT32),
-        Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+", default=None),
-        Field("acquisition_lock_timeout_ms", INT32, "1+"),
-        Field(
-            "responses",
-            Array,
-            fields=[
-                Field("topic_id", UUID),
-                Field(
-                    "partitions",
-                    Array,
-                    fields=[
-                        Field("partition_index", INT32),
-                        Field("error_code", INT16),
-                        Field("error_message", STRING, nullable="0+", default=None),
-                        Field("acknowledge_error_code", INT16),
-                        Field("acknowledge_error_message", STRING, nullable="0+", default=None),
-                        _CURRENT_LEADER,
-                        Field("records", RECORDS, nullable="0", default=None),
-                        Field(
-                            "acquired_records",
-                            Array,
-                            fields=[
-                                Field("first_offset", INT64),
-                                Field("last_offset", INT64),
-                                Field("delivery_count", INT16),
-                            ],
-                        ),
-                    ],
-                ),
-            ],
-        ),
-        _NODE_ENDPOINTS,
-    ],
-)
+SHARE_FETCH_REQUEST = message("ShareFetchRequest", 78, "1-2", "0+", [
+    *share_request_head(),
+    Field("max_wait_ms", INT32),
+    Field("min_bytes", INT32),
+    Field("max_bytes", INT32, default=0x7FFFFFFF),
+    Field("max_records", INT32, "1+"),
+    Field("batch_size", INT32, "1+"),
+    Field("share_acquire_mode", INT8, "2+", default=0),
+    Field("is_renew_ack", BOOL, "2+", default=False),
+    by_topic("topics", [
+        Field("partition_index", INT32),
+        Field("partition_max_bytes", INT32, "0"),
+        acknowledgement_batches(),
+    ], topic=[Field("topic_id", UUID)]),
+    topic_partitions("forgotten_topics_data", topic="topic_id", topic_type=UUID),
+])
+
+SHARE_FETCH_RESPONSE = message("ShareFetchResponse", 78, "1-2", "0+", share_response("1+", [
+    Field("acknowledge_error_code", INT16),
+    nstring("acknowledge_error_message"),
+    current_leader(),
+    Field("records", RECORDS, nullable="0", default=None),
+    Field("acquired_records", Array, fields=[
+        Field("first_offset", INT64), Field("last_offset", INT64),
+        Field("delivery_count", INT16),
+    ]),
+]))

@@ -5,6 +5,7 @@ WriteShareGroupState (85, v0-1), DeleteShareGroupState (86, v0) and
 ReadShareGroupStateSummary (87, v0-1). v1 of 85/87 adds DeliveryCompleteCount (KIP-1226).
 """
 
+from wire.messages.common import by_topic, error_fields
 from wire.schema import INT8, INT16, INT32, INT64, STRING, UUID, Array, Field, Message, message
 
 _STATE_BATCHES = Field(
@@ -22,24 +23,15 @@ _STATE_BATCHES = Field(
 def _request(name: str, key: int, versions: str, partition_fields: list[Field]) -> Message:
     return message(name, key, versions, "0+", [
         Field("group_id", STRING),
-        Field("topics", Array, fields=[
-            Field("topic_id", UUID),
-            Field("partitions", Array, fields=[Field("partition", INT32), *partition_fields]),
-        ]),
+        by_topic("topics", [Field("partition", INT32), *partition_fields],
+                 topic=[Field("topic_id", UUID)]),
     ])
 
 
 def _response(name: str, key: int, versions: str, partition_fields: list[Field]) -> Message:
     return message(name, key, versions, "0+", [
-        Field("results", Array, fields=[
-            Field("topic_id", UUID),
-            Field("partitions", Array, fields=[
-                Field("partition", INT32),
-                Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+", default=None),
-                *partition_fields,
-            ]),
-        ]),
+        by_topic("results", [Field("partition", INT32), *error_fields(), *partition_fields],
+                 topic=[Field("topic_id", UUID)]),
     ])
 
 

@@ -1,6 +1,7 @@
 """UpdateFeatures (key 57): finalize feature levels (KIP-584; v1 upgrade types and
 validate-only, KIP-778; v2 answers without per-feature results)."""
 
+from wire.messages.common import error_fields, response_head
 from wire.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, message
 
 UPDATE_FEATURES_REQUEST = message("UpdateFeaturesRequest", 57, "0-2", "0+", [
@@ -15,12 +16,7 @@ UPDATE_FEATURES_REQUEST = message("UpdateFeaturesRequest", 57, "0-2", "0+", [
 ])
 
 UPDATE_FEATURES_RESPONSE = message("UpdateFeaturesResponse", 57, "0-2", "0+", [
-    Field("throttle_time_ms", INT32),
-    Field("error_code", INT16),
-    Field("error_message", STRING, nullable="0+"),
+    *response_head(null_message=False),
     Field("results", Array, "0-1", fields=[
-        Field("feature", STRING),
-        Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+"),
-    ]),
+        Field("feature", STRING), *error_fields(null_message=False)]),
 ])
