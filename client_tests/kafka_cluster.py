@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wire.frames import decode_response, encode_request
+from wire.blocking import call
 
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "client_tests" / "kafka-server" / "pom.xml"
@@ -158,31 +158,15 @@ def metadata_brokers(port: int, timeout: float = 2.0) -> tuple[set[int], int] | 
     return {b["node_id"] for b in body["brokers"]}, body["controller_id"]
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    """n bytes from sock; ConnectionError if the peer closes first."""
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    return bytes(buf)
-
-
-def read_frame(sock: socket.socket) -> bytes:
-    """One size-prefixed Kafka frame's body (the size itself read and dropped)."""
-    return recv_exact(sock, int.from_bytes(recv_exact(sock, 4), "big", signed=True))
-
-
 def request(sock: socket.socket, key: int, version: int, body: dict,
             client_id: str = "kafka-emulator-tools", correlation_id: int = 1) -> dict:
     """Send one request on an open connection and decode its response with wire/.
 
     The one raw round trip of the tools that talk to either target without a client
-    library (the launcher, conformance scripts, benchmarks).
+    library (the launcher, conformance scripts, benchmarks): wire/blocking.py's
+    connection over the caller's socket, for this request and its answer.
     """
-    sock.sendall(encode_request(key, version, correlation_id, client_id, body))
-    return decode_response(key, version, read_frame(sock))[1]
+    return call(sock, key, version, body, client_id, correlation_id)
 
 
 def _write_properties(path: Path, props: Mapping[str, object]) -> None:

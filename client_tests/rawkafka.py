@@ -7,15 +7,14 @@ directly with our codec to see exactly what the broker answers.
 from __future__ import annotations
 
 import socket
-import struct
 import time
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
-from wire.frames import decode_response, encode_request
+from wire.blocking import BlockingConnection, ConnectionClosed
 
-CORR = 7
+CORR = 7  # the first correlation id of a Conn
 
 
 def _address(cluster: Cluster | KafkaTarget, broker_index: int) -> tuple[str, int]:
@@ -26,46 +25,20 @@ def _address(cluster: Cluster | KafkaTarget, broker_index: int) -> tuple[str, in
     return b.host, b.port
 
 
-class Conn:
+class Conn(BlockingConnection):
+    """A raw connection to one broker of either target (wire/blocking.py): ``call``,
+    ``send_raw`` and ``read_frame`` for hand-made bytes, ``closed``."""
+
     def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0,
                  client_id: str = "bad-input-test") -> None:
-        self.sock = socket.create_connection(_address(cluster, broker_index), timeout=10)
-        self.client_id = client_id
-
-    def send_raw(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def read_frame(self) -> bytes | None:
-        head = self._read(4)
-        if head is None:
-            return None
-        return self._read(struct.unpack(">i", head)[0])
-
-    def _read(self, n: int) -> bytes | None:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
+        super().__init__(socket.create_connection(_address(cluster, broker_index),
+                                                  timeout=10), client_id, CORR)
 
     def call(self, key: int, version: int, body: dict) -> dict:
-        self.send_raw(encode_request(key, version, CORR, self.client_id, body))
-        frame = self.read_frame()
-        assert frame is not None, "connection closed"
-        corr, resp = decode_response(key, version, frame)
-        assert corr == CORR
-        return resp
-
-    def closed(self) -> bool:
         try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
+            return super().call(key, version, body)
+        except ConnectionClosed as e:
+            raise AssertionError("connection closed") from e
 
 
 def produce_body(topic: str, partition: int, records: bytes | None, acks: int = 1) -> dict:

@@ -17,6 +17,7 @@ from rawkafka import (
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from wire.connection import size_prefixed
 from wire.frames import decode_response
 from wire.records import build_batch
 
@@ -30,16 +31,16 @@ def test_malformed_frames_close_only_that_connection(cluster: Target, topic_name
     assert produce_error(good.call(0, 9, produce_body(  # acks=all: the high watermark moves
         topic_name, 0, build_batch([(b"k", b"v")]), acks=-1))) == 0
     for garbage in (
-        struct.pack(">i", 3) + b"abc",                       # shorter than a header
-        struct.pack(">i", 12) + struct.pack(">hhih", 3, 12, 1, 30) + b"xx",  # client id overrun
-        struct.pack(">i", 10) + struct.pack(">hhih", 999, 0, 1, -1),  # unknown API key
-        struct.pack(">i", 10) + struct.pack(">hhih", 3, 99, 1, -1),   # unknown version
+        size_prefixed(b"abc"),                                # shorter than a header
+        size_prefixed(struct.pack(">hhih", 3, 12, 1, 30) + b"xx"),  # client id overrun
+        size_prefixed(struct.pack(">hhih", 999, 0, 1, -1)),   # unknown API key
+        size_prefixed(struct.pack(">hhih", 3, 99, 1, -1)),    # unknown version
         struct.pack(">i", -5),                                # negative size
         struct.pack(">i", 200 * 1024 * 1024),                 # above socket.request.max.bytes
-        struct.pack(">i", 14) + struct.pack(">hhih", 3, 12, 1, -1) + b"\x05\xff\xff\xff",
+        size_prefixed(struct.pack(">hhih", 3, 12, 1, -1) + b"\x05\xff\xff\xff"),
         # An ApiVersions newer than the broker's without the tagged fields of header v2
         # (which Kafka reads for any ApiVersions from v3 on).
-        struct.pack(">i", 10) + struct.pack(">hhih", 18, 99, 1, -1),
+        size_prefixed(struct.pack(">hhih", 18, 99, 1, -1)),
     ):
         bad = Conn(cluster)
         bad.send_raw(garbage)
@@ -53,7 +54,7 @@ def test_malformed_frames_close_only_that_connection(cluster: Target, topic_name
 def test_unsupported_api_versions_version_gets_error_35_v0_body(cluster: Target) -> None:
     c = Conn(cluster)
     # Header v2, as a client sends its newest ApiVersions: an empty tagged-field section.
-    c.send_raw(struct.pack(">i", 11) + struct.pack(">hhih", 18, 99, CORR, -1) + b"\x00")
+    c.send_raw(size_prefixed(struct.pack(">hhih", 18, 99, CORR, -1) + b"\x00"))
     frame = c.read_frame()
     corr, body = decode_response(18, 0, frame)
     assert corr == CORR and body["error_code"] == 35

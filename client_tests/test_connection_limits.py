@@ -22,12 +22,12 @@ import pytest
 
 from emulator import Cluster
 from emulator.testing import wait_for
-from wire.frames import decode_response, encode_request
+from wire.blocking import BlockingConnection, ConnectionClosed
+from wire.blocking import call as wire_call
 
 Connect = Callable[[], socket.socket]
 
-API_VERSIONS = encode_request(18, 3, 1, "limits", {"client_software_name": "t",
-                                                    "client_software_version": "1"})
+API_VERSIONS = {"client_software_name": "t", "client_software_version": "1"}
 # The limits each scenario runs under, on the emulator and on Kafka alike.
 PER_IP = {"max.connections.per.ip": "2"}
 PER_IP_OVERRIDES = {"max.connections.per.ip": "1",
@@ -52,20 +52,25 @@ def answered(s: socket.socket, timeout: float) -> bool:
     """Send ApiVersions; True if the answer comes within ``timeout``."""
     s.settimeout(timeout)
     try:
-        s.sendall(API_VERSIONS)
+        send_api_versions(s)
         return read_answer(s)
     except (TimeoutError, ConnectionError):
         return False
 
 
+def send_api_versions(s: socket.socket) -> None:
+    """Send an ApiVersions request (correlation id 1), its answer read later."""
+    BlockingConnection(s, "limits").send(18, 3, API_VERSIONS, correlation_id=1)
+
+
 def read_answer(s: socket.socket) -> bool:
     """Read one ApiVersions response (to a request sent earlier); True if error 0."""
-    head = s.recv(4, socket.MSG_WAITALL)
-    if len(head) < 4:
+    c = BlockingConnection(s, "limits")
+    c.protocol.expect(18, 3, 1)
+    try:
+        return c.receive().body["error_code"] == 0
+    except ConnectionClosed:
         return False
-    size = struct.unpack(">i", head)[0]
-    body = s.recv(size, socket.MSG_WAITALL)
-    return decode_response(18, 3, body)[1]["error_code"] == 0
 
 
 def closed(s: socket.socket, timeout: float = 5.0) -> bool:
@@ -187,10 +192,7 @@ def idle_scenario(conn: Connect, idle_ms: int) -> None:
 
 
 def call(s: socket.socket, key: int, version: int, body: dict) -> dict:
-    s.sendall(encode_request(key, version, 1, "limits", body))
-    head = s.recv(4, socket.MSG_WAITALL)
-    return decode_response(key, version, s.recv(struct.unpack(">i", head)[0],
-                                                 socket.MSG_WAITALL))[1]
+    return wire_call(s, key, version, body, "limits")
 
 
 def fetch_body(topic: str, max_wait_ms: int) -> dict:
@@ -219,7 +221,8 @@ def long_poll_idle_scenario(conn: Connect, broker_id: int, idle_ms: int) -> None
     # requests keep the connection busy meanwhile.
     wait_for(lambda: call(s, 1, 12, fetch_body(topic, 0))["responses"][0]["partitions"][0]
              ["error_code"] == 0, f"broker {broker_id} to lead {topic}")
-    s.sendall(encode_request(1, 12, 2, "limits", fetch_body(topic, idle_ms + 5000)))
+    BlockingConnection(s, "limits").send(1, 12, fetch_body(topic, idle_ms + 5000),
+                                         correlation_id=2)
     sent = time.monotonic()
     assert closed(s, idle_ms / 1000 + 4), "the long poll was answered or kept open"
     assert time.monotonic() - sent >= idle_ms / 2000
@@ -260,7 +263,7 @@ def queued_bytes_scenario(conn: Connect, max_request: int,
     # well before the waiting one's own idle time is up.
     time.sleep(max(0.0, first_quiet + 1.5 - time.monotonic()))
     waiting = conn()
-    waiting.sendall(API_VERSIONS)
+    send_api_versions(waiting)
     waiting.settimeout(0.5)
     try:
         early = waiting.recv(4)
@@ -283,7 +286,7 @@ def waiting_for_the_budget_idle_scenario(conn: Connect, idle_ms: int) -> None:
     holder.sendall(struct.pack(">i", 100_000) + b"\0" * 10)
     time.sleep(0.5)  # its size read and the whole budget taken
     waiting = conn()
-    waiting.sendall(API_VERSIONS)
+    send_api_versions(waiting)
     quiet_since = time.monotonic()
     deadline = quiet_since + idle_ms / 1000 + 15
     while not closed(waiting, 0.2):  # EOF, no answer: recv gives b""
@@ -313,11 +316,9 @@ def closed_while_sending(s: socket.socket, timeout: float = 10.0) -> bool:
 
 def answered_padded(s: socket.socket, size: int, timeout: float) -> bool:
     """An ApiVersions request of about ``size`` bytes (a long client id)."""
-    padded = encode_request(18, 3, 1, "x" * (size - 60), {"client_software_name": "t",
-                                                          "client_software_version": "1"})
     s.settimeout(timeout)
     try:
-        s.sendall(padded)
+        BlockingConnection(s, "x" * (size - 60)).send(18, 3, API_VERSIONS, correlation_id=1)
         return read_answer(s)
     except (TimeoutError, ConnectionError):
         return False
@@ -333,7 +334,7 @@ def creation_rate_scenario(conn: Connect) -> None:
     assert answered(first, 5)
     second, third = conn(), conn()
     assert not answered(second, 0.3)  # delayed by a full window (1 s)
-    third.sendall(API_VERSIONS)
+    send_api_versions(third)
     second.settimeout(10)
     assert read_answer(second)  # the request sent above, answered later
     third.settimeout(0.3)
@@ -399,13 +400,10 @@ def alter_ip_rate(admin: socket.socket, rate: float | None) -> int:
     """AlterClientQuotas: connection_creation_rate of the ip entity 127.0.0.1 (None:
     removed); the entry's error code."""
     admin.settimeout(30)
-    admin.sendall(encode_request(49, 1, 1, "limits", {"entries": [{"entity": [
+    resp = call(admin, 49, 1, {"entries": [{"entity": [
         {"entity_type": "ip", "entity_name": "127.0.0.1"}], "ops": [
         {"key": "connection_creation_rate", "value": rate or 0.0, "remove": rate is None}]}],
-        "validate_only": False}))
-    head = admin.recv(4, socket.MSG_WAITALL)
-    resp = decode_response(49, 1, admin.recv(struct.unpack(">i", head)[0],
-                                              socket.MSG_WAITALL))[1]
+        "validate_only": False})
     return resp["entries"][0]["error_code"]
 
 

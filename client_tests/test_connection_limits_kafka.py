@@ -9,7 +9,6 @@ inter-broker listener from the broker-wide max.connections and connection rate
 from __future__ import annotations
 
 import socket
-import struct
 import time
 from collections.abc import Callable, Iterator
 
@@ -27,6 +26,7 @@ from test_connection_limits import (
     REFUSED_BUDGET,
     Connect,
     alter_ip_rate,
+    call,
     creation_rate_scenario,
     dynamic_listener_max_scenario,
     dynamic_per_ip_scenario,
@@ -43,7 +43,6 @@ from test_connection_limits import (
 )
 
 from emulator.testing import wait_for
-from wire.frames import decode_response, encode_request
 
 # node id -> the limits of the scenario(s) run on that broker
 NODES: dict[int, dict[str, str]] = {
@@ -145,11 +144,8 @@ def test_listener_max_connections_changes_at_run_time_on_real_kafka(
 
 def _ip_rate_on(admin: socket.socket) -> bool:
     """Does the broker describe a connection_creation_rate for 127.0.0.1?"""
-    admin.sendall(encode_request(48, 1, 1, "limits", {"components": [
-        {"entity_type": "ip", "match_type": 0, "match": "127.0.0.1"}], "strict": False}))
-    head = admin.recv(4, socket.MSG_WAITALL)
-    resp = decode_response(48, 1, admin.recv(struct.unpack(">i", head)[0],
-                                              socket.MSG_WAITALL))[1]
+    resp = call(admin, 48, 1, {"components": [
+        {"entity_type": "ip", "match_type": 0, "match": "127.0.0.1"}], "strict": False})
     return any(v["key"] == "connection_creation_rate"
                for e in resp["entries"] or [] for v in e["values"])
 

@@ -19,7 +19,6 @@ from client_tests.rawkafka import Conn
 from emulator import Cluster
 from emulator.handlers import HANDLERS
 from wire.errors import ErrorCode as E
-from wire.frames import decode_response, encode_request
 from wire.messages import REQUESTS
 from wire.records import build_batch
 from wire.schema import BOOL, BYTES, FLOAT64, RECORDS, STRING, UUID, Array, Struct
@@ -186,12 +185,11 @@ def served(cluster: Cluster) -> list[tuple[int, int]]:
 
 
 def call(conn: Conn, key: int, version: int, body: dict, client_id: str = "errors-test") -> dict:
-    conn.send_raw(encode_request(key, version, 11, client_id, body))
-    frame = conn.read_frame()
-    assert frame is not None, f"key {key} v{version}: the connection closed"
-    corr, resp = decode_response(key, version, frame)
-    assert corr == 11
-    return resp
+    conn.client_id = client_id
+    try:
+        return conn.call(key, version, body)
+    except AssertionError as e:
+        raise AssertionError(f"key {key} v{version}: the connection closed") from e
 
 
 def request(key: int, version: int) -> dict:
@@ -325,7 +323,8 @@ def test_an_acks_0_produce_that_meets_an_error_closes_the_connection(cluster: Cl
     cluster.create_topic("zero", 1, 1)
     cluster.inject_error("Produce", "NOT_LEADER_OR_FOLLOWER")
     conn = Conn(cluster)
-    conn.send_raw(encode_request(0, 9, 1, "c", {"acks": 0, "timeout_ms": 100, "topic_data": [
+    conn.client_id = "c"
+    conn.send(0, 9, {"acks": 0, "timeout_ms": 100, "topic_data": [
         {"name": "zero", "partition_data": [{"index": 0, "records": build_batch(
-            [(None, b"v")])}]}]}))
+            [(None, b"v")])}]}]}, expect_response=False)
     assert conn.closed()

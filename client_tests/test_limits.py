@@ -20,8 +20,8 @@ from rawkafka import Conn, produce_body, produce_error, topic_metadata
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
+from wire.connection import size_prefixed
 from wire.errors import ErrorCode as E
-from wire.frames import decode_response, encode_request
 from wire.records import build_batch
 
 # The refusals run on both targets (--target kafka, unique topic names); growing a topic
@@ -153,7 +153,8 @@ def test_large_legal_operations_serve_others_meanwhile(cluster: Cluster) -> None
     for key, version, body in requests:
         answered_while_pending.clear()
         big = Conn(cluster)
-        big.send_raw(encode_request(key, version, 1, "big", body))
+        big.client_id = "big"
+        big.send(key, version, body)
         small = Conn(cluster)
         n = 0
         while not select.select([big.sock], [], [], 0)[0]:
@@ -161,7 +162,7 @@ def test_large_legal_operations_serve_others_meanwhile(cluster: Cluster) -> None
             assert md["error_code"] == 0 and md["partitions"][0]["leader_id"] == 1
             assert produce_error(small.call(0, 9, produce_body("small", 0, batch))) == 0
             n += 1
-        answers.append(decode_response(key, version, big.read_frame())[1])
+        answers.append(big.receive().body)
         big.close()
         small.close()
         assert n and any(answered_while_pending), (n, answered_while_pending)
@@ -237,7 +238,6 @@ def test_describe_configs_of_many_resources_in_steps(cluster: Cluster) -> None:
     c.close()
 
 
-_I32 = struct.Struct(">i")
 # Request bodies whose first array (non-nullable in Kafka's schema) is sent as null:
 # compact length 0 in these flexible versions, where an empty array would be 1.
 NULL_ARRAY_BODIES = {
@@ -260,7 +260,7 @@ def test_null_in_a_non_nullable_array_closes_with_one_line(
     head = struct.pack(">hhih", key, version, 1, 1) + b"x" + b"\x00"
     caplog.set_level(logging.INFO, logger="kafka_emulator")
     c = Conn(cluster)
-    c.send_raw(_I32.pack(len(head) + len(body)) + head + body)
+    c.send_raw(size_prefixed(head + body))
     assert c.closed()
     c.close()
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
@@ -280,7 +280,7 @@ def test_sigterm_stops_the_process_after_hostile_requests() -> None:
     import sys
     import time
 
-    from wire.frames import decode_response, encode_request
+    from wire.blocking import call
 
     proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -294,9 +294,7 @@ def test_sigterm_stops_the_process_after_hostile_requests() -> None:
         cp = {"topics": [{"name": "t", "count": 16_777_216, "assignments": None}],
               "timeout_ms": 1000, "validate_only": False}
         for key, version, body in ((19, 7, ct), (37, 3, cp)):
-            s.sendall(encode_request(key, version, 1, "t", body))
-            size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-            resp = decode_response(key, version, s.recv(size, socket.MSG_WAITALL))[1]
+            resp = call(s, key, version, body, "t")
         assert resp["results"][0]["error_code"] == E.POLICY_VIOLATION
         proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 20

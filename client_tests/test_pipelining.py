@@ -17,7 +17,6 @@ from rawkafka import Conn, leader_conn, produce_body
 
 from emulator import Cluster
 from wire.errors import ErrorCode as E
-from wire.frames import decode_response, encode_request
 from wire.records import build_batch
 
 
@@ -28,15 +27,14 @@ def test_pipelined_requests_are_all_answered_in_order(cluster: Cluster) -> None:
     c.call(0, 9, produce_body(topic, 0, build_batch([(None, b"warm")]), acks=-1))
     # 60 requests in one send: produce (acks=all, as librdkafka), Metadata, ApiVersions
     kinds = [(0, 9), (3, 12), (18, 3)] * 20
-    out = b"".join(encode_request(key, version, corr, "pipelining-test",
-                                  _body(key, topic, corr))
+    c.client_id = "pipelining-test"
+    out = b"".join(c.protocol.send_request(key, version, _body(key, topic, corr),
+                                           correlation_id=corr)
                    for corr, (key, version) in enumerate(kinds, start=100))
     c.send_raw(out)
     offsets = []
-    for corr, (key, version) in enumerate(kinds, start=100):
-        frame = c.read_frame()
-        assert frame is not None, f"closed before the answer to correlation id {corr}"
-        got, resp = decode_response(key, version, frame)
+    for corr, (key, _version) in enumerate(kinds, start=100):
+        got, resp = _answer(c)
         assert got == corr, f"answer {got} where {corr} was next"
         if key == 0:
             pr = resp["responses"][0]["partition_responses"][0]
@@ -64,15 +62,16 @@ def test_an_answer_is_not_held_behind_a_later_long_poll(cluster: Cluster) -> Non
                   "log_start_offset": -1, "partition_max_bytes": 1 << 20}]}],
              "forgotten_topics_data": [], "rack_id": ""}
     t0 = time.monotonic()
-    c.send_raw(encode_request(0, 9, 1, "pipelining-test",
-                              produce_body(topic, 0, build_batch([(None, b"x")])))
-               + encode_request(1, 11, 2, "pipelining-test", fetch))
-    corr, resp = decode_response(0, 9, _frame(c))
+    c.client_id = "pipelining-test"
+    produce = produce_body(topic, 0, build_batch([(None, b"x")]))
+    c.send_raw(c.protocol.send_request(0, 9, produce, correlation_id=1)
+               + c.protocol.send_request(1, 11, fetch, correlation_id=2))
+    corr, resp = _answer(c)
     produced = time.monotonic() - t0
     pr = resp["responses"][0]["partition_responses"][0]
     assert corr == 1 and (pr["error_code"], pr["base_offset"]) == (E.NONE, 1)
     assert produced < 1.5, f"the produce answer waited {produced:.2f} s behind the fetch"
-    corr, resp = decode_response(1, 11, _frame(c))
+    corr, resp = _answer(c)
     waited = time.monotonic() - t0
     parts = resp["responses"][0]["partitions"]
     assert corr == 2 and resp["error_code"] == E.NONE and parts[0]["error_code"] == E.NONE
@@ -91,7 +90,7 @@ def _body(key: int, topic: str, n: int) -> dict:
     return {"client_software_name": "pipe", "client_software_version": "1"}
 
 
-def _frame(c: Conn) -> bytes:
-    frame = c.read_frame()
-    assert frame is not None, "connection closed"
-    return frame
+def _answer(c: Conn) -> tuple[int, dict]:
+    """The next answer on the connection: (correlation id, body)."""
+    r = c.receive()
+    return r.correlation_id, r.body

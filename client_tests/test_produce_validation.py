@@ -15,7 +15,6 @@ from rawkafka import Conn, leader_conn, list_offset, produce_body
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.errors import ErrorCode as E
-from wire.frames import decode_response, encode_request
 from wire.records import HEADER_SIZE, build_batch, crc32c
 
 # Runs on both targets (--target kafka): topics through create_topic, the stored log
@@ -145,7 +144,8 @@ def test_large_compressed_batches_are_checked_off_the_event_loop(cluster: Cluste
     cluster.server.frame_observers.append(observe)
     keys: list[bytes | None] = [b"k%d" % i for i in range(4000)]  # ~4 MB inflated
     c = leader_conn(cluster, "big")
-    c.send_raw(encode_request(0, 9, 7, "big", produce_body("big", 0, gzip_batch(keys))))
+    c.client_id = "big"
+    c.send(0, 9, produce_body("big", 0, gzip_batch(keys)))
     other = Conn(cluster, 1)
     n = 0
     while not select.select([c.sock], [], [], 0)[0]:
@@ -153,7 +153,7 @@ def test_large_compressed_batches_are_checked_off_the_event_loop(cluster: Cluste
                                 "allow_auto_topic_creation": False})
         assert md["topics"][0]["error_code"] == 0
         n += 1
-    pr = partition_response(decode_response(0, 9, c.read_frame())[1])
+    pr = partition_response(c.receive().body)
     assert (pr["error_code"], pr["base_offset"]) == (0, 0)
     assert n and any(answered_while_checking), (n, answered_while_checking)
     assert cluster.state.get_partition("big", 0).log_end_offset == 4000

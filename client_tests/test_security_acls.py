@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import socket
-import struct
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from emulator.security.acl import AclBinding as Binding
 from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
 from emulator.testing import wait_for
-from wire.frames import decode_response, encode_request
+from wire.blocking import BlockingConnection, ConnectionClosed
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 _n = itertools.count()
@@ -43,33 +42,23 @@ def cluster() -> Iterator[Cluster]:
         yield c
 
 
-class Client:
+class Client(BlockingConnection):
     """A raw connection logged in with PLAIN."""
 
     def __init__(self, target: Cluster | str, user: str, broker_index: int = 0) -> None:
         """``target``: an emulator Cluster or a bootstrap string (a real Kafka's)."""
         bootstrap = target if isinstance(target, str) else target.bootstrap_servers
         host, port = bootstrap.split(",")[broker_index].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        super().__init__(socket.create_connection((host, int(port)), timeout=10), "acl-test")
         assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
         token = f"\0{user}\0{USERS[user]}".encode()
         assert self.call(36, 2, {"auth_bytes": token})["error_code"] == 0
 
     def call(self, key: int, version: int, body: dict) -> dict:
-        self.sock.sendall(encode_request(key, version, 5, "acl-test", body))
-        size = struct.unpack(">i", self._read(4))[0]
-        return decode_response(key, version, self._read(size))[1]
-
-    def _read(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            assert chunk, "connection closed"
-            buf += chunk
-        return buf
-
-    def close(self) -> None:
-        self.sock.close()
+        try:
+            return super().call(key, version, body)
+        except ConnectionClosed as e:
+            raise AssertionError("connection closed") from e
 
 
 @dataclass

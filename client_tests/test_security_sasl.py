@@ -9,7 +9,6 @@ import ipaddress
 import shutil
 import socket
 import ssl
-import struct
 import subprocess
 import time
 import uuid
@@ -25,7 +24,8 @@ from cryptography.x509.oid import NameOID
 
 from emulator import Cluster
 from emulator.testing import wait_for
-from wire.frames import decode_response, encode_request
+from wire.blocking import BlockingConnection, ConnectionClosed
+from wire.connection import size_prefixed
 
 # Not run with --target kafka: drives the emulator's clock.
 pytestmark = pytest.mark.emulator_only
@@ -183,36 +183,16 @@ def _addr(c: Cluster, listener: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class Raw:
+class Raw(BlockingConnection):
     def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
+        super().__init__(sock, "sec-test")
 
     def call(self, key: int, version: int, body: dict) -> dict | None:
-        self.sock.sendall(encode_request(key, version, 1, "sec-test", body))
-        head = self._read(4)
-        if head is None:
-            return None
-        frame = self._read(struct.unpack(">i", head)[0])
-        assert frame is not None
-        return decode_response(key, version, frame)[1]
-
-    def _read(self, n: int) -> bytes | None:
-        buf = b""
-        while len(buf) < n:
-            try:
-                chunk = self.sock.recv(n - len(buf))
-            except ConnectionResetError:
-                return None
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
-
-    def closed(self) -> bool:
+        """The answer, or None when the broker closed the connection instead."""
         try:
-            return self.sock.recv(1) == b""
-        except ConnectionResetError:
-            return True
+            return super().call(key, version, body)
+        except (ConnectionClosed, ConnectionResetError):
+            return None
 
 
 def _raw(c: Cluster, listener: str) -> Raw:
@@ -297,8 +277,8 @@ def handshake_v0_scenario(connect: Connect, user: tuple[str, str]) -> None:
     r = connect("SASL_PLAINTEXT")
     assert r.call(17, 0, {"mechanism": "PLAIN"})["error_code"] == 0
     token = plain(user)
-    r.sock.sendall(struct.pack(">i", len(token)) + token)
-    assert r._read(4) == struct.pack(">i", 0)  # the empty PLAIN answer, unframed
+    r.send_raw(size_prefixed(token))
+    assert r.read_frame() == b""  # the empty PLAIN answer, unframed
     assert r.call(3, 12, METADATA)["brokers"]
 
 

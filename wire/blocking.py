@@ -16,6 +16,10 @@ from wire.connection import Body, ClientConnection, Response
 _RECV = 1 << 16
 
 
+class ConnectionClosed(ConnectionError):
+    """The broker closed the connection before the answer came."""
+
+
 class BlockingConnection:
     """One socket to one broker, speaking Kafka with blocking calls."""
 
@@ -48,7 +52,7 @@ class BlockingConnection:
         return self.protocol.last_correlation_id
 
     def receive(self) -> Response:
-        """The next response; ConnectionError when the broker closes first."""
+        """The next response; ConnectionClosed when the broker closes first."""
         while True:
             resp = self.protocol.next_response()
             if resp is not None:
@@ -73,7 +77,7 @@ class BlockingConnection:
                 return frame
             try:
                 self._fill()
-            except ConnectionError:
+            except ConnectionClosed:
                 return None
 
     def closed(self) -> bool:
@@ -91,7 +95,7 @@ class BlockingConnection:
     def _fill(self) -> None:
         data = self.sock.recv(_RECV)
         if not data:
-            raise ConnectionError("the broker closed the connection")
+            raise ConnectionClosed("the broker closed the connection")
         self.protocol.receive_data(data)
 
     def close(self) -> None:
@@ -102,3 +106,10 @@ class BlockingConnection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def call(sock: socket.socket, api_key: int, api_version: int, body: Body,
+         client_id: str | None = "kafka-emulator", correlation_id: int = 1) -> dict[str, Any]:
+    """One request and its answer on a socket the caller keeps using (a connection whose
+    limits or timing a test watches at the socket level); BlockingConnection.call."""
+    return BlockingConnection(sock, client_id, correlation_id).call(api_key, api_version, body)
