@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from emulator.handlers.authz import RT, Each, Op, authorized_operations
 from emulator.handlers.base import RequestContext
+from emulator.handlers.util import describe_groups
 
 API_KEY = 77
 VERSIONS = (1, 1)
@@ -17,14 +18,11 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services["share"]
     sc.tick()
-    groups = []
-    for gid in req["group_ids"]:
-        err = sc.gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-        if err:
-            groups.append({"group_id": gid, "error_code": err})
-            continue
+
+    def describe(gid: str) -> dict:
         (row,) = sc.describe_share_groups([gid])
         if req["include_authorized_operations"] and not row["error_code"]:
             row["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid)
-        groups.append(row)
-    return {"throttle_time_ms": 0, "groups": groups}
+        return row
+
+    return describe_groups(ctx, req["group_ids"], sc.gc.coordinator_error, describe)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from emulator.handlers.authz import NOT_REQUESTED, RT, Each, Op, authorized_operations
 from emulator.handlers.base import RequestContext
+from emulator.handlers.util import describe_groups
 
 API_KEY = 89
 NOT_STORED = 1  # TopologyDescriptionStatus: no description recorded for the group
@@ -22,17 +23,14 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services["groups"]
     gc.tick()
-    out = []
-    for gid in req["group_ids"]:
-        err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-        if err:
-            out.append({"group_id": gid, "error_code": err})
-            continue
+
+    def describe(gid: str) -> dict:
         [d] = gc.describe_streams_groups([gid], version)
         if not d["error_code"]:
             d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
                 if req["include_authorized_operations"] else NOT_REQUESTED
             if req["include_topology_description"]:
                 d["topology_description_status"] = NOT_STORED
-        out.append(d)
-    return {"throttle_time_ms": 0, "groups": out}
+        return d
+
+    return describe_groups(ctx, req["group_ids"], gc.coordinator_error, describe)

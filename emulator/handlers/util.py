@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from emulator.cluster import config_ops
 from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
-from emulator.handlers.base import Delayed, RequestContext
+from emulator.cluster.steps import Steps
+from emulator.handlers.base import Delayed, RequestContext, sliced_if
 from emulator.security.acl import ANONYMOUS
 from wire.errors import ErrorCode as E
 
@@ -103,3 +105,45 @@ def after_pending(ctx: RequestContext, names: Iterable[str | None],
         return run()
     return Delayed(lambda: None if busy() else run(),
                    cluster.now() + max(timeout_ms, 0) + 60_000, run)
+
+
+def describe_groups(ctx: RequestContext, group_ids: list[str],
+                    coordinator_error: Callable[[int, str], int],
+                    describe: Callable[[str], dict]) -> dict:
+    """The answer to ConsumerGroupDescribe, ShareGroupDescribe and StreamsGroupDescribe:
+    per group id, this broker's coordinator error for it (NOT_COORDINATOR, ...; none for
+    an empty id) or ``describe(group_id)``."""
+    out = []
+    for gid in group_ids:
+        err = coordinator_error(ctx.broker_id, gid) if gid else 0
+        out.append({"group_id": gid, "error_code": err} if err else describe(gid))
+    return {"throttle_time_ms": 0, "groups": out}
+
+
+def alter_config_resources(req: dict, bound: Callable[[], int],
+                           apply: Callable[[dict, bool], int]) -> Any:
+    """AlterConfigs and IncrementalAlterConfigs: ``apply(resource, validate_only)``
+    changes one resource (and returns the records it writes), ``bound()`` is the most
+    records the request could write. The record cap first (config_ops.
+    over_records_per_user_op), then each resource; in steps between other clients'
+    requests when there are many (a Sliced)."""
+    resources = req["resources"]
+
+    def steps() -> Steps[dict]:
+        if (yield from config_ops.over_records_per_user_op(
+                resources, bound(), lambda r: apply(r, True))):
+            return {"throttle_time_ms": 0, "responses": config_ops.refuse_all(resources)}
+        out = []
+        for i, r in enumerate(resources):
+            if i and i % config_ops.STEP_RESOURCES == 0:
+                yield
+            res = {"error_code": E.NONE, "error_message": None,
+                   "resource_type": r["resource_type"], "resource_name": r["resource_name"]}
+            try:
+                apply(r, req["validate_only"])
+            except KafkaError as e:  # a business failure; anything else is our bug
+                res["error_code"], res["error_message"] = error_of(e)
+            out.append(res)
+        return {"throttle_time_ms": 0, "responses": out}
+
+    return sliced_if(steps(), len(resources) > 2 * config_ops.STEP_RESOURCES)
