@@ -5,6 +5,19 @@ from wire.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, messag
 
 _PRINCIPAL = [Field("principal_type", STRING), Field("principal_name", STRING)]
 
+
+def _token(timestamp_suffix: str) -> list[Field]:
+    """A token as CreateDelegationToken and DescribeDelegationToken answer it: owner,
+    requester, times (their names end in "Ms" in the one, not the other), id and HMAC."""
+    return [
+        *_PRINCIPAL,
+        Field("token_requester_principal_type", STRING, "3+"),
+        Field("token_requester_principal_name", STRING, "3+"),
+        *(Field(f"{t}_timestamp{timestamp_suffix}", INT64) for t in ("issue", "expiry", "max")),
+        Field("token_id", STRING),
+        Field("hmac", BYTES),
+    ]
+
 CREATE_DELEGATION_TOKEN_REQUEST = message("CreateDelegationTokenRequest", 38, "1-3", "2+", [
     Field("owner_principal_type", STRING, "3+", nullable="3+"),
     Field("owner_principal_name", STRING, "3+", nullable="3+"),
@@ -14,14 +27,7 @@ CREATE_DELEGATION_TOKEN_REQUEST = message("CreateDelegationTokenRequest", 38, "1
 
 CREATE_DELEGATION_TOKEN_RESPONSE = message("CreateDelegationTokenResponse", 38, "1-3", "2+", [
     Field("error_code", INT16),
-    *_PRINCIPAL,
-    Field("token_requester_principal_type", STRING, "3+"),
-    Field("token_requester_principal_name", STRING, "3+"),
-    Field("issue_timestamp_ms", INT64),
-    Field("expiry_timestamp_ms", INT64),
-    Field("max_timestamp_ms", INT64),
-    Field("token_id", STRING),
-    Field("hmac", BYTES),
+    *_token("_ms"),
     Field("throttle_time_ms", INT32),
 ])
 
@@ -55,14 +61,7 @@ DESCRIBE_DELEGATION_TOKEN_RESPONSE = message("DescribeDelegationTokenResponse", 
                                              "2+", [
     Field("error_code", INT16),
     Field("tokens", Array, fields=[
-        *_PRINCIPAL,
-        Field("token_requester_principal_type", STRING, "3+"),
-        Field("token_requester_principal_name", STRING, "3+"),
-        Field("issue_timestamp", INT64),
-        Field("expiry_timestamp", INT64),
-        Field("max_timestamp", INT64),
-        Field("token_id", STRING),
-        Field("hmac", BYTES),
+        *_token(""),
         Field("renewers", Array, fields=list(_PRINCIPAL)),
     ]),
     Field("throttle_time_ms", INT32),
