@@ -50,6 +50,7 @@ from testcontainers.core.container import DockerContainer
 
 DEFAULT_IMAGE = "kafka-emulator:latest"
 CONTROL_PORT = 8080
+SCHEMA_REGISTRY_PORT = 8081  # the image serves the schema registry here by default
 READY_LINE = b"kafka-emulator ready:"
 PORT_RANGE = (20000, 32000)  # below Linux's ephemeral range, where connections bind
 TLS_DIR = "/tmp/kafka-emulator-tls"  # in the container (the image's user may write /tmp)
@@ -84,6 +85,7 @@ class KafkaEmulatorContainer(DockerContainer):
         brokers: int = 3,
         *,
         control_plane: bool = True,
+        schema_registry: bool = True,
         config: dict[str, str] | None = None,
         kafka_version: str | None = None,
         seed: int | None = None,
@@ -97,6 +99,7 @@ class KafkaEmulatorContainer(DockerContainer):
             raise ValueError("a cluster needs at least one broker")
         self.brokers = brokers
         self.control_plane = control_plane
+        self.schema_registry = schema_registry
         self.control_token = secrets.token_urlsafe(24)
         self.config = dict(config or {})
         self.kafka_version = kafka_version
@@ -199,6 +202,11 @@ class KafkaEmulatorContainer(DockerContainer):
             self.with_env("KAFKA_EMULATOR_CONTROL_HOST", "0.0.0.0")
             self.with_env("KAFKA_EMULATOR_CONTROL_TOKEN", self.control_token)
             self.with_exposed_ports(CONTROL_PORT)
+        # The image serves the schema registry on 8081 of every interface; empty: off.
+        self.with_env("KAFKA_EMULATOR_SCHEMA_REGISTRY_PORT",
+                      str(SCHEMA_REGISTRY_PORT) if self.schema_registry else "")
+        if self.schema_registry:
+            self.with_exposed_ports(SCHEMA_REGISTRY_PORT)
         if self.config:
             self.with_env("KAFKA_EMULATOR_CONFIG",
                           ",".join(f"{k}={v}" for k, v in self.config.items()))
@@ -283,6 +291,14 @@ class KafkaEmulatorContainer(DockerContainer):
             raise RuntimeError("started with control_plane=False")
         return (f"http://{self.get_container_host_ip()}:"
                 f"{self.get_exposed_port(CONTROL_PORT)}")
+
+    def get_schema_registry_url(self) -> str:
+        """Base URL of the built-in schema registry (Confluent's REST API), e.g.
+        ``http://localhost:32772``, for ``SchemaRegistryClient({"url": ...})``."""
+        if not self.schema_registry:
+            raise RuntimeError("started with schema_registry=False")
+        return (f"http://{self.get_container_host_ip()}:"
+                f"{self.get_exposed_port(SCHEMA_REGISTRY_PORT)}")
 
     # ---- control plane -------------------------------------------------------------------
     def control(self, method: str, path: str, body: dict | None = None) -> Any:

@@ -331,7 +331,8 @@ class Registry:
         except RegistryError:
             return None
 
-    def schema_by_id(self, schema_id: str, fmt: str | None = None) -> dict:
+    def schema_by_id(self, schema_id: str, fmt: str | None = None,
+                     fetch_max_id: bool = False) -> dict:
         v = self.by_id(_int(schema_id, E.schema_not_found(schema_id)))
         if v is None:
             raise E.schema_not_found(schema_id)
@@ -341,6 +342,8 @@ class Registry:
         if v.references:
             out["references"] = v.references
         out["schema"] = self.formatted(v, fmt)
+        if fetch_max_id:
+            out["maxId"] = self.max_id
         return out
 
     def formatted(self, v: Version, fmt: str | None) -> str:

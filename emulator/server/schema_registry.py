@@ -77,7 +77,8 @@ class SchemaRegistryServer:
             ("GET", re.compile(r"/schemas"), lambda m, q, b: r.list_schemas(
                 _str(q, "subjectPrefix") or "", _bool(q, "deleted"), _bool(q, "latestOnly"))),
             ("GET", re.compile(rf"/schemas/ids/{S}"),
-             lambda m, q, b: r.schema_by_id(m[0], _str(q, "format"))),
+             lambda m, q, b: r.schema_by_id(m[0], _str(q, "format"),
+                                            _bool(q, "fetchMaxId"))),
             ("GET", re.compile(rf"/schemas/ids/{S}/schema"),
              lambda m, q, b: Raw(r.schema_by_id(m[0], _str(q, "format"))["schema"])),
             ("GET", re.compile(rf"/schemas/ids/{S}/subjects"),
