@@ -57,12 +57,13 @@ def _env_list(name: str) -> list[str]:
     return [v.strip() for v in (_env(name) or "").split(",") if v.strip()]
 
 
-def sasl_users(items: list[str]) -> dict[str, str]:
+def sasl_users(items: list[str], option: str = "--sasl-user") -> dict[str, str]:
+    """NAME:PASSWORD items (``option``'s values) as a dict; ValueError names a bad one."""
     users = {}
     for item in items:
         name, sep, password = item.partition(":")
         if not sep or not name:
-            raise ValueError(f"--sasl-user expects NAME:PASSWORD, got {item!r}")
+            raise ValueError(f"{option} expects NAME:PASSWORD, got {item!r}")
         users[name] = password
     return users
 
@@ -84,13 +85,10 @@ def security_config(args: argparse.Namespace, config: dict[str, str]) -> Securit
 
 
 def _users(items: list[str], option: str) -> dict[str, str]:
-    users = {}
-    for item in items:
-        name, sep, password = item.partition(":")
-        if not sep or not name:
-            raise SystemExit(f"kafka-emulator: {option} expects NAME:PASSWORD, got {item!r}")
-        users[name] = password
-    return users
+    try:
+        return sasl_users(items, option)
+    except ValueError as e:
+        raise SystemExit(f"kafka-emulator: {e}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
