@@ -13,7 +13,9 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from wire.errors import ErrorCode as E
 from wire.frames import decode_response, encode_request
@@ -40,6 +42,18 @@ def _name(code: int) -> str:
         return E(code).name
     except ValueError:
         return f"error code {code}"
+
+
+V = TypeVar("V")
+
+
+def _by_topic(items: Iterable[tuple[str, V]]) -> dict[str, list[V]]:
+    """(topic, x) pairs grouped by topic, in first-seen order: requests list partitions
+    topic by topic."""
+    out: dict[str, list[V]] = {}
+    for t, x in items:
+        out.setdefault(t, []).append(x)
+    return out
 
 
 class Connection:
@@ -222,12 +236,8 @@ class KafkaAdmin:
     def list_partition_reassignments(
         self, partitions: list[tuple[str, int]] | None = None, timeout_ms: int = 60000,
     ) -> dict[tuple[str, int], tuple[list[int], list[int], list[int]]]:
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for t, p in partitions:
-                by_topic.setdefault(t, []).append(p)
-            topics = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+        topics = None if partitions is None else [
+            {"name": t, "partition_indexes": ps} for t, ps in _by_topic(partitions).items()]
         resp, _ = self.controller_call(LIST_REASSIGNMENTS,
                                        {"timeout_ms": timeout_ms, "topics": topics})
         if resp["error_code"]:
@@ -240,9 +250,8 @@ class KafkaAdmin:
         self, targets: dict[tuple[str, int], list[int] | None], allow_rf_change: bool = True,
         timeout_ms: int = 60000,
     ) -> dict[tuple[str, int], tuple[int, str | None]]:
-        by_topic: dict[str, list[dict]] = {}
-        for (t, p), replicas in targets.items():
-            by_topic.setdefault(t, []).append({"partition_index": p, "replicas": replicas})
+        by_topic = _by_topic((t, {"partition_index": p, "replicas": replicas})
+                             for (t, p), replicas in targets.items())
         body = {"timeout_ms": timeout_ms, "allow_replication_factor_change": allow_rf_change,
                 "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
         resp, v = self.controller_call(ALTER_REASSIGNMENTS, body)
@@ -261,12 +270,8 @@ class KafkaAdmin:
 
     def elect_leaders(self, election_type: int, partitions: list[tuple[str, int]] | None,
                       timeout_ms: int = 60000) -> dict[tuple[str, int], tuple[int, str | None]]:
-        tps = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for t, p in partitions:
-                by_topic.setdefault(t, []).append(p)
-            tps = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+        tps = None if partitions is None else [
+            {"topic": t, "partitions": ps} for t, ps in _by_topic(partitions).items()]
         resp, _ = self.controller_call(ELECT_LEADERS, {"election_type": election_type,
                                                        "topic_partitions": tps,
                                                        "timeout_ms": timeout_ms})
@@ -295,12 +300,8 @@ class KafkaAdmin:
     def describe_log_dirs(self, broker: int, partitions: list[tuple[str, int]] | None = None
                           ) -> dict[tuple[str, int], ReplicaDir]:
         """Where each (or each named) replica on one broker lives, and its size."""
-        topics = None
-        if partitions is not None:
-            by_topic: dict[str, list[int]] = {}
-            for t, p in partitions:
-                by_topic.setdefault(t, []).append(p)
-            topics = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
+        topics = None if partitions is None else [
+            {"topic": t, "partitions": ps} for t, ps in _by_topic(partitions).items()]
         resp, _ = self.call(DESCRIBE_LOG_DIRS, {"topics": topics}, broker)
         out: dict[tuple[str, int], ReplicaDir] = {}
         for d in resp["results"]:
