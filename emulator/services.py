@@ -18,27 +18,27 @@ from emulator.cluster.state import ClusterState
 def build_services(state: ClusterState) -> dict[str, Any]:
     services: dict[str, Any] = {}
     try:
-        from emulator.cluster.groups import GroupCoordinator
+        from emulator.coordinators.groups.coordinator import GroupCoordinator
     except ImportError:
         pass
     else:
         services["groups"] = GroupCoordinator(state)
     try:
-        from emulator.cluster.transactions import TransactionCoordinator
+        from emulator.coordinators.transactions.coordinator import TransactionCoordinator
     except ImportError:
         pass
     else:
         services["transactions"] = TransactionCoordinator(state, services.get("groups"))
     if "groups" in services and "transactions" in services:
-        from emulator.cluster.coordinator_log import CoordinatorLog
+        from emulator.coordinators.coordinator_log import CoordinatorLog
 
         services["coordinator_log"] = CoordinatorLog(state, services["groups"],
                                                      services["transactions"])
     if "groups" in services:
-        from emulator.cluster.share_coordinator import ShareCoordinator
+        from emulator.coordinators.share.coordinator import ShareCoordinator
 
         services["share"] = ShareCoordinator(state, services["groups"])
-        from emulator.cluster.share_state_log import ShareStateLog
+        from emulator.coordinators.share.state_log import ShareStateLog
 
         services["share_state_log"] = ShareStateLog(state, services["share"])
     services["fetch_sessions"] = FetchSessions(state)

@@ -5,16 +5,20 @@ expired per offsets.retention.minutes (manual clock)."""
 from __future__ import annotations
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.coordinator_log import (
+from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.coordinator_log import (
     CoordinatorLog,
     offset_key,
     parse_offset_key,
     parse_offset_value,
     replay,
 )
-from emulator.cluster.groups import OFFSETS_TOPIC, GroupCoordinator, OffsetAndMetadata
-from emulator.cluster.state import Broker, ClusterState
-from emulator.cluster.transactions import TXN_TOPIC, TransactionCoordinator
+from emulator.coordinators.groups.coordinator import (
+    OFFSETS_TOPIC,
+    GroupCoordinator,
+    OffsetAndMetadata,
+)
+from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from wire.errors import ErrorCode as E
 from wire.records import decode_records
 

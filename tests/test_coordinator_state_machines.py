@@ -7,12 +7,12 @@ import itertools
 
 import pytest
 
-from emulator.cluster import classic_groups as cg
-from emulator.cluster import consumer_groups as kip848
-from emulator.cluster import transactions as txns
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
+from emulator.coordinators.classic import group as cg
+from emulator.coordinators.consumer import group as kip848
+from emulator.coordinators.transactions import coordinator as txns
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 CLASSIC_STATES = sorted(cg.VALID_PREVIOUS)
 TXN_STATES = sorted(txns.STATES)

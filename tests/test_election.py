@@ -9,10 +9,10 @@ import pytest
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults import FaultInjector
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
 PREFERRED_NA = (E.PREFERRED_LEADER_NOT_AVAILABLE, "The preferred leader was not available.")

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import random
 
-from emulator.cluster.classic_groups import PREPARING_REBALANCE, STABLE
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.classic.group import PREPARING_REBALANCE, STABLE
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from wire.consumer_protocol import (
     ConsumerProtocolError,
     decode_assignment,

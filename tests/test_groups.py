@@ -12,12 +12,17 @@ import struct
 import pytest
 
 from emulator.cluster import controller
-from emulator.cluster.classic_groups import Future
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import OFFSETS_TOPIC, GroupCoordinator, java_hash, partition_for
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.classic.group import Future
+from emulator.coordinators.groups.coordinator import (
+    OFFSETS_TOPIC,
+    GroupCoordinator,
+    java_hash,
+    partition_for,
+)
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 SESSION = 10_000
 REBALANCE = 30_000

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.consumer_groups import _range, _uniform
-from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.consumer.group import _range, _uniform
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from wire.errors import ErrorCode as E
 
 G = "cg"

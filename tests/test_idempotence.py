@@ -6,7 +6,7 @@ from __future__ import annotations
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import Broker, ClusterState
-from emulator.cluster.transactions import TransactionCoordinator
+from emulator.coordinators.transactions.coordinator import TransactionCoordinator
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.faults import FaultInjector
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch
 
 LAG = 1000

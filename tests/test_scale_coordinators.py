@@ -12,10 +12,14 @@ from __future__ import annotations
 import asyncio
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import GroupCoordinator
-from emulator.cluster.share_coordinator import ShareCoordinator
 from emulator.cluster.state import Broker, ClusterState
-from emulator.cluster.transactions import COMPLETE_ABORT, ONGOING, TransactionCoordinator
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.transactions.coordinator import (
+    COMPLETE_ABORT,
+    ONGOING,
+    TransactionCoordinator,
+)
 from emulator.handlers import api_011_join_group, api_078_share_fetch
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.server.app import EmulatorServer

@@ -13,11 +13,11 @@ import pytest
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.group_configs import parse_duration_ms
-from emulator.cluster.groups import GroupCoordinator
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.share_coordinator import ShareCoordinator
-from emulator.cluster.share_groups import simple_assign
-from emulator.cluster.share_partition import (
+from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.groups import simple_assign
+from emulator.coordinators.share.partition import (
     ACQUIRE,
     LEADER_MOVED,
     LOCK_TIMEOUT,
@@ -26,14 +26,14 @@ from emulator.cluster.share_partition import (
     InFlightRecord,
     SharePartition,
 )
-from emulator.cluster.share_partition import (
+from emulator.coordinators.share.partition import (
     AcknowledgeType as A,
 )
-from emulator.cluster.share_partition import (
+from emulator.coordinators.share.partition import (
     RecordState as S,
 )
-from emulator.cluster.state import Broker, ClusterState
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch
 
 G = "sg"

@@ -5,14 +5,14 @@ aborted records - pure state on a manual clock."""
 from __future__ import annotations
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import GroupCoordinator
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.share_coordinator import SHARE_STATE_TOPIC, ShareCoordinator
-from emulator.cluster.share_partition import AcknowledgeType as A
-from emulator.cluster.share_partition import RecordState as S
-from emulator.cluster.share_state_log import ShareStateLog, replay
 from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, ShareCoordinator
+from emulator.coordinators.share.partition import AcknowledgeType as A
+from emulator.coordinators.share.partition import RecordState as S
+from emulator.coordinators.share.state_log import ShareStateLog, replay
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch, control_batch, decode_records, read_header
 from wire.share_state_records import SNAPSHOT, UPDATE, decode_key, decode_value
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 
 from emulator.cluster import controller
-from emulator.cluster import streams_assignment as sa
-from emulator.cluster import streams_topology as st
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import GroupCoordinator
 from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.streams import assignment as sa
+from emulator.coordinators.streams import topology as st
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.topic_regex import compile_topic_regex, matches
+from emulator.coordinators.consumer.topic_regex import compile_topic_regex, matches
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 
 @pytest.mark.parametrize(("pattern", "description"), [

@@ -6,10 +6,10 @@ import pytest
 
 from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import Broker, ClusterState
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import Record, build_batch
 
 

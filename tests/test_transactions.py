@@ -7,11 +7,11 @@ import pytest
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.groups import GroupCoordinator
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import Broker, ClusterState
-from emulator.cluster.transactions import TXN_TOPIC, TransactionCoordinator
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch, decode_records, read_header
 
 TID = "txn-1"

@@ -495,3 +495,13 @@ def describe(code: int) -> str:
         return f"UNKNOWN_ERROR_CODE ({code})"
     msg = MESSAGES.get(e)
     return f"{e.name} ({code}): {msg}" if msg else f"{e.name} ({code})"
+
+
+class KafkaError(Exception):
+    """A failure carried back to the client as an error code: every layer (wire, the
+    domain, the coordinators, handlers) raises and catches this one class."""
+
+    def __init__(self, code: int, message: str | None = None) -> None:
+        super().__init__(message or ErrorCode(code).name)
+        self.code = code
+        self.message = message

@@ -33,10 +33,10 @@ from emulator.cluster.configs import (
 from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, GroupConfigDef, group_value
 from emulator.cluster.group_configs import validate as validate_group_value
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
 from emulator.cluster.steps import Steps
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SOURCE_DYNAMIC_GROUP = 8  # ConfigSource.DYNAMIC_GROUP_CONFIG

@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator.cluster import leadership
-from emulator.cluster.partition import KafkaError
-from wire.errors import MESSAGES
+from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:

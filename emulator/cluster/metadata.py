@@ -21,11 +21,12 @@ from typing import Any
 
 from emulator.cluster.clock import Clock, SystemClock
 from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import Partition
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.log.validator import TopicRules
 from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 LEGAL_TOPIC = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_TOPIC_LENGTH = 249
@@ -33,7 +34,7 @@ MAX_TOPIC_LENGTH = 249
 # may write (CreateTopics, CreatePartitions, CreateAcls, DeleteAcls, reassignments).
 MAX_RECORDS_PER_USER_OP = 10_000
 # What ``changed(keys=...)`` names and a parked request (``Delayed.keys``) waits on: a
-# partition (topic, index), or a group ("group", id) (emulator.cluster.groups.group_key).
+# partition (topic, index), or a group ("group", id) (emulator.coordinators.groups.coordinator.group_key).
 ChangeKey = tuple[str, int] | tuple[str, str]
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 

@@ -24,18 +24,10 @@ from emulator.log import (
     update_fetch_state,
 )
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import BatchHeader
 
 MAX_PRODUCER_BATCHES = 5  # Kafka keeps the metadata of the last 5 batches per producer
-
-
-class KafkaError(Exception):
-    """A business failure carried back to the client as an error code."""
-
-    def __init__(self, code: int, message: str | None = None) -> None:
-        super().__init__(message or E(code).name)
-        self.code = code
-        self.message = message
 
 
 @dataclass(slots=True)

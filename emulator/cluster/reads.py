@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.cluster.metadata import ClusterMetadata
-from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import InvalidRecordError, iter_timestamps, read_header
 
 Log = Any  # emulator.log's Log (Cython or pure twin)

@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 
 from emulator.cluster import leadership
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP, ClusterMetadata, Topic
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import Partition
 from emulator.cluster.state_machines import ReplicaState
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 ONLINE = leadership.OFFLINE  # PCB's Election.ONLINE: keep a valid leader, else the first valid
 UNCLEAN = leadership.UNCLEAN

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from emulator.cluster.metadata import ClusterMetadata, Topic
-from emulator.cluster.partition import KafkaError, Partition, epoch_end_offset
+from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.log import Log
 from emulator.log.validator import (
     Checked,
@@ -29,6 +29,7 @@ from emulator.log.validator import (
     validate_produce_batch,
 )
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import InvalidRecordError, split_batches
 
 

@@ -10,9 +10,10 @@ import heapq
 
 from emulator.cluster.configs import ConfigDict
 from emulator.cluster.metadata import ClusterMetadata
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import Partition
 from emulator.log import Log
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 
 def delete_records(state: ClusterMetadata, topic: str, index: int, offset: int) -> int:

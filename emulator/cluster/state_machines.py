@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
 from typing import cast
 
-from emulator.cluster.partition import KafkaError
+from wire.errors import KafkaError
 
 
 class PartitionState(Enum):

@@ -15,9 +15,10 @@ from emulator.cluster.metadata import (
     Topic,
     validate_topic_name,
 )
-from emulator.cluster.partition import KafkaError, Partition
+from emulator.cluster.partition import Partition
 from emulator.cluster.steps import STEP_PARTITIONS, Steps, drain
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 # ReplicationControlManager.MAX_PARTITIONS_PER_BATCH: the most partitions one CreateTopics
 # or CreatePartitions request may create. Kafka added it after requests for millions of

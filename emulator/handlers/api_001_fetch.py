@@ -24,11 +24,12 @@ data again once the ACL is back.
 from __future__ import annotations
 
 from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
-from emulator.cluster.partition import KafkaError, epoch_end_offset
+from emulator.cluster.partition import epoch_end_offset
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.util import error_of, node_endpoint, quota_throttle
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 1
 VERSIONS = (4, 18)

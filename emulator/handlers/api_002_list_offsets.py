@@ -10,11 +10,11 @@ timestamp newer than the request version gets UNSUPPORTED_VERSION.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 2
 VERSIONS = (1, 11)

@@ -12,12 +12,12 @@ the topic; authorized operations (v8+) are filled when asked for.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState, Topic, validate_topic_name
 from emulator.handlers.authz import NOT_REQUESTED, RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import live_brokers, reported_controller_id
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 3
 VERSIONS = (0, 13)

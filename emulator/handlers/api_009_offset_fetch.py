@@ -14,10 +14,10 @@ appends them), and an all-topics fetch leaves them out.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 9
 VERSIONS = (1, 10)

@@ -10,11 +10,10 @@ COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share keys (
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import node_endpoint
-from wire.errors import MESSAGES
+from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
 
 API_KEY = 10

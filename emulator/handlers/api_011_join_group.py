@@ -5,13 +5,13 @@ member has rejoined, or the rebalance timeout expired, or (an empty group)
 group.initial.rebalance.delay.ms passed. v4+ first answers MEMBER_ID_REQUIRED with a
 member id to rejoin with (KIP-394); group.instance.id (v5+) makes a static member;
 v9 lets a returning static leader skip the assignment. The coordinator's rules live
-in emulator.cluster.classic_groups.
+in emulator.coordinators.classic.group.
 """
 
 from __future__ import annotations
 
-from emulator.cluster.classic_groups import join_error
-from emulator.cluster.groups import group_key
+from emulator.coordinators.classic.group import join_error
+from emulator.coordinators.groups.coordinator import group_key
 from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E

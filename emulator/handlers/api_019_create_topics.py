@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections import Counter
 
 from emulator.cluster import config_ops, topics
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
 from emulator.handlers.util import after_pending, error_of
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 19
 VERSIONS = (2, 7)

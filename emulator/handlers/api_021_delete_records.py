@@ -7,11 +7,11 @@ watermark returned is the new log start offset. Must be sent to the leader.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 21
 VERSIONS = (0, 2)

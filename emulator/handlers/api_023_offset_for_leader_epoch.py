@@ -16,10 +16,11 @@ no ACLs).
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError, epoch_end_offset
+from emulator.cluster.partition import epoch_end_offset
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 23
 VERSIONS = (2, 4)

@@ -14,11 +14,11 @@ version, which changes nothing in how a marker is written.
 
 from __future__ import annotations
 
-from emulator.cluster.groups import OFFSETS_TOPIC
-from emulator.cluster.partition import KafkaError
+from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import control_batch
 
 API_KEY = 27

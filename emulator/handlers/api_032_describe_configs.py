@@ -10,12 +10,12 @@ requests, and its large response encoded off the event loop (emulator/server/dis
 from __future__ import annotations
 
 from emulator.cluster import config_ops
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.steps import Steps
 from emulator.handlers.authz import RT, Each, Op, config_resource
 from emulator.handlers.base import RequestContext, Sliced, sliced_if
 from emulator.handlers.util import error_of
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 32
 VERSIONS = (1, 4)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 
 from emulator.cluster import topics
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
 from emulator.handlers.util import after_pending, error_of
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 37
 VERSIONS = (0, 3)

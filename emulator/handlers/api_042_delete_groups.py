@@ -24,7 +24,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
         share = ctx.services.get("share")
         code = share.delete_group(gid) if not err and share is not None else None
-        if code is None:  # not a share group (emulator.cluster.share_coordinator)
+        if code is None:  # not a share group (emulator.coordinators.share.coordinator)
             code = err or gc.delete_group(gid)
         results.append({"group_id": gid, "error_code": code,
                         "error_message": MESSAGES.get(ErrorCode(code)) if code else None})

@@ -14,10 +14,10 @@ on every listed partition.
 from __future__ import annotations
 
 from emulator.cluster.election import elect_leaders
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 43
 VERSIONS = (0, 2)

@@ -7,10 +7,10 @@ subscribed to the topic; GROUP_ID_NOT_FOUND for an unknown group.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 47
 VERSIONS = (0, 0)

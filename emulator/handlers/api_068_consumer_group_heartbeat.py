@@ -5,7 +5,7 @@ leaving for a while); the coordinator assigns partitions server-side (uniform or
 range) and moves every member to its target assignment, revoking before reassigning.
 v0 members get their member id from the coordinator, v1 members bring their own
 (KIP-1082); v1 adds regular-expression subscriptions. The rules live in
-emulator.cluster.consumer_groups.
+emulator.coordinators.consumer.group.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ leader) answers with the member epoch and, when it changed, the member's assignm
 from the simple share assignor. Errors as Kafka: INVALID_REQUEST for an empty group or
 member id or a first heartbeat without topics, UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH,
 GROUP_ID_NOT_FOUND for a group of another type, GROUP_MAX_SIZE_REACHED
-(group.share.max.size). The rules live in emulator.cluster.share_groups.
+(group.share.max.size). The rules live in emulator.coordinators.share.groups.
 """
 
 from __future__ import annotations

@@ -24,13 +24,13 @@ be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be
 
 from __future__ import annotations
 
-from emulator.cluster.groups import group_key
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.share_coordinator import NoShareState
+from emulator.coordinators.groups.coordinator import group_key
+from emulator.coordinators.share.coordinator import NoShareState
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 78
 VERSIONS = (1, 2)

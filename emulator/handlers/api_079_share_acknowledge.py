@@ -10,11 +10,11 @@ malformed batches, NOT_LEADER_OR_FOLLOWER with the current leader.
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import acknowledge_all, top_error
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 79
 VERSIONS = (1, 2)

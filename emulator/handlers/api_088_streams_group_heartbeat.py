@@ -2,7 +2,7 @@
 
 Kafka Streams members join (epoch 0, with their topology), heartbeat and leave (-1;
 -2 for a static member leaving for a while); the coordinator assigns tasks with its
-sticky task assignor (emulator.cluster.streams_groups). v1 adds
+sticky task assignor (emulator.coordinators.streams.group). v1 adds
 TopologyDescriptionRequired (never set: no topology description plugin) and lets the
 coordinator answer the MISSING_CLIENT_TAGS status.
 
@@ -18,11 +18,11 @@ reports them missing in this response; so do we (they exist by the next heartbea
 from __future__ import annotations
 
 from emulator.cluster.metadata import INTERNAL_TOPICS, validate_topic_name
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.streams_topology import MISSING_INTERNAL_TOPICS
+from emulator.coordinators.streams.topology import MISSING_INTERNAL_TOPICS
 from emulator.handlers.authz import RT, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 88
 VERSIONS = (0, 1)

@@ -12,10 +12,10 @@ offset -1. v1 adds Lag (KIP-1226): high watermark - SPSO - records already finis
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, TOPIC_DENIED, Each, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 90
 VERSIONS = (0, 1)

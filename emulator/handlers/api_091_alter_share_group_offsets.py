@@ -9,10 +9,10 @@ dropped and the state epoch bumped. A group id not in use becomes an empty share
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, TOPIC_DENIED, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 91
 VERSIONS = (0, 0)

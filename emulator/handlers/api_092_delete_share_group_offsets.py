@@ -9,10 +9,10 @@ all when the group-level answer is an error (Kafka 4.4, measured).
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.authz import RT, TOPIC_DENIED, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 API_KEY = 92
 VERSIONS = (0, 0)

@@ -59,7 +59,7 @@ class Delayed:
     check: Callable[[], dict | None]
     deadline_ms: int
     expire: Callable[[], dict]
-    # The partitions (topic, index) or groups (emulator.cluster.groups.group_key) whose
+    # The partitions (topic, index) or groups (emulator.coordinators.groups.coordinator.group_key) whose
     # changes can complete it: the server re-runs ``check`` only when one of them
     # changes (or the whole cluster does). None: on every change.
     keys: frozenset[ChangeKey] | None = None

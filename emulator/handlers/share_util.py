@@ -3,10 +3,10 @@ partition, the current-leader hint, top-level error bodies."""
 
 from __future__ import annotations
 
-from emulator.cluster.partition import KafkaError
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import node_endpoint
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 

@@ -6,12 +6,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from emulator.cluster import config_ops
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state import ClusterState
 from emulator.cluster.steps import Steps
 from emulator.handlers.base import Delayed, RequestContext, sliced_if
 from emulator.security.acl import ANONYMOUS
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 
 def error_of(exc: KafkaError) -> tuple[int, str | None]:

@@ -18,9 +18,9 @@ import shutil
 import time
 from bisect import bisect_left
 
-from emulator.cluster.coordinator_log import replay
 from emulator.cluster.partition import Partition
-from emulator.cluster.share_state_log import replay as replay_share_state
+from emulator.coordinators.coordinator_log import replay
+from emulator.coordinators.share.state_log import replay as replay_share_state
 from emulator.log import Log
 from emulator.security.acl import AclStore
 from emulator.security.scram import CredentialStore

@@ -39,7 +39,7 @@ timeout or transactional.id.expiration.ms is due (a ``Deadlines`` heap, reschedu
 every change, which ``_persist`` sees) and those still waiting to write markers.
 
 Every change of a transaction's state is written as a TransactionLog record of
-__transaction_state (emulator.cluster.coordinator_log), the coordinator rebuilt from
+__transaction_state (emulator.coordinators.coordinator_log), the coordinator rebuilt from
 those when a data directory is loaded.
 """
 
@@ -48,11 +48,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from emulator.cluster.deadlines import Deadlines
-from emulator.cluster.groups import OFFSETS_TOPIC, partition_for
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
+from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, partition_for
+from emulator.coordinators.runtime.deadlines import Deadlines
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import InvalidRecordError, control_batch, read_header
 
 TXN_TOPIC = "__transaction_state"
@@ -139,7 +139,7 @@ class TransactionCoordinator:
         return default if v is None else int(v)
 
     def _persist(self, txn: TxnMetadata, removed: bool = False) -> None:
-        """News for the __transaction_state records (emulator.cluster.coordinator_log);
+        """News for the __transaction_state records (emulator.coordinators.coordinator_log);
         every change of a transaction passes here, so its timer is rescheduled here."""
         self.schedule(txn)
         self.state.emit("txn_changed", txn=txn, removed=removed)

@@ -16,8 +16,8 @@ import functools
 
 import re2
 
-from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # the error goes back to the client, not to stderr

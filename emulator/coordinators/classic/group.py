@@ -39,9 +39,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 EMPTY = "Empty"
 PREPARING_REBALANCE = "PreparingRebalance"

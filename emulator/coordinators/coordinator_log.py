@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import struct
 
-from emulator.cluster.classic_groups import ClassicGroup
-from emulator.cluster.groups import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
 from emulator.cluster.partition import Partition
-from emulator.cluster.transactions import (
+from emulator.coordinators.classic.group import ClassicGroup
+from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
+from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
     DEAD,

@@ -24,7 +24,7 @@ share.record.lock.duration.ms and share.delivery.count.limit.
 
 Share-partition state is persisted as Kafka's share coordinator does it: every change
 is announced (``share_state_changed``) and written as ShareSnapshot/ShareUpdate records
-of __share_group_state by emulator.cluster.share_state_log, which also reloads it with
+of __share_group_state by emulator.coordinators.share.state_log, which also reloads it with
 --data-dir. As in Kafka 4.x, the group coordinator initializes the share-partitions of
 every subscribed topic (InitializeShareGroupState at the group epoch, start offset -1 for
 a topic new to the group, 0 for a new partition of a known one) when a ShareGroupHeartbeat
@@ -48,7 +48,6 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-from emulator.cluster.deadlines import Deadlines, TouchedTable
 from emulator.cluster.group_configs import (
     SHARE_BROKER_DEFAULTS,
     broker_value,
@@ -56,11 +55,12 @@ from emulator.cluster.group_configs import (
     parse_duration_ms,
     validate,
 )
-from emulator.cluster.groups import group_key, partition_for
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.share_groups import DEAD, ShareGroup, ShareGroupOps
-from emulator.cluster.share_partition import Acquired, SharePartition
+from emulator.coordinators.groups.coordinator import group_key, partition_for
+from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroupOps
+from emulator.coordinators.share.partition import Acquired, SharePartition
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import CONTROL_BIT, read_header
 
 SHARE_STATE_TOPIC = "__share_group_state"
@@ -133,7 +133,7 @@ class ShareCoordinator(ShareGroupOps):
         for key in [k for k in self.partitions if k[1] not in live]:
             self._forget(key)
 
-    # ---- persistence (emulator.cluster.share_state_log writes the records) -------------
+    # ---- persistence (emulator.coordinators.share.state_log writes the records) -------------
     def _persist(self, sp: SharePartition) -> None:
         """The share coordinator's state of ``sp`` may have changed: write it. Every
         acquisition (a new lock) passes here, so its lock timer is rescheduled."""

@@ -25,7 +25,7 @@ Timers (checked by ``tick`` when ``consumer_due`` says one is due): the session 
 one that does not revoke partitions in time.
 
 Classic members inside a consumer group and the conversions both ways (online
-migration) are emulator.cluster.group_migration's.
+migration) are emulator.coordinators.consumer.migration's.
 
 Differs from Kafka: a known member rejoining with epoch 0 starts over with no
 partitions.
@@ -36,10 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from emulator.cluster.group_configs import group_value
-from emulator.cluster.partition import KafkaError
 from emulator.cluster.state_machines import TransitionTable
-from emulator.cluster.topic_regex import compile_topic_regex
+from emulator.coordinators.consumer.topic_regex import compile_topic_regex
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
 
@@ -93,7 +93,7 @@ class ConsumerMember:
     hb_deadline: int = 0
     revocation_deadline: int | None = None
     # A member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a
-    # consumer group (online migration, emulator.cluster.group_migration): its session
+    # consumer group (online migration, emulator.coordinators.consumer.migration): its session
     # timeout and JoinGroup protocols; None for a KIP-848 member.
     # (topic id, partition) -> the member epoch since which it holds it (assigned or
     # pending revocation): Kafka 4.4's assignment epochs, which let a commit carrying an

@@ -4,9 +4,9 @@ Modelled on the streams half of Kafka 4.4's GroupMetadataManager and its Streams
 Like a KIP-848 consumer group there is no join/sync barrier: members heartbeat, the
 coordinator keeps a group epoch, computes a target assignment of *tasks* (subtopology,
 partition) with the sticky task assignor and moves every member towards it one
-heartbeat at a time (emulator.cluster.streams_assignment). What is particular:
+heartbeat at a time (emulator.coordinators.streams.assignment). What is particular:
 
-- The first member to join brings the topology (emulator.cluster.streams_topology); the
+- The first member to join brings the topology (emulator.coordinators.streams.topology); the
   coordinator configures it against the cluster's topics and reports what stops it
   as statuses in the response: MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS,
   MISSING_INTERNAL_TOPICS (the handler then creates the repartition and changelog
@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from emulator.cluster import streams_assignment as sa
-from emulator.cluster import streams_topology as st
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
-from emulator.cluster.partition import KafkaError
+from emulator.coordinators.streams import assignment as sa
+from emulator.coordinators.streams import topology as st
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2

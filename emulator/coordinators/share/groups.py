@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
 

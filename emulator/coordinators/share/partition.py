@@ -36,8 +36,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 
 class RecordState(IntEnum):

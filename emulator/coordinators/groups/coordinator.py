@@ -26,7 +26,7 @@ time recomputed, and a coordinator move (a leader change of a __consumer_offsets
 partition) is noticed by comparing that topic's leaders and epochs, not per group.
 
 Committed offsets are also written as OffsetCommit records of __consumer_offsets
-(emulator.cluster.coordinator_log, which also expires them per
+(emulator.coordinators.coordinator_log, which also expires them per
 offsets.retention.minutes) and rebuilt from there when a data directory is loaded.
 Differs from Kafka: group metadata records are not written (members rejoin after a
 restart; their groups come back Empty with their offsets).
@@ -38,7 +38,7 @@ import base64
 import uuid
 from dataclasses import dataclass
 
-from emulator.cluster.classic_groups import (
+from emulator.coordinators.classic.group import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
@@ -50,12 +50,12 @@ from emulator.cluster.classic_groups import (
     join_error,
     sync_error,
 )
-from emulator.cluster.consumer_groups import ConsumerGroup, ConsumerGroupOps, consumer_due
-from emulator.cluster.deadlines import Deadlines, TouchedTable
-from emulator.cluster.group_migration import GroupMigrationOps
-from emulator.cluster.partition import KafkaError
-from emulator.cluster.streams_groups import StreamsGroup, StreamsGroupOps, streams_due
+from emulator.coordinators.consumer.group import ConsumerGroup, ConsumerGroupOps, consumer_due
+from emulator.coordinators.consumer.migration import GroupMigrationOps
+from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.streams.group import StreamsGroup, StreamsGroupOps, streams_due
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
@@ -360,7 +360,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         return out
 
     def _offsets_changed(self, group_id: str, offsets: dict) -> None:
-        """News for the __consumer_offsets records (emulator.cluster.coordinator_log);
+        """News for the __consumer_offsets records (emulator.coordinators.coordinator_log);
         None as a value is a deletion (a tombstone)."""
         if offsets:
             self.state.emit("offsets_changed", group=group_id, offsets=offsets)

@@ -42,14 +42,14 @@ Differs from Kafka: no group metadata records are written (see groups.py).
 
 from __future__ import annotations
 
-from emulator.cluster.classic_groups import (
+from emulator.coordinators.classic.group import (
     STABLE,
     ClassicGroup,
     ClassicMember,
     join_error,
     sync_error,
 )
-from emulator.cluster.consumer_groups import (
+from emulator.coordinators.consumer.group import (
     UNRELEASED,
     UNREVOKED,
     Assignment,
@@ -57,7 +57,6 @@ from emulator.cluster.consumer_groups import (
     ConsumerGroup,
     ConsumerMember,
 )
-from emulator.cluster.partition import KafkaError
 from wire.consumer_protocol import (
     ConsumerProtocolError,
     decode_assignment,
@@ -66,6 +65,7 @@ from wire.consumer_protocol import (
     encode_assignment,
 )
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 UPGRADE_POLICIES = ("upgrade", "bidirectional")
 DOWNGRADE_POLICIES = ("downgrade", "bidirectional")

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from emulator.cluster.partition import KafkaError
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 # StreamsGroupHeartbeatResponse's status codes.
 STALE_TOPOLOGY = 0

@@ -37,10 +37,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from emulator.cluster.groups import partition_for
-from emulator.cluster.share_coordinator import SHARE_STATE_TOPIC, kafka_uuid
-from emulator.cluster.share_groups import ShareGroup
-from emulator.cluster.share_partition import SharePartition
+from emulator.coordinators.groups.coordinator import partition_for
+from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, kafka_uuid
+from emulator.coordinators.share.groups import ShareGroup
+from emulator.coordinators.share.partition import SharePartition
 from wire.records import Record, build_batch, decode_records, read_header
 from wire.share_state_records import (
     SNAPSHOT,

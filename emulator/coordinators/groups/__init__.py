@@ -1,0 +1,1 @@
+"""The group coordinator: one namespace of groups of every type, committed offsets."""

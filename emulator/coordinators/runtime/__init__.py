@@ -1,0 +1,1 @@
+"""The coordinators' shared runtime: placement, deadlines, KIP-848 members."""

@@ -1,0 +1,1 @@
+"""KIP-1071 streams groups: StreamsGroupHeartbeat, topology, task assignment."""
