@@ -64,7 +64,7 @@ def main() -> None:
     cluster = Cluster(3, config={"group.consumer.session.timeout.ms": str(SESSION_MS),
                                  "group.initial.rebalance.delay.ms": "0"}).start()
     try:
-        gc = cluster.server.services["groups"]
+        gc = cluster.server.services.groups
         t0 = time.perf_counter()
         cluster.call(lambda: fill(gc, args.groups))
         states: dict[str, int] = {}

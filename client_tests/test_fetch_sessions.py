@@ -151,7 +151,7 @@ def test_kafka_python_consumes_through_incremental_sessions(bootstrap: str,
     finally:
         consumer.close()
     assert len(seen) == 600
-    caches = cluster.server.services["fetch_sessions"].caches
+    caches = cluster.server.services.fetch_sessions.caches
     # kafka-python opened a session on each leader it fetched from and moved on to
     # incremental fetches (epochs past 1).
     wait_for(lambda: any(s.epoch > 1 for c in list(caches.values())

@@ -425,7 +425,7 @@ def test_streams_group_heartbeat_needs_describe_on_topics_and_create_for_interna
     cluster.create_topic(source, 1, 3)
 
     def coordinator() -> Client:
-        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        broker = cluster.call(lambda: cluster.server.services.groups.coordinator_for(group))
         return Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(broker))
 
     def grant(rtype: RT, name: str, op: Op) -> None:
@@ -471,7 +471,7 @@ def test_consumer_group_heartbeat_needs_describe_on_subscribed_topics(cluster: C
     cluster.create_topic(topic, 1, 3)
 
     def coordinator() -> Client:
-        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        broker = cluster.call(lambda: cluster.server.services.groups.coordinator_for(group))
         return Client(cluster, "alice", cluster.broker_ids.index(broker))
 
     try:

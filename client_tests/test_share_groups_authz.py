@@ -127,7 +127,7 @@ def test_share_api_authorization(cluster: Cluster, case: Case, acl: str) -> None
     cluster.create_topic(topic, 1, 3)
 
     def client_for(group: str) -> Client:
-        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        broker = cluster.call(lambda: cluster.server.services.groups.coordinator_for(group))
         return Client(cluster, "alice", cluster.broker_ids.index(broker))
 
     def grant(rtype: RT, name: str, op: Op, perm: PermissionType) -> None:
@@ -184,7 +184,7 @@ SHARE_FETCH_TOPIC_READ = [(0, 29), (0, 0)]
 def test_share_fetch_needs_read_on_each_topic(cluster: Cluster) -> None:  # noqa: F811
     topic, group = names()
     cluster.create_topic(topic, 1, 3)
-    share = cluster.server.services["share"]
+    share = cluster.server.services.share
 
     def join() -> None:  # the share-partition's state, as a member's heartbeat starts it
         cluster.call(lambda: share.share_group_heartbeat(group, "m0", 0, rack_id=None,
@@ -316,7 +316,7 @@ def test_share_apis_need_topic_acls(cluster: Cluster) -> None:  # noqa: F811
         cluster.create_topic(t, 1, 3)
 
     def client_for(group: str) -> Client:
-        broker = cluster.call(lambda: cluster.server.services["groups"].coordinator_for(group))
+        broker = cluster.call(lambda: cluster.server.services.groups.coordinator_for(group))
         return Client(cluster, "alice", cluster.broker_ids.index(broker))
 
     try:

@@ -354,7 +354,7 @@ def test_share_coordinator_apis(cluster: Target, topic_name: str) -> None:
     key = f"{g}:{kafka_uuid(tid)}:0"
     node = find_coordinator(c, key, key_type=2)
     if isinstance(c, Cluster):  # the emulator's own view of the share coordinator
-        sc = c.server.services["share"]
+        sc = c.server.services.share
         assert node == c.call(lambda: sc.coordinator_for(key))
     sconn = conn_to(c, node)
     wrong = conn_to(c, next(b for b in sorted(c.broker_ids) if b != node))

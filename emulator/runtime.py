@@ -210,7 +210,7 @@ class Cluster:
         services = build_services(self.state)
         if self.store is not None:
             self.store.restore_services(self.state, services)
-        services["security"] = self.security
+        services.security = self.security
         ssl_context = None
         if any(sp.uses_tls for sp in self.listener_specs):
             from emulator.server import tls

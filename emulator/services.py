@@ -1,48 +1,58 @@
-"""Domain services beyond the partition data: group and transaction coordinators,
-fetch sessions, client quotas.
+"""Domain services beyond the partition data: the coordinators, fetch sessions, client
+quotas, and what the server adds (security, the advertised API versions, features).
 
-``build_services`` creates them for one cluster; handlers find them in ``ctx.services``
-by name ("groups", "transactions", "share", "fetch_sessions", "quotas"). Each is
-optional so that the core runs without them.
+``build_services`` creates them for one cluster; handlers find them as attributes of
+``ctx.services`` (a ``Services``). Every attribute may be None so that the core, and a
+unit test that builds one ``RequestContext`` by hand, runs without the rest.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from emulator.cluster.fetch_sessions import FetchSessions
 from emulator.cluster.quotas import ClientQuotas
 from emulator.cluster.state import ClusterState
+from emulator.coordinators.coordinator_log import CoordinatorLog
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.state_log import ShareStateLog
+from emulator.coordinators.transactions.coordinator import TransactionCoordinator
+
+if TYPE_CHECKING:
+    from emulator.security.config import Security
+    from emulator.versions import FeatureLevels, Ranges
 
 
-def build_services(state: ClusterState) -> dict[str, Any]:
-    services: dict[str, Any] = {}
-    try:
-        from emulator.coordinators.groups.coordinator import GroupCoordinator
-    except ImportError:
-        pass
-    else:
-        services["groups"] = GroupCoordinator(state)
-    try:
-        from emulator.coordinators.transactions.coordinator import TransactionCoordinator
-    except ImportError:
-        pass
-    else:
-        services["transactions"] = TransactionCoordinator(state, services.get("groups"))
-    if "groups" in services and "transactions" in services:
-        from emulator.coordinators.coordinator_log import CoordinatorLog
+@dataclass
+class Services:
+    """The services of one cluster, by role."""
 
-        services["coordinator_log"] = CoordinatorLog(state, services["groups"],
-                                                     services["transactions"])
-    if "groups" in services:
-        from emulator.coordinators.share.coordinator import ShareCoordinator
-
-        services["share"] = ShareCoordinator(state, services["groups"])
-        from emulator.coordinators.share.state_log import ShareStateLog
-
-        services["share_state_log"] = ShareStateLog(state, services["share"])
-    services["fetch_sessions"] = FetchSessions(state)
-    services["quotas"] = ClientQuotas()
+    groups: GroupCoordinator | None = None
+    transactions: TransactionCoordinator | None = None
+    # The __consumer_offsets / __transaction_state records of the two above.
+    coordinator_log: CoordinatorLog | None = None
+    share: ShareCoordinator | None = None
+    share_state_log: ShareStateLog | None = None
+    fetch_sessions: FetchSessions | None = None
+    quotas: ClientQuotas | None = None
     # UnregisterBroker: stopped brokers whose registration was removed (until they start)
-    services["unregistered_brokers"] = set()
-    return services
+    unregistered_brokers: set[int] = field(default_factory=set)
+    # Set by the runtime and the server (emulator.runtime, emulator.server.app).
+    security: Security | None = None
+    advertised: Ranges = field(default_factory=dict)  # the API versions we advertise
+    features: FeatureLevels | None = None
+
+
+def build_services(state: ClusterState) -> Services:
+    """Each constructor registers its hooks on ``state``: this order is their order."""
+    s = Services()
+    s.groups = GroupCoordinator(state)
+    s.transactions = TransactionCoordinator(state, s.groups)
+    s.coordinator_log = CoordinatorLog(state, s.groups, s.transactions)
+    s.share = ShareCoordinator(state, s.groups)
+    s.share_state_log = ShareStateLog(state, s.share)
+    s.fetch_sessions = FetchSessions(state)
+    s.quotas = ClientQuotas()
+    return s

@@ -23,6 +23,7 @@ from emulator.coordinators.transactions.coordinator import (
 from emulator.handlers import api_011_join_group, api_078_share_fetch
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.server.app import EmulatorServer
+from emulator.services import Services
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
@@ -181,7 +182,7 @@ def test_a_parked_join_is_rechecked_only_when_its_group_changes() -> None:
     others = {f"o{i}": classic_group(gc, f"o{i}") for i in range(200)}
     server = EmulatorServer(s)
     coordinator = gc.coordinator_for("target")
-    ctx = RequestContext(s, coordinator, 11, 5, 1, "c", services={"groups": gc})
+    ctx = RequestContext(s, coordinator, 11, 5, 1, "c", services=Services(groups=gc))
     counted = CountedChecks()
 
     def parked() -> Delayed:
@@ -320,7 +321,7 @@ def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
     counted = CountedChecks()
 
     def share_fetch(group: str, p, wait: int):
-        ctx = RequestContext(s, p.leader, 78, 1, 1, "c", services={"share": sc})
+        ctx = RequestContext(s, p.leader, 78, 1, 1, "c", services=Services(share=sc))
         return api_078_share_fetch.handle(ctx, {
             "group_id": group, "member_id": f"{group}-m", "share_session_epoch": 0,
             "max_wait_ms": wait, "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 100,

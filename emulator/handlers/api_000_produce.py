@@ -92,7 +92,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         # request's transactional id, and a null id is never authorized
         return NO_RESPONSE if acks == 0 else _refuse_all(
             ctx, req, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    txn = ctx.services.get("transactions")
+    txn = ctx.services.transactions
     implicit_add = version >= 12 and transaction_version(ctx) >= 2
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
     for td in req["topic_data"]:
@@ -120,7 +120,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
             entries.append((name or "", idx, r))
         results.append((td, entries))
     # KIP-13 producer_byte_rate: the bytes count against the quota even when refused
-    quotas = ctx.services.get("quotas")
+    quotas = ctx.services.quotas
     throttle = quota_throttle(ctx, "producer_byte_rate", sum(
         len(pd["records"] or b"") for td in req["topic_data"] for pd in td["partition_data"])
     ) if quotas is not None and quotas.quotas else 0

@@ -115,7 +115,7 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
 def _denied(ctx: RequestContext, fc: FetchContext) -> frozenset[str]:
     """Topics of the fetch context the principal may not READ (once per request, as
     Kafka's filterByAuthorized; nothing without an authorizer)."""
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return frozenset()
     names = {cp.topic for cp in fc.partitions if cp.topic is not None}
@@ -149,7 +149,7 @@ def _respond(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
     if fc.error != E.NONE:
         return {"throttle_time_ms": 0, "error_code": fc.error, "session_id": 0,
                 "responses": []}
-    cache = ctx.services["fetch_sessions"].cache(ctx.broker_id)
+    cache = ctx.services.fetch_sessions.cache(ctx.broker_id)
     session_id, pairs = finish(cache, fc, answers, ctx.cluster.now(), privileged=False,
                                uses_topic_ids=version >= 13)
     responses: list[dict] = []
@@ -170,7 +170,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     cluster = ctx.cluster
     resolve = ({t["topic_id"]: getattr(cluster.topics_by_id.get(t["topic_id"]), "name", None)
                 for t in req["topics"]} if version >= 13 else {})
-    cache = ctx.services["fetch_sessions"].cache(ctx.broker_id)
+    cache = ctx.services.fetch_sessions.cache(ctx.broker_id)
     fc = new_context(cache, req, version, cluster.now(), resolve)
     if fc.error != E.NONE:
         return _respond(ctx, req, version, fc, [], {})

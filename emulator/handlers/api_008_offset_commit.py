@@ -29,7 +29,7 @@ ZERO_ID = bytes(16)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     cluster = ctx.cluster
     group_id = req["group_id"]
     # KafkaApis' response builder: topic -> its entry, in the order errors were added.

@@ -32,7 +32,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
                  require_stable: bool, member_id: str | None, member_epoch: int,
                  version: int) -> tuple[int, list[dict]]:
     """(group error, response topics) for one group."""
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     cluster = ctx.cluster
     by_id = version >= 10
     wanted: list[tuple[dict, str | None]] | None = None
@@ -45,7 +45,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
             else:
                 wanted.append((t, t["name"]))
     denied: list[tuple[dict, str]] = []
-    if wanted is not None and ctx.services.get("security") is not None:
+    if wanted is not None and ctx.services.security is not None:
         denied = [(t, n) for t, n in wanted
                   if n is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, n)]
         wanted = [(t, n) for t, n in wanted if (t, n) not in denied]

@@ -26,12 +26,12 @@ def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
            "error_message": None}
     try:
         if key_type == 0:
-            coordinator = ctx.services["groups"]
+            coordinator = ctx.services.groups
         elif key_type == 2:  # the share coordinator of a "group:topicId:partition" key
-            coordinator = ctx.services["share"]
+            coordinator = ctx.services.share
         elif key_type == 1:
             # An empty transactional id hashes like any other: Kafka 4.4 answers NONE.
-            coordinator = ctx.services["transactions"]
+            coordinator = ctx.services.transactions
         else:
             raise KafkaError(E.INVALID_REQUEST, f"Unsupported key type {key_type}")
         # Kafka: DESCRIBE on the group or transactional id the caller looks up.

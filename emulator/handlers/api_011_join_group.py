@@ -30,7 +30,7 @@ def _response(r: dict, version: int) -> dict:
 
 
 def handle(ctx: RequestContext, req: dict, version: int):
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     group_id, member_id = req["group_id"], req["member_id"]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:

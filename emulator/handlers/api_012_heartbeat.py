@@ -15,7 +15,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     err = gc.coordinator_error(ctx.broker_id, req["group_id"])
     if not err:
         gc.tick()

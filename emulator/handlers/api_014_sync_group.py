@@ -23,7 +23,7 @@ def _response(r: dict) -> dict:
 
 
 def handle(ctx: RequestContext, req: dict, version: int):
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     group_id = req["group_id"]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:

@@ -18,7 +18,7 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     want_ops = version >= 3 and req["include_authorized_operations"]
     groups = []
     for gid in req["groups"]:
@@ -33,7 +33,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             continue
         gc.tick()
         d = gc.describe_group(gid, version)
-        share = ctx.services.get("share")
+        share = ctx.services.share
         if version >= 6 and share is not None and share.is_share_group(gid):
             d["error_message"] = f"Group {gid} is not a classic group."  # a share group
         d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) if want_ops \

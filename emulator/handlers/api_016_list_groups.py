@@ -18,13 +18,13 @@ AUTHORIZE = ()  # groups are filtered by DESCRIBE in the handler (CLUSTER DESCRI
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     gc.tick()
     groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
                             req["types_filter"] if version >= 5 else None,
                             broker_id=ctx.broker_id)
-    if "share" in ctx.services:
-        groups += ctx.services["share"].list_share_groups(
+    if ctx.services.share is not None:
+        groups += ctx.services.share.list_share_groups(
             req["states_filter"] if version >= 4 else None,
             req["types_filter"] if version >= 5 else None, broker_id=ctx.broker_id)
     if not allowed(ctx, Op.DESCRIBE, RT.CLUSTER):

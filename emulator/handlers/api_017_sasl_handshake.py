@@ -20,7 +20,7 @@ AUTHORIZE = ()  # authentication itself: no principal yet
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    security, session = ctx.services.get("security"), ctx.session
+    security, session = ctx.services.security, ctx.session
     if security is None or session is None or not session.uses_sasl:
         return {"error_code": E.ILLEGAL_SASL_STATE, "mechanisms": []}
     if session.complete and not session.may_reauthenticate(security, ctx.cluster.now()):

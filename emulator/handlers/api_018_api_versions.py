@@ -32,7 +32,7 @@ _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def api_keys(ctx: RequestContext) -> list[dict]:
-    ranges = ctx.services["advertised"]
+    ranges = ctx.services.advertised
     return [
         {"api_key": k, "min_version": lo, "max_version": hi}
         for k, (lo, hi) in sorted(ranges.items())
@@ -40,7 +40,7 @@ def api_keys(ctx: RequestContext) -> list[dict]:
 
 
 def _features(ctx: RequestContext, version: int) -> dict:
-    levels = ctx.services.get("features") or FeatureLevels()
+    levels = ctx.services.features or FeatureLevels()
     supported, finalized = levels.supported, levels.finalized
     return {
         "supported_features": [

@@ -36,7 +36,7 @@ AUTHORIZE = (Custom(_authorize),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    tc = ctx.services["transactions"]
+    tc = ctx.services.transactions
     out = {"throttle_time_ms": 0, "producer_id": -1, "producer_epoch": -1,
            "ongoing_txn_producer_id": -1, "ongoing_txn_producer_epoch": -1}
     if version >= 6 and req.get("enable2_pc"):

@@ -33,12 +33,12 @@ def _topic_results(results: dict[tuple[str, int], int]) -> list[dict]:
 def _add(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics: list[dict],
          verify_only: bool) -> dict[tuple[str, int], int]:
     partitions = [(t["name"], p) for t in topics for p in t["partitions"]]
-    return ctx.services["transactions"].add_partitions(
+    return ctx.services.transactions.add_partitions(
         txn_id, pid, epoch, partitions, broker_id=ctx.broker_id, verify_only=verify_only)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    ctx.services["transactions"].tick()
+    ctx.services.transactions.tick()
     if version < 4:
         res = _add(ctx, req["v3_and_below_transactional_id"], req["v3_and_below_producer_id"],
                    req["v3_and_below_producer_epoch"], req["v3_and_below_topics"], False)

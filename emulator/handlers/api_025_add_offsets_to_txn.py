@@ -15,7 +15,7 @@ AUTHORIZE = (
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    tc = ctx.services["transactions"]
+    tc = ctx.services.transactions
     tc.tick()
     err = tc.add_offsets(req["transactional_id"], req["producer_id"], req["producer_epoch"],
                          req["group_id"], broker_id=ctx.broker_id)

@@ -19,7 +19,7 @@ AUTHORIZE = (One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    tc = ctx.services["transactions"]
+    tc = ctx.services.transactions
     tc.tick()
     err, pid, epoch = tc.end_txn(req["transactional_id"], req["producer_id"],
                                  req["producer_epoch"], req["committed"],

@@ -56,7 +56,7 @@ def _write(ctx: RequestContext, marker: dict, topic: str, index: int) -> int:
     offset = cluster.append_control(p, control_batch(commit, pid, epoch, cluster.now()))
     p.complete_txn(pid, epoch, offset, commit)
     if topic == OFFSETS_TOPIC:
-        groups = ctx.services.get("groups")
+        groups = ctx.services.groups
         if groups is not None:
             for group_id in [g for g in groups.pending_txn if groups.partition_for(g) == index]:
                 groups.complete_txn(group_id, pid, commit)

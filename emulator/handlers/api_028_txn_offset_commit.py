@@ -27,7 +27,7 @@ AUTHORIZE = (
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     group_id = req["group_id"]
     known: list[tuple[int, str, list]] = []  # (index in the response, name, partitions)
     topics_out: list[dict] = []
@@ -47,7 +47,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                        p["committed_metadata"]) for p in parts])
               for _, name, parts in known]
     err = gc.coordinator_error(ctx.broker_id, group_id)
-    tc = ctx.services.get("transactions")
+    tc = ctx.services.transactions
     if not err and version >= 5 and tc is not None and transaction_version(ctx) >= 2:
         err = tc.add_offsets(req["transactional_id"], req["producer_id"],
                              req["producer_epoch"], group_id)

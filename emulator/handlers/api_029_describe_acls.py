@@ -31,7 +31,7 @@ def acl_filter(req: dict, prefix: str = "") -> AclFilter | None:
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER,
                 "resources": []}

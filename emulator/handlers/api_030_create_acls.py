@@ -46,7 +46,7 @@ def _create(sec: object, c: dict) -> dict:
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return {"results": [{"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER}
                             for _ in req["creations"]]}

@@ -38,7 +38,7 @@ def _delete(sec: object, item: dict) -> dict:
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return {"filter_results": [
             {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER}

@@ -22,7 +22,7 @@ AUTHORIZE = ()  # authentication itself: no principal yet
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    security, session = ctx.services.get("security"), ctx.session
+    security, session = ctx.services.security, ctx.session
     if security is None or session is None or session.state != AUTHENTICATE:
         return {"error_code": E.ILLEGAL_SASL_STATE,
                 "error_message": "SaslAuthenticate request received after successful "

@@ -17,12 +17,12 @@ AUTHORIZE = (Each(RT.GROUP, Op.DELETE, "groups_names"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     gc.tick()
     results = []
     for gid in req["groups_names"]:
         err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-        share = ctx.services.get("share")
+        share = ctx.services.share
         code = share.delete_group(gid) if not err and share is not None else None
         if code is None:  # not a share group (emulator.coordinators.share.coordinator)
             code = err or gc.delete_group(gid)

@@ -18,7 +18,7 @@ AUTHORIZE = (One(RT.GROUP, Op.DELETE, "group_id"), Each(RT.TOPIC, Op.READ, "topi
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     group_id = req["group_id"]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:

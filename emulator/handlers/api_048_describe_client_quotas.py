@@ -21,7 +21,7 @@ AUTHORIZE = (ClusterOp(Op.DESCRIBE_CONFIGS),)
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     try:
-        found = ctx.services["quotas"].describe(req["components"], req["strict"])
+        found = ctx.services.quotas.describe(req["components"], req["strict"])
     except QuotaError as e:
         return {"throttle_time_ms": 0, "error_code": e.code, "error_message": e.message,
                 "entries": None}

@@ -22,7 +22,7 @@ AUTHORIZE = (ClusterOp(Op.ALTER_CONFIGS),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    quotas = ctx.services["quotas"]
+    quotas = ctx.services.quotas
     entries = []
     for entry in req["entries"]:
         out = {"error_code": E.NONE, "error_message": None, "entity": entry["entity"]}

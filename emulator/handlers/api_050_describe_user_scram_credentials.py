@@ -19,7 +19,7 @@ AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     store = sec.credentials if sec is not None else None
     users = store.users if store is not None else {}
     names = [u["name"] for u in req["users"] or []] or sorted(users)

@@ -55,7 +55,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             {"user": u, "error_code": E.CLUSTER_AUTHORIZATION_FAILED,
              "error_message": denied_message(ctx, API_KEY, E.CLUSTER_AUTHORIZATION_FAILED,
                                              Op.ALTER)} for u in users]}
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     if sec is None:
         return {"results": []}
     store = sec.credentials

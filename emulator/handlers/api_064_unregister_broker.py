@@ -21,7 +21,7 @@ AUTHORIZE = (ClusterOp(Op.ALTER),)  # ControllerApis.handleUnregisterBroker
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     broker_id = req["broker_id"]
-    unregistered: set[int] = ctx.services["unregistered_brokers"]
+    unregistered: set[int] = ctx.services.unregistered_brokers
     cluster = ctx.cluster
     if cluster.is_alive(broker_id):
         unregistered.discard(broker_id)  # running: registered again

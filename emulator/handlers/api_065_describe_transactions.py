@@ -13,7 +13,7 @@ AUTHORIZE = (Each(RT.TRANSACTIONAL_ID, Op.DESCRIBE, "transactional_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    tc = ctx.services["transactions"]
+    tc = ctx.services.transactions
     tc.tick()
     return {"throttle_time_ms": 0, "transaction_states": [
         tc.describe(tid, broker_id=ctx.broker_id) for tid in req["transactional_ids"]]}

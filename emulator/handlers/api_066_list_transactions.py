@@ -17,7 +17,7 @@ AUTHORIZE = ()  # transactional ids are filtered by DESCRIBE in the handler
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    tc = ctx.services["transactions"]
+    tc = ctx.services.transactions
     tc.tick()
     err, unknown, txns = tc.list_transactions(
         broker_id=ctx.broker_id, states=req["state_filters"],

@@ -20,9 +20,9 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_descri
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     err = gc.coordinator_error(ctx.broker_id, req["group_id"])
-    share = ctx.services.get("share")
+    share = ctx.services.share
     if not err and share is not None and share.is_share_group(req["group_id"]):
         r = {"error_code": E.GROUP_ID_NOT_FOUND, "member_id": None, "member_epoch": 0,
              "error_message": f"Group {req['group_id']} is not a consumer group.",

@@ -28,8 +28,7 @@ def _names(ctx: RequestContext, resource_type: int) -> list[str]:
         return sorted(cluster.topics)
     if resource_type == GROUP:
         ids: set[str] = set()
-        for service in ("groups", "share"):
-            coordinator = ctx.services.get(service)
+        for coordinator in (ctx.services.groups, ctx.services.share):
             if coordinator is not None:
                 ids.update(coordinator.groups)
         return sorted(ids)

@@ -21,7 +21,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_descri
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     err = sc.gc.coordinator_error(ctx.broker_id, req["group_id"]) if req["group_id"] else 0
     if err:
         r = {"error_code": err, "error_message": E(err).name, "member_id": None,

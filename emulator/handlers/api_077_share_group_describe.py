@@ -16,7 +16,7 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
 
     def describe(gid: str) -> dict:

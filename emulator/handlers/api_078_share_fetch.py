@@ -39,7 +39,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
 
 
 def handle(ctx: RequestContext, req: dict, version: int):
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
     group_id, member_id = req["group_id"], req["member_id"]
     epoch = req["share_session_epoch"]

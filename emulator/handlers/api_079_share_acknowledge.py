@@ -23,7 +23,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
     group_id, member_id = req["group_id"], req["member_id"]
     lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0

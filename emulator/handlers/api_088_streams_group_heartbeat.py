@@ -54,7 +54,7 @@ def _valid(name: str) -> bool:
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     if req["topology"] is not None:
         required = _topology_topics(req["topology"])
         internal = [t for t in required if t in INTERNAL_TOPICS]
@@ -69,7 +69,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             return _error(E.TOPIC_AUTHORIZATION_FAILED)
     gid = req["group_id"]
     err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-    share = ctx.services.get("share")
+    share = ctx.services.share
     if err:
         return _error(err)
     if share is not None and share.is_share_group(gid):

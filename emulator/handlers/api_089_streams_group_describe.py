@@ -21,7 +21,7 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    gc = ctx.services["groups"]
+    gc = ctx.services.groups
     gc.tick()
 
     def describe(gid: str) -> dict:

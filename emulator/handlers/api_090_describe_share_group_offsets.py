@@ -23,7 +23,7 @@ AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups", name="group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
     groups = []
     for g in req["groups"]:

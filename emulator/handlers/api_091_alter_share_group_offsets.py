@@ -21,7 +21,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
     gid = req["group_id"]
     # Kafka 4.4: topics without READ are answered TOPIC_AUTHORIZATION_FAILED per

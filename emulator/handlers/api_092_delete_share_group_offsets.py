@@ -21,7 +21,7 @@ AUTHORIZE = (One(RT.GROUP, Op.DELETE, "group_id"),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     sc.tick()
     gid = req["group_id"]
     names = [t["topic_name"] for t in req["topics"]]

@@ -72,7 +72,7 @@ TOPIC_DENIED = "Topic authorization failed."  # Errors.TOPIC_AUTHORIZATION_FAILE
 
 
 def _authorizer(ctx: RequestContext) -> Any:
-    sec = ctx.services.get("security")
+    sec = ctx.services.security
     return sec.authorizer if sec is not None else None
 
 

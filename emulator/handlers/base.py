@@ -20,6 +20,7 @@ from emulator.cluster.metadata import ChangeKey
 from emulator.cluster.state import ClusterState
 from emulator.security.acl import ANONYMOUS
 from emulator.security.session import Session
+from emulator.services import Services
 
 
 @dataclass
@@ -32,7 +33,7 @@ class RequestContext:
     client_id: str | None
     connection_id: int = 0
     client_host: str = ""
-    services: dict[str, Any] = field(default_factory=dict)  # group/txn coordinators
+    services: Services = field(default_factory=Services)  # the coordinators and others
     # The connection's authentication state (emulator.security.session.Session); None
     # for in-process callers. Its ``principal`` is what the authorizer checks.
     session: Session | None = None

@@ -56,7 +56,7 @@ def acknowledge_all(ctx: RequestContext, sc, group_id: str, member_id: str,
 def per_state_partition(ctx: RequestContext, req: dict, apply) -> dict:
     """The share coordinator APIs (83-87): ``apply(group, topic id, partition row)`` per
     partition, after checking this broker is that share-partition's share coordinator."""
-    sc = ctx.services["share"]
+    sc = ctx.services.share
     results = []
     for t in req["topics"]:
         rows = []

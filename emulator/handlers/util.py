@@ -48,14 +48,14 @@ def node_endpoint(cluster: ClusterState, broker_id: int,
 def transaction_version(ctx: RequestContext) -> int:
     """The finalized ``transaction.version`` feature level the cluster runs at (2:
     transactions v2, KIP-890 part 2), as ApiVersions advertises it."""
-    levels = ctx.services.get("features")
+    levels = ctx.services.features
     return levels.finalized.get("transaction.version", 0) if levels is not None else 0
 
 
 def quota_throttle(ctx: RequestContext, key: str, size: int) -> int:
     """Record ``size`` bytes against the client's ``key`` quota (producer_byte_rate,
     consumer_byte_rate); the throttle_time_ms Kafka would answer (0 without a quota)."""
-    quotas = ctx.services.get("quotas")
+    quotas = ctx.services.quotas
     if quotas is None or not quotas.quotas:
         return 0
     user = ctx.principal.split(":", 1)[-1]

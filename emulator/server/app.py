@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from typing import Any
 
 from emulator.cluster.state import ClusterState
 from emulator.handlers import HANDLERS
@@ -31,6 +30,7 @@ from emulator.server.limits import ConnectionLimits
 from emulator.server.listeners import BrokerListener, TlsServer
 from emulator.server.offload import BatchChecker
 from emulator.server.purgatory import Purgatory
+from emulator.services import Services
 from emulator.versions import DEFAULT_RELEASE, advertised, features
 
 log = logging.getLogger("kafka_emulator")
@@ -44,7 +44,7 @@ class EmulatorServer:
         state: ClusterState,
         bind_host: str = "127.0.0.1",
         kafka_version: str = DEFAULT_RELEASE,
-        services: dict[str, Any] | None = None,
+        services: Services | None = None,
         listener_specs: list[ListenerSpec] | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
@@ -52,10 +52,10 @@ class EmulatorServer:
         self.bind_host = bind_host
         implemented = {k: h.versions for k, h in HANDLERS.items()}
         self.advertised = advertised(implemented, kafka_version)
-        self.services: dict[str, Any] = {
-            "advertised": self.advertised, "features": features(self.advertised, kafka_version),
-            **(services or {})}
-        self.security: Security | None = self.services.get("security")
+        self.services = services if services is not None else Services()
+        self.services.advertised = self.advertised
+        self.services.features = features(self.advertised, kafka_version)
+        self.security: Security | None = self.services.security
         self.ssl_context = ssl_context
         specs = listener_specs or [ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0)]
         first = specs[0]
@@ -102,7 +102,7 @@ class EmulatorServer:
 
     def _ip_connection_rate(self, ip: str) -> int | None:
         """An address's connection_creation_rate quota (KIP-612), from the client quotas."""
-        quotas = self.services.get("quotas")
+        quotas = self.services.quotas
         return quotas.ip_connection_rate(ip) if quotas is not None else None
 
     # ---- lifecycle ---------------------------------------------------------------

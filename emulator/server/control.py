@@ -313,10 +313,10 @@ class ControlPlane:
         now = time.monotonic()
         if self._snapshot is not None and now - self._snapshot[0] < SNAPSHOT_REUSE_S:
             return self._snapshot[1]  # several pages open: build once per refresh
-        services = c.server.services if c.server is not None else {}
+        groups = c.server.services.groups if c.server is not None else None
         t0 = time.perf_counter()
         snap = console_snapshot(
-            c.state, groups=services.get("groups"), faults=c.faults.model.describe(),
+            c.state, groups=groups, faults=c.faults.model.describe(),
             fault_log=list(c.faults.log), schedule=self.schedule.status() if self.schedule
             else None, cache=self.console_cache)
         snap["build_ms"] = round((time.perf_counter() - t0) * 1000, 2)

@@ -27,6 +27,7 @@ from emulator.security.session import Session
 from emulator.server.listeners import BrokerListener
 from emulator.server.offload import BatchChecker
 from emulator.server.purgatory import Purgatory
+from emulator.services import Services
 from wire.codec import DecodeError
 from wire.connection import ServerConnection
 from wire.errors import ErrorCode as E
@@ -61,7 +62,7 @@ class Dispatcher:
     """Serves request frames for an EmulatorServer (its ``dispatcher``)."""
 
     def __init__(self, state: ClusterState, advertised: dict[int, tuple[int, int]],
-                 services: dict[str, Any], faults: FaultHooks, batches: BatchChecker,
+                 services: Services, faults: FaultHooks, batches: BatchChecker,
                  purgatory: Purgatory) -> None:
         self.state = state
         self.advertised = advertised
@@ -166,7 +167,7 @@ class Dispatcher:
     def request_quota(self, ctx: RequestContext, result: Any, spent_ns: int) -> Any:
         """request_percentage (KIP-124): the handler's time counts against the client's
         quota; the response carries the larger of its own and the request throttle."""
-        quotas = self.services.get("quotas")
+        quotas = self.services.quotas
         if (quotas is None or not isinstance(result, dict) or ctx.api_key in REQUEST_QUOTA_EXEMPT
                 or not quotas.enforces("request_percentage")):
             return result

@@ -24,6 +24,7 @@ from emulator.coordinators.share.state_log import replay as replay_share_state
 from emulator.log import Log
 from emulator.security.acl import AclStore
 from emulator.security.scram import CredentialStore
+from emulator.services import Services
 from emulator.storage.disk import (
     META,
     PARTITION_META,
@@ -177,15 +178,15 @@ class DataDir:
         _rebuild_producer_state(p, [x for _, bs in segments for x in bs])
         self.parts[(p.topic, p.index)] = pf
 
-    def restore_services(self, state, services: dict) -> None:
+    def restore_services(self, state, services: Services) -> None:
         """After load: the coordinators from the internal topics' records, then any
         transaction still open in a partition (no coordinator record) aborted."""
-        groups, txns = services.get("groups"), services.get("transactions")
+        groups, txns = services.groups, services.transactions
         if groups is not None and txns is not None:
             n_off, n_txn = replay(state, groups, txns)
             log.info("rebuilt %d committed offsets and %d transactional ids from "
                      "__consumer_offsets / __transaction_state", n_off, n_txn)
-        share, share_log = services.get("share"), services.get("share_state_log")
+        share, share_log = services.share, services.share_state_log
         if share is not None and share_log is not None:
             n_share, skipped = replay_share_state(state, share, share_log)
             log.info("rebuilt %d share-partitions from __share_group_state", n_share)
