@@ -2,14 +2,14 @@
 quotas, and what the server adds (security, the advertised API versions, features).
 
 ``build_services`` creates them for one cluster; handlers find them as attributes of
-``ctx.services`` (a ``Services``). Every attribute may be None so that the core, and a
-unit test that builds one ``RequestContext`` by hand, runs without the rest.
+``ctx.services`` (a ``Services``). A unit test that builds one ``RequestContext`` by hand
+gives only the service it exercises (``Services(groups=gc)``); the others are absent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emulator.cluster.fetch_sessions import FetchSessions
 from emulator.cluster.quotas import ClientQuotas
@@ -25,18 +25,24 @@ if TYPE_CHECKING:
     from emulator.versions import FeatureLevels, Ranges
 
 
+def _absent() -> Any:
+    """A service this ``Services`` was built without (None; typed as the service so that
+    handlers, which run only with every service built, need no None checks)."""
+    return None
+
+
 @dataclass
 class Services:
     """The services of one cluster, by role."""
 
-    groups: GroupCoordinator | None = None
-    transactions: TransactionCoordinator | None = None
+    groups: GroupCoordinator = field(default_factory=_absent)
+    transactions: TransactionCoordinator = field(default_factory=_absent)
     # The __consumer_offsets / __transaction_state records of the two above.
-    coordinator_log: CoordinatorLog | None = None
-    share: ShareCoordinator | None = None
-    share_state_log: ShareStateLog | None = None
-    fetch_sessions: FetchSessions | None = None
-    quotas: ClientQuotas | None = None
+    coordinator_log: CoordinatorLog = field(default_factory=_absent)
+    share: ShareCoordinator = field(default_factory=_absent)
+    share_state_log: ShareStateLog = field(default_factory=_absent)
+    fetch_sessions: FetchSessions = field(default_factory=_absent)
+    quotas: ClientQuotas = field(default_factory=_absent)
     # UnregisterBroker: stopped brokers whose registration was removed (until they start)
     unregistered_brokers: set[int] = field(default_factory=set)
     # Set by the runtime and the server (emulator.runtime, emulator.server.app).

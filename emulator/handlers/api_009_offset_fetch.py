@@ -68,11 +68,11 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
             for t, _ in [*(wanted or []), *denied]]
     out = []
     if wanted is None:
-        for name, parts in found:
-            if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, name):
+        for topic_name, parts in found:
+            if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, topic_name):
                 continue
-            t = cluster.topics.get(name)
-            out.append({"name": name, "topic_id": t.id if t is not None else ZERO_ID,
+            t = cluster.topics.get(topic_name)
+            out.append({"name": topic_name, "topic_id": t.id if t is not None else ZERO_ID,
                         "partitions": parts})
         return E.NONE, out
     results = iter(found)

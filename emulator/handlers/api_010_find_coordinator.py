@@ -10,6 +10,9 @@ COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share keys (
 
 from __future__ import annotations
 
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.transactions.coordinator import TransactionCoordinator
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
 from emulator.handlers.util import node_endpoint
@@ -24,6 +27,7 @@ AUTHORIZE = ()  # DESCRIBE on the group / transactional id is checked per key in
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
     out = {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": E.NONE,
            "error_message": None}
+    coordinator: GroupCoordinator | ShareCoordinator | TransactionCoordinator
     try:
         if key_type == 0:
             coordinator = ctx.services.groups

@@ -44,16 +44,16 @@ def handle(ctx: RequestContext, req: dict, version: int):
         client_host="/" + ctx.client_host, version=version)
     gc.tick()
     if fut.done:
-        return _response(fut.result, version)
+        return _response(fut.value, version)
 
     def check() -> dict | None:
         gc.tick()
-        return _response(fut.result, version) if fut.done else None
+        return _response(fut.value, version) if fut.done else None
 
     def expire() -> dict:
         gc.tick()
         if fut.done:
-            return _response(fut.result, version)
+            return _response(fut.value, version)
         return _response(join_error(E.REBALANCE_IN_PROGRESS, member_id), version)
 
     wait = 2 * max(rebalance, session) + 10_000

@@ -19,6 +19,7 @@ AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
     group_id = req["group_id"]
+    members: list[tuple[str, str | None]]
     if version < 3:
         members = [(req["member_id"], None)]
     else:

@@ -36,15 +36,15 @@ def handle(ctx: RequestContext, req: dict, version: int):
         [(a["member_id"], a["assignment"]) for a in req["assignments"]])
     gc.tick()
     if fut.done:
-        return _response(fut.result)
+        return _response(fut.value)
 
     def check() -> dict | None:
         gc.tick()
-        return _response(fut.result) if fut.done else None
+        return _response(fut.value) if fut.done else None
 
     def expire() -> dict:
         gc.tick()
-        return _response(fut.result if fut.done else sync_error(E.REBALANCE_IN_PROGRESS))
+        return _response(fut.value if fut.done else sync_error(E.REBALANCE_IN_PROGRESS))
 
     group = gc.groups.get(group_id)
     wait = (group.rebalance_timeout_ms() if group is not None else 0) * 2 + 10_000

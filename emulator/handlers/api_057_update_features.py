@@ -52,7 +52,7 @@ def _check(ctx: RequestContext, levels: FeatureLevels, update: dict, version: in
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    levels: FeatureLevels = ctx.services.features
+    levels = ctx.services.features or FeatureLevels()
     updates = req["feature_updates"]
     for update in updates:
         problem = _check(ctx, levels, update, version)

@@ -24,6 +24,7 @@ be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be
 
 from __future__ import annotations
 
+from emulator.cluster.metadata import ChangeKey
 from emulator.coordinators.groups.coordinator import group_key
 from emulator.coordinators.share.coordinator import NoShareState
 from emulator.handlers.authz import RT, Each, One, Op
@@ -136,7 +137,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     # Re-checked when one of its partitions changes (records, high watermark, markers)
     # or its group's share state does (records released, locks run out: group_key).
     by_id = ctx.cluster.topics_by_id
-    keys = {(by_id[tid].name, i) for tid, i in order if tid in by_id}
+    keys: set[ChangeKey] = {(by_id[tid].name, i) for tid, i in order if tid in by_id}
     keys.add(group_key(group_id))
     return Delayed(check, deadline, expire, keys=frozenset(keys))
 

@@ -78,6 +78,13 @@ class Future:
     def __init__(self, result: dict | None = None) -> None:
         self.result = result
 
+    @property
+    def value(self) -> dict:
+        """The response, once ``done``."""
+        if self.result is None:
+            raise RuntimeError("the future is not done")
+        return self.result
+
     def complete(self, value: dict) -> bool:
         if self.result is not None:
             return False

@@ -32,9 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
+
+if TYPE_CHECKING:
+    from emulator.coordinators.groups.coordinator import GroupCoordinator
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
 
@@ -118,7 +122,7 @@ class ShareGroupOps:
 
     state: object
     groups: dict[str, ShareGroup]
-    gc: object
+    gc: GroupCoordinator
     cfg: Callable[[str, int], int]
     group_int: Callable[[str, str], int]
     on_member_gone: Callable[[str, str], None]
