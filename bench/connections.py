@@ -23,7 +23,6 @@ import random
 import selectors
 import socket
 import statistics
-import struct
 import sys
 import threading
 import time
@@ -35,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import compare  # noqa: E402
 import scale  # noqa: E402
 
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.connection import ClientConnection  # noqa: E402
 
 
 class Client:
@@ -46,22 +45,19 @@ class Client:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.setblocking(False)
         self.index = index
-        self.buf = b""
-        self.sent_at = 0.0
-        self.key = self.version = 0
-        self.corr = 0
+        self.protocol = ClientConnection(f"conn-{index}")
+        self.sent_at = self.answered_at = 0.0
         self.in_flight = False
 
     def send(self, key: int, version: int, body: dict) -> None:
-        self.corr += 1
-        self.key, self.version = key, version
-        frame = encode_request(key, version, self.corr, f"conn-{self.index}", body)
+        frame = self.protocol.send_request(key, version, body)
         self.sent_at = time.perf_counter()
         self.in_flight = True
         self.sock.sendall(frame)  # small frames: the socket buffer takes them whole
 
-    def read(self) -> tuple[bytes | None, bool]:
-        """(a whole response frame or None, whether the peer closed)."""
+    def read(self) -> tuple[dict | None, bool]:
+        """(a whole response's body or None, whether the peer closed); ``answered_at``
+        is when its last bytes came, before it was decoded."""
         try:
             chunk = self.sock.recv(1 << 16)
         except BlockingIOError:
@@ -70,13 +66,12 @@ class Client:
             return None, True
         if not chunk:
             return None, True
-        self.buf += chunk
-        if len(self.buf) >= 4:
-            size = struct.unpack(">i", self.buf[:4])[0]
-            if len(self.buf) >= 4 + size:
-                frame, self.buf = self.buf[4:4 + size], self.buf[4 + size:]
-                return frame, False
-        return None, False
+        self.protocol.receive_data(chunk)
+        if not self.protocol.frame_waiting():
+            return None, False
+        self.answered_at = time.perf_counter()
+        resp = self.protocol.next_response()
+        return (resp.body if resp is not None else None), False
 
 
 def drive(clients: list[Client], topics: list[str], seconds: float) -> dict[str, float]:
@@ -87,21 +82,21 @@ def drive(clients: list[Client], topics: list[str], seconds: float) -> dict[str,
     lats: list[float] = []
     closed = errors = 0
 
-    def answers(timeout: float) -> Iterator[tuple[Client, bytes]]:
+    def answers(timeout: float) -> Iterator[tuple[Client, dict]]:
         """The whole answers that arrived within ``timeout``; closed connections counted
         and dropped."""
         nonlocal closed
         for key, _ in sel.select(timeout):
             c = key.data
-            frame, gone = c.read()
+            body, gone = c.read()
             if gone:
                 closed += 1
                 c.in_flight = False
                 sel.unregister(c.sock)
                 c.sock.close()
-            elif frame is not None:
+            elif body is not None:
                 c.in_flight = False
-                yield c, frame
+                yield c, body
 
     for c in clients:
         c.send(18, 3, {"client_software_name": "bench", "client_software_version": "1"})
@@ -126,9 +121,8 @@ def drive(clients: list[Client], topics: list[str], seconds: float) -> dict[str,
                     closed += 1
                     continue
                 next_send[c.index] = now + 1.0
-        for c, frame in answers(0.01):
-            lats.append(time.perf_counter() - c.sent_at)
-            _, body = decode_response(c.key, c.version, frame)
+        for c, body in answers(0.01):
+            lats.append(c.answered_at - c.sent_at)
             if body["topics"][0]["error_code"] != 0:
                 errors += 1
     sel.close()

@@ -33,7 +33,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.blocking import BlockingConnection  # noqa: E402
 
 VERSION = 12
 FETCH_MAX_BYTES = 50 * 1024 * 1024
@@ -82,33 +82,22 @@ class Consumer:
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, session: bool) -> None:
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)))
+        self.conn = BlockingConnection(socket.create_connection((host, int(port))),
+                                       "fetch-session-bench")
         self.topic = topic
         self.offsets = dict.fromkeys(range(partitions), 0)
         self.session = session
         self.session_id, self.epoch = 0, (0 if session else -1)
         self.changed = set(self.offsets)  # positions the broker has not been told yet
         self.sent_bytes = self.received_bytes = 0
-        self.corr = 0
 
     def _call(self, body: dict) -> dict:
-        self.corr += 1
-        frame = encode_request(1, VERSION, self.corr, "fetch-session-bench", body)
-        self.sock.sendall(frame)
+        frame = self.conn.protocol.send_request(1, VERSION, body)
+        self.conn.send_raw(frame)
         self.sent_bytes += len(frame)
-        head = self._recv(4)
-        data = self._recv(struct.unpack(">i", head)[0])
-        self.received_bytes += 4 + len(data)
-        return decode_response(1, VERSION, data)[1]
-
-    def _recv(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("emulator closed the connection")
-            buf += chunk
-        return bytes(buf)
+        resp = self.conn.receive()
+        self.received_bytes += resp.size
+        return resp.body
 
     def poll(self) -> tuple[int, dict[int, int]]:
         """One Fetch: (record bytes, high watermark per answered partition)."""
@@ -140,7 +129,7 @@ class Consumer:
         return size, hws
 
     def close(self) -> None:
-        self.sock.close()
+        self.conn.close()
 
 
 def _next_offset(records: bytes) -> int | None:

@@ -31,7 +31,7 @@ from emulator_process import emulator_process  # noqa: E402
 
 from emulator.fuzzing import FuzzStats, drive  # noqa: E402
 from emulator.handlers import HANDLERS  # noqa: E402
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.blocking import BlockingConnection  # noqa: E402
 from wire.fuzz import Fuzzer  # noqa: E402
 
 
@@ -43,17 +43,12 @@ def rss_mb(pid: int) -> float:
 
 
 def create_topics(address: tuple[str, int]) -> None:
-    import socket
-    import struct
-
     body = {"topics": [
         {"name": n, "num_partitions": 3, "replication_factor": 3, "assignments": [],
          "configs": [{"name": "cleanup.policy", "value": "compact"}] if n == "fuzz-c" else []}
         for n in ("fuzz-0", "fuzz-1", "fuzz-c")], "timeout_ms": 10000, "validate_only": False}
-    with socket.create_connection(address, timeout=10) as s:
-        s.sendall(encode_request(19, 7, 1, "fuzz-setup", body))
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        decode_response(19, 7, s.recv(size, socket.MSG_WAITALL))
+    with BlockingConnection.connect(*address, client_id="fuzz-setup", timeout=10) as c:
+        c.call(19, 7, body)
 
 
 def main() -> None:

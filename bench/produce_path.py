@@ -34,10 +34,11 @@ from emulator.cli import GC_THRESHOLDS  # noqa: E402
 from emulator.runtime import Cluster, new_event_loop  # noqa: E402
 from emulator.server.app import EmulatorServer  # noqa: E402
 from emulator.services import build_services  # noqa: E402
-from wire.frames import encode_request  # noqa: E402
+from wire.connection import ClientConnection  # noqa: E402
 from wire.records import build_batch  # noqa: E402
 
 PER_TOPIC = 100
+_CLIENT = ClientConnection("produce-path")
 VALUE = b"v" * 100
 
 
@@ -61,7 +62,8 @@ def setup(n: int) -> tuple[Cluster, EmulatorServer]:
 def _frame(topic_data: list[dict], corr: int) -> bytes:
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
             "topic_data": topic_data}
-    return encode_request(0, 10, corr, "produce-path", body)[4:]  # without the size
+    # without the size, as the server's connection hands a frame to _process
+    return _CLIENT.send_request(0, 10, body, correlation_id=corr, expect_response=False)[4:]
 
 
 def frames(c: Cluster, multi: bool) -> dict[int, list[bytes]]:

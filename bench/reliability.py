@@ -38,12 +38,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import cramjam  # noqa: E402
 from emulator_process import emulator_process  # noqa: E402
 
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.blocking import BlockingConnection  # noqa: E402
+from wire.connection import ClientConnection  # noqa: E402
 from wire.records import HEADER_SIZE, build_batch, crc32c  # noqa: E402
 
-METADATA = encode_request(3, 12, 1, "canary", {"topics": None, "allow_auto_topic_creation": False})
-API_VERSIONS = encode_request(18, 3, 1, "burst", {"client_software_name": "b",
-                                                  "client_software_version": "1"})
+METADATA = {"topics": None, "allow_auto_topic_creation": False}
+API_VERSIONS = {"client_software_name": "b", "client_software_version": "1"}
 
 
 def rss_mb(pid: int) -> float:
@@ -53,12 +53,10 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def call(addr: tuple[str, int], frame: bytes, key: int, version: int,
+def call(addr: tuple[str, int], key: int, version: int, body: dict,
          timeout: float = 120) -> dict:
-    with socket.create_connection(addr, timeout=timeout) as s:
-        s.sendall(frame)
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        return decode_response(key, version, s.recv(size, socket.MSG_WAITALL))[1]
+    with BlockingConnection.connect(*addr, client_id="b", timeout=timeout) as c:
+        return c.call(key, version, body)
 
 
 class Canary(threading.Thread):
@@ -72,19 +70,19 @@ class Canary(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        sock = None
+        conn = None
         while not self.stop.is_set():
             t0 = time.perf_counter()
             try:
-                if sock is None:
-                    sock = socket.create_connection(self.addr, timeout=60)
-                sock.sendall(METADATA)
-                size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-                sock.recv(size, socket.MSG_WAITALL)
+                if conn is None:
+                    conn = BlockingConnection.connect(*self.addr, client_id="canary",
+                                                      timeout=60)
+                conn.send(3, 12, METADATA)
+                conn.read_frame()  # read, not decoded: the latency is the emulator's
                 self.ms.append((time.perf_counter() - t0) * 1000)
             except OSError:
                 self.failures += 1
-                sock = None
+                conn = None
             time.sleep(0.02)
 
     def summary(self) -> str:
@@ -130,21 +128,21 @@ def idle(addr: tuple[str, int], n: int) -> str:
 
 def burst(addr: tuple[str, int], n: int) -> str:
     socks = open_many(addr, n)
+    conns = [BlockingConnection(s, "burst") for s in socks]
     t0 = time.perf_counter()
-    for s in socks:
-        s.sendall(API_VERSIONS)
+    for c in conns:
+        c.send(18, 3, API_VERSIONS)
     ok = 0
-    for s in socks:
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        s.recv(size, socket.MSG_WAITALL)
+    for c in conns:
+        c.read_frame()
         ok += 1
-        s.close()
+        c.close()
     return f"{ok}/{len(socks)} answered in {(time.perf_counter() - t0) * 1000:.0f} ms"
 
 
 def slowloris(addr: tuple[str, int], n: int, seconds: float) -> str:
     socks = open_many(addr, n)
-    frame = METADATA
+    frame = ClientConnection("canary").send_request(3, 12, METADATA)
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end and i < len(frame) - 1:
@@ -188,17 +186,17 @@ def stalled(addr: tuple[str, int], pid: int, n: int, each_mb: int) -> str:
 
 
 def limits(addr: tuple[str, int]) -> str:
-    call(addr, encode_request(19, 7, 1, "b", {"topics": [
+    call(addr, 19, 7, {"topics": [
         {"name": "lim", "num_partitions": 1, "replication_factor": 1, "assignments": [],
-         "configs": []}], "timeout_ms": 10000}), 19, 7)
+         "configs": []}], "timeout_ms": 10000})
     t0 = time.perf_counter()
-    r = call(addr, encode_request(37, 3, 1, "b", {"topics": [
+    r = call(addr, 37, 3, {"topics": [
         {"name": "lim", "count": 16_777_216, "assignments": None}], "timeout_ms": 10000,
-        "validate_only": False}), 37, 3)["results"][0]
+        "validate_only": False})["results"][0]
     t1 = time.perf_counter()
-    r2 = call(addr, encode_request(19, 7, 1, "b", {"topics": [
+    r2 = call(addr, 19, 7, {"topics": [
         {"name": "big", "num_partitions": 1_000_000, "replication_factor": 3, "assignments": [],
-         "configs": []}], "timeout_ms": 10000}), 19, 7)["topics"][0]
+         "configs": []}], "timeout_ms": 10000})["topics"][0]
     t2 = time.perf_counter()
     return (f"CreatePartitions 16,777,216: error {r['error_code']} in "
             f"{(t1 - t0) * 1000:.0f} ms; CreateTopics 1,000,000: error {r2['error_code']} in "
@@ -208,13 +206,13 @@ def limits(addr: tuple[str, int]) -> str:
 def produce(addr: tuple[str, int], topic: str, batch: bytes) -> dict:
     body = {"acks": 1, "timeout_ms": 10000, "topic_data": [
         {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]}
-    return call(addr, encode_request(0, 9, 1, "b", body), 0, 9)["responses"][0][
+    return call(addr, 0, 9, body)["responses"][0][
         "partition_responses"][0]
 
 
 def leader_addr(addrs: list[tuple[str, int]], topic: str) -> tuple[str, int]:
-    md = call(addrs[0], encode_request(3, 12, 1, "b", {"topics": [{"name": topic,
-              "topic_id": bytes(16)}], "allow_auto_topic_creation": False}), 3, 12)
+    md = call(addrs[0], 3, 12, {"topics": [{"name": topic,
+              "topic_id": bytes(16)}], "allow_auto_topic_creation": False})
     leader = md["topics"][0]["partitions"][0]["leader_id"]
     b = next(b for b in md["brokers"] if b["node_id"] == leader)
     return b["host"], b["port"]
@@ -235,28 +233,28 @@ def bomb_batches(now: int) -> list[tuple[int, bytes]]:
 
 def gzip_bomb(addrs: list[tuple[str, int]], pid: int, now: int,
               batches: list[tuple[int, bytes]]) -> str:
-    call(addrs[0], encode_request(19, 7, 1, "b", {"topics": [
+    call(addrs[0], 19, 7, {"topics": [
         {"name": "bomb", "num_partitions": 1, "replication_factor": 3, "assignments": [],
-         "configs": []}], "timeout_ms": 10000}), 19, 7)
+         "configs": []}], "timeout_ms": 10000})
     time.sleep(0.5)
     addr = leader_addr(addrs, "bomb")
     out = []
     for mb, batch in batches:
         r = produce(addr, "bomb", batch)
         out.append(f"{len(batch) // 1024} KB -> {mb} MB: error {r['error_code']}")
-    lookup = call(addr, encode_request(2, 7, 1, "b", {"replica_id": -1, "topics": [
-        {"name": "bomb", "partitions": [{"partition_index": 0, "timestamp": now - 1}]}]}), 2, 7)
+    lookup = call(addr, 2, 7, {"replica_id": -1, "topics": [
+        {"name": "bomb", "partitions": [{"partition_index": 0, "timestamp": now - 1}]}]})
     part = lookup["topics"][0]["partitions"][0]
     return "; ".join(out) + (f"; timestamp lookup -> offset {part['offset']}, RSS after "
                              f"{rss_mb(pid):.0f} MB")
 
 
 def retention(addrs: list[tuple[str, int]], pid: int, total_mb: int) -> str:
-    call(addrs[0], encode_request(19, 7, 1, "b", {"topics": [
+    call(addrs[0], 19, 7, {"topics": [
         {"name": "ret", "num_partitions": 1, "replication_factor": 3, "assignments": [],
          "configs": [{"name": "retention.bytes", "value": str(8 << 20)},
                      {"name": "segment.bytes", "value": str(1 << 20)}]}],
-        "timeout_ms": 10000}), 19, 7)
+        "timeout_ms": 10000})
     time.sleep(0.5)
     addr = leader_addr(addrs, "ret")
     batch = build_batch([(b"k", b"x" * 1000)] * 500, timestamp=int(time.time() * 1000))

@@ -46,8 +46,7 @@ import compare  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from client_tests.kafka_cluster import read_frame  # noqa: E402
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.blocking import BlockingConnection  # noqa: E402
 from wire.records import build_batch  # noqa: E402
 
 PER_TOPIC = 100
@@ -101,21 +100,20 @@ def wait_leaders(s: compare.System, plan: list[tuple[str, int]], timeout: float 
 def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
     """(p50 ms, p99 ms, partitions seen) of whole-cluster Metadata v12 round trips."""
     host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    lats, parts = [], 0
+    conn = BlockingConnection(socket.create_connection((host, int(port))), "scale-bench")
+    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    lats = []
     try:
-        for i in range(count):
-            frame = encode_request(3, 12, i, "scale-bench", {"topics": None})
+        resp = conn.call(3, 12, {"topics": None})  # decoded once, untimed
+        parts = sum(len(t["partitions"]) for t in resp["topics"])
+        for _ in range(count):
+            frame = conn.protocol.send_request(3, 12, {"topics": None})
             t0 = time.perf_counter()
-            sock.sendall(frame)
-            body = read_frame(sock)
+            conn.send_raw(frame)
+            conn.read_frame()  # read, not decoded: the time is the broker's
             lats.append(time.perf_counter() - t0)
-            if i == 0:
-                _, resp = decode_response(3, 12, body)
-                parts = sum(len(t["partitions"]) for t in resp["topics"])
     finally:
-        sock.close()
+        conn.close()
     lats.sort()
     return statistics.median(lats) * 1000, lats[min(len(lats) - 1, int(len(lats) * 0.99))] \
         * 1000, parts
@@ -191,11 +189,9 @@ def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     once and sent again every round (no idempotence: the broker assigns the offsets),
     so the figure is the broker's."""
     host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
-    sock = socket.create_connection((host, int(port)))
-    sock.sendall(encode_request(3, 12, 0, "scale-raw", {
-        "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]}))
-    _, md = decode_response(3, 12, read_frame(sock))
-    sock.close()
+    with BlockingConnection.connect(host, int(port), "scale-raw", timeout=None) as admin:
+        md = admin.call(3, 12, {
+            "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]})
     addr = {b["node_id"]: (b["host"], b["port"]) for b in md["brokers"]}
     batch = build_batch([(None, VALUE)], timestamp=int(time.time() * 1000))
     per_broker: dict[int, dict[str, list[dict]]] = {}
@@ -205,12 +201,14 @@ def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
                 {"index": p["partition_index"], "records": batch})
     conns, frames = [], []
     for node, topics in per_broker.items():
-        c = socket.create_connection(addr[node])
-        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        c = BlockingConnection.connect(*addr[node], client_id="scale-raw", timeout=None)
+        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conns.append(c)
-        frames.append(encode_request(0, 9, 1, "scale-raw", {
+        # encoded once, sent again each round (ClientConnection.expect)
+        frames.append(c.protocol.send_request(0, 9, {
             "transactional_id": None, "acks": -1, "timeout_ms": 60_000,
-            "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()]}))
+            "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()]},
+            correlation_id=1, expect_response=False))
     n_parts = sum(len(ps) for topics in per_broker.values() for ps in topics.values())
     rounds = 0
     server0 = cpu_seconds(s.pids)
@@ -218,9 +216,10 @@ def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     try:
         while True:
             for c, f in zip(conns, frames, strict=True):
-                c.sendall(f)
+                c.protocol.expect(0, 9, 1)
+                c.send_raw(f)
             for c in conns:
-                _, resp = decode_response(0, 9, read_frame(c))
+                resp = c.receive().body
                 bad = [p["error_code"] for t in resp["responses"]
                        for p in t["partition_responses"] if p["error_code"]]
                 if bad:

@@ -11,29 +11,25 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 
-API_VERSIONS_V0 = struct.pack(">hhih", 18, 0, 1, 5) + b"bench"
-REQUEST = struct.pack(">i", len(API_VERSIONS_V0)) + API_VERSIONS_V0
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from wire.blocking import BlockingConnection  # noqa: E402
 
 
 def api_versions_answered(host: str, port: int, deadline: float) -> None:
     """Retry until one ApiVersions round trip succeeds."""
     while True:
         try:
-            with socket.create_connection((host, port), timeout=2) as s:
-                s.sendall(REQUEST)
-                size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-                body = s.recv(size, socket.MSG_WAITALL)
-                if struct.unpack(">ih", body[:6]) == (1, 0):  # correlation id, no error
+            with BlockingConnection.connect(host, port, "bench", timeout=2) as c:
+                if c.call(18, 0, {})["error_code"] == 0:
                     return
-        except OSError:
+        except (OSError, ValueError):  # ValueError: not a Kafka answer (yet)
             pass
         if time.monotonic() > deadline:
             raise TimeoutError(f"{host}:{port} never answered ApiVersions")

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from wire.frames import decode_response, encode_request
+from wire.blocking import BlockingConnection
+from wire.connection import frame_complete
 from wire.fuzz import Case
 
 
@@ -60,35 +61,30 @@ class Canary:
 
     def __init__(self, address: tuple[str, int]) -> None:
         self.address = address
-        self.sock: socket.socket | None = None
-        self.frame = encode_request(3, 12, 1, "canary", {"topics": None,
-                                                          "allow_auto_topic_creation": False})
+        self.conn: BlockingConnection | None = None
         self.last_error = ""
 
     def probe(self, timeout: float = 5.0) -> float | None:
         """Milliseconds for one answered Metadata request, or None if it failed."""
         t0 = time.perf_counter()
         try:
-            if self.sock is None:
-                self.sock = socket.create_connection(self.address, timeout=timeout)
-            self.sock.settimeout(timeout)
-            self.sock.sendall(self.frame)
-            head = self.sock.recv(4, socket.MSG_WAITALL)
-            size = struct.unpack(">i", head)[0]
-            body = self.sock.recv(size, socket.MSG_WAITALL)
-            decode_response(3, 12, body)
+            if self.conn is None:
+                self.conn = BlockingConnection.connect(*self.address, client_id="canary",
+                                                       timeout=timeout)
+            self.conn.sock.settimeout(timeout)
+            self.conn.call(3, 12, {"topics": None, "allow_auto_topic_creation": False})
         except (OSError, struct.error, ValueError) as e:
             self.last_error = (f"{type(e).__name__}: {e} after "
                                f"{(time.perf_counter() - t0) * 1000:.0f} ms")
-            if self.sock is not None:
-                self.sock.close()
-            self.sock = None
+            if self.conn is not None:
+                self.conn.close()
+            self.conn = None
             return None
         return (time.perf_counter() - t0) * 1000
 
     def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
+        if self.conn is not None:
+            self.conn.close()
 
 
 def drive(addresses: list[tuple[str, int]], cases: Iterable[Case], parallel: int = 8,
@@ -186,8 +182,7 @@ def drive(addresses: list[tuple[str, int]], cases: Iterable[Case], parallel: int
                     finish(slot, "closed")
                     continue
                 slot.buf += data
-                if len(slot.buf) >= 4 and len(slot.buf) >= 4 + struct.unpack(
-                        ">i", slot.buf[:4])[0]:
+                if frame_complete(slot.buf):
                     finish(slot, "answered")
             now = time.monotonic()
             for slot in busy:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 from pathlib import Path
 
@@ -22,30 +21,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from client_tests.kafka_cluster import SUPPORTED_VERSIONS, KafkaCluster  # noqa: E402
-from wire.frames import decode_response, encode_request  # noqa: E402
+from wire.blocking import BlockingConnection  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "kafka-api-versions"
 REQUEST_VERSION = 4
 
 
-def _exchange(port: int, frame: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(frame)
-        buf = b""
-        while len(buf) < 4 or len(buf) < 4 + int.from_bytes(buf[:4], "big"):
-            chunk = s.recv(65536)
-            if not chunk:
-                raise ConnectionError("broker closed the connection")
-            buf += chunk
-    return buf[4:]
-
-
 def api_versions(port: int) -> dict:
     """The broker's ApiVersions answer as plain data."""
-    frame = encode_request(18, REQUEST_VERSION, 1, "kafka-api-versions",
-                           {"client_software_name": "kafka-emulator-recorder",
-                            "client_software_version": "1"})
-    _corr, body = decode_response(18, REQUEST_VERSION, _exchange(port, frame))
+    with BlockingConnection.connect("127.0.0.1", port, "kafka-api-versions", 10) as c:
+        body = c.call(18, REQUEST_VERSION, {"client_software_name": "kafka-emulator-recorder",
+                                            "client_software_version": "1"})
     if body["error_code"] != 0:
         raise RuntimeError(f"ApiVersions error {body['error_code']}")
     return {

@@ -16,7 +16,7 @@ from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers.base import Delayed
 from emulator.server import connections, purgatory
 from emulator.server.app import EmulatorServer
-from wire.frames import decode_response, encode_request
+from wire.connection import ClientConnection
 from wire.messages import RESPONSES
 from wire.records import build_batch
 
@@ -299,9 +299,11 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
         for p in t.partitions:
             led[p.leader].setdefault(name, []).append({"index": p.index, "records": batch})
 
+    clients = {b: ClientConnection("many") for b in led}
+
     async def scenario() -> list[bytes | None]:
         return await asyncio.gather(*(server._process(
-            server.listeners[b], b, "h", encode_request(0, 10, b, "many", {
+            server.listeners[b], b, "h", clients[b].send_request(0, 10, {
                 "transactional_id": None, "acks": -1, "timeout_ms": 30_000,
                 "topic_data": [{"name": n, "partition_data": parts}
                                for n, parts in topics.items()]})[4:])
@@ -309,9 +311,10 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
 
     frames = asyncio.run(scenario())
     answered = 0
-    for frame in frames:
+    for b, frame in zip(led, frames, strict=True):
         assert frame is not None
-        _, resp = decode_response(0, 10, frame[4:])
+        clients[b].receive_data(frame)
+        resp = clients[b].next_response().body
         for t in resp["responses"]:
             for pr in t["partition_responses"]:
                 assert pr["error_code"] == 0 and pr["base_offset"] == 0
@@ -336,7 +339,8 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
     s.take_changes()
     server.purgatory.keyed = keys = CountingKeys()
     p = s.get_partition("t3", 7)
-    frame = encode_request(0, 10, 1, "one", {
+    client = ClientConnection("one")
+    frame = client.send_request(0, 10, {
         "transactional_id": None, "acks": -1, "timeout_ms": 30_000,
         "topic_data": [{"name": "t3", "partition_data": [
             {"index": 7, "records": build_batch([(None, b"v")])}]}]})[4:]
@@ -346,7 +350,8 @@ def test_an_acks_all_produce_whose_followers_fetch_is_answered_without_parking(
 
     out = asyncio.run(scenario())
     assert out is not None
-    pr = decode_response(0, 10, out[4:])[1]["responses"][0]["partition_responses"][0]
+    client.receive_data(out)
+    pr = client.next_response().body["responses"][0]["partition_responses"][0]
     assert (pr["error_code"], pr["base_offset"]) == (0, 0)
     assert keys.registered == 0 and p.high_watermark == 1
     s.on_change = None
@@ -359,8 +364,8 @@ def test_a_whole_request_frame_in_the_buffer_is_seen() -> None:
     async def scenario() -> list[bool]:
         r = asyncio.StreamReader()
         seen = [connections._frame_waiting(r)]
-        frame = encode_request(18, 3, 1, "c", {"client_software_name": "a",
-                                               "client_software_version": "1"})
+        frame = ClientConnection("c").send_request(18, 3, {"client_software_name": "a",
+                                                           "client_software_version": "1"})
         r.feed_data(frame[:3])
         seen.append(connections._frame_waiting(r))
         r.feed_data(frame[3:-1])

@@ -189,6 +189,7 @@ class Response:
     api_key: int
     api_version: int
     body: Body
+    size: int  # the frame's bytes, its size prefix included
 
 
 class ClientConnection:
@@ -269,4 +270,4 @@ class ClientConnection:
                                f"oldest is {req.correlation_id})")
         self._pending.popleft()
         _corr, body = decode_response(req.api_key, req.api_version, frame)
-        return Response(corr, req.api_key, req.api_version, body)
+        return Response(corr, req.api_key, req.api_version, body, 4 + len(frame))

@@ -11,14 +11,14 @@ the rest to any broker. NOT_CONTROLLER refreshes the metadata and retries.
 from __future__ import annotations
 
 import socket
-import struct
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from wire.blocking import BlockingConnection, ConnectionClosed
+from wire.connection import FramingError
 from wire.errors import ErrorCode as E
-from wire.frames import decode_response, encode_request
 from wire.messages import REQUESTS
 
 API_VERSIONS, METADATA = 18, 3
@@ -56,14 +56,12 @@ def _by_topic(items: Iterable[tuple[str, V]]) -> dict[str, list[V]]:
     return out
 
 
-class Connection:
+class Connection(BlockingConnection):
     """One socket to one broker, with the API versions it supports."""
 
     def __init__(self, host: str, port: int, client_id: str, timeout_s: float) -> None:
         self.addr = (host, port)
-        self.client_id = client_id
-        self.sock = socket.create_connection(self.addr, timeout=timeout_s)
-        self.corr = 0
+        super().__init__(socket.create_connection(self.addr, timeout=timeout_s), client_id)
         self.versions: dict[int, tuple[int, int]] = {}
         self._negotiate()
 
@@ -87,25 +85,12 @@ class Connection:
         return min(ours[1], theirs[1])
 
     def request(self, key: int, version: int, body: dict) -> dict:
-        self.corr += 1
-        self.sock.sendall(encode_request(key, version, self.corr, self.client_id, body))
-        size = struct.unpack(">i", self._read(4))[0]
-        corr, resp = decode_response(key, version, self._read(size))
-        if corr != self.corr:
-            raise AdminError(-1, f"correlation id {corr} does not match {self.corr}")
-        return resp
-
-    def _read(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError(f"connection to {self.addr[0]}:{self.addr[1]} closed")
-            buf += chunk
-        return bytes(buf)
-
-    def close(self) -> None:
-        self.sock.close()
+        try:
+            return self.call(key, version, body)
+        except ConnectionClosed as e:
+            raise ConnectionError(f"connection to {self.addr[0]}:{self.addr[1]} closed") from e
+        except FramingError as e:  # an answer to another request
+            raise AdminError(-1, str(e)) from e
 
 
 @dataclass
