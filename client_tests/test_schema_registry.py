@@ -133,10 +133,12 @@ def test_json_serializer_roundtrip_and_refusal(registry: Cluster) -> None:
 
 
 def _proto_module(tmp_path: Path, name: str, text: str) -> Any:
-    """Compile ``text`` with grpcio-tools' protoc and import the generated module."""
+    """Compile ``text`` (and the .proto files beside it) with grpcio-tools' protoc and
+    import the generated module."""
     (tmp_path / f"{name}.proto").write_text(text)
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"-I{tmp_path}",
-                    f"--python_out={tmp_path}", f"{name}.proto"], check=True)
+                    f"--python_out={tmp_path}",
+                    *sorted(p.name for p in tmp_path.glob("*.proto"))], check=True)
     sys.path.insert(0, str(tmp_path))
     try:
         return __import__(f"{name}_pb2")
@@ -459,3 +461,38 @@ def test_pytest_plugin_fixture(kafka_schema_registry: str, kafka_cluster: Cluste
     assert kafka_schema_registry == kafka_cluster.schema_registry_url
     client = SchemaRegistryClient({"url": kafka_schema_registry})
     assert client.register_schema("f", Schema(json.dumps(USER_V1), "AVRO")) == 1
+
+
+def test_protobuf_serializer_registers_imports_as_references(registry: Cluster,
+                                                             tmp_path: Path) -> None:
+    """A message importing another .proto: the Python serializer registers the import
+    as a subject of its own and the message with a reference to it."""
+    from confluent_kafka.schema_registry.protobuf import (
+        ProtobufDeserializer,
+        ProtobufSerializer,
+    )
+
+    (tmp_path / "sr_money.proto").write_text(
+        'syntax = "proto3";\npackage fin;\nmessage Money { string currency = 1; '
+        'int64 units = 2; }\n')
+    mod = _proto_module(tmp_path, "sr_invoice", textwrap.dedent("""\
+        syntax = "proto3";
+        package fin;
+        import "sr_money.proto";
+        message Invoice { string id = 1; repeated Money lines = 2; }
+        """))
+    client = SchemaRegistryClient({"url": registry.schema_registry_url})
+    ser = ProtobufSerializer(mod.Invoice, client, {"use.deprecated.format": False})
+    de = ProtobufDeserializer(mod.Invoice, {"use.deprecated.format": False})
+    msg = mod.Invoice(id="i1")
+    line = msg.lines.add()
+    line.currency, line.units = "EUR", 12
+    assert roundtrip(registry, "invoices", ser, de, [msg]) == [msg]
+    assert sorted(client.get_subjects()) == ["invoices-value", "sr_money.proto"]
+    latest = client.get_latest_version("invoices-value")
+    assert [(r.name, r.subject, r.version) for r in latest.schema.references] == [
+        ("sr_money.proto", "sr_money.proto", 1)]
+    assert 'import "sr_money.proto";' in latest.schema.schema_str
+    status, ids = rest(registry.schema_registry_url, "GET",
+                       "/subjects/sr_money.proto/versions/1/referencedby")
+    assert (status, ids) == (200, [latest.schema_id])

@@ -22,7 +22,8 @@ MARKER = ".complete"
 
 
 def jars_ready(jars_dir: Path = versions.JARS_DIR) -> bool:
-    return (jars_dir / MARKER).exists()
+    # A cache fetched before spark-avro joined the pom counts as absent.
+    return (jars_dir / MARKER).exists() and any(jars_dir.glob("spark-avro_*.jar"))
 
 
 def fetch(jars_dir: Path = versions.JARS_DIR, quiet: bool = True) -> Path:

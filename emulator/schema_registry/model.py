@@ -315,7 +315,7 @@ class Registry:
 
     def lookup(self, subject: str, body: Any, normalize: bool = False,
                deleted: bool = False) -> dict:
-        if not self.live(subject, deleted=True):
+        if not self.live(subject, deleted):
             raise E.subject_not_found(subject)
         schema_type, canonical, refs, _ = self._request_schema(body, normalize)
         rk = _refs_key(refs)
@@ -491,8 +491,6 @@ class Registry:
         if not isinstance(level, str) or level.upper() not in LEVELS:
             raise E.invalid_compatibility(level)
         level = level.upper()
-        if subject is not None:
-            self._check_writable(subject)
         self.write([({"keytype": "CONFIG", "subject": subject, "magic": 0},
                      {"compatibilityLevel": level})])
         return {"compatibility": level}
