@@ -12,8 +12,8 @@ brokers, one process), one Kafka broker, and optionally three, it measures
   (kafka-producer-perf-test / kafka-consumer-perf-test);
 - p50/p99 produce latency (acks=all) at a fixed moderate rate;
 
-and prints one table with the emulator's figure divided by Kafka's and the target of
-issue 6. Replication factor 3 on the emulator and on three Kafka nodes, 1 on a
+and prints one table with the emulator's figure divided by Kafka's and the target
+(docs/scale.md). Replication factor 3 on the emulator and on three Kafka nodes, 1 on a
 single node. Asserts nothing: the machine is shared, figures are noisy.
 
     python bench/compare.py [--records 200000] [--kafka-nodes 1,3] [--kafka-version 4.4.0]

@@ -1,4 +1,4 @@
-"""The stretch of issue 19: many client connections on a cluster with many partitions.
+"""Scale (docs/scale.md): many client connections on a cluster with many partitions.
 
 One emulator process (3 brokers, replication factor 3) gets ``--partitions`` partitions
 (100,000 by default, in topics of 100), then ``--connections`` client connections (2,000

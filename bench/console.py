@@ -1,4 +1,4 @@
-"""The web console with 1,000 partitions: what a refresh costs (issue 17).
+"""The web console with 1,000 partitions: what a refresh costs (docs/console.md).
 
 A running emulator (3 brokers) gets ``--topics`` topics of ``--partitions`` partitions
 each (default 10 x 100 = 1,000, replication factor 3) with a few records in every
@@ -71,7 +71,7 @@ def refresh_figures(c: Cluster, names: list[str], runs: int) -> None:
     """What one refresh costs on the cluster's loop: building the snapshot and encoding
     the event one /events stream sends, with the cluster idle and with one partition
     written between refreshes (a producer on one topic); and the bytes sent per event.
-    A control plane without the per-topic cache (before issue 17's incremental
+    A control plane without the per-topic cache (before the incremental
     snapshot) builds and encodes everything every time: its figures are the first
     event's."""
     from kafka import KafkaProducer

@@ -1,4 +1,4 @@
-"""The long fuzz run (issue 18): schema-driven cases against a ``kafka-emulator`` process.
+"""The long fuzz run (docs/hostile-input.md): schema-driven cases against a ``kafka-emulator`` process.
 
 Starts the emulator as a user would (its own process, free ports), creates a few
 topics, then sends CASES fuzz cases (wire/fuzz.py: valid, field-mutated and random

@@ -1,4 +1,4 @@
-"""Large but legal operations against the event loop (issue 18): prints the figures.
+"""Large but legal operations against the event loop (docs/hostile-input.md): prints the figures.
 
 Runs ``kafka-emulator`` as its own process. While one client sends a large operation
 Kafka accepts, two ordinary clients on their own connections time small requests

@@ -1,4 +1,4 @@
-"""What idle consumer groups cost the emulator (issue 19: cost follows what changed).
+"""What idle consumer groups cost the emulator (cost follows what changed: docs/architecture.md).
 
 An in-process cluster (3 brokers) gets ``--groups`` consumer groups with members, half
 classic (two members each, joined and synced: Stable) and half KIP-848 (one member

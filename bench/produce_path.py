@@ -1,4 +1,4 @@
-"""The emulator's own cost per produced record, without a client (issue 19).
+"""The emulator's own cost per produced record, without a client (docs/scale.md).
 
 bench/scale.py measures records/s with confluent-kafka, whose CPU shares the machine
 and grows with the partition count on its own (librdkafka 2.x sends one partition

@@ -1,4 +1,4 @@
-"""Emulator-only benchmark (issue 2): start time, idle RSS, throughput, latency.
+"""Emulator-only benchmark: start time, idle RSS, throughput, latency.
 
 Runs the ``kafka-emulator`` command as a separate process, as a user would, and
 measures with confluent-kafka:

@@ -1,4 +1,4 @@
-"""Moving a 100 MiB partition: unthrottled, and throttled at 10 MiB/s (issue 5).
+"""Moving a 100 MiB partition: unthrottled, and throttled at 10 MiB/s (docs/reassignment.md).
 
 A running emulator (``emulator.Cluster``, real listeners, wall clock) holds one
 partition of 100 MiB on broker 1. The move to broker 2 is started over the

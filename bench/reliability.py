@@ -1,4 +1,4 @@
-"""Reliability under hostile load (issue 18's probe, repeated): prints the figures.
+"""Reliability under hostile load (docs/hostile-input.md's probe, repeated): prints the figures.
 
 Runs ``kafka-emulator`` as its own process and, one scenario at a time, measures what an
 ordinary client sees (Metadata latency on its own connection, p50/p99/max) and the

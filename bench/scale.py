@@ -1,4 +1,4 @@
-"""How the emulator's costs grow with the number of partitions, beside Kafka (issue 19).
+"""How the emulator's costs grow with the number of partitions, beside Kafka (docs/scale.md).
 
 For each size (10, 100, 1k, 10k partitions by default; 100k with ``--sizes``), a fresh
 system, then:

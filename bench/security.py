@@ -1,4 +1,4 @@
-"""Security benchmark: what TLS and SASL cost (issue 13). Prints figures; asserts nothing.
+"""Security benchmark: what TLS and SASL cost (docs/security.md). Prints figures; asserts nothing.
 
 Runs ``kafka-emulator`` as its own process with a PLAINTEXT and a SASL_SSL listener
 (SCRAM-SHA-512) and measures with confluent-kafka:

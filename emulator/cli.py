@@ -43,7 +43,7 @@ SUBCOMMANDS = {
 # flight (a produce request carrying thousands of partitions holds thousands of
 # dicts): promoted, they make the full collections come sooner, and a full
 # collection walks every partition's objects (150 ms at 10,000 partitions). A
-# larger young generation lets those objects die young (issue 19; bench/scale.py,
+# larger young generation lets those objects die young (docs/scale.md; bench/scale.py,
 # bench/produce_path.py --multi): the same collections, far fewer full ones.
 GC_THRESHOLDS = (10_000, 10, 10)
 

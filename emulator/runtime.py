@@ -33,7 +33,7 @@ log = logging.getLogger("kafka_emulator")
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop when installed (DESIGN.md), else the standard loop."""
+    """uvloop when installed (docs/architecture.md, performance), else the standard loop."""
     try:
         import uvloop
 

@@ -4,7 +4,7 @@ consumers and producers of Spark reach the brokers through the ports the contain
 publishes, the faults go through the container's HTTP control plane.
 
 Not named test_*: test_standalone.py runs it (by path) on the standalone cluster, where
-the executors are JVMs of their own, which is the case the issue asks for; run alone,
+the executors are JVMs of their own, the case that matters; run alone,
 ``pytest spark_validation/check_docker.py`` runs it in local[2] (about a minute).
 """
 

@@ -4,7 +4,7 @@ For every (message, version) we generate Python source with one function per
 nested struct, merge runs of adjacent fixed-width fields into one precompiled
 ``struct.Struct``, and ``exec`` it once. The generated code does no per-field
 interpretation at run time, which is what makes it as fast as hand-written struct
-code (DESIGN.md, "Decisions that carry the performance").
+code (docs/architecture.md, "Decisions that carry the performance").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Structure-aware fuzz cases driven by the message schemas (issue 18).
+"""Structure-aware fuzz cases driven by the message schemas (docs/hostile-input.md).
 
 Every case is the bytes of one request frame (size prefix included) for a broker:
 

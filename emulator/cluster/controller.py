@@ -1,8 +1,7 @@
 """The controller: one broker's role, deciding leaders, ISRs and replica sets.
 
-Kafka 4.x decides with KRaft's PartitionChangeBuilder (specs/reassignment.md,
-sections 3-4); we follow its rules for every change, and keep the partition and
-replica state machines of seed 002 (``state_machines.py``) as the controller's
+Kafka 4.x decides with KRaft's PartitionChangeBuilder; we follow its rules for every change, and keep the partition and
+replica state machines of Kafka's ZooKeeper-era controller (``state_machines.py``) as the controller's
 in-memory view, enforced on every transition:
 
 - Broker failure (fencing): partitions it led go Offline; it leaves every ISR

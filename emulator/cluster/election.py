@@ -1,6 +1,6 @@
 """ElectLeaders (key 43) as the KRaft controller answers it (RCM.electLeaders).
 
-Per partition, in this order (specs/reassignment.md, section 4):
+Per partition, in this order (Kafka's, with its messages):
 
 - UNKNOWN_TOPIC_OR_PARTITION, ``No such topic as X`` / ``No such partition as X-P``;
 - ELECTION_NOT_NEEDED when PREFERRED finds replicas[0] already leading, or UNCLEAN

@@ -4,7 +4,7 @@ Every write of a partition's leader, leader epoch and ISR by the controller goes
 through ``apply_change`` here; replica sets are written by the reassignment module
 through the same function. Both are the controller's own code: replication and
 the cluster's data never call in here. Kafka 4.x decides with KRaft's
-PartitionChangeBuilder (specs/reassignment.md, sections 3-4).
+PartitionChangeBuilder.
 
 Every change bumps the partition epoch; a leader change (or a replica-set shrink)
 bumps the leader epoch.

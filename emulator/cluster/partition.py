@@ -1,6 +1,6 @@
 """A partition: its replicas' logs, leader, epochs, ISR and high watermark.
 
-Modelled on Kafka's ``kafka.cluster.Partition`` (seed 004): the leader tracks each
+Modelled on Kafka's ``kafka.cluster.Partition``: the leader tracks each
 follower's fetch state (log end offset, lastCaughtUpTimeMs); the high watermark is
 the minimum log end offset over the ISR; a follower joins the ISR once its LEO
 reaches the high watermark and the start of the leader's current epoch, and leaves

@@ -2,7 +2,7 @@
 
 Everything here follows ``ReplicationControlManager`` (RCM), ``PartitionChangeBuilder``
 (PCB), ``PartitionReassignmentReplicas`` and ``PartitionReassignmentRevert``
-(specs/reassignment.md, sections 2-4):
+(what a user sees of it: docs/reassignment.md):
 
 - Validation, per partition and in Kafka's order, with Kafka's messages: unknown
   topic, unknown partition, then (for a target) an empty list, unregistered brokers

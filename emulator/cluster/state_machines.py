@@ -1,5 +1,5 @@
 """State machines as tables: the controller's partition and replica state machines
-(seed 002, Kafka's PartitionStateMachine and ReplicaStateMachine), and
+(Kafka's PartitionStateMachine and ReplicaStateMachine), and
 ``TransitionTable``, the same rule for the coordinators' state machines (classic
 groups, KIP-848 members, transactions).
 
@@ -39,7 +39,7 @@ class ReplicaState(Enum):
 
 P, R = PartitionState, ReplicaState
 
-# target state -> the states it may be entered from (seed 002, "Valid state transitions")
+# target state -> the states it may be entered from (Kafka's valid state transitions)
 PARTITION_TRANSITIONS: dict[PartitionState, frozenset[PartitionState]] = {
     P.NewPartition: frozenset({P.NonExistentPartition}),
     P.OnlinePartition: frozenset({P.NewPartition, P.OnlinePartition, P.OfflinePartition}),

@@ -1,6 +1,6 @@
 """Replication throttles, as Kafka's ReplicationQuotaManager enforces them.
 
-Four settings (specs/reassignment.md, section 5), set through AlterConfigs or
+Four settings (docs/reassignment.md, Throttles), set through AlterConfigs or
 IncrementalAlterConfigs like on Kafka:
 
 - brokers: ``leader.replication.throttled.rate`` and

@@ -1,12 +1,12 @@
 """Kafka's LogValidator for one produced v2 batch: what the leader checks before it
 assigns offsets.
 
-DESIGN.md first said "never decode records on the produce path". Kafka's validator does
+The design first said "never decode records on the produce path". Kafka's validator does
 walk every record (and decompresses compressed batches to do it): that is how it refuses
 a record count the bytes do not hold, records whose sizes lie, a payload that does not
 decompress, keyless records on a compacted topic and timestamps outside
 message.timestamp.before/after.max.ms. A broker that skips the walk stores batches that
-break every consumer reading them (issue 18's probe), so the emulator walks too. The
+break every consumer reading them (docs/hostile-input.md), so the emulator walks too. The
 walk builds no record objects and runs in C (scan_records in _core.pyx, with its pure
 twin), so a produce pays a pass over bytes it already holds; the batch is still stored
 as the bytes the client sent.

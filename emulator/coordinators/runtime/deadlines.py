@@ -1,6 +1,6 @@
 """Keys in the order they come due: what a coordinator's ``tick`` asks instead of scanning.
 
-Issue 19 (docs/CONTRIBUTING.md, "Cost follows what changed"): a tick must cost what is
+Cost follows what changed (docs/architecture.md): a tick must cost what is
 due, not the number of groups or transactions. ``Deadlines`` is a heap of (due, seq,
 key) with lazy invalidation: ``set`` records the key's one live due time and pushes an
 entry; an entry whose time is no longer the key's live one is stale and dropped when

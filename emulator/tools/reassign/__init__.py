@@ -1,7 +1,7 @@
 """``kafka-emulator reassign``: kafka-reassign-partitions, speaking only the protocol.
 
 The same actions, options, JSON files, output lines and exit codes as Kafka 4.1's
-ReassignPartitionsCommand (specs/reassignment.md, section 6):
+ReassignPartitionsCommand (docs/reassignment.md, ``kafka-emulator reassign``):
 
     --generate --topics-to-move-json-file F --broker-list 1,2,3 [--disable-rack-aware]
     --execute  --reassignment-json-file F [--additional] [--throttle B/s]
