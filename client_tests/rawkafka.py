@@ -7,7 +7,6 @@ directly with our codec to see exactly what the broker answers.
 from __future__ import annotations
 
 import socket
-import time
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -125,8 +124,7 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
     coordinator of ``key``, found with FindCoordinator as a client does. Kafka may answer
     COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets/__transaction_state;
     that is waited out."""
-    deadline = time.monotonic() + 30
-    while True:
+    def coordinator() -> dict | None:
         c = any_conn(cluster)
         try:
             # key type 2 (a share-partition's share coordinator) needs v6
@@ -135,10 +133,9 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
         finally:
             c.close()
         x = r["coordinators"][0]
-        if x["error_code"] == 0:
-            return x["node_id"]
-        assert time.monotonic() < deadline, f"no coordinator for {key}: {x}"
-        time.sleep(0.2)
+        return x if x["error_code"] == 0 else None
+
+    return wait_for(coordinator, f"a coordinator for {key}", timeout=30, interval=0.2)["node_id"]
 
 
 def classic_generation(conn: Conn, group: str, member_id: str) -> int:

@@ -26,6 +26,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster, request
+from emulator.testing import wait_for
 
 TARGET_ENV = "KAFKA_EMULATOR_TARGET"
 VERSION_ENV = "KAFKA_EMULATOR_KAFKA_VERSION"
@@ -88,8 +89,7 @@ class KafkaTarget:
         self.wait_for_leaders(name, partitions)
 
     def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
+        def every_broker_knows() -> bool:
             ok = 0
             for node in self.kafka.brokers.values():
                 if not node.alive:
@@ -105,12 +105,10 @@ class KafkaTarget:
                 if t is not None and t.error is None and len(t.partitions) == partitions \
                         and all(p.leader >= 0 for p in t.partitions.values()):
                     ok += 1
-            if ok == len(self.kafka.brokers):
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"topic {topic}: not every broker knows its leaders "
-                                     f"after {timeout} s")
-            time.sleep(0.1)
+            return ok == len(self.kafka.brokers)
+
+        wait_for(every_broker_knows, f"every broker to know the leaders of topic {topic}",
+                 timeout=timeout, interval=0.1)
 
     def stop_broker(self, broker_id: int) -> None:
         """A crash: SIGKILL of the broker's JVM (the emulator's stop_broker is one too)."""
@@ -136,26 +134,23 @@ class KafkaTarget:
         port = self.kafka.listener_port(self.broker_ids[0])
         deadline = time.monotonic() + timeout
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-            while True:
+            def in_sync() -> bool:
                 md = request(sock, 3, 12, {"topics": None, "allow_auto_topic_creation": False})
                 parts = [p for t in md["topics"] for p in t["partitions"]]
-                if all(sorted(p["isr_nodes"]) == sorted(p["replica_nodes"]) for p in parts):
-                    break
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"replicas not back in their ISR after {timeout} s")
-                time.sleep(0.2)
-            while True:
+                return all(sorted(p["isr_nodes"]) == sorted(p["replica_nodes"]) for p in parts)
+
+            def preferred_leaders() -> bool:
                 # A preferred election of every partition (null: all); ELECTION_NOT_NEEDED
                 # for those already led by their first replica.
                 request(sock, 43, 2, {"election_type": 0, "topic_partitions": None,
                                       "timeout_ms": 30000})
                 md = request(sock, 3, 12, {"topics": None, "allow_auto_topic_creation": False})
-                if all(p["leader_id"] == p["replica_nodes"][0]
-                       for t in md["topics"] for p in t["partitions"]):
-                    return
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"preferred leaders not back after {timeout} s")
-                time.sleep(0.5)
+                return all(p["leader_id"] == p["replica_nodes"][0]
+                           for t in md["topics"] for p in t["partitions"])
+
+            wait_for(in_sync, "every replica back in its ISR", timeout=timeout, interval=0.2)
+            wait_for(preferred_leaders, "the preferred leaders back",
+                     timeout=max(0.0, deadline - time.monotonic()), interval=0.5)
 
 
 _session: KafkaTarget | None = None

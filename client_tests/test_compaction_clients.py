@@ -81,17 +81,20 @@ def read_confluent(bootstrap: str, topic: str, check_headers: bool = False) -> l
                   "enable.partition.eof": True})
     c.assign([TopicPartition(topic, 0, 0)])
     got = []
-    deadline = time.time() + 20
-    while time.time() < deadline:
+
+    def at_the_end() -> bool:
         m = c.poll(0.2)
         if m is None:
-            continue
+            return False
         if m.error() is not None:
             assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
-            break
+            return True
         got.append((m.offset(), m.key(), m.value()))
         if check_headers:
             assert m.headers() == [("i", str(m.offset()).encode())]
+        return False
+
+    wait_for(at_the_end, f"the end of {topic}-0", timeout=20, interval=0)
     c.close()
     return got
 
@@ -163,10 +166,13 @@ def test_kafka_python_reads_a_compacted_topic_with_offset_gaps(
     c.assign([tp])
     c.seek_to_beginning(tp)
     got = []
-    deadline = time.time() + 20
-    while time.time() < deadline and (not got or got[-1][0] < end - 1):
+
+    def up_to_the_end() -> bool:
         for recs in c.poll(timeout_ms=500).values():
             got.extend((r.offset, r.key, r.value) for r in recs)
+        return bool(got) and got[-1][0] >= end - 1
+
+    wait_for(up_to_the_end, f"offset {end - 1}", timeout=20, interval=0)
     c.close()
     check(got, latest)
 

@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 N = 60
 PARTITIONS = 3
@@ -44,14 +45,17 @@ def consume_all(bootstrap: str, topic: str, expected: int) -> list:
                   "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     c.assign([TopicPartition(topic, i, 0) for i in range(PARTITIONS)])
     out = []
-    deadline = time.time() + 20
-    while len(out) < expected and time.time() < deadline:
+
+    def enough() -> bool:
         m = c.poll(0.2)
-        if m is None:
-            continue
-        assert m.error() is None or m.error().code() == KafkaError._PARTITION_EOF, m.error()
-        if m.error() is None:
-            out.append(m)
+        if m is not None:
+            assert m.error() is None or m.error().code() == KafkaError._PARTITION_EOF, \
+                m.error()
+            if m.error() is None:
+                out.append(m)
+        return len(out) >= expected
+
+    wait_for(enough, f"{expected} records", timeout=20, interval=0)
     c.close()
     return out
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.records import decode_records
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
@@ -73,13 +74,19 @@ class Worker:
             return json.loads(r.read())
 
     def wait(self, cond, what: str, timeout: float = 120) -> None:
-        deadline = time.time() + timeout
-        while not cond():
+        def done() -> bool:
+            if cond():
+                return True
             assert self.proc is not None and self.proc.poll() is None, \
                 f"connect worker died:\n{self.log_path.read_text()[-4000:]}"
-            assert time.time() < deadline, f"timed out waiting for {what}:\n" \
-                f"{self.log_path.read_text()[-4000:]}"
-            time.sleep(0.5)
+            return False
+
+        try:
+            wait_for(done, what, timeout=timeout, interval=0.5)
+        except AssertionError as e:
+            if "connect worker died" in str(e):
+                raise
+            raise AssertionError(f"{e}:\n{self.log_path.read_text()[-4000:]}") from None
 
     def stop(self, sig: int) -> None:
         assert self.proc is not None
@@ -116,18 +123,19 @@ def read_lines(bootstrap: str, topic: str, expect: int, timeout: float = 60) -> 
                   "enable.partition.eof": True})
     c.assign([TopicPartition(topic, 0, 0)])
     out: list[str] = []
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+
+    def at_the_end() -> bool:
         m = c.poll(0.2)
         if m is None:
-            continue
+            return False
         if m.error() is not None:
             assert m.error().code() in (KafkaError._PARTITION_EOF,
                                         KafkaError.UNKNOWN_TOPIC_OR_PART), m.error()
-            if len(out) >= expect:
-                break
-            continue
+            return len(out) >= expect
         out.append(m.value().decode())
+        return False
+
+    wait_for(at_the_end, f"{expect} lines and the end of {topic}", timeout=timeout, interval=0)
     c.close()
     return out
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -66,9 +65,12 @@ def consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
                       consumer_timeout_ms=500)
     c.assign([TopicPartition(topic, i) for i in range(3)])
     out: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(out) < expected and time.monotonic() < deadline:
+
+    def enough() -> bool:
         out.extend(m.value for m in c)
+        return len(out) >= expected
+
+    wait_for(enough, f"{expected} records", timeout=30, interval=0)
     c.close()
     return out
 
@@ -168,9 +170,12 @@ def test_testcontainers_sasl_ssl_scram(docker_images: None) -> None:
         c = KafkaConsumer(**kw, auto_offset_reset="earliest", consumer_timeout_ms=500)
         c.assign([TopicPartition(topic, i) for i in range(3)])
         got: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(got) < len(values) and time.monotonic() < deadline:
+
+        def every_value() -> bool:
             got.extend(m.value for m in c)
+            return len(got) >= len(values)
+
+        wait_for(every_value, f"{len(values)} records", timeout=30, interval=0)
         c.close()
         assert sorted(got) == sorted(values)
 
@@ -237,11 +242,11 @@ def test_testcontainers_schema_registry(docker_images: None) -> None:
         c = Consumer({"bootstrap.servers": bootstrap, "group.id": "pings",
                       "auto.offset.reset": "earliest"})
         c.subscribe(["pings"])
-        got = None
-        deadline = time.monotonic() + 30
-        while got is None and time.monotonic() < deadline:
+
+        def record() -> list | None:
             m = c.poll(0.5)
-            if m is not None and not m.error():
-                got = de(m.value(), ctx)
+            return [de(m.value(), ctx)] if m is not None and not m.error() else None
+
+        [got] = wait_for(record, "the record on pings", timeout=30, interval=0)
         c.close()
         assert got == {"n": 7}

@@ -1,4 +1,4 @@
-"""The control plane is safe from the web pages a developer opens (issue 18's probe):
+"""The control plane is safe from the web pages a developer opens (docs/hostile-input.md):
 loopback by default, an optional bearer token, JSON-only writes, foreign Origin and
 Host refused. Raw HTTP over TCP, as a browser or an attacker's script would send it."""
 

@@ -8,13 +8,12 @@ producer must get through without the application doing anything.
 
 from __future__ import annotations
 
-import time
-
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from client_tests.rawkafka import topic_metadata
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 
 
 def leader_of(cluster: Cluster | KafkaTarget, topic: str) -> int:
@@ -49,10 +48,13 @@ def test_idempotent_producer_through_a_leader_crash(cluster: Cluster | KafkaTarg
                   "enable.auto.commit": False})
     c.assign([TopicPartition(topic_name, 0, 0)])
     got: list[bytes] = []
-    deadline = time.monotonic() + 60
-    while len(got) < 100 and time.monotonic() < deadline:
+
+    def hundred() -> bool:
         m = c.poll(0.5)
         if m is not None and m.error() is None:
             got.append(m.value())
+        return len(got) >= 100
+
+    wait_for(hundred, "the 100 records", timeout=60, interval=0)
     c.close()
     assert got == first + then

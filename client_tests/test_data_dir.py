@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
 from emulator.containers import free_port_block
+from emulator.testing import wait_for
 from wire.records import decode_records
 
 # Not run with --target kafka: the emulator's --data-dir process and its crash recovery.
@@ -91,17 +91,19 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout: float = 30,
     c.assign([TopicPartition(topic, i, 0) for i in range(partitions)])
     out = []
     eof: set[int] = set()
-    deadline = time.time() + timeout
-    while time.time() < deadline and (len(out) < expected or len(eof) < partitions):
+
+    def all_read() -> bool:
         m = c.poll(0.2)
-        if m is None:
-            continue
-        if m.error() is not None:
+        if m is not None and m.error() is not None:
             assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
             eof.add(m.partition())
-            continue
-        eof.discard(m.partition())
-        out.append((m.partition(), m.offset(), m.value()))
+        elif m is not None:
+            eof.discard(m.partition())
+            out.append((m.partition(), m.offset(), m.value()))
+        return len(out) >= expected and len(eof) >= partitions
+
+    wait_for(all_read, f"{expected} records and the end of every partition", timeout=timeout,
+             interval=0)
     c.close()
     return out
 
@@ -146,9 +148,8 @@ def test_sigkill_during_idempotent_acks_all_produce_loses_and_duplicates_nothing
 
     t = threading.Thread(target=produce, daemon=True)
     t.start()
-    deadline = time.time() + 60
-    while len(acked) < 1500 and time.time() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: len(acked) >= 1500, "1500 acknowledged records", timeout=60,
+             interval=0.01)
     assert len(acked) >= 1500, "the producer did not get going"
     emu.stop(signal.SIGKILL)  # mid-produce: batches in flight, some written, some not
     acked_before = len(acked)
@@ -252,15 +253,17 @@ def test_offsets_and_transactions_come_back_from_the_internal_topics(tmp_path: P
     assert [(tp.partition, tp.offset) for tp in got] == [(1, 42), (2, 7)]
     c.assign([TopicPartition("tx", 0, 0)])
     values = []
-    deadline = time.time() + 30
-    while time.time() < deadline:
+
+    def at_the_end() -> bool:
         m = c.poll(0.2)
-        if m is None:
-            continue
-        if m.error() is not None:
+        if m is not None and m.error() is not None:
             assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
-            break
-        values.append(m.value())
+            return True
+        if m is not None:
+            values.append(m.value())
+        return False
+
+    wait_for(at_the_end, "the end of tx-0", timeout=30, interval=0)
     c.close()
     assert values == [b"committed-%d" % i for i in range(10)]
     text = emu.log_path.read_text()
@@ -333,11 +336,13 @@ class WordCountApp:
             self.states.append(line.strip())
 
     def wait_running(self, timeout: float = 90) -> None:
-        deadline = time.time() + timeout
-        while "STATE RUNNING" not in self.states:
-            assert time.time() < deadline, f"streams never RUNNING: {self.states}"
+        def running() -> bool:
+            if "STATE RUNNING" in self.states:
+                return True
             assert not any(s.startswith("ERROR") for s in self.states), self.states
-            time.sleep(0.1)
+            return False
+
+        wait_for(running, "streams RUNNING", timeout=timeout, interval=0.1)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -353,11 +358,14 @@ def latest_counts(bootstrap: str, want: dict[str, int], timeout: float = 90) -> 
                   "isolation.level": "read_committed"})
     c.subscribe(["counts-out"])
     got: dict[str, int] = {}
-    deadline = time.time() + timeout
-    while time.time() < deadline and got != want:
+
+    def latest() -> bool:
         m = c.poll(0.2)
         if m is not None and m.error() is None:
             got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
+        return got == want
+
+    wait_for(latest, f"the counts {want}", timeout=timeout, interval=0)
     c.close()
     return got
 

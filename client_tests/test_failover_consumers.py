@@ -66,16 +66,21 @@ def test_kafka_python_consumer_follows_the_leader(cluster: Cluster, topic_name: 
                       retry_backoff_ms=50, reconnect_backoff_ms=50)
     c.assign([KpTP(topic_name, 0)])
     got: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(got) < 30 and time.monotonic() < deadline:
+
+    def first_30() -> bool:
         for records in c.poll(timeout_ms=500, max_records=30 - len(got)).values():
             got.extend(r.value for r in records)
-    move_leader(cluster, topic_name)
-    produce(cluster, topic_name, FIRST, SECOND)
-    deadline = time.monotonic() + 60
-    while len(got) < FIRST + SECOND and time.monotonic() < deadline:
+        return len(got) >= 30
+
+    def the_rest() -> bool:
         for records in c.poll(timeout_ms=500).values():
             got.extend(r.value for r in records)
+        return len(got) >= FIRST + SECOND
+
+    wait_for(first_30, "the first 30 records", timeout=30, interval=0)
+    move_leader(cluster, topic_name)
+    produce(cluster, topic_name, FIRST, SECOND)
+    wait_for(the_rest, "every record", timeout=60, interval=0)
     c.close()
     assert got == expected()
 
@@ -89,18 +94,23 @@ def test_confluent_consumer_follows_the_leader(cluster: Cluster, topic_name: str
                   "retry.backoff.ms": 50})
     c.assign([TopicPartition(topic_name, 0, 0)])
     got: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(got) < 30 and time.monotonic() < deadline:
+
+    def first_30() -> bool:
         for m in c.consume(30 - len(got), timeout=0.5):
             assert m.error() is None, m.error()
             got.append(m.value())
-    move_leader(cluster, topic_name)
-    produce(cluster, topic_name, FIRST, SECOND)
-    deadline = time.monotonic() + 60
-    while len(got) < FIRST + SECOND and time.monotonic() < deadline:
+        return len(got) >= 30
+
+    def the_rest() -> bool:
         for m in c.consume(100, timeout=0.5):
             if m.error() is None:
                 got.append(m.value())
+        return len(got) >= FIRST + SECOND
+
+    wait_for(first_30, "the first 30 records", timeout=30, interval=0)
+    move_leader(cluster, topic_name)
+    produce(cluster, topic_name, FIRST, SECOND)
+    wait_for(the_rest, "every record", timeout=60, interval=0)
     c.close()
     assert got == expected()
 
@@ -155,9 +165,12 @@ def test_consumer_reads_only_up_to_the_high_watermark(cluster: Cluster,
     assert c.end_offsets([KpTP(topic_name, 0)])[KpTP(topic_name, 0)] == 0
     cluster.resume_follower(follower, topic=topic_name)
     got: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(got) < 5 and time.monotonic() < deadline:
+
+    def five() -> bool:
         for records in c.poll(timeout_ms=500).values():
             got.extend(r.value for r in records)
+        return len(got) >= 5
+
+    wait_for(five, "the 5 records", timeout=30, interval=0)
     c.close()
     assert got == [b"x-%d" % i for i in range(5)]

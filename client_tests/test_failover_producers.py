@@ -37,11 +37,14 @@ def read_all(bootstrap: str, topic: str, expected: int) -> list[tuple[int, bytes
                   "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     c.assign([TopicPartition(topic, 0, 0)])
     out: list[tuple[int, bytes]] = []
-    deadline = time.monotonic() + 60
-    while len(out) < expected and time.monotonic() < deadline:
+
+    def enough() -> bool:
         for m in c.consume(500, timeout=1.0):
             assert m.error() is None, m.error()
             out.append((m.offset(), m.value()))
+        return len(out) >= expected
+
+    wait_for(enough, f"{expected} records", timeout=60, interval=0)
     c.close()
     return out
 
@@ -74,8 +77,9 @@ def test_idempotent_producer_survives_the_leader_crashing_and_coming_back(
                     p.poll(0.05)
             p.poll(0)
             if i == N // 3:
-                while not acked:  # some acknowledged, the rest still in flight
-                    p.poll(0.01)
+                # Some acknowledged, the rest still in flight.
+                wait_for(lambda: p.poll(0.01) >= 0 and acked, "a first acknowledgement",
+                         interval=0)
                 crashed = leader_of(cluster, topic_name)
                 cluster.stop_broker(crashed)
             elif i == 2 * N // 3:

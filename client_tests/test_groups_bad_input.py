@@ -8,8 +8,6 @@ wrong broker. Each gets its error code, and the real members keep their generati
 
 from __future__ import annotations
 
-import time
-
 from client_tests._groups_fixtures import (
     PARTITIONS,
     ConfluentMember,
@@ -141,10 +139,10 @@ def test_find_coordinator_batched_keys(group_cluster: Target) -> None:  # noqa: 
 def _find(conn: Conn, request: dict) -> dict:
     """FindCoordinator v4, again while a key answers COORDINATOR_NOT_AVAILABLE: Kafka
     answers that while it creates __consumer_offsets or __transaction_state on first use."""
-    deadline = time.monotonic() + 30
-    while True:
+    def answer() -> dict | None:
         r = conn.call(10, 4, request)
-        if all(x["error_code"] != E.COORDINATOR_NOT_AVAILABLE for x in r["coordinators"]):
-            return r
-        assert time.monotonic() < deadline, r
-        time.sleep(0.2)
+        return r if all(x["error_code"] != E.COORDINATOR_NOT_AVAILABLE
+                        for x in r["coordinators"]) else None
+
+    return wait_for(answer, "FindCoordinator without COORDINATOR_NOT_AVAILABLE", timeout=30,
+                    interval=0.2)

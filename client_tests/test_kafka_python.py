@@ -5,12 +5,11 @@ Every record read back is checked for key, value, headers, partition and offset.
 
 from __future__ import annotations
 
-import time
-
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 N = 50
 
@@ -22,15 +21,15 @@ def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) ->
     # from the metadata log a moment later, so a describe sent at once may meet a broker
     # that answers UNKNOWN_TOPIC_OR_PARTITION. Wait until the topic is known with leaders
     # (the emulator knows it at once, so there the first describe already passes).
-    deadline = time.monotonic() + 30
-    while True:
+    def described() -> list | None:
         desc = admin.describe_topics([topic_name])
         if desc[0]["error_code"] == 0 and len(desc[0]["partitions"]) == 3 and all(
                 p["leader_id"] >= 0 for p in desc[0]["partitions"]):
-            break
+            return desc
         assert desc[0]["error_code"] == 3, f"describe answered {desc[0]['error_code']}"
-        assert time.monotonic() < deadline, "the created topic is still unknown after 30 s"
-        time.sleep(0.1)
+        return None
+
+    desc = wait_for(described, "the created topic with leaders", timeout=30, interval=0.1)
     assert desc[0]["name"] == topic_name
     parts = sorted(desc[0]["partitions"], key=lambda p: p["partition_index"])
     assert [p["partition_index"] for p in parts] == [0, 1, 2]
@@ -46,10 +45,8 @@ def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) ->
     assert topic_name in admin.list_topics()
     admin.delete_topics([topic_name])
     # Kafka deletes asynchronously: the topic leaves every broker's metadata soon after.
-    deadline = time.monotonic() + 30
-    while topic_name in admin.list_topics():
-        assert time.monotonic() < deadline, "the deleted topic is still listed after 30 s"
-        time.sleep(0.1)
+    wait_for(lambda: topic_name not in admin.list_topics(), "the deleted topic to go",
+             timeout=30, interval=0.1)
     admin.close()
 
 

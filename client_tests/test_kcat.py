@@ -1,7 +1,7 @@
 """Debian's kcat (librdkafka 2.0.x): produce, consume and metadata listing.
 
 This old librdkafka only enables compression when the broker's Produce range
-includes v0 (clients.md, "Old librdkafka trap"), so the snappy case also proves
+includes v0, so the snappy case also proves
 we advertise Produce from v0 as Kafka 4.0 does.
 """
 

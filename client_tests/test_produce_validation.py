@@ -14,6 +14,7 @@ from rawkafka import Conn, leader_conn, list_offset, produce_body
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.records import HEADER_SIZE, build_batch, crc32c
 
@@ -91,9 +92,12 @@ def test_a_real_producer_sees_invalid_record_and_invalid_timestamp(
     p.flush(30)
     # A keyed record in its own batch is taken (a batch is refused or taken whole).
     p.produce(cmp2, key=b"k", value=b"keyed", on_delivery=report("cmp2-keyed"))
-    deadline = time.monotonic() + 30
-    while len(errors) < 3 and time.monotonic() < deadline:
+
+    def reported() -> bool:
         p.poll(0.1)
+        return len(errors) >= 3
+
+    wait_for(reported, "the three delivery reports", timeout=30, interval=0)
     assert errors == {"cmp2": KafkaError.INVALID_RECORD, "ts": KafkaError.INVALID_TIMESTAMP,
                       "cmp2-keyed": 0}
 

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from confluent_kafka import Producer
 from kafka import KafkaConsumer, TopicPartition
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 # Not run with --target kafka: the emulator's pytest plugin.
 pytestmark = pytest.mark.emulator_only
@@ -48,9 +48,12 @@ def kafka_python_consume(bootstrap: str, topic: str, expected: int) -> list[byte
                       consumer_timeout_ms=500)
     c.assign([TopicPartition(topic, i) for i in range(PARTITIONS)])
     out: list[bytes] = []
-    deadline = time.monotonic() + 30
-    while len(out) < expected and time.monotonic() < deadline:
+
+    def enough() -> bool:
         out.extend(m.value for m in c)
+        return len(out) >= expected
+
+    wait_for(enough, f"{expected} records", timeout=30, interval=0)
     c.close()
     return out
 

@@ -14,10 +14,10 @@ against real Kafka too (--target kafka).
 
 from __future__ import annotations
 
+import itertools
 import socket
 import subprocess
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -94,11 +94,14 @@ def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
                   "isolation.level": "read_committed"})
     c.subscribe([topic])
     got: dict[str, int] = {}
-    deadline = time.time() + timeout
-    while time.time() < deadline and got != want:
+
+    def latest() -> bool:
         m = c.poll(0.2)
         if m is not None and m.error() is None:
             got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
+        return got == want
+
+    wait_for(latest, f"the counts {want}", timeout=timeout, interval=0)
     c.close()
     return got
 
@@ -182,20 +185,19 @@ def test_streams_protocol_word_count_two_instances_share_and_move_tasks(
 
 def coordinator_of(bootstrap: str, group: str) -> int:
     """FindCoordinator v4's node id for ``group`` (retried while it is not available)."""
-    deadline = time.time() + 60
-    for server in bootstrap.split(",") * 100:
-        host, port = server.rsplit(":", 1)
+    servers = itertools.cycle(bootstrap.split(","))
+
+    def answer() -> dict | None:
+        host, port = next(servers).rsplit(":", 1)
         try:
             with socket.create_connection((host, int(port)), timeout=5) as s:
                 r = request(s, 10, 4, {"key_type": 0, "coordinator_keys": [group]})
         except OSError:
-            continue
+            return None
         [c] = r["coordinators"]
-        if c["error_code"] == 0:
-            return c["node_id"]
-        assert time.time() < deadline, c
-        time.sleep(0.2)
-    raise AssertionError("no coordinator")
+        return c if c["error_code"] == 0 else None
+
+    return wait_for(answer, f"the coordinator of {group}", timeout=60, interval=0.2)["node_id"]
 
 
 @pytest.mark.kafka_slow  # Kafka Streams JVMs, 30-55 s on Kafka

@@ -10,13 +10,13 @@ Every expectation holds on real Kafka 4.4 (``--target kafka``).
 from __future__ import annotations
 
 import socket
-import time
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from client_tests.kafka_cluster import request
+from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS
 
@@ -67,20 +67,22 @@ class Coordinator:
 
     def __init__(self, bootstrap: str, group: str) -> None:
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
-        deadline = time.time() + 60
         self.cid = 0
-        while True:
+
+        def ready() -> bool:
             with socket.create_connection((host, int(port)), timeout=10) as s:
                 r = request(s, 10, 4, body(10, key_type=0, coordinator_keys=[group]))
             [c] = r["coordinators"]
-            if c["error_code"] == E.NONE:
-                self.sock = socket.create_connection((c["host"], c["port"]), timeout=30)
-                [d] = self(89, 1, body(89, group_ids=[group]))["groups"]
-                if d["error_code"] not in self.NOT_READY:
-                    break
-                self.sock.close()
-            assert time.time() < deadline, (c, "coordinator not ready")
-            time.sleep(0.2)
+            if c["error_code"] != E.NONE:
+                return False
+            self.sock = socket.create_connection((c["host"], c["port"]), timeout=30)
+            [d] = self(89, 1, body(89, group_ids=[group]))["groups"]
+            if d["error_code"] not in self.NOT_READY:
+                return True
+            self.sock.close()
+            return False
+
+        wait_for(ready, f"the coordinator of {group}, ready", timeout=60, interval=0.2)
 
     def __call__(self, key: int, version: int, req: dict) -> dict:
         self.cid += 1
@@ -113,8 +115,9 @@ def test_first_member_gets_internal_topics_created_then_tasks(cluster, names) ->
         missing = [s for s in r["status"] if s["status_code"] == 3][0]["status_detail"]
         assert missing.startswith("Internal topics are missing: ")
         assert r["heartbeat_interval_ms"] > 0 and r["active_tasks"] == []
-        deadline = time.time() + 60
-        while True:  # the broker creates them; the delay (3 s) passes
+
+        def heartbeat() -> tuple[dict, dict] | None:
+            nonlocal r
             hb = body(88, group_id=app, member_id="m1", member_epoch=r["member_epoch"],
                       endpoint_information_epoch=r["endpoint_information_epoch"],
                       active_tasks=r["active_tasks"] or [], standby_tasks=[],
@@ -122,10 +125,10 @@ def test_first_member_gets_internal_topics_created_then_tasks(cluster, names) ->
             r2 = co(88, 1, hb)
             assert r2["error_code"] == E.NONE, r2
             r = dict(r, **{k: v for k, v in r2.items() if v is not None})
-            if r2["active_tasks"]:
-                break
-            assert time.time() < deadline, r2
-            time.sleep(0.5)
+            return (r2, hb) if r2["active_tasks"] else None
+
+        # The broker creates the internal topics; the assignment delay (3 s) passes.
+        r2, hb = wait_for(heartbeat, "active tasks", timeout=60, interval=0.5)
         tasks = {(t["subtopology_id"], p) for t in r2["active_tasks"] for p in t["partitions"]}
         assert tasks == {(s, p) for s in "01" for p in range(2)}
         assert 3 not in codes(r2) and r2["member_epoch"] > 1

@@ -8,12 +8,11 @@ second producer with the same transactional.id fences the first.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from emulator import Cluster
+from emulator.testing import wait_for
 
 PARTS = 2
 
@@ -44,16 +43,17 @@ def read_all(bootstrap: str, topic: str, isolation: str) -> list[bytes]:
     c.assign([TopicPartition(topic, i, 0) for i in range(PARTS)])
     out: list[bytes] = []
     eof: set[int] = set()
-    deadline = time.monotonic() + 20
-    while len(eof) < PARTS and time.monotonic() < deadline:
+
+    def at_every_end() -> bool:
         m = c.poll(0.2)
-        if m is None:
-            continue
-        if m.error() is not None:
+        if m is not None and m.error() is not None:
             assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
             eof.add(m.partition())
-            continue
-        out.append(m.value())
+        elif m is not None:
+            out.append(m.value())
+        return len(eof) >= PARTS
+
+    wait_for(at_every_end, "the end of every partition", timeout=20, interval=0)
     c.close()
     assert len(eof) == PARTS, "did not reach the end of every partition"
     return out

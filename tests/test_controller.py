@@ -3,23 +3,21 @@ controller failover, under a manual clock."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from emulator.cluster import controller, reassignment
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition, epoch_end_offset
-from emulator.cluster.state import Broker, ClusterState
-from emulator.faults import FaultInjector
+from emulator.cluster.state import ClusterState
 from emulator.log import Log
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
 LAG = 1000
-
-
-def make(n: int = 3, **config: str) -> tuple[ClusterState, ManualClock, FaultInjector]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in range(1, n + 1)], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": str(LAG), **config})
-    return s, clock, FaultInjector(s)
+BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
 
 
 def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = 1) -> int:
@@ -39,8 +37,9 @@ def batches(log: Log) -> list[bytes]:
 
 
 # ---- elections and epochs ----------------------------------------------------------------
-def test_leader_crash_elects_the_first_isr_member_in_replica_order() -> None:
-    s, clock, f = make()
+def test_leader_crash_elects_the_first_isr_member_in_replica_order(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 3, 1]})
     p = s.get_partition("t", 0)
     assert (p.leader, p.leader_epoch, p.partition_epoch) == (2, 0, 0)
@@ -48,16 +47,17 @@ def test_leader_crash_elects_the_first_isr_member_in_replica_order() -> None:
     assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (3, [3, 1], 1, 1)
 
 
-def test_follower_crash_shrinks_the_isr_without_a_leader_epoch_bump() -> None:
-    s, clock, f = make()
+def test_follower_crash_shrinks_the_isr_without_a_leader_epoch_bump(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 3, 1]})
     p = s.get_partition("t", 0)
     controller.broker_stopped(s, 3)
     assert (p.leader, p.isr, p.leader_epoch, p.partition_epoch) == (2, [2, 1], 0, 1)
 
 
-def test_restarted_broker_catches_up_and_rejoins() -> None:
-    s, clock, f = make()
+def test_restarted_broker_catches_up_and_rejoins(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 3)
@@ -73,8 +73,9 @@ def test_restarted_broker_catches_up_and_rejoins() -> None:
     assert all(a is b for a, b in zip(batches(p.logs[3]), batches(p.logs[1]), strict=True))
 
 
-def test_last_isr_member_down_leaves_the_partition_offline_until_it_returns() -> None:
-    s, clock, f = make()
+def test_last_isr_member_down_leaves_the_partition_offline_until_it_returns(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     controller.broker_stopped(s, 2)
@@ -88,8 +89,9 @@ def test_last_isr_member_down_leaves_the_partition_offline_until_it_returns() ->
     assert p.isr == [1, 2]
 
 
-def test_divergent_follower_truncates_to_the_new_leaders_epoch_start() -> None:
-    s, clock, f = make()
+def test_divergent_follower_truncates_to_the_new_leaders_epoch_start(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 5)  # offsets 0-4, epoch 0, replicated
@@ -110,8 +112,9 @@ def test_divergent_follower_truncates_to_the_new_leaders_epoch_start() -> None:
     assert p.isr == [2, 3, 1]
 
 
-def test_unclean_election_loses_data_and_the_old_leader_truncates() -> None:
-    s, clock, f = make()
+def test_unclean_election_loses_data_and_the_old_leader_truncates(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]},
                    configs={"unclean.leader.election.enable": "true"})
     p = s.get_partition("t", 0)
@@ -135,8 +138,8 @@ def test_unclean_election_loses_data_and_the_old_leader_truncates() -> None:
     assert p.isr == [2, 1]
 
 
-def test_clean_election_only_without_the_topic_setting() -> None:
-    s, clock, f = make()
+def test_clean_election_only_without_the_topic_setting(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 2})
@@ -168,8 +171,8 @@ def test_epoch_end_offset_answers_like_the_leader_epoch_cache() -> None:
 
 
 # ---- controlled shutdown --------------------------------------------------------------------
-def test_controlled_shutdown_moves_leadership_first() -> None:
-    s, clock, f = make()
+def test_controlled_shutdown_moves_leadership_first(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 1, 3], 1: [3, 2, 1]})
     p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
     produce(s, p0, 2)
@@ -188,16 +191,18 @@ def test_controlled_shutdown_moves_leadership_first() -> None:
     assert 2 in p0.isr and 2 not in s.shutting_down
 
 
-def test_controlled_shutdown_of_the_only_isr_member_leaves_it_leaderless() -> None:
-    s, clock, f = make()
+def test_controlled_shutdown_of_the_only_isr_member_leaves_it_leaderless(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("solo", assignments={0: [2]})
     assert controller.controlled_shutdown(s, 2) == [("solo", 0)]
     assert s.get_partition("solo", 0).leader == -1
 
 
 # ---- preferred leaders ---------------------------------------------------------------------
-def test_auto_leader_rebalance_returns_leadership_to_the_preferred_replica() -> None:
-    s, clock, f = make(**{"leader.imbalance.check.interval.seconds": "5"})
+def test_auto_leader_rebalance_returns_leadership_to_the_preferred_replica(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**{"leader.imbalance.check.interval.seconds": "5"})
     s.create_topic("t", assignments={0: [1, 2], 1: [2, 1]})
     p0 = s.get_partition("t", 0)
     controller.broker_stopped(s, 1)
@@ -209,8 +214,8 @@ def test_auto_leader_rebalance_returns_leadership_to_the_preferred_replica() -> 
     assert (p0.leader, p0.leader_epoch) == (1, 2)
 
 
-def test_auto_rebalance_respects_the_imbalance_percentage() -> None:
-    s, clock, f = make(**{"leader.imbalance.check.interval.seconds": "5",
+def test_auto_rebalance_respects_the_imbalance_percentage(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**{"leader.imbalance.check.interval.seconds": "5",
                           "leader.imbalance.per.broker.percentage": "50"})
     s.create_topic("t", assignments={i: [1, 2] for i in range(4)})
     settle(s, clock)
@@ -226,8 +231,8 @@ def test_auto_rebalance_respects_the_imbalance_percentage() -> None:
     assert [s.get_partition("t", i).leader for i in range(4)] == [1, 1, 1, 1]
 
 
-def test_elect_leaders_codes() -> None:
-    s, clock, f = make()
+def test_elect_leaders_codes(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     assert controller.elect_leaders(s, p, 0) == E.ELECTION_NOT_NEEDED
@@ -240,8 +245,8 @@ def test_elect_leaders_codes() -> None:
 
 
 # ---- reassignment and controller failover ----------------------------------------------------
-def test_reassignment_moves_data_and_then_the_leader() -> None:
-    s, clock, f = make(4)
+def test_reassignment_moves_data_and_then_the_leader(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 4)
@@ -255,8 +260,8 @@ def test_reassignment_moves_data_and_then_the_leader() -> None:
     assert p.high_watermark == 4 and p.leader_epoch == 1
 
 
-def test_reassignment_shrink_keeping_the_leader_bumps_its_epoch() -> None:
-    s, clock, f = make()
+def test_reassignment_shrink_keeping_the_leader_bumps_its_epoch(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     settle(s, clock)
@@ -264,8 +269,8 @@ def test_reassignment_shrink_keeping_the_leader_bumps_its_epoch() -> None:
     assert (p.replicas, p.isr, p.leader, p.leader_epoch) == ([1, 2], [1, 2], 1, 1)
 
 
-def test_new_controller_resumes_a_reassignment_left_mid_way() -> None:
-    s, clock, f = make(4)
+def test_new_controller_resumes_a_reassignment_left_mid_way(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     produce(s, p, 3)
@@ -285,8 +290,9 @@ def test_new_controller_resumes_a_reassignment_left_mid_way() -> None:
     assert s.controller.replicas.state(("t", 0, 1)).value == "NonExistentReplica"
 
 
-def test_new_controller_elects_leaders_for_partitions_left_offline() -> None:
-    s, clock, f = make()
+def test_new_controller_elects_leaders_for_partitions_left_offline(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [3]})
     p = s.get_partition("t", 0)
     controller.broker_stopped(s, 3)
@@ -299,8 +305,8 @@ def test_new_controller_elects_leaders_for_partitions_left_offline() -> None:
     assert s.controller.partitions.state(p.key).value == "OnlinePartition"
 
 
-def test_controller_moves_when_the_controller_shuts_down_cleanly() -> None:
-    s, clock, f = make()
+def test_controller_moves_when_the_controller_shuts_down_cleanly(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     assert s.controller_id == 1
     controller.controlled_shutdown(s, 1)
     assert s.controller_id == 2
@@ -313,8 +319,8 @@ def test_controller_moves_when_the_controller_shuts_down_cleanly() -> None:
     assert s.controller_id == 2
 
 
-def test_cancel_reassignment_reverts_the_replica_set() -> None:
-    s, clock, f = make(4)
+def test_cancel_reassignment_reverts_the_replica_set(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 4})
@@ -325,8 +331,9 @@ def test_cancel_reassignment_reverts_the_replica_set() -> None:
 
 
 # ---- crashes fenced after a broker session timeout ---------------------------------------
-def test_a_crashed_leader_stays_leader_until_its_session_times_out() -> None:
-    s, clock, f = make()
+def test_a_crashed_leader_stays_leader_until_its_session_times_out(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 3, 1]})
     p = s.get_partition("t", 0)
     produce(s, p, 3, acks=-1)
@@ -345,8 +352,9 @@ def test_a_crashed_leader_stays_leader_until_its_session_times_out() -> None:
     assert (p.leader, p.isr, p.leader_epoch) == (3, [3, 1], 1)
 
 
-def test_a_crashed_follower_leaves_the_isr_by_lag_before_it_is_fenced() -> None:
-    s, clock, f = make()
+def test_a_crashed_follower_leaves_the_isr_by_lag_before_it_is_fenced(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 3, 1]})
     p = s.get_partition("t", 0)
     controller.broker_crashed(s, 3, 60_000)
@@ -360,8 +368,9 @@ def test_a_crashed_follower_leaves_the_isr_by_lag_before_it_is_fenced() -> None:
     assert p.high_watermark == 2
 
 
-def test_a_restart_before_the_fence_fences_the_old_incarnation_first() -> None:
-    s, clock, f = make()
+def test_a_restart_before_the_fence_fences_the_old_incarnation_first(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [2, 3, 1]})
     p = s.get_partition("t", 0)
     controller.broker_crashed(s, 2, 9000)
@@ -374,8 +383,9 @@ def test_a_restart_before_the_fence_fences_the_old_incarnation_first() -> None:
     assert 2 in p.isr  # and it catches up as a follower
 
 
-def test_fence_delay_comes_from_the_op_else_broker_session_timeout() -> None:
-    s, clock, f = make(**{"broker.session.timeout.ms": "5000"})
+def test_fence_delay_comes_from_the_op_else_broker_session_timeout(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**{"broker.session.timeout.ms": "5000"})
     assert controller.crash_fence_delay(s) == 5000
     assert controller.crash_fence_delay(s, 0) == 0
     s.create_topic("t", assignments={0: [1, 2]})
@@ -383,6 +393,6 @@ def test_fence_delay_comes_from_the_op_else_broker_session_timeout() -> None:
     assert s.brokers[1].crashed and s.pending_fence == {1: s.now() + 5000}
     f.apply({"op": "stop_broker", "broker": 2, "fence_after_ms": 0})
     assert not s.brokers[2].alive
-    plain, _, g = make()
+    plain, _, g = make_cluster()
     g.apply({"op": "stop_broker", "broker": 1})
     assert not plain.brokers[1].alive and not plain.brokers[1].crashed

@@ -4,28 +4,26 @@ testElectUncleanLeaders_WithoutElr, testPreferredElectionDoesNotTriggerUncleanEl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
-from emulator.cluster.state import Broker, ClusterState
-from emulator.faults import FaultInjector
+from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
+
+if TYPE_CHECKING:
+    from conftest import MakeCluster
 
 NOT_NEEDED = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
 PREFERRED_NA = (E.PREFERRED_LEADER_NOT_AVAILABLE, "The preferred leader was not available.")
 ELIGIBLE_NA = (E.ELIGIBLE_LEADERS_NOT_AVAILABLE,
                "Eligible topic partition leaders are not available.")
 OK = (E.NONE, None)
-
-
-def make(ids: list[int]) -> tuple[ClusterState, ManualClock, FaultInjector]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in ids], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": "1000"})
-    return s, clock, FaultInjector(s)
+BROKER_CONFIG = {"replica.lag.time.max.ms": "1000"}
 
 
 def results(out: list) -> dict:
@@ -38,8 +36,8 @@ def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
         s.tick()
 
 
-def test_elect_preferred_leaders() -> None:
-    s, clock, f = make([0, 1, 2, 3, 4])
+def test_elect_preferred_leaders(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.brokers[0].alive = False  # registered, fenced
     s.shutting_down.add(1)  # in controlled shutdown
     s.create_topic("foo", assignments={0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 2, 1]})
@@ -63,8 +61,8 @@ def test_elect_preferred_leaders() -> None:
 
 
 @pytest.mark.parametrize("all_partitions", [True, False])
-def test_elect_unclean_leaders_without_elr(all_partitions: bool) -> None:
-    s, clock, f = make([0, 1, 2, 3, 4])
+def test_elect_unclean_leaders_without_elr(make_cluster: MakeCluster, all_partitions: bool) -> None:
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [1, 2, 3], 1: [2, 3, 4], 2: [0, 2, 1]})
     p0, p1, p2 = (s.get_partition("foo", i) for i in range(3))
     for b in (2, 3):
@@ -90,15 +88,15 @@ def test_elect_unclean_leaders_without_elr(all_partitions: bool) -> None:
     assert (p1.leader, p2.leader) == (4, 0)  # no preferred election happened
 
 
-def test_null_topic_partitions_gives_every_topic_an_entry() -> None:
-    s, clock, f = make([1, 2])
+def test_null_topic_partitions_gives_every_topic_an_entry(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2])
     s.create_topic("a", assignments={0: [1, 2]})
     s.create_topic("b", assignments={0: [2, 1]})
     assert elect_leaders(s, PREFERRED, None) == [("a", []), ("b", [])]
 
 
-def test_preferred_election_does_not_trigger_unclean_election() -> None:
-    s, clock, f = make([1, 2, 3, 4])
+def test_preferred_election_does_not_trigger_unclean_election(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [1, 2, 3]})
     p = s.get_partition("foo", 0)
     for b in (2, 3):
@@ -111,8 +109,8 @@ def test_preferred_election_does_not_trigger_unclean_election() -> None:
     assert p.leader == -1
 
 
-def test_unknown_partition_and_election_type() -> None:
-    s, clock, f = make([1, 2])
+def test_unknown_partition_and_election_type(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2])
     s.create_topic("t", assignments={0: [1, 2]})
     assert results(elect_leaders(s, UNCLEAN, [("t", [3, -1])])) == {
         ("t", 3): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-3"),
@@ -122,8 +120,8 @@ def test_unknown_partition_and_election_type() -> None:
     assert (e.value.code, e.value.message) == (E.INVALID_REQUEST, "Unknown election type 7")
 
 
-def test_preferred_election_moves_the_leader_back() -> None:
-    s, clock, f = make([1, 2, 3])
+def test_preferred_election_moves_the_leader_back(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3])
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     controller.broker_stopped(s, 1)

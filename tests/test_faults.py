@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
-from emulator.cluster.clock import ManualClock
 from emulator.cluster.metrics import prometheus, replication_view
-from emulator.cluster.state import Broker, ClusterState
 from emulator.faults import (
     FaultError,
-    FaultInjector,
     FaultSchedule,
     Injection,
     ScheduleError,
@@ -23,14 +21,11 @@ from emulator.faults import (
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
 IDS = [1, 2, 3]
-
-
-def make() -> tuple[ClusterState, ManualClock, FaultInjector]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in IDS], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": "1000"})
-    return s, clock, FaultInjector(s)
+BROKER_CONFIG = {"replica.lag.time.max.ms": "1000"}
 
 
 # ---- validation ---------------------------------------------------------------------------
@@ -61,8 +56,8 @@ def test_names_and_codes_are_normalized() -> None:
     assert validate_op({"op": "add_latency", "api": "Fetch", "ms": 5}, IDS)["api"] == 1
 
 
-def test_direct_operations_need_existing_topics() -> None:
-    s, clock, f = make()
+def test_direct_operations_need_existing_topics(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     with pytest.raises(FaultError) as e:
         f.apply({"op": "pause_follower", "broker": 1, "topic": "missing"})
     assert e.value.status == 404
@@ -73,8 +68,8 @@ def test_direct_operations_need_existing_topics() -> None:
 
 
 # ---- request faults -------------------------------------------------------------------------
-def test_error_injection_counts_only_matching_requests() -> None:
-    s, clock, f = make()
+def test_error_injection_counts_only_matching_requests(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("a", 2, 3)
     m = f.model
     f.apply({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
@@ -92,8 +87,8 @@ def test_error_injection_counts_only_matching_requests() -> None:
     assert m.inject_error(1, 1, {"topics": [{"topic_id": tid, "partitions": []}]}).error == 6
 
 
-def test_error_injection_per_client_id() -> None:
-    s, clock, f = make()
+def test_error_injection_per_client_id(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     f.apply({"op": "inject_error", "api": "Metadata", "error": "LEADER_NOT_AVAILABLE",
              "client_id": "app-1", "count": 2})
     m = f.model
@@ -106,8 +101,8 @@ def test_error_injection_per_client_id() -> None:
     assert not m.drop_response(1, 1, "app-1")  # count 1: used up
 
 
-def test_split_request_keeps_the_other_partitions_and_topics() -> None:
-    s, clock, f = make()
+def test_split_request_keeps_the_other_partitions_and_topics(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("a", 4, 3)
     req = {"acks": 1, "topic_data": [
         {"name": "a", "partition_data": [{"index": 1}, {"index": 3}]},
@@ -132,8 +127,8 @@ def test_split_request_keeps_the_other_partitions_and_topics() -> None:
     assert split_request(s, nested, "z", None)[0] is None
 
 
-def test_latency_drop_and_client_cuts() -> None:
-    s, clock, f = make()
+def test_latency_drop_and_client_cuts(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     m = f.model
     f.apply({"op": "add_latency", "api": "Metadata", "ms": 250})
     f.apply({"op": "add_latency", "api": "Metadata", "ms": 400, "broker": 2})
@@ -150,8 +145,9 @@ def test_latency_drop_and_client_cuts() -> None:
 
 
 # ---- replication faults ---------------------------------------------------------------------
-def test_network_cut_between_brokers_stops_replication_between_them() -> None:
-    s, clock, f = make()
+def test_network_cut_between_brokers_stops_replication_between_them(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "cut_brokers", "brokers": [1, 3]})
@@ -166,8 +162,8 @@ def test_network_cut_between_brokers_stops_replication_between_them() -> None:
     assert p.logs[3].log_end_offset == 3 and p.isr == [1, 2, 3]
 
 
-def test_slowed_follower_fetches_once_per_delay() -> None:
-    s, clock, f = make()
+def test_slowed_follower_fetches_once_per_delay(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     f.apply({"op": "slow_follower", "broker": 2, "delay_ms": 100, "topic": "t"})
@@ -181,8 +177,8 @@ def test_slowed_follower_fetches_once_per_delay() -> None:
     assert p.logs[2].log_end_offset == 1
 
 
-def test_metrics_name_kafkas_gauges() -> None:
-    s, clock, f = make()
+def test_metrics_name_kafkas_gauges(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
     f.apply({"op": "stop_broker", "broker": 3})
     text = prometheus(s)
@@ -230,8 +226,8 @@ def test_a_schedule_with_an_error_is_rejected_whole() -> None:
         FaultSchedule.parse("", IDS)
 
 
-def replay(schedule: str) -> list[dict]:
-    s, clock, f = make()
+def replay(make_cluster: MakeCluster, schedule: str) -> list[dict]:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3], 1: [2, 3, 1]})
     runner = ScheduleRunner(FaultSchedule.parse(schedule, IDS), clock.now_ms())
     out = []
@@ -244,8 +240,9 @@ def replay(schedule: str) -> list[dict]:
     return out
 
 
-def test_the_same_schedule_replays_the_same_sequence_of_cluster_states() -> None:
-    first, second = replay(SCHEDULE), replay(SCHEDULE)
+def test_the_same_schedule_replays_the_same_sequence_of_cluster_states(
+        make_cluster: MakeCluster) -> None:
+    first, second = replay(make_cluster, SCHEDULE), replay(make_cluster, SCHEDULE)
     assert first == second
     assert len(first) == 8 and all("cluster" in step for step in first)
     stop_controller = first[5]

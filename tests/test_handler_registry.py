@@ -20,7 +20,7 @@ from emulator.handlers import HANDLERS
 from emulator.versions import SUPPORTED_RELEASES, advertised
 from wire.messages import NAMES, REQUESTS, RESPONSES
 
-# Schemas declared in wire/messages that no handler serves yet (issue 12's list):
+# Schemas declared in wire/messages that no handler serves yet:
 NOT_YET_SERVED: dict[int, str] = {
     # A Kafka 4.x broker advertises these only with a ClientTelemetry metrics reporter
     # configured, so a default 4.4 broker does not (measured, tests/data/kafka-api-versions):

@@ -1,25 +1,22 @@
 """ISR, high watermark and acks=all under a manual clock (Kafka's Partition and
-Replica rules, specs/reassignment.md section 3)."""
+Replica rules)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition
-from emulator.cluster.state import Broker, ClusterState
-from emulator.faults import FaultInjector
+from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import build_batch
 
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
 LAG = 1000
-
-
-def make(**config: str) -> tuple[ClusterState, ManualClock, FaultInjector]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": str(LAG), **config})
-    return s, clock, FaultInjector(s)
+BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
 
 
 def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = -1):
@@ -28,8 +25,8 @@ def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = -1):
     return r
 
 
-def test_high_watermark_is_the_minimum_leo_over_the_isr() -> None:
-    s, clock, f = make()
+def test_high_watermark_is_the_minimum_leo_over_the_isr(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
@@ -44,8 +41,8 @@ def test_high_watermark_is_the_minimum_leo_over_the_isr() -> None:
     assert p.follower_hw == {2: 5, 3: 5}
 
 
-def test_acks_all_waits_for_the_isr() -> None:
-    s, clock, f = make()
+def test_acks_all_waits_for_the_isr(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
@@ -57,8 +54,8 @@ def test_acks_all_waits_for_the_isr() -> None:
     assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == (True, 0)
 
 
-def test_isr_shrink_at_the_exact_lag_boundary() -> None:
-    s, clock, f = make()
+def test_isr_shrink_at_the_exact_lag_boundary(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     s.tick()  # both followers fetch, caught up at t0
@@ -83,8 +80,8 @@ def test_isr_shrink_at_the_exact_lag_boundary() -> None:
     assert p.high_watermark == 1  # the shrink let the HW reach the leader's LEO
 
 
-def test_idle_partition_does_not_shrink_a_silent_follower() -> None:
-    s, clock, f = make()
+def test_idle_partition_does_not_shrink_a_silent_follower(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 1)
@@ -95,8 +92,8 @@ def test_idle_partition_does_not_shrink_a_silent_follower() -> None:
     assert p.isr == [1, 2, 3]  # its LEO equals the leader's: isCaughtUp
 
 
-def test_isr_expiration_runs_every_half_lag() -> None:
-    s, clock, f = make()
+def test_isr_expiration_runs_every_half_lag(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     s.tick()  # the first expiration check runs now; the next at +LAG/2
@@ -116,8 +113,8 @@ def test_isr_expiration_runs_every_half_lag() -> None:
     assert p.isr == [1, 2]
 
 
-def test_isr_expansion_needs_the_hw_and_the_epoch_start() -> None:
-    s, clock, f = make()
+def test_isr_expansion_needs_the_hw_and_the_epoch_start(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
@@ -139,8 +136,8 @@ def test_isr_expansion_needs_the_hw_and_the_epoch_start() -> None:
     assert s.isr_expands == expands + 1
 
 
-def test_isr_expansion_waits_for_the_leader_epoch_start() -> None:
-    s, clock, f = make()
+def test_isr_expansion_waits_for_the_leader_epoch_start(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     p.high_watermark = 0
@@ -152,8 +149,8 @@ def test_isr_expansion_waits_for_the_leader_epoch_start() -> None:
     assert not p.can_join_isr(3)  # LEO 0 < the epoch's start offset 3
 
 
-def test_not_enough_replicas_before_append_and_after() -> None:
-    s, clock, f = make()
+def test_not_enough_replicas_before_append_and_after(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "2"})
     p = s.get_partition("t", 0)
     r = produce(s, p, 1)
@@ -170,7 +167,7 @@ def test_not_enough_replicas_before_append_and_after() -> None:
     ok = s.append(1, "t", 0, build_batch([(None, b"y")]), 1)
     assert ok.error == 0 and p.high_watermark == 0
     # an acks=all append made while the ISR was big enough, answered after it shrank
-    s2, clock2, f2 = make()
+    s2, clock2, f2 = make_cluster()
     s2.create_topic("u", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
     q = s2.get_partition("u", 0)
     r = produce(s2, q, 1)
@@ -184,8 +181,8 @@ def test_not_enough_replicas_before_append_and_after() -> None:
         (True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 
 
-def test_acks_all_after_a_leader_change_is_not_leader() -> None:
-    s, clock, f = make()
+def test_acks_all_after_a_leader_change_is_not_leader(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 2})
@@ -198,8 +195,8 @@ def test_acks_all_after_a_leader_change_is_not_leader() -> None:
     assert p.log_end_offset == 0
 
 
-def test_new_leader_starts_from_its_own_high_watermark() -> None:
-    s, clock, f = make()
+def test_new_leader_starts_from_its_own_high_watermark(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 3)
@@ -219,9 +216,10 @@ def test_new_leader_starts_from_its_own_high_watermark() -> None:
     assert p.high_watermark == 4
 
 
-def test_list_offsets_latest_waits_for_a_new_leaders_high_watermark() -> None:
+def test_list_offsets_latest_waits_for_a_new_leaders_high_watermark(
+        make_cluster: MakeCluster) -> None:
     """KIP-207: a lagging new leader answers OFFSET_NOT_AVAILABLE, never an older end."""
-    s, clock, f = make()
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 3)
@@ -248,8 +246,8 @@ def test_list_offsets_latest_waits_for_a_new_leaders_high_watermark() -> None:
     assert s.list_offset(2, "t", 0, -1, 0)[0] == 5
 
 
-def test_caught_up_replica_outside_the_isr_holds_the_hw() -> None:
-    s, clock, f = make()
+def test_caught_up_replica_outside_the_isr_holds_the_hw(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 2)

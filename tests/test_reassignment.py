@@ -1,11 +1,13 @@
 """Partition reassignment as KRaft's controller does it, with a manual clock.
 
 The scenarios of Kafka's ReplicationControlManagerTest, PartitionReassignmentReplicasTest
-and PartitionReassignmentRevertTest (specs/reassignment.md, section 7), on a real
+and PartitionReassignmentRevertTest, on a real
 ClusterState whose replicas move data by replication.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
@@ -17,19 +19,15 @@ from emulator.cluster.reassignment import (
     list_partition_reassignments,
     progress,
 )
-from emulator.cluster.state import Broker, ClusterState
-from emulator.faults import FaultInjector
+from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
 LAG = 1000
-
-
-def make(ids: list[int], **config: str) -> tuple[ClusterState, ManualClock, FaultInjector]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in ids], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": str(LAG), **config})
-    return s, clock, FaultInjector(s)
+BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
 
 
 def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
@@ -79,8 +77,8 @@ def test_completion_needs_every_target_replica_in_the_isr() -> None:
     assert ReassignmentReplicas([0, 1, 2], [], [2]).maybe_complete([2]) is None  # ISR empty
 
 
-def test_revert_drops_the_adding_replicas_and_may_be_unclean() -> None:
-    s, clock, f = make([1, 2, 3, 4, 5])
+def test_revert_drops_the_adding_replicas_and_may_be_unclean(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4, 5])
     s.create_topic("t", assignments={0: [2, 3, 4]})
     p = s.get_partition("t", 0)
     p.replicas, p.adding_replicas, p.removing_replicas, p.isr = [1, 5, 4, 3, 2], [1, 5], [], [2]
@@ -90,10 +88,10 @@ def test_revert_drops_the_adding_replicas_and_may_be_unclean() -> None:
 
 
 # ---- ReplicationControlManagerTest ---------------------------------------------------------
-def test_reassign_partitions() -> None:
+def test_reassign_partitions(make_cluster: MakeCluster) -> None:
     """testReassignPartitions: a reorder completes at once, a move waits for the ISR, a
     cancel reverts it; unknown partitions and topics are named in Kafka's words."""
-    s, clock, f = make([0, 1, 2, 3])
+    s, clock, f = make_cluster([0, 1, 2, 3])
     s.create_topic("foo", assignments={0: [1, 2, 3], 1: [3, 2, 1]})
     s.create_topic("bar", assignments={0: [1, 2, 3]})
     f.apply({"op": "pause_follower", "broker": 0})
@@ -116,8 +114,8 @@ def test_reassign_partitions() -> None:
     assert 0 not in foo1.logs and listing(s) == {}
 
 
-def test_unknown_topic_message() -> None:
-    s, clock, f = make([1, 2])
+def test_unknown_topic_message(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2])
     assert alter(s, {"nope": {0: [1]}}) == {
         ("nope", 0): (E.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find a topic named nope.")}
     s.create_topic("t", assignments={0: [1]})
@@ -125,10 +123,10 @@ def test_unknown_topic_message() -> None:
         ("t", -1): (E.UNKNOWN_TOPIC_OR_PARTITION, "Unable to find partition t:-1.")}
 
 
-def test_cancel_reassign_partitions() -> None:
+def test_cancel_reassign_partitions(make_cluster: MakeCluster) -> None:
     """testCancelReassignPartitions: invalid targets are refused per partition, a
     shrink completes at once, fenced brokers stay valid targets, a cancel reverts."""
-    s, clock, f = make([0, 1, 2, 3, 4])
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [1, 2, 3, 4], 1: [0, 1, 2, 3], 2: [4, 3, 1, 0],
                                        3: [2, 3, 4, 1]})
     s.create_topic("bar", assignments={0: [4, 3, 2]})
@@ -163,9 +161,10 @@ def test_cancel_reassign_partitions() -> None:
     assert listing(s) == {} and set(bar0.logs) == {2, 3, 4}
 
 
-def test_new_reassignment_that_removes_previously_adding_replicas() -> None:
+def test_new_reassignment_that_removes_previously_adding_replicas(
+        make_cluster: MakeCluster) -> None:
     """testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas."""
-    s, clock, f = make([0, 1, 2, 3, 4, 5])
+    s, clock, f = make_cluster([0, 1, 2, 3, 4, 5])
     s.create_topic("topic-1", assignments={0: [0, 1]})
     p = s.get_partition("topic-1", 0)
     produce(s, p, 5)
@@ -190,9 +189,9 @@ def test_new_reassignment_that_removes_previously_adding_replicas() -> None:
     assert set(p.logs) == {4, 5} and p.logs[4].log_end_offset == 5 and p.high_watermark == 5
 
 
-def test_disallowed_replication_factor_change() -> None:
+def test_disallowed_replication_factor_change(make_cluster: MakeCluster) -> None:
     """testAlterPartitionDisallowReplicationFactorChange (KIP-860, v1)."""
-    s, clock, f = make([0, 1, 2, 3])
+    s, clock, f = make_cluster([0, 1, 2, 3])
     s.create_topic("foo", assignments={0: [0, 1, 2], 1: [0, 1, 2], 2: [0, 1, 2]})
     f.apply({"op": "pause_follower", "broker": 3})
     res = alter(s, {"foo": {0: [1, 2, 3], 1: [0, 1], 2: [0, 1, 2, 3]}}, allow_rf_change=False)
@@ -209,8 +208,8 @@ def test_disallowed_replication_factor_change() -> None:
     assert alter(s, {"foo": {0: None}}, allow_rf_change=False) == {("foo", 0): OK}
 
 
-def test_validation_order_and_messages() -> None:
-    s, clock, f = make([1, 2, 3])
+def test_validation_order_and_messages(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3])
     s.create_topic("t", assignments={0: [1, 2, 3]})
     msg = "The manual partition assignment includes "
     assert alter(s, {"t": {0: [2, 2, 9]}}) == {("t", 0): (
@@ -222,9 +221,10 @@ def test_validation_order_and_messages() -> None:
     assert s.get_partition("t", 0).replicas == [1, 2, 3]
 
 
-def test_one_request_is_applied_atomically_against_the_state_it_found() -> None:
+def test_one_request_is_applied_atomically_against_the_state_it_found(
+        make_cluster: MakeCluster) -> None:
     """Every partition's change is computed before any is applied; good ones proceed."""
-    s, clock, f = make([1, 2, 3, 4])
+    s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("t", assignments={0: [1, 2], 1: [2, 3]})
     f.apply({"op": "pause_follower", "broker": 4})
     seen = []
@@ -235,10 +235,11 @@ def test_one_request_is_applied_atomically_against_the_state_it_found() -> None:
     assert listing(s) == {("t", 0): ([1, 4, 2], [4], [2])}
 
 
-def test_alter_during_reassignment_keeps_the_stored_lists_when_a_result_is_empty() -> None:
+def test_alter_during_reassignment_keeps_the_stored_lists_when_a_result_is_empty(
+        make_cluster: MakeCluster) -> None:
     """PCB writes only what changes: a new target with no adding (or no removing)
     leaves the running reassignment's list as it was (Kafka's own behaviour)."""
-    s, clock, f = make([0, 1, 2, 3])
+    s, clock, f = make_cluster([0, 1, 2, 3])
     s.create_topic("t", assignments={0: [0, 1]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 2})
@@ -252,8 +253,8 @@ def test_alter_during_reassignment_keeps_the_stored_lists_when_a_result_is_empty
     assert p.replicas == [2, 3] and listing(s) == {}
 
 
-def test_leader_stays_when_it_is_a_target_and_moves_when_removed() -> None:
-    s, clock, f = make([1, 2, 3, 4])
+def test_leader_stays_when_it_is_a_target_and_moves_when_removed(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("a", assignments={0: [1, 2, 3]})
     s.create_topic("b", assignments={0: [1, 2, 3]})
     a, b = s.get_partition("a", 0), s.get_partition("b", 0)
@@ -271,10 +272,10 @@ def test_leader_stays_when_it_is_a_target_and_moves_when_removed() -> None:
     assert r.error == E.NOT_LEADER_OR_FOLLOWER
 
 
-def test_data_moves_to_new_replicas_and_removed_logs_are_deleted() -> None:
+def test_data_moves_to_new_replicas_and_removed_logs_are_deleted(make_cluster: MakeCluster) -> None:
     """foo-0 -> [0,1,3] and bar-0 -> [3,2,0] (ReassignPartitionsCommandTest): the high
     watermark is kept and the removed replicas' logs are gone."""
-    s, clock, f = make([0, 1, 2, 3, 4])
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [0, 1, 2], 1: [1, 2, 3]})
     s.create_topic("bar", assignments={0: [3, 2, 1]})
     foo0, bar0 = s.get_partition("foo", 0), s.get_partition("bar", 0)
@@ -297,8 +298,8 @@ def test_data_moves_to_new_replicas_and_removed_logs_are_deleted() -> None:
 
 
 # ---- faults ---------------------------------------------------------------------------------
-def test_a_target_broker_down_makes_the_reassignment_wait() -> None:
-    s, clock, f = make([1, 2, 3, 4])
+def test_a_target_broker_down_makes_the_reassignment_wait(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 10)
@@ -313,8 +314,9 @@ def test_a_target_broker_down_makes_the_reassignment_wait() -> None:
     assert listing(s) == {} and p.replicas == [1, 2, 4] and p.logs[4].log_end_offset == 15
 
 
-def test_the_leader_among_the_removed_replicas_is_moved_at_completion() -> None:
-    s, clock, f = make([1, 2, 3, 4, 5, 6])
+def test_the_leader_among_the_removed_replicas_is_moved_at_completion(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4, 5, 6])
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     produce(s, p, 7)
@@ -331,12 +333,12 @@ def test_the_leader_among_the_removed_replicas_is_moved_at_completion() -> None:
     assert s.append(1, "t", 0, build_batch([(None, b"x")]), 1).error == E.NOT_LEADER_OR_FOLLOWER
 
 
-def test_controller_failover_at_each_step_of_a_reassignment() -> None:
+def test_controller_failover_at_each_step_of_a_reassignment(make_cluster: MakeCluster) -> None:
     """KAFKA-42's failure cases: the controller (also the leader and a replica being
     removed) fails right after the request, while replicas catch up, and after the
     reassignment completed; the reassignment ends where Kafka's would."""
     for step in ("after_start", "catching_up", "after_completion"):
-        s, clock, f = make([1, 2, 3, 4, 5])
+        s, clock, f = make_cluster([1, 2, 3, 4, 5])
         s.create_topic("t", assignments={0: [1, 2, 3]})
         p = s.get_partition("t", 0)
         produce(s, p, 20)
@@ -367,8 +369,9 @@ def test_controller_failover_at_each_step_of_a_reassignment() -> None:
         assert 1 not in p.logs and p.replicas == [4, 5, 2]
 
 
-def test_new_controller_completes_a_reassignment_whose_isr_is_already_complete() -> None:
-    s, clock, f = make([1, 2, 3, 4])
+def test_new_controller_completes_a_reassignment_whose_isr_is_already_complete(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 4})
@@ -381,8 +384,8 @@ def test_new_controller_completes_a_reassignment_whose_isr_is_already_complete()
     assert (p.replicas, p.adding_replicas, p.removing_replicas, p.leader) == ([2, 4], [], [], 2)
 
 
-def test_cancel_that_would_need_an_unclean_election() -> None:
-    s, clock, f = make([1, 2, 3])
+def test_cancel_that_would_need_an_unclean_election(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([1, 2, 3])
     s.create_topic("t", assignments={0: [1]})
     p = s.get_partition("t", 0)
     alter(s, {"t": {0: [1, 2]}})
@@ -407,10 +410,10 @@ def _throttle_replica_4(s: ClusterState, topic: str) -> None:
                                     "follower.replication.throttled.replicas": "0:4"})
 
 
-def test_cancel_with_adding_replica_in_isr() -> None:
+def test_cancel_with_adding_replica_in_isr(make_cluster: MakeCluster) -> None:
     """ReassignPartitionsCommandTest.testCancellationWithAddingReplicaInIsr: 3 joins the
     ISR, throttled 4 cannot; the cancel deletes both new replicas."""
-    s, clock, f = make([0, 1, 2, 3, 4])
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [0, 1, 2]})
     p = s.get_partition("foo", 0)
     produce(s, p, 200, b"x" * 100)
@@ -425,9 +428,9 @@ def test_cancel_with_adding_replica_in_isr() -> None:
     assert 3 not in p.logs and 4 not in p.logs
 
 
-def test_cancel_with_adding_and_removing_replica_in_isr() -> None:
+def test_cancel_with_adding_and_removing_replica_in_isr(make_cluster: MakeCluster) -> None:
     """testCancellationWithAddingAndRemovingReplicaInIsr: [0,1,2] -> [0,3,4]."""
-    s, clock, f = make([0, 1, 2, 3, 4])
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
     s.create_topic("foo", assignments={0: [0, 1, 2]})
     p = s.get_partition("foo", 0)
     produce(s, p, 200, b"x" * 100)
@@ -442,8 +445,8 @@ def test_cancel_with_adding_and_removing_replica_in_isr() -> None:
     assert set(p.logs) == {0, 1, 2}
 
 
-def test_listing_shows_the_union_list() -> None:
-    s, clock, f = make([0, 1, 2, 3])
+def test_listing_shows_the_union_list(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster([0, 1, 2, 3])
     s.create_topic("foo", assignments={0: [0, 1, 2], 1: [1, 2, 3]})
     f.apply({"op": "pause_follower", "broker": 3})
     f.apply({"op": "pause_follower", "broker": 0})
@@ -457,11 +460,12 @@ def test_listing_shows_the_union_list() -> None:
         ("foo", 1): (E.NO_REASSIGNMENT_IN_PROGRESS, None)}
 
 
-def test_over_10000_changes_in_one_request_fail_past_the_controllers_cap() -> None:
+def test_over_10000_changes_in_one_request_fail_past_the_controllers_cap(
+        make_cluster: MakeCluster) -> None:
     """QuorumController.MAX_RECORDS_PER_USER_OP on AlterPartitionReassignments: a real
     Kafka 4.4 asked to move 10,001 partitions moves the first 10,000 and answers the last
     UNKNOWN_SERVER_ERROR without a message."""
-    s, clock, _ = make([1, 2])
+    s, clock, _ = make_cluster([1, 2])
     s.create_topic("big-a", 5001, 1)
     s.create_topic("big-b", 5000, 1)
     request = {name: {p.index: [2 if p.replicas == [1] else 1] for p in s.topics[name].partitions}

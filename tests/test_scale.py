@@ -1,4 +1,4 @@
-"""Work follows what changed (issue 19): replication visits only touched, unfinished or
+"""Work follows what changed (docs/architecture.md): replication visits only touched, unfinished or
 due partitions; parked requests wake only for the partitions they wait on; Metadata
 is rebuilt only for topics that changed. Counted on the manual clock, so the property
 cannot silently regress (bench/scale.py measures the time it saves)."""

@@ -1,4 +1,4 @@
-"""Coordinator timers follow what is due (issue 19): the group coordinator's tick visits
+"""Coordinator timers follow what is due (docs/architecture.md): the group coordinator's tick visits
 only groups whose session, join, sync or revocation deadline came, the transaction
 coordinator's only transactions whose timeout or expiration came, the share
 coordinator's only share groups and share-partitions whose session or lock ran out,

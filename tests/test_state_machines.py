@@ -1,6 +1,6 @@
-"""The controller's partition and replica state machines (seed 002): every valid
-transition is taken, every invalid one refused, and the controller's operations
-walk them in Kafka's order."""
+"""The controller's partition and replica state machines (Kafka's PartitionStateMachine
+and ReplicaStateMachine): every valid transition is taken, every invalid one refused,
+and the controller's operations walk them in Kafka's order."""
 
 from __future__ import annotations
 

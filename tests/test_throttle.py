@@ -1,24 +1,23 @@
 """Replication throttles as Kafka's ReplicationQuotaManager enforces them, on a manual
-clock (ReplicationQuotaManagerTest, ReplicationQuotasTest, specs/reassignment.md §5)."""
+clock (ReplicationQuotaManagerTest, ReplicationQuotasTest; docs/reassignment.md, Throttles)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from emulator.cluster import config_ops
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.partition import Partition
 from emulator.cluster.reassignment import alter_partition_reassignments
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.cluster.throttle import ALL, SimpleRate, parse_throttled
 from wire.records import build_batch
 
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
 BATCH = 10_000  # value bytes per batch
-
-
-def make(n: int = 4, **config: str) -> tuple[ClusterState, ManualClock]:
-    clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in range(1, n + 1)], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": "10000", **config})
-    return s, clock
+BROKER_CONFIG = {"replica.lag.time.max.ms": "10000"}
 
 
 def fill(s: ClusterState, p: Partition, batches: int) -> int:
@@ -68,8 +67,8 @@ def test_throttled_replica_lists() -> None:
 
 
 # ---- throttled moves --------------------------------------------------------------------
-def test_a_throttled_move_runs_at_the_follower_rate() -> None:
-    s, clock = make()
+def test_a_throttled_move_runs_at_the_follower_rate(make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     size = fill(s, p, 100)  # about 1 MB
@@ -83,8 +82,8 @@ def test_a_throttled_move_runs_at_the_follower_rate() -> None:
     assert p.logs[3].size_bytes == size
 
 
-def test_a_leader_throttle_limits_what_the_leader_sends() -> None:
-    s, clock = make()
+def test_a_leader_throttle_limits_what_the_leader_sends(make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     size = fill(s, p, 50)
@@ -96,8 +95,8 @@ def test_a_leader_throttle_limits_what_the_leader_sends() -> None:
     assert abs(took - expected) <= expected // 10, (took, expected)
 
 
-def test_a_throttle_on_another_broker_or_partition_does_nothing() -> None:
-    s, clock = make()
+def test_a_throttle_on_another_broker_or_partition_does_nothing(make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
     p0 = s.get_partition("t", 0)
     fill(s, p0, 50)
@@ -107,8 +106,8 @@ def test_a_throttle_on_another_broker_or_partition_does_nothing() -> None:
     assert run_until(s, clock, lambda: not p0.adding_replicas) <= 200
 
 
-def test_in_sync_replicas_are_never_throttled_but_count() -> None:
-    s, clock = make()
+def test_in_sync_replicas_are_never_throttled_but_count(make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     set_configs(s, config_ops.BROKER, "2", follower_replication_throttled_rate="1")
@@ -120,11 +119,12 @@ def test_in_sync_replicas_are_never_throttled_but_count() -> None:
     assert s.replication_quotas.rates(2)["follower"] > 1
 
 
-def test_the_first_fetch_is_never_refused_then_the_quota_holds_the_replica_out() -> None:
+def test_the_first_fetch_is_never_refused_then_the_quota_holds_the_replica_out(
+        make_cluster: MakeCluster) -> None:
     """The quota is checked before a fetch: a fresh replica gets one fetch, and the
     leader, never seeing it fetch again while the quota is exceeded, keeps it out of
     the ISR (why Kafka's cancellation tests throttle at 1 B/s)."""
-    s, clock = make()
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     fill(s, p, 5)
@@ -141,9 +141,9 @@ def test_the_first_fetch_is_never_refused_then_the_quota_holds_the_replica_out()
     assert p.adding_replicas == [] and p.replicas == [1, 2, 3]
 
 
-def test_raising_the_rate_speeds_a_running_move() -> None:
+def test_raising_the_rate_speeds_a_running_move(make_cluster: MakeCluster) -> None:
     """testAlterReassignmentThrottle: --additional --throttle raises the rate mid-move."""
-    s, clock = make()
+    s, clock, _ = make_cluster(4)
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
     fill(s, p, 100)

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from emulator.cluster import config_ops, controller
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import Record, build_batch
 
-
-def cluster(n: int = 3, **config: str) -> ClusterState:
-    return ClusterState([Broker(i, "h", 9000 + i) for i in range(1, n + 1)],
-                        clock=ManualClock(), broker_config=config)
+if TYPE_CHECKING:
+    from conftest import MakeCluster
 
 
 def produce(s: ClusterState, topic: str, part: int, n: int = 1, ts: int = 0) -> int:
@@ -26,8 +25,8 @@ def produce(s: ClusterState, topic: str, part: int, n: int = 1, ts: int = 0) -> 
     return r.base_offset
 
 
-def test_create_topic_defaults_and_placement_spread() -> None:
-    s = cluster(**{"num.partitions": "6", "default.replication.factor": "3"})
+def test_create_topic_defaults_and_placement_spread(make_cluster: MakeCluster) -> None:
+    s = make_cluster(**{"num.partitions": "6", "default.replication.factor": "3"}).state
     t = s.create_topic("t")
     assert len(t.partitions) == 6
     leaders = [p.leader for p in t.partitions]
@@ -51,16 +50,16 @@ def test_create_topic_defaults_and_placement_spread() -> None:
     ({"num_partitions": 1, "replication_factor": 1, "configs": {"retention.ms": "x"}},
      E.INVALID_CONFIG),
 ])
-def test_create_topic_rejections(kwargs: dict, code: int) -> None:
-    s = cluster()
+def test_create_topic_rejections(make_cluster: MakeCluster, kwargs: dict, code: int) -> None:
+    s = make_cluster().state
     with pytest.raises(KafkaError) as e:
         s.create_topic("t", **kwargs)
     assert e.value.code == code
     assert "t" not in s.topics
 
 
-def test_topic_name_rules_and_duplicates() -> None:
-    s = cluster()
+def test_topic_name_rules_and_duplicates(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     for bad in ("", ".", "..", "a b", "x" * 250, "ümlaut"):
         with pytest.raises(KafkaError) as e:
             s.create_topic(bad, 1, 1)
@@ -71,14 +70,14 @@ def test_topic_name_rules_and_duplicates() -> None:
     assert e.value.code == E.TOPIC_ALREADY_EXISTS
 
 
-def test_validate_only_creates_nothing() -> None:
-    s = cluster()
+def test_validate_only_creates_nothing(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     assert s.create_topic("t", 3, 2, validate_only=True) is None
     assert "t" not in s.topics
 
 
-def test_create_partitions() -> None:
-    s = cluster()
+def test_create_partitions(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 2, 2)
     s.create_partitions("t", 4, None, False)
     t = s.topics["t"]
@@ -93,8 +92,8 @@ def test_create_partitions() -> None:
     assert e.value.code == E.INVALID_REPLICA_ASSIGNMENT
 
 
-def test_list_offsets_earliest_latest_and_by_time() -> None:
-    s = cluster()
+def test_list_offsets_earliest_latest_and_by_time(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 1, 3)
     for i in range(5):
         produce(s, "t", 0, n=2, ts=1000 * (i + 1))
@@ -107,8 +106,8 @@ def test_list_offsets_earliest_latest_and_by_time() -> None:
     assert (off, ts) == (8, 5000)
 
 
-def test_offset_for_time_inside_a_batch() -> None:
-    s = cluster()
+def test_offset_for_time_inside_a_batch(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 1, 1)
     p = s.get_partition("t", 0)
     recs = [Record(0, 100 + 10 * i, b"k", b"v") for i in range(5)]
@@ -117,8 +116,8 @@ def test_offset_for_time_inside_a_batch() -> None:
     assert s.list_offset(p.leader, "t", 0, 125, 0)[:2] == (3, 130)
 
 
-def test_delete_records_moves_log_start_on_every_replica() -> None:
-    s = cluster()
+def test_delete_records_moves_log_start_on_every_replica(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 1, 3)
     for _ in range(4):
         produce(s, "t", 0, n=3)
@@ -131,8 +130,8 @@ def test_delete_records_moves_log_start_on_every_replica() -> None:
     assert s.delete_records("t", 0, -1) == 12
 
 
-def test_retention_by_time_and_bytes() -> None:
-    s = cluster()
+def test_retention_by_time_and_bytes(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 1, 1, configs={"retention.ms": "1000"})
     now = s.now()
     produce(s, "t", 0, ts=now - 5000)
@@ -147,8 +146,8 @@ def test_retention_by_time_and_bytes() -> None:
     assert s.get_partition("b", 0).log_start_offset == 3  # the newest batch stays
 
 
-def test_configs_describe_alter_incremental() -> None:
-    s = cluster(**{"log.retention.hours": "1"})
+def test_configs_describe_alter_incremental(make_cluster: MakeCluster) -> None:
+    s = make_cluster(**{"log.retention.hours": "1"}).state
     s.create_topic("t", 1, 1, configs={"cleanup.policy": "compact"})
     entries = {e.name: e for e in config_ops.describe(s, config_ops.TOPIC, "t", None, 1)}
     assert entries["cleanup.policy"].value == "compact"
@@ -180,12 +179,12 @@ def test_configs_describe_alter_incremental() -> None:
     assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def test_cluster_level_min_insync_replicas_as_kafka_4_keeps_it() -> None:
+def test_cluster_level_min_insync_replicas_as_kafka_4_keeps_it(make_cluster: MakeCluster) -> None:
     """Under eligible leader replicas (on by default in 4.4) the cluster level always has
     min.insync.replicas: described there with the other dynamic defaults, never removed,
     never overridden per broker; topics may still set their own (a 4.4 broker's answers,
     also checked by python -m conformance.response_diff)."""
-    s = cluster(**{"min.insync.replicas": "2"})
+    s = make_cluster(**{"min.insync.replicas": "2"}).state
     s.create_topic("t", 1, 1)
     config_ops.incremental_alter(s, config_ops.BROKER, "", [
         ("log.retention.ms", config_ops.SET, "7200000")], False, 1)
@@ -218,11 +217,11 @@ def test_cluster_level_min_insync_replicas_as_kafka_4_keeps_it() -> None:
     assert s.broker_config("min.insync.replicas", 1) == "1"
 
 
-def test_produce_follows_every_kind_of_config_change_at_once() -> None:
+def test_produce_follows_every_kind_of_config_change_at_once(make_cluster: MakeCluster) -> None:
     """An append reads its topic's configs resolved once per change (ConfigDict): a
     change by AlterConfigs, IncrementalAlterConfigs, a cluster-wide broker default or a
     write into the dicts by hand is seen by the very next batch."""
-    s = cluster()
+    s = make_cluster().state
     s.create_topic("t", 1, 3)
     p = s.get_partition("t", 0)
 
@@ -263,8 +262,8 @@ def _steps_until_end(gen) -> tuple[int, object]:  # noqa: ANN001
         return n, done.value
 
 
-def test_stepped_create_is_published_whole_at_the_end() -> None:
-    s = cluster()
+def test_stepped_create_is_published_whole_at_the_end(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     steps = s.create_topic_steps("big", 1000, 3)
     next(steps)
     # Half-built: nobody sees the topic, its name is taken, its partitions wait.
@@ -283,12 +282,12 @@ def test_stepped_create_is_published_whole_at_the_end() -> None:
     c = s.controller
     assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
     # Stepping gives what one call gives (same seed, same placement).
-    same = cluster().create_topic("big", 1000, 3)
+    same = make_cluster().state.create_topic("big", 1000, 3)
     assert [p.replicas for p in same.partitions] == [p.replicas for p in topic.partitions]
 
 
-def test_stepped_create_starts_again_when_a_broker_dies_under_it() -> None:
-    s = cluster(4)
+def test_stepped_create_starts_again_when_a_broker_dies_under_it(make_cluster: MakeCluster) -> None:
+    s = make_cluster(4).state
     steps = s.create_topic_steps("big", 1000, 3)
     for _ in range(5):
         next(steps)
@@ -302,8 +301,8 @@ def test_stepped_create_starts_again_when_a_broker_dies_under_it() -> None:
     assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
 
 
-def test_abandoned_stepped_create_leaves_nothing_behind() -> None:
-    s = cluster()
+def test_abandoned_stepped_create_leaves_nothing_behind(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     steps = s.create_topic_steps("big", 1000, 3)
     for _ in range(5):
         next(steps)
@@ -314,8 +313,8 @@ def test_abandoned_stepped_create_leaves_nothing_behind() -> None:
     assert len(s.create_topic("big", 5, 3).partitions) == 5
 
 
-def test_stepped_create_partitions_and_a_deletion_under_it() -> None:
-    s = cluster()
+def test_stepped_create_partitions_and_a_deletion_under_it(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("t", 1, 3)
     steps = s.create_partitions_steps("t", 1001, None, False)
     next(steps)
@@ -332,8 +331,9 @@ def test_stepped_create_partitions_and_a_deletion_under_it() -> None:
     assert not [k for k, _ in s.controller.partitions if k[0] == "t"]
 
 
-def test_stepped_delete_unpublishes_first_and_frees_the_name_last() -> None:
-    s = cluster()
+def test_stepped_delete_unpublishes_first_and_frees_the_name_last(
+        make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.create_topic("big", 1000, 3)
     steps = s.delete_topic_steps("big")
     next(steps)
@@ -344,8 +344,8 @@ def test_stepped_delete_unpublishes_first_and_frees_the_name_last() -> None:
     assert len(s.create_topic("big", 2, 3).partitions) == 2
 
 
-def test_a_budgeted_tick_leaves_the_rest_for_the_next() -> None:
-    s = cluster()
+def test_a_budgeted_tick_leaves_the_rest_for_the_next(make_cluster: MakeCluster) -> None:
+    s = make_cluster().state
     s.tick()
     s.create_topic("big", 1200, 3)
     visits = s.replication.visits
