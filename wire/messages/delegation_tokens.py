@@ -18,6 +18,18 @@ def _token(timestamp_suffix: str) -> list[Field]:
         Field("hmac", BYTES),
     ]
 
+
+def _by_hmac(period: str) -> list[Field]:
+    """RenewDelegationToken and ExpireDelegationToken name the token by its HMAC, with a
+    period (``period``) to add to now; both answer the new expiry time."""
+    return [Field("hmac", BYTES), Field(period, INT64)]
+
+
+def _new_expiry() -> list[Field]:
+    return [Field("error_code", INT16), Field("expiry_timestamp_ms", INT64),
+            Field("throttle_time_ms", INT32)]
+
+
 CREATE_DELEGATION_TOKEN_REQUEST = message("CreateDelegationTokenRequest", 38, "1-3", "2+", [
     Field("owner_principal_type", STRING, "3+", nullable="3+"),
     Field("owner_principal_name", STRING, "3+", nullable="3+"),
@@ -31,27 +43,15 @@ CREATE_DELEGATION_TOKEN_RESPONSE = message("CreateDelegationTokenResponse", 38, 
     Field("throttle_time_ms", INT32),
 ])
 
-RENEW_DELEGATION_TOKEN_REQUEST = message("RenewDelegationTokenRequest", 39, "1-2", "2+", [
-    Field("hmac", BYTES),
-    Field("renew_period_ms", INT64),
-])
+RENEW_DELEGATION_TOKEN_REQUEST = message(
+    "RenewDelegationTokenRequest", 39, "1-2", "2+", _by_hmac("renew_period_ms"))
+RENEW_DELEGATION_TOKEN_RESPONSE = message(
+    "RenewDelegationTokenResponse", 39, "1-2", "2+", _new_expiry())
 
-RENEW_DELEGATION_TOKEN_RESPONSE = message("RenewDelegationTokenResponse", 39, "1-2", "2+", [
-    Field("error_code", INT16),
-    Field("expiry_timestamp_ms", INT64),
-    Field("throttle_time_ms", INT32),
-])
-
-EXPIRE_DELEGATION_TOKEN_REQUEST = message("ExpireDelegationTokenRequest", 40, "1-2", "2+", [
-    Field("hmac", BYTES),
-    Field("expiry_time_period_ms", INT64),
-])
-
-EXPIRE_DELEGATION_TOKEN_RESPONSE = message("ExpireDelegationTokenResponse", 40, "1-2", "2+", [
-    Field("error_code", INT16),
-    Field("expiry_timestamp_ms", INT64),
-    Field("throttle_time_ms", INT32),
-])
+EXPIRE_DELEGATION_TOKEN_REQUEST = message(
+    "ExpireDelegationTokenRequest", 40, "1-2", "2+", _by_hmac("expiry_time_period_ms"))
+EXPIRE_DELEGATION_TOKEN_RESPONSE = message(
+    "ExpireDelegationTokenResponse", 40, "1-2", "2+", _new_expiry())
 
 DESCRIBE_DELEGATION_TOKEN_REQUEST = message("DescribeDelegationTokenRequest", 41, "1-3", "2+", [
     Field("owners", Array, nullable="0+", fields=list(_PRINCIPAL)),
