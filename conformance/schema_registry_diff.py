@@ -179,12 +179,52 @@ def run(url_a: str, url_b: str) -> list[str]:
         for method, path, body in steps:
             p, b = _fill(path, s), _fill(body, s)
             ra, rb = call(url_a, method, p, b), call(url_b, method, p, b)
+            if p.endswith("/referencedby"):  # a list of ids: compare their pattern
+                ra = (ra[0], [{"id": i} for i in ra[1]] if isinstance(ra[1], list) else ra[1])
+                rb = (rb[0], [{"id": i} for i in rb[1]] if isinstance(rb[1], list) else rb[1])
             sa, sb = _shape(*ra, ids_a), _shape(*rb, ids_b)
             if sa != sb:
                 diffs.append(f"[{name}] {method} {path.replace('{s}', 'S')}:\n"
                              f"    A {ra[0]} {json.dumps(ra[1])[:300]}\n"
                              f"    B {rb[0]} {json.dumps(rb[1])[:300]}")
     return diffs
+
+
+def rule_cases() -> list[tuple[str, str, str, str]]:
+    """(format, rule, old, new) of every compatibility rule tests/ checks us on."""
+    from tests.test_schema_registry_compat import (
+        AVRO_CASES,
+        JSON_CASES,
+        PROTO_CASES,
+        _text,
+        proto,
+    )
+
+    return ([("AVRO", r, _text(o), _text(n)) for r, o, n, _ in AVRO_CASES]
+            + [("JSON", r, _text(o), _text(n)) for r, o, n, _ in JSON_CASES]
+            + [("PROTOBUF", r, proto(o), proto(n)) for r, o, n, _ in PROTO_CASES])
+
+
+def rules(url_a: str, url_b: str) -> tuple[int, list[str]]:
+    """Each rule's verdict (is_compatible) under BACKWARD, FORWARD and FULL on both."""
+    diffs, n = [], 0
+    for fmt, rule, old, new in rule_cases():
+        for level in ("BACKWARD", "FORWARD", "FULL"):
+            s = f"rule-{uuid.uuid4().hex[:8]}"
+            verdicts = []
+            for url in (url_a, url_b):
+                call(url, "PUT", f"/config/{s}", {"compatibility": "NONE"})
+                reg = call(url, "POST", f"/subjects/{s}/versions",
+                           {"schemaType": fmt, "schema": old})
+                call(url, "PUT", f"/config/{s}", {"compatibility": level})
+                status, out = call(url, "POST", f"/compatibility/subjects/{s}/versions/latest",
+                                   {"schemaType": fmt, "schema": new})
+                verdicts.append((reg[0], status, out.get("is_compatible")
+                                 if isinstance(out, dict) else out))
+            n += 1
+            if verdicts[0] != verdicts[1]:
+                diffs.append(f"[{fmt} {level}] {rule}: A {verdicts[0]}  B {verdicts[1]}")
+    return n, diffs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,16 +234,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--emulator", action="store_true",
                    help="A is a schema registry of an emulator started here")
     args = p.parse_args(argv)
+    def both(url_a: str, url_b: str) -> None:
+        diffs = run(url_a, url_b)
+        steps = sum(len(s) for s in SCENARIOS.values())
+        print("\n".join(diffs))
+        print(f"{steps} calls in {len(SCENARIOS)} scenarios: {len(diffs)} differing")
+        n, rule_diffs = rules(url_a, url_b)
+        print("\n".join(rule_diffs))
+        print(f"{n} compatibility verdicts (rule x level): {len(rule_diffs)} differing")
+
     if args.emulator:
         from emulator import Cluster
 
         with Cluster(brokers=1, port=0, schema_registry_port=0) as c:
-            diffs = run(c.schema_registry_url, args.url_b)
+            both(c.schema_registry_url, args.url_b)
     else:
-        diffs = run(args.url_a, args.url_b)
-    steps = sum(len(s) for s in SCENARIOS.values())
-    print("\n".join(diffs))
-    print(f"{steps} calls in {len(SCENARIOS)} scenarios: {len(diffs)} differing")
+        both(args.url_a, args.url_b)
     return 0
 
 

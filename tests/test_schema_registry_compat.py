@@ -336,14 +336,28 @@ PROTO_CASES = [
      ["FIELD_SCALAR_KIND_CHANGED"]),
     ("scalar to message", "message M { string a = 1; } message N { string x = 1; }",
      "message M { N a = 1; } message N { string x = 1; }", ["FIELD_KIND_CHANGED"]),
-    ("scalar to enum", "message M { int32 a = 1; } enum E { Z = 0; }",
-     "message M { E a = 1; } enum E { Z = 0; }", ["FIELD_KIND_CHANGED"]),
+    ("int32 to an enum: both varints", "message M { int32 a = 1; } enum E { Z = 0; }",
+     "message M { E a = 1; } enum E { Z = 0; }", []),
+    ("string to an enum", "message M { string a = 1; } enum E { Z = 0; }",
+     "message M { E a = 1; } enum E { Z = 0; }", ["FIELD_SCALAR_KIND_CHANGED"]),
+    ("enum to a message", "message M { E a = 1; } enum E { Z = 0; } message N {}",
+     "message M { N a = 1; } enum E { Z = 0; } message N {}", ["FIELD_KIND_CHANGED"]),
+    ("scalar to a map", "message M { string a = 1; }",
+     "message M { map<string, string> a = 1; }", ["FIELD_KIND_CHANGED"]),
+    ("singular string to repeated: labels are not compared", "message M { string a = 1; }",
+     "message M { repeated string a = 1; }", []),
     ("message field to another message type",
      "message M { A a = 1; } message A { string x = 1; } message B { string x = 1; }",
      "message M { B a = 1; } message A { string x = 1; } message B { string x = 1; }",
      ["FIELD_NAMED_TYPE_CHANGED"]),
     ("map value type changed", "message M { map<string, string> m = 1; }",
-     "message M { map<string, int32> m = 1; }", ["FIELD_NAMED_TYPE_CHANGED"]),
+     "message M { map<string, int32> m = 1; }", ["FIELD_SCALAR_KIND_CHANGED"]),
+    ("map value within its wire group", "message M { map<string, int32> m = 1; }",
+     "message M { map<string, int64> m = 1; }", []),
+    ("map key type changed", "message M { map<string, string> m = 1; }",
+     "message M { map<int32, string> m = 1; }", ["FIELD_SCALAR_KIND_CHANGED"]),
+    ("oneof removed whole", "message M { oneof o { string a = 1; } int32 b = 2; }",
+     "message M { int32 b = 2; }", []),
     ("message removed", "message M { string a = 1; } message N { string b = 1; }",
      "message M { string a = 1; }", ["MESSAGE_REMOVED"]),
     ("nested message removed", "message M { message In { int32 x = 1; } In i = 1; }",
@@ -373,8 +387,15 @@ def test_protobuf_rule(rule: str, old: str, new: str, expected: list[str]) -> No
 
 
 def test_protobuf_package_changed() -> None:
-    m = "message M { string a = 1; }"
-    assert "PACKAGE_CHANGED" in kinds("PROTOBUF", proto(m), proto(m, "q"), BACKWARD)
+    """The package is one difference; messages and their fields keep their local names."""
+    m = "message M { N n = 1; } message N { string a = 1; }"
+    assert kinds("PROTOBUF", proto(m), proto(m, "q"), BACKWARD) == ["PACKAGE_CHANGED"]
+
+
+def test_protobuf_field_moved_into_an_existing_oneof_is_backward_only() -> None:
+    old = "message M { string a = 1; oneof o { int32 b = 2; } }"
+    new = "message M { oneof o { string a = 1; int32 b = 2; } }"
+    assert kinds("PROTOBUF", proto(old), proto(new), FORWARD) == []
 
 
 def test_protobuf_forward_sees_the_other_side() -> None:
@@ -389,7 +410,8 @@ def test_protobuf_proto2_required_fields() -> None:
     now_required = proto("message M { required string a = 1; }", syntax="proto2")
     assert kinds("PROTOBUF", old, added, BACKWARD) == ["REQUIRED_FIELD_ADDED"]
     assert kinds("PROTOBUF", added, old, BACKWARD) == ["REQUIRED_FIELD_REMOVED"]
-    assert kinds("PROTOBUF", old, now_required, BACKWARD) == ["REQUIRED_FIELD_ADDED"]
+    # Confluent compares the labels of fields kept in place not at all
+    assert kinds("PROTOBUF", old, now_required, BACKWARD) == []
 
 
 def test_protobuf_invalid_is_42201_with_protoc_message() -> None:

@@ -33,7 +33,7 @@ from emulator.schema_registry.errors import RegistryError
 LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
           "FULL_TRANSITIVE")
 MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
-TYPES = ("AVRO", "JSON", "PROTOBUF")
+TYPES = ("JSON", "PROTOBUF", "AVRO")  # GET /schemas/types, in Confluent's order
 DEFAULT_LEVEL = "BACKWARD"
 DEFAULT_MODE = "READWRITE"
 MAX_VERSION = (1 << 31) - 1

@@ -6,16 +6,19 @@ FileDescriptorProto (confluent-kafka's Python serializer). Both become one
 FileDescriptorProto; the canonical text is rendered from it, so one schema gets one id
 however it was sent, and ``?format=serialized`` answers with the descriptor again.
 
-Compatibility compares the descriptors message by message (by full name) and field by
-field (by number): a message gone (MESSAGE_REMOVED), a field whose kind changed between
-scalar, message and enum (FIELD_KIND_CHANGED), a scalar type changed outside the wire
-compatible groups {int32, uint32, int64, uint64, bool}, {sint32, sint64},
-{string, bytes}, {fixed32, sfixed32}, {fixed64, sfixed64} (FIELD_SCALAR_KIND_CHANGED),
-a message or enum field now of another type (FIELD_NAMED_TYPE_CHANGED), a required
-field added or removed (proto2), a oneof losing a field (ONEOF_FIELD_REMOVED), several
-existing fields moved into a new oneof (MULTIPLE_FIELDS_MOVED_TO_ONEOF), a field moved
-into an existing oneof (FIELD_MOVED_TO_EXISTING_ONEOF), a package change. Adding and
-removing optional fields, renaming, and enum changes are compatible, as on Confluent.
+Compatibility compares the descriptors as Confluent's registry compares its parsed
+files: messages by full name (a package change is one PACKAGE_CHANGED, the messages
+keep their local names), fields by number. A message gone is MESSAGE_REMOVED; a field
+whose kind changed between scalar, message and map is FIELD_KIND_CHANGED; a scalar
+outside its wire group ({int32, int64, uint32, uint64, bool, enum}, {sint32, sint64},
+{string, bytes}, {fixed32, sfixed32}, {fixed64, sfixed64}, float, double) is
+FIELD_SCALAR_KIND_CHANGED; a message field of another message is
+FIELD_NAMED_TYPE_CHANGED; maps compare their key and value types so. A proto2 required
+field added or removed, a field removed from a oneof that stays (ONEOF_FIELD_REMOVED),
+several existing fields moved into one oneof (MULTIPLE_FIELDS_MOVED_TO_ONEOF) or one
+moved into a oneof holding fields of an earlier oneof (FIELD_MOVED_TO_EXISTING_ONEOF)
+break too. Adding, removing and renaming fields, enum changes, whole oneofs removed
+and labels of fields kept in place are not compared, as on Confluent.
 """
 
 from __future__ import annotations
@@ -28,8 +31,6 @@ from typing import Any
 
 from emulator.schema_registry.errors import invalid_schema
 
-WIRE_GROUPS = [{"int32", "uint32", "int64", "uint64", "bool"}, {"sint32", "sint64"},
-               {"string", "bytes"}, {"fixed32", "sfixed32"}, {"fixed64", "sfixed64"}]
 _TYPE_NAMES = {1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 6: "fixed64",
                7: "fixed32", 8: "bool", 9: "string", 10: "group", 11: "message", 12: "bytes",
                13: "uint32", 14: "enum", 15: "sfixed32", 16: "sfixed64", 17: "sint32",
@@ -287,77 +288,107 @@ def _messages(fdp: Any) -> dict[str, Any]:
     return out
 
 
-def _kind(f: Any, msgs: dict[str, Any]) -> str:
-    if f.type == 11:
-        entry = msgs.get(f.type_name.lstrip("."))
-        if entry is not None and entry.options.map_entry:
-            return "map"
-        return "message"
-    if f.type == 14:
-        return "enum"
-    return "scalar"
+# The scalar groups whose wire encodings read one another; an enum is a varint, so
+# it is a GENERAL_NUMBER too.
+SCALAR_GROUPS = {"int32": "GENERAL_NUMBER", "int64": "GENERAL_NUMBER",
+                 "uint32": "GENERAL_NUMBER", "uint64": "GENERAL_NUMBER",
+                 "bool": "GENERAL_NUMBER", "enum": "GENERAL_NUMBER",
+                 "sint32": "SIGNED_NUMBER", "sint64": "SIGNED_NUMBER",
+                 "string": "STRING_OR_BYTES", "bytes": "STRING_OR_BYTES",
+                 "fixed32": "FIXED32", "sfixed32": "FIXED32", "fixed64": "FIXED64",
+                 "sfixed64": "FIXED64", "float": "FLOAT", "double": "DOUBLE"}
+
+
+class _Side:
+    """One schema's messages by full name, and its package (names compare local)."""
+
+    def __init__(self, fdp: Any) -> None:
+        self.package = fdp.package
+        self.messages = _messages(fdp)
+
+    def local(self, type_name: str) -> str:
+        name = type_name.lstrip(".")
+        prefix = f"{self.package}." if self.package else ""
+        return name[len(prefix):] if prefix and name.startswith(prefix) else name
+
+    def kind(self, f: Any) -> tuple[str, Any]:
+        if f.type in (11, 10):
+            entry = self.messages.get(f.type_name.lstrip("."))
+            if entry is not None and entry.options.map_entry:
+                return "map", entry
+            return "message", self.local(f.type_name)
+        return "scalar", SCALAR_GROUPS[_TYPE_NAMES[f.type]]
 
 
 def _diff(kind: str, path: str) -> dict:
     return {"errorType": kind, "description": f"{kind} at path '{path}'", "path": path}
 
 
-def _compare(old: Any, new: Any) -> list[dict]:
+def _compare_types(old: _Side, f: Any, new: _Side, g: Any, path: str,
+                   out: list[dict]) -> None:
+    """A field's type, as Confluent compares it: the kind (scalar, message, map), then
+    the scalar group, the message's local name, or a map's key and value types."""
+    (ok, od), (nk, nd) = old.kind(f), new.kind(g)
+    if ok != nk:
+        out.append(_diff("FIELD_KIND_CHANGED", path))
+    elif ok == "scalar" and od != nd:
+        out.append(_diff("FIELD_SCALAR_KIND_CHANGED", path))
+    elif ok == "message" and od != nd:
+        out.append(_diff("FIELD_NAMED_TYPE_CHANGED", path))
+    elif ok == "map":
+        for a, b in zip(od.field, nd.field, strict=False):
+            _compare_types(old, a, new, b, path, out)
+
+
+def _real_oneof(f: Any) -> bool:
+    return f.HasField("oneof_index") and not f.proto3_optional
+
+
+def _compare(old_fdp: Any, new_fdp: Any) -> list[dict]:
+    """Differences from the schema data was written with (``old_fdp``) to the reader's."""
     out: list[dict] = []
-    if old.package != new.package:
+    if old_fdp.package != new_fdp.package:
         out.append(_diff("PACKAGE_CHANGED", "#/"))
-    om, nm = _messages(old), _messages(new)
-    for name, m in om.items():
+    old, new = _Side(old_fdp), _Side(new_fdp)
+    for name, m in old.messages.items():
         if m.options.map_entry:
             continue
         path = f"#/{name}"
-        n = nm.get(name)
+        n = new.messages.get(name) or new.messages.get(
+            _renamed(name, old.package, new.package))
         if n is None:
             out.append(_diff("MESSAGE_REMOVED", path))
             continue
         of, nf = {f.number: f for f in m.field}, {f.number: f for f in n.field}
+        # Fields moving into a oneof: real oneofs only (not proto3 optional's one).
+        for i, decl in enumerate(n.oneof_decl):
+            members = [g for g in n.field if _real_oneof(g) and g.oneof_index == i]
+            moved = [g for g in members if g.number in of and not _real_oneof(of[g.number])]
+            existing = [g for g in members if g.number in of and _real_oneof(of[g.number])]
+            if len(moved) > 1:
+                out.append(_diff("MULTIPLE_FIELDS_MOVED_TO_ONEOF", f"{path}/{decl.name}"))
+            elif len(moved) == 1 and existing:
+                out.append(_diff("FIELD_MOVED_TO_EXISTING_ONEOF", f"{path}/{decl.name}"))
+        new_oneofs = {d.name: i for i, d in enumerate(n.oneof_decl)}
         for num, f in of.items():
-            g = nf.get(num)
             fpath = f"{path}/{num}"
+            g = nf.get(num)
             if g is None:
                 if f.label == 2:
                     out.append(_diff("REQUIRED_FIELD_REMOVED", fpath))
-                if f.HasField("oneof_index") and not f.proto3_optional:
+                elif _real_oneof(f) and m.oneof_decl[f.oneof_index].name in new_oneofs:
                     out.append(_diff("ONEOF_FIELD_REMOVED", fpath))
                 continue
-            ok, nk = _kind(f, om), _kind(g, nm)
-            if ok != nk or (f.label == 3) != (g.label == 3):
-                out.append(_diff("FIELD_KIND_CHANGED", fpath))
-            elif ok == "scalar" and f.type != g.type:
-                a, b = _TYPE_NAMES[f.type], _TYPE_NAMES[g.type]
-                if not any(a in grp and b in grp for grp in WIRE_GROUPS):
-                    out.append(_diff("FIELD_SCALAR_KIND_CHANGED", fpath))
-            elif ok == "map":
-                ok_entry, nk_entry = om[f.type_name.lstrip(".")], nm[g.type_name.lstrip(".")]
-                if [(x.type, x.type_name) for x in ok_entry.field] != \
-                        [(x.type, x.type_name) for x in nk_entry.field]:
-                    out.append(_diff("FIELD_NAMED_TYPE_CHANGED", fpath))
-            elif ok in ("message", "enum") and f.type_name != g.type_name:
-                out.append(_diff("FIELD_NAMED_TYPE_CHANGED", fpath))
-            if f.label != 2 and g.label == 2:
-                out.append(_diff("REQUIRED_FIELD_ADDED", fpath))
-            elif f.label == 2 and g.label != 2:
-                out.append(_diff("REQUIRED_FIELD_REMOVED", fpath))
+            _compare_types(old, f, new, g, fpath, out)
         for num, g in nf.items():
             if num not in of and g.label == 2:
                 out.append(_diff("REQUIRED_FIELD_ADDED", f"{path}/{num}"))
-        # Fields moving into a oneof: real oneofs only (not proto3 optional's synthetic one).
-        for i, decl in enumerate(n.oneof_decl):
-            members = [g for g in n.field if g.HasField("oneof_index") and g.oneof_index == i
-                       and not g.proto3_optional]
-            if not members:
-                continue
-            moved = [g for g in members if g.number in of and not (
-                of[g.number].HasField("oneof_index") and not of[g.number].proto3_optional)]
-            was_there = any(g.number in of and of[g.number].HasField("oneof_index")
-                            and not of[g.number].proto3_optional for g in members)
-            if was_there and moved:
-                out.append(_diff("FIELD_MOVED_TO_EXISTING_ONEOF", f"{path}/{decl.name}"))
-            elif len(moved) > 1:
-                out.append(_diff("MULTIPLE_FIELDS_MOVED_TO_ONEOF", f"{path}/{decl.name}"))
     return out
+
+
+def _renamed(name: str, old_package: str, new_package: str) -> str:
+    """A message's full name under the new package (a package change keeps messages)."""
+    if old_package and name.startswith(old_package + "."):
+        local = name[len(old_package) + 1:]
+        return f"{new_package}.{local}" if new_package else local
+    return name
