@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
+from emulator.log import Log
 from emulator.log.cleaner import (
     CleanableRange,
     CleanerConfig,
@@ -213,7 +214,7 @@ class LogCleaner:
         self.state.changed(partitions_only=True)
         return res
 
-    def _bounded_end(self, log, first_dirty: int, end: int) -> int:
+    def _bounded_end(self, log: Log, first_dirty: int, end: int) -> int:
         """Stop after the first segment past the per-pass byte budget (at least one)."""
         budget = self.pass_bytes()
         for _base, seg_end in log.segment_ranges():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from emulator.cluster import kafka_configs as _kafka
 
@@ -52,12 +53,12 @@ class ConfigDict(dict[str, str]):
         super().__delitem__(key)
         ConfigDict.generation += 1
 
-    def __ior__(self, other):  # type: ignore[override,misc]
+    def __ior__(self, other: Any) -> ConfigDict:  # type: ignore[override,misc]
         r = super().__ior__(other)
         ConfigDict.generation += 1
         return r
 
-    def update(self, *args, **kwargs) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: str) -> None:
         super().update(*args, **kwargs)
         ConfigDict.generation += 1
 
@@ -65,19 +66,19 @@ class ConfigDict(dict[str, str]):
         super().clear()
         ConfigDict.generation += 1
 
-    def pop(self, *args):  # type: ignore[override]
+    def pop(self, *args: Any) -> Any:
         try:
             return super().pop(*args)
         finally:
             ConfigDict.generation += 1
 
-    def popitem(self):  # type: ignore[override]
+    def popitem(self) -> tuple[str, str]:
         try:
             return super().popitem()
         finally:
             ConfigDict.generation += 1
 
-    def setdefault(self, key: str, default: str | None = None):  # type: ignore[override]
+    def setdefault(self, key: str, default: str | None = None) -> str:
         try:
             return super().setdefault(key, default)  # type: ignore[arg-type]
         finally:

@@ -34,8 +34,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wire.errors import ErrorCode as E
+
+if TYPE_CHECKING:
+    from emulator.cluster.metadata import ClusterMetadata
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -269,7 +273,7 @@ def finish(cache: FetchSessionCache, ctx: FetchContext, answers: list[dict], now
 class FetchSessions:
     """Every broker's cache (a session lives on the broker that created it)."""
 
-    def __init__(self, state) -> None:
+    def __init__(self, state: ClusterMetadata) -> None:
         self.state = state
         self.caches: dict[int, FetchSessionCache] = {}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from emulator.cluster import kafka_configs as _kafka
 from emulator.cluster.configs import BOOLEAN, INT, STRING
@@ -97,15 +98,16 @@ def broker_value(config: dict[str, str], key: str) -> int:
         return int(v)
     if key in SHARE_BROKER_DEFAULTS:
         return SHARE_BROKER_DEFAULTS[key]
-    return int(_KAFKA_BROKER[key][2])
+    return int(cast(str, _KAFKA_BROKER[key][2]))  # a group.* key has a default
 
 
 def _bounds(syn: str) -> tuple[str, str] | None:
     """group.consumer.session.timeout.ms -> its min and max broker keys, if Kafka has them."""
     kind, _, suffix = syn[len("group."):].partition(".")
     lo, hi = f"group.{kind}.min.{suffix}", f"group.{kind}.max.{suffix}"
-    known = lambda k: k in _KAFKA_BROKER or k in SHARE_BROKER_DEFAULTS  # noqa: E731
-    return (lo, hi) if known(lo) and known(hi) else None
+    known = (lo in _KAFKA_BROKER or lo in SHARE_BROKER_DEFAULTS) and (
+        hi in _KAFKA_BROKER or hi in SHARE_BROKER_DEFAULTS)
+    return (lo, hi) if known else None
 
 
 def validate(config: dict[str, str], key: str, value: str) -> None:

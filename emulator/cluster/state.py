@@ -21,6 +21,7 @@ calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
 from __future__ import annotations
 
 from emulator.cluster import controller, reads, reassignment, retention, topics
+from emulator.cluster.clock import Clock
 from emulator.cluster.compaction import LogCleaner
 from emulator.cluster.metadata import (
     INTERNAL_TOPICS,
@@ -49,7 +50,7 @@ class ClusterState(ClusterMetadata):
         self,
         brokers: list[Broker],
         *,
-        clock: object | None = None,
+        clock: Clock | None = None,
         seed: int = 0,
         broker_config: dict[str, str] | None = None,
         cluster_id: str = "kafka-emulator-cluster",

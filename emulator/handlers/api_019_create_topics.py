@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from emulator.cluster import config_ops, topics
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
@@ -41,7 +42,7 @@ def _handle(ctx: RequestContext, req: dict) -> dict | Sliced:
         topics.check_create_topics_total(
             cluster, [(t["num_partitions"], len(t["assignments"])) for t in req["topics"]])
         wanted = [t for t in req["topics"] if t["name"] not in dups]
-        if _records(ctx, wanted, exact=False) > topics.MAX_RECORDS_PER_USER_OP:
+        if _records(ctx, wanted, exact=False) > MAX_RECORDS_PER_USER_OP:
             topics.check_records_per_user_op(_records(ctx, wanted, exact=True))
     except KafkaError as e:  # the whole request fails, as the controller's createTopics does
         return {"throttle_time_ms": 0, "topics": [

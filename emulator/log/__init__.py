@@ -27,7 +27,7 @@ if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
                 "using the pure-Python log; rebuild with `python setup.py build_ext "
                 "--inplace` or `pip install -e .`", getattr(_core, "CORE_API", 1), CORE_API)
             raise ImportError("stale compiled core")
-        from emulator.log._core import (  # type: ignore[no-redef]
+        from emulator.log._core import (
             UNDEFINED_EPOCH,
             FollowerState,
             Log,

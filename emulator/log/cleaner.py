@@ -29,6 +29,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wire.records import (
     DELETE_HORIZON_BIT,
@@ -39,6 +40,9 @@ from wire.records import (
     read_header,
     rebuild_batch,
 )
+
+if TYPE_CHECKING:
+    from emulator.log import Log
 
 # (data, base offset, last offset, leader epoch, max timestamp), as Log.batches_from
 Entry = tuple[bytes, int, int, int, int]
@@ -91,7 +95,7 @@ class CleanResult:
     stats: dict[str, int] = field(default_factory=dict)
 
 
-def _segment_max_ts(log, base: int, end: int) -> int:
+def _segment_max_ts(log: Log, base: int, end: int) -> int:
     ts = -1
     for data, _b, last, _e, _m in log.batches_from(base, MAX_LONG):
         if last >= end:
@@ -100,7 +104,7 @@ def _segment_max_ts(log, base: int, end: int) -> int:
     return ts
 
 
-def cleanable_range(log, first_dirty: int, last_stable_offset: int, now_ms: int,
+def cleanable_range(log: Log, first_dirty: int, last_stable_offset: int, now_ms: int,
                     cfg: CleanerConfig) -> CleanableRange:
     """LogCleanerManager.cleanableOffsets: where the dirty section starts and ends.
 
