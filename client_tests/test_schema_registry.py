@@ -496,3 +496,36 @@ def test_protobuf_serializer_registers_imports_as_references(registry: Cluster,
     status, ids = rest(registry.schema_registry_url, "GET",
                        "/subjects/sr_money.proto/versions/1/referencedby")
     assert (status, ids) == (200, [latest.schema_id])
+
+
+def test_odd_requests_get_4xx_never_500(registry: Cluster) -> None:
+    url = registry.schema_registry_url
+    rest(url, "POST", "/subjects/s/versions", {"schema": json.dumps(USER_V1)})
+    odd: list[tuple[str, str, Any]] = [
+        ("GET", "/schemas/ids/abc", None), ("GET", "/schemas/ids/-1", None),
+        ("GET", "/schemas/ids/99999999999999999999", None),
+        ("GET", "/subjects/s/versions/99999999999", None),
+        ("GET", "/subjects/s/versions/-2", None), ("GET", "/subjects/%2F%2E%2E/versions", None),
+        ("GET", "/subjects/s%2Fslash/versions", None), ("POST", "/subjects/s/versions", 5),
+        ("POST", "/subjects/s/versions", {"schema": 5}),
+        ("POST", "/subjects/s/versions", {"schema": "{}", "references": [None]}),
+        ("POST", "/subjects/s/versions", {"schema": "{}", "references": "x"}),
+        ("POST", "/subjects/s/versions", {"schema": "{}", "schemaType": ["AVRO"]}),
+        ("POST", "/subjects/s/versions", {"schema": json.dumps(USER_V1), "id": "x"}),
+        ("POST", "/subjects/s/versions", {"schema": json.dumps(USER_V1), "version": 1.5}),
+        ("POST", "/subjects/s", []), ("PUT", "/config", {"compatibility": None}),
+        ("PUT", "/config/s", "BACKWARD"), ("PUT", "/mode", {"mode": 1}),
+        ("DELETE", "/mode", None), ("DELETE", "/subjects/s/versions/x", None),
+        ("POST", "/compatibility/subjects/s/versions/abc", {"schema": "{}"}),
+        ("POST", "/compatibility/subjects/nope/versions/latest", {"schema": '"int"'}),
+        ("GET", "/subjects/s/versions/1/referencedby/extra", None),
+    ]
+    for method, path, body in odd:
+        status, out = rest(url, method, path, body)
+        assert 400 <= status < 500, (method, path, body, status, out)
+        assert isinstance(out, dict) and isinstance(out.get("error_code"), int), out
+    assert rest(url, "GET", "/subjects?deleted=maybe&subjectPrefix=%ZZ") == (200, [])
+    # a subject name with a slash, as the clients encode it
+    assert rest(url, "POST", "/subjects/a%2Fb/versions",
+                {"schema": json.dumps(USER_V1)}) == (200, {"id": 1})
+    assert rest(url, "GET", "/subjects")[1] == ["a/b", "s"]

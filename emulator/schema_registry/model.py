@@ -79,7 +79,8 @@ def schema_key(subject: str, version: int) -> dict:
 
 
 def _refs_key(refs: list[dict]) -> str:
-    return json.dumps([[r.get("name"), r.get("subject"), r.get("version")] for r in refs])
+    return json.dumps([[r.get("name"), r.get("subject"), r.get("version")]
+                       if isinstance(r, dict) else r for r in refs])
 
 
 class Registry:
@@ -110,8 +111,12 @@ class Registry:
                 if not versions:
                     del self.subjects[subject]
                 return
-            v = Version(subject, version, int(value["id"]), value.get("schemaType") or "AVRO",
-                        value["schema"], list(value.get("references") or []),
+            schema, refs = value["schema"], value.get("references") or []
+            schema_type = value.get("schemaType") or "AVRO"
+            if not isinstance(schema, str) or not isinstance(schema_type, str) or not (
+                    isinstance(refs, list) and all(isinstance(r, dict) for r in refs)):
+                raise ValueError(f"not a schema record: {value!r:.200}")
+            v = Version(subject, version, int(value["id"]), schema_type, schema, list(refs),
                         bool(value.get("deleted", False)))
             versions[version] = v
             self.max_id = max(self.max_id, v.id)
@@ -224,8 +229,13 @@ class Registry:
             raise E.invalid_schema(f"type {schema_type!r}")
         schema_type = schema_type.upper()
         refs = body.get("references") or []
-        if not isinstance(refs, list):
-            raise E.invalid_schema("references must be a list")
+        if not isinstance(refs, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("name"), str)
+                and isinstance(r.get("subject"), str)
+                and isinstance(r.get("version"), int) and not isinstance(r["version"], bool)
+                for r in refs):
+            raise E.invalid_schema("references must be a list of {\"name\": string, "
+                                   "\"subject\": string, \"version\": integer}")
         parsed = self.parse(schema_type, text, refs)
         canonical = parsed.normalized() if normalize else parsed.canonical
         return schema_type, canonical, refs, parsed
