@@ -53,6 +53,7 @@ class Cluster:
         port: int = 0,
         advertised_host: str | None = None,
         advertised_ports: dict[int, int] | None = None,
+        advertised_listeners: dict[str, tuple[str, int]] | None = None,
         control_port: int | None = None,
         control_host: str = "127.0.0.1",
         control_token: str | None = None,
@@ -70,7 +71,9 @@ class Cluster:
     ) -> None:
         """``fidelity="kafka"`` takes Kafka's own timing defaults where the emulator's are
         fast ones for tests (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still
-        overrides them."""
+        overrides them. ``advertised_listeners`` (listener name -> (host, port), Kafka's
+        advertised.listeners; broker i is advertised on port+i-1) names what Metadata
+        answers on each listener where it differs from where it listens."""
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         # Listeners, SASL users, super users, the authorizer, TLS (docs/security.md);
@@ -86,6 +89,7 @@ class Cluster:
         self.base_port = port
         self.advertised_host = advertised_host or host
         self.advertised_ports = advertised_ports or {}
+        self.advertised_listeners = dict(advertised_listeners or {})
         self.control_port = control_port
         # The HTTP control plane can stop brokers: loopback unless asked, and an optional
         # bearer token (emulator/server/control.py, RequestGuard).
@@ -216,7 +220,9 @@ class Cluster:
             from emulator.server import tls
 
             cfg = self.security_config
-            self.tls = tls.prepare(cfg.tls_dir, [self.advertised_host, self.host],
+            hosts = [self.advertised_host, self.host] + [
+                h for h, _ in self.advertised_listeners.values()]
+            self.tls = tls.prepare(cfg.tls_dir, list(dict.fromkeys(hosts)),
                                    cfg.tls_cert, cfg.tls_key)
             ssl_context = tls.server_context(self.tls, cfg.tls_client_auth)
         self.server = EmulatorServer(self.state, self.host, self.kafka_version, services,
@@ -233,6 +239,14 @@ class Cluster:
         # Advertise the bound ports (free ports) or the mapped ones (containers).
         for b in self.state.brokers.values():
             b.port = self.advertised_ports.get(b.id, b.port)
+        primary = self.listener_specs[0].name
+        for n, b in enumerate(sorted(self.state.brokers.values(), key=lambda b: b.id)):
+            for name, (host, port) in self.advertised_listeners.items():
+                if name == primary:
+                    b.host, b.port = host, port + n
+                else:
+                    b.endpoint_hosts[name] = host
+                    b.endpoints[name] = port + n
         if self.control_port is not None:
             from emulator.server.control import ControlPlane
 

@@ -54,9 +54,16 @@ class Broker:
     # Advertised ports of the listeners after the first (listener name -> port); the
     # first listener's port is ``port``. Metadata answers with the asking listener's.
     endpoints: dict[str, int] = field(default_factory=dict)
+    # Advertised hosts of listeners whose host differs from ``host`` (listener name ->
+    # host): Kafka's advertised.listeners may name another host per listener, e.g. the
+    # container's name for other containers and localhost for the Docker host.
+    endpoint_hosts: dict[str, str] = field(default_factory=dict)
 
     def port_for(self, listener: str | None) -> int:
         return self.port if listener is None else self.endpoints.get(listener, self.port)
+
+    def host_for(self, listener: str | None) -> str:
+        return self.host if listener is None else self.endpoint_hosts.get(listener, self.host)
 
 
 @dataclass

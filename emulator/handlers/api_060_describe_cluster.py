@@ -28,7 +28,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 "endpoint_type": req["endpoint_type"], "cluster_id": cluster.cluster_id,
                 "controller_id": -1, "brokers": []}
     brokers = [
-        {"broker_id": b.id, "host": b.host, "port": b.port_for(ctx.listener), "rack": b.rack,
+        {"broker_id": b.id, "host": b.host_for(ctx.listener), "port": b.port_for(ctx.listener), "rack": b.rack,
          "is_fenced": not b.alive}
         for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
         if b.alive or (version >= 2 and req.get("include_fenced_brokers"))

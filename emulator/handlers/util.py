@@ -23,7 +23,7 @@ def error_of(exc: KafkaError) -> tuple[int, str | None]:
 
 def live_brokers(cluster: ClusterState, listener: str | None = None) -> list[dict]:
     return [
-        {"node_id": b.id, "host": b.host, "port": b.port_for(listener), "rack": b.rack}
+        {"node_id": b.id, "host": b.host_for(listener), "port": b.port_for(listener), "rack": b.rack}
         for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
         if b.alive
     ]
@@ -42,7 +42,7 @@ def node_endpoint(cluster: ClusterState, broker_id: int,
     b = cluster.brokers.get(broker_id)
     if b is None:
         return None
-    return {"node_id": b.id, "host": b.host, "port": b.port_for(listener), "rack": b.rack}
+    return {"node_id": b.id, "host": b.host_for(listener), "port": b.port_for(listener), "rack": b.rack}
 
 
 def transaction_version(ctx: RequestContext) -> int:

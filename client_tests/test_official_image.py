@@ -1,0 +1,297 @@
+"""The image as the official Kafka images' users start it, with only the image name
+changed: Testcontainers' own Kafka modules (Java's KafkaContainer and
+ConfluentKafkaContainer, Go's modules/kafka, Python's KafkaContainer in both its modes,
+Node's @testcontainers/kafka), Compose files written for apache/kafka, and a setting
+the emulator cannot honour refused in one log line (docs/official-images.md).
+
+Needs a Docker engine and kafka-emulator:latest (scripts/setup.d/50-docker.sh) and the
+modules (scripts/setup.d/52-testcontainers.sh: Java jars from Maven Central, the Go
+module from the Go module proxy, the Node module from npm). Without them these tests
+fail and say which script to run.
+
+No registry is reachable here, so the modules' helper images are avoided: Ryuk (the
+reaper) is turned off with TESTCONTAINERS_RYUK_DISABLED=true (each test stops its
+container itself), and the Docker host is named with TESTCONTAINERS_HOST_OVERRIDE=
+localhost (Java would otherwise run an alpine container to find the gateway from inside
+a container; Python's TESTCONTAINERS_CONNECTION_MODE=docker_host does the same).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import docker
+import pytest
+from confluent_kafka import Consumer, Producer
+
+# Not run with --target kafka: the emulator's container image. The Compose files fix
+# container names and host ports as Kafka's do: one run of this module at a time.
+pytestmark = [pytest.mark.emulator_only, pytest.mark.xdist_group("docker-official")]
+
+IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
+HERE = Path(__file__).resolve().parent
+JAVA_DIR = HERE / "testcontainers_java"
+GO_BIN = HERE / "testcontainers_go" / ".bin" / "tckafka"
+NODE_DIR = HERE / "testcontainers_node"
+COMPOSE_DIR = HERE / "compose" / "apache-kafka"
+SETUP = "scripts/setup.d/52-testcontainers.sh"
+TC_ENV = {"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "localhost",
+          "TESTCONTAINERS_CONNECTION_MODE": "docker_host"}
+RECORDS = 100
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    """Fail (not skip) with the reason when the engine or the image is missing."""
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as e:  # noqa: BLE001 - any failure means the same thing here
+        pytest.fail(f"no Docker engine answers ({e}); run scripts/setup.d/50-docker.sh")
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.fail(f"image {IMAGE} is missing; run scripts/setup.d/50-docker.sh to build it")
+    return IMAGE
+
+
+def tagged(image: str, tag: str) -> str:
+    """The image under a version tag: the Python and Node modules read the tag as a
+    Confluent Platform version (KRaft from 7.0.0 / 8.0.0), so their users tag it."""
+    name = f"kafka-emulator-tc:{tag}"
+    docker.from_env().images.get(image).tag("kafka-emulator-tc", tag)
+    return name
+
+
+def run_module(cmd: list[str], cwd: Path | None = None) -> str:
+    """Run a module's driver; its output, after checking it moved every record."""
+    proc = subprocess.run(cmd, cwd=cwd, env={**os.environ, **TC_ENV}, capture_output=True,
+                          text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
+    assert f"ok: produced {RECORDS} consumed {RECORDS}" in out, out[-4000:]
+    print(re.search(r"started in \d+ ms", out).group(0))  # type: ignore[union-attr]
+    return out
+
+
+def java_cmd(kind: str, image: str) -> list[str]:
+    if not (JAVA_DIR / ".classes" / "TestcontainersKafka.class").exists():
+        pytest.fail(f"Testcontainers for Java is not resolved; run {SETUP}")
+    return ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+            f"{JAVA_DIR}/.classes:{JAVA_DIR}/.jars/*", "TestcontainersKafka", kind, image,
+            str(RECORDS)]
+
+
+def test_java_kafka_container(image: str) -> None:
+    """org.testcontainers.kafka.KafkaContainer (apache/kafka conventions: its variables,
+    a starter script that runs /etc/kafka/docker/run, and the wait for "Transitioning
+    from RECOVERY to RUNNING") on our image as a compatible substitute."""
+    run_module(java_cmd("apache", image))
+
+
+def test_java_confluent_kafka_container(image: str) -> None:
+    """org.testcontainers.kafka.ConfluentKafkaContainer (cp-kafka conventions:
+    /etc/confluent/docker/run) on our image as a compatible substitute."""
+    run_module(java_cmd("confluent", image))
+
+
+def test_go_kafka_module(image: str) -> None:
+    """testcontainers-go's modules/kafka: its starter script edits cp-kafka's configure
+    step, appends a kafka-storage format, empties ensure, then configures and launches."""
+    if not GO_BIN.exists():
+        pytest.fail(f"the testcontainers-go driver is not built; run {SETUP}")
+    run_module([str(GO_BIN), image, str(RECORDS)])
+
+
+def test_node_kafka_module(image: str) -> None:
+    """@testcontainers/kafka (Node) in KRaft mode, which it picks for tags 8.0.0 and up."""
+    if not (NODE_DIR / "node_modules" / "@testcontainers" / "kafka").exists():
+        pytest.fail(f"@testcontainers/kafka is not installed; run {SETUP}")
+    run_module(["node", "tckafka.js", tagged(image, "8.0.0"), str(RECORDS)], cwd=NODE_DIR)
+
+
+def _python_module_round_trip(container: object) -> None:
+    from testcontainers.community.kafka import KafkaContainer
+
+    assert isinstance(container, KafkaContainer)
+    t0 = time.monotonic()
+    with container as kafka:
+        print(f"started in {(time.monotonic() - t0) * 1000:.0f} ms")
+        bootstrap = kafka.get_bootstrap_server()
+        p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+        for i in range(RECORDS):
+            p.produce("tc-python", key=f"k{i}".encode(), value=f"v{i}".encode())
+        assert p.flush(30) == 0
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "tc-python",
+                      "auto.offset.reset": "earliest"})
+        c.subscribe(["tc-python"])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(got) < RECORDS and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        c.close()
+        del p  # librdkafka handles end before the container does: no FAIL lines
+        assert got == [f"v{i}".encode() for i in range(RECORDS)]
+
+
+@pytest.fixture()
+def python_tc_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    from testcontainers.core.config import ConnectionMode, testcontainers_config
+
+    monkeypatch.setattr(testcontainers_config, "ryuk_disabled", True)
+    monkeypatch.setattr(testcontainers_config, "connection_mode_override",
+                        ConnectionMode.docker_host)
+
+
+def test_python_kafka_container_zookeeper_mode(image: str, python_tc_env: None) -> None:
+    """testcontainers' Python KafkaContainer as it starts by default: ZooKeeper mode
+    (zookeeper-server-start in the background, cp-kafka's configure and launch, a
+    wait for "[KafkaServer id=1] started")."""
+    from testcontainers.community.kafka import KafkaContainer
+
+    _python_module_round_trip(KafkaContainer(image))
+
+
+def test_python_kafka_container_kraft_mode(image: str, python_tc_env: None) -> None:
+    """with_kraft(): the configure step edited with sed, a storage format appended, and
+    a wait for "Kafka Server started"."""
+    from testcontainers.community.kafka import KafkaContainer
+
+    _python_module_round_trip(KafkaContainer(tagged(image, "7.6.0")).with_kraft())
+
+
+# ---- Compose files written for apache/kafka -------------------------------------------
+def compose(project_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
+        base = ["docker", "compose"]
+    elif shutil.which("docker-compose"):
+        base = ["docker-compose"]
+    else:
+        pytest.fail("neither `docker compose` nor docker-compose is installed; run "
+                    "scripts/setup.d/50-docker.sh")
+    proc = subprocess.run([*base, "-f", str(project_dir / "docker-compose.yml"), *args],
+                          env={**os.environ, "IMAGE": IMAGE}, capture_output=True, text=True,
+                          timeout=300)
+    if check:
+        assert proc.returncode == 0, f"compose {args} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def ports_free(*ports: int) -> None:
+    for port in ports:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                pytest.fail(f"host port {port}, which the Compose file publishes, is taken")
+
+
+def wait_ready(container: str, timeout: float = 90) -> float:
+    """Seconds from the container's start to the emulator's ready line."""
+    api = docker.from_env().api
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logs = api.logs(container, timestamps=True).decode()
+        m = re.search(r"^(\S+) kafka-emulator ready", logs, re.M)
+        if m:
+            started = api.inspect_container(container)["State"]["StartedAt"]
+            return _ts(m.group(1)) - _ts(started)
+        if api.inspect_container(container)["State"]["Status"] == "exited":
+            pytest.fail(f"{container} exited:\n{logs}")
+        time.sleep(0.2)
+    pytest.fail(f"{container} not ready in {timeout} s:\n{api.logs(container).decode()}")
+
+
+def _ts(value: str) -> float:
+    from datetime import datetime
+
+    head, _, frac = value.rstrip("Z").partition(".")
+    return datetime.fromisoformat(head + "+00:00").timestamp() + float(f"0.{frac or 0}")
+
+
+def round_trip(config: dict[str, str], topic: str, n: int = 50) -> None:
+    p = Producer({**config, "acks": "all"})
+    for i in range(n):
+        p.produce(topic, value=f"{topic}-{i}".encode())
+    assert p.flush(30) == 0
+    c = Consumer({**config, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    c.subscribe([topic])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 30
+    while len(got) < n and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is not None and m.error() is None:
+            got.append(m.value())
+    c.close()
+    del p
+    assert got == [f"{topic}-{i}".encode() for i in range(n)]
+
+
+def test_compose_single_node(image: str) -> None:
+    """Kafka's single-node example: clients on the host through PLAINTEXT_HOST
+    (localhost:9092); Metadata names the listener's advertised address."""
+    project = COMPOSE_DIR / "single-node" / "plaintext"
+    ports_free(9092)
+    compose(project, "down", "-v", check=False)
+    try:
+        compose(project, "up", "-d")
+        print(f"broker ready {wait_ready('broker'):.2f} s after start")
+        round_trip({"bootstrap.servers": "localhost:9092"}, "compose-single")
+        from confluent_kafka.admin import AdminClient
+
+        md = AdminClient({"bootstrap.servers": "localhost:9092"}).list_topics(timeout=10)
+        assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == ["localhost:9092"]
+        assert md.cluster_id == "4L6g3nShT-eMCtK--X86sw"
+    finally:
+        compose(project, "down", "-v", check=False)
+
+
+def test_compose_cluster_combined_sasl(image: str) -> None:
+    """Kafka's three-node combined-mode example over SASL_PLAINTEXT, its users in the
+    JAAS file KAFKA_OPTS names: every node serves SASL/PLAIN clients on its host port,
+    and a wrong password is refused."""
+    project = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext"
+    ports_free(29094, 39094, 49094)
+    compose(project, "down", "-v", check=False)
+    try:
+        compose(project, "up", "-d")
+        for n in (1, 2, 3):
+            print(f"kafka-{n} ready {wait_ready(f'kafka-{n}'):.2f} s after start")
+        sasl = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                "sasl.username": "alice", "sasl.password": "alice-secret"}
+        for port in (29094, 39094, 49094):
+            round_trip({**sasl, "bootstrap.servers": f"localhost:{port}"}, f"sasl-{port}")
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        errors: list[str] = []
+        bad = AdminClient({**sasl, "bootstrap.servers": "localhost:29094",
+                           "sasl.password": "wrong", "error_cb": lambda e: errors.append(
+                               e.str())})
+        with pytest.raises(KafkaException):
+            bad.list_topics(timeout=5)
+        bad.poll(1)
+        assert any("Authentication failed" in e for e in errors), errors
+        del bad
+    finally:
+        compose(project, "down", "-v", check=False)
+
+
+def test_unsupported_variable_is_refused_in_one_line(image: str) -> None:
+    """A setting the official image honours and the emulator cannot (Kerberos) stops
+    the container with one line naming the variable, never ignored."""
+    proc = subprocess.run(["docker", "run", "--rm",
+                           "-e", "KAFKA_LISTENERS=SASL_PLAINTEXT://:9092",
+                           "-e", "KAFKA_ADVERTISED_LISTENERS=SASL_PLAINTEXT://localhost:9092",
+                           "-e", "KAFKA_SASL_ENABLED_MECHANISMS=GSSAPI", image],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "kafka-emulator: refused: KAFKA_SASL_ENABLED_MECHANISMS: GSSAPI is not served by the "
+        "emulator (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER are)"], proc.stderr

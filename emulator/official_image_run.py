@@ -1,0 +1,170 @@
+"""The image's official start paths: ``/etc/kafka/docker/run`` (apache/kafka) and
+cp-kafka's ``/etc/confluent/docker/{configure,launch}``.
+
+``python -m emulator.official_image_run run`` reads the environment and a mounted
+``/mnt/shared/config/server.properties``, lets ``emulator.official_image`` translate
+them, and runs the node until SIGTERM; ``configure`` writes cp-kafka's
+``/etc/kafka/kafka.properties`` from the environment (scripts that Testcontainers
+modules append to that step then run), ``launch`` starts from that file. A setting
+the emulator cannot honour ends the process with one line naming the variable.
+docs/official-images.md describes the conventions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from emulator.official_image import (
+    APACHE,
+    CONFLUENT,
+    NodePlan,
+    Refused,
+    merged_properties,
+    properties_text,
+    ready_lines,
+    translate,
+)
+
+if TYPE_CHECKING:
+    from emulator.runtime import Cluster
+
+MOUNTED_CONFIG = "/mnt/shared/config/server.properties"
+CONFLUENT_PROPERTIES = "/etc/kafka/kafka.properties"
+log = logging.getLogger("kafka_emulator.official_image")
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def _plan(flavor: str, mounted_path: str | None) -> NodePlan:
+    mounted = None
+    if mounted_path:
+        data = _read(mounted_path)
+        mounted = data.decode("utf-8", "replace") if data is not None else None
+    return translate(os.environ, flavor, mounted=mounted, hostname=socket.gethostname(),
+                     read_file=_read)
+
+
+def _refuse(e: Refused) -> int:
+    print(f"kafka-emulator: refused: {e}", file=sys.stderr, flush=True)
+    return 1
+
+
+def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
+    """The (unstarted) cluster a plan describes; a mounted keystore's certificate and
+    key are written to ``tls_dir`` (a new temporary directory by default)."""
+    from emulator.runtime import Cluster
+    from emulator.security.config import SecurityConfig
+
+    tls_cert = tls_key = None
+    if any(ls.protocol in ("SSL", "SASL_SSL") for ls in plan.listeners):
+        tls_dir = tls_dir or tempfile.mkdtemp(prefix="kafka-emulator-tls-")
+    if plan.tls_cert_pem is not None and plan.tls_key_pem is not None and tls_dir:
+        tls_cert, tls_key = f"{tls_dir}/broker-given.pem", f"{tls_dir}/broker-given-key.pem"
+        Path(tls_cert).write_bytes(plan.tls_cert_pem)
+        Path(tls_key).write_bytes(plan.tls_key_pem)
+        os.chmod(tls_key, 0o600)
+    security = SecurityConfig(
+        listeners=plan.listeners_spec, protocol_map=plan.protocol_map,
+        sasl_users=plan.sasl_users, super_users=plan.super_users, authorizer=plan.authorizer,
+        allow_everyone_if_no_acl_found=plan.allow_everyone_if_no_acl_found,
+        tls_dir=tls_dir, tls_cert=tls_cert, tls_key=tls_key,
+        tls_client_auth=plan.tls_client_auth)
+    control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
+    cluster = Cluster(
+        plan.brokers, host=plan.listeners[0].bind_host, first_broker_id=plan.node_id,
+        advertised_listeners=plan.advertised, security=security, config=plan.config,
+        control_port=int(control) if control else None,
+        control_host=os.environ.get("KAFKA_EMULATOR_CONTROL_HOST", "127.0.0.1"),
+        control_token=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"),
+        seed=int(os.environ.get("KAFKA_EMULATOR_SEED", "0")))
+    if plan.cluster_id:
+        cluster.state.cluster_id = plan.cluster_id
+    return cluster
+
+
+async def _serve(plan: NodePlan) -> int:
+    from emulator.cli import _on_stop_signals
+
+    cluster = cluster_for(plan, os.environ.get("KAFKA_EMULATOR_TLS_DIR"))
+    try:
+        await cluster.start_async()
+    except OSError as e:
+        print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr, flush=True)
+        return 1
+    stop = asyncio.Event()
+    _on_stop_signals(asyncio.get_running_loop(), stop)
+    for line in ready_lines(plan):
+        log.info("%s", line)
+    served = " ".join(f"{ls.name} {ls.advertised_host}:{ls.advertised_port}"
+                      for ls in plan.listeners)
+    extra = f" tls-ca {cluster.tls.trust}" if cluster.tls is not None else ""
+    print(f"kafka-emulator ready: node {plan.node_id} listeners {served}{extra}", flush=True)
+    await stop.wait()
+    await cluster.stop_async()
+    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in pending:
+        t.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    log.info("stopped")
+    return 0
+
+
+def _start(plan: NodePlan) -> int:
+    for note in plan.notes:
+        log.info("%s", note)
+    for warning in plan.warnings:
+        log.warning("%s", warning)
+    from emulator.runtime import new_event_loop
+
+    loop = new_event_loop()
+    try:
+        return loop.run_until_complete(_serve(plan))
+    finally:
+        loop.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m emulator.official_image_run",
+                                description="The official images' start paths.")
+    p.add_argument("step", choices=["run", "configure", "launch"],
+                   help="run: apache/kafka's /etc/kafka/docker/run; configure and launch: "
+                   "cp-kafka's /etc/confluent/docker steps")
+    p.add_argument("--flavor", choices=[APACHE, CONFLUENT], default=APACHE,
+                   help="whose conventions the variables follow (default apache)")
+    p.add_argument("--mounted", default=None, metavar="FILE",
+                   help=f"the properties file to start from (default: {MOUNTED_CONFIG} "
+                   f"for run, {CONFLUENT_PROPERTIES} for launch)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("KAFKA_EMULATOR_LOG_LEVEL", "INFO"),
+                        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+                        stream=sys.stdout)
+    try:
+        if args.step == "run":
+            return _start(_plan(args.flavor, args.mounted or MOUNTED_CONFIG))
+        if args.step == "configure":
+            translate(os.environ, CONFLUENT, hostname=socket.gethostname(), read_file=_read)
+            props, _ = merged_properties(os.environ, CONFLUENT)
+            target = args.mounted or CONFLUENT_PROPERTIES
+            Path(target).write_text(properties_text(props), encoding="utf-8")
+            print(f"===> Configured {target} ({len(props)} properties)", flush=True)
+            return 0
+        return _start(_plan(CONFLUENT, args.mounted or CONFLUENT_PROPERTIES))
+    except Refused as e:
+        return _refuse(e)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
