@@ -350,9 +350,9 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
         for key, value in props.items():
             if key.endswith(".sasl.enabled.mechanisms"):
                 mechs += [m.strip().upper() for m in value.split(",") if m.strip()]
-        for m in mechs:
-            if m not in SASL_MECHANISMS:
-                raise Refused(f"{var('sasl.enabled.mechanisms')}: {m} is not served by the "
+        for mech in mechs:
+            if mech not in SASL_MECHANISMS:
+                raise Refused(f"{var('sasl.enabled.mechanisms')}: {mech} is not served by the "
                               f"emulator ({', '.join(SASL_MECHANISMS)} are)")
         path = jaas_path(env)
         if path:
