@@ -12,7 +12,7 @@ import pathlib
 
 import pytest
 
-from wire.frames import read_request_header
+from wire.connection import ServerConnection
 from wire.messages import REQUESTS
 
 FRAMES = pathlib.Path(__file__).parent / "golden" / "frames.json"
@@ -33,7 +33,7 @@ def test_golden_set_covers_several_clients_and_apis() -> None:
                          ids=lambda e: f"{e['client']}-key{e['api_key']}-v{e['api_version']}")
 def test_decode_and_reencode_identically(entry: dict) -> None:
     frame = bytes.fromhex(entry["frame"])
-    hdr = read_request_header(frame)
+    hdr = ServerConnection.read_header(frame)
     assert (hdr.api_key, hdr.api_version) == (entry["api_key"], entry["api_version"])
     codec = REQUESTS[hdr.api_key]
     body, end = codec.decode(frame, hdr.api_version, hdr.body_offset)

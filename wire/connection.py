@@ -144,13 +144,8 @@ class ServerConnection:
         """May a frame of ``size`` bytes be read (socket.request.max.bytes)?"""
         return 0 <= size <= self._frames.max_frame_bytes
 
-    @staticmethod
-    def read_header(frame: bytes) -> RequestHeader:
-        """The request header; DecodeError when the frame is too short for one."""
-        try:
-            return read_request_header(frame)
-        except (IndexError, struct.error) as e:
-            raise DecodeError(str(e)) from e
+    # The request header (wire/frames.py); DecodeError when the frame is too short.
+    read_header = staticmethod(read_request_header)
 
     @staticmethod
     def read_body(header: RequestHeader, frame: bytes) -> Body:
@@ -161,10 +156,7 @@ class ServerConnection:
                                                      header.body_offset)
         return body
 
-    @staticmethod
-    def encode_response(api_key: int, api_version: int, correlation_id: int,
-                        body: Body) -> bytes:
-        return encode_response(api_key, api_version, correlation_id, body)
+    encode_response = staticmethod(encode_response)
 
     def send_response(self, header: RequestHeader, body: Body) -> bytes:
         """The frame answering the request ``header`` read."""

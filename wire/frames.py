@@ -44,7 +44,8 @@ def read_request_header(frame: bytes) -> RequestHeader:
     """Parse a request header; the header version follows the API's flexibility.
 
     For an unknown API key or version we still return the v1 part so the caller
-    can answer (UNSUPPORTED_VERSION) with the right correlation id.
+    can answer (UNSUPPORTED_VERSION) with the right correlation id. DecodeError when
+    the frame is too short for its header.
     """
     if len(frame) < 8:
         raise DecodeError("request frame shorter than a request header")
@@ -76,17 +77,20 @@ def read_request_header(frame: bytes) -> RequestHeader:
 def _read_tagged_fields(frame: bytes, pos: int) -> tuple[dict[int, bytes] | None, int]:
     """A header's tagged-field section: {tag: raw value} (None when empty), and the
     position after it."""
-    ntag, pos = read_uvarint(frame, pos)
-    if ntag == 0:
-        return None, pos
-    tags: dict[int, bytes] = {}
-    for _ in range(ntag):
-        tag, pos = read_uvarint(frame, pos)
-        size, pos = read_uvarint(frame, pos)
-        if pos + size > len(frame):
-            raise DecodeError("a header tagged field overruns the frame")
-        tags[tag] = bytes(frame[pos : pos + size])
-        pos += size
+    try:
+        ntag, pos = read_uvarint(frame, pos)
+        if ntag == 0:
+            return None, pos
+        tags: dict[int, bytes] = {}
+        for _ in range(ntag):
+            tag, pos = read_uvarint(frame, pos)
+            size, pos = read_uvarint(frame, pos)
+            if pos + size > len(frame):
+                raise DecodeError("a header tagged field overruns the frame")
+            tags[tag] = bytes(frame[pos : pos + size])
+            pos += size
+    except IndexError as e:
+        raise DecodeError("the header's tagged fields overrun the frame") from e
     return tags, pos
 
 

@@ -13,6 +13,7 @@ import logging
 import struct
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from emulator.cluster.state import ClusterState
 from emulator.security.config import Security
@@ -38,22 +39,20 @@ def _frame_waiting(reader: asyncio.StreamReader) -> bool:
 
 
 
+@dataclass(eq=False)
 class ClientConnections:
     """The client connections of every listener of an EmulatorServer."""
 
-    def __init__(self, state: ClusterState, limits: ConnectionLimits, faults: FaultHooks,
-                 dispatcher: Dispatcher, security: Security | None,
-                 max_request_bytes: int) -> None:
-        self.state = state
-        self.limits = limits
-        self.faults = faults
-        self.dispatcher = dispatcher
-        self.security = security
-        self.max_request_bytes = max_request_bytes
-        self.conn_ids = 0
-        # (broker id, api key, version, request frame, response frame or None): tools
-        # and tests that capture real clients' bytes (tests/golden).
-        self.frame_observers: list[FrameObserver] = []
+    state: ClusterState
+    limits: ConnectionLimits
+    faults: FaultHooks
+    dispatcher: Dispatcher
+    security: Security | None
+    max_request_bytes: int
+    conn_ids: int = 0
+    # (broker id, api key, version, request frame, response frame or None): tools and
+    # tests that capture real clients' bytes (tests/golden).
+    frame_observers: list[FrameObserver] = field(default_factory=list)
 
     async def serve(
         self, bl: BrokerListener, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

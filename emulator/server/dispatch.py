@@ -58,18 +58,16 @@ class FaultHooks:
     client_allowed: Callable[[int, str], bool] | None = None
 
 
+@dataclass(eq=False)
 class Dispatcher:
     """Serves request frames for an EmulatorServer (its ``dispatcher``)."""
 
-    def __init__(self, state: ClusterState, advertised: dict[int, tuple[int, int]],
-                 services: Services, faults: FaultHooks, batches: BatchChecker,
-                 purgatory: Purgatory) -> None:
-        self.state = state
-        self.advertised = advertised
-        self.services = services
-        self.faults = faults
-        self.batches = batches
-        self.purgatory = purgatory
+    state: ClusterState
+    advertised: dict[int, tuple[int, int]]
+    services: Services
+    faults: FaultHooks
+    batches: BatchChecker
+    purgatory: Purgatory
 
     async def process(self, bl: BrokerListener, conn_id: int, host: str,
                        frame: bytes, session: Session | None = None) -> bytes | None:
