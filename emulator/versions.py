@@ -19,6 +19,7 @@ protocol's feature needs its API keys served; ``IMPLEMENTED_FEATURE_LEVELS`` cap
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 Ranges = dict[int, tuple[int, int]]
@@ -39,7 +40,7 @@ _KAFKA_4_4: Ranges = {
 }
 
 
-def _step_back(newer: Ranges, changed: Ranges, absent: set[int] = frozenset()) -> Ranges:
+def _step_back(newer: Ranges, changed: Ranges, absent: Set[int] = frozenset()) -> Ranges:
     """An older release's table: ``newer`` with the ranges that differed and without
     the keys it did not serve yet."""
     return {k: changed.get(k, r) for k, r in newer.items() if k not in absent}

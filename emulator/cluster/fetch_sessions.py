@@ -194,7 +194,7 @@ def _key(uses_topic_ids: bool, topic: dict, partition: int) -> Key:
 
 
 def new_context(cache: FetchSessionCache, req: dict, version: int, now: int,
-                resolve: dict[bytes, str]) -> FetchContext:
+                resolve: dict[bytes, str | None]) -> FetchContext:
     """Kafka's FetchManager.newContext: the request's session metadata applied.
 
     ``resolve`` maps topic ids to names (v13+); an unknown id stays None and answers

@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 from emulator.handlers.authz import guard
 from wire.messages import REQUESTS, RESPONSES
@@ -34,7 +35,7 @@ def _load() -> None:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if not info.name.startswith("api_"):
             continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+        mod: Any = importlib.import_module(f"{__name__}.{info.name}")  # a handler module
         if mod.API_KEY not in REQUESTS or mod.API_KEY not in RESPONSES:
             continue  # no schema declared: we could not decode it, so do not advertise it
         versions = tuple(mod.VERSIONS)

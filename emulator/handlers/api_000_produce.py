@@ -19,6 +19,7 @@ event loop by the server first (``ctx.checked``: emulator/server/offload.py).
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from emulator.cluster.state import AppendResult
 from emulator.handlers.authz import RT, Each, One, Op
@@ -39,7 +40,7 @@ LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
 def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendResult) -> dict:
-    out = {
+    out: dict[str, Any] = {
         "index": index,
         "error_code": r.error,
         "base_offset": r.base_offset,

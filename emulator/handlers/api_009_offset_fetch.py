@@ -71,8 +71,8 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
         for topic_name, parts in found:
             if not allowed(ctx, Op.DESCRIBE, RT.TOPIC, topic_name):
                 continue
-            t = cluster.topics.get(topic_name)
-            out.append({"name": topic_name, "topic_id": t.id if t is not None else ZERO_ID,
+            topic = cluster.topics.get(topic_name)
+            out.append({"name": topic_name, "topic_id": topic.id if topic is not None else ZERO_ID,
                         "partitions": parts})
         return E.NONE, out
     results = iter(found)

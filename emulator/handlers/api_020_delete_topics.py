@@ -9,6 +9,8 @@ clients' requests (emulator/cluster/steps.py); its name is free when the answer 
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
@@ -51,7 +53,8 @@ def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps
     cluster = ctx.cluster
     out = []
     for name, tid in items:
-        r = {"name": name, "topic_id": tid, "error_code": E.NONE, "error_message": None}
+        r: dict[str, Any] = {"name": name, "topic_id": tid, "error_code": E.NONE,
+                             "error_message": None}
         try:
             if cluster.config.get("delete.topic.enable", "true") != "true":
                 r["error_code"] = E.TOPIC_DELETION_DISABLED
@@ -63,9 +66,10 @@ def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps
                     r["name"] = t.name
                     yield from cluster.delete_topic_steps(t.name)
             else:
-                t = cluster.get_topic(name)
+                # No name and no id: get_topic answers UNKNOWN_TOPIC_OR_PARTITION.
+                t = cluster.get_topic(cast(str, name))
                 r["topic_id"] = t.id
-                yield from cluster.delete_topic_steps(name)
+                yield from cluster.delete_topic_steps(t.name)
         except KafkaError as e:  # a business failure; anything else is our bug
             r["error_code"], r["error_message"] = error_of(e)
         out.append(r)

@@ -10,6 +10,8 @@ committed state without a deadline, so TimeoutMs is not used.
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.cluster.reassignment import list_partition_reassignments
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
@@ -21,7 +23,8 @@ AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    body = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None, "topics": []}
+    body: dict[str, Any] = {"throttle_time_ms": 0, "error_code": E.NONE, "error_message": None,
+                            "topics": []}
     topics = req["topics"]
     if topics is not None and not topics:
         return body

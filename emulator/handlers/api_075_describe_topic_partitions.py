@@ -9,6 +9,8 @@ operations are always filled, as Kafka does for this API.
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.handlers.authz import RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -26,7 +28,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     start_topic, start_part = (cursor["topic_name"], cursor["partition_index"]) if cursor else (
         None, 0)
     limit = max(1, req["response_partition_limit"])
-    out = []
+    out: list[dict[str, Any]] = []
     used = 0
     next_cursor = None
     for name in names:

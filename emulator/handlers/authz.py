@@ -141,6 +141,7 @@ def guard(api_key: int, handle: Callable[..., Any],
         if _authorizer(ctx) is None:
             return handle(ctx, req, version)
         denied: list[tuple[str, list, int]] = []
+        code: int | None
         for r in requirements:
             if isinstance(r, ClusterOp):
                 if not allowed(ctx, r.op, RT.CLUSTER):
@@ -189,6 +190,7 @@ def _split(ctx: RequestContext, r: Each, req: dict, denied: list) -> dict:
         return req
     keep, out = [], []
     code = DENIED.get(r.rtype, E.CLUSTER_AUTHORIZATION_FAILED)
+    name: str | None
     for item in items:
         if r.resolve is not None:
             target = r.resolve(item, req)

@@ -130,7 +130,7 @@ def _items(req: Any, struct: Struct | None, path: str, v: int) -> tuple[list, St
             more, struct_of = _items(req, struct, part, v)
             items += more
         return items, struct_of
-    items: list = [req]
+    items = [req]
     for part in path.split("."):
         f = next((f for f in _present(struct.fields, v) if f.name == part),
                  None) if struct is not None else None

@@ -29,6 +29,7 @@ log recovery does; later segment files are dropped.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import mmap
@@ -105,6 +106,7 @@ def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
     """Read one segment file: its valid batches, the valid length, and why it stopped.
 
     With ``mapped`` (the file's map) the batches are views of it, not copies."""
+    raw: mmap.mmap | bytes
     if mapped is not None:
         raw = mapped
     else:
@@ -142,7 +144,7 @@ class PartitionFiles:
     def __init__(self, path: str) -> None:
         self.path = path
         self.segments: list[SegmentFile] = []
-        self.fh = None  # the active segment, open for appends
+        self.fh: io.FileIO | None = None  # the active segment, open for appends
         self.written_end = 0  # the offset after the last written batch
         self.log_start_offset = 0
         self.cleaner_checkpoint = 0
@@ -155,8 +157,8 @@ class PartitionFiles:
         if self.fh is not None:
             self.fh.close()
         seg = SegmentFile(base, os.path.join(self.path, segment_name(base)))
-        self.fh = open(seg.path, "ab", buffering=0)
-        seg.size = self.fh.tell()
+        fh = self.fh = open(seg.path, "ab", buffering=0)
+        seg.size = fh.tell()
         self.segments.append(seg)
         return seg
 
@@ -164,12 +166,13 @@ class PartitionFiles:
         if not self.segments or (roll and self.segments[-1].size > 0):
             self._open_segment(base)
         seg = self.segments[-1]
-        if self.fh is None:
-            self.fh = open(seg.path, "ab", buffering=0)
+        fh = self.fh
+        if fh is None:
+            fh = self.fh = open(seg.path, "ab", buffering=0)
         seg.bases.append(base)
         seg.positions.append(seg.size)
         seg.fingerprints.append(fingerprint(data))
-        self.fh.write(data)
+        fh.write(data)
         seg.size += len(data)
         self.unflushed += 1
 
