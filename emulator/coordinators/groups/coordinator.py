@@ -19,7 +19,7 @@ driven by calls and by ``tick(now)`` (registered in ``ClusterState.tick_hooks``)
 change calls ``state.changed(keys=...)`` naming the groups it touched (``group_key``),
 so that only the requests parked on those groups are re-checked.
 
-Cost follows what changed (issue 19): a tick visits only the groups whose next timer
+Cost follows what changed (docs/architecture.md): a tick visits only the groups whose next timer
 is due (a ``Deadlines`` heap: session, join, sync, revocation and initial-delay
 deadlines), the groups an operation reached since the last tick get their next due
 time recomputed, and a coordinator move (a leader change of a __consumer_offsets
@@ -112,7 +112,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
     def __init__(self, state) -> None:
         self.state = state
         self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
-        # When each group's next timer is due (issue 19): a tick visits only those.
+        # When each group's next timer is due (docs/architecture.md): a tick visits only those.
         self.timers = Deadlines()
         # The __consumer_offsets leaders and epochs last seen (coordinator moves).
         self._coordinator_epochs: object = None

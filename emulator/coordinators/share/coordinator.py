@@ -34,7 +34,7 @@ leaves it out (``NoShareState``; see the ShareFetch handler). Only share-partiti
 state are assigned (share_groups), as in Kafka 4.4. Under read_committed, records of aborted transactions
 are archived as they are acquired (never delivered), like transaction markers.
 
-Cost follows what changed (issue 19): ``tick`` visits only the share groups whose
+Cost follows what changed (docs/architecture.md): ``tick`` visits only the share groups whose
 earliest member session is due and the share-partitions whose earliest acquisition
 lock is due (``Deadlines`` heaps); groups looked up (``TouchedTable``) and
 share-partitions written (``_persist``) since the last tick are rescheduled.

@@ -34,7 +34,7 @@ are in the logs; a partition without a leader keeps the transaction in Prepare* 
 ``tick`` can write its marker (clients meanwhile get CONCURRENT_TRANSACTIONS). Offsets
 sent with TxnOffsetCommit are released to the group coordinator on commit.
 
-Cost follows what changed (issue 19): ``tick`` visits only the transactions whose
+Cost follows what changed (docs/architecture.md): ``tick`` visits only the transactions whose
 timeout or transactional.id.expiration.ms is due (a ``Deadlines`` heap, rescheduled at
 every change, which ``_persist`` sees) and those still waiting to write markers.
 
