@@ -392,6 +392,10 @@ def test_state_is_the_schemas_topic_and_survives_a_restart(tmp_path: Path) -> No
         rest(url, "DELETE", "/subjects/k/versions/1")
         t = c.state.topics["_schemas"]
         assert t.configs.get("cleanup.policy") == "compact" and len(t.partitions) == 1
+        # answered only once committed: the high watermark is past every record
+        p = t.partitions[0]
+        assert len(p.replicas) == 3
+        assert c.call(lambda: p.high_watermark) == c.call(lambda: p.leader_log.log_end_offset)
         records = _schemas_records(c)
         assert records[0] == (
             {"keytype": "SCHEMA", "subject": "k", "version": 1, "magic": 1},

@@ -38,6 +38,7 @@ class SchemaStore:
         self.registry = registry or Registry()
         self.registry.write = self.write
         self.position = 0  # next offset of the topic to apply
+        self.last_write: tuple[int, int] | None = None  # (last offset, leader epoch)
         self.skipped = 0  # records that are not the registry's JSON
 
     def ensure_topic(self) -> None:
@@ -70,18 +71,45 @@ class SchemaStore:
             self.registry.__init__(self.write)  # type: ignore[misc]
             self.position = 0
         n = 0
+        hw = p.high_watermark  # as Confluent's reader: committed records only
         for data, *_ in log_.batches_from(self.position, MAX_LONG):
             header = read_header(data)
+            if header.base_offset >= hw:
+                break
             if header.is_control:
                 self.position = header.last_offset + 1
                 continue
             for r in decode_records(data):
                 if r.offset < self.position:
                     continue
+                if r.offset >= hw:
+                    return n
                 self._apply(r.key, r.value)
+                self.position = r.offset + 1
                 n += 1
             self.position = header.last_offset + 1
         return n
+
+    def pending(self) -> tuple[bool, bool]:
+        """Whether the last write is committed yet: (done, lost). Done when the high
+        watermark passed it (the ISR has it, as acks=all); lost when the leader changed
+        or the log was truncated under it."""
+        if self.last_write is None:
+            return True, False
+        last, epoch = self.last_write
+        done, error = self.state.acks_all_done(self.topic, 0, last, epoch)
+        if done:
+            self.last_write = None
+        return done, bool(error)
+
+    def caught_up(self) -> bool:
+        """Has the view every record the leader holds (start: the replay is whole)?"""
+        try:
+            p = self._partition()
+        except Exception:  # noqa: BLE001 - no leader yet
+            return False
+        self.catch_up()
+        return self.position >= p.log_end_offset
 
     def _apply(self, key: bytes | None, value: bytes | None) -> None:
         try:
@@ -99,12 +127,14 @@ class SchemaStore:
             self.skipped += 1
 
     def write(self, records: list[Record]) -> None:
-        """Append ``records`` (one batch) on the leader and apply them."""
-        self.catch_up()
+        """Append ``records`` (one batch) on the leader. They join the view once
+        committed (``pending``, then ``catch_up``), as Confluent's registry answers a
+        write only after its reader has read it back."""
         p = self._partition()
         now = self.state.now()
         batch = build_batch([KafkaRecord(i, now, _json(k), None if v is None else _json(v))
                              for i, (k, v) in enumerate(records)], timestamp=now)
-        self.state.append_control(p, batch)
+        base = self.state.append_control(p, batch)
+        self.last_write = (base + len(records) - 1, p.leader_epoch)
         self.state.emit("append", topic=self.topic, partition=0, base=-1, last=-1)
         self.catch_up()

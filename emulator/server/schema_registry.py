@@ -32,6 +32,7 @@ from emulator.schema_registry.model import TYPES
 from emulator.schema_registry.store import SchemaStore
 
 log = logging.getLogger("kafka_emulator.schema_registry")
+WRITE_TIMEOUT_S = 10.0  # Confluent's kafkastore.timeout.ms is 500 ms; ours waits longer
 MAX_BODY = 8 << 20  # schemas are text; Confluent's clients send one schema per request
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 JSON_TYPES = ("application/json", "application/vnd.schemaregistry.v1+json",
@@ -69,6 +70,7 @@ class SchemaRegistryServer:
         self.users = users or {}
         self.server: asyncio.base_events.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
+        self.lock = asyncio.Lock()
         r = self.registry
         S = r"([^/]+)"
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
@@ -171,7 +173,7 @@ class SchemaRegistryServer:
                             "message": f"Request body over {MAX_BODY} bytes"})
                         return
                 elif isinstance(event, h11.EndOfMessage) and request is not None:
-                    status, payload = self.handle(request, bytes(body))
+                    status, payload = await self.serve_one(request, bytes(body))
                     await self._send(conn, writer, status, payload)
                     if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                         return
@@ -198,6 +200,28 @@ class SchemaRegistryServer:
         out += conn.send(h11.EndOfMessage())
         writer.write(out)
         await writer.drain()
+
+    async def serve_one(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
+        """One request, one at a time (Confluent's registry serializes writes too): a
+        write is answered once the ISR has its records (the high watermark passed
+        them) and the view has read them back, so the next request sees it."""
+        async with self.lock:
+            status, payload = self.handle(req, body)
+            deadline = asyncio.get_running_loop().time() + WRITE_TIMEOUT_S
+            while True:
+                done, lost = self.store.pending()
+                if done and not lost:
+                    break
+                if lost or asyncio.get_running_loop().time() > deadline:
+                    self.store.last_write = None
+                    log.warning("schema registry: a write to %s was not committed%s",
+                                self.store.topic, " (leader changed)" if lost else "")
+                    return 500, {"error_code": 50002,
+                                 "message": "Write to the Kafka store timed out while "
+                                            "waiting for it to be committed"}
+                await asyncio.sleep(0.002)
+            self.store.catch_up()
+            return status, payload
 
     def handle(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
         """One request's status and body (synchronous: the registry never waits)."""
@@ -298,7 +322,13 @@ async def start_registry(state: Any, host: str, port: int,
     check_dependencies()
     store = SchemaStore(state)
     store.ensure_topic()
-    store.catch_up()
+    # The replay is whole before the first request (Confluent's reader reaches the end
+    # of the topic before the registry serves): the restored log is committed once the
+    # replicas are back in the ISR.
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WRITE_TIMEOUT_S
+    while not store.caught_up() and loop.time() < deadline:
+        await asyncio.sleep(0.005)
     server = SchemaRegistryServer(store, host, port, users)
     await server.start()
     return server
