@@ -313,15 +313,15 @@ def waiting_for_the_budget_idle_scenario(conn: Connect, idle_ms: int) -> None:
 
 def closed_while_sending(s: socket.socket, timeout: float = 10.0) -> bool:
     """Closed by the broker though a byte comes every 0.1 s (so not for being idle)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def closed_now() -> bool:
         try:
             s.sendall(b"\0")
         except OSError:
             return True
-        if closed(s, 0.1):
-            return True
-    return False
+        return closed(s, 0.1)
+
+    return wait_for(closed_now, "the broker to close the connection", timeout=timeout,
+                    interval=0)
 
 
 def answered_padded(s: socket.socket, size: int, timeout: float) -> bool:
