@@ -17,23 +17,20 @@ next request only after answering the previous one).
 from __future__ import annotations
 
 import asyncio
-import logging
 import ssl
 
 from emulator.cluster.state import ClusterState
 from emulator.handlers import HANDLERS
 from emulator.security.config import Security
 from emulator.security.listeners import ListenerSpec
-from emulator.server.connections import ClientConnections, _frame_waiting  # noqa: F401
-from emulator.server.dispatch import CloseConnection, Dispatcher, FaultHooks  # noqa: F401
+from emulator.server.connections import ClientConnections
+from emulator.server.dispatch import Dispatcher, FaultHooks
 from emulator.server.limits import ConnectionLimits
 from emulator.server.listeners import BrokerListener, TlsServer
 from emulator.server.offload import BatchChecker
 from emulator.server.purgatory import Purgatory
 from emulator.services import Services
 from emulator.versions import DEFAULT_RELEASE, advertised, features
-
-log = logging.getLogger("kafka_emulator")
 
 
 class EmulatorServer:
