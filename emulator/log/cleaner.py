@@ -187,7 +187,8 @@ def clean(entries: list[Entry], first_dirty: int, end: int,
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            result: CleanResult = done.value
+            return result
 
 
 def cleaning(entries: list[Entry], first_dirty: int, end: int,
@@ -273,7 +274,8 @@ def _restamp(h: BatchHeader, records: list[Record], horizon: int) -> bytes:
 def control_type(data: bytes) -> int:
     """0 = ABORT, 1 = COMMIT: the control record key's type field."""
     key = decode_records(data)[0].key or b"\0\0\0\0"
-    return struct.unpack(">hh", key[:4])[1]
+    kind: int = struct.unpack(">hh", key[:4])[1]
+    return kind
 
 
 __all__ = [

@@ -20,6 +20,7 @@ offsets are not 0, 1, 2 ..., and KIP-467 per-record errors for keys and timestam
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.log import scan_records
 from emulator.log.scan import NO_KEY, InnerOffsetError
@@ -77,14 +78,15 @@ class Checked:
     loop (``outcome``, see ``check_outcome``)."""
 
     inflated: bytes | memoryview | None = None
-    outcome: tuple | None = None
+    outcome: tuple[Any, ...] | None = None
 
     def result(self) -> BatchHeader:
         """The outcome as validate_produce_batch would have returned or raised it."""
         assert self.outcome is not None
         kind, *rest = self.outcome
         if kind == "ok":
-            return rest[0]
+            header: BatchHeader = rest[0]
+            return header
         if kind == "invalid":
             raise InvalidRecordError(rest[0], corrupt=rest[1])
         code, message, record_errors, reason = rest
@@ -117,7 +119,8 @@ def needs_offline_check(batch: bytes | bytearray | memoryview) -> bool:
     return len(batch) >= HEADER_SIZE and batch[16] == 2 and batch[22] & 0x07 != NONE
 
 
-def check_outcome(batch: bytes, rules: TopicRules, now: int, topic_partition: str) -> tuple:
+def check_outcome(batch: bytes, rules: TopicRules, now: int, topic_partition: str
+                  ) -> tuple[Any, ...]:
     """validate_produce_batch's outcome as plain data (it crosses to another process):
     ("ok", header), ("invalid", message, corrupt) or ("record", code, message,
     record_errors, reason). ``Checked(outcome=...).result()`` turns it back."""
