@@ -494,3 +494,25 @@ service S { rpc Get(M) returns (stream M); }""")
     again = reg.parse("PROTOBUF", first.canonical, [])
     assert again.descriptor == first.descriptor
     assert again.canonical == first.canonical
+
+
+def test_json_schema_references_are_followed() -> None:
+    """A "$ref" naming a schema reference is compared through it: narrowing the
+    referenced subject's schema in a new version of the referrer is caught."""
+    reg = Registry()
+    reg.set_config(None, {"compatibility": "NONE"})
+    reg.register("addr", {"schemaType": "JSON", "schema": json.dumps(obj({"zip": N}))})
+    reg.register("addr", {"schemaType": "JSON", "schema": json.dumps(obj({"zip": INT}))})
+    person = json.dumps(obj({"home": {"$ref": "addr.json"}}))
+    ref = {"name": "addr.json", "subject": "addr"}
+    reg.register("person", {"schemaType": "JSON", "schema": person,
+                            "references": [{**ref, "version": 1}]})
+    reg.set_config("person", {"compatibility": "BACKWARD"})
+    out = reg.check_compatibility("person", None, {
+        "schemaType": "JSON", "schema": person, "references": [{**ref, "version": 2}]},
+        verbose=True)
+    assert out["is_compatible"] is False
+    assert any("TYPE_NARROWED" in m for m in out["messages"])
+    same = reg.check_compatibility("person", None, {
+        "schemaType": "JSON", "schema": person, "references": [{**ref, "version": 1}]})
+    assert same == {"is_compatible": True}

@@ -28,7 +28,8 @@ ALL_TYPES = {"null", "boolean", "object", "array", "number", "integer", "string"
 class JsonSchema:
     schema_type = "JSON"
 
-    def __init__(self, text: str, references: list[JsonSchema] | None = None) -> None:
+    def __init__(self, text: str,
+                 references: list[tuple[str, JsonSchema]] | None = None) -> None:
         import jsonschema  # type: ignore[import-untyped]  # the schema-registry extra
 
         try:
@@ -44,6 +45,11 @@ class JsonSchema:
         except jsonschema.exceptions.SchemaError as e:
             raise invalid_schema(f"{text[:200]!r}: {e.message}") from None
         self.references = references or []
+        # Documents a "$ref" may name (the references by name, theirs too).
+        self.documents: dict[str, Any] = {}
+        for name, ref in self.references:
+            self.documents.update(ref.documents)
+            self.documents[name] = ref.json
         self.canonical = json.dumps(self.json, separators=(",", ":"), ensure_ascii=False)
 
     def normalized(self) -> str:
@@ -51,7 +57,8 @@ class JsonSchema:
 
     def check(self, reader: JsonSchema, writer: JsonSchema, new_is_reader: bool) -> list[dict]:
         out: list[dict] = []
-        _Checker(reader.json, writer.json, out).check(reader.json, writer.json, "#")
+        _Checker(reader.json, writer.json, out,
+                 (reader.documents, writer.documents)).check(reader.json, writer.json, "#")
         return out
 
 
@@ -60,18 +67,24 @@ def _diff(kind: str, path: str) -> dict:
 
 
 class _Checker:
-    def __init__(self, reader_root: Any, writer_root: Any, out: list[dict]) -> None:
+    def __init__(self, reader_root: Any, writer_root: Any, out: list[dict],
+                 documents: tuple[dict[str, Any], dict[str, Any]] = ({}, {})) -> None:
         self.roots = (reader_root, writer_root)
+        self.documents = documents
         self.out = out
         self.seen: set[tuple[int, int]] = set()
 
-    def _deref(self, s: Any, root: Any) -> Any:
+    def _deref(self, s: Any, side: int) -> Any:
+        """Follow ``$ref``: a pointer into this schema, or into a referenced document
+        (a schema reference's name, then an optional ``#/pointer``)."""
         for _ in range(32):
-            if not isinstance(s, dict) or not isinstance(s.get("$ref"), str) or \
-                    not s["$ref"].startswith("#"):
+            if not isinstance(s, dict) or not isinstance(s.get("$ref"), str):
                 return s
-            target: Any = root
-            for part in s["$ref"][1:].strip("/").split("/"):
+            doc, _, pointer = s["$ref"].partition("#")
+            target: Any = self.documents[side].get(doc) if doc else self.roots[side]
+            if target is None:
+                return s  # not resolvable here: compared as written
+            for part in pointer.strip("/").split("/"):
                 if not part:
                     continue
                 part = part.replace("~1", "/").replace("~0", "~")
@@ -80,7 +93,7 @@ class _Checker:
         return s
 
     def check(self, r: Any, w: Any, path: str) -> None:
-        r, w = self._deref(r, self.roots[0]), self._deref(w, self.roots[1])
+        r, w = self._deref(r, 0), self._deref(w, 1)
         key = (id(r), id(w))
         if key in self.seen:
             return
@@ -217,7 +230,7 @@ class _Checker:
         return True
 
     def _reads(self, r: Any, w: Any) -> bool:
-        sub = _Checker(*self.roots, [])
+        sub = _Checker(*self.roots, [], self.documents)
         sub.seen = set(self.seen)
         sub.check(r, w, "#")
         return not sub.out

@@ -208,7 +208,7 @@ class Registry:
         elif schema_type == "JSON":
             from emulator.schema_registry.json_schema import JsonSchema
 
-            parsed = JsonSchema(text, [p for _, p in resolved])
+            parsed = JsonSchema(text, resolved)
         else:
             from emulator.schema_registry.protobuf import ProtobufSchema
 
