@@ -248,6 +248,15 @@ class KafkaEmulatorContainer(DockerContainer):
             self._copy_tls_files()
         return self
 
+    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
+        """Stop and remove the container, and the CA files copied out of it."""
+        super().stop(force=force, delete_volume=delete_volume)
+        if self.tls_dir is not None:
+            import shutil
+
+            shutil.rmtree(self.tls_dir, ignore_errors=True)
+            self.tls_dir = None
+
     def _copy_tls_files(self) -> None:
         """The CA, stores and client certificate the emulator generated, to the host."""
         assert self._container is not None

@@ -64,14 +64,15 @@ def _refuse(e: Refused) -> int:
 
 def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
     """The (unstarted) cluster a plan describes; a mounted keystore's certificate and
-    key are written to ``tls_dir`` (a new temporary directory by default)."""
+    key are written to ``tls_dir`` (a new temporary directory by default, in the
+    container's /tmp). Without a keystore the cluster generates its CA (in ``tls_dir``
+    when given, else in a directory it removes when it stops)."""
     from emulator.runtime import Cluster
     from emulator.security.config import SecurityConfig
 
     tls_cert = tls_key = None
-    if any(ls.protocol in ("SSL", "SASL_SSL") for ls in plan.listeners):
+    if plan.tls_cert_pem is not None and plan.tls_key_pem is not None:
         tls_dir = tls_dir or tempfile.mkdtemp(prefix="kafka-emulator-tls-")
-    if plan.tls_cert_pem is not None and plan.tls_key_pem is not None and tls_dir:
         tls_cert, tls_key = f"{tls_dir}/broker-given.pem", f"{tls_dir}/broker-given-key.pem"
         Path(tls_cert).write_bytes(plan.tls_cert_pem)
         Path(tls_key).write_bytes(plan.tls_key_pem)

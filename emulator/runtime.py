@@ -85,6 +85,7 @@ class Cluster:
             host = self.listener_specs[0].host or host
         self.security = Security.from_config(self.security_config)
         self.tls: TlsFiles | None = None
+        self._tls_made = False
         self.host = host
         self.base_port = port
         self.advertised_host = advertised_host or host
@@ -224,6 +225,8 @@ class Cluster:
                 h for h, _ in self.advertised_listeners.values()]
             self.tls = tls.prepare(cfg.tls_dir, list(dict.fromkeys(hosts)),
                                    cfg.tls_cert, cfg.tls_key)
+            # A directory made for this cluster (no tls_dir given) goes when it stops.
+            self._tls_made = cfg.tls_dir is None
             ssl_context = tls.server_context(self.tls, cfg.tls_client_auth)
         self.server = EmulatorServer(self.state, self.host, self.kafka_version, services,
                                      self.listener_specs, ssl_context)
@@ -274,6 +277,16 @@ class Cluster:
         if self.store is not None:
             self.store.sync(self.state)
             self.store.close()
+        self._remove_tls_dir()
+
+    def _remove_tls_dir(self) -> None:
+        """The generated CA, certificates and stores go with the cluster when it made
+        their directory (no tls_dir given): nothing is left behind in /tmp."""
+        if self.tls is not None and self._tls_made:
+            import shutil
+
+            shutil.rmtree(self.tls.dir, ignore_errors=True)
+            self._tls_made = False
 
     async def __aenter__(self) -> Cluster:
         return await self.start_async()
