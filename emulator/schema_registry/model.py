@@ -18,6 +18,8 @@ Record layouts (keys, then values; a tombstone deletes):
     {"keytype":"MODE","subject":S|null,"magic":0}     {"mode":"READONLY"}
     {"keytype":"DELETE_SUBJECT","subject":S,"magic":0} {"subject":S,"version":V}
     {"keytype":"NOOP","magic":0}                       (none)
+    {"keytype":"MAX_ID","magic":0}                     {"maxId":N}   (ours: see
+                                                       Registry._max_id_record)
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ class Registry:
                         bool(value.get("deleted", False)))
             versions[version] = v
             self.max_id = max(self.max_id, v.id)
+        elif kt == "MAX_ID" and value is not None:
+            self.max_id = max(self.max_id, int(value["maxId"]))
         elif kt == "CONFIG":
             if value is None:
                 self.config.pop(subject, None)
@@ -427,7 +431,8 @@ class Registry:
         if permanent:
             if live:
                 raise E.subject_not_soft_deleted(subject)
-            self.write([(schema_key(subject, v.version), None) for v in everything])
+            self.write([(schema_key(subject, v.version), None) for v in everything]
+                       + [self._max_id_record()])
             return [v.version for v in everything]
         if not live:
             raise E.subject_soft_deleted(subject)
@@ -461,13 +466,20 @@ class Registry:
         if permanent:
             if not target.deleted:
                 raise E.version_not_soft_deleted(subject, target.version)
-            self.write([(schema_key(subject, target.version), None)])
+            self.write([(schema_key(subject, target.version), None), self._max_id_record()])
         else:
             if target.deleted:
                 raise E.version_soft_deleted(subject, target.version)
             self.write([(schema_key(subject, target.version),
                          {**target.value(), "deleted": True})])
         return target.version
+
+    def _max_id_record(self) -> Record:
+        """Ids are never reused: a permanent delete tombstones the SCHEMA records, and
+        once the cleaner drops the records under them no reader could tell the largest
+        id again, so the largest id goes into a record of its own (a key type
+        Confluent's reader skips)."""
+        return ({"keytype": "MAX_ID", "magic": 0}, {"maxId": self.max_id})
 
     def check_compatibility(self, subject: str, version: str | None, body: Any,
                             normalize: bool = False, verbose: bool = False) -> dict:
