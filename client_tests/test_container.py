@@ -21,6 +21,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, TopicPartition
 from testcontainers.core.config import testcontainers_config
 
+from client_tests.reading import kafka_python_values
 from emulator.containers import KafkaEmulatorContainer
 from emulator.testing import wait_for
 
@@ -60,21 +61,6 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
     assert p.flush(30) == 0
 
 
-def consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
-    c = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                      consumer_timeout_ms=500)
-    c.assign([TopicPartition(topic, i) for i in range(3)])
-    out: list[bytes] = []
-
-    def enough() -> bool:
-        out.extend(m.value for m in c)
-        return len(out) >= expected
-
-    wait_for(enough, f"{expected} records", timeout=30, interval=0)
-    c.close()
-    return out
-
-
 def advertised_brokers(bootstrap: str) -> list[str]:
     """The brokers as metadata names them: the addresses clients will connect to."""
     md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=20)
@@ -90,7 +76,7 @@ def test_testcontainers_real_clients(docker_images: None) -> None:
 
         values = [f"order-{i}".encode() for i in range(200)]
         produce(bootstrap, "orders", values)
-        assert sorted(consume(bootstrap, "orders", len(values))) == sorted(values)
+        assert sorted(kafka_python_values(bootstrap, "orders", 3, len(values))) == sorted(values)
 
         # The image's own promises: a non-root user and a healthcheck that turns healthy.
         api = docker.from_env().api
@@ -117,7 +103,7 @@ def test_testcontainers_control_plane(docker_images: None) -> None:
         kafka.clear_faults()
         kafka.start_broker(1)
         assert advertised_brokers(bootstrap) == sorted(bootstrap.split(","))
-        assert sorted(consume(bootstrap, "events", 100)) == sorted(first + second)
+        assert sorted(kafka_python_values(bootstrap, "events", 3, 100)) == sorted(first + second)
         assert "kafka_" in kafka.metrics()
 
 

@@ -23,6 +23,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from client_tests.reading import latest_counts
 from emulator import Cluster
 from emulator.containers import free_port_block
 from emulator.testing import wait_for
@@ -351,25 +352,6 @@ class WordCountApp:
         assert "CLOSED" in self.states, self.states
 
 
-def latest_counts(bootstrap: str, want: dict[str, int], timeout: float = 90) -> dict:
-    """counts-out read committed until the latest count per word is ``want``."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "counts-reader",
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed"})
-    c.subscribe(["counts-out"])
-    got: dict[str, int] = {}
-
-    def latest() -> bool:
-        m = c.poll(0.2)
-        if m is not None and m.error() is None:
-            got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
-        return got == want
-
-    wait_for(latest, f"the counts {want}", timeout=timeout, interval=0)
-    c.close()
-    return got
-
-
 def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: Path) -> None:
     """A KTable word count with exactly_once_v2 counts a first batch; then the emulator
     restarts (SIGTERM, data dir) and the app restarts with its local state wiped, so its
@@ -391,7 +373,7 @@ def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: 
     app = WordCountApp(bootstrap, tmp_path / "state1", tmp_path / "streams.log")
     app.wait_running()
     want1 = {"the": 2, "cat": 2, "sat": 2, "dog": 1, "a": 1}
-    assert latest_counts(bootstrap, want1) == want1
+    assert latest_counts(bootstrap, "counts-out", want1) == want1
     app.close()
     emu.stop(signal.SIGTERM)
     bootstrap = emu.start()
@@ -405,7 +387,7 @@ def test_streams_word_count_resumes_from_its_changelog_after_restarts(tmp_path: 
     app = WordCountApp(bootstrap, tmp_path / "state2", tmp_path / "streams.log")
     app.wait_running()
     want2 = {"the": 3, "cat": 3, "sat": 2, "dog": 2, "a": 1, "ran": 1}
-    assert latest_counts(bootstrap, want2) == want2
+    assert latest_counts(bootstrap, "counts-out", want2) == want2
     app.close()
     emu.stop(signal.SIGTERM)
 

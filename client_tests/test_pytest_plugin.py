@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from kafka import KafkaConsumer, TopicPartition
 
+from client_tests.reading import kafka_python_values
 from emulator import Cluster
-from emulator.testing import wait_for
 
 # Not run with --target kafka: the emulator's pytest plugin.
 pytestmark = pytest.mark.emulator_only
@@ -41,21 +40,6 @@ def confluent_produce(bootstrap: str, topic: str, values: list[bytes],
     assert left == 0, f"{left} records unacknowledged after 60 s; cluster: " + (
         repr(cluster.cluster_info()) if cluster else "?")
     assert errors == []
-
-
-def kafka_python_consume(bootstrap: str, topic: str, expected: int) -> list[bytes]:
-    c = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
-                      consumer_timeout_ms=500)
-    c.assign([TopicPartition(topic, i) for i in range(PARTITIONS)])
-    out: list[bytes] = []
-
-    def enough() -> bool:
-        out.extend(m.value for m in c)
-        return len(out) >= expected
-
-    wait_for(enough, f"{expected} records", timeout=30, interval=0)
-    c.close()
-    return out
 
 
 def test_fixtures_with_two_clients_and_a_broker_crash(
@@ -79,7 +63,8 @@ def test_fixtures_with_two_clients_and_a_broker_crash(
 
     second = [f"after-{i}".encode() for i in range(30)]
     confluent_produce(kafka_bootstrap, kafka_topic_name, second, kafka_control)
-    got = kafka_python_consume(kafka_bootstrap, kafka_topic_name, len(first) + len(second))
+    got = kafka_python_values(kafka_bootstrap, kafka_topic_name, PARTITIONS,
+                              len(first) + len(second))
     assert sorted(got) == sorted(first + second)
 
 

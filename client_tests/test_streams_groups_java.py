@@ -22,9 +22,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 
 from client_tests.kafka_cluster import request
+from client_tests.reading import latest_counts
 from emulator.testing import wait_for
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
@@ -85,25 +86,6 @@ class App:
                 self.proc.kill()
             self.log.close()
         assert "CLOSED" in self.lines, self.lines
-
-
-def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
-                  timeout: float = 90) -> dict[str, int]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4()}",
-                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                  "isolation.level": "read_committed"})
-    c.subscribe([topic])
-    got: dict[str, int] = {}
-
-    def latest() -> bool:
-        m = c.poll(0.2)
-        if m is not None and m.error() is None:
-            got[m.key().decode()] = int.from_bytes(m.value(), "big", signed=True)
-        return got == want
-
-    wait_for(latest, f"the counts {want}", timeout=timeout, interval=0)
-    c.close()
-    return got
 
 
 def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
