@@ -577,3 +577,23 @@ def test_compaction_keeps_the_view(registry: Cluster) -> None:
     # t's id 2 is gone with its records, and still not handed out again
     assert rest(url, "POST", "/subjects/u/versions",
                 {"schema": json.dumps({"type": "string"})}) == (200, {"id": 3})
+
+
+def test_serializer_without_auto_register_looks_up_and_uses_latest(registry: Cluster) -> None:
+    """auto.register.schemas=False looks the schema up (POST /subjects/{s}); an unknown
+    schema fails there; use.latest.version serializes with the subject's latest."""
+    client = SchemaRegistryClient({"url": registry.schema_registry_url})
+    ctx = SerializationContext("lk", MessageField.VALUE)
+    lookup = AvroSerializer(client, json.dumps(USER_V1), conf={"auto.register.schemas": False})
+    with pytest.raises(SchemaRegistryError) as e:
+        lookup({"name": "a", "age": 1}, ctx)
+    assert e.value.error_code == 40401
+    client.register_schema("lk-value", Schema(json.dumps(USER_V1), "AVRO"))
+    lookup2 = AvroSerializer(client, json.dumps(USER_V1), conf={"auto.register.schemas": False})
+    assert lookup2({"name": "a", "age": 1}, ctx)[1:5] == (1).to_bytes(4, "big")
+    client.register_schema("lk-value", Schema(json.dumps(USER_V2), "AVRO"))
+    latest = AvroSerializer(client, json.dumps(USER_V1), conf={
+        "auto.register.schemas": False, "use.latest.version": True})
+    data = latest({"name": "b", "age": 2, "email": "b@x"}, ctx)
+    assert data[1:5] == (2).to_bytes(4, "big")
+    assert AvroDeserializer(client)(data, ctx) == {"name": "b", "age": 2, "email": "b@x"}
