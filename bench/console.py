@@ -5,7 +5,7 @@ each (default 10 x 100 = 1,000, replication factor 3) with a few records in ever
 partition and a consumer group's committed offsets on one topic. Printed:
 
 - what one refresh costs on the cluster's loop (it holds the brokers' work up while it
-  runs): the snapshot's build (emulator.cluster.console) plus the encoding of one
+  runs): the snapshot's build (emulator.control.console) plus the encoding of one
   /events event, the first (whole) one and then idle and with one partition written
   per refresh (the per-topic cache rebuilds and sends only changed topics), median and
   max over ``--runs``; and the bytes of each event;

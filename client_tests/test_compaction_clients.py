@@ -23,7 +23,7 @@ from kafka import TopicPartition as KTopicPartition
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
-from emulator.cluster.metrics import prometheus
+from emulator.control.metrics import prometheus
 from emulator.testing import wait_for
 
 Target = Cluster | KafkaTarget

@@ -16,7 +16,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 from emulator import Cluster
-from emulator.cluster.console import decode_consumer_assignment
+from emulator.control.console import decode_consumer_assignment
 from emulator.testing import wait_for
 from emulator.tools import reassign, top
 from emulator.tools.top import progress_bar

@@ -48,6 +48,9 @@ from typing import Any
 from docker.errors import APIError
 from testcontainers.core.container import DockerContainer
 
+from emulator.control.handle import ControlHandle
+from emulator.control.operations import FAULT_ROUTE, http_request
+
 DEFAULT_IMAGE = "kafka-emulator:latest"
 CONTROL_PORT = 8080
 SCHEMA_REGISTRY_PORT = 8081  # the image serves the schema registry here by default
@@ -76,7 +79,7 @@ def free_port_block(count: int, rng: random.Random | None = None) -> int:
     raise RuntimeError(f"no {count} consecutive free ports in {PORT_RANGE}")
 
 
-class KafkaEmulatorContainer(DockerContainer):
+class KafkaEmulatorContainer(DockerContainer, ControlHandle):
     """An emulated Kafka cluster of ``brokers`` brokers in one container."""
 
     def __init__(
@@ -309,8 +312,8 @@ class KafkaEmulatorContainer(DockerContainer):
         return (f"http://{self.get_container_host_ip()}:"
                 f"{self.get_exposed_port(SCHEMA_REGISTRY_PORT)}")
 
-    # ---- control plane -------------------------------------------------------------------
-    def control(self, method: str, path: str, body: dict | None = None) -> Any:
+    # ---- control plane (the operations of emulator.control.operations) -------------------
+    def control(self, method: str, path: str, body: dict | list | None = None) -> Any:
         """One JSON call to the control plane: ``control("GET", "/cluster")``."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.get_control_url() + path, data=data, method=method,
@@ -318,29 +321,34 @@ class KafkaEmulatorContainer(DockerContainer):
                                               "Authorization": f"Bearer {self.control_token}"})
         with urllib.request.urlopen(req, timeout=30) as resp:
             raw = resp.read()
-        return json.loads(raw) if raw else None
+            ctype = resp.headers.get("Content-Type", "")
+        if not raw:
+            return None
+        return json.loads(raw) if ctype.startswith("application/json") else raw.decode()
+
+    def operation(self, name: str, **fields: Any) -> Any:
+        """One operation of the table by name, e.g. ``operation("reassign", topic="t",
+        partition=0, replicas=[2, 3])``: its route, its body."""
+        return self.control(*http_request(name, fields))
 
     def cluster_info(self) -> Any:
-        return self.control("GET", "/cluster")
+        return self.operation("cluster")
 
     def stop_broker(self, broker_id: int, controlled: bool = False) -> Any:
-        return self.control("POST", f"/brokers/{broker_id}/stop",
-                            {"controlled": True} if controlled else None)
+        return self.operation("stop_broker", broker=broker_id, controlled=controlled or None)
 
     def start_broker(self, broker_id: int) -> Any:
-        return self.control("POST", f"/brokers/{broker_id}/start")
+        return self.operation("start_broker", broker=broker_id)
 
     def fault(self, op: dict | list[dict]) -> Any:
         """Apply fault operations (emulator.faults' vocabulary), e.g.
-        ``fault({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"})``."""
-        return self.control("POST", "/faults", op)
+        ``fault({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"})``;
+        the fault methods (``pause_follower(3)``...) are emulator.control.handle's."""
+        return self.control(*FAULT_ROUTE, op)
 
     def clear_faults(self) -> Any:
-        return self.control("DELETE", "/faults")
+        return self.operation("clear")
 
     def metrics(self) -> str:
         """Prometheus text from GET /metrics."""
-        req = urllib.request.Request(self.get_control_url() + "/metrics", headers={
-            "Authorization": f"Bearer {self.control_token}"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.read().decode()
+        return self.operation("metrics")

@@ -24,6 +24,9 @@ from typing import Any, TypeVar
 
 from emulator.cluster.configs import FIDELITIES, FIDELITY_KAFKA
 from emulator.cluster.state import Broker, ClusterState
+from emulator.control.handle import ControlHandle, operation
+from emulator.faults import CloseListener, FaultInjector, OpenListener
+from emulator.faults.injector import Io
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
 from emulator.versions import DEFAULT_RELEASE
@@ -42,8 +45,9 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
 
 
-class Cluster:
-    """An emulated Kafka cluster of ``brokers`` virtual brokers."""
+class Cluster(ControlHandle):
+    """An emulated Kafka cluster of ``brokers`` virtual brokers; its fault methods
+    (``pause_follower``, ``inject_error``...) are emulator.control.handle's."""
 
     def __init__(
         self,
@@ -127,8 +131,6 @@ class Cluster:
             self.store.attach_security(self.security)
             store, state = self.store, self.state
             state.hooks.append(lambda event, data: store.on_event(state, event, data))
-        from emulator.faults import FaultInjector
-
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -361,29 +363,45 @@ class Cluster:
             return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=60)
         raise RuntimeError("use the *_async methods from inside the cluster's event loop")
 
+    # ---- operations (emulator.control: one table for Python, HTTP, CLI, schedules) -----
+    async def fault_async(self, op: dict) -> dict:
+        """Validate and apply one operation of the fault vocabulary, broker stops and
+        starts included; returns it as applied. Its effect (emulator.faults.EFFECTS)
+        is the one a unit test runs without listeners; here each network ask it makes
+        is answered by the server's listeners."""
+        op = self.faults.prepare(op)
+        for ask in self.faults.effect(op):
+            await self._answer(ask)
+        return op
+
+    async def _answer(self, ask: Io) -> None:
+        if self.server is None:
+            return
+        if isinstance(ask, CloseListener):
+            await self.server.close_listener(ask.broker)
+        elif isinstance(ask, OpenListener):
+            await self.server.reopen_listener(ask.broker)
+        else:
+            for w in self.server.client_connections(ask.broker):
+                peer = w.get_extra_info("peername") or ("?", 0)
+                if ask.host is None or peer[0] == ask.host:
+                    w.transport.abort()
+
+    def fault(self, op: dict) -> dict:
+        """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",
+        "broker": 3})``; see ``emulator.faults.OPS`` for every operation."""
+        if self._owns_loop and not self._in_loop():
+            return self.run_async(lambda: self.fault_async(op))
+        raise RuntimeError("use fault_async from inside the cluster's event loop")
+
     async def stop_broker_async(self, broker_id: int, controlled: bool = False,
                                 fence_after_ms: int | None = None) -> None:
-        from emulator.cluster import controller
-
-        self._check_broker(broker_id)
-        if controlled:
-            controller.controlled_shutdown(self.state, broker_id)
-            await self.server.close_listener(broker_id)
-            controller.broker_stopped(self.state, broker_id)
-            return
-        await self.server.close_listener(broker_id)
-        controller.broker_crashed(self.state, broker_id, fence_after_ms)
+        await self.fault_async(operation("stop_broker", broker=broker_id,
+                                         controlled=controlled or None,
+                                         fence_after_ms=fence_after_ms))
 
     async def start_broker_async(self, broker_id: int) -> None:
-        from emulator.cluster import controller
-
-        self._check_broker(broker_id)
-        controller.broker_started(self.state, broker_id)
-        await self.server.reopen_listener(broker_id)
-
-    def _check_broker(self, broker_id: int) -> None:
-        if broker_id not in self.state.brokers:
-            raise KeyError(f"unknown broker {broker_id}; brokers are {self.broker_ids}")
+        await self.fault_async(operation("start_broker", broker=broker_id))
 
     def stop_broker(self, broker_id: int, controlled: bool = False,
                     fence_after_ms: int | None = None) -> None:
@@ -401,101 +419,9 @@ class Cluster:
     async def controlled_shutdown_async(self, broker_id: int) -> None:
         await self.stop_broker_async(broker_id, controlled=True)
 
-    def controlled_shutdown(self, broker_id: int) -> None:
-        """Move leadership off a broker, then stop it (Kafka's controlled shutdown)."""
-        self.stop_broker(broker_id, controlled=True)
-
-    # ---- faults (emulator.faults: one vocabulary for Python, HTTP, CLI, schedules) ----
-    async def fault_async(self, op: dict) -> dict:
-        """Validate and apply one fault operation; returns it as applied."""
-        from emulator.faults import resolve_op
-
-        op = resolve_op(self.state, self.faults.validate(op))
-        kind = op["op"]
-        if kind in ("stop_broker", "controlled_shutdown"):
-            await self.stop_broker_async(op["broker"],
-                                         controlled=kind == "controlled_shutdown"
-                                         or bool(op.get("controlled")),
-                                         fence_after_ms=op.get("fence_after_ms"))
-            self.faults.log.append(op)
-            return op
-        if kind == "start_broker":
-            await self.start_broker_async(op["broker"])
-            self.faults.log.append(op)
-            return op
-        applied = self.faults.apply(op, validated=True)
-        if kind == "cut_clients" and self.server is not None:
-            host = op.get("host")
-            for w in self.server.client_connections(op["broker"]):
-                peer = w.get_extra_info("peername") or ("?", 0)
-                if host is None or peer[0] == host:
-                    w.transport.abort()
-        return applied
-
-    def fault(self, op: dict) -> dict:
-        """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",
-        "broker": 3})``; see ``emulator.faults.OPS`` for every operation."""
-        if self._owns_loop and not self._in_loop():
-            return self.run_async(lambda: self.fault_async(op))
-        raise RuntimeError("use fault_async from inside the cluster's event loop")
-
-    def pause_follower(self, broker: int, topic: str | None = None,
-                       partition: int | None = None) -> dict:
-        return self.fault(_op("pause_follower", broker=broker, topic=topic,
-                              partition=partition))
-
-    def slow_follower(self, broker: int, delay_ms: int, max_bytes: int | None = None,
-                      topic: str | None = None, partition: int | None = None) -> dict:
-        return self.fault(_op("slow_follower", broker=broker, delay_ms=delay_ms,
-                              max_bytes=max_bytes, topic=topic, partition=partition))
-
-    def resume_follower(self, broker: int, topic: str | None = None,
-                        partition: int | None = None) -> dict:
-        return self.fault(_op("resume_follower", broker=broker, topic=topic,
-                              partition=partition))
-
-    def cut_brokers(self, a: int, b: int) -> dict:
-        """Cut the network between two brokers: replication between them stops."""
-        return self.fault({"op": "cut_brokers", "brokers": [a, b]})
-
-    def heal_brokers(self, a: int, b: int) -> dict:
-        return self.fault({"op": "heal_brokers", "brokers": [a, b]})
-
-    def cut_clients(self, broker: int, host: str | None = None) -> dict:
-        """Cut clients (all, or one host) off a broker: connections drop and are refused."""
-        return self.fault(_op("cut_clients", broker=broker, host=host))
-
-    def heal_clients(self, broker: int) -> dict:
-        return self.fault({"op": "heal_clients", "broker": broker})
-
-    def inject_error(self, api: int | str, error: int | str, count: int = 1,
-                     broker: int | None = None, topic: str | None = None,
-                     partition: int | None = None, client_id: str | None = None) -> dict:
-        """Answer the next ``count`` requests of an API with an error code, where Kafka
-        puts that API's errors (emulator.handlers.errors). With ``topic`` (and
-        ``partition``) only the requests naming them count, and only their items get
-        the error while the rest of the request is served: ``inject_error("Produce",
-        "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=3)``. With ``client_id``
-        only that client's requests count."""
-        return self.fault(_op("inject_error", api=api, error=error, count=count, broker=broker,
-                              topic=topic, partition=partition, client_id=client_id))
-
-    def add_latency(self, api: int | str, ms: int, broker: int | None = None) -> dict:
-        """Delay every request of an API by ``ms`` (0 removes it)."""
-        return self.fault(_op("add_latency", api=api, ms=ms, broker=broker))
-
-    def drop_response(self, api: int | str, count: int = 1, broker: int | None = None,
-                      client_id: str | None = None) -> dict:
-        """Apply the next ``count`` requests of an API but drop their responses."""
-        return self.fault(_op("drop_response", api=api, count=count, broker=broker,
-                              client_id=client_id))
-
-    def clear_faults(self) -> dict:
-        return self.fault({"op": "clear"})
-
     def cluster_info(self) -> dict:
         """What GET /cluster returns."""
-        from emulator.cluster.metrics import cluster_view
+        from emulator.control.metrics import cluster_view
 
         return self.call(lambda: {**cluster_view(self.state), **self.security_view()})
 
@@ -511,7 +437,7 @@ class Cluster:
 
     def metrics(self) -> str:
         """What GET /metrics returns (Prometheus text)."""
-        from emulator.cluster.metrics import prometheus
+        from emulator.control.metrics import prometheus
 
         return self.call(lambda: prometheus(self.state))
 
@@ -562,6 +488,3 @@ def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
         t.cancel()
     loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
 
-
-def _op(kind: str, **fields: Any) -> dict:
-    return {"op": kind, **{k: v for k, v in fields.items() if v is not None}}

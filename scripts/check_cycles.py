@@ -28,11 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("emulator", "wire")
 
 # Components of the import graph known to be cycles; each may only shrink.
-KNOWN: list[frozenset[str]] = [
-    # The control plane and the fault schedule name the runtime's Cluster in annotations;
-    # the runtime starts both (the table of control operations is to dissolve it).
-    frozenset({"emulator.runtime", "emulator.server.control", "emulator.server.schedule"}),
-]
+KNOWN: list[frozenset[str]] = []
 
 
 def module_name(path: Path) -> str:

@@ -5,9 +5,9 @@ broker and the throttles show, and ``kafka-emulator top`` renders the same frame
 from __future__ import annotations
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.console import ConsoleCache, console_snapshot
 from emulator.cluster.reassignment import start_reassignment
 from emulator.cluster.state import Broker, ClusterState
+from emulator.control.console import ConsoleCache, console_snapshot
 from emulator.faults import FaultInjector
 from emulator.tools.top import render
 from wire.records import build_batch

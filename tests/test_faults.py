@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from emulator.cluster.metrics import prometheus, replication_view
+from emulator.control.metrics import prometheus, replication_view
 from emulator.faults import (
     FaultError,
     FaultSchedule,

@@ -1,8 +1,9 @@
 """Faults, sans I/O: what is broken, asked by the cluster and the server as they run.
 
-One vocabulary of fault operations serves the three ways in (``Cluster.fault`` in
-Python, ``POST /faults`` on the HTTP control plane, ``kafka-emulator fault`` on the
-command line) and the seeded fault schedule. An operation is a JSON object::
+One vocabulary of fault operations serves every way in (``Cluster.fault`` in Python
+and the pytest handle, ``POST /faults`` on the HTTP control plane, ``kafka-emulator
+fault`` on the command line, the testcontainers module) and the seeded fault schedule;
+emulator.control.operations puts it in the table of every control operation. An operation is a JSON object::
 
     {"op": "stop_broker", "broker": 2}
     {"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
@@ -10,13 +11,15 @@ command line) and the seeded fault schedule. An operation is a JSON object::
 
 One module each, imported in this order (each only uses the ones before it):
 
-- ``ops``: the vocabulary (``OPS``) and ``validate_op``, which refuses unknown
-  brokers, APIs, error names and fields with a message that says what is allowed;
+- ``ops``: the vocabulary (``OPS``: each operation's fields, what they mean) and
+  ``validate_op``, which refuses unknown brokers, APIs, error names and fields with a
+  message that says what is allowed;
 - ``model``: ``FaultModel``, the faults in force and the hooks the cluster's
   replication (``follower_can_fetch``, ``fetch_budget``) and the server
   (``inject_error``, ``latency_s``, ``drop_response``, ``client_allowed``) ask;
-- ``injector``: ``FaultInjector`` applies operations to a ``ClusterState`` (broker
-  stops and starts through the controller), all a unit test with a manual clock needs;
+- ``injector``: what each operation does (``EFFECTS``, sans I/O: the network work it
+  needs is yielded as asks) and ``FaultInjector``, which applies operations to a
+  ``ClusterState`` with no network, all a unit test with a manual clock needs;
 - ``schedule``: the seeded schedule's parser and its sans-I/O runner; the server's
   loop drives a live one (emulator.server.schedule).
 
@@ -24,7 +27,11 @@ The schedule file's format and its replay rules are described in ``schedule``.
 """
 
 from emulator.faults.injector import (
+    EFFECTS,
+    CloseListener,
+    DropClients,
     FaultInjector,
+    OpenListener,
     check_topic,
     resolve_broker,
     resolve_op,
@@ -44,6 +51,8 @@ from emulator.faults.ops import (
     OPS,
     SCHEDULE_FIELDS,
     FaultError,
+    FaultOp,
+    Field,
     validate_op,
 )
 from emulator.faults.schedule import (
@@ -55,8 +64,9 @@ from emulator.faults.schedule import (
 )
 
 __all__ = [
-    "API_KEYS", "BROKER_OPS", "OPS", "SCHEDULE_FIELDS", "DropRule", "ErrorRule", "FaultError",
-    "FaultInjector", "FaultModel", "FaultSchedule", "FollowerFault", "Injection",
+    "API_KEYS", "BROKER_OPS", "EFFECTS", "OPS", "SCHEDULE_FIELDS", "CloseListener",
+    "DropClients", "DropRule", "ErrorRule", "FaultError", "FaultInjector", "FaultModel",
+    "FaultOp", "FaultSchedule", "Field", "FollowerFault", "Injection", "OpenListener",
     "ScheduleError", "ScheduleRunner", "ScheduledFault", "check_topic", "request_mentions",
     "resolve_broker", "resolve_op", "run_due", "split_request", "validate_op",
 ]

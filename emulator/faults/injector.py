@@ -1,19 +1,52 @@
-"""Applying operations to a ClusterState.
+"""Applying operations to a ClusterState: what each fault operation does, in one place.
 
-``FaultInjector`` validates an operation, resolves a schedule's symbolic brokers
-("controller", "leader:T:P") against the cluster as it is now, sends broker stops and
-starts to the controller and the rest to the ``FaultModel``. That is all a unit test
-with a manual clock needs; the runtime (emulator.runtime) adds the listeners.
+``EFFECTS`` maps each operation of the vocabulary (emulator.faults.ops) to what it does:
+broker stops and starts go to the controller, the rest change the ``FaultModel``. An
+effect is a generator, sans I/O: where the network must follow (a stopped broker's
+listener closes, a started one's opens, cut clients are disconnected) it yields the
+ask (``CloseListener``, ``OpenListener``, ``DropClients``) and goes on once it is done.
+``FaultInjector.apply`` runs an effect with no network (all a unit test with a manual
+clock needs); the runtime (emulator.runtime) runs the same effect and answers each
+ask with its listeners.
+
+``FaultInjector`` also validates an operation and resolves a schedule's symbolic
+brokers ("controller", "leader:T:P") against the cluster as it is now.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster import controller
 from emulator.cluster.state import ClusterState
-from emulator.faults.model import FaultModel
+from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault
 from emulator.faults.ops import FaultError, validate_op
+
+
+@dataclass(frozen=True)
+class CloseListener:
+    """The broker's listeners stop accepting and cut every connection."""
+
+    broker: int
+
+
+@dataclass(frozen=True)
+class OpenListener:
+    broker: int
+
+
+@dataclass(frozen=True)
+class DropClients:
+    """Disconnect the broker's clients (those from ``host``; None: all)."""
+
+    broker: int
+    host: str | None
+
+
+Io = CloseListener | OpenListener | DropClients
+Effect = Callable[[ClusterState, FaultModel, dict], Iterator[Io]]
 
 
 def resolve_broker(state: ClusterState, value: Any) -> int:
@@ -63,6 +96,91 @@ def check_topic(state: ClusterState, op: dict) -> None:
                          f"{len(t.partitions)} partition(s)", 404)
 
 
+def _stop_broker(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    broker = op["broker"]
+    if op["op"] == "controlled_shutdown" or op.get("controlled"):
+        controller.controlled_shutdown(state, broker)
+        yield CloseListener(broker)
+        controller.broker_stopped(state, broker)
+    else:
+        yield CloseListener(broker)
+        controller.broker_crashed(state, broker, op.get("fence_after_ms"))
+
+
+def _start_broker(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    controller.broker_started(state, op["broker"])
+    yield OpenListener(op["broker"])
+
+
+def _follower(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    where = (op["broker"], op.get("topic"), op.get("partition"))
+    if op["op"] == "pause_follower":
+        model.followers.append(FollowerFault(*where, paused=True))
+    elif op["op"] == "slow_follower":
+        model.followers.append(FollowerFault(*where, delay_ms=op["delay_ms"],
+                                             max_bytes=op.get("max_bytes")))
+    else:  # resume_follower: every pause and slowdown the operation's scope covers
+        model.followers = [f for f in model.followers if not (
+            f.broker == op["broker"] and (op.get("topic") is None or f.topic == op["topic"])
+            and (op.get("partition") is None or f.partition == op["partition"]))]
+    yield from ()
+
+
+def _brokers_link(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    if op["op"] == "cut_brokers":
+        model.broker_cuts.add(frozenset(op["brokers"]))
+    else:
+        model.broker_cuts.discard(frozenset(op["brokers"]))
+    yield from ()
+
+
+def _cut_clients(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    model.client_cuts[op["broker"]] = op.get("host")
+    yield DropClients(op["broker"], op.get("host"))
+
+
+def _heal_clients(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    model.client_cuts.pop(op["broker"], None)
+    yield from ()
+
+
+def _inject_error(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    model.errors.append(ErrorRule(op["api"], op["error"], op["count"], op.get("broker"),
+                                  op.get("topic"), op.get("partition"), op.get("client_id")))
+    yield from ()
+
+
+def _add_latency(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    key = (op["api"], op.get("broker"))
+    if op["ms"]:
+        model.latency_ms[key] = op["ms"]
+    else:
+        model.latency_ms.pop(key, None)
+    yield from ()
+
+
+def _drop_response(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    model.drops.append(DropRule(op["api"], op["count"], op.get("broker"), op.get("client_id")))
+    yield from ()
+
+
+def _clear(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    model.clear()
+    yield from ()
+
+
+# What each operation does: the one dispatch on an operation's kind.
+EFFECTS: dict[str, Effect] = {
+    "stop_broker": _stop_broker, "controlled_shutdown": _stop_broker,
+    "start_broker": _start_broker,
+    "pause_follower": _follower, "slow_follower": _follower, "resume_follower": _follower,
+    "cut_brokers": _brokers_link, "heal_brokers": _brokers_link,
+    "cut_clients": _cut_clients, "heal_clients": _heal_clients,
+    "inject_error": _inject_error, "add_latency": _add_latency,
+    "drop_response": _drop_response, "clear": _clear,
+}
+
+
 class FaultInjector:
     """Applies operations to a ClusterState; broker stops and starts go through the
     controller (the runtime also closes and reopens the listeners)."""
@@ -78,24 +196,22 @@ class FaultInjector:
         check_topic(self.state, v)
         return v
 
-    def apply(self, op: dict, validated: bool = False) -> dict:
-        """Validate (unless done) and apply; returns the operation as applied."""
-        op = resolve_op(self.state, op if validated else self.validate(op))
-        kind = op["op"]
-        if kind == "stop_broker":
-            if op.get("controlled"):
-                controller.controlled_shutdown(self.state, op["broker"])
-                controller.broker_stopped(self.state, op["broker"])
-            else:
-                controller.broker_crashed(self.state, op["broker"], op.get("fence_after_ms"))
-        elif kind == "controlled_shutdown":
-            controller.controlled_shutdown(self.state, op["broker"])
-            controller.broker_stopped(self.state, op["broker"])
-        elif kind == "start_broker":
-            controller.broker_started(self.state, op["broker"])
-        else:
-            self.model.apply(op)
+    def prepare(self, op: Any, validated: bool = False) -> dict:
+        """The operation validated (unless done) and its symbolic brokers resolved."""
+        return resolve_op(self.state, op if validated else self.validate(op))
+
+    def effect(self, op: dict) -> Iterator[Io]:
+        """Run a prepared operation's effect, yielding its network asks; once it is
+        exhausted the operation is logged and the news told."""
+        yield from EFFECTS[op["op"]](self.state, self.model, op)
         self.log.append(op)
         self.state.emit("fault", **op)
         self.state.changed()
+
+    def apply(self, op: dict, validated: bool = False) -> dict:
+        """Validate (unless done) and apply with no network; returns the operation as
+        applied."""
+        op = self.prepare(op, validated)
+        for _ in self.effect(op):
+            pass  # no listeners here: nothing to close, open or disconnect
         return op

@@ -2,8 +2,9 @@
 
 The cluster's replication asks ``follower_can_fetch`` and ``fetch_budget``; the server
 asks ``inject_error``, ``latency_s``, ``drop_response`` and ``client_allowed``.
-``FaultModel.apply`` takes a validated operation (emulator.faults.ops); broker stops
-and starts are not the model's: the injector sends them to the controller.
+The injector (emulator.faults.injector, ``EFFECTS``) changes the model as each
+validated operation says; broker stops and starts are not the model's: the injector
+sends them to the controller.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
-from emulator.faults.ops import FaultError
 
 
 @dataclass
@@ -218,47 +218,7 @@ class FaultModel:
         h = self.client_cuts[broker]
         return h is not None and h != host
 
-    # ---- changes ---------------------------------------------------------------------
-    def apply(self, op: dict) -> None:
-        """Apply a validated model operation (not the broker stops and starts)."""
-        kind = op["op"]
-        if kind == "pause_follower":
-            self.followers.append(FollowerFault(op["broker"], op.get("topic"),
-                                                op.get("partition"), paused=True))
-        elif kind == "slow_follower":
-            self.followers.append(FollowerFault(op["broker"], op.get("topic"),
-                                                op.get("partition"), delay_ms=op["delay_ms"],
-                                                max_bytes=op.get("max_bytes")))
-        elif kind == "resume_follower":
-            self.followers = [f for f in self.followers if not (
-                f.broker == op["broker"] and (op.get("topic") is None or f.topic == op["topic"])
-                and (op.get("partition") is None or f.partition == op["partition"]))]
-        elif kind == "cut_brokers":
-            self.broker_cuts.add(frozenset(op["brokers"]))
-        elif kind == "heal_brokers":
-            self.broker_cuts.discard(frozenset(op["brokers"]))
-        elif kind == "cut_clients":
-            self.client_cuts[op["broker"]] = op.get("host")
-        elif kind == "heal_clients":
-            self.client_cuts.pop(op["broker"], None)
-        elif kind == "inject_error":
-            self.errors.append(ErrorRule(op["api"], op["error"], op["count"], op.get("broker"),
-                                         op.get("topic"), op.get("partition"),
-                                         op.get("client_id")))
-        elif kind == "add_latency":
-            key = (op["api"], op.get("broker"))
-            if op["ms"]:
-                self.latency_ms[key] = op["ms"]
-            else:
-                self.latency_ms.pop(key, None)
-        elif kind == "drop_response":
-            self.drops.append(DropRule(op["api"], op["count"], op.get("broker"),
-                                       op.get("client_id")))
-        elif kind == "clear":
-            self.clear()
-        else:
-            raise FaultError(f"{kind} is not a fault of the model")
-
+    # ---- changes (what each operation does: emulator.faults.injector.EFFECTS) ------
     def clear(self) -> None:
         self.followers.clear()
         self.broker_cuts.clear()

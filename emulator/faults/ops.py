@@ -10,6 +10,8 @@ state beyond the broker ids.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from wire.errors import ErrorCode
@@ -18,30 +20,77 @@ from wire.messages import NAMES
 BROKER, BROKERS, INT, BOOL, STR, API, ERROR = (
     "broker", "two brokers", "int", "bool", "str", "api", "error")
 
-# op -> {field: (kind, required)}
-OPS: dict[str, dict[str, tuple[str, bool]]] = {
-    "stop_broker": {"broker": (BROKER, True), "controlled": (BOOL, False),
-                    "fence_after_ms": (INT, False)},
-    "start_broker": {"broker": (BROKER, True)},
-    "controlled_shutdown": {"broker": (BROKER, True)},
-    "pause_follower": {"broker": (BROKER, True), "topic": (STR, False),
-                       "partition": (INT, False)},
-    "slow_follower": {"broker": (BROKER, True), "delay_ms": (INT, True),
-                      "max_bytes": (INT, False), "topic": (STR, False),
-                      "partition": (INT, False)},
-    "resume_follower": {"broker": (BROKER, True), "topic": (STR, False),
-                        "partition": (INT, False)},
-    "cut_brokers": {"brokers": (BROKERS, True)},
-    "heal_brokers": {"brokers": (BROKERS, True)},
-    "cut_clients": {"broker": (BROKER, True), "host": (STR, False)},
-    "heal_clients": {"broker": (BROKER, True)},
-    "inject_error": {"api": (API, True), "error": (ERROR, True), "count": (INT, False),
-                     "broker": (BROKER, False), "topic": (STR, False),
-                     "partition": (INT, False), "client_id": (STR, False)},
-    "add_latency": {"api": (API, True), "ms": (INT, True), "broker": (BROKER, False)},
-    "drop_response": {"api": (API, True), "count": (INT, False), "broker": (BROKER, False),
-                      "client_id": (STR, False)},
-    "clear": {},
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an operation: its kind (how it is validated), whether it is
+    required, what it means (the command line's help), and whether the command line
+    takes it as an --option even when it is required (else required ones are
+    positional)."""
+
+    kind: str
+    required: bool = False
+    help: str = ""
+    option: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class FaultOp:
+    summary: str
+    fields: dict[str, Field] = dataclass_field(default_factory=dict)
+
+
+_BROKER = Field(BROKER, True, "the broker's id")
+_TOPIC = Field(STR, help="only this topic's partitions (default: all)")
+_PARTITION = Field(INT, help="only this partition of --topic")
+_ONLY_BROKER = Field(BROKER, help="only requests to this broker")
+_CLIENT_ID = Field(STR, help="only requests of clients with this client.id")
+_COUNT = Field(INT, help="how many (default 1)", default=1)
+_API = Field(API, True, "API name or key, e.g. Produce or 0")
+_CUT = Field(BROKERS, True, "the two brokers' ids")
+
+# op -> what it does and its fields (the operations table, emulator.control.operations,
+# adds how each travels over HTTP and the command line)
+OPS: dict[str, FaultOp] = {
+    "stop_broker": FaultOp("crash a broker", {
+        "broker": _BROKER,
+        "controlled": Field(BOOL, help="controlled shutdown first"),
+        "fence_after_ms": Field(INT, help="the controller fences the crashed broker only "
+                                "after this many ms (Kafka's broker session timeout); "
+                                "default: the broker.session.timeout.ms config, else at once")}),
+    "start_broker": FaultOp("start a stopped broker", {"broker": _BROKER}),
+    "controlled_shutdown": FaultOp("move leadership off a broker, then stop it",
+                                   {"broker": _BROKER}),
+    "pause_follower": FaultOp("stop a broker's replica fetchers", {
+        "broker": _BROKER, "topic": _TOPIC, "partition": _PARTITION}),
+    "slow_follower": FaultOp("let a broker's fetchers fetch only every --delay-ms", {
+        "broker": _BROKER,
+        "delay_ms": Field(INT, True, "the fetchers fetch at most once per this many ms",
+                          option=True),
+        "max_bytes": Field(INT, help="bytes per fetch"), "topic": _TOPIC,
+        "partition": _PARTITION}),
+    "resume_follower": FaultOp("undo pause-follower and slow-follower", {
+        "broker": _BROKER, "topic": _TOPIC, "partition": _PARTITION}),
+    "cut_brokers": FaultOp("cut the network between two brokers", {"brokers": _CUT}),
+    "heal_brokers": FaultOp("restore it", {"brokers": _CUT}),
+    "cut_clients": FaultOp("cut clients off a broker", {
+        "broker": _BROKER,
+        "host": Field(STR, help="only the clients connecting from this address "
+                      "(default: all)")}),
+    "heal_clients": FaultOp("let clients reach a broker again", {"broker": _BROKER}),
+    "inject_error": FaultOp("answer the next requests of an API with an error code", {
+        "api": _API, "error": Field(ERROR, True, "Kafka error name or code, e.g. "
+                                    "NOT_LEADER_OR_FOLLOWER"),
+        "count": _COUNT, "broker": _ONLY_BROKER,
+        "topic": Field(STR, help="only requests naming this topic; only its items get "
+                       "the error"),
+        "partition": _PARTITION, "client_id": _CLIENT_ID}),
+    "add_latency": FaultOp("delay every request of an API (0 removes)", {
+        "api": _API, "ms": Field(INT, True, "the delay in ms"), "broker": _ONLY_BROKER}),
+    "drop_response": FaultOp("apply requests of an API but drop responses", {
+        "api": _API, "count": _COUNT, "broker": _ONLY_BROKER, "client_id": _CLIENT_ID}),
+    "clear": FaultOp("clear every fault"),
 }
 BROKER_OPS = ("stop_broker", "start_broker", "controlled_shutdown")
 SCHEDULE_FIELDS = ("at_ms", "jitter_ms")
@@ -115,9 +164,10 @@ def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> d
     if not isinstance(name, str):
         raise FaultError(f"missing \"op\"; one of {', '.join(OPS)}")
     kind = name.replace("-", "_")
-    spec = OPS.get(kind)
-    if spec is None:
+    fault = OPS.get(kind)
+    if fault is None:
         raise FaultError(f"unknown fault {name!r}; faults are {', '.join(OPS)}", 404)
+    spec = fault.fields
     ids = list(broker_ids)
     out: dict[str, Any] = {"op": kind}
     for key, value in op.items():
@@ -126,7 +176,7 @@ def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> d
         if key not in spec:
             allowed = ", ".join(spec) or "no fields"
             raise FaultError(f"{kind}: unknown field {key!r} (allowed: {allowed})")
-        t, _ = spec[key]
+        t = spec[key].kind
         if t == BROKER:
             v = _broker(value, ids)
             if isinstance(v, str) and not symbolic:
@@ -158,11 +208,12 @@ def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> d
             out[key] = _api_key(value)
         elif t == ERROR:
             out[key] = _error_code(value)
-    for key, (_, required) in spec.items():
-        if required and key not in out:
+    for key, f in spec.items():
+        if f.required and key not in out:
             raise FaultError(f"{kind}: missing field {key!r}")
     if "partition" in out and "topic" not in out:
         raise FaultError(f"{kind}: partition needs a topic")
-    if kind in ("inject_error", "drop_response"):
-        out.setdefault("count", 1)
+    for key, f in spec.items():
+        if f.default is not None:
+            out.setdefault(key, f.default)
     return out

@@ -52,31 +52,20 @@ import socket
 import time
 from collections.abc import Iterable
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import h11
 
-from emulator.cluster.console import ConsoleCache, console_snapshot
-from emulator.cluster.election import PREFERRED, elect_leaders
-from emulator.cluster.metrics import cluster_view, prometheus
-from emulator.cluster.reassignment import alter_partition_reassignments
+from emulator.control import operations
+from emulator.control.console import ConsoleCache, console_snapshot
+from emulator.control.metrics import cluster_view, prometheus
+from emulator.control.operations import ControlError, ControlTarget
 from emulator.faults import FaultError, FaultSchedule, ScheduleError, ScheduleRunner
 from emulator.server.schedule import start_schedule
 
-if TYPE_CHECKING:
-    from emulator.runtime import Cluster
-
 log = logging.getLogger("kafka_emulator.control")
 MAX_BODY = 1 << 20
-ROUTES = [
-    ("GET", "/"), ("GET", "/cluster"), ("GET", "/topics/{name}"), ("GET", "/metrics"),
-    ("POST", "/brokers/{id}/stop"), ("POST", "/brokers/{id}/start"),
-    ("POST", "/brokers/{id}/controlled-shutdown"), ("GET", "/faults"), ("POST", "/faults"),
-    ("DELETE", "/faults"), ("POST", "/faults/schedule"), ("GET", "/faults/schedule"),
-    ("POST", "/reassignments"), ("DELETE", "/reassignments"), ("POST", "/elections/preferred"),
-    ("GET", "/ui"), ("GET", "/ui/snapshot"), ("GET", "/events"),
-]
 # The console's files (package data in emulator/server/ui): no build step, no internet.
 UI_FILES = {"/ui": ("index.html", "text/html; charset=utf-8"),
             "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
@@ -100,11 +89,8 @@ class EventStream:
         self.interval_s = interval_s
 
 
-class HttpError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+# The control surface's refusals are HTTP answers (status and message) as they are.
+HttpError = ControlError
 
 
 def _host_name(value: str) -> str:
@@ -167,7 +153,7 @@ class RequestGuard:
 class ControlPlane:
     """One HTTP listener driving a running ``emulator.Cluster``."""
 
-    def __init__(self, cluster: Cluster, host: str, port: int, token: str | None = None,
+    def __init__(self, cluster: ControlTarget, host: str, port: int, token: str | None = None,
                  names: Iterable[str] = ()) -> None:
         self.cluster = cluster
         self.host = host
@@ -178,7 +164,7 @@ class ControlPlane:
         self.streams: set[asyncio.Task] = set()  # /events connections, cancelled at stop
         self._snapshot: tuple[float, dict] | None = None
         # Topic views between snapshots: a refresh rebuilds only the topics that changed
-        # and the event streams send only those (emulator.cluster.console).
+        # and the event streams send only those (emulator.control.console).
         self.console_cache = ConsoleCache()
         self.schedule: ScheduleRunner | None = None
         self.schedule_task: asyncio.Task | None = None
@@ -306,7 +292,7 @@ class ControlPlane:
         return f"event: {kind}\ndata: {body}\n\n".encode(), revs
 
     def snapshot(self) -> dict:
-        """The console's view of the cluster now (emulator.cluster.console, plus the
+        """The console's view of the cluster now (emulator.control.console, plus the
         build time in ms and how many topic views it rebuilt, so the page can show what
         a refresh costs)."""
         c = self.cluster
@@ -350,136 +336,96 @@ class ControlPlane:
             log.exception("control plane: %s %s failed", method, path)
             return 500, {"error": f"internal error: {e}"}
 
-    # ---- routes ----------------------------------------------------------------------
+    # ---- routes: the operations of emulator.control.operations ---------------------------
     async def route(self, method: str, path: str, body: bytes,
                     query: dict[str, list[str]] | None = None) -> tuple[int, Any]:
-        c = self.cluster
-        parts = path.strip("/").split("/") if path != "/" else []
-        if path == "/":
-            self._method(method, "GET", path)
-            return 200, {"routes": [f"{m} {p}" for m, p in ROUTES]}
-        if path == "/cluster":
-            self._method(method, "GET", path)
-            return 200, {**cluster_view(c.state), **c.security_view()}
-        if path == "/metrics":
-            self._method(method, "GET", path)
-            return 200, prometheus(c.state)
-        if len(parts) == 2 and parts[0] == "topics":
-            self._method(method, "GET", path)
-            view = cluster_view(c.state)["topics"].get(parts[1])
-            if view is None:
-                raise HttpError(404, f"unknown topic {parts[1]!r}")
-            return 200, {"name": parts[1], **view}
-        if len(parts) == 3 and parts[0] == "brokers":
-            self._method(method, "POST", path)
-            bid = self._broker_id(parts[1])
-            action = parts[2]
-            if action == "stop":
-                data = self._json(body, default={})
-                data = data if isinstance(data, dict) else {}
-                controlled = data.get("controlled", False)
-                if not isinstance(controlled, bool):
-                    raise HttpError(400, "controlled must be true or false")
-                fence = data.get("fence_after_ms")
-                if fence is not None and (isinstance(fence, bool) or not isinstance(fence, int)
-                                          or fence < 0):
-                    raise HttpError(400, "fence_after_ms must be a non-negative integer")
-                await c.stop_broker_async(bid, controlled=controlled, fence_after_ms=fence)
-            elif action == "start":
-                await c.start_broker_async(bid)
-            elif action == "controlled-shutdown":
-                await c.stop_broker_async(bid, controlled=True)
-            else:
-                raise HttpError(404, f"unknown broker action {action!r}; "
-                                     "use stop, start or controlled-shutdown")
-            b = c.state.brokers[bid]
-            return 200, {"broker": bid, "alive": b.alive, "crashed": b.crashed,
-                         "controller": c.state.controller_id}
-        if path == "/faults":
-            if method == "GET":
-                return 200, c.faults.model.describe()
-            if method == "DELETE":
-                await c.fault_async({"op": "clear"})
-                return 200, c.faults.model.describe()
-            self._method(method, "POST", path)
-            data = self._json(body)
-            ops = data if isinstance(data, list) else [data]
-            valid = [c.faults.validate(op) for op in ops]  # all or nothing
-            applied = [await c.fault_async(op) for op in valid]
-            return 200, {"applied": applied, "faults": c.faults.model.describe()}
-        if path == "/faults/schedule":
-            if method == "GET":
-                if self.schedule is None:
-                    raise HttpError(404, "no fault schedule has been run")
-                return 200, self.schedule.status()
-            self._method(method, "POST", path)
-            if self.schedule is not None and not self.schedule.done:
-                raise HttpError(409, "a fault schedule is still running")
-            schedule = FaultSchedule.parse(body, c.state.brokers)
-            self.schedule, self.schedule_task = start_schedule(c, schedule)
-            return 202, {"seed": schedule.seed, "steps": len(schedule.steps)}
-        if path in UI_FILES:
-            self._method(method, "GET", path)
-            name, ctype = UI_FILES[path]
+        if path in UI_FILES and method == "GET":
+            name, ctype = UI_FILES[path]  # the console's files, /ui among them
             return 200, Raw(resources.files("emulator.server.ui").joinpath(name).read_bytes(),
                             ctype)
-        if path == "/ui/snapshot":
-            self._method(method, "GET", path)
-            return 200, self.snapshot()
-        if path == "/events":
-            self._method(method, "GET", path)
-            raw = (query or {}).get("interval_ms", ["1000"])[-1]
-            if not raw.isdigit():
-                raise HttpError(400, "interval_ms must be a whole number of milliseconds")
-            return 200, EventStream(max(int(raw), MIN_EVENT_INTERVAL_MS) / 1000)
-        if path == "/reassignments":
-            if method not in ("POST", "DELETE"):
-                raise HttpError(405, f"{method} is not allowed on {path}; use POST or DELETE")
-            data = self._json(body)
-            if not isinstance(data, dict):
-                raise HttpError(400, "a JSON object is required")
-            topic, index = data.get("topic"), data.get("partition")
-            if not isinstance(topic, str) or isinstance(index, bool) or not isinstance(index, int):
-                raise HttpError(400, "topic (a string) and partition (an integer) are required")
-            target = None if method == "DELETE" else data.get("replicas")
-            if target is not None and (not isinstance(target, list) or not all(
-                    isinstance(b, int) and not isinstance(b, bool) for b in target)):
-                raise HttpError(400, "replicas must be a list of broker ids (null cancels)")
-            result = alter_partition_reassignments(c.state, [(topic, [(index, target)])])
-            r = result[0].partitions[0]
-            c.state.changed()
-            if r.error_code:
-                raise HttpError(400, f"error {r.error_code}: {r.error_message}")
-            return 200, {"topic": topic, "partition": index,
-                         **cluster_view_partition(c, topic, index)}
-        if path == "/elections/preferred":
-            self._method(method, "POST", path)
-            data = self._json(body, default={})
-            if not isinstance(data, dict):
-                raise HttpError(400, "a JSON object is required")
-            wanted = None
-            if data.get("topic") is not None:
-                topic = data["topic"]
-                t = c.state.topics.get(topic) if isinstance(topic, str) else None
-                if t is None:
-                    raise HttpError(404, f"unknown topic {topic!r}")
-                parts = data.get("partitions", list(range(len(t.partitions))))
-                if not isinstance(parts, list) or not all(
-                        isinstance(i, int) and not isinstance(i, bool) for i in parts):
-                    raise HttpError(400, "partitions must be a list of integers")
-                wanted = [(topic, parts)]
-            out = elect_leaders(c.state, PREFERRED, wanted)
-            c.state.changed()
-            return 200, {"results": [{"topic": t, "partition": i, "error_code": code,
-                                      "error_message": msg}
-                                     for t, rs in out for i, code, msg in rs]}
-        known = sorted({p for _, p in ROUTES})
-        raise HttpError(404, f"no route {method} {path}; routes are {', '.join(known)}")
+        op, params = operations.match(method, path)
+        if (op.method, op.path) == operations.FAULT_ROUTE:
+            return await self._fault(body)
+        if "id" in params:  # a broker's own route: /brokers/{id}/stop, start...
+            return await self._broker(op, self._broker_id(params["id"]), body)
+        return await getattr(self, f"_{op.name}")(params, body, query or {})
 
-    @staticmethod
-    def _method(method: str, allowed: str, path: str) -> None:
-        if method != allowed:
-            raise HttpError(405, f"{method} is not allowed on {path}; use {allowed}")
+    async def _routes(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, {"routes": operations.routes()}
+
+    async def _cluster(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, {**cluster_view(self.cluster.state), **self.cluster.security_view()}
+
+    async def _metrics(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, prometheus(self.cluster.state)
+
+    async def _topic(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        name = params["name"]
+        view = cluster_view(self.cluster.state)["topics"].get(name)
+        if view is None:
+            raise HttpError(404, f"unknown topic {name!r}")
+        return 200, {"name": name, **view}
+
+    async def _broker(self, op: operations.Operation, bid: int,
+                      body: bytes) -> tuple[int, Any]:
+        data = self._json(body, default={})
+        data = data if isinstance(data, dict) else {}
+        c = self.cluster
+        await c.fault_async({"op": op.name, "broker": bid,
+                             **{k: data[k] for k in op.body if data.get(k) is not None}})
+        b = c.state.brokers[bid]
+        return 200, {"broker": bid, "alive": b.alive, "crashed": b.crashed,
+                     "controller": c.state.controller_id}
+
+    async def _fault(self, body: bytes) -> tuple[int, Any]:
+        """POST /faults: one operation or a list, all validated before any is applied."""
+        c = self.cluster
+        data = self._json(body)
+        ops = data if isinstance(data, list) else [data]
+        valid = [c.faults.validate(op) for op in ops]  # all or nothing
+        applied = [await c.fault_async(op) for op in valid]
+        return 200, {"applied": applied, "faults": c.faults.model.describe()}
+
+    async def _faults(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, self.cluster.faults.model.describe()
+
+    async def _clear(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        await self.cluster.fault_async({"op": "clear"})
+        return 200, self.cluster.faults.model.describe()
+
+    async def _schedule_status(self, params: dict, body: bytes,
+                               query: dict) -> tuple[int, Any]:
+        if self.schedule is None:
+            raise HttpError(404, "no fault schedule has been run")
+        return 200, self.schedule.status()
+
+    async def _run_schedule(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        if self.schedule is not None and not self.schedule.done:
+            raise HttpError(409, "a fault schedule is still running")
+        schedule = FaultSchedule.parse(body, self.cluster.state.brokers)
+        self.schedule, self.schedule_task = start_schedule(self.cluster, schedule)
+        return 202, {"seed": schedule.seed, "steps": len(schedule.steps)}
+
+    async def _reassign(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, operations.reassign(self.cluster.state, self._json(body), cancel=False)
+
+    async def _cancel_reassignment(self, params: dict, body: bytes,
+                                   query: dict) -> tuple[int, Any]:
+        return 200, operations.reassign(self.cluster.state, self._json(body), cancel=True)
+
+    async def _elect_preferred(self, params: dict, body: bytes,
+                               query: dict) -> tuple[int, Any]:
+        return 200, operations.elect_preferred(self.cluster.state,
+                                               self._json(body, default={}))
+
+    async def _console(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        return 200, self.snapshot()
+
+    async def _events(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        raw = query.get("interval_ms", ["1000"])[-1]
+        if not raw.isdigit():
+            raise HttpError(400, "interval_ms must be a whole number of milliseconds")
+        return 200, EventStream(max(int(raw), MIN_EVENT_INTERVAL_MS) / 1000)
 
     def _broker_id(self, text: str) -> int:
         ids = sorted(self.cluster.state.brokers)
@@ -497,12 +443,6 @@ class ControlPlane:
             return json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise HttpError(400, f"body is not JSON: {e}") from None
-
-
-def cluster_view_partition(c: Cluster, topic: str, index: int) -> dict:
-    p = c.state.topics[topic].partitions[index]
-    return {"replicas": list(p.replicas), "adding": list(p.adding_replicas),
-            "removing": list(p.removing_replicas), "isr": list(p.isr), "leader": p.leader}
 
 
 __all__ = ["ControlPlane"]

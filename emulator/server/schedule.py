@@ -2,8 +2,8 @@
 
 The schedule itself (parsing, seeded choices, which steps are due, what became of
 each) is sans-I/O in emulator.faults.schedule; this is the part that waits: it sleeps
-until each step's time and applies it through the running ``Cluster`` (so a broker
-stop also closes its listener). One way to start one, whichever way in asked for it:
+until each step's time and applies it through the running cluster (a ``ControlTarget``,
+emulator.control.operations: a broker stop also closes its listener). One way to start one, whichever way in asked for it:
 ``POST /faults/schedule``, ``--fault-schedule`` at startup, ``Cluster.run_fault_schedule``.
 """
 
@@ -12,18 +12,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING
 
-from emulator.cluster.metrics import replication_view
+from emulator.control.metrics import replication_view
+from emulator.control.operations import ControlTarget
 from emulator.faults import FaultError, FaultSchedule, ScheduleRunner, resolve_op
-
-if TYPE_CHECKING:
-    from emulator.runtime import Cluster
 
 log = logging.getLogger("kafka_emulator.faults")
 
 
-async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
+async def run_schedule(cluster: ControlTarget, runner: ScheduleRunner) -> None:
     """Apply a schedule's steps at their times on the cluster's loop; record each
     step's result and the replication state right after it."""
     loop = asyncio.get_running_loop()
@@ -48,7 +45,7 @@ async def run_schedule(cluster: Cluster, runner: ScheduleRunner) -> None:
              "".join(f"; line {s['line']}: {s['error']}" for s in failed))
 
 
-def start_schedule(cluster: Cluster,
+def start_schedule(cluster: ControlTarget,
                    schedule: FaultSchedule) -> tuple[ScheduleRunner, asyncio.Task]:
     """Run ``schedule`` from now as a task on the running loop (one posted to
     /faults/schedule, one given at startup, one run from Python)."""

@@ -1,0 +1,82 @@
+"""The fault methods of a control handle, each one operation of the table.
+
+``Cluster`` (emulator.runtime: in-process, the pytest plugin's ``kafka_control``) and
+``KafkaEmulatorContainer`` (emulator.containers: over the HTTP control plane) both
+are a ``ControlHandle``: they say how one operation is applied (``fault``), and the
+methods here say which operation each call is, so a method is written once for both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def operation(kind: str, **fields: Any) -> dict:
+    """An operation of emulator.faults' vocabulary; fields left None are not sent."""
+    return {"op": kind, **{k: v for k, v in fields.items() if v is not None}}
+
+
+class ControlHandle:
+    """Fault methods on top of ``fault(op)``; each returns what ``fault`` returns."""
+
+    def fault(self, op: dict) -> Any:
+        raise NotImplementedError
+
+    def controlled_shutdown(self, broker_id: int) -> Any:
+        """Move leadership off a broker, then stop it (Kafka's controlled shutdown)."""
+        return self.fault(operation("controlled_shutdown", broker=broker_id))
+
+    def pause_follower(self, broker: int, topic: str | None = None,
+                       partition: int | None = None) -> Any:
+        return self.fault(operation("pause_follower", broker=broker, topic=topic,
+                                    partition=partition))
+
+    def slow_follower(self, broker: int, delay_ms: int, max_bytes: int | None = None,
+                      topic: str | None = None, partition: int | None = None) -> Any:
+        return self.fault(operation("slow_follower", broker=broker, delay_ms=delay_ms,
+                                    max_bytes=max_bytes, topic=topic, partition=partition))
+
+    def resume_follower(self, broker: int, topic: str | None = None,
+                        partition: int | None = None) -> Any:
+        return self.fault(operation("resume_follower", broker=broker, topic=topic,
+                                    partition=partition))
+
+    def cut_brokers(self, a: int, b: int) -> Any:
+        """Cut the network between two brokers: replication between them stops."""
+        return self.fault(operation("cut_brokers", brokers=[a, b]))
+
+    def heal_brokers(self, a: int, b: int) -> Any:
+        return self.fault(operation("heal_brokers", brokers=[a, b]))
+
+    def cut_clients(self, broker: int, host: str | None = None) -> Any:
+        """Cut clients (all, or one host) off a broker: connections drop and are refused."""
+        return self.fault(operation("cut_clients", broker=broker, host=host))
+
+    def heal_clients(self, broker: int) -> Any:
+        return self.fault(operation("heal_clients", broker=broker))
+
+    def inject_error(self, api: int | str, error: int | str, count: int = 1,
+                     broker: int | None = None, topic: str | None = None,
+                     partition: int | None = None, client_id: str | None = None) -> Any:
+        """Answer the next ``count`` requests of an API with an error code, where Kafka
+        puts that API's errors (emulator.handlers.errors). With ``topic`` (and
+        ``partition``) only the requests naming them count, and only their items get
+        the error while the rest of the request is served: ``inject_error("Produce",
+        "NOT_LEADER_OR_FOLLOWER", topic="orders", partition=3)``. With ``client_id``
+        only that client's requests count."""
+        return self.fault(operation("inject_error", api=api, error=error, count=count,
+                                    broker=broker, topic=topic, partition=partition,
+                                    client_id=client_id))
+
+    def add_latency(self, api: int | str, ms: int, broker: int | None = None) -> Any:
+        """Delay every request of an API by ``ms`` (0 removes it)."""
+        return self.fault(operation("add_latency", api=api, ms=ms, broker=broker))
+
+    def drop_response(self, api: int | str, count: int = 1, broker: int | None = None,
+                      client_id: str | None = None) -> Any:
+        """Apply the next ``count`` requests of an API but drop their responses."""
+        return self.fault(operation("drop_response", api=api, count=count, broker=broker,
+                                    client_id=client_id))
+
+    def clear_faults(self) -> Any:
+        return self.fault(operation("clear"))
