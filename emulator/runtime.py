@@ -130,7 +130,7 @@ class Cluster(ControlHandle):
             self.store.load(self.state)
             self.store.attach_security(self.security)
             store, state = self.store, self.state
-            state.hooks.append(lambda event, data: store.on_event(state, event, data))
+            state.hooks.append(lambda kind, event: store.on_event(state, event))
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

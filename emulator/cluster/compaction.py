@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
+from emulator.cluster.events import LogCleaned
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
 from emulator.log import Log
@@ -209,8 +210,8 @@ class LogCleaner:
         self.checkpoints[(p.topic_id, p.index)] = job.end
         self.state.retention_marks.add(p)  # its oldest batch may have changed
         self._account(res, job.dirty, job.started_ms)
-        self.state.emit("log_cleaned", topic=p.topic, partition=p.index, start=res.start,
-                        end=res.end)
+        self.state.emit(LogCleaned(topic=p.topic, partition=p.index, start=res.start,
+                        end=res.end))
         self.state.changed(partitions_only=True)
         return res
 

@@ -30,6 +30,7 @@ from emulator.cluster.configs import (
     ConfigError,
     validate_value,
 )
+from emulator.cluster.events import ConfigsChanged
 from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, GroupConfigDef, group_value
 from emulator.cluster.group_configs import validate as validate_group_value
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
@@ -309,7 +310,7 @@ def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | N
     target = _target(state, rtype, name)
     target.clear()
     target.update({k: v for k, v in configs.items() if v is not None})
-    state.emit("configs_changed", resource_type=rtype, name=name)
+    state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
     return records
 
@@ -366,7 +367,7 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
     target = _target(state, rtype, name)
     target.clear()
     target.update(new)
-    state.emit("configs_changed", resource_type=rtype, name=name)
+    state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
     return records
 

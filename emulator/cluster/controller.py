@@ -36,6 +36,16 @@ nothing below imports this module.
 
 from __future__ import annotations
 
+from emulator.cluster.events import (
+    BrokerCrashed,
+    BrokerStarted,
+    BrokerStopped,
+    ControlledShutdown,
+    ControllerChanged,
+    ControllerFailover,
+    PartitionStateChanged,
+    ReplicaStateChanged,
+)
 from emulator.cluster.leadership import (
     CONTROLLED_SHUTDOWN,
     OFFLINE,
@@ -93,10 +103,10 @@ class Controller:
 
     # ---- state machine plumbing -----------------------------------------------------
     def _on_partition_transition(self, key: object, old: PS, new: PS) -> None:
-        self.state.emit("partition_state", key=key, old=old.value, new=new.value)
+        self.state.emit(PartitionStateChanged(key=key, old=old.value, new=new.value))
 
     def _on_replica_transition(self, key: object, old: RS, new: RS) -> None:
-        self.state.emit("replica_state", key=key, old=old.value, new=new.value)
+        self.state.emit(ReplicaStateChanged(key=key, old=old.value, new=new.value))
 
     def move_replica(self, p: Partition, broker_id: int, target: RS) -> None:
         """Transition one replica unless it is there already (Online -> Online is a
@@ -153,7 +163,7 @@ class Controller:
         for p in all_partitions(st):
             if p.adding_replicas or p.removing_replicas:
                 maybe_complete_reassignment(st, p)
-        st.emit("controller_failover", controller=self.broker_id, epoch=self.epoch)
+        st.emit(ControllerFailover(controller=self.broker_id, epoch=self.epoch))
 
     def trigger_online_partitions(self) -> None:
         """Offline and New partitions -> Online, with the offline leader selector."""
@@ -210,11 +220,11 @@ def elect_controller(state: ClusterMetadata) -> Controller | None:
     alive = state.alive_brokers()
     if not alive:
         state.controller = None
-        state.emit("controller_change", controller=-1)
+        state.emit(ControllerChanged(controller=-1))
         return None
     state.controller_epoch += 1
     c = state.controller = Controller(state, alive[0], state.controller_epoch)
-    state.emit("controller_change", controller=c.broker_id, epoch=c.epoch)
+    state.emit(ControllerChanged(controller=c.broker_id, epoch=c.epoch))
     c.on_controller_failover()
     return c
 
@@ -227,7 +237,7 @@ def elect_leaders(state: ClusterMetadata, p: Partition, election_type: int) -> i
     PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when nothing
     changed. An UNCLEAN request ignores the topic config.
     """
-    if election_type == 0:
+    if election_type == PREFERRED:
         if p.replicas and p.leader == p.replicas[0]:
             return E.ELECTION_NOT_NEEDED
         return E.NONE if partition_change(state, p, PREFERRED) \
@@ -303,7 +313,7 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
         elect_controller(state)
     elif c is not None:
         c.trigger_online_partitions()
-    state.emit("broker_stopped", broker=broker_id)
+    state.emit(BrokerStopped(broker=broker_id))
     state.changed()
 
 
@@ -325,7 +335,7 @@ def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[st
         if others:
             state.controller_epoch += 1
             c = state.controller = Controller(state, others[0], state.controller_epoch)
-            state.emit("controller_change", controller=c.broker_id, epoch=c.epoch)
+            state.emit(ControllerChanged(controller=c.broker_id, epoch=c.epoch))
             c.on_controller_failover()
     stranded = []
     for p in all_partitions(state):
@@ -338,7 +348,7 @@ def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[st
                 stranded.append(p.key)
         if c is not None and broker_id in _replica_set(p):
             c.move_replica(p, broker_id, RS.OfflineReplica)
-    state.emit("controlled_shutdown", broker=broker_id)
+    state.emit(ControlledShutdown(broker=broker_id))
     state.changed()
     return stranded
 
@@ -371,7 +381,7 @@ def broker_crashed(state: ClusterMetadata, broker_id: int,
         return
     b.crashed = True
     state.pending_fence[broker_id] = state.now() + fence_after_ms
-    state.emit("broker_crashed", broker=broker_id, fence_after_ms=fence_after_ms)
+    state.emit(BrokerCrashed(broker=broker_id, fence_after_ms=fence_after_ms))
     state.changed()
 
 
@@ -401,7 +411,7 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         for p in all_partitions(state):
             if broker_id in p.adding_replicas:
                 maybe_complete_reassignment(state, p)
-    state.emit("broker_started", broker=broker_id)
+    state.emit(BrokerStarted(broker=broker_id))
     state.changed()
 
 # ---- topics ----------------------------------------------------------------------------

@@ -25,13 +25,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emulator.cluster import leadership
+from emulator.cluster.leadership import Election
 from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:
     from emulator.cluster.state import ClusterState
 
-PREFERRED, UNCLEAN = 0, 1  # ElectionType
+# ElectLeaders' ElectionType: the controller's own election kinds (0 and 1 on the wire)
+PREFERRED, UNCLEAN = Election.PREFERRED, Election.UNCLEAN
 
 
 def _default_error(code: int) -> tuple[int, str | None]:

@@ -12,17 +12,29 @@ bumps the leader epoch.
 
 from __future__ import annotations
 
+from enum import IntEnum
+
+from emulator.cluster.events import LeaderChanged
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
 from emulator.cluster.replication import advance_hw
 from emulator.cluster.state_machines import PartitionState as PS
 
-# Leader selection (Kafka's leader selectors / PartitionChangeBuilder elections)
-OFFLINE = "offline"  # ONLINE in KRaft: keep a valid leader, else first ISR member in order
-UNCLEAN = "unclean"  # OFFLINE, then any acceptable replica (ISR reset to it)
-PREFERRED = "preferred"  # replicas[0] if valid, else keep a valid leader, else next in ISR
-REASSIGN = "reassign"  # first target replica in the ISR (kept leader if still valid)
-CONTROLLED_SHUTDOWN = "controlled_shutdown"  # OFFLINE with the shutting-down broker excluded
+
+class Election(IntEnum):
+    """How a leader is chosen (Kafka's leader selectors / PartitionChangeBuilder's
+    Election): one representation everywhere. PREFERRED and UNCLEAN are also
+    ElectLeaders' ElectionType on the wire (0 and 1, emulator.cluster.election); the
+    others never leave the controller."""
+
+    PREFERRED = 0  # replicas[0] if valid, else keep a valid leader, else next in ISR
+    UNCLEAN = 1  # OFFLINE, then any acceptable replica (ISR reset to it)
+    OFFLINE = 2  # ONLINE in KRaft: keep a valid leader, else first ISR member in order
+    REASSIGN = 3  # first target replica in the ISR (kept leader if still valid)
+    CONTROLLED_SHUTDOWN = 4  # OFFLINE with the shutting-down broker excluded
+
+
+PREFERRED, UNCLEAN, OFFLINE, REASSIGN, CONTROLLED_SHUTDOWN = Election
 
 
 def unclean_allowed(state: ClusterMetadata, p: Partition) -> bool:
@@ -36,7 +48,7 @@ def acceptable_leader(state: ClusterMetadata, b: int, exclude: int | None = None
     return b != exclude and state.is_alive(b) and b not in state.shutting_down
 
 
-def select_leader(state: ClusterMetadata, p: Partition, strategy: str, isr: list[int],
+def select_leader(state: ClusterMetadata, p: Partition, strategy: Election, isr: list[int],
                   replicas: list[int], exclude: int | None = None) -> tuple[int, bool]:
     """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none."""
 
@@ -61,7 +73,7 @@ def select_leader(state: ClusterMetadata, p: Partition, strategy: str, isr: list
     return -1, False
 
 
-def partition_change(state: ClusterMetadata, p: Partition, strategy: str = OFFLINE,
+def partition_change(state: ClusterMetadata, p: Partition, strategy: Election = OFFLINE,
                      target_isr: list[int] | None = None, exclude: int | None = None,
                      force_epoch_bump: bool = False) -> bool:
     """One PartitionChangeRecord: a new ISR and the election that follows it.
@@ -98,8 +110,8 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
         p.leader_epoch += 1
         if new_leader >= 0:
             become_leader(state, p, new_leader, moved=new_leader != old)
-        state.emit("leader_change", topic=p.topic, partition=p.index, old=old, new=new_leader,
-                   epoch=p.leader_epoch, unclean=unclean)
+        state.emit(LeaderChanged(topic=p.topic, partition=p.index, old=old, new=new_leader,
+                   epoch=p.leader_epoch, unclean=unclean))
     c = state.controller
     if c is not None:
         current = c.partitions.state(p.key)

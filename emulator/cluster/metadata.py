@@ -8,7 +8,7 @@ replica sets (``emulator.cluster.controller`` and the modules it drives).
 
 News goes up two ways: ``changed`` bumps ``version`` and calls ``on_change`` so the
 server can wake parked requests (Kafka's purgatory), and ``emit`` tells observers
-(``hooks``) what happened, by Kafka's names.
+(``hooks``) what happened: a typed event of emulator.cluster.events, by Kafka's names.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from emulator.cluster.clock import Clock, SystemClock
 from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
+from emulator.cluster.events import DomainEvent
 from emulator.cluster.partition import Partition
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.log.validator import TopicRules
@@ -177,7 +178,8 @@ class ClusterMetadata:
         self.topics_by_id: dict[bytes, Topic] = {}
         self.version = 0
         self.on_change: Callable[[], None] | None = None
-        self.hooks: list[Callable[[str, dict], None]] = []  # observers of domain events
+        # observers of domain events (emulator.cluster.events): called with (kind, event)
+        self.hooks: list[Callable[[str, DomainEvent], None]] = []
         # Domain services driven by time (group and transaction coordinators): called
         # with the current time at the end of every tick.
         self.tick_hooks: list[Callable[[int], None]] = []
@@ -281,9 +283,10 @@ class ClusterMetadata:
         self.changed_all, self.changed_keys = False, set()
         return everything, keys
 
-    def emit(self, event: str, **data: object) -> None:
+    def emit(self, event: DomainEvent) -> None:
+        """Tell every observer ``event`` (one of emulator.cluster.events)."""
         for h in self.hooks:
-            h(event, data)
+            h(event.kind, event)
 
     def broker_config(self, key: str, broker_id: int | None = None) -> str:
         """Effective broker config: per-broker dynamic, cluster dynamic, then static."""

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from emulator.cluster import leadership
+from emulator.cluster.events import ReassignmentCompleted, ReassignmentsAltered, ReassignmentStarted
 from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP, ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
 from emulator.cluster.state_machines import ReplicaState
@@ -148,7 +149,7 @@ class PartitionChange:
 def build_change(state: ClusterMetadata, p: Partition, *, isr: list[int] | None = None,
                  replicas: list[int] | None = None, adding: list[int] | None = None,
                  removing: list[int] | None = None,
-                 election: str = ONLINE) -> PartitionChange | None:
+                 election: leadership.Election = ONLINE) -> PartitionChange | None:
     """PartitionChangeBuilder.build with ELR off; None when nothing would change."""
     t_isr = list(p.isr if isr is None else isr)
     t_replicas = list(p.replicas if replicas is None else replicas)
@@ -196,12 +197,12 @@ def apply_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> 
                             unclean=rec.unclean, force_epoch_bump=rec.leader is not None)
     delete_replicas(state, p, gone)
     if not was_reassigning and is_reassigning(p):
-        state.emit("reassignment_started", topic=p.topic, partition=p.index,
+        state.emit(ReassignmentStarted(topic=p.topic, partition=p.index,
                    replicas=list(p.replicas), adding=list(p.adding_replicas),
-                   removing=list(p.removing_replicas))
+                   removing=list(p.removing_replicas)))
     elif was_reassigning and not is_reassigning(p):
-        state.emit("reassignment_completed", topic=p.topic, partition=p.index,
-                   replicas=list(p.replicas))
+        state.emit(ReassignmentCompleted(topic=p.topic, partition=p.index,
+                   replicas=list(p.replicas)))
     state.changed()
 
 
@@ -354,7 +355,7 @@ def alter_partition_reassignments(
     for p, rec in changes:
         apply_change(state, p, rec)
     if changes:
-        state.emit("reassignments_altered", count=len(changes))
+        state.emit(ReassignmentsAltered(count=len(changes)))
     return results
 
 

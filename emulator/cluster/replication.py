@@ -19,6 +19,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from emulator.cluster.events import Appended, IsrExpanded, IsrShrunk
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.log import Log
@@ -185,7 +186,7 @@ class Replication:
             p.record_producer(h, base, last)
             self.mark_active(p)
             if st.hooks:
-                st.emit("append", topic=topic, partition=index, base=base, last=last)
+                st.emit(Appended(topic=topic, partition=index, base=base, last=last))
             if len(p.isr) == 1:
                 advance_hw(st, p)
             st.changed(partitions_only=True, keys=(p.key,))
@@ -515,7 +516,7 @@ class Replication:
         st.isr_expands += 1
         st.isr_expands_by_broker[p.leader] = st.isr_expands_by_broker.get(p.leader, 0) + 1
         st.partition_changed(p)
-        st.emit("isr_expand", topic=p.topic, partition=p.index, broker=b)
+        st.emit(IsrExpanded(topic=p.topic, partition=p.index, broker=b))
         self._isr_changed(p)
 
     def shrink_isr(self, p: Partition, out: list[int]) -> None:
@@ -526,7 +527,7 @@ class Replication:
         st.isr_shrinks += 1
         st.isr_shrinks_by_broker[p.leader] = st.isr_shrinks_by_broker.get(p.leader, 0) + 1
         st.partition_changed(p)
-        st.emit("isr_shrink", topic=p.topic, partition=p.index, brokers=list(out))
+        st.emit(IsrShrunk(topic=p.topic, partition=p.index, brokers=list(out)))
         self._isr_changed(p)
 
     def _isr_changed(self, p: Partition) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from emulator.cluster import controller
 from emulator.cluster.configs import ConfigError, validate_topic_configs
+from emulator.cluster.events import TopicCreated, TopicDeleted
 from emulator.cluster.metadata import (
     MAX_RECORDS_PER_USER_OP,
     ClusterMetadata,
@@ -218,7 +219,7 @@ def create_topic_steps(
             state.touch_in_order(building.parts)
             state.add_topic(topic)
             building.parts = []  # published: no longer ours to undo
-            state.emit("topic_created", topic=name)
+            state.emit(TopicCreated(topic=name))
             state.changed(partitions_only=True)
             return topic
         raise AssertionError("unreachable: the last attempt does not yield")
@@ -247,7 +248,7 @@ def delete_topic_steps(state: ClusterMetadata, name: str) -> Steps[Topic]:
     state.pending_topics.add(name)
     parts: list[Partition | None] = list(t.partitions)
     try:
-        state.emit("topic_deleted", topic=name)
+        state.emit(TopicDeleted(topic=name))
         state.changed(partitions_only=True)
         t.partitions = []
         for start in range(0, len(parts), STEP_PARTITIONS):

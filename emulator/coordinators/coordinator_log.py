@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 
+from emulator.cluster.events import Appended, DomainEvent, OffsetsChanged, TxnChanged
 from emulator.cluster.partition import Partition
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
@@ -159,20 +160,20 @@ class CoordinatorLog:
         if p.leader < 0:
             return  # no coordinator: Kafka would answer COORDINATOR_NOT_AVAILABLE
         self.state.append_control(p, build_batch(records, timestamp=self.state.now()))
-        self.state.emit("append", topic=topic, partition=index, base=-1, last=-1)
+        self.state.emit(Appended(topic=topic, partition=index, base=-1, last=-1))
 
-    def _on_event(self, event: str, data: dict) -> None:
-        if event == "offsets_changed":
-            group = data["group"]
+    def _on_event(self, kind: str, event: DomainEvent) -> None:
+        if isinstance(event, OffsetsChanged):
+            group = event.group
             now = self.state.now()
             recs = []
-            for (topic, partition), om in data["offsets"].items():
+            for (topic, partition), om in event.offsets.items():
                 value = offset_value(om) if om is not None else None
                 recs.append(Record(0, now, offset_key(group, topic, partition), value))
             self._append(OFFSETS_TOPIC, group, recs)
-        elif event == "txn_changed":
-            txn: TxnMetadata = data["txn"]
-            value = None if data.get("removed") else txn_value(txn)
+        elif isinstance(event, TxnChanged):
+            txn: TxnMetadata = event.txn
+            value = None if event.removed else txn_value(txn)
             self._append(TXN_TOPIC, txn.transactional_id,
                          [Record(0, self.state.now(), txn_key(txn.transactional_id), value)])
 
@@ -196,7 +197,7 @@ class CoordinatorLog:
                 del store[tp]
             if gone:
                 n += len(gone)
-                self._on_event("offsets_changed", {"group": gid, "offsets": gone})
+                self._on_event(OffsetsChanged.kind, OffsetsChanged(gid, gone))
             if not store:
                 del self.groups.offsets[gid]
         return n

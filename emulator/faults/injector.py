@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster import controller
+from emulator.cluster.events import FaultApplied
 from emulator.cluster.state import ClusterState
 from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault
 from emulator.faults.ops import FaultError, validate_op
@@ -205,7 +206,7 @@ class FaultInjector:
         exhausted the operation is logged and the news told."""
         yield from EFFECTS[op["op"]](self.state, self.model, op)
         self.log.append(op)
-        self.state.emit("fault", **op)
+        self.state.emit(FaultApplied(op))
         self.state.changed()
 
     def apply(self, op: dict, validated: bool = False) -> dict:

@@ -15,6 +15,7 @@ import json
 import logging
 from typing import Any
 
+from emulator.cluster.events import Appended
 from emulator.schema_registry.errors import store_error
 from emulator.schema_registry.model import Record, Registry
 from wire.records import Record as KafkaRecord
@@ -136,5 +137,5 @@ class SchemaStore:
                              for i, (k, v) in enumerate(records)], timestamp=now)
         base = self.state.append_control(p, batch)
         self.last_write = (base + len(records) - 1, p.leader_epoch)
-        self.state.emit("append", topic=self.topic, partition=0, base=-1, last=-1)
+        self.state.emit(Appended(topic=self.topic, partition=0, base=-1, last=-1))
         self.catch_up()

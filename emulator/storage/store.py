@@ -18,6 +18,7 @@ import shutil
 import time
 from bisect import bisect_left
 
+from emulator.cluster.events import Appended, DomainEvent, LogCleaned, TopicCreated, TopicDeleted
 from emulator.cluster.partition import Partition
 from emulator.coordinators.coordinator_log import replay
 from emulator.coordinators.share.state_log import replay as replay_share_state
@@ -211,19 +212,19 @@ class DataDir:
                              "shutdown", p.topic, p.index, pid)
 
     # ---- keeping in step -----------------------------------------------------------------
-    def on_event(self, state, event: str, data: dict) -> None:
-        if event == "append":
-            t = state.topics.get(data["topic"])
+    def on_event(self, state, event: DomainEvent) -> None:
+        if isinstance(event, Appended):
+            t = state.topics.get(event.topic)
             if t is not None:
-                self.sync_partition(state, t, t.partitions[data["partition"]])
-        elif event == "log_cleaned":
-            pf = self.parts.get((data["topic"], data["partition"]))
+                self.sync_partition(state, t, t.partitions[event.partition])
+        elif isinstance(event, LogCleaned):
+            pf = self.parts.get((event.topic, event.partition))
             if pf is not None:
                 pf.rewrite = True
-        elif event == "topic_deleted":
-            self._drop_topic(data["topic"])
+        elif isinstance(event, TopicDeleted):
+            self._drop_topic(event.topic)
             self.sync_meta(state)
-        elif event == "topic_created":
+        elif isinstance(event, TopicCreated):
             self.sync_meta(state)
 
     def sync(self, state) -> None:

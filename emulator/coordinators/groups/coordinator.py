@@ -38,6 +38,7 @@ import base64
 import uuid
 from dataclasses import dataclass
 
+from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
 from emulator.coordinators.classic.group import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -128,11 +129,11 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             hooks.append(self.tick)
         state.hooks.append(self._on_event)
 
-    def _on_event(self, event: str, data: dict) -> None:
+    def _on_event(self, kind: str, event: DomainEvent) -> None:
         """Offsets of a deleted topic go with it (Kafka's onPartitionsDeleted)."""
-        if event != "topic_deleted":
+        if not isinstance(event, TopicDeleted):
             return
-        topic = data["topic"]
+        topic = event.topic
         for store in self.offsets.values():
             for key in [k for k in store if k[0] == topic]:
                 del store[key]
@@ -363,7 +364,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         """News for the __consumer_offsets records (emulator.coordinators.coordinator_log);
         None as a value is a deletion (a tombstone)."""
         if offsets:
-            self.state.emit("offsets_changed", group=group_id, offsets=offsets)
+            self.state.emit(OffsetsChanged(group=group_id, offsets=offsets))
 
     def _validate_commit(self, group_id: str, member_id: str, generation: int,
                          instance_id: str | None, version: int, transactional: bool = False):

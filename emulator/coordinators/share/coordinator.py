@@ -48,6 +48,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
+from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted
 from emulator.cluster.group_configs import (
     SHARE_BROKER_DEFAULTS,
     broker_value,
@@ -125,9 +126,9 @@ class ShareCoordinator(ShareGroupOps):
         if hooks is not None:
             hooks.append(self.tick)
 
-    def _on_event(self, event: str, data: dict) -> None:
+    def _on_event(self, kind: str, event: DomainEvent) -> None:
         """A deleted topic takes its share-partitions' state with it."""
-        if event != "topic_deleted":
+        if not isinstance(event, TopicDeleted):
             return
         live = self.state.topics_by_id
         for key in [k for k in self.partitions if k[1] not in live]:
@@ -139,8 +140,8 @@ class ShareCoordinator(ShareGroupOps):
         acquisition (a new lock) passes here, so its lock timer is rescheduled."""
         self._written.add((sp.group_id, sp.topic_id, sp.partition))
         self._news.add(sp.group_id)
-        self.state.emit("share_state_changed", key=(sp.group_id, sp.topic_id, sp.partition),
-                        sp=sp)
+        self.state.emit(ShareStateChanged(key=(sp.group_id, sp.topic_id, sp.partition),
+                        sp=sp))
 
     def _forget(self, key: tuple[str, bytes, int]) -> None:
         """DeleteShareGroupState: the state goes (tombstones)."""
@@ -151,7 +152,7 @@ class ShareCoordinator(ShareGroupOps):
                 if not mine:
                     del self._by_group[key[0]]
             self._news.add(key[0])
-            self.state.emit("share_state_changed", key=key, sp=None)
+            self.state.emit(ShareStateChanged(key=key, sp=None))
 
     def initialize_subscribed(self, group) -> None:
         """The group coordinator's InitializeShareGroupState for every partition of a

@@ -37,6 +37,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from emulator.cluster.events import Appended, DomainEvent, ShareStateChanged
 from emulator.coordinators.groups.coordinator import partition_for
 from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, kafka_uuid
 from emulator.coordinators.share.groups import ShareGroup
@@ -105,11 +106,11 @@ class ShareStateLog:
         v = self.state.config.get("share.coordinator.snapshot.update.records.per.snapshot")
         return int(v) if v is not None else 500
 
-    def _on_event(self, event: str, data: dict) -> None:
-        if event != "share_state_changed":
+    def _on_event(self, kind: str, event: DomainEvent) -> None:
+        if not isinstance(event, ShareStateChanged):
             return
-        key: Key = data["key"]
-        sp: SharePartition | None = data["sp"]
+        key: Key = event.key
+        sp: SharePartition | None = event.sp
         if sp is None:
             if self.persisted.pop(key, None) is not None:
                 self._append(key, [Record(0, self.state.now(), encode_key(t, *key), None)
@@ -157,7 +158,7 @@ class ShareStateLog:
         if p.leader < 0:
             return  # no coordinator: Kafka would answer COORDINATOR_NOT_AVAILABLE
         self.state.append_control(p, build_batch(records, timestamp=self.state.now()))
-        self.state.emit("append", topic=SHARE_STATE_TOPIC, partition=index, base=-1, last=-1)
+        self.state.emit(Appended(topic=SHARE_STATE_TOPIC, partition=index, base=-1, last=-1))
 
 
 # ---- rebuilding ---------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, partition_for
 from emulator.coordinators.runtime.deadlines import Deadlines
@@ -142,7 +143,7 @@ class TransactionCoordinator:
         """News for the __transaction_state records (emulator.coordinators.coordinator_log);
         every change of a transaction passes here, so its timer is rescheduled here."""
         self.schedule(txn)
-        self.state.emit("txn_changed", txn=txn, removed=removed)
+        self.state.emit(TxnChanged(txn=txn, removed=removed))
 
     def _changed(self) -> None:
         """News for the server: a tick soon, and the requests parked on no partition in

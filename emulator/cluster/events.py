@@ -1,0 +1,241 @@
+"""Domain events: the news the cluster tells its observers, one type each.
+
+``ClusterMetadata.emit(event)`` hands every observer in ``hooks`` the event's ``kind``
+(Kafka's word for what happened, e.g. ``"topic_deleted"``) and the event itself, a
+frozen dataclass whose fields are its payload. An observer picks what it needs by
+type (``isinstance(event, TopicDeleted)``) and reads typed fields (``event.topic``);
+``event["topic"]`` reads a field by name too, for observers that go by the kind.
+
+Who tells what: the controller (broker and controller changes, the partition and
+replica state machines), leadership, replication (appends, ISR changes), reassignment,
+topics, configs and the log cleaner in emulator.cluster; the coordinators (committed
+offsets, transactions, share-partition state); the faults (``FaultApplied``). Who
+listens: the data directory (emulator.storage), the coordinator log, the coordinators
+themselves and tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class DomainEvent:
+    kind: ClassVar[str] = ""
+
+    def __getitem__(self, name: str) -> Any:
+        """A field by name (``event["topic"]``), for observers that go by the kind."""
+        if name not in {f.name for f in fields(self)}:
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+# ---- the controller -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PartitionStateChanged(DomainEvent):
+    """A partition's PartitionStateMachine transition (states by Kafka's names)."""
+
+    kind: ClassVar[str] = "partition_state"
+    key: object  # (topic, partition), as the state machine keys it
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaStateChanged(DomainEvent):
+    kind: ClassVar[str] = "replica_state"
+    key: object  # (topic, partition, broker)
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerFailover(DomainEvent):
+    """A new controller took over and ran onControllerFailover."""
+
+    kind: ClassVar[str] = "controller_failover"
+    controller: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerChanged(DomainEvent):
+    """The active controller is now ``controller`` (-1: none, every broker is down)."""
+
+    kind: ClassVar[str] = "controller_change"
+    controller: int
+    epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerStopped(DomainEvent):
+    kind: ClassVar[str] = "broker_stopped"
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ControlledShutdown(DomainEvent):
+    kind: ClassVar[str] = "controlled_shutdown"
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerCrashed(DomainEvent):
+    """A broker died; the controller fences it at once or after ``fence_after_ms``."""
+
+    kind: ClassVar[str] = "broker_crashed"
+    broker: int
+    fence_after_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerStarted(DomainEvent):
+    kind: ClassVar[str] = "broker_started"
+    broker: int
+
+
+# ---- partitions -----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Appended(DomainEvent):
+    """Records were appended to a partition's leader log (offsets ``base``..``last``;
+    -1 both when a coordinator wrote its own records)."""
+
+    kind: ClassVar[str] = "append"
+    topic: str
+    partition: int
+    base: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderChanged(DomainEvent):
+    kind: ClassVar[str] = "leader_change"
+    topic: str
+    partition: int
+    old: int
+    new: int
+    epoch: int
+    unclean: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IsrExpanded(DomainEvent):
+    kind: ClassVar[str] = "isr_expand"
+    topic: str
+    partition: int
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class IsrShrunk(DomainEvent):
+    kind: ClassVar[str] = "isr_shrink"
+    topic: str
+    partition: int
+    brokers: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentStarted(DomainEvent):
+    kind: ClassVar[str] = "reassignment_started"
+    topic: str
+    partition: int
+    replicas: list[int]
+    adding: list[int]
+    removing: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentCompleted(DomainEvent):
+    kind: ClassVar[str] = "reassignment_completed"
+    topic: str
+    partition: int
+    replicas: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentsAltered(DomainEvent):
+    """One AlterPartitionReassignments applied ``count`` changes."""
+
+    kind: ClassVar[str] = "reassignments_altered"
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogCleaned(DomainEvent):
+    """The cleaner rewrote offsets ``start``..``end`` of a partition's log."""
+
+    kind: ClassVar[str] = "log_cleaned"
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+
+# ---- topics and configs -----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TopicCreated(DomainEvent):
+    kind: ClassVar[str] = "topic_created"
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class TopicDeleted(DomainEvent):
+    kind: ClassVar[str] = "topic_deleted"
+    topic: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigsChanged(DomainEvent):
+    kind: ClassVar[str] = "configs_changed"
+    resource_type: int
+    name: str
+
+
+# ---- coordinators ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class OffsetsChanged(DomainEvent):
+    """A group's committed offsets changed: (topic, partition) -> OffsetAndMetadata, or
+    None where an offset is gone."""
+
+    kind: ClassVar[str] = "offsets_changed"
+    group: str
+    offsets: dict
+
+
+@dataclass(frozen=True, slots=True)
+class TxnChanged(DomainEvent):
+    """A transaction's metadata changed (``removed``: it expired and is gone)."""
+
+    kind: ClassVar[str] = "txn_changed"
+    txn: Any
+    removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ShareStateChanged(DomainEvent):
+    """A share-partition's state changed (``sp`` None: it is gone); ``key`` is (group,
+    topic id, partition)."""
+
+    kind: ClassVar[str] = "share_state_changed"
+    key: tuple
+    sp: Any
+
+
+# ---- faults ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FaultApplied(DomainEvent):
+    """A fault operation (emulator.faults' vocabulary) was applied, as applied."""
+
+    kind: ClassVar[str] = "fault"
+    op: dict
+
+
+__all__ = [
+    "Appended", "BrokerCrashed", "BrokerStarted", "BrokerStopped", "ConfigsChanged",
+    "ControlledShutdown", "ControllerChanged", "ControllerFailover", "DomainEvent",
+    "FaultApplied", "IsrExpanded", "IsrShrunk", "LeaderChanged", "LogCleaned",
+    "OffsetsChanged", "PartitionStateChanged", "ReassignmentCompleted",
+    "ReassignmentStarted", "ReassignmentsAltered", "ReplicaStateChanged",
+    "ShareStateChanged", "TopicCreated", "TopicDeleted", "TxnChanged",
+]
