@@ -199,9 +199,15 @@ def test_rest_register_lookup_ids_and_versions(registry: Cluster) -> None:
     # the same schema: the same id and no new version, in this subject and another
     assert rest(url, "POST", "/subjects/a-value/versions", s1) == (200, {"id": 1})
     assert rest(url, "POST", "/subjects/b-value/versions", s1) == (200, {"id": 1})
-    # whitespace does not make another schema
+    # whitespace, key order or a full name for a namespace do not make another schema:
+    # the canonical form is Avro's Java Schema.toString(), as Confluent compares
     spaced = {"schema": json.dumps(USER_V1, indent=4)}
     assert rest(url, "POST", "/subjects/a-value/versions", spaced) == (200, {"id": 1})
+    respelled = {"fields": [{"type": "string", "name": "name"}, {"type": "int", "name": "age"}],
+                 "name": "com.example.User", "type": "record"}
+    assert rest(url, "POST", "/subjects/a-value/versions",
+                {"schema": json.dumps(respelled)}) == (200, {"id": 1})
+    assert rest(url, "GET", "/subjects/a-value/versions") == (200, [1])
     assert rest(url, "POST", "/subjects/a-value/versions",
                 {"schema": json.dumps(USER_V2)}) == (200, {"id": 2})
     assert rest(url, "GET", "/subjects/a-value/versions") == (200, [1, 2])

@@ -183,8 +183,10 @@ def test_schema_type_change_is_incompatible() -> None:
     reg = Registry()
     reg.register("s", {"schema": json.dumps({"type": "string"})})
     out = reg.check_compatibility("s", None, {"schemaType": "JSON",
-                                              "schema": json.dumps({"type": "string"})})
-    assert out == {"is_compatible": False}
+                                              "schema": json.dumps({"type": "string"})},
+                                  verbose=True)
+    assert out["is_compatible"] is False
+    assert out["messages"][0] == "Incompatible because of different schema type"
 
 
 # ---- JSON Schema ---------------------------------------------------------------------------

@@ -123,7 +123,8 @@ class AvroSchema:
         except Exception as e:  # noqa: BLE001 - SchemaParseException, KeyError, ...
             raise invalid_schema(f"{text[:200]!r}: {e}") from None
         self.root = _Builder(names).build(self.json, None)
-        self.canonical = json.dumps(self.json, separators=(",", ":"), ensure_ascii=False)
+        self.canonical = json.dumps(_java_form(self.json, None, set()),
+                                    separators=(",", ":"), ensure_ascii=False)
 
     def normalized(self) -> str:
         """Full names everywhere, no namespace attributes, keys in a fixed order:
@@ -157,6 +158,80 @@ class AvroSchema:
         out: list[dict] = []
         _check(reader.root, writer.root, "", out, set(), new_is_reader)
         return out
+
+
+_RESERVED = {"type", "name", "namespace", "doc", "fields", "symbols", "default", "size",
+             "items", "values", "aliases", "order"}
+
+
+def _java_form(s: Any, ns: str | None, defined: set[str]) -> Any:
+    """The schema as Avro's Java ``Schema.toString()`` writes it, which is the string
+    Confluent's registry stores and compares (``canonicalString``): compact, attributes
+    in its order (type, name, namespace, doc, fields/symbols/size, other properties,
+    aliases; a field's name, type, doc, default, order, aliases, properties), a
+    namespace only where it differs from the enclosing one, a named type written out
+    once and then referred to by name. So two spellings of one schema (key order,
+    whitespace, a full name instead of a namespace) get one id, as on Confluent."""
+    if isinstance(s, list):
+        return [_java_form(b, ns, defined) for b in s]
+    if isinstance(s, str):
+        if s in PRIMITIVES:
+            return s
+        full = _fullname(s, ns)
+        return _relative(full, ns)
+    if not isinstance(s, dict):
+        return s
+    t = s.get("type")
+    props = {k: v for k, v in s.items() if k not in _RESERVED}
+    if isinstance(t, list | dict):
+        return _java_form(t, ns, defined)
+    if t in PRIMITIVES:
+        return {"type": t, **props} if props else t
+    if t in ("array", "map"):
+        key = "items" if t == "array" else "values"
+        return {"type": t, key: _java_form(s.get(key), ns, defined), **props}
+    if t in ("record", "error", "enum", "fixed"):
+        full = _fullname(s["name"], s.get("namespace", ns))
+        if full in defined:
+            return _relative(full, ns)
+        defined.add(full)
+        space = full.rsplit(".", 1)[0] if "." in full else None
+        out: dict[str, Any] = {"type": t, "name": full.rsplit(".", 1)[-1]}
+        if space != ns and space is not None:
+            out["namespace"] = space
+        if "doc" in s:
+            out["doc"] = s["doc"]
+        if t in ("record", "error"):
+            fields = []
+            for f in s.get("fields", []):
+                fo: dict[str, Any] = {"name": f["name"],
+                                      "type": _java_form(f["type"], space, defined)}
+                for k in ("doc", "default"):
+                    if k in f:
+                        fo[k] = f[k]
+                if f.get("order", "ascending") != "ascending":
+                    fo["order"] = f["order"]
+                if f.get("aliases"):
+                    fo["aliases"] = f["aliases"]
+                fo.update({k: v for k, v in f.items() if k not in _RESERVED})
+                fields.append(fo)
+            out["fields"] = fields
+        elif t == "enum":
+            out["symbols"] = s.get("symbols", [])
+            if "default" in s:
+                out["default"] = s["default"]
+        else:
+            out["size"] = s.get("size")
+        out.update(props)
+        if s.get("aliases"):
+            out["aliases"] = [_relative(_fullname(a, space), space) for a in s["aliases"]]
+        return out
+    return s
+
+
+def _relative(full: str, ns: str | None) -> str:
+    space, _, short = full.rpartition(".")
+    return short if (space or None) == ns else full
 
 
 def _ordered(d: dict, order: list[str]) -> dict:

@@ -564,9 +564,8 @@ def differences(new: Any, old: Any, level: str) -> list[dict]:
     if level == "NONE":
         return []
     if old.schema_type != new.schema_type:
-        return [{"errorType": "TYPE_MISMATCH",
-                 "description": f"schema type {new.schema_type} differs from "
-                                f"{old.schema_type}"}]
+        return [{"errorType": "SCHEMA_TYPE_CHANGED",
+                 "message": "Incompatible because of different schema type"}]
     diffs = []
     if level in ("BACKWARD", "FULL"):
         diffs += new.check(new, old, True)
@@ -598,6 +597,8 @@ def _int(text: str, error: RegistryError) -> int:
 
 
 def _format_diff(d: dict) -> str:
+    if "message" in d:
+        return str(d["message"])  # Confluent's own words, as they are
     parts = [f"errorType:'{d['errorType']}'", f"description:'{d['description']}'"]
     if "additionalInfo" in d:
         parts.append(f"additionalInfo:'{d['additionalInfo']}'")
