@@ -518,3 +518,20 @@ def test_json_schema_references_are_followed() -> None:
     same = reg.check_compatibility("person", None, {
         "schemaType": "JSON", "schema": person, "references": [{**ref, "version": 1}]})
     assert same == {"is_compatible": True}
+
+
+def test_avro_normalize_is_confluents_form() -> None:
+    """normalize=true: Confluent's normalized Avro (full names, name before type, each
+    field's order spelled out, a double's default as a double); a schema registered
+    without normalizing is found again by a respelled one with normalize=true."""
+    reg = Registry()
+    plain = rec(f("a", "int"), f("d", "double", default=1), name="R", namespace="x")
+    respelled = {"name": "x.R", "type": "record", "fields": [
+        {"type": "int", "name": "a"}, {"default": 1.0, "type": "double", "name": "d"}]}
+    assert reg.parse("AVRO", json.dumps(plain), []).normalized() == (
+        '{"name":"x.R","type":"record","fields":[{"name":"a","type":"int","order":"ASCENDING"},'
+        '{"name":"d","type":"double","order":"ASCENDING","default":1.0}]}')
+    assert reg.register("s", {"schema": json.dumps(plain)}) == {"id": 1}
+    assert reg.register("s", {"schema": json.dumps(respelled)}, normalize=True) == {"id": 1}
+    assert reg.list_versions("s") == [1]
+    assert reg.lookup("s", {"schema": json.dumps(respelled)}, normalize=True)["id"] == 1

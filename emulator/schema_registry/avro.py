@@ -127,31 +127,15 @@ class AvroSchema:
                                     separators=(",", ":"), ensure_ascii=False)
 
     def normalized(self) -> str:
-        """Full names everywhere, no namespace attributes, keys in a fixed order:
-        two spellings of one schema normalize to one string."""
-        def norm(s: Any, ns: str | None) -> Any:
-            if isinstance(s, list):
-                return [norm(b, ns) for b in s]
-            if isinstance(s, str):
-                return s if s in PRIMITIVES or "." in s or not ns else f"{ns}.{s}"
-            if not isinstance(s, dict):
-                return s
-            out = dict(s)
-            if out.get("type") in ("record", "error", "enum", "fixed") and "name" in out:
-                full = _fullname(out["name"], out.pop("namespace", ns))
-                out["name"] = full
-                ns = full.rsplit(".", 1)[0] if "." in full else None
-            if "fields" in out:
-                out["fields"] = [_ordered({**f, "type": norm(f["type"], ns)}, ["name", "type"])
-                                 for f in out["fields"]]
-            for k in ("items", "values"):
-                if k in out:
-                    out[k] = norm(out[k], ns)
-            if isinstance(out.get("type"), list | dict):
-                out["type"] = norm(out["type"], ns)
-            return _ordered(out, ["type", "name", "fields", "symbols", "items", "values",
-                                  "size"])
-        return json.dumps(norm(self.json, None), separators=(",", ":"), ensure_ascii=False)
+        """``normalize=true``: the form Confluent's registry normalizes Avro to (its
+        AvroSchemaUtils.toNormalizedString, after Avro's SchemaNormalization): full
+        names, the name before the type, every field's order spelled out, aliases
+        sorted, other properties sorted, a named type written once. Two spellings of
+        one schema normalize to one string."""
+        env = {ref_name for ref in _transitive(self.references)
+               for ref_name in _defined_names(ref.json)}
+        return json.dumps(_normal(self.json, None, env), separators=(",", ":"),
+                          ensure_ascii=False)
 
     def check(self, reader: AvroSchema, writer: AvroSchema, new_is_reader: bool) -> list[dict]:
         """Differences that stop ``reader`` reading ``writer``'s data."""
@@ -229,14 +213,115 @@ def _java_form(s: Any, ns: str | None, defined: set[str]) -> Any:
     return s
 
 
+_LOGICAL = ("logicalType", "precision", "scale")
+
+
+def _logical(s: dict) -> dict:
+    out: dict[str, Any] = {"logicalType": s["logicalType"]}
+    if s["logicalType"] == "decimal":
+        out["precision"] = s.get("precision")
+        if s.get("scale", 0):
+            out["scale"] = s["scale"]
+    return out
+
+
+def _sorted_props(d: dict, reserved: set[str]) -> dict:
+    return {k: d[k] for k in sorted(d) if k not in reserved and k not in _LOGICAL}
+
+
+def _normal(s: Any, ns: str | None, env: set[str]) -> Any:
+    """Confluent's normalized Avro (see AvroSchema.normalized)."""
+    if isinstance(s, list):
+        return [_normal(b, ns, env) for b in s]
+    if isinstance(s, str):
+        return s if s in PRIMITIVES else _fullname(s, ns)
+    if not isinstance(s, dict):
+        return s
+    t = s.get("type")
+    if isinstance(t, list | dict):
+        return _normal(t, ns, env)
+    if t in PRIMITIVES:
+        if "logicalType" in s:
+            return {"type": t, **_logical(s), **_sorted_props(s, _RESERVED)}
+        props = _sorted_props(s, _RESERVED)
+        return {"type": t, **props} if props else t
+    if t in ("array", "map"):
+        key = "items" if t == "array" else "values"
+        return {"type": t, key: _normal(s.get(key), ns, env), **_sorted_props(s, _RESERVED)}
+    if t not in ("record", "error", "enum", "fixed"):
+        return s
+    full = _fullname(s["name"], s.get("namespace", ns))
+    if full in env:
+        return full
+    env.add(full)
+    space = full.rsplit(".", 1)[0] if "." in full else None
+    out: dict[str, Any] = {"name": full, "type": t}
+    if t == "enum":
+        out["symbols"] = s.get("symbols", [])
+    elif t == "fixed":
+        out["size"] = s.get("size")
+        if "logicalType" in s:
+            out.update(_logical(s))
+    else:
+        fields = []
+        for f in s.get("fields", []):
+            fo: dict[str, Any] = {"name": f["name"], "type": _normal(f["type"], space, env),
+                                  "order": str(f.get("order", "ascending")).upper()}
+            if "doc" in f:
+                fo["doc"] = f["doc"]
+            if f.get("aliases"):
+                fo["aliases"] = sorted(f["aliases"])
+            if "default" in f:
+                fo["default"] = _typed_default(f["default"], f["type"])
+            fo.update(_sorted_props(f, _RESERVED))
+            fields.append(fo)
+        out["fields"] = fields
+    if s.get("doc"):
+        out["doc"] = s["doc"]
+    if s.get("aliases"):
+        out["aliases"] = sorted(_fullname(a, space) for a in s["aliases"])
+    if t == "enum" and "default" in s:
+        out["default"] = s["default"]
+    out.update(_sorted_props(s, _RESERVED))
+    return out
+
+
+def _typed_default(value: Any, t: Any) -> Any:
+    """A default as Java holds it: a float or double field's 1 is 1.0."""
+    first = t[0] if isinstance(t, list) and t else t
+    if isinstance(first, dict):
+        first = first.get("type")
+    if first in ("float", "double") and isinstance(value, int) and not isinstance(value,
+                                                                                  bool):
+        return float(value)
+    return value
+
+
+def _defined_names(s: Any, ns: str | None = None) -> list[str]:
+    """Full names of the named types a schema defines (a reference's, for ``_normal``)."""
+    out: list[str] = []
+    if isinstance(s, list):
+        for b in s:
+            out += _defined_names(b, ns)
+    elif isinstance(s, dict):
+        if s.get("type") in ("record", "error", "enum", "fixed") and "name" in s:
+            full = _fullname(s["name"], s.get("namespace", ns))
+            out.append(full)
+            ns = full.rsplit(".", 1)[0] if "." in full else None
+        for f in s.get("fields", []) if isinstance(s.get("fields"), list) else []:
+            if isinstance(f, dict):
+                out += _defined_names(f.get("type"), ns)
+        for k in ("items", "values"):
+            if k in s:
+                out += _defined_names(s[k], ns)
+        if isinstance(s.get("type"), list | dict):
+            out += _defined_names(s["type"], ns)
+    return out
+
+
 def _relative(full: str, ns: str | None) -> str:
     space, _, short = full.rpartition(".")
     return short if (space or None) == ns else full
-
-
-def _ordered(d: dict, order: list[str]) -> dict:
-    return {k: d[k] for k in sorted(d, key=lambda k: (
-        order.index(k) if k in order else len(order), k))}
 
 
 def _transitive(refs: list[AvroSchema]) -> list[AvroSchema]:

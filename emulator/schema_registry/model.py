@@ -288,9 +288,12 @@ class Registry:
                                       "permitted.")
         live = self.live(subject)
         rk = _refs_key(refs)
+        def same(v: Version) -> bool:
+            return (v.schema_type == schema_type and _refs_key(v.references) == rk and (
+                v.schema == canonical or (normalize and self._normalized(v) == canonical)))
+
         for v in live:
-            if (v.schema_type == schema_type and v.schema == canonical
-                    and _refs_key(v.references) == rk):
+            if same(v):
                 if want_id is not None and want_id != v.id and mode == "IMPORT":
                     raise RegistryError(422, E.ID_DOES_NOT_MATCH,
                                         f"Schema already registered with id {v.id} instead "
@@ -305,8 +308,7 @@ class Registry:
                                     f"[{', '.join(messages)}]")
         schema_id = None
         for v in self._all_versions():
-            if (v.schema_type == schema_type and v.schema == canonical
-                    and _refs_key(v.references) == rk):
+            if same(v):
                 schema_id = v.id
                 break
         if want_id is not None and want_id >= 0:
