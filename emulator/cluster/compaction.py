@@ -68,7 +68,7 @@ class CleanerStats:
     max_buffer_utilization: float = 0.0  # max-buffer-utilization-percent
     max_dirty_percent: float = 0.0      # max-dirty-percent
     max_compaction_delay_ms: int = 0    # max-compaction-delay-secs
-    uncleanable_partitions: set = field(default_factory=set)
+    uncleanable_partitions: set[tuple[bytes, int]] = field(default_factory=set)
 
 
 @dataclass(slots=True)

@@ -389,7 +389,7 @@ def dynamic_count(state: ClusterState, rtype: int, name: str) -> int:
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 
 
-def refuse_all(resources: list[dict]) -> list[dict]:
+def refuse_all(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every resource of a request over the cap: POLICY_VIOLATION (Kafka's controller
     fails the whole forwarded request); broker loggers are the broker's own business."""
     return [{"error_code": E.NONE if r["resource_type"] == BROKER_LOGGER
@@ -404,7 +404,7 @@ def refuse_all(resources: list[dict]) -> list[dict]:
 STEP_RESOURCES = 32
 
 
-def over_records_per_user_op(resources: list, upper_bound: int,
+def over_records_per_user_op(resources: list[Any], upper_bound: int,
                              records_of: Callable[[Any], int]) -> Steps[bool]:
     """QuorumController.MAX_RECORDS_PER_USER_OP for (Incremental)AlterConfigs: Kafka's
     ConfigurationControlManager collects the records of every resource that validates in

@@ -204,7 +204,8 @@ def _replica_set(p: Partition) -> list[int]:
 
 
 def active(state: ClusterMetadata) -> Controller | None:
-    return state.controller
+    c: Controller | None = state.controller
+    return c
 
 
 # ---- controller election -----------------------------------------------------------------
@@ -214,7 +215,7 @@ def elect_controller(state: ClusterMetadata) -> Controller | None:
     The new controller gets the next controller epoch and resumes the old one's
     unfinished work (``on_controller_failover``).
     """
-    c = state.controller
+    c: Controller | None = state.controller
     if c is not None and state.is_alive(c.broker_id):
         return c
     alive = state.alive_brokers()

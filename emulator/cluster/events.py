@@ -200,7 +200,7 @@ class OffsetsChanged(DomainEvent):
 
     kind: ClassVar[str] = "offsets_changed"
     group: str
-    offsets: dict
+    offsets: dict[Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +218,7 @@ class ShareStateChanged(DomainEvent):
     topic id, partition)."""
 
     kind: ClassVar[str] = "share_state_changed"
-    key: tuple
+    key: tuple[Any, ...]
     sp: Any
 
 
@@ -228,7 +228,7 @@ class FaultApplied(DomainEvent):
     """A fault operation (emulator.faults' vocabulary) was applied, as applied."""
 
     kind: ClassVar[str] = "fault"
-    op: dict
+    op: dict[str, Any]
 
 
 __all__ = [

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wire.errors import ErrorCode as E
 
@@ -69,14 +69,14 @@ class CachedPartition:
     high_watermark: int = -1
     answered_log_start_offset: int = -1
 
-    def update(self, p: dict) -> None:
+    def update(self, p: dict[str, Any]) -> None:
         self.fetch_offset = p["fetch_offset"]
         self.partition_max_bytes = p["partition_max_bytes"]
         self.current_leader_epoch = p["current_leader_epoch"]
         self.last_fetched_epoch = p["last_fetched_epoch"]
         self.log_start_offset = p["log_start_offset"]
 
-    def must_respond(self, resp: dict) -> bool:
+    def must_respond(self, resp: dict[str, Any]) -> bool:
         """Kafka's CachedPartition.maybeUpdateResponseData, with the update."""
         must = bool(resp.get("records")) or "diverging_epoch" in resp
         if resp["high_watermark"] != self.high_watermark:
@@ -189,11 +189,11 @@ class FetchContext:
     error: int = E.NONE
 
 
-def _key(uses_topic_ids: bool, topic: dict, partition: int) -> Key:
+def _key(uses_topic_ids: bool, topic: dict[str, Any], partition: int) -> Key:
     return (topic["topic_id"] if uses_topic_ids else topic["topic"], partition)
 
 
-def new_context(cache: FetchSessionCache, req: dict, version: int, now: int,
+def new_context(cache: FetchSessionCache, req: dict[str, Any], version: int, now: int,
                 resolve: dict[bytes, str | None]) -> FetchContext:
     """Kafka's FetchManager.newContext: the request's session metadata applied.
 
@@ -244,9 +244,9 @@ def new_context(cache: FetchSessionCache, req: dict, version: int, now: int,
     return FetchContext("incremental", list(session.partitions.values()), session)
 
 
-def finish(cache: FetchSessionCache, ctx: FetchContext, answers: list[dict], now: int,
-           privileged: bool, uses_topic_ids: bool) -> tuple[int, list[tuple[CachedPartition,
-                                                                            dict]]]:
+def finish(cache: FetchSessionCache, ctx: FetchContext, answers: list[dict[str, Any]],
+           now: int, privileged: bool, uses_topic_ids: bool
+           ) -> tuple[int, list[tuple[CachedPartition, dict[str, Any]]]]:
     """(response session id, the (partition, answer) pairs to send), once per request.
 
     ``answers`` are the per-partition answers, in ``ctx.partitions`` order.

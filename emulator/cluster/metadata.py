@@ -204,7 +204,7 @@ class ClusterMetadata:
         self.changed_all = False
         self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
         # topic -> (key, Metadata partition entries): see partition_metadata
-        self._metadata_cache: dict[str, tuple[tuple, EncodedList]] = {}
+        self._metadata_cache: dict[str, tuple[tuple[Any, ...], EncodedList]] = {}
         self._next_topic_rank = 0
         # The active controller (emulator.cluster.controller.Controller); the metadata
         # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
@@ -475,7 +475,7 @@ class ClusterMetadata:
         if t is not None:
             t.metadata_version += 1
 
-    def partition_metadata(self, topic: Topic) -> list[dict]:
+    def partition_metadata(self, topic: Topic) -> list[dict[str, Any]]:
         """The Metadata response's partition entries of ``topic``, built once per change.
 
         Whole-cluster Metadata then costs what changed since the last request, not

@@ -35,7 +35,9 @@ class ProducerEntry:
     """Idempotent producer state: epoch and the last batches' sequence ranges."""
 
     epoch: int
-    batches: deque = field(default_factory=lambda: deque(maxlen=MAX_PRODUCER_BATCHES))
+    # (first sequence, last sequence, base offset, last offset) of the last batches
+    batches: deque[tuple[int, int, int, int]] = field(
+        default_factory=lambda: deque(maxlen=MAX_PRODUCER_BATCHES))
     # first offset of the open transaction, if any (last stable offset)
     txn_first_offset: int = -1
     # the newest batch's max timestamp (DescribeProducers' last_timestamp)

@@ -26,6 +26,7 @@ the broker does not mute the connection itself; the time measured is the handler
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from wire.errors import ErrorCode as E
 
@@ -49,7 +50,7 @@ class QuotaError(Exception):
         self.message = message
 
 
-def entity_of(pairs: list[dict]) -> Entity:
+def entity_of(pairs: list[dict[str, Any]]) -> Entity:
     """An entity from request pairs, validated as Kafka's ClientQuotaEntity is."""
     types = [p["entity_type"] for p in pairs]
     if not types:
@@ -74,10 +75,10 @@ class ClientQuotas:
         self.window_num = window_num
         self.window_ms = window_ms
         # (kind, user, client id) -> deque of (time ms, bytes)
-        self.samples: dict[tuple[str, str, str], deque] = {}
+        self.samples: dict[tuple[str, str, str], deque[tuple[int, float]]] = {}
 
     # ---- AlterClientQuotas / DescribeClientQuotas ---------------------------------------
-    def alter(self, entity: Entity, ops: list[dict], validate_only: bool) -> None:
+    def alter(self, entity: Entity, ops: list[dict[str, Any]], validate_only: bool) -> None:
         keys = IP_KEYS if entity[0][0] == IP else CLIENT_KEYS
         for op in ops:
             if op["key"] not in keys:
@@ -97,7 +98,8 @@ class ClientQuotas:
         if not values:
             del self.quotas[entity]
 
-    def describe(self, components: list[dict], strict: bool) -> list[tuple[Entity, dict]]:
+    def describe(self, components: list[dict[str, Any]], strict: bool
+                 ) -> list[tuple[Entity, dict[str, Any]]]:
         wanted: dict[str, tuple[int, str | None]] = {}
         for c in components:
             t, match_type = c["entity_type"], c["match_type"]
@@ -173,7 +175,8 @@ class ClientQuotas:
         rate = sum(b for _, b in samples) * 1000 / elapsed
         if rate <= quota:
             return 0
-        return round((rate - quota) / quota * elapsed)  # QuotaUtils.throttleTime
+        throttle: int = round((rate - quota) / quota * elapsed)  # QuotaUtils.throttleTime
+        return throttle
 
 
 def _matches(name: str | None, match: tuple[int, str | None]) -> bool:

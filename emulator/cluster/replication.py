@@ -18,6 +18,7 @@ import itertools
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.events import Appended, IsrExpanded, IsrShrunk
 from emulator.cluster.metadata import ClusterMetadata, Topic
@@ -42,7 +43,7 @@ class AppendResult:
     log_append_time: int = -1
     log_start_offset: int = -1
     message: str | None = None
-    record_errors: list = field(default_factory=list)
+    record_errors: list[dict[str, Any]] = field(default_factory=list)
     leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
     reason: str = ""  # why a batch was refused, for the broker's log (Kafka may send no message)
 
@@ -413,7 +414,8 @@ class Replication:
         faults = st.faults
         if faults is None or not faults.affects_fetching:
             return True
-        return faults.follower_can_fetch(p, follower, st.now() if now is None else now)
+        can: bool = faults.follower_can_fetch(p, follower, st.now() if now is None else now)
+        return can
 
     def replicate_partition(self, p: Partition, now: int) -> bool:
         """One fetch round for each follower of ``p``; shares the leader's batch bytes.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
-from typing import cast
+from typing import Any, cast
 
 from wire.errors import KafkaError
 
@@ -67,14 +67,14 @@ class IllegalStateTransition(Exception):
         self.target = target
 
 
-def _table_of(state: Enum) -> dict:
+def _table_of(state: Enum) -> dict[Any, Any]:
     return PARTITION_TRANSITIONS if isinstance(state, PartitionState) else REPLICA_TRANSITIONS
 
 
 class StateMachine:
     """States of many keys under one transition table; absent keys are NonExistent."""
 
-    def __init__(self, table: dict, nonexistent: Enum,
+    def __init__(self, table: dict[Any, Any], nonexistent: Enum,
                  on_transition: Callable[[Hashable, Enum, Enum], None] | None = None) -> None:
         self.table = table
         self.nonexistent = nonexistent
@@ -123,14 +123,16 @@ class StateMachine:
 class PartitionStateMachine(StateMachine):
     """Keys are (topic, partition)."""
 
-    def __init__(self, on_transition: Callable | None = None) -> None:
+    # The callback takes this machine's key and its own state enum.
+    def __init__(self, on_transition: Callable[[Any, Any, Any], None] | None = None) -> None:
         super().__init__(PARTITION_TRANSITIONS, P.NonExistentPartition, on_transition)
 
 
 class ReplicaStateMachine(StateMachine):
     """Keys are (topic, partition, broker id)."""
 
-    def __init__(self, on_transition: Callable | None = None) -> None:
+    # The callback takes this machine's key and its own state enum.
+    def __init__(self, on_transition: Callable[[Any, Any, Any], None] | None = None) -> None:
         super().__init__(REPLICA_TRANSITIONS, R.NonExistentReplica, on_transition)
 
     def replicas_on(self, broker_id: int, keys: Iterable[tuple[str, int, int]] | None = None

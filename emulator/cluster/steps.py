@@ -34,7 +34,8 @@ def drain(steps: Steps[T]) -> T:
         while True:
             next(steps)
     except StopIteration as done:
-        return done.value
+        result: T = done.value
+        return result
 
 
 def finished(value: Any) -> Steps[Any]:

@@ -7,6 +7,8 @@ machines and elects its first leader (``controller.on_new_partition``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.cluster import controller
 from emulator.cluster.configs import ConfigError, validate_topic_configs
 from emulator.cluster.events import TopicCreated, TopicDeleted
@@ -149,7 +151,7 @@ class _Building:
         self.parts: list[Partition] = []
         self.seen = self._snapshot()
 
-    def _snapshot(self) -> tuple:
+    def _snapshot(self) -> tuple[Any, ...]:
         st = self.state
         return (st.controller, tuple(st.is_alive(b) for b in sorted(st.brokers)),
                 frozenset(st.shutting_down))
