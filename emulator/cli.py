@@ -226,12 +226,8 @@ async def serve(args: argparse.Namespace) -> int:
             schema_registry_host=args.schema_registry_host,
             schema_registry_users=_users(args.schema_registry_user, "--schema-registry-user"),
         )
-    except ListenerError as e:
-        print(f"kafka-emulator: --listeners: {e}", file=sys.stderr)
-        return 2
-    except StorageError as e:
-        print(f"kafka-emulator: --data-dir: {e}", file=sys.stderr)
-        return 2
+    except STARTUP_ERRORS as e:
+        return _refused(e)
     schedule = None
     if args.fault_schedule:
         # Checked before any port opens: a typo in a CI job's schedule must fail the
@@ -241,15 +237,8 @@ async def serve(args: argparse.Namespace) -> int:
             return 2
     try:
         await cluster.start_async()
-    except ConfigError as e:
-        print(f"kafka-emulator: --config: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr)
-        return 1
-    except RuntimeError as e:
-        print(f"kafka-emulator: {e}", file=sys.stderr)
-        return 2
+    except STARTUP_ERRORS as e:
+        return _refused(e)
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
     extra = (f" control http://{_url_host(args.control_host)}:{cluster.control.port}"
@@ -274,6 +263,20 @@ async def serve(args: argparse.Namespace) -> int:
     await asyncio.gather(*pending, return_exceptions=True)
     logging.getLogger("kafka_emulator").info("stopped")
     return 0
+
+
+# What stops the emulator before it is ready: (error, what to blame, exit status), the
+# first that matches; one line each, never a traceback.
+REFUSALS: tuple[tuple[type[Exception], str, int], ...] = (
+    (ListenerError, "--listeners: ", 2), (StorageError, "--data-dir: ", 2),
+    (ConfigError, "--config: ", 2), (OSError, "cannot listen: ", 1), (RuntimeError, "", 2))
+STARTUP_ERRORS = tuple(kind for kind, _, _ in REFUSALS)
+
+
+def _refused(e: Exception) -> int:
+    what, status = next((w, s) for kind, w, s in REFUSALS if isinstance(e, kind))
+    print(f"kafka-emulator: {what}{e}", file=sys.stderr)
+    return status
 
 
 STOP_GRACE_S = 10.0

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from emulator.cluster.configs import FIDELITIES, FIDELITY_KAFKA
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
-from emulator.faults import CloseListener, FaultInjector, OpenListener
+from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
 from emulator.faults.injector import Io
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
@@ -381,7 +381,7 @@ class Cluster(ControlHandle):
             await self.server.close_listener(ask.broker)
         elif isinstance(ask, OpenListener):
             await self.server.reopen_listener(ask.broker)
-        else:
+        elif isinstance(ask, DropClients):
             for w in self.server.client_connections(ask.broker):
                 peer = w.get_extra_info("peername") or ("?", 0)
                 if ask.host is None or peer[0] == ask.host:

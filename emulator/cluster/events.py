@@ -33,86 +33,85 @@ class DomainEvent:
 
 # ---- the controller -----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class PartitionStateChanged(DomainEvent):
-    """A partition's PartitionStateMachine transition (states by Kafka's names)."""
+class StateChanged(DomainEvent):
+    """A state machine transition (states by Kafka's names)."""
 
+    key: object  # (topic, partition), or (topic, partition, broker) for a replica
+    old: str
+    new: str
+
+
+class PartitionStateChanged(StateChanged):
     kind: ClassVar[str] = "partition_state"
-    key: object  # (topic, partition), as the state machine keys it
-    old: str
-    new: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReplicaStateChanged(DomainEvent):
+class ReplicaStateChanged(StateChanged):
     kind: ClassVar[str] = "replica_state"
-    key: object  # (topic, partition, broker)
-    old: str
-    new: str
 
 
 @dataclass(frozen=True, slots=True)
-class ControllerFailover(DomainEvent):
-    """A new controller took over and ran onControllerFailover."""
-
-    kind: ClassVar[str] = "controller_failover"
-    controller: int
-    epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerChanged(DomainEvent):
-    """The active controller is now ``controller`` (-1: none, every broker is down)."""
-
-    kind: ClassVar[str] = "controller_change"
-    controller: int
+class ControllerEvent(DomainEvent):
+    controller: int  # -1: none, every broker is down
     epoch: int | None = None
 
 
+class ControllerChanged(ControllerEvent):
+    """The active controller is now ``controller``."""
+
+    kind: ClassVar[str] = "controller_change"
+
+
+class ControllerFailover(ControllerEvent):
+    """A new controller took over and ran onControllerFailover."""
+
+    kind: ClassVar[str] = "controller_failover"
+
+
 @dataclass(frozen=True, slots=True)
-class BrokerStopped(DomainEvent):
+class BrokerEvent(DomainEvent):
+    broker: int
+
+
+class BrokerStopped(BrokerEvent):
     kind: ClassVar[str] = "broker_stopped"
-    broker: int
 
 
-@dataclass(frozen=True, slots=True)
-class ControlledShutdown(DomainEvent):
+class ControlledShutdown(BrokerEvent):
     kind: ClassVar[str] = "controlled_shutdown"
-    broker: int
+
+
+class BrokerStarted(BrokerEvent):
+    kind: ClassVar[str] = "broker_started"
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerCrashed(DomainEvent):
+class BrokerCrashed(BrokerEvent):
     """A broker died; the controller fences it at once or after ``fence_after_ms``."""
 
     kind: ClassVar[str] = "broker_crashed"
-    broker: int
     fence_after_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerStarted(DomainEvent):
-    kind: ClassVar[str] = "broker_started"
-    broker: int
 
 
 # ---- partitions -----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Appended(DomainEvent):
+class PartitionEvent(DomainEvent):
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class Appended(PartitionEvent):
     """Records were appended to a partition's leader log (offsets ``base``..``last``;
     -1 both when a coordinator wrote its own records)."""
 
     kind: ClassVar[str] = "append"
-    topic: str
-    partition: int
     base: int
     last: int
 
 
 @dataclass(frozen=True, slots=True)
-class LeaderChanged(DomainEvent):
+class LeaderChanged(PartitionEvent):
     kind: ClassVar[str] = "leader_change"
-    topic: str
-    partition: int
     old: int
     new: int
     epoch: int
@@ -120,37 +119,31 @@ class LeaderChanged(DomainEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class IsrExpanded(DomainEvent):
+class IsrExpanded(PartitionEvent):
     kind: ClassVar[str] = "isr_expand"
-    topic: str
-    partition: int
     broker: int
 
 
 @dataclass(frozen=True, slots=True)
-class IsrShrunk(DomainEvent):
+class IsrShrunk(PartitionEvent):
     kind: ClassVar[str] = "isr_shrink"
-    topic: str
-    partition: int
     brokers: list[int]
 
 
 @dataclass(frozen=True, slots=True)
-class ReassignmentStarted(DomainEvent):
-    kind: ClassVar[str] = "reassignment_started"
-    topic: str
-    partition: int
+class ReassignmentEvent(PartitionEvent):
     replicas: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReassignmentStarted(ReassignmentEvent):
+    kind: ClassVar[str] = "reassignment_started"
     adding: list[int]
     removing: list[int]
 
 
-@dataclass(frozen=True, slots=True)
-class ReassignmentCompleted(DomainEvent):
+class ReassignmentCompleted(ReassignmentEvent):
     kind: ClassVar[str] = "reassignment_completed"
-    topic: str
-    partition: int
-    replicas: list[int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,27 +155,26 @@ class ReassignmentsAltered(DomainEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class LogCleaned(DomainEvent):
+class LogCleaned(PartitionEvent):
     """The cleaner rewrote offsets ``start``..``end`` of a partition's log."""
 
     kind: ClassVar[str] = "log_cleaned"
-    topic: str
-    partition: int
     start: int
     end: int
 
 
 # ---- topics and configs -----------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class TopicCreated(DomainEvent):
+class TopicEvent(DomainEvent):
+    topic: str
+
+
+class TopicCreated(TopicEvent):
     kind: ClassVar[str] = "topic_created"
-    topic: str
 
 
-@dataclass(frozen=True, slots=True)
-class TopicDeleted(DomainEvent):
+class TopicDeleted(TopicEvent):
     kind: ClassVar[str] = "topic_deleted"
-    topic: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +224,9 @@ class FaultApplied(DomainEvent):
 
 
 __all__ = [
-    "Appended", "BrokerCrashed", "BrokerStarted", "BrokerStopped", "ConfigsChanged",
+    "Appended", "BrokerCrashed", "BrokerEvent", "BrokerStarted", "BrokerStopped",
+    "ConfigsChanged", "ControllerEvent", "PartitionEvent", "ReassignmentEvent",
+    "StateChanged", "TopicEvent",
     "ControlledShutdown", "ControllerChanged", "ControllerFailover", "DomainEvent",
     "FaultApplied", "IsrExpanded", "IsrShrunk", "LeaderChanged", "LogCleaned",
     "OffsetsChanged", "PartitionStateChanged", "ReassignmentCompleted",

@@ -27,26 +27,28 @@ from emulator.faults.ops import FaultError, validate_op
 
 
 @dataclass(frozen=True)
-class CloseListener:
+class BrokerAsk:
+    """Network work an effect needs done for one broker."""
+
+    broker: int
+
+
+class CloseListener(BrokerAsk):
     """The broker's listeners stop accepting and cut every connection."""
 
-    broker: int
+
+class OpenListener(BrokerAsk):
+    """The broker's listeners accept again."""
 
 
 @dataclass(frozen=True)
-class OpenListener:
-    broker: int
-
-
-@dataclass(frozen=True)
-class DropClients:
+class DropClients(BrokerAsk):
     """Disconnect the broker's clients (those from ``host``; None: all)."""
 
-    broker: int
     host: str | None
 
 
-Io = CloseListener | OpenListener | DropClients
+Io = BrokerAsk  # CloseListener, OpenListener or DropClients
 Effect = Callable[[ClusterState, FaultModel, dict], Iterator[Io]]
 
 
