@@ -268,7 +268,6 @@ class SchemaRegistryServer:
 
     def route(self, method: str, path: str, query: dict[str, list[str]], body: bytes) -> Any:
         self.store.catch_up()
-        parts = [unquote(p) for p in path.strip("/").split("/")] if path != "/" else []
         allowed = []
         for m, pattern, handler in self.routes:
             match = pattern.fullmatch(path)
@@ -282,7 +281,6 @@ class SchemaRegistryServer:
             if method in ("POST", "PUT"):
                 data = self._json(body)
             return handler(args, query, data)
-        del parts
         if allowed:
             raise RegistryError(405, 405, f"HTTP 405 Method Not Allowed ({method} {path}; "
                                 f"allowed: {', '.join(sorted(set(allowed)))})")
