@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.testing import wait_for
 from wire.blocking import call
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,21 +323,21 @@ class KafkaCluster:
 
     def wait_for_brokers(self, ids: set[int], timeout: float) -> None:
         """Until Metadata from a live broker (and each of ``ids`` itself) names all ids."""
-        deadline = time.monotonic() + timeout
-        while True:
+        def ready() -> bool:
             for node in [*self.brokers.values(), self.controller]:
                 if node is not None and node.proc is not None and not node.alive:
                     if node.node_id in ids or node.role == "controller":
                         raise RuntimeError(
                             f"Kafka node {node.node_id} exited with {node.proc.returncode}:\n"
                             f"{self.log_tail(node.node_id)}")
-            if all(self._names(i, ids) for i in ids):
-                return
-            if time.monotonic() > deadline:
-                tails = "\n".join(f"--- node {i}\n{self.log_tail(i, 15)}" for i in ids)
-                raise RuntimeError(f"Kafka brokers {sorted(ids)} not ready within {timeout} s"
-                                   f"\n{tails}")
-            time.sleep(0.2)
+            return all(self._names(i, ids) for i in ids)
+
+        try:
+            wait_for(ready, f"Kafka brokers {sorted(ids)}", timeout=timeout, interval=0.2)
+        except AssertionError:
+            tails = "\n".join(f"--- node {i}\n{self.log_tail(i, 15)}" for i in ids)
+            raise RuntimeError(f"Kafka brokers {sorted(ids)} not ready within {timeout} s"
+                               f"\n{tails}") from None
 
     def _names(self, node_id: int, ids: set[int]) -> bool:
         seen = metadata_brokers(self.brokers[node_id].ports["PLAINTEXT"])
