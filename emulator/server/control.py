@@ -62,6 +62,7 @@ from emulator.control.console import ConsoleCache, console_snapshot
 from emulator.control.metrics import cluster_view, prometheus
 from emulator.control.operations import ControlError, ControlTarget
 from emulator.faults import FaultError, FaultSchedule, ScheduleError, ScheduleRunner
+from emulator.server.http import send_response, serve_connection
 from emulator.server.schedule import start_schedule
 
 log = logging.getLogger("kafka_emulator.control")
@@ -188,46 +189,18 @@ class ControlPlane:
 
     # ---- HTTP ------------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = h11.Connection(h11.SERVER)
-        self.writers.add(writer)
-        request: h11.Request | None = None
-        body = bytearray()
-        try:
-            while True:
-                try:
-                    event = conn.next_event()
-                except h11.RemoteProtocolError as e:
-                    await self._send(conn, writer, 400, {"error": f"bad HTTP request: {e}"})
-                    return
-                if event is h11.NEED_DATA:
-                    data = await reader.read(65536)
-                    conn.receive_data(data)
-                    continue
-                if isinstance(event, h11.Request):
-                    request, body = event, bytearray()
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                    if len(body) > MAX_BODY:
-                        await self._send(conn, writer, 413,
-                                         {"error": f"body over {MAX_BODY} bytes"})
-                        return
-                elif isinstance(event, h11.EndOfMessage) and request is not None:
-                    status, payload = await self._handle(request, bytes(body))
-                    if isinstance(payload, EventStream):
-                        await self._stream(conn, writer, payload)
-                        return
-                    await self._send(conn, writer, status, payload)
-                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
-                        return
-                    conn.start_next_cycle()
-                    request = None
-                elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, h11.LocalProtocolError):
-            return
-        finally:
-            self.writers.discard(writer)
-            writer.transport.abort()
+        async def respond(conn: h11.Connection, request: h11.Request, body: bytes) -> bool:
+            status, payload = await self._handle(request, body)
+            if isinstance(payload, EventStream):
+                await self._stream(conn, writer, payload)
+                return False
+            await self._send(conn, writer, status, payload)
+            return True
+
+        async def refuse(conn: h11.Connection, status: int, message: str) -> None:
+            await self._send(conn, writer, status, {"error": message})
+
+        await serve_connection(reader, writer, respond, refuse, MAX_BODY, self.writers)
 
     async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
                     payload: Any) -> None:
@@ -237,16 +210,8 @@ class ControlPlane:
             data, ctype = payload.encode(), "text/plain; version=0.0.4; charset=utf-8"
         else:
             data, ctype = (json.dumps(payload, indent=1) + "\n").encode(), "application/json"
-        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        headers = [("Content-Type", ctype), ("Content-Length", str(len(data)))]
-        if status == 401:
-            headers.append(("WWW-Authenticate", 'Bearer realm="kafka-emulator"'))
-        out = conn.send(h11.Response(status_code=status, headers=headers))
-        out += conn.send(h11.Data(data=data))
-        out += conn.send(h11.EndOfMessage())
-        writer.write(out)
-        await writer.drain()
+        auth = [("WWW-Authenticate", 'Bearer realm="kafka-emulator"')] if status == 401 else []
+        await send_response(conn, writer, status, data, ctype, auth)
 
     async def _stream(self, conn: h11.Connection, writer: asyncio.StreamWriter,
                       stream: EventStream) -> None:

@@ -30,6 +30,7 @@ from emulator.schema_registry import errors as E
 from emulator.schema_registry.errors import RegistryError
 from emulator.schema_registry.model import TYPES
 from emulator.schema_registry.store import SchemaStore
+from emulator.server.http import send_response, serve_connection
 
 log = logging.getLogger("kafka_emulator.schema_registry")
 WRITE_TIMEOUT_S = 10.0  # Confluent's kafkastore.timeout.ms is 500 ms; ours waits longer
@@ -148,58 +149,23 @@ class SchemaRegistryServer:
 
     # ---- HTTP ------------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        conn = h11.Connection(h11.SERVER)
-        self.writers.add(writer)
-        request: h11.Request | None = None
-        body = bytearray()
-        try:
-            while True:
-                try:
-                    event = conn.next_event()
-                except h11.RemoteProtocolError as e:
-                    await self._send(conn, writer, 400, E.bad_request(
-                        f"bad HTTP request: {e}").body())
-                    return
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await reader.read(65536))
-                    continue
-                if isinstance(event, h11.Request):
-                    request, body = event, bytearray()
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                    if len(body) > MAX_BODY:
-                        await self._send(conn, writer, 413, {
-                            "error_code": 413,
-                            "message": f"Request body over {MAX_BODY} bytes"})
-                        return
-                elif isinstance(event, h11.EndOfMessage) and request is not None:
-                    status, payload = await self.serve_one(request, bytes(body))
-                    await self._send(conn, writer, status, payload)
-                    if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
-                        return
-                    conn.start_next_cycle()
-                    request = None
-                elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError, h11.LocalProtocolError):
-            return
-        finally:
-            self.writers.discard(writer)
-            writer.transport.abort()
+        async def respond(conn: h11.Connection, request: h11.Request, body: bytes) -> bool:
+            status, payload = await self.serve_one(request, body)
+            await self._send(conn, writer, status, payload)
+            return True
+
+        async def refuse(conn: h11.Connection, status: int, message: str) -> None:
+            await self._send(conn, writer, status, E.bad_request(message).body()
+                             if status == 400 else {"error_code": status,
+                                                    "message": f"Request {message}"})
+
+        await serve_connection(reader, writer, respond, refuse, MAX_BODY, self.writers)
 
     async def _send(self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int,
                     payload: Any) -> None:
-        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
         data = (payload.text if isinstance(payload, Raw) else json.dumps(payload)).encode()
-        headers = [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(data)))]
-        if status == 401:
-            headers.append(("WWW-Authenticate", 'Basic realm="kafka-emulator"'))
-        out = conn.send(h11.Response(status_code=status, headers=headers))
-        out += conn.send(h11.Data(data=data))
-        out += conn.send(h11.EndOfMessage())
-        writer.write(out)
-        await writer.drain()
+        auth = [("WWW-Authenticate", 'Basic realm="kafka-emulator"')] if status == 401 else []
+        await send_response(conn, writer, status, data, CONTENT_TYPE, auth)
 
     async def serve_one(self, req: h11.Request, body: bytes) -> tuple[int, Any]:
         """One request, one at a time (Confluent's registry serializes writes too): a
