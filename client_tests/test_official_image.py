@@ -1,6 +1,6 @@
 """The image as the official Kafka images' users start it, with only the image name
 changed: Testcontainers' own Kafka modules (Java's KafkaContainer and
-ConfluentKafkaContainer, Go's modules/kafka, Python's KafkaContainer in both its modes,
+ConfluentKafkaContainer, a Spring Boot test with @ServiceConnection, Go's modules/kafka, Python's KafkaContainer in both its modes,
 Node's @testcontainers/kafka), Compose files written for apache/kafka, and a setting
 the emulator cannot honour refused in one log line (docs/official-images.md).
 
@@ -99,6 +99,24 @@ def test_java_confluent_kafka_container(image: str) -> None:
     """org.testcontainers.kafka.ConfluentKafkaContainer (cp-kafka conventions:
     /etc/confluent/docker/run) on our image as a compatible substitute."""
     run_module(java_cmd("confluent", image))
+
+
+def test_spring_boot_service_connection(image: str) -> None:
+    """A Spring Boot test (client_tests/testcontainers_spring) whose Kafka is
+    Testcontainers' KafkaContainer as a @ServiceConnection on our image: Spring Boot's
+    auto-configured KafkaTemplate and consumer factory move the records."""
+    spring = HERE / "testcontainers_spring"
+    if not (spring / ".classes" / "ServiceConnectionTest.class").exists():
+        pytest.fail(f"the Spring Boot test is not compiled; run {SETUP}")
+    proc = subprocess.run(
+        ["java", f"-Dimage={image}", "-Dlogging.level.root=WARN", "-cp",
+         f"{spring}/.classes:{spring}/.jars/*", "org.junit.platform.console.ConsoleLauncher",
+         "execute", "--disable-banner", "--details=summary",
+         "--select-class", "ServiceConnectionTest"],
+        env={**os.environ, **TC_ENV}, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "ok: produced 50 consumed 50" in out and "1 tests successful" in out, out[-4000:]
 
 
 def test_go_kafka_module(image: str) -> None:

@@ -80,7 +80,7 @@ STRUCTURAL = frozenset({
     "ssl.keystore.filename", "ssl.keystore.credentials", "ssl.key.credentials",
     "ssl.truststore.filename", "ssl.truststore.credentials", "ssl.truststore.location",
     "ssl.truststore.password", "ssl.truststore.type", "ssl.endpoint.identification.algorithm",
-    "ssl.keystore.certificate.chain", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
 })
 _LISTENER = re.compile(r"^([A-Za-z0-9_-]+)://(\[[^\]]*\]|[^:/]*):(\d+)$")
 _JAAS_USER = re.compile(r"""\buser_([^\s=]+)\s*=\s*"([^"]*)\"""")
@@ -120,6 +120,8 @@ class NodePlan:
     # with a TLS listener: the emulator generates a CA and certificate.
     tls_cert_pem: bytes | None = None
     tls_key_pem: bytes | None = None
+    # PEM CA certificates of a mounted truststore, for ssl.client.auth
+    tls_client_ca_pem: bytes | None = None
     zookeeper: bool = False
     roles: tuple[str, ...] = ("broker", "controller")
     notes: list[str] = field(default_factory=list)  # INFO lines for the log
@@ -383,7 +385,7 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
               if u.strip()]
 
     # ---- TLS -----------------------------------------------------------------------------
-    cert_pem = key_pem = None
+    cert_pem = key_pem = client_ca_pem = None
     client_auth = props.get("ssl.client.auth", "none").strip().lower() or "none"
     if client_auth not in ("none", "requested", "required"):
         raise Refused(f"{var('ssl.client.auth')}: {client_auth!r} (none, requested, required)")
@@ -394,9 +396,11 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
                          "certificate for the advertised hosts (the ready line names "
                          "the CA file)")
         elif client_auth != "none":
-            raise Refused(f"{var('ssl.client.auth')}: client certificates are checked "
-                          "against the emulator's generated CA only; with a mounted "
-                          "keystore use ssl.client.auth=none")
+            client_ca_pem = _truststore(props, var, read_file)
+            if client_ca_pem is None:
+                raise Refused(f"{var('ssl.client.auth')}={client_auth} with a mounted "
+                              "keystore needs the truststore client certificates chain to "
+                              "(KAFKA_SSL_TRUSTSTORE_FILENAME or _LOCATION)")
 
     # ---- the rest: broker configs ----------------------------------------------------
     config: dict[str, str] = {}
@@ -417,6 +421,7 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
         allow_everyone_if_no_acl_found=props.get(
             "allow.everyone.if.no.acl.found", "false").strip().lower() == "true",
         tls_client_auth=client_auth, tls_cert_pem=cert_pem, tls_key_pem=key_pem,
+        tls_client_ca_pem=client_ca_pem,
         zookeeper=zookeeper, roles=roles, notes=notes, warnings=warnings)
 
 
@@ -425,7 +430,8 @@ def _secret(props: dict[str, str], key: str, var: Callable[[str], str],
     """A password given directly or, as both images' scripts take it, in a file of
     /etc/kafka/secrets named by ``*_CREDENTIALS``."""
     creds = {"ssl.keystore.password": "ssl.keystore.credentials",
-             "ssl.key.password": "ssl.key.credentials"}[key]
+             "ssl.key.password": "ssl.key.credentials",
+             "ssl.truststore.password": "ssl.truststore.credentials"}[key]
     if props.get(key):
         return props[key]
     if props.get(creds):
@@ -481,6 +487,44 @@ def _keystore(props: dict[str, str], var: Callable[[str], str],
                                  serialization.PrivateFormat.PKCS8,
                                  serialization.NoEncryption())
     return chain, key_pem
+
+
+def _truststore(props: dict[str, str], var: Callable[[str], str],
+                read_file: Callable[[str], bytes | None]) -> bytes | None:
+    """The CA certificates (PEM) of the truststore the properties name: PKCS12 or PEM;
+    JKS refused as for keystores."""
+    if props.get("ssl.truststore.certificates"):
+        return props["ssl.truststore.certificates"].encode()
+    key = "ssl.truststore.location"
+    location = props.get(key)
+    if not location and props.get("ssl.truststore.filename"):
+        key = "ssl.truststore.filename"
+        location = f"{SECRETS_DIR}/{props[key]}"
+    if not location:
+        return None
+    data = read_file(location)
+    if data is None:
+        raise Refused(f"{var(key)}: the truststore {location} does not exist")
+    if data[:4] == b"\xfe\xed\xfe\xed":
+        raise Refused(f"{var(key)}: {location} is a JKS truststore, which the emulator "
+                      "cannot read; convert it (keytool -importkeystore -deststoretype "
+                      "PKCS12) or give PEM certificates")
+    if b"-----BEGIN CERTIFICATE-----" in data:
+        return data
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    password = _secret(props, "ssl.truststore.password", var, read_file)
+    try:
+        store = pkcs12.load_pkcs12(data, password.encode() if password else None)
+    except ValueError as e:
+        raise Refused(f"{var(key)}: cannot open the PKCS12 truststore {location}: {e}") from None
+    certs = [c.certificate for c in store.additional_certs]
+    if store.cert is not None:
+        certs.append(store.cert.certificate)
+    if not certs:
+        raise Refused(f"{var(key)}: the truststore {location} holds no certificate")
+    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
 
 
 def properties_text(props: Mapping[str, str]) -> str:

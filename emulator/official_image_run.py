@@ -73,16 +73,21 @@ def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
     tls_cert = tls_key = None
     if plan.tls_cert_pem is not None and plan.tls_key_pem is not None:
         tls_dir = tls_dir or tempfile.mkdtemp(prefix="kafka-emulator-tls-")
+        Path(tls_dir).mkdir(parents=True, exist_ok=True)
         tls_cert, tls_key = f"{tls_dir}/broker-given.pem", f"{tls_dir}/broker-given-key.pem"
         Path(tls_cert).write_bytes(plan.tls_cert_pem)
         Path(tls_key).write_bytes(plan.tls_key_pem)
         os.chmod(tls_key, 0o600)
+    client_ca = None
+    if plan.tls_client_ca_pem is not None and tls_dir:
+        client_ca = f"{tls_dir}/client-ca-given.pem"
+        Path(client_ca).write_bytes(plan.tls_client_ca_pem)
     security = SecurityConfig(
         listeners=plan.listeners_spec, protocol_map=plan.protocol_map,
         sasl_users=plan.sasl_users, super_users=plan.super_users, authorizer=plan.authorizer,
         allow_everyone_if_no_acl_found=plan.allow_everyone_if_no_acl_found,
         tls_dir=tls_dir, tls_cert=tls_cert, tls_key=tls_key,
-        tls_client_auth=plan.tls_client_auth)
+        tls_client_auth=plan.tls_client_auth, tls_client_ca=client_ca)
     control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
     cluster = Cluster(
         plan.brokers, host=plan.listeners[0].bind_host, first_broker_id=plan.node_id,

@@ -229,7 +229,7 @@ class Cluster(ControlHandle):
                                    cfg.tls_cert, cfg.tls_key)
             # A directory made for this cluster (no tls_dir given) goes when it stops.
             self._tls_made = cfg.tls_dir is None
-            ssl_context = tls.server_context(self.tls, cfg.tls_client_auth)
+            ssl_context = tls.server_context(self.tls, cfg.tls_client_auth, cfg.tls_client_ca)
         self.server = EmulatorServer(self.state, self.host, self.kafka_version, services,
                                      self.listener_specs, ssl_context)
         model = self.faults.model

@@ -176,6 +176,27 @@ def _free_ports(n: int) -> list[int]:
     return ports
 
 
+def _free_block(n: int) -> int:
+    """The first of ``n`` consecutive ports free now."""
+    import socket
+
+    for _ in range(100):
+        base = _free_ports(1)[0]
+        socks = []
+        try:
+            for port in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
 def test_each_listener_answers_metadata_with_its_advertised_address() -> None:
     """Kafka answers Metadata with the advertised address of the listener asked: the
     host listener names localhost, the inter-broker one the container's name (here
@@ -198,3 +219,121 @@ def test_each_listener_answers_metadata_with_its_advertised_address() -> None:
             md = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"}).list_topics(timeout=10)
             assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == [expected]
             assert md.cluster_id == "4L6g3nShT-eMCtK--X86sw"
+
+
+def _pki(tmp: object) -> dict[str, bytes]:
+    """A CA, a broker certificate for localhost in a PKCS12 keystore, the CA in a
+    PKCS12 truststore, and a client certificate (PEM): what Kafka's SSL examples mount
+    in /etc/kafka/secrets, in the formats the emulator reads."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def cert(name: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
+             signer: ec.EllipticCurvePrivateKey, ca: bool = False) -> x509.Certificate:
+        b = (x509.CertificateBuilder()
+             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+             .issuer_name(issuer).public_key(key.public_key())
+             .serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5))
+             .not_valid_after(now + datetime.timedelta(days=1))
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            b = b.add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
+                                critical=False)
+        return b.sign(signer, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
+    ca = cert("test CA", ca_key, ca_name, ca_key, ca=True)
+    broker_key, client_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
+        ec.SECP256R1())
+    broker = cert("localhost", broker_key, ca_name, ca_key)
+    client = cert("client", client_key, ca_name, ca_key)
+    enc = serialization.BestAvailableEncryption(b"store-pw")
+    pem = serialization.Encoding.PEM
+    return {
+        "/etc/kafka/secrets/kafka.keystore.p12": pkcs12.serialize_key_and_certificates(
+            b"broker", broker_key, broker, [ca], enc),
+        "/etc/kafka/secrets/kafka.truststore.p12": pkcs12.serialize_key_and_certificates(
+            None, None, None, [ca], enc),
+        "/etc/kafka/secrets/keystore_creds": b"store-pw\n",
+        "/etc/kafka/secrets/key_creds": b"store-pw\n",
+        "/etc/kafka/secrets/truststore_creds": b"store-pw\n",
+        "ca.pem": ca.public_bytes(pem),
+        "client.pem": client.public_bytes(pem),
+        "client-key.pem": client_key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                                   serialization.NoEncryption()),
+    }
+
+
+def test_ssl_with_mounted_pkcs12_stores_and_client_auth(tmp_path: object) -> None:
+    """Kafka's single-node SSL example's variables (keystore, truststore and their
+    credential files in /etc/kafka/secrets, ssl.client.auth=required), with PKCS12
+    stores: the broker serves the mounted certificate and asks clients for one that
+    chains to the truststore."""
+    from pathlib import Path
+
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from emulator.official_image_run import cluster_for
+
+    files = _pki(tmp_path)
+    d = Path(str(tmp_path))
+    for name in ("ca.pem", "client.pem", "client-key.pem"):
+        (d / name).write_bytes(files[name])
+    ssl_port, internal, controller = _free_ports(3)
+    env = {"KAFKA_NODE_ID": "1",
+           "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "SSL:SSL,CONTROLLER:PLAINTEXT,"
+                                                   "SSL-INTERNAL:SSL",
+           "KAFKA_ADVERTISED_LISTENERS": f"SSL://localhost:{ssl_port},"
+                                         f"SSL-INTERNAL://localhost:{internal}",
+           "KAFKA_PROCESS_ROLES": "broker,controller",
+           "KAFKA_CONTROLLER_QUORUM_VOTERS": f"1@localhost:{controller}",
+           "KAFKA_LISTENERS": f"SSL://127.0.0.1:{ssl_port},CONTROLLER://127.0.0.1:{controller},"
+                              f"SSL-INTERNAL://127.0.0.1:{internal}",
+           "KAFKA_INTER_BROKER_LISTENER_NAME": "SSL-INTERNAL",
+           "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+           "KAFKA_SSL_KEYSTORE_FILENAME": "kafka.keystore.p12",
+           "KAFKA_SSL_KEYSTORE_CREDENTIALS": "keystore_creds",
+           "KAFKA_SSL_KEY_CREDENTIALS": "key_creds",
+           "KAFKA_SSL_TRUSTSTORE_FILENAME": "kafka.truststore.p12",
+           "KAFKA_SSL_TRUSTSTORE_CREDENTIALS": "truststore_creds",
+           "KAFKA_SSL_CLIENT_AUTH": "required",
+           "KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": ""}
+    plan = translate(env, APACHE, read_file=files.get)
+    assert plan.tls_client_auth == "required" and not plan.warnings
+    client = {"bootstrap.servers": f"localhost:{ssl_port}", "security.protocol": "SSL",
+              "ssl.ca.location": str(d / "ca.pem")}
+    with cluster_for(plan, str(d / "tls")):
+        md = AdminClient({**client, "ssl.certificate.location": str(d / "client.pem"),
+                          "ssl.key.location": str(d / "client-key.pem")}).list_topics(
+            timeout=15)
+        assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == [f"localhost:{ssl_port}"]
+        with pytest.raises(KafkaException):  # no client certificate: refused
+            AdminClient(client).list_topics(timeout=3)
+
+
+def test_more_brokers_per_node_only_when_asked() -> None:
+    """One node is one broker; KAFKA_EMULATOR_BROKERS_PER_NODE asks for more, with ids
+    from the node's."""
+    from emulator.official_image_run import cluster_for
+
+    assert translate(TESTCONTAINERS_JAVA, APACHE).brokers == 1
+    host = _free_block(3)
+    env = {**TESTCONTAINERS_JAVA, "KAFKA_EMULATOR_BROKERS_PER_NODE": "3", "KAFKA_NODE_ID": "4",
+           "KAFKA_LISTENERS": f"PLAINTEXT://127.0.0.1:{host}",
+           "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:{host}"}
+    plan = translate(env, APACHE)
+    assert plan.brokers == 3 and sum("RUNNING" in line for line in ready_lines(plan)) == 3
+    with cluster_for(plan) as cluster:
+        assert cluster.broker_ids == [4, 5, 6]
+        assert cluster.bootstrap_servers == ",".join(
+            f"localhost:{host + n}" for n in range(3))

@@ -29,6 +29,9 @@ class SecurityConfig:
     tls_cert: str | None = None  # user-supplied PEM certificate (chain) for the brokers
     tls_key: str | None = None  # its PEM private key
     tls_client_auth: str = "none"  # Kafka's ssl.client.auth: none, requested, required
+    # PEM CA certificates client certificates must chain to (Kafka's ssl.truststore);
+    # None: the generated CA
+    tls_client_ca: str | None = None
     sasl_mechanisms: tuple[str, ...] = MECHANISMS
     connections_max_reauth_ms: int = 0  # Kafka's default: sessions never expire
     protocol_map: str | None = None  # listener.security.protocol.map

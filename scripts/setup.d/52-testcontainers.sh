@@ -2,7 +2,8 @@
 # Testcontainers' own Kafka modules for client_tests/test_official_image.py, each in
 # the way its users get it: Java's org.testcontainers:kafka with Kafka's clients from
 # Maven Central (client_tests/testcontainers_java/pom.xml) and the driver compiled
-# against them; Go's modules/kafka from the Go module proxy (versions pinned by
+# against them; a Spring Boot test using it through @ServiceConnection (Spring Boot's
+# BOM, client_tests/testcontainers_spring/pom.xml), run on JUnit's console launcher; Go's modules/kafka from the Go module proxy (versions pinned by
 # client_tests/testcontainers_go/go.sum) built into .bin/tckafka; Node's
 # @testcontainers/kafka and kafkajs from npm (package-lock.json). Idempotent: each part
 # is redone only when its inputs changed. The image itself is 50-docker.sh's.
@@ -25,6 +26,20 @@ if [ ! -f .jars/.pom.sha1 ] || [ "$(cat .jars/.pom.sha1)" != "$want" ]; then
   echo "$want" > .jars/.pom.sha1
 fi
 if [ ! -f .classes/TestcontainersKafka.class ] || [ -n "$(find src -newer .classes/TestcontainersKafka.class)" ]; then
+  mkdir -p .classes
+  javac -nowarn -d .classes -cp '.jars/*' src/*.java
+fi
+cd ..
+
+cd testcontainers_spring
+want=$(sha1sum pom.xml | cut -d' ' -f1)
+if [ ! -f .jars/.pom.sha1 ] || [ "$(cat .jars/.pom.sha1)" != "$want" ]; then
+  rm -rf .jars .classes
+  progress "52-testcontainers.sh: Spring Boot with spring-kafka and spring-boot-testcontainers" \
+    mvn -B -f pom.xml dependency:copy-dependencies -DoutputDirectory=.jars
+  echo "$want" > .jars/.pom.sha1
+fi
+if [ ! -f .classes/ServiceConnectionTest.class ] || [ -n "$(find src -newer .classes/ServiceConnectionTest.class)" ]; then
   mkdir -p .classes
   javac -nowarn -d .classes -cp '.jars/*' src/*.java
 fi
