@@ -57,7 +57,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -65,7 +65,8 @@ from emulator.runtime import Cluster
 from emulator.security.config import PRESETS, preset
 from emulator.testing import LoggedExceptions
 
-SCOPES = ("function", "class", "module", "package", "session")
+Scope = Literal["function", "class", "module", "package", "session"]
+SCOPES: tuple[Scope, ...] = ("function", "class", "module", "package", "session")
 _topic_counter = itertools.count()
 
 
@@ -100,11 +101,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "exception (tests of the UNKNOWN_SERVER_ERROR path itself)")
 
 
-def _scope(fixture_name: str, config: pytest.Config) -> str:
+def _scope(fixture_name: str, config: pytest.Config) -> Scope:
     scope = config.getoption("--kafka-emulator-scope") or config.getini("kafka_emulator_scope")
     if scope not in SCOPES:
         raise pytest.UsageError(f"kafka_emulator_scope must be one of {SCOPES}, not {scope!r}")
-    return scope
+    return cast(Scope, scope)
 
 
 def _default_brokers(config: pytest.Config) -> int:

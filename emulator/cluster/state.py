@@ -20,6 +20,8 @@ calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from emulator.cluster import controller, reads, reassignment, retention, topics
 from emulator.cluster.clock import Clock
 from emulator.cluster.compaction import LogCleaner
@@ -77,7 +79,7 @@ class ClusterState(ClusterMetadata):
         num_partitions: int = -1,
         replication_factor: int = -1,
         assignments: dict[int, list[int]] | None = None,
-        configs: dict[str, str | None] | None = None,
+        configs: Mapping[str, str | None] | None = None,
         validate_only: bool = False,
     ) -> Topic | None:
         return topics.create_topic(self, name, num_partitions, replication_factor, assignments,
@@ -94,7 +96,7 @@ class ClusterState(ClusterMetadata):
     def create_topic_steps(
         self, name: str, num_partitions: int = -1, replication_factor: int = -1,
         assignments: dict[int, list[int]] | None = None,
-        configs: dict[str, str | None] | None = None, validate_only: bool = False,
+        configs: Mapping[str, str | None] | None = None, validate_only: bool = False,
     ) -> Steps[Topic | None]:
         """create_topic as steps the server runs between other requests (steps.py)."""
         return topics.create_topic_steps(self, name, num_partitions, replication_factor,

@@ -7,6 +7,7 @@ machines and elects its first leader (``controller.on_new_partition``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from emulator.cluster import controller
@@ -84,7 +85,7 @@ def create_topic(
     num_partitions: int = -1,
     replication_factor: int = -1,
     assignments: dict[int, list[int]] | None = None,
-    configs: dict[str, str | None] | None = None,
+    configs: Mapping[str, str | None] | None = None,
     validate_only: bool = False,
 ) -> Topic | None:
     """Validate and create a topic, as the controller's CreateTopics does."""
@@ -183,7 +184,7 @@ def create_topic_steps(
     num_partitions: int = -1,
     replication_factor: int = -1,
     assignments: dict[int, list[int]] | None = None,
-    configs: dict[str, str | None] | None = None,
+    configs: Mapping[str, str | None] | None = None,
     validate_only: bool = False,
 ) -> Steps[Topic | None]:
     """create_topic in steps (emulator/cluster/steps.py): the partitions are built

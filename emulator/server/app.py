@@ -128,13 +128,15 @@ class EmulatorServer:
         if bl.protocol in ("SSL", "SASL_SSL"):
             if self.ssl_context is None:
                 raise RuntimeError(f"listener {bl.name} needs TLS but no context was given")
-            bl.server = await TlsServer.start(bl, self.ssl_context, on_conn)
+            server: asyncio.Server | TlsServer = await TlsServer.start(
+                bl, self.ssl_context, on_conn)
         else:
-            bl.server = await asyncio.start_server(
+            server = await asyncio.start_server(
                 on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True,
                 limit=1 << 20)
+        bl.server = server
         if bl.bind_port <= 0:
-            bl.bind_port = bl.server.sockets[0].getsockname()[1]
+            bl.bind_port = server.sockets[0].getsockname()[1]
         if not bl.primary:
             bl.broker.endpoints.setdefault(bl.name, bl.bind_port)
         elif bl.broker.port == 0:

@@ -122,6 +122,7 @@ class ClientConnections:
                     return
                 # Not busy while it is served: Kafka's idle timer closes a connection
                 # whose own request (a long poll) outlasts connections.max.idle.ms.
+                out: bytes | None
                 try:
                     if session.state == RAW_TOKENS:
                         out = self._raw_token(session, frame)

@@ -128,7 +128,7 @@ class ConnState:
 
     broker_id: int
     host: str
-    transport: asyncio.BaseTransport
+    transport: asyncio.WriteTransport
     last_active: float = field(default_factory=time.monotonic)
     busy: bool = False  # its response is being written
     frame_size: int = -1  # >= 0 while a request's body is being read
@@ -266,7 +266,7 @@ class ConnectionLimits:
                 < self.listener_value(broker_id, listener, "max.connections", broker_wide)
                 and self._per_broker.get(broker_id, 0) < broker_wide)
 
-    async def admit(self, broker_id: int, host: str, transport: asyncio.BaseTransport,
+    async def admit(self, broker_id: int, host: str, transport: asyncio.WriteTransport,
                     listener: str = "PLAINTEXT") -> ConnState | None:
         """Register a new connection, or None when it must be closed (per-IP limit)."""
         key = (broker_id, listener)

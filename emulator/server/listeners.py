@@ -24,7 +24,7 @@ log = logging.getLogger("kafka_emulator")
 class BrokerListener:
     broker: Broker
     bind_host: str
-    server: asyncio.base_events.Server | None = None
+    server: asyncio.base_events.Server | TlsServer | None = None
     connections: set[asyncio.StreamWriter] = field(default_factory=set)
     tasks: set[asyncio.Task] = field(default_factory=set)
     # The port to bind, kept apart from the advertised one (broker.port), which may be

@@ -106,9 +106,9 @@ class Purgatory:
         else:
             keyed = self.keyed
             for k in keys:
-                parked = keyed.get(k)
-                if parked:
-                    woken.extend(parked)
+                waiting = keyed.get(k)
+                if waiting:
+                    woken.extend(waiting)
         for w in woken:
             w.wake()
         if self._tick_handle is None:

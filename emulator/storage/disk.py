@@ -29,7 +29,6 @@ log recovery does; later segment files are dropped.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import mmap
@@ -38,6 +37,7 @@ import time
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from wire.records import HEADER_SIZE, LOG_OVERHEAD, InvalidRecordError, read_header
 from wire.records import crc32c as _crc32c
@@ -144,7 +144,7 @@ class PartitionFiles:
     def __init__(self, path: str) -> None:
         self.path = path
         self.segments: list[SegmentFile] = []
-        self.fh: io.FileIO | None = None  # the active segment, open for appends
+        self.fh: BinaryIO | None = None  # the active segment, open for appends
         self.written_end = 0  # the offset after the last written batch
         self.log_start_offset = 0
         self.cleaner_checkpoint = 0

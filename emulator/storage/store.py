@@ -366,6 +366,7 @@ class DataDir:
             seg.bases.append(base)
             seg.positions.append(seg.size)
             seg.fingerprints.append(fingerprint(data))
+            assert fresh.fh is not None  # opened with its first segment above
             fresh.fh.write(data)
             seg.size += len(data)
             fresh.written_end = last + 1
