@@ -42,6 +42,11 @@ RESERVED = frozenset({
     "KAFKA_LOG4J_LOGGERS", "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_JMX_HOSTNAME",
     "KAFKA_JMX_PORT", "KAFKA_ZOOKEEPER_CLIENT_CNXN_SOCKET",
 })
+RESERVED_NOTES = {
+    "KAFKA_LOG4J_ROOT_LOGLEVEL": "log4j's root level (the emulator's log level follows it)",
+    "KAFKA_LOG4J_LOGGERS": "log4j loggers", "KAFKA_TOOLS_LOG4J_LOGLEVEL": "the tools' log4j",
+    "KAFKA_LOG4J_OPTS": "log4j's options", "KAFKA_VERSION": "the image's Kafka version",
+}
 # apache/kafka's packaged single-node configuration (its server.properties) and
 # default CLUSTER_ID.
 APACHE_DEFAULTS = {
@@ -254,6 +259,12 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
         props, origin = merged_properties({**APACHE_DEFAULTS, **env}, APACHE, mounted)
     notes: list[str] = []
     warnings: list[str] = []
+    for name in sorted(RESERVED):
+        if env.get(name):
+            notes.append(f"{name}: {RESERVED_NOTES.get(name, 'a JVM setting')}; the emulator "
+                         "runs no JVM, so it is not used" if name != "KAFKA_OPTS" else
+                         "KAFKA_OPTS: only -Djava.security.auth.login.config (the JAAS file "
+                         "of the SASL users) is read; the emulator runs no JVM")
     zookeeper = bool(props.get("zookeeper.connect"))
     if zookeeper:
         notes.append(f"{var('zookeeper.connect')}: no ZooKeeper is needed; the emulator "

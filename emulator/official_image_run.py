@@ -142,6 +142,17 @@ def _start(plan: NodePlan) -> int:
         loop.close()
 
 
+def _log_level() -> str:
+    """KAFKA_EMULATOR_LOG_LEVEL, else the official images' KAFKA_LOG4J_ROOT_LOGLEVEL in
+    Python's names, else INFO."""
+    level = os.environ.get("KAFKA_EMULATOR_LOG_LEVEL")
+    if level:
+        return level
+    log4j = os.environ.get("KAFKA_LOG4J_ROOT_LOGLEVEL", "").strip().upper()
+    return {"TRACE": "DEBUG", "DEBUG": "DEBUG", "INFO": "INFO", "WARN": "WARNING",
+            "ERROR": "ERROR", "FATAL": "CRITICAL", "OFF": "CRITICAL"}.get(log4j, "INFO")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m emulator.official_image_run",
                                 description="The official images' start paths.")
@@ -154,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"the properties file to start from (default: {MOUNTED_CONFIG} "
                    f"for run, {CONFLUENT_PROPERTIES} for launch)")
     args = p.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("KAFKA_EMULATOR_LOG_LEVEL", "INFO"),
+    logging.basicConfig(level=_log_level(),
                         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
                         stream=sys.stdout)
     try:

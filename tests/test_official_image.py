@@ -337,3 +337,25 @@ def test_more_brokers_per_node_only_when_asked() -> None:
         assert cluster.broker_ids == [4, 5, 6]
         assert cluster.bootstrap_servers == ",".join(
             f"localhost:{host + n}" for n in range(3))
+
+
+def test_jvm_and_log4j_variables_are_logged_as_not_used() -> None:
+    plan = translate({**TESTCONTAINERS_JAVA, "KAFKA_HEAP_OPTS": "-Xmx1G",
+                      "KAFKA_LOG4J_ROOT_LOGLEVEL": "WARN"}, APACHE)
+    assert any(n.startswith("KAFKA_HEAP_OPTS: a JVM setting") for n in plan.notes), plan.notes
+    assert any(n.startswith("KAFKA_LOG4J_ROOT_LOGLEVEL: log4j's root level") for n in
+               plan.notes)
+    assert "heap.opts" not in " ".join(plan.config)
+
+
+def test_a_controller_only_node_serves_its_controller_listener() -> None:
+    """Kafka's isolated-mode controllers: process.roles=controller, no advertised
+    listeners; the node serves CONTROLLER as a broker, advertised from the voters."""
+    plan = translate({"KAFKA_NODE_ID": "2", "KAFKA_PROCESS_ROLES": "controller",
+                      "KAFKA_LISTENERS": "CONTROLLER://:9093",
+                      "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+                      "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@controller-1:9093,"
+                                                        "2@controller-2:9093"}, APACHE)
+    assert plan.roles == ("controller",) and plan.node_id == 2
+    assert plan.advertised == {"CONTROLLER": ("controller-2", 9093)}
+    assert plan.protocol_map == "CONTROLLER:PLAINTEXT"
