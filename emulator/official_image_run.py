@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 MOUNTED_CONFIG = "/mnt/shared/config/server.properties"
 CONFLUENT_PROPERTIES = "/etc/kafka/kafka.properties"
 log = logging.getLogger("kafka_emulator.official_image")
+# The lines Testcontainers and scripts wait for: logged whatever the root level is
+# (KAFKA_LOG4J_ROOT_LOGLEVEL=WARN must not leave a waiting module hanging).
+ready_log = logging.getLogger("kafka_emulator.official_image.ready")
+ready_log.setLevel(logging.INFO)
 
 
 def _read(path: str) -> bytes | None:
@@ -113,7 +117,7 @@ async def _serve(plan: NodePlan) -> int:
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
     for line in ready_lines(plan):
-        log.info("%s", line)
+        ready_log.info("%s", line)
     served = " ".join(f"{ls.name} {ls.advertised_host}:{ls.advertised_port}"
                       for ls in plan.listeners)
     extra = f" tls-ca {cluster.tls.trust}" if cluster.tls is not None else ""
