@@ -15,6 +15,8 @@ from emulator.tools.kafka_admin import (
     TOPIC,
     AdminError,
     KafkaAdmin,
+    PartitionInfo,
+    ReplicaDir,
     error_message,
 )
 from emulator.tools.reassign.json_format import (
@@ -54,10 +56,13 @@ class Tool:
     def current_assignment(self, parts: Iterable[Part]) -> dict[Part, list[int]]:
         """getReplicaAssignmentForPartitions: every partition must exist."""
         parts = list(parts)
-        topics = self.admin.describe_topics(sorted({t for t, _ in parts}))
+        described = self.admin.describe_topics(sorted({t for t, _ in parts}))
+        topics: dict[str, list[PartitionInfo]] = {}
         for t in java_set_order(t for t, _ in parts):
-            if not isinstance(topics.get(t), list):
+            listed = described.get(t)
+            if not isinstance(listed, list):
                 raise ToolError(f"{UNKNOWN_TOPIC_EXC}: Topic {t} not found.")
+            topics[t] = listed
         res = {}
         for t, p in parts:
             info = next((x for x in topics[t] if x.index == p), None)
@@ -177,10 +182,13 @@ class Tool:
         if dup_topics:
             raise ToolError("List of topics to reassign contains duplicate entries: "
                             f"{java_list(dup_topics)}")
-        described = self.admin.describe_topics(topics)
+        found = self.admin.describe_topics(topics)
+        described: dict[str, list[PartitionInfo]] = {}
         for t in java_set_order(topics):
-            if not isinstance(described.get(t), list):
+            info = found.get(t)
+            if not isinstance(info, list):
                 raise ToolError(f"{UNKNOWN_TOPIC_EXC}: Topic {t} not found.")
+            described[t] = info
         current = {(t, i.index): i.replicas for t in set(topics) for i in described[t]}
         nodes = {b: (r if rack_aware else None) for b, r in self.admin.broker_nodes().items()
                  if b in set(brokers)}
@@ -272,15 +280,15 @@ class Tool:
                     ) -> dict[tuple[str, int, int], tuple[str, str | None, str | None]]:
         """findLogDirMoveStates: (state, current dir, future dir) per replica, where state
         is missing, missing_dir, active, cancelled or completed."""
-        found: dict[tuple[str, int, int], object] = {}
+        found: dict[tuple[str, int, int], ReplicaDir] = {}
         for b in sorted({b for _, _, b in log_dirs}):
             parts = [(t, p) for t, p, bb in log_dirs if bb == b]
             try:
-                for (t, p), r in self.admin.describe_log_dirs(b, parts).items():
-                    found[(t, p, b)] = r
+                for (t, p), rd in self.admin.describe_log_dirs(b, parts).items():
+                    found[(t, p, b)] = rd
             except AdminError:
                 continue
-        states = {}
+        states: dict[tuple[str, int, int], tuple[str, str | None, str | None]] = {}
         for key, target in log_dirs.items():
             r = found.get(key)
             if r is None:
