@@ -546,3 +546,32 @@ def test_share_state_survives_coordinator_and_leader_moves(cluster: Target,
         assert (r["error_code"], r["member_epoch"]) == (E.NONE, epoch)
     finally:
         conn.close()
+
+
+def test_subscription_change_drops_the_old_topic_at_once(cluster: Target,
+                                                         topic_name: str) -> None:
+    """A member that changes its subscription is answered, in that very heartbeat, an
+    assignment without the old topic's partitions (Kafka's ShareGroupAssignmentBuilder
+    filters the target assignment by the member's subscription), even while the group's
+    new target assignment waits for share.assignment.interval.ms."""
+    c = cluster
+    g = "sg-" + topic_name
+    a, b = topic_name, topic_name + "-b"
+    c.create_topic(a, partitions=1, replication_factor=1)
+    c.create_topic(b, partitions=1, replication_factor=1)
+    # a long interval, so that the subscription change comes before the next target
+    set_group_config(c, g, "share.assignment.interval.ms", "5000")
+    tid_a, tid_b = leader_and_id(c, a)[0], leader_and_id(c, b)[0]
+    conn = conn_to(c, coordinator(c, g))
+    m = str(uuid.uuid4())
+    try:
+        epoch = assigned(conn, g, m, heartbeat(conn, g, m, 0, [a]), tid_a, [0])
+        r = heartbeat(conn, g, m, epoch, [b])
+        assert r["error_code"] == E.NONE, r
+        assert r["assignment"] == {"topic_partitions": []}
+        assert r["member_epoch"] == epoch  # no new target yet
+        # nothing of a at the next heartbeats either, and b's partition once its
+        # share-partition is initialized and the interval has passed
+        assigned(conn, g, m, r, tid_b, [0])
+    finally:
+        conn.close()

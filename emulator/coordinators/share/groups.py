@@ -14,7 +14,9 @@ share-partitions whose state the share coordinator holds are assigned; when stat
 initialized later, the next heartbeat moves the group epoch so that they are
 (``_initialized_pending``). Target assignments are computed at most once per
 share.assignment.interval.ms (group.share.assignment.interval.ms, 1 s), on a heartbeat
-or a member's departure; meanwhile members stay at the last one.
+or a member's departure; meanwhile members stay at the last one, filtered by their own
+subscription (a member that drops a topic loses its partitions at once, as Kafka's
+ShareGroupAssignmentBuilder does).
 
 Member epoch rules (``MEMBER_EPOCH_RULES``): 0 joins (or rejoins) with a
 member id the client generated; -1 leaves; any other epoch must be the member's
@@ -200,7 +202,9 @@ class ShareGroupOps:
         member.client_id, member.client_host = client_id, client_host
         if rack_id is not None:
             member.rack_id = rack_id
-        if topics is not None and sorted(topics) != sorted(member.subscribed_topic_names):
+        resubscribed = topics is not None and \
+            sorted(set(topics)) != member.subscribed_topic_names
+        if resubscribed:
             member.subscribed_topic_names = sorted(set(topics))
             bump = True
         if group.assignment_epoch >= group.group_epoch and self._initialized_pending(group):
@@ -210,19 +214,35 @@ class ShareGroupOps:
         if group.assignment_epoch != group.group_epoch:
             self._maybe_compute_target(group, now)
         self.initialize_subscribed(group)  # InitializeShareGroupState, as Kafka's does
-        previous = member.member_epoch
-        if action != "heartbeat" or member.member_epoch != group.assignment_epoch:
+        previous, before = member.member_epoch, member.assignment
+        if action != "heartbeat" or member.member_epoch != group.assignment_epoch \
+                or resubscribed:
+            # Kafka's ShareGroupAssignmentBuilder: the target, filtered by the member's
+            # subscription - a member that drops a topic loses its partitions in this
+            # very answer, not at the next target assignment (which may wait for
+            # share.assignment.interval.ms)
             member.member_epoch = group.assignment_epoch
-            member.assignment = group.target.get(member_id, {})
+            member.assignment = self._subscribed_only(
+                group, member, group.target.get(member_id, {}))
         member.hb_deadline = now + self.group_int(group_id, "share.session.timeout.ms")
         self.mark_changed()
-        send = action != "heartbeat" or previous != member.member_epoch
+        send = action != "heartbeat" or previous != member.member_epoch or \
+            before != member.assignment
         return {"error_code": E.NONE, "member_id": member_id,
                 "member_epoch": member.member_epoch,
                 "heartbeat_interval_ms": self.group_int(group_id, "share.heartbeat.interval.ms"),
                 "assignment": {"topic_partitions": [
                     {"topic_id": tid, "partitions": sorted(ps)}
                     for tid, ps in sorted(member.assignment.items())]} if send else None}
+
+    def _subscribed_only(self, group: ShareGroup, member: ShareMember,
+                         assignment: Assignment) -> Assignment:
+        """``assignment`` without the topics ``member`` no longer subscribes to."""
+        topics = self._topics()
+        ids = {topics[n].id for n in member.subscribed_topic_names if n in topics}
+        if all(tid in ids for tid in assignment):
+            return assignment
+        return {tid: ps for tid, ps in assignment.items() if tid in ids}
 
     def mark_changed(self) -> None:
         self.state.changed(partitions_only=True)  # type: ignore[attr-defined]
