@@ -167,12 +167,13 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
         from emulator.security.clients import ClientSecurity, settings
 
         password = None
+        sasl_mechanism: str | None = mechanism
         if self.sasl_users:
             user = user or next(iter(self.sasl_users))
             password = self.sasl_users[user]
         else:
-            user = mechanism = None
-        files: dict[str, str | None] = {}
+            user = sasl_mechanism = None
+        files: dict[str, str] = {}
         if self.tls:
             if self.tls_dir is None:
                 raise RuntimeError("the container is not started")
@@ -183,7 +184,7 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
                 files.update(client_cert=f"{d}/client.pem", client_key=f"{d}/client-key.pem",
                              client_keystore=f"{d}/client.p12")
         return settings(client, ClientSecurity(self.get_bootstrap_server(),
-                                               self.security_protocol, mechanism, user,
+                                               self.security_protocol, sasl_mechanism, user,
                                                password, **files))
 
     def _configure(self) -> None:
