@@ -10,7 +10,6 @@ with OffsetForLeaderEpoch (KIP-320) on the way.
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from aiokafka import AIOKafkaConsumer
@@ -22,7 +21,7 @@ from kafka.structs import TopicPartition as KpTP
 from client_tests.rawkafka import partition_leader
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
-from emulator.testing import wait_for
+from emulator.testing import wait_for, wait_for_async
 
 # The crash tests run on both targets (the conftest cluster's stop_broker: SIGKILL on
 # Kafka); the high-watermark one holds a follower with the emulator's fault and stays.
@@ -127,16 +126,21 @@ def test_aiokafka_consumer_follows_the_leader(cluster: Cluster, topic_name: str)
         try:
             c.assign([AioTP(topic_name, 0)])
             got: list[bytes] = []
-            deadline = time.monotonic() + 30
-            while len(got) < 30 and time.monotonic() < deadline:
+
+            async def first_30() -> bool:
                 batch = await c.getmany(timeout_ms=500, max_records=30 - len(got))
                 got.extend(r.value for rs in batch.values() for r in rs)
-            await asyncio.to_thread(move_leader, cluster, topic_name)
-            await asyncio.to_thread(produce, cluster, topic_name, FIRST, SECOND)
-            deadline = time.monotonic() + 60
-            while len(got) < FIRST + SECOND and time.monotonic() < deadline:
+                return len(got) >= 30
+
+            async def the_rest() -> bool:
                 batch = await c.getmany(timeout_ms=500)
                 got.extend(r.value for rs in batch.values() for r in rs)
+                return len(got) >= FIRST + SECOND
+
+            await wait_for_async(first_30, "the first 30 records", timeout=30, interval=0)
+            await asyncio.to_thread(move_leader, cluster, topic_name)
+            await asyncio.to_thread(produce, cluster, topic_name, FIRST, SECOND)
+            await wait_for_async(the_rest, "every record", timeout=60, interval=0)
             return got
         finally:
             await c.stop()

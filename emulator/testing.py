@@ -5,6 +5,10 @@
     then fail saying what it waited for. Never a fixed sleep that decides an outcome:
     a sleep is too short on a loaded CI machine and too long everywhere else.
 
+``wait_for_async``
+    The same for a test on an event loop (aiokafka's clients): ``cond`` is awaited and
+    the pause between tries is ``asyncio.sleep``, so the loop keeps running.
+
 ``LoggedExceptions``
     Watches the emulator's loggers (``kafka_emulator`` and below). A handler that
     raises is our bug even though the client only sees UNKNOWN_SERVER_ERROR and may
@@ -18,9 +22,10 @@ No pytest import here: Spark jobs and scripts use ``wait_for`` outside pytest.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -40,6 +45,21 @@ def wait_for(cond: Callable[[], T], what: str, timeout: float = 30.0,
             raise AssertionError(
                 f"timed out after {timeout:g}s waiting for {what} (last: {last!r})")
         time.sleep(interval)
+
+
+async def wait_for_async(cond: Callable[[], Awaitable[T]], what: str, timeout: float = 30.0,
+                         interval: float = 0.05) -> T:
+    """``wait_for`` on an event loop: await ``cond()`` until it gives something truthy
+    and return that; after ``timeout`` seconds raise AssertionError naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last = await cond()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(
+                f"timed out after {timeout:g}s waiting for {what} (last: {last!r})")
+        await asyncio.sleep(interval)
 
 
 class LoggedExceptions(logging.Handler):
@@ -67,4 +87,4 @@ class LoggedExceptions(logging.Handler):
         return "\n".join(fmt.format(r) for r in self.records)
 
 
-__all__ = ["LoggedExceptions", "wait_for"]
+__all__ = ["LoggedExceptions", "wait_for", "wait_for_async"]
