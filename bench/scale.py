@@ -18,15 +18,27 @@ system, then:
 - consume with confluent-kafka: every partition assigned from offset 0, records/s;
 - acks=all latency at 500 records/s on a one-partition topic (p50, as compare.py).
 
-Kafka runs as one KRaft node (bench/pom.xml's version, jars from Maven Central) where
-``--kafka`` asks for it and it can hold the size (``--kafka-max``). Prints a table
+Kafka runs (bench/pom.xml's version, jars from Maven Central) where ``--kafka`` asks for
+it and it can hold the size (``--kafka-max``), with as many brokers as the emulator
+(``--brokers``, default 3: both at replication factor 3; ``--brokers 1``: both at 1), so
+the two are compared like for like; ``--kafka-brokers 1`` keeps the older, unlike
+comparison (one Kafka node at RF 1). ``--runs N`` repeats every size N times, the systems
+interleaved, and ends with the headline table: per size and system the median of each
+figure over the runs with its range, and the emulator/Kafka ratio of records/s as the
+median of the per-run ratios with their range. A headline takes at least 3 runs. Prints a table
 (``--markdown FILE`` also writes it with the command and the load average) and, with
 ``--plot FILE.png``, draws records/s and Metadata p50 against partitions (needs
 matplotlib; without it the plot is skipped with a line saying so). Asserts nothing
 (the machine is shared, figures are noisy).
 
     python bench/scale.py [--sizes 10,100,1000,10000] [--kafka] [--kafka-max 10000]
-                          [--plot docs/scale.png] [--markdown table.md]
+                          [--brokers 3] [--runs 3] [--plot docs/scale.png]
+                          [--markdown table.md]
+
+The figures of docs/scale.md's headline come from one command:
+
+    python bench/scale.py --sizes 100,10000 --kafka --runs 3 --min-seconds 8 \
+        --max-seconds 20 --metadata-requests 30 --markdown docs/scale-headline.md
 """
 
 from __future__ import annotations
@@ -317,6 +329,54 @@ def print_table(rows: list[dict[str, object]]) -> None:
     print("\n".join(table(rows)))
 
 
+HEADLINE = [("produce", "produce rec/s (librdkafka)", "{:,.0f}"),
+            ("raw_produce", "per-broker client rec/s", "{:,.0f}"),
+            ("md_p50", "Metadata p50 ms", "{:.1f}"),
+            ("acks_all_p50", "acks=all p50 ms", "{:.2f}"),
+            ("server_cpu_us", "server CPU us/rec", "{:.0f}")]
+
+
+def _median_range(values: list[float], fmt: str) -> str:
+    if not values:
+        return "-"
+    lo, mid, hi = min(values), statistics.median(values), max(values)
+    return fmt.format(mid) + (f" ({fmt.format(lo)}-{fmt.format(hi)})" if len(values) > 1
+                              else "")
+
+
+def headline(rows: list[dict[str, object]]) -> list[str]:
+    """Medians over the runs, with their ranges, and the emulator/Kafka ratios of
+    records/s taken run by run (each run's systems ran back to back)."""
+    runs = sorted({int(r.get("run", 1)) for r in rows})
+    lines = [f"{len(runs)} run(s); each cell: median (min-max).", "",
+             "| partitions | system | " + " | ".join(h for _, h, _ in HEADLINE) + " |",
+             "|---:|---|" + "---:|" * len(HEADLINE)]
+    sizes = sorted({int(r["size"]) for r in rows})  # type: ignore[call-overload]
+    for n in sizes:
+        for name in dict.fromkeys(str(r["system"]) for r in rows if r["size"] == n):
+            mine = [r for r in rows if r["size"] == n and r["system"] == name]
+            cells = [_median_range([float(r[k]) for r in mine  # type: ignore[arg-type]
+                                    if isinstance(r.get(k), float | int)], fmt)
+                     for k, _, fmt in HEADLINE]
+            lines.append(f"| {n:,} | {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for n in sizes:
+        for key, what in (("produce", "librdkafka"), ("raw_produce", "the per-broker client")):
+            ratios = []
+            for run in runs:
+                emu = [r for r in rows if r["size"] == n and r.get("run", 1) == run
+                       and str(r["system"]).startswith("emulator")]
+                kafka = [r for r in rows if r["size"] == n and r.get("run", 1) == run
+                         and str(r["system"]).startswith("Kafka")]
+                if emu and kafka and isinstance(emu[0].get(key), float | int) \
+                        and isinstance(kafka[0].get(key), float | int) and kafka[0][key]:
+                    ratios.append(float(emu[0][key]) / float(kafka[0][key]))  # type: ignore[arg-type]
+            if ratios:
+                lines.append(f"- {n:,} partitions, records/s with {what}: emulator/Kafka "
+                             f"{_median_range(ratios, '{:.1f}x')} over {len(ratios)} run(s)")
+    return lines
+
+
 def plot(rows: list[dict[str, object]], path: str) -> None:
     """records/s and Metadata p50 against partitions (log scale), one line per system."""
     try:
@@ -355,35 +415,50 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=60.0, help="and at most this long")
     ap.add_argument("--plot", metavar="PNG", help="draw records/s and Metadata p50 (matplotlib)")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table there")
+    ap.add_argument("--brokers", type=int, default=3,
+                    help="brokers of the emulator and of Kafka (replication factor min(3, n))")
+    ap.add_argument("--kafka-brokers", type=int, default=None,
+                    help="Kafka's brokers when they should differ (not like for like)")
+    ap.add_argument("--runs", type=int, default=1, help="repeat every size, interleaved")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
+    kafka_brokers = args.kafka_brokers or args.brokers
     rows: list[dict[str, object]] = []
-    for n in sizes:
-        systems = [("emulator", lambda: compare.start_emulator(3))]
-        if args.kafka and n <= args.kafka_max:
-            compare.ensure_jars()
-            systems.append(("kafka", lambda: compare.start_kafka(1, tempfile.mkdtemp(
-                prefix="scale-kafka-"))))
-        for _, start in systems:
-            s = start()
-            try:
-                print(f"{s.name}: {n:,} partitions ...", flush=True)
-                row = run(s, n, args)
-            except Exception as e:  # noqa: BLE001 - report the failure in the table
-                row = {"system": s.name, "size": n, "create_s": f"failed: {e}"[:50]}
-            finally:
-                s.stop()
-            rows.append(row)
-            print_table([row])
+    for run_no in range(1, args.runs + 1):
+        for n in sizes:
+            systems = [("emulator", lambda: compare.start_emulator(args.brokers))]
+            if args.kafka and n <= args.kafka_max:
+                compare.ensure_jars()
+                systems.append(("kafka", lambda: compare.start_kafka(
+                    kafka_brokers, tempfile.mkdtemp(prefix="scale-kafka-"))))
+            for _, start in systems:
+                s = start()
+                try:
+                    print(f"run {run_no}: {s.name}: {n:,} partitions ...", flush=True)
+                    row = run(s, n, args)
+                except Exception as e:  # noqa: BLE001 - report the failure in the table
+                    row = {"system": s.name, "size": n, "create_s": f"failed: {e}"[:50]}
+                finally:
+                    s.stop()
+                row["run"] = run_no
+                rows.append(row)
+                print_table([row])
     print()
     print(compare.platform_line())
     print_table(rows)
+    summary = headline(rows)
+    print("\n".join(summary))
     if args.plot:
         plot(rows, args.plot)
     if args.markdown:
+        like = ("like for like" if kafka_brokers == args.brokers
+                else "NOT like for like")
         with open(args.markdown, "w") as f:
             f.write(f"    python bench/scale.py {' '.join(sys.argv[1:])}\n\n"
-                    f"{compare.platform_line()}\n\n" + "\n".join(table(rows)) + "\n")
+                    f"{compare.platform_line()}; the emulator {args.brokers} broker(s), "
+                    f"Kafka {kafka_brokers} ({like}), {time.strftime('%Y-%m-%d %H:%M')}"
+                    f"\n\n" + "\n".join(summary) + "\n\nEvery run:\n\n"
+                    + "\n".join(table(rows)) + "\n")
 
 
 if __name__ == "__main__":

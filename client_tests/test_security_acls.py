@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,7 +49,8 @@ class Client(BlockingConnection):
     def __init__(self, target: Cluster | str, user: str, broker_index: int = 0) -> None:
         """``target``: an emulator Cluster or a bootstrap string (a real Kafka's)."""
         bootstrap = target if isinstance(target, str) else target.bootstrap_servers
-        host, port = bootstrap.split(",")[broker_index].rsplit(":", 1)
+        self.bootstrap = bootstrap.split(",")[broker_index]
+        host, port = self.bootstrap.rsplit(":", 1)
         super().__init__(socket.create_connection((host, int(port)), timeout=10), "acl-test")
         assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
         token = f"\0{user}\0{USERS[user]}".encode()
@@ -71,10 +73,25 @@ class Case:
     rtype: RT
     op: Op
     denied: int
+    # Where a client sends it: "any" broker, the partition's "leader", the "group" or
+    # "txn" coordinator (clients route so; elsewhere the answer is NOT_LEADER or
+    # NOT_COORDINATOR, which says nothing of authorization).
+    route: str = "any"
+    # The exact answer with the ACL it needs: the request passed authorization and was
+    # answered as any authorized one would be (both targets measured); not 0 where the
+    # request fails for a reason of its own (no such member, group, producer, user or
+    # controller registration; no topology description plugin).
+    allowed: int = 0
+    # ACLs a success needs besides the one tested (OffsetCommit: READ on the topic).
+    also: tuple[tuple[RT, Op], ...] = ()
 
     def resource(self, topic: str, group: str, txn: str) -> str:
+        return self.resource_of(self.rtype, topic, group, txn)
+
+    @staticmethod
+    def resource_of(rtype: RT, topic: str, group: str, txn: str) -> str:
         return {RT.TOPIC: topic, RT.GROUP: group, RT.TRANSACTIONAL_ID: txn,
-                RT.CLUSTER: "kafka-cluster"}[self.rtype]
+                RT.CLUSTER: "kafka-cluster"}[rtype]
 
 
 def _records() -> bytes:
@@ -89,14 +106,14 @@ CASES = [
     Case("Produce", 0, 9, lambda t, g, x: {"acks": 1, "timeout_ms": 5000, "topic_data": [
         {"name": t, "partition_data": [{"index": 0, "records": _records()}]}]},
         lambda r: r["responses"][0]["partition_responses"][0]["error_code"],
-        RT.TOPIC, Op.WRITE, 29),
+        RT.TOPIC, Op.WRITE, 29, "leader"),
     Case("Fetch", 1, 12, lambda t, g, x: {"replica_id": -1, "max_wait_ms": 0, "topics": [
         {"topic": t, "partitions": [{"partition": 0, "fetch_offset": 0,
                                      "partition_max_bytes": 1000}]}]},
-        lambda r: r["responses"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29),
+        lambda r: r["responses"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29, "leader"),
     Case("ListOffsets", 2, 7, lambda t, g, x: {"replica_id": -1, "topics": [
         {"name": t, "partitions": [{"partition_index": 0, "timestamp": -1}]}]},
-        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29, "leader"),
     Case("CreateTopics", 19, 7, lambda t, g, x: {"topics": [
         {"name": t + "-new", "num_partitions": 1, "replication_factor": 1}], "timeout_ms": 5000},
         lambda r: r["topics"][0]["error_code"], RT.TOPIC, Op.CREATE, 29),
@@ -107,7 +124,7 @@ CASES = [
         lambda r: r["results"][0]["error_code"], RT.TOPIC, Op.ALTER, 29),
     Case("DeleteRecords", 21, 2, lambda t, g, x: {"topics": [
         {"name": t, "partitions": [{"partition_index": 0, "offset": 0}]}], "timeout_ms": 5000},
-        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DELETE, 29),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DELETE, 29, "leader"),
     Case("DescribeConfigs", 32, 4, lambda t, g, x: {"resources": [
         {"resource_type": 2, "resource_name": t, "configuration_keys": None}]},
         lambda r: r["results"][0]["error_code"], RT.TOPIC, Op.DESCRIBE_CONFIGS, 29),
@@ -117,31 +134,32 @@ CASES = [
         lambda r: r["responses"][0]["error_code"], RT.TOPIC, Op.ALTER_CONFIGS, 29),
     Case("OffsetForLeaderEpoch", 23, 4, lambda t, g, x: {"replica_id": -1, "topics": [
         {"topic": t, "partitions": [{"partition": 0, "leader_epoch": 0}]}]},
-        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.DESCRIBE, 29, "leader"),
     Case("Heartbeat", 12, 4, lambda t, g, x: {"group_id": g, "generation_id": 1,
                                               "member_id": "m"},
-         lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
+         lambda r: r["error_code"], RT.GROUP, Op.READ, 30, "group", 25),
     Case("OffsetCommit", 8, 8, lambda t, g, x: {"group_id": g, "generation_id_or_member_epoch": -1,
                                                 "member_id": "", "topics": [
         {"name": t, "partitions": [{"partition_index": 0, "committed_offset": 0}]}]},
-        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.GROUP, Op.READ, 30),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.GROUP, Op.READ, 30, "group",
+        also=((RT.TOPIC, Op.READ),)),
     Case("OffsetFetch", 9, 7, lambda t, g, x: {"group_id": g, "topics": None},
-         lambda r: r["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+         lambda r: r["error_code"], RT.GROUP, Op.DESCRIBE, 30, "group"),
     Case("FindCoordinator", 10, 3, lambda t, g, x: {"key": g, "key_type": 0},
          lambda r: r["error_code"], RT.GROUP, Op.DESCRIBE, 30),
     Case("DescribeGroups", 15, 5, lambda t, g, x: {"groups": [g]},
-         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30, "group"),
     Case("DeleteGroups", 42, 2, lambda t, g, x: {"groups_names": [g]},
-         lambda r: r["results"][0]["error_code"], RT.GROUP, Op.DELETE, 30),
+         lambda r: r["results"][0]["error_code"], RT.GROUP, Op.DELETE, 30, "group", 69),
     Case("InitProducerId(txn)", 22, 4, lambda t, g, x: {"transactional_id": x,
                                                         "transaction_timeout_ms": 60000},
-         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53),
+         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53, "txn"),
     Case("InitProducerId(idempotent)", 22, 4, lambda t, g, x: {
         "transactional_id": None, "transaction_timeout_ms": 60000},
         lambda r: r["error_code"], RT.CLUSTER, Op.IDEMPOTENT_WRITE, 31),
     Case("EndTxn", 26, 3, lambda t, g, x: {"transactional_id": x, "producer_id": 1,
                                            "producer_epoch": 0, "committed": True},
-         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53),
+         lambda r: r["error_code"], RT.TRANSACTIONAL_ID, Op.WRITE, 53, "txn", 49),
     Case("AlterPartitionReassignments", 45, 0, lambda t, g, x: {"timeout_ms": 5000, "topics": [
         {"name": t, "partitions": [{"partition_index": 0, "replicas": [1, 2, 3]}]}]},
         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
@@ -153,7 +171,7 @@ CASES = [
         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
     Case("DescribeProducers", 61, 0, lambda t, g, x: {"topics": [
         {"name": t, "partition_indexes": [0]}]},
-        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29),
+        lambda r: r["topics"][0]["partitions"][0]["error_code"], RT.TOPIC, Op.READ, 29, "leader"),
     Case("DescribeClientQuotas", 48, 1, lambda t, g, x: {"components": [], "strict": False},
          lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE_CONFIGS, 31),
     Case("DescribeLogDirs", 35, 4, lambda t, g, x: {"topics": None},
@@ -178,12 +196,12 @@ CASES = [
     # ALTER on CLUSTER first (ControllerApis); with it, Kafka and the emulator refuse to
     # unregister a controller for other reasons (no such registration).
     Case("UnregisterController", 94, 0, lambda t, g, x: {"controller_id": 1000},
-         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31),
+         lambda r: r["error_code"], RT.CLUSTER, Op.ALTER, 31, "any", 136),
     Case("DescribeUserScramCredentials", 50, 0, lambda t, g, x: {"users": []},
          lambda r: r["error_code"], RT.CLUSTER, Op.DESCRIBE, 31),
     Case("AlterUserScramCredentials", 51, 0, lambda t, g, x: {"deletions": [
         {"name": "nobody", "mechanism": 1}], "upsertions": []},
-        lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
+        lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31, "any", 91),
     # Upsertions only: a refusal still names the user (kafka-configs --add-config needs it)
     Case("AlterUserScramCredentials(upsert)", 51, 0, lambda t, g, x: {"deletions": [],
          "upsertions": [{"name": f"u-{x}", "mechanism": 1, "iterations": 4096,
@@ -191,14 +209,14 @@ CASES = [
          lambda r: r["results"][0]["error_code"], RT.CLUSTER, Op.ALTER, 31),
     Case("StreamsGroupHeartbeat", 88, 1, lambda t, g, x: {
         "group_id": g, "member_id": "m", "member_epoch": 3, "endpoint_information_epoch": -1},
-        lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
+        lambda r: r["error_code"], RT.GROUP, Op.READ, 30, "group", 69),
     Case("StreamsGroupDescribe", 89, 1, lambda t, g, x: {"group_ids": [g],
                                                          "include_authorized_operations": False},
-         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30),
+         lambda r: r["groups"][0]["error_code"], RT.GROUP, Op.DESCRIBE, 30, "group", 69),
     Case("StreamsGroupTopologyDescriptionUpdate", 93, 0, lambda t, g, x: {
         "group_id": g, "member_id": "m", "topology_epoch": 0,
         "topology_description": {"subtopologies": [], "global_stores": []}},
-        lambda r: r["error_code"], RT.GROUP, Op.READ, 30),
+        lambda r: r["error_code"], RT.GROUP, Op.READ, 30, "group", 35),
 ]
 
 
@@ -215,11 +233,66 @@ def _names(case: Case) -> tuple[str, str, str, str]:
 
 
 def check(case: Case, acl: str, code: int) -> None:
-    """The contract both the emulator and a real Kafka are held to."""
+    """The contract both the emulator and a real Kafka are held to: with the ACL, the
+    exact answer of an authorized request; without it or with a DENY, the refusal."""
     if acl == "allow":
-        assert code != case.denied, f"{case.name} refused with the ACL it needs"
+        assert code == case.allowed, f"{case.name} with the ACL it needs: got {code}, " \
+            f"want {case.allowed}"
     else:
         assert code == case.denied, f"{case.name} with {acl}: got {code}"
+
+
+# Answers of a coordinator not ready for a key yet (clients retry them).
+NOT_READY = {14, 15, 16}
+
+
+def answer(c: Client, case: Case, topic: str, group: str, txn: str) -> int:
+    """The case's code as a client sees it: a not-ready answer (a new transaction or
+    producer-id coordinator loading, on Kafka) is retried, as clients retry it; an
+    authorization answer comes before any such and is never retried."""
+    deadline = time.monotonic() + 60
+    while True:
+        code = case.error(c.call(case.key, case.version, case.body(topic, group, txn)))
+        if code not in NOT_READY or time.monotonic() > deadline:
+            return code
+        time.sleep(0.2)
+
+
+def route(admin: Client, case: Case, topic: str, group: str, txn: str) -> str:
+    """The address a client would send ``case`` to, asked by the super user: the
+    partition's leader, the group's or transactional id's coordinator once it has loaded
+    its partition, or the first broker."""
+    if case.route == "any":
+        return admin.bootstrap
+
+    def ask() -> str | None:
+        if case.route == "leader":
+            md = admin.call(3, 12, {"topics": [{"name": topic}],
+                                    "allow_auto_topic_creation": False})
+            leader = md["topics"][0]["partitions"][0]["leader_id"] \
+                if md["topics"][0]["partitions"] else -1
+            node = next((b for b in md["brokers"] if b["node_id"] == leader), None)
+            return None if node is None else f"{node['host']}:{node['port']}"
+        key, key_type = (group, 0) if case.route == "group" else (txn, 1)
+        c = admin.call(10, 4, {"key_type": key_type, "coordinator_keys": [key]})
+        c = c["coordinators"][0]
+        if c["error_code"] != 0:
+            return None
+        address = f"{c['host']}:{c['port']}"
+        if key_type == 0:  # the coordinator may still be loading the group's partition
+            coord = Client(address, "admin")
+            try:
+                d = coord.call(15, 5, {"groups": [group]})["groups"][0]
+            finally:
+                coord.close()
+            if d["error_code"] in NOT_READY:
+                return None
+        return address
+
+    found: dict[str, str] = {}
+    wait_for(lambda: (a := ask()) is not None and found.update(a=a) is None,
+             f"where {case.name} goes", 60)
+    return found["a"]
 
 
 @pytest.mark.parametrize("acl", ["none", "allow", "deny"])
@@ -229,13 +302,17 @@ def test_api_authorization(cluster: Cluster, case: Case, acl: str) -> None:
     cluster.create_topic(topic, 1, 3)
     if acl in ("allow", "deny"):
         _grant(cluster, case.rtype, name, case.op, PermissionType.ALLOW)
+        for rtype, op in case.also:
+            _grant(cluster, rtype, case.resource_of(rtype, topic, group, txn), op,
+                   PermissionType.ALLOW)
     if acl == "deny":
         _grant(cluster, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
                PermissionType.DENY)
     try:
-        leader = cluster.state.get_partition(topic, 0).leader
-        c = Client(cluster.bootstrap_servers, "alice", cluster.broker_ids.index(leader))
-        code = case.error(c.call(case.key, case.version, case.body(topic, group, txn)))
+        admin = Client(cluster, "admin")
+        c = Client(route(admin, case, topic, group, txn), "alice")
+        admin.close()
+        code = answer(c, case, topic, group, txn)
         c.close()
     finally:
         if acl != "none":

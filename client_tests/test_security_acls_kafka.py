@@ -24,12 +24,14 @@ from test_security_acls import (
     _names,
     _records,
     acl_cap_scenario,
+    answer,
     check,
     check_refusal_messages,
     consumer_heartbeat_subscription_scenario,
     delegation_token_codes,
     fetch_session_scenario,
     offset_fetch_scenario,
+    route,
     streams_heartbeat_scenario,
 )
 from test_security_sasl import (
@@ -95,15 +97,25 @@ def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: s
     if acl in ("allow", "deny"):
         _grant(admin, case.rtype, name, case.op, PermissionType.ALLOW)
         want += 1
+        for rtype, op in case.also:
+            _grant(admin, rtype, case.resource_of(rtype, topic, group, txn), op,
+                   PermissionType.ALLOW)
+            want += 1
     if acl == "deny":
         _grant(admin, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
                PermissionType.DENY)
         want += 1
     # ACLs reach each broker through the metadata log: wait until alice's broker has them.
     wait_for(lambda: _acl_count(admin) == want, f"{want} ACLs on broker 1")
-    alice = Client(boot, "alice", 0)
+    address = route(admin, case, topic, group, txn)
+    # ... and on the broker the request goes to
+    if address != admin.bootstrap:
+        there = Client(address, "admin")
+        wait_for(lambda: _acl_count(there) == want, f"{want} ACLs on {address}")
+        there.close()
+    alice = Client(address, "alice")
     try:
-        code = case.error(alice.call(case.key, case.version, case.body(topic, group, txn)))
+        code = answer(alice, case, topic, group, txn)
     finally:
         alice.close()
         admin.call(31, 3, {"filters": [ANY_FILTER]})

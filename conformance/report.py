@@ -1,7 +1,6 @@
 """Regenerate docs/conformance.md: how the emulator measures up against Apache Kafka.
 
-    python -m conformance.report            # runs everything (about 15 minutes)
-    python -m conformance.report --emulator-junit A.xml --kafka-junit B.xml  # reuse runs
+    python -m conformance.report            # runs everything (about 20 minutes)
 
 It runs the client tests on the emulator and on a real Kafka cluster (--target kafka),
 the schema check against Kafka's message definitions of every supported release, the
@@ -9,6 +8,10 @@ differential codec test against Kafka's classes and the response differential, a
 writes one page: each client test with its result on both targets, the figures of each
 check, and every difference we know of (DIFFERENCES below, kept by hand, plus whatever
 the response differential finds on the day).
+
+Every figure on the page comes from this one run: results of an earlier run cannot be
+fed in, and the page names the commit it ran on (and says so when the work tree had
+changes not committed).
 """
 
 from __future__ import annotations
@@ -88,6 +91,21 @@ DIFFERENCES = [
      "offset; Kafka 4.4's carry the one from before the acknowledgement or release they "
      "write. DescribeShareGroupOffsets and ReadShareGroupStateSummary report the latter "
      "on both."),
+    ("Consumer group epochs (KIP-848)",
+     "Kafka 4.4 answers a new consumer group's first member epoch 2 and a second joiner "
+     "the assignment epoch before its target is computed (the response differential's "
+     "KIP-848 case: 2, 2, then 3 once both reconciled); the emulator answers 1, 2 and 2. "
+     "Assignments, states and every other field agree; clients only echo epochs."),
+    ("Share sessions outlive their connection",
+     "Kafka 4.4 closes a share session when the connection that opened it closes and "
+     "releases the member's acquired records (delivered again, delivery count 2); the "
+     "emulator keeps the session until the member's final-epoch request or its leaving "
+     "the group, so the records stay acquired until their lock runs out. Clients that "
+     "reconnect open a new session (epoch 0) either way."),
+    ("Config documentation",
+     "DescribeConfigs with IncludeDocumentation: Kafka sends each config's documentation "
+     "text, the emulator null (Kafka's prose is not copied into the emulator's config "
+     "table, which holds facts only)."),
     ("Java tools at 4.3.1",
      "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
      "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),
@@ -175,31 +193,42 @@ def read_junit(path: Path) -> dict[str, str]:
     return out
 
 
+def commit() -> str:
+    """The commit this run is on, and whether the work tree differs from it."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    head = git("rev-parse", "--short=12", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return f"{head} (with changes not committed)" if dirty else head
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--emulator-junit", type=Path)
-    ap.add_argument("--kafka-junit", type=Path)
     ap.add_argument("--codec-per-version", type=int, default=250)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="conformance-"))
     timings = {}
-    emu_xml = args.emulator_junit or tmp / "emulator.xml"
-    kafka_xml = args.kafka_junit or tmp / "kafka.xml"
-    if args.emulator_junit is None:
-        timings["client tests on the emulator"] = run_pytest("emulator", emu_xml)
-    if args.kafka_junit is None:
-        timings[f"client tests on Kafka {DEFAULT_VERSION}"] = run_pytest("kafka", kafka_xml)
+    ran_on = commit()
+    emu_xml, kafka_xml = tmp / "emulator.xml", tmp / "kafka.xml"
+    timings["client tests on the emulator"] = run_pytest("emulator", emu_xml)
+    timings[f"client tests on Kafka {DEFAULT_VERSION}"] = run_pytest("kafka", kafka_xml)
     emu, kafka = read_junit(emu_xml), read_junit(kafka_xml)
     schema = [kafka_messages.check_release(v) for v in SUPPORTED_VERSIONS]
     codec = codec_diff.run(per_version=args.codec_per_version, seed=20261123)
+    t0 = datetime.datetime.now()
     battery = response_diff.run_battery()
-    lines = write(emu, kafka, schema, codec, battery, timings)
+    timings["response differential"] = (datetime.datetime.now() - t0).total_seconds()
+    if commit() != ran_on:
+        raise SystemExit(f"the work tree changed during the run ({ran_on} -> {commit()}): "
+                         "no page written")
+    lines = write(emu, kafka, schema, codec, battery, timings, ran_on)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 
 def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
-          battery: list, timings: dict) -> list[str]:
+          battery: list[response_diff.Outcome], timings: dict, ran_on: str) -> list[str]:
     today = datetime.date.today().isoformat()
     passed = lambda d: sum(1 for v in d.values() if v == "passed")  # noqa: E731
     own = own_kafka_results(emu)
@@ -208,9 +237,10 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
     lines = [
         "# Conformance: the emulator against Apache Kafka",
         "",
-        f"Generated by `python -m conformance.report` on {today}; Apache Kafka "
-        f"{DEFAULT_VERSION} (KRaft, one controller and three brokers, client_tests/"
-        "kafka_cluster.py). Do not edit by hand: change conformance/report.py.",
+        f"Generated by `python -m conformance.report` on {today} at commit {ran_on}, "
+        f"every figure from that one run; Apache Kafka {DEFAULT_VERSION} (KRaft, one "
+        "controller and three brokers, client_tests/kafka_cluster.py). Do not edit by "
+        "hand: change conformance/report.py.",
         "",
         "## Summary",
         "",
@@ -232,9 +262,12 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
     lines.append(f"- Codec vs Kafka {DEFAULT_VERSION}'s generated classes: {codec.total} random "
                  f"messages both ways over {sum(codec.versions.values())} message versions, "
                  f"{codec.failed} differing.")
-    differing = [(n, d) for n, d in battery if d]
-    lines.append(f"- Response differential: {len(battery)} requests sent to both, "
-                 f"{len(differing)} answered differently (below).")
+    differing = [o for o in battery if o.differences]
+    lines.append(f"- Response differential: {len(battery)} cases sent to both, "
+                 f"{sum(o.fields for o in battery):,} fields compared, {len(differing)} "
+                 f"answered differently ({sum(1 for o in differing if not o.unexplained)} "
+                 f"only in known ways), {sum(1 for o in battery if o.failed)} failed "
+                 "(below).")
     for what, secs in timings.items():
         lines.append(f"- Time: {what} {secs:.0f} s.")
     lines += ["", "## Client tests on both targets", "",
@@ -250,11 +283,14 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
         lines.append(f"- **{title}.** {text}")
     lines += ["", "## Response differential", "",
               "`python -m conformance.response_diff`: the same requests to both systems, "
-              "responses normalized (ids, hosts, ports, placement, timing and messages "
-              "removed) and compared field by field.", ""]
-    for name, diffs in battery:
-        lines.append(f"- {'**differs**' if diffs else 'same'}: {name}")
-        lines += [f"  - `{d}`" for d in diffs]
+              "every field a client can read compared; values that legitimately differ "
+              "(placement, generated ids, times) normalized by their relation to what both "
+              "agree on (conformance/response_diff.py). Fields compared per case:", ""]
+    for o in battery:
+        state = ("**fails**" if o.failed else "**differs** (known: " + str(o.known) + ")"
+                 if o.differences else "same")
+        lines.append(f"- {state}, {o.fields} fields: {o.name}")
+        lines += [f"  - `{d}`" for d in o.differences]
     lines += ["", "## Codec: messages compared per key", "",
               "| key | kind | versions | messages |", "|---|---|---|---|"]
     for (key, kind), n in sorted(codec.cases.items()):

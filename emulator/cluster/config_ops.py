@@ -105,9 +105,11 @@ def _broker_entry(state: ClusterState, broker_id: int | None, defn: ConfigDef) -
         value = None
         syn = [(k, None, src) for k, _v, src in syn]
     # A listener-prefixed key counts as read-only although it was just set at run time:
-    # Kafka 4.4 lists it so (its read-only flag knows only the plain names).
-    return ConfigEntry(key, value, source, key not in DYNAMIC_BROKER_KEYS, defn.type, syn,
-                       key in SENSITIVE_KEYS)
+    # Kafka 4.4 lists it so (its read-only flag knows only the plain names). The flag is
+    # Kafka's even for the cluster-wide keys the emulator also takes at run time
+    # (log.retention.hours, num.partitions...: read-only on Kafka 4.4, measured).
+    return ConfigEntry(key, value, source, key not in KAFKA_DYNAMIC_BROKER_KEYS, defn.type,
+                       syn, key in SENSITIVE_KEYS)
 
 
 def _cluster_default_entry(state: ClusterState, key: str) -> ConfigEntry:
@@ -163,7 +165,12 @@ def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> Confi
             syn.append((bkey, state.static_overrides[bkey], SOURCE_STATIC_BROKER))
     value = state.topic_config(t, key)
     source = syn[0][2] if syn else SOURCE_DEFAULT
-    if (not syn or syn[-1][2] != SOURCE_DEFAULT) and not defn.internal:
+    # The default is a synonym only where the broker key has one of its own: retention.ms
+    # falls back to log.retention.ms, whose default is null (the 7 days come from
+    # log.retention.hours), and Kafka 4.4 lists no default synonym for it (measured).
+    broker_def = BROKER_CONFIGS.get(bkey) if bkey else None
+    if (not syn or syn[-1][2] != SOURCE_DEFAULT) and not defn.internal and not (
+            broker_def is not None and broker_def.default is None):
         syn.append((bkey or key, defn.default, SOURCE_DEFAULT))
     return ConfigEntry(key, value, source, False, defn.type, syn)
 
@@ -173,8 +180,9 @@ def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
     """Raise Kafka's error for a resource that cannot be described or altered here."""
     if rtype == TOPIC:
         if name not in state.topics:
+            # DescribeConfigs answers it with an empty message (measured on Kafka 4.4)
             raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION,
-                             f"The topic '{name}' does not exist.")
+                             f"The topic '{name}' does not exist." if alter else "")
     elif rtype == GROUP:
         if not name:
             raise KafkaError(E.INVALID_REQUEST, "Group name must not be empty")
@@ -186,9 +194,14 @@ def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
         except ValueError as e:
             raise KafkaError(E.INVALID_REQUEST, f"Broker id must be an integer, but it is: "
                              f"{name}") from e
-        if bid not in state.brokers:
+        # A broker describes and alters only its own configs (clients send a broker
+        # resource to that broker); Kafka's two wordings, measured.
+        if bid != broker_id:
+            if alter:
+                raise KafkaError(E.INVALID_REQUEST, f"Unexpected broker id, expected "
+                                 f"{broker_id}, but received {name}")
             raise KafkaError(E.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} "
-                             f"but received {bid}")
+                             f"or empty string, but received {name}")
     else:
         raise KafkaError(E.INVALID_REQUEST, f"Unsupported resource type {rtype}")
 

@@ -125,9 +125,8 @@ def validate(config: dict[str, str], key: str, value: str) -> None:
         bounds = _bounds(syn) if syn is not None else None
         if bounds is not None:
             lo, hi = broker_value(config, bounds[0]), broker_value(config, bounds[1])
-            if not lo <= n <= hi:
-                raise ValueError(f"Invalid value {value} for configuration {key}: Value must "
-                                 f"be between {lo} and {hi} ({bounds[0]}/{bounds[1]})")
+            if not lo <= n <= hi:  # Kafka 4.4's wording (measured)
+                raise ValueError(f"{key} must be in the range {lo} to {hi} inclusive.")
     elif d.type == BOOLEAN:
         if value.lower() not in ("true", "false"):
             raise ValueError(f"Invalid value {value} for configuration {key}: Expected value "

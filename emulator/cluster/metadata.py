@@ -137,8 +137,8 @@ def validate_topic_name(name: str) -> None:
     if not LEGAL_TOPIC.match(name):
         raise KafkaError(
             E.INVALID_TOPIC_EXCEPTION,
-            f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
-            "alphanumerics, '.', '_' and '-'",
+            f"Topic name is invalid: '{name}' contains one or more characters other than "
+            "ASCII alphanumerics, '.', '_' and '-'",
         )
 
 

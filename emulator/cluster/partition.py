@@ -42,6 +42,9 @@ class ProducerEntry:
     txn_first_offset: int = -1
     # the newest batch's max timestamp (DescribeProducers' last_timestamp)
     last_timestamp: int = -1
+    # the coordinator epoch of the last transaction marker (-1 before any): the
+    # emulator's markers carry 0, as a fresh Kafka's do (DescribeProducers)
+    coordinator_epoch: int = -1
 
     @property
     def last_seq(self) -> int:
@@ -219,6 +222,7 @@ class Partition:
             entry.batches.clear()
         first = entry.txn_first_offset
         entry.txn_first_offset = -1
+        entry.coordinator_epoch = 0
         if first >= 0:
             if not commit:
                 self.aborted.append(AbortedTxn(producer_id, first, marker_offset))

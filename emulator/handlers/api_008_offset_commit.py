@@ -69,7 +69,9 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         committed = gc.commit_offsets(
             group_id, req["member_id"], req["generation_id_or_member_epoch"],
             [(name, [(p["partition_index"], p["committed_offset"],
-                      p["committed_leader_epoch"], p["committed_metadata"]) for p in parts])
+                      p["committed_leader_epoch"],
+                      # null metadata is stored as "" (Kafka's NO_METADATA; measured)
+                      p["committed_metadata"] or "") for p in parts])
              for _, name, parts in known],
             group_instance_id=req["group_instance_id"] if version >= 7 else None,
             version=version)

@@ -24,9 +24,13 @@ VERSIONS = (0, 6)
 AUTHORIZE = ()  # DESCRIBE on the group / transactional id is checked per key in the handler
 
 
-def _lookup(ctx: RequestContext, key: str, key_type: int) -> dict:
+def _lookup(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
+    # v4+ answers an empty message where all went well (measured on Kafka 4.4)
     out = {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": E.NONE,
-           "error_message": None}
+           "error_message": "" if version >= 4 else None}
+    if key_type == 2 and version < 6:  # share keys came with v6 (KIP-932)
+        out.update(error_code=E.INVALID_REQUEST, error_message="")
+        return out
     coordinator: GroupCoordinator | ShareCoordinator | TransactionCoordinator
     try:
         if key_type == 0:
@@ -57,10 +61,11 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     key_type = req["key_type"] if version >= 1 else 0
     if version >= 4:
         return {"throttle_time_ms": 0,
-                "coordinators": [_lookup(ctx, k, key_type) for k in req["coordinator_keys"]]}
-    r = _lookup(ctx, req["key"], key_type)
+                "coordinators": [_lookup(ctx, k, key_type, version)
+                                 for k in req["coordinator_keys"]]}
+    r = _lookup(ctx, req["key"], key_type, version)
     del r["key"]
     r["throttle_time_ms"] = 0
     if r["error_code"] == E.NONE:
-        r["error_message"] = None
+        r["error_message"] = "NONE"  # v1-3: the code's name (measured on Kafka 4.4)
     return r

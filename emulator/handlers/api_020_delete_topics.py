@@ -15,8 +15,8 @@ from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
 from emulator.handlers.util import after_pending, error_of
+from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
-from wire.errors import KafkaError
 
 API_KEY = 20
 VERSIONS = (1, 6)
@@ -71,6 +71,8 @@ def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps
                 r["topic_id"] = t.id
                 yield from cluster.delete_topic_steps(t.name)
         except KafkaError as e:  # a business failure; anything else is our bug
-            r["error_code"], r["error_message"] = error_of(e)
+            # Kafka's ApiError falls back on the code's own message
+            code, message = error_of(e)
+            r["error_code"], r["error_message"] = code, message or MESSAGES.get(E(code))
         out.append(r)
     return {"throttle_time_ms": 0, "responses": out}

@@ -44,7 +44,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             known.append((len(topics_out) - 1, name, t["partitions"]))
     topics = [(name, [(p["partition_index"], p["committed_offset"],
                        p["committed_leader_epoch"] if version >= 2 else -1,
-                       p["committed_metadata"]) for p in parts])
+                       p["committed_metadata"] or "") for p in parts])  # NO_METADATA
               for _, name, parts in known]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     tc = ctx.services.transactions

@@ -16,7 +16,9 @@ from wire.errors import ErrorCode as E
 API_KEY = 29
 VERSIONS = (1, 3)
 AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
-NO_AUTHORIZER = "No Authorizer is configured."
+NO_AUTHORIZER = "No Authorizer is configured."  # CreateAcls' and DeleteAcls' wording
+# DescribeAcls words it otherwise (measured: conformance/response_diff.py)
+NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
 
 
 def acl_filter(req: dict, prefix: str = "") -> AclFilter | None:
@@ -33,7 +35,7 @@ def acl_filter(req: dict, prefix: str = "") -> AclFilter | None:
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sec = ctx.services.security
     if sec is None or sec.authorizer is None:
-        return {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER,
+        return {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER_DESCRIBE,
                 "resources": []}
     f = acl_filter(req)
     problem = "Unknown code in the filter" if f is None else filter_error(f)

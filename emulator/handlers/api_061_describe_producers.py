@@ -37,10 +37,13 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict:
             out["active_producers"] = [
                 {"producer_id": pid, "producer_epoch": entry.epoch,
                  "last_sequence": entry.last_seq, "last_timestamp": entry.last_timestamp,
-                 "coordinator_epoch": -1, "current_txn_start_offset": entry.txn_first_offset}
+                 "coordinator_epoch": entry.coordinator_epoch,
+                 "current_txn_start_offset": entry.txn_first_offset}
                 for pid, entry in sorted(p.producers.items())]
             return out
-    out.update(error_code=code, error_message=MESSAGES.get(E(code)))
+    # an unknown partition is answered without a message (measured on Kafka 4.4)
+    out.update(error_code=code, error_message=None if code == E.UNKNOWN_TOPIC_OR_PARTITION
+               else MESSAGES.get(E(code)))
     return out
 
 

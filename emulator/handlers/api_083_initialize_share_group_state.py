@@ -22,4 +22,4 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         sc.initialize_state(group_id, topic_id, p["partition"], p["state_epoch"],
                             p["start_offset"])
 
-    return per_state_partition(ctx, req, apply)
+    return per_state_partition(ctx, req, apply, known_topic=True)

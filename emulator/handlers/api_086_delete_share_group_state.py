@@ -17,4 +17,4 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     def apply(sc, group_id: str, topic_id: bytes, p: dict) -> None:
         sc.delete_state(group_id, topic_id, p["partition"])
 
-    return per_state_partition(ctx, req, apply)
+    return per_state_partition(ctx, req, apply, known_topic=True)

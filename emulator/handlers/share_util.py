@@ -53,9 +53,13 @@ def acknowledge_all(ctx: RequestContext, sc, group_id: str, member_id: str,
     return out
 
 
-def per_state_partition(ctx: RequestContext, req: dict, apply) -> dict:
+def per_state_partition(ctx: RequestContext, req: dict, apply,
+                        known_topic: bool = False) -> dict:
     """The share coordinator APIs (83-87): ``apply(group, topic id, partition row)`` per
-    partition, after checking this broker is that share-partition's share coordinator."""
+    partition, after checking this broker is that share-partition's share coordinator
+    and, with ``known_topic``, that the topic exists (Kafka 4.4's Initialize, Delete and
+    ReadSummary answer UNKNOWN_TOPIC_OR_PARTITION for a topic id it does not know;
+    measured by client_tests/test_share_groups_authz_kafka.py)."""
     sc = ctx.services.share
     results = []
     for t in req["topics"]:
@@ -67,6 +71,8 @@ def per_state_partition(ctx: RequestContext, req: dict, apply) -> dict:
                     raise KafkaError(E.INVALID_REQUEST, "Group id must be set")
                 sc.check_state_coordinator(ctx.broker_id, req["group_id"], t["topic_id"],
                                            p["partition"])
+                if known_topic and t["topic_id"] not in ctx.cluster.topics_by_id:
+                    raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
                 row.update(apply(sc, req["group_id"], t["topic_id"], p) or {})
             except KafkaError as e:
                 row.update(error_code=e.code, error_message=e.message or E(e.code).name)

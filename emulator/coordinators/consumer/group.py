@@ -691,7 +691,8 @@ class ConsumerGroupOps:
                 "member_epoch": m.member_epoch, "client_id": m.client_id,
                 "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_topic_names),
-                "subscribed_topic_regex": m.subscribed_topic_regex,
+                # "" without a regex, as Kafka 4.4 describes it (measured)
+                "subscribed_topic_regex": m.subscribed_topic_regex or "",
                 "assignment": wire(m.assigned),
                 "target_assignment": wire(group.target.get(m.member_id, {})),
                 "member_type": 0 if m.classic is not None else 1,  # classic / consumer

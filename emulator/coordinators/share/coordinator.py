@@ -360,8 +360,7 @@ class ShareCoordinator(ShareGroupOps):
             return session
         session = self.sessions.get(key)
         if session is None:
-            raise KafkaError(E.SHARE_SESSION_NOT_FOUND,
-                             f"Share session for member {member_id} was not found")
+            raise KafkaError(E.SHARE_SESSION_NOT_FOUND)  # no message, as Kafka 4.4
         if epoch == FINAL_EPOCH:
             # Kafka 4.4 closes the session even when the final request lists partitions
             # without acknowledgements (nothing is fetched; no error)
@@ -382,8 +381,7 @@ class ShareCoordinator(ShareGroupOps):
                              "ShareAcknowledge cannot open a share session")
         session = self.sessions.get(key)
         if session is None:
-            raise KafkaError(E.SHARE_SESSION_NOT_FOUND,
-                             f"Share session for member {member_id} was not found")
+            raise KafkaError(E.SHARE_SESSION_NOT_FOUND)  # no message, as Kafka 4.4
         if epoch != FINAL_EPOCH:
             if epoch != session.epoch:
                 raise KafkaError(E.INVALID_SHARE_SESSION_EPOCH,
