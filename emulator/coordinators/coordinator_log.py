@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import struct
 
-from emulator.cluster.events import Appended, DomainEvent, OffsetsChanged, TxnChanged
-from emulator.cluster.partition import Partition
+from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged
 from emulator.coordinators.classic.group import ClassicGroup
-from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
+from emulator.coordinators.groups.coordinator import OffsetAndMetadata
 from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
@@ -39,16 +38,14 @@ from emulator.coordinators.transactions.coordinator import (
     PREPARE_ABORT,
     PREPARE_COMMIT,
     PREPARE_EPOCH_FENCE,
-    TXN_TOPIC,
     TxnMetadata,
 )
-from wire.records import Record, build_batch, decode_records, read_header
+from wire.records import Record
 
 # TransactionState ids as Kafka writes them (TransactionState.id)
 TXN_STATUS = {EMPTY: 0, ONGOING: 1, PREPARE_COMMIT: 2, PREPARE_ABORT: 3, COMPLETE_COMMIT: 4,
               COMPLETE_ABORT: 5, DEAD: 6, PREPARE_EPOCH_FENCE: 7}
 TXN_STATUS_NAME = {v: k for k, v in TXN_STATUS.items()}
-MAX_LONG = (1 << 63) - 1
 
 
 # ---- Kafka's record layouts -----------------------------------------------------------
@@ -151,17 +148,6 @@ class CoordinatorLog:
         state.hooks.append(self._on_event)
         state.tick_hooks.append(self.tick)
 
-    def _append(self, topic: str, key_for_partition: str, records: list[Record]) -> None:
-        t = self.state.topics.get(topic)
-        if t is None or not records:
-            return
-        index = partition_for(key_for_partition, len(t.partitions))
-        p: Partition = t.partitions[index]
-        if p.leader < 0:
-            return  # no coordinator: Kafka would answer COORDINATOR_NOT_AVAILABLE
-        self.state.append_control(p, build_batch(records, timestamp=self.state.now()))
-        self.state.emit(Appended(topic=topic, partition=index, base=-1, last=-1))
-
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         if isinstance(event, OffsetsChanged):
             group = event.group
@@ -170,12 +156,13 @@ class CoordinatorLog:
             for (topic, partition), om in event.offsets.items():
                 value = offset_value(om) if om is not None else None
                 recs.append(Record(0, now, offset_key(group, topic, partition), value))
-            self._append(OFFSETS_TOPIC, group, recs)
+            self.groups.topic.append(group, recs)
         elif isinstance(event, TxnChanged):
             txn: TxnMetadata = event.txn
             value = None if event.removed else txn_value(txn)
-            self._append(TXN_TOPIC, txn.transactional_id,
-                         [Record(0, self.state.now(), txn_key(txn.transactional_id), value)])
+            self.transactions.topic.append(
+                txn.transactional_id,
+                [Record(0, self.state.now(), txn_key(txn.transactional_id), value)])
 
     def tick(self, now: int) -> None:
         interval = int(self.state.config.get("offsets.retention.check.interval.ms") or 600000)
@@ -204,22 +191,6 @@ class CoordinatorLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def _latest_records(state, topic: str) -> list[Record]:
-    """Every record of the topic's partitions, oldest first (skips aborted/control)."""
-    t = state.topics.get(topic)
-    out: list[Record] = []
-    if t is None:
-        return out
-    for p in t.partitions:
-        if p.leader < 0:
-            continue
-        for data, *_ in p.leader_log.batches_from(-1, MAX_LONG):
-            if read_header(data).is_control:
-                continue
-            out.extend(decode_records(data))
-    return out
-
-
 def replay(state, groups, transactions) -> tuple[int, int]:
     """Rebuild committed offsets and transaction state from the internal topics.
 
@@ -228,7 +199,7 @@ def replay(state, groups, transactions) -> tuple[int, int]:
     their remaining markers; an Ongoing one is aborted with a bumped epoch.
     """
     offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata | None]] = {}
-    for r in _latest_records(state, OFFSETS_TOPIC):
+    for r in groups.topic.records():
         k = parse_offset_key(r.key or b"\0\2")
         if k is None:
             continue
@@ -246,7 +217,7 @@ def replay(state, groups, transactions) -> tuple[int, int]:
                 groups.groups[group] = ClassicGroup(group, state.now())
                 groups.group_created(groups.groups[group])
     txns: dict[str, TxnMetadata | None] = {}
-    for r in _latest_records(state, TXN_TOPIC):
+    for r in transactions.topic.records():
         if r.key is None:
             continue
         tid, _ = _read_str(r.key, 2)

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from emulator.cluster.group_configs import group_value
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.consumer.topic_regex import compile_topic_regex
+from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -56,8 +58,8 @@ MEMBER_TRANSITIONS = TransitionTable("consumer group member", {
     UNREVOKED: _MEMBER_STATES,  # must first give up partitions it still owns
     UNRELEASED: _MEMBER_STATES,  # assigned partitions other members still hold
 }, E.UNKNOWN_SERVER_ERROR)
-LEAVE_EPOCH = -1
-STATIC_LEAVE_EPOCH = -2
+# How a static member's FENCED_INSTANCE_ID names the member holding its instance id.
+FENCED = "is not the member {}."
 ASSIGNORS = ("uniform", "range")
 
 
@@ -454,8 +456,7 @@ class ConsumerGroupOps:
             m = group.members.get(member_id)
             if m is None:
                 if epoch != 0:
-                    raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member "
-                                     f"of group {group.group_id}.")
+                    raise membership.unknown_member(group.group_id, member_id)
                 return ConsumerMember(member_id), True
             if epoch == 0:
                 self._remove_consumer_member(group, m)  # it starts over
@@ -470,43 +471,22 @@ class ConsumerGroupOps:
             if existing is None:
                 return ConsumerMember(member_id), True
             if existing.member_epoch != STATIC_LEAVE_EPOCH and existing.member_id != member_id:
-                raise KafkaError(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with "
-                                 f"instance id {instance_id} cannot join the group because the "
-                                 f"instance id is owned by {existing.member_id} member.")
+                raise membership.unreleased_instance(member_id, instance_id, existing.member_id)
             # The static member comes back: it takes over the old member's assignment.
-            del group.members[existing.member_id]
-            existing.member_id = member_id
-            existing.member_epoch = existing.previous_member_epoch = 0
+            membership.replace_static(group, existing, member_id, instance_id)
             existing.transition(STABLE_MEMBER)
             existing.pending_revocation = {}
             existing.partition_epochs.clear()
             existing.sync_partition_epochs()
-            if existing_id in group.target:
-                group.target[member_id] = group.target.pop(existing_id)
-            group.members[member_id] = existing
-            group.static_members[instance_id] = member_id
             return existing, False
-        if existing is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance "
-                             f"id {instance_id} is not the member {existing.member_id}.")
-        self._check_member_epoch(existing, epoch, owned)
-        return existing, False
+        m = membership.static_member(group, member_id, instance_id, FENCED)
+        self._check_member_epoch(m, epoch, owned)
+        return m, False
 
     @staticmethod
     def _check_member_epoch(m: ConsumerMember, epoch: int, owned: Assignment | None) -> None:
-        if epoch > m.member_epoch:
-            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a greater "
-                             f"member epoch ({epoch}) than the one known by the group "
-                             f"coordinator ({m.member_epoch}). The member must abandon all its "
-                             "partitions and rejoin.")
-        if epoch < m.member_epoch and (epoch != m.previous_member_epoch
-                                       or not _is_subset(owned, m.assigned)):
-            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The consumer group member has a smaller "
-                             f"member epoch ({epoch}) than the one known by the group "
-                             f"coordinator ({m.member_epoch}). The member must abandon all its "
-                             "partitions and rejoin.")
+        if epoch != m.member_epoch:
+            membership.check_member_epoch("consumer", m, epoch, _is_subset(owned, m.assigned))
 
     def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
         """The subscribed topics' ids and partition counts. Named topics are looked up,
@@ -592,7 +572,7 @@ class ConsumerGroupOps:
                 adding[tid] = free
         if revoking and _owns_any(owned, revoking):
             m.transition(UNREVOKED)
-            self._set_epoch(m, epoch)
+            membership.set_epoch(m, epoch)
             m.assigned = assigned
             m.pending_revocation = revoking
             m.revocation_deadline = now + m.rebalance_timeout_ms
@@ -601,51 +581,30 @@ class ConsumerGroupOps:
         for tid, ps in adding.items():
             assigned.setdefault(tid, set()).update(ps)
         m.transition(UNRELEASED if unreleased else STABLE_MEMBER)
-        self._set_epoch(m, group.assignment_epoch)
+        membership.set_epoch(m, group.assignment_epoch)
         m.assigned = assigned
         m.pending_revocation = {}
         m.revocation_deadline = None
         m.sync_partition_epochs()
 
-    @staticmethod
-    def _set_epoch(m: ConsumerMember, epoch: int) -> None:
-        if epoch != m.member_epoch:
-            m.previous_member_epoch = m.member_epoch
-            m.member_epoch = epoch
-
     def _consumer_leave(self, group_id: str, member_id: str, epoch: int,
                         instance_id: str | None) -> dict:
         group = self._consumer_group(group_id, False)
-        if instance_id is None:
-            m = group.members.get(member_id)
-            if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
-                                 f"group {group_id}.")
-        else:
-            mid = group.static_members.get(instance_id)
-            m = group.members.get(mid) if mid is not None else None
-            if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if m.member_id != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with "
-                                 f"instance id {instance_id} is not the member {m.member_id}.")
-            if epoch == STATIC_LEAVE_EPOCH:
-                # A static member leaving for a while keeps its partitions until its
-                # session expires or it comes back.
-                m.member_epoch = STATIC_LEAVE_EPOCH
-                m.pending_revocation = {}
-                return {"error_code": E.NONE, "member_id": member_id,
-                        "member_epoch": STATIC_LEAVE_EPOCH, "heartbeat_interval_ms": 0,
-                        "assignment": None}
+        m = membership.leaving_member(group, member_id, instance_id, FENCED)
+        if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
+            # A static member leaving for a while keeps its partitions until its
+            # session expires or it comes back.
+            m.member_epoch = STATIC_LEAVE_EPOCH
+            m.pending_revocation = {}
+            return {"error_code": E.NONE, "member_id": member_id,
+                    "member_epoch": STATIC_LEAVE_EPOCH, "heartbeat_interval_ms": 0,
+                    "assignment": None}
         self._fence_consumer_member(group, m)
         return {"error_code": E.NONE, "member_id": member_id, "member_epoch": epoch,
                 "heartbeat_interval_ms": 0, "assignment": None}
 
     def _remove_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
-        group.members.pop(m.member_id, None)
-        group.target.pop(m.member_id, None)
-        if m.instance_id is not None and group.static_members.get(m.instance_id) == m.member_id:
-            del group.static_members[m.instance_id]
+        membership.remove(group, m)
 
     def _fence_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
         """Remove a member, release its partitions and bump the group epoch; the group

@@ -54,27 +54,13 @@ from emulator.coordinators.classic.group import (
 from emulator.coordinators.consumer.group import ConsumerGroup, ConsumerGroupOps, consumer_due
 from emulator.coordinators.consumer.migration import GroupMigrationOps
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.streams.group import StreamsGroup, StreamsGroupOps, streams_due
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
-
-
-def java_hash(s: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def partition_for(key: str, partitions: int) -> int:
-    """Kafka's Utils.abs(key.hashCode()) % partitions."""
-    h = java_hash(key)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 def group_key(group_id: str) -> tuple[str, str]:
@@ -112,6 +98,11 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
 
     def __init__(self, state) -> None:
         self.state = state
+        self.topic = InternalTopic(
+            state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
+            lambda: self.cfg("offsets.topic.replication.factor", 3),
+            lambda: {"cleanup.policy": "compact", "compression.type": "producer",
+                     "segment.bytes": "104857600"})
         self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
         # When each group's next timer is due (docs/architecture.md): a tick visits only those.
         self.timers = Deadlines()
@@ -162,62 +153,29 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
 
     def group_created(self, group) -> None:
-        group.loaded_epoch = self._partition_epoch(group.group_id)
+        group.loaded_epoch = self.topic.epoch(group.group_id)
 
-    # ---- placement ------------------------------------------------------------------
+    # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------
     def num_partitions(self) -> int:
-        t = self.state.topics.get(OFFSETS_TOPIC)
-        return len(t.partitions) if t is not None else self.cfg("offsets.topic.num.partitions", 50)
+        return self.topic.num_partitions()
 
     def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self.num_partitions())
+        return self.topic.partition_for(group_id)
 
     def ensure_offsets_topic(self) -> None:
-        if OFFSETS_TOPIC in self.state.topics:
-            return
-        rf = self.cfg("offsets.topic.replication.factor", 3)
-        try:
-            self.state.create_topic(OFFSETS_TOPIC, self.cfg("offsets.topic.num.partitions", 50),
-                                    rf, configs={"cleanup.policy": "compact",
-                                                 "compression.type": "producer",
-                                                 "segment.bytes": "104857600"})
-        except KafkaError as e:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
-                             f"The coordinator is not available: {e.message}") from e
+        self.topic.ensure()
 
     def coordinator_for(self, group_id: str, create: bool = True) -> int:
         """The broker id coordinating ``group_id``; raises COORDINATOR_NOT_AVAILABLE."""
-        if create:
-            self.ensure_offsets_topic()
-        t = self.state.topics.get(OFFSETS_TOPIC)
-        if t is None:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        leader = t.partitions[self.partition_for(group_id)].leader
-        if leader < 0 or not self.state.is_alive(leader):
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        return leader
+        return self.topic.coordinator_for(group_id, create)
 
     def check_coordinator(self, broker_id: int, group_id: str) -> None:
         """Raise NOT_COORDINATOR unless ``broker_id`` coordinates ``group_id``."""
-        if OFFSETS_TOPIC not in self.state.topics:
-            raise KafkaError(E.NOT_COORDINATOR)
-        if self.coordinator_for(group_id, create=False) != broker_id:
-            raise KafkaError(E.NOT_COORDINATOR)
+        self.topic.check(broker_id, group_id)
 
     def coordinator_error(self, broker_id: int, group_id: str) -> int:
         """The error code of ``check_coordinator`` (0 when this broker coordinates)."""
-        try:
-            self.check_coordinator(broker_id, group_id)
-        except KafkaError as e:
-            return e.code
-        return E.NONE
-
-    def _partition_epoch(self, group_id: str) -> tuple[int, int] | None:
-        t = self.state.topics.get(OFFSETS_TOPIC)
-        if t is None:
-            return None
-        p = t.partitions[self.partition_for(group_id)]
-        return p.leader, p.leader_epoch
+        return self.topic.error(broker_id, group_id)
 
     # ---- time -------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
@@ -273,9 +231,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         """A __consumer_offsets partition changed leader or epoch (or the topic came or
         went): reload the groups whose coordinator moved. Compares the topic's leaders
         and epochs, so a tick without a move costs that topic's partitions, not groups."""
-        t = self.state.topics.get(OFFSETS_TOPIC)
-        epochs = None if t is None else (
-            id(t), tuple((p.leader, p.leader_epoch) for p in t.partitions))
+        epochs = self.topic.epochs()
         if self._epochs_seen and epochs == self._coordinator_epochs:
             return False
         self._coordinator_epochs, self._epochs_seen = epochs, True
@@ -290,7 +246,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
 
     def _maybe_reload(self, group, now: int) -> bool:
         """The coordinator moved: answer parked requests NOT_COORDINATOR, restart sessions."""
-        epoch = self._partition_epoch(group.group_id)
+        epoch = self.topic.epoch(group.group_id)
         if epoch == group.loaded_epoch:
             return False
         group.loaded_epoch = epoch

@@ -56,8 +56,9 @@ from emulator.cluster.group_configs import (
     parse_duration_ms,
     validate,
 )
-from emulator.coordinators.groups.coordinator import group_key, partition_for
+from emulator.coordinators.groups.coordinator import group_key
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroupOps
 from emulator.coordinators.share.partition import Acquired, SharePartition
 from wire.errors import ErrorCode as E
@@ -107,6 +108,10 @@ class ShareCoordinator(ShareGroupOps):
 
     def __init__(self, state, groups) -> None:
         self.state = state
+        self.topic = InternalTopic(
+            state, SHARE_STATE_TOPIC,
+            lambda: self.cfg("share.coordinator.state.topic.num.partitions"),
+            self._state_topic_rf, self._state_topic_configs)
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
@@ -568,42 +573,31 @@ class ShareCoordinator(ShareGroupOps):
         return g is not None and g.state != DEAD
 
     # ---- the share coordinator (83-87) ----------------------------------------------------
+    def _state_topic_configs(self) -> dict[str, str]:
+        # ShareCoordinatorService.shareGroupStateTopicConfigs (4.4): records are pruned by
+        # the coordinator, not by time
+        return {"cleanup.policy": "delete", "compression.type": "producer",
+                "segment.bytes": str(self.cfg("share.coordinator.state.topic.segment.bytes",
+                                              104857600)),
+                "min.insync.replicas": str(min(2, self._state_topic_rf())), "retention.ms": "-1"}
+
+    def _state_topic_rf(self) -> int:
+        return min(self.cfg("share.coordinator.state.topic.replication.factor"),
+                   max(1, len(self.state.alive_brokers())))
+
     def ensure_state_topic(self) -> None:
-        if SHARE_STATE_TOPIC in self.state.topics:
-            return
-        rf = min(self.cfg("share.coordinator.state.topic.replication.factor"),
-                 max(1, len(self.state.alive_brokers())))
-        try:
-            self.state.create_topic(
-                SHARE_STATE_TOPIC, self.cfg("share.coordinator.state.topic.num.partitions"), rf,
-                # ShareCoordinatorService.shareGroupStateTopicConfigs (4.4): records are
-                # pruned by the coordinator, not by time
-                configs={"cleanup.policy": "delete", "compression.type": "producer",
-                         "segment.bytes": str(self.cfg(
-                             "share.coordinator.state.topic.segment.bytes", 104857600)),
-                         "min.insync.replicas": str(min(2, rf)), "retention.ms": "-1"})
-        except KafkaError as e:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
-                             f"The coordinator is not available: {e.message}") from e
+        self.topic.ensure()
 
     def coordinator_for(self, key: str, create: bool = True) -> int:
         """The share coordinator for a "group:topicId:partition" key (FindCoordinator 2)."""
         parts = key.rsplit(":", 2)
         if len(parts) != 3 or not parts[0] or not parts[2].lstrip("-").isdigit():
             raise KafkaError(E.INVALID_REQUEST, f"Invalid share coordinator key {key}")
-        if create:
-            self.ensure_state_topic()
-        t = self.state.topics.get(SHARE_STATE_TOPIC)
-        if t is None:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        leader = t.partitions[partition_for(key, len(t.partitions))].leader
-        if leader < 0 or not self.state.is_alive(leader):
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        return leader
+        return self.topic.coordinator_for(key, create)
 
     def check_state_coordinator(self, broker_id: int, group_id: str, topic_id: bytes,
                                 index: int) -> None:
-        if SHARE_STATE_TOPIC not in self.state.topics:
+        if not self.topic.exists():
             raise KafkaError(E.NOT_COORDINATOR)
         key = f"{group_id}:{kafka_uuid(topic_id)}:{index}"
         if self.coordinator_for(key, create=False) != broker_id:

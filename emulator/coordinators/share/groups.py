@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.members import JOIN_EPOCH, LEAVE_EPOCH
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -45,7 +47,6 @@ if TYPE_CHECKING:
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
 
 EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
-JOIN_EPOCH, LEAVE_EPOCH = 0, -1
 ASSIGNOR = "simple"
 PROTOCOL_TYPE = "share"
 
@@ -181,8 +182,7 @@ class ShareGroupOps:
         member = group.members.get(member_id)
         action = MEMBER_EPOCH_RULES[(kind, member is not None)]
         if action == "unknown_member":
-            raise KafkaError(E.UNKNOWN_MEMBER_ID,
-                             f"Member {member_id} is not a member of group {group_id}.")
+            raise membership.unknown_member(group_id, member_id)
         if action == "leave":
             self.remove_member(group, member_id)
             return {"error_code": E.NONE, "member_id": member_id, "member_epoch": LEAVE_EPOCH,

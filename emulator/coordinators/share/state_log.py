@@ -37,12 +37,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from emulator.cluster.events import Appended, DomainEvent, ShareStateChanged
-from emulator.coordinators.groups.coordinator import partition_for
+from emulator.cluster.events import DomainEvent, ShareStateChanged
 from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, kafka_uuid
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.partition import SharePartition
-from wire.records import Record, build_batch, decode_records, read_header
+from wire.records import Record
 from wire.share_state_records import (
     SNAPSHOT,
     UPDATE,
@@ -52,7 +51,6 @@ from wire.share_state_records import (
     encode_value,
 )
 
-MAX_LONG = (1 << 63) - 1
 Key = tuple[str, bytes, int]  # group id, topic id, partition
 OffsetStates = dict[int, tuple[int, int]]  # offset -> (delivery state, delivery count)
 
@@ -150,38 +148,16 @@ class ShareStateLog:
                                   encode_value(UPDATE, value))])
 
     def _append(self, key: Key, records: list[Record]) -> None:
-        t = self.state.topics.get(SHARE_STATE_TOPIC)
-        if t is None:
-            return  # no share coordinator yet: nothing was initialized through it
-        index = partition_for(f"{key[0]}:{kafka_uuid(key[1])}:{key[2]}", len(t.partitions))
-        p = t.partitions[index]
-        if p.leader < 0:
-            return  # no coordinator: Kafka would answer COORDINATOR_NOT_AVAILABLE
-        self.state.append_control(p, build_batch(records, timestamp=self.state.now()))
-        self.state.emit(Appended(topic=SHARE_STATE_TOPIC, partition=index, base=-1, last=-1))
+        self.share.topic.append(f"{key[0]}:{kafka_uuid(key[1])}:{key[2]}", records)
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def _records(state) -> list[Record]:
-    t = state.topics.get(SHARE_STATE_TOPIC)
-    out: list[Record] = []
-    if t is None:
-        return out
-    for p in t.partitions:
-        if p.leader < 0:
-            continue
-        for data, *_ in p.leader_log.batches_from(-1, MAX_LONG):
-            if not read_header(data).is_control:
-                out.extend(decode_records(data))
-    return out
-
-
 def replay(state, share, log: ShareStateLog) -> tuple[int, int]:
     """Rebuild share-partitions from ``__share_group_state``; returns (loaded, unreadable
     records skipped)."""
     loaded: dict[Key, Persisted] = {}
     skipped = 0
-    for r in _records(state):
+    for r in share.topic.records():
         if r.key is None:
             continue
         try:

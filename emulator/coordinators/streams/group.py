@@ -39,13 +39,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
+from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from emulator.coordinators.streams import assignment as sa
 from emulator.coordinators.streams import topology as st
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
-LEAVE_EPOCH = -1
-STATIC_LEAVE_EPOCH = -2
+# How a static member's FENCED_INSTANCE_ID names the member holding its instance id.
+FENCED = "was fenced by member {}."
 
 # group.streams.* broker defaults that are not per-group configs (Kafka 4.4's
 # GroupCoordinatorConfig).
@@ -351,8 +353,7 @@ class StreamsGroupOps:
             m = group.members.get(member_id)
             if m is None:
                 if not joining:
-                    raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member "
-                                     f"of group {group.group_id}.")
+                    raise membership.unknown_member(group.group_id, member_id)
                 return StreamsMember(member_id), True
             _check_epoch(m, epoch, owned)
             return m, False
@@ -363,25 +364,13 @@ class StreamsGroupOps:
                 m = group.members.get(member_id)
                 return (m, False) if m is not None else (StreamsMember(member_id), True)
             if old.member_epoch != STATIC_LEAVE_EPOCH:
-                raise KafkaError(E.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with "
-                                 f"instance id {instance_id} cannot join the group because the "
-                                 f"instance id is owned by {old.member_id} member.")
+                raise membership.unreleased_instance(member_id, instance_id, old.member_id)
             # The static member comes back under a new member id with its tasks.
-            del group.members[old.member_id]
-            old.member_id = member_id
-            old.member_epoch, old.previous_member_epoch = 0, 0
-            if old_id in group.target:
-                group.target[member_id] = group.target.pop(old_id)
-            group.members[member_id] = old
-            group.static_members[instance_id] = member_id
+            membership.replace_static(group, old, member_id, instance_id)
             return old, False
-        if old is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if old.member_id != member_id:
-            raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                             f"{instance_id} was fenced by member {old.member_id}.")
-        _check_epoch(old, epoch, owned)
-        return old, False
+        m = membership.static_member(group, member_id, instance_id, FENCED)
+        _check_epoch(m, epoch, owned)
+        return m, False
 
     @staticmethod
     def _maybe_update_topology(group: StreamsGroup, wire: dict | None) -> st.StreamsTopology:
@@ -496,32 +485,17 @@ class StreamsGroupOps:
             group.shutdown_requested_by = member_id
         out = _error(E.NONE, None)
         out.update(member_id=member_id, member_epoch=epoch, status=[])
-        if instance_id is None:
-            m = group.members.get(member_id)
-            if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
-                                 f"group {gid}.")
-        else:
-            mid = group.static_members.get(instance_id)
-            m = group.members.get(mid) if mid is not None else None
-            if m is None:
-                raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if m.member_id != member_id:
-                raise KafkaError(E.FENCED_INSTANCE_ID, f"Static member {member_id} with "
-                                 f"instance id {instance_id} was fenced by member {m.member_id}.")
-            if epoch == STATIC_LEAVE_EPOCH:
-                m.member_epoch = STATIC_LEAVE_EPOCH
-                m.pending_revocation = sa.Tasks()
-                return out
+        m = membership.leaving_member(group, member_id, instance_id, FENCED)
+        if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
+            m.member_epoch = STATIC_LEAVE_EPOCH
+            m.pending_revocation = sa.Tasks()
+            return out
         self._fence_streams_member(group, m)
         return out
 
     def _fence_streams_member(self, group: StreamsGroup, m: StreamsMember) -> None:
         """Remove a member, free its tasks and bump the group epoch (a new assignment)."""
-        group.members.pop(m.member_id, None)
-        group.target.pop(m.member_id, None)
-        if m.instance_id is not None and group.static_members.get(m.instance_id) == m.member_id:
-            del group.static_members[m.instance_id]
+        membership.remove(group, m)
         if m.user_endpoint is not None:
             group.endpoint_information_epoch += 1
         group.group_epoch += 1
@@ -698,22 +672,12 @@ def _validate(req: dict) -> None:
 
 def _check_epoch(m: StreamsMember, epoch: int, owned: sa.Tasks | None) -> None:
     """Kafka's throwIfStreamsGroupMemberEpochIsInvalid."""
-    if epoch == 0:
+    if epoch == 0 or epoch == m.member_epoch:
         return
-    if epoch > m.member_epoch:
-        raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The streams group member has a greater member "
-                         f"epoch ({epoch}) than the one known by the group coordinator "
-                         f"({m.member_epoch}). The member must abandon all its partitions and "
-                         "rejoin.")
-    if epoch < m.member_epoch:
-        subset = owned is not None and owned.active_set() <= m.assigned.active_set() \
-            and owned.standby_set() <= m.assigned.standby_set() \
-            and owned.warmup_set() <= m.assigned.warmup_set()
-        if epoch != m.previous_member_epoch or not subset:
-            raise KafkaError(E.FENCED_MEMBER_EPOCH, f"The streams group member has a smaller "
-                             f"member epoch ({epoch}) than the one known by the group "
-                             f"coordinator ({m.member_epoch}). The member must abandon all its "
-                             "partitions and rejoin.")
+    subset = owned is not None and owned.active_set() <= m.assigned.active_set() \
+        and owned.standby_set() <= m.assigned.standby_set() \
+        and owned.warmup_set() <= m.assigned.warmup_set()
+    membership.check_member_epoch("streams", m, epoch, subset)
 
 
 def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict] | None) -> None:

@@ -50,8 +50,9 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
-from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, partition_for
+from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC
 from emulator.coordinators.runtime.deadlines import Deadlines
+from emulator.coordinators.runtime.placement import InternalTopic
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import InvalidRecordError, control_batch, read_header
@@ -117,6 +118,11 @@ class TransactionCoordinator:
 
     def __init__(self, state, groups=None) -> None:
         self.state = state
+        self.topic = InternalTopic(
+            state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
+            lambda: self.cfg("transaction.state.log.replication.factor", 3),
+            lambda: {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                     "segment.bytes": "104857600"})
         self.groups = groups
         self.txns: dict[str, TxnMetadata] = {}
         self.next_producer_id = 0
@@ -172,38 +178,17 @@ class TransactionCoordinator:
         self.next_producer_id += 1
         return pid
 
-    # ---- placement --------------------------------------------------------------------
+    # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------
     def ensure_txn_topic(self) -> None:
-        if TXN_TOPIC in self.state.topics:
-            return
-        try:
-            self.state.create_topic(
-                TXN_TOPIC, self.cfg("transaction.state.log.num.partitions", 50),
-                self.cfg("transaction.state.log.replication.factor", 3),
-                configs={"cleanup.policy": "compact", "compression.type": "uncompressed",
-                         "segment.bytes": "104857600"})
-        except KafkaError as e:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE,
-                             f"The coordinator is not available: {e.message}") from e
+        self.topic.ensure()
 
     def coordinator_for(self, transactional_id: str, create: bool = True) -> int:
-        if create:
-            self.ensure_txn_topic()
-        t = self.state.topics.get(TXN_TOPIC)
-        if t is None:
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        leader = t.partitions[partition_for(transactional_id, len(t.partitions))].leader
-        if leader < 0 or not self.state.is_alive(leader):
-            raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        return leader
+        return self.topic.coordinator_for(transactional_id, create)
 
     def check_coordinator(self, broker_id: int | None, transactional_id: str) -> None:
-        if broker_id is None:
-            return
-        if TXN_TOPIC not in self.state.topics:
-            raise KafkaError(E.NOT_COORDINATOR)
-        if self.coordinator_for(transactional_id, create=False) != broker_id:
-            raise KafkaError(E.NOT_COORDINATOR)
+        """NOT_COORDINATOR unless ``broker_id`` (None: an in-process caller) coordinates."""
+        if broker_id is not None:
+            self.topic.check(broker_id, transactional_id)
 
     # ---- InitProducerId -----------------------------------------------------------------
     def init_producer_id(self, transactional_id: str | None, timeout_ms: int,
