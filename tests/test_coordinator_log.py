@@ -13,11 +13,8 @@ from emulator.coordinators.coordinator_log import (
     parse_offset_value,
     replay,
 )
-from emulator.coordinators.groups.coordinator import (
-    OFFSETS_TOPIC,
-    GroupCoordinator,
-    OffsetAndMetadata,
-)
+from emulator.coordinators.groups.base import OFFSETS_TOPIC, OffsetAndMetadata
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from wire.errors import ErrorCode as E
 from wire.records import decode_records

@@ -15,7 +15,8 @@ from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.classic.group import Future
-from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC, GroupCoordinator
+from emulator.coordinators.groups.base import OFFSETS_TOPIC
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.placement import java_hash, partition_for
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError

@@ -28,7 +28,7 @@ import struct
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged
 from emulator.coordinators.classic.group import ClassicGroup
-from emulator.coordinators.groups.coordinator import OffsetAndMetadata
+from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,

@@ -11,7 +11,7 @@ in emulator.coordinators.classic.group.
 from __future__ import annotations
 
 from emulator.coordinators.classic.group import join_error
-from emulator.coordinators.groups.coordinator import group_key
+from emulator.coordinators.groups.base import group_key
 from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E

@@ -8,7 +8,7 @@ starts another rebalance (REBALANCE_IN_PROGRESS). v5 checks protocol type and na
 from __future__ import annotations
 
 from emulator.coordinators.classic.group import sync_error
-from emulator.coordinators.groups.coordinator import group_key
+from emulator.coordinators.groups.base import group_key
 from emulator.handlers.authz import RT, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from wire.errors import ErrorCode as E

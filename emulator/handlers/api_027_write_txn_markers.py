@@ -14,7 +14,7 @@ version, which changes nothing in how a marker is written.
 
 from __future__ import annotations
 
-from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC
+from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E

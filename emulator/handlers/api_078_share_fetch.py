@@ -25,7 +25,7 @@ be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be
 from __future__ import annotations
 
 from emulator.cluster.metadata import ChangeKey
-from emulator.coordinators.groups.coordinator import group_key
+from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.share.coordinator import NoShareState
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext

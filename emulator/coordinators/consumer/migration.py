@@ -57,6 +57,7 @@ from emulator.coordinators.consumer.group import (
     ConsumerGroup,
     ConsumerMember,
 )
+from emulator.coordinators.groups.base import GroupsBase
 from wire.consumer_protocol import (
     ConsumerProtocolError,
     decode_assignment,
@@ -71,8 +72,8 @@ UPGRADE_POLICIES = ("upgrade", "bidirectional")
 DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
 
 
-class GroupMigrationOps:
-    """Conversions and classic members inside consumer groups; mixed into GroupCoordinator.
+class GroupMigration:
+    """Conversions and classic members inside consumer groups; a part of GroupCoordinator.
 
     Uses the coordinator's ``groups``, ``state``, ``now()``, ``cfg()``,
     ``new_member_uuid()``, ``mark_changed()`` and the consumer group operations
@@ -80,7 +81,10 @@ class GroupMigrationOps:
     ``_remove_consumer_member``).
     """
 
-    groups: dict
+    def __init__(self, gc: GroupsBase) -> None:
+        self.gc = gc  # the group coordinator: its other protocols, placement, timers
+        self.state = gc.state
+        self.groups = gc.groups
 
     # ---- policy ----------------------------------------------------------------------
     def migration_policy(self) -> str:
@@ -108,14 +112,14 @@ class GroupMigrationOps:
             return None
         if not group.uses_consumer_protocol():
             return None
-        if len(group.members) > self.cfg("group.consumer.max.size", 0x7FFFFFFF):
+        if len(group.members) > self.gc.cfg("group.consumer.max.size", 0x7FFFFFFF):
             return None
         for m in group.members.values():
             group.complete_join(m, join_error(E.REBALANCE_IN_PROGRESS, m.member_id))
             group.complete_sync(m, sync_error(E.REBALANCE_IN_PROGRESS))
         gen = group.generation_id
         new = ConsumerGroup(group.group_id, group_epoch=gen, assignment_epoch=gen)
-        now = self.now()
+        now = self.gc.now()
         for m in group.members.values():
             try:
                 assigned = self._topic_ids(decode_assignment(m.assignment))
@@ -139,7 +143,7 @@ class GroupMigrationOps:
             if cm.instance_id is not None:
                 new.static_members[cm.instance_id] = cm.member_id
             new.target[cm.member_id] = {t: set(ps) for t, ps in assigned.items()}
-        new.subscription_metadata = self._subscription_metadata(new)
+        new.subscription_metadata = self.gc.consumer._subscription_metadata(new)
         new.loaded_epoch = group.loaded_epoch
         self.groups[group.group_id] = new
         return new
@@ -154,13 +158,13 @@ class GroupMigrationOps:
             return False
         if self.migration_policy() not in DOWNGRADE_POLICIES:
             return False
-        return len(others) <= self.cfg("group.max.size", 0x7FFFFFFF)
+        return len(others) <= self.gc.cfg("group.max.size", 0x7FFFFFFF)
 
     def convert_to_classic(self, group: ConsumerGroup, leaving: ConsumerMember | None,
                            rebalance: bool = True) -> ClassicGroup:
         """ClassicGroup.fromConsumerGroup, then (a member left) a rebalance so the members
         rejoin."""
-        now = self.now()
+        now = self.gc.now()
         classic = ClassicGroup(group.group_id, now, state=STABLE, protocol_type="consumer",
                                generation_id=group.group_epoch)
         for m in group.members.values():
@@ -183,7 +187,7 @@ class GroupMigrationOps:
         classic.loaded_epoch = group.loaded_epoch
         self.groups[group.group_id] = classic
         if rebalance:
-            self._prepare_rebalance(classic)
+            self.gc.classic._prepare_rebalance(classic)
         return classic
 
     # ---- classic members inside a consumer group ------------------------------------
@@ -235,9 +239,9 @@ class GroupMigrationOps:
         """classicGroupJoinToConsumerGroup: answered at once, never parked."""
         unknown = member_id == ""
         if unknown:
-            member_id = self.new_member_uuid()
+            member_id = self.gc.new_member_uuid()
         if (member_id not in group.members
-                and len(group.members) >= self.cfg("group.consumer.max.size", 0x7FFFFFFF)):
+                and len(group.members) >= self.gc.cfg("group.consumer.max.size", 0x7FFFFFFF)):
             return join_error(E.GROUP_MAX_SIZE_REACHED, member_id)
         if not self._supports_classic_protocols(group, protocol_type,
                                                 [n for n, _ in protocols]):
@@ -256,7 +260,7 @@ class GroupMigrationOps:
                      and all(m.classic is not None for m in group.members.values()
                              if m is not replaced)
                      and self.migration_policy() in DOWNGRADE_POLICIES
-                     and len(group.members) <= self.cfg("group.max.size", 0x7FFFFFFF))
+                     and len(group.members) <= self.gc.cfg("group.max.size", 0x7FFFFFFF))
         member, is_new = self._classic_member_for_join(group, member_id, instance_id, unknown)
         before = list(member.subscribed_topic_names)
         if sub.rack_id is not None:
@@ -270,16 +274,16 @@ class GroupMigrationOps:
             if member.instance_id is not None:
                 group.static_members[member.instance_id] = member.member_id
         bump = is_new or before != member.subscribed_topic_names
-        metadata = self._subscription_metadata(group)
+        metadata = self.gc.consumer._subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             bump = True
         if bump:
             group.group_epoch += 1
         if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group)
-        now = self.now()
-        self._reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
+            self.gc.consumer._update_target_assignment(group)
+        now = self.gc.now()
+        self.gc.consumer._reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
         member.join_deadline = None
         member.hb_deadline = now + session_ms
         member.sync_deadline = now + rebalance_ms
@@ -287,7 +291,7 @@ class GroupMigrationOps:
             # the group turns classic, Stable, the joiner with the replaced member's
             # assignment; no rebalance (it took the place of a member that was there)
             self.convert_to_classic(group, None, rebalance=False)
-        self.mark_changed()
+        self.gc.mark_changed()
         return {"error_code": E.NONE, "member_id": member.member_id,
                 "generation_id": member.member_epoch, "protocol_type": "consumer",
                 "protocol_name": member.classic.protocol_name, "leader": "",
@@ -313,7 +317,7 @@ class GroupMigrationOps:
             return ConsumerMember(member_id, instance_id=instance_id), True
         # A static member comes back with a new member id: it replaces the old one.
         target = group.target.get(existing.member_id)
-        self._remove_consumer_member(group, existing)
+        self.gc.consumer._remove_consumer_member(group, existing)
         existing.member_id = member_id
         existing.member_epoch = existing.previous_member_epoch = 0
         existing.partition_epochs.clear()
@@ -340,7 +344,7 @@ class GroupMigrationOps:
                              f"{protocol_name} from member {m.member_id} request is not "
                              f"equal to the protocol name {m.classic.protocol_name} "
                              "returned in the join response.")
-        now = self.now()
+        now = self.gc.now()
         if group.group_epoch > m.member_epoch and m.state != UNREVOKED:
             if m.join_deadline is None:
                 m.join_deadline = now + m.rebalance_timeout_ms
@@ -363,7 +367,7 @@ class GroupMigrationOps:
         m = self._classic_member(group, member_id, instance_id)
         self._check_generation(m, generation_id)
         assert m.classic is not None
-        now = self.now()
+        now = self.gc.now()
         m.hb_deadline = now + m.classic.session_timeout_ms
         if (m.member_epoch < group.group_epoch or m.state == UNREVOKED
                 or (m.state == UNRELEASED and not self._waiting_on_unreleased(group, m))):
@@ -395,14 +399,14 @@ class GroupMigrationOps:
             except KafkaError as e:
                 results.append(e.code)
                 continue
-            self._remove_consumer_member(group, m)
+            self.gc.consumer._remove_consumer_member(group, m)
             left.append(m)
             results.append(E.NONE)
         if left:
-            group.subscription_metadata = self._subscription_metadata(group)
+            group.subscription_metadata = self.gc.consumer._subscription_metadata(group)
             group.group_epoch += 1
-            self._update_target_assignment(group)
-            self.mark_changed()
+            self.gc.consumer._update_target_assignment(group)
+            self.gc.mark_changed()
         return results
 
     def tick_classic_members(self, group: ConsumerGroup, now: int) -> ConsumerMember | None:

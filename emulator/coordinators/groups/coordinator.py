@@ -13,8 +13,11 @@ answers for the group with everything intact, as Kafka's new coordinator does af
 loading the partition. Parked JoinGroup/SyncGroup requests on the old coordinator are
 answered NOT_COORDINATOR and the members' session timers restart.
 
-The protocols themselves live in ``classic_groups`` (JoinGroup/SyncGroup/Heartbeat/
-LeaveGroup) and ``consumer_groups`` (KIP-848 ConsumerGroupHeartbeat). Everything is
+The protocols are parts of it, each in its own package: ``classic.protocol``
+(JoinGroup/SyncGroup/Heartbeat/LeaveGroup), ``consumer.protocol`` (KIP-848
+ConsumerGroupHeartbeat), ``consumer.migration`` (classic members in consumer groups and
+the conversions) and ``streams.protocol`` (StreamsGroupHeartbeat), all built on the core
+in ``groups.base``; the coordinator composes them. Everything is
 driven by calls and by ``tick(now)`` (registered in ``ClusterState.tick_hooks``); any
 change calls ``state.changed(keys=...)`` naming the groups it touched (``group_key``),
 so that only the requests parked on those groups are re-checked.
@@ -34,10 +37,6 @@ restart; their groups come back Empty with their offsets).
 
 from __future__ import annotations
 
-import base64
-import uuid
-from dataclasses import dataclass
-
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
 from emulator.coordinators.classic.group import (
     COMPLETING_REBALANCE,
@@ -46,72 +45,47 @@ from emulator.coordinators.classic.group import (
     PREPARING_REBALANCE,
     STABLE,
     ClassicGroup,
-    ClassicGroupOps,
     classic_due,
     join_error,
     sync_error,
 )
-from emulator.coordinators.consumer.group import ConsumerGroup, ConsumerGroupOps, consumer_due
-from emulator.coordinators.consumer.migration import GroupMigrationOps
-from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
-from emulator.coordinators.runtime.placement import InternalTopic
-from emulator.coordinators.streams.group import StreamsGroup, StreamsGroupOps, streams_due
+from emulator.coordinators.classic.protocol import ClassicProtocol
+from emulator.coordinators.consumer.group import ConsumerGroup, consumer_due
+from emulator.coordinators.consumer.migration import GroupMigration
+from emulator.coordinators.consumer.protocol import ConsumerProtocol
+from emulator.coordinators.groups.base import (
+    OFFSET_METADATA_MAX_BYTES,
+    GroupsBase,
+    OffsetAndMetadata,
+)
+from emulator.coordinators.streams.group import StreamsGroup, streams_due
+from emulator.coordinators.streams.protocol import StreamsProtocol
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
-OFFSETS_TOPIC = "__consumer_offsets"
-OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
 
-
-def group_key(group_id: str) -> tuple[str, str]:
-    """The change key of a group: a ``Delayed`` waiting on a group (a parked JoinGroup
-    or SyncGroup) names it in ``keys``; it cannot equal a partition's (topic, index)."""
-    return ("group", group_id)
-
-
-class GroupTable(TouchedTable):
-    """The group coordinator's groups (``TouchedTable``), also noting for parked
-    requests which groups changed (``news``, drained by ``mark_changed``): a lookup that
-    changed nothing costs at most one needless re-check of the group's parked requests."""
-
-    __slots__ = ("news",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.news: set[str] = set()
-
-    def _note(self, key) -> None:
-        self.touched.add(key)
-        self.news.add(key)
-
-
-@dataclass(slots=True)
-class OffsetAndMetadata:
-    offset: int
-    leader_epoch: int
-    metadata: str | None
-    commit_ms: int
-
-
-class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, StreamsGroupOps):
+class GroupCoordinator(GroupsBase):
     """All consumer groups of the cluster and their committed offsets."""
 
     def __init__(self, state) -> None:
-        self.state = state
-        self.topic = InternalTopic(
-            state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
-            lambda: self.cfg("offsets.topic.replication.factor", 3),
-            lambda: {"cleanup.policy": "compact", "compression.type": "producer",
-                     "segment.bytes": "104857600"})
-        self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
-        # When each group's next timer is due (docs/architecture.md): a tick visits only those.
-        self.timers = Deadlines()
+        super().__init__(state)
+        self.classic = ClassicProtocol(self)
+        self.consumer = ConsumerProtocol(self)
+        self.migration = GroupMigration(self)
+        self.streams = StreamsProtocol(self)
+        # The group APIs, each served by its protocol's part.
+        self.join_group = self.classic.join_group
+        self.sync_group = self.classic.sync_group
+        self.heartbeat = self.classic.heartbeat
+        self.leave_group = self.classic.leave_group
+        self.consumer_group_heartbeat = self.consumer.consumer_group_heartbeat
+        self.streams_group_heartbeat = self.streams.streams_group_heartbeat
+        self.describe_streams_groups = self.streams.describe_streams_groups
         # The __consumer_offsets leaders and epochs last seen (coordinator moves).
         self._coordinator_epochs: object = None
         self._epochs_seen = False
         self.visits = 0  # groups whose timers a tick checked (tests count them)
         self.reschedules = 0  # groups whose next due time was recomputed
-        self._regex_cache = {}  # consumer_groups._regex_topics
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
@@ -128,54 +102,6 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
         for store in self.offsets.values():
             for key in [k for k in store if k[0] == topic]:
                 del store[key]
-
-    # ---- plumbing ------------------------------------------------------------------
-    def now(self) -> int:
-        return self.state.now()
-
-    def cfg(self, key: str, default: int) -> int:
-        v = self.state.config.get(key)
-        return default if v is None else int(v)
-
-    def new_member_uuid(self) -> str:
-        return str(uuid.UUID(int=self.state.rng.getrandbits(128), version=4))
-
-    def new_kafka_uuid(self) -> str:
-        """Kafka's Uuid.toString: URL-safe base64 of 16 bytes, unpadded."""
-        raw = self.state.rng.getrandbits(128).to_bytes(16, "big")
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    def mark_changed(self) -> None:
-        """Wake the requests parked on the groups touched since the last call."""
-        news = self.groups.news
-        keys = [group_key(g) for g in news]
-        news.clear()
-        self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
-
-    def group_created(self, group) -> None:
-        group.loaded_epoch = self.topic.epoch(group.group_id)
-
-    # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------
-    def num_partitions(self) -> int:
-        return self.topic.num_partitions()
-
-    def partition_for(self, group_id: str) -> int:
-        return self.topic.partition_for(group_id)
-
-    def ensure_offsets_topic(self) -> None:
-        self.topic.ensure()
-
-    def coordinator_for(self, group_id: str, create: bool = True) -> int:
-        """The broker id coordinating ``group_id``; raises COORDINATOR_NOT_AVAILABLE."""
-        return self.topic.coordinator_for(group_id, create)
-
-    def check_coordinator(self, broker_id: int, group_id: str) -> None:
-        """Raise NOT_COORDINATOR unless ``broker_id`` coordinates ``group_id``."""
-        self.topic.check(broker_id, group_id)
-
-    def coordinator_error(self, broker_id: int, group_id: str) -> int:
-        """The error code of ``check_coordinator`` (0 when this broker coordinates)."""
-        return self.topic.error(broker_id, group_id)
 
     # ---- time -------------------------------------------------------------------------
     def tick(self, now: int | None = None) -> bool:
@@ -198,11 +124,11 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 if group is None:
                     break
                 if group.type == "classic":
-                    fired = self.tick_classic(group, now)
+                    fired = self.classic.tick_classic(group, now)
                 elif group.type == "streams":
-                    fired = self.tick_streams(group, now)
+                    fired = self.streams.tick_streams(group, now)
                 else:
-                    fired = self.tick_consumer(group, now)
+                    fired = self.consumer.tick_consumer(group, now)
                 if not fired:
                     break
                 changed = True
@@ -258,11 +184,11 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
             for mid in group.pending_members:
                 group.pending_members[mid] = now + 10000
         elif group.type == "streams":
-            session = self.streams_cfg(group.group_id, "session.timeout.ms")
+            session = self.streams.streams_cfg(group.group_id, "session.timeout.ms")
             for m in group.members.values():
                 m.hb_deadline = now + session
         else:
-            session = self.consumer_cfg(group.group_id, "session.timeout.ms")
+            session = self.consumer.consumer_cfg(group.group_id, "session.timeout.ms")
             for m in group.members.values():
                 m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
         return True
@@ -336,7 +262,7 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 raise KafkaError(E.GROUP_ID_NOT_FOUND)
             raise KafkaError(E.ILLEGAL_GENERATION)
         if group.type == "streams":
-            return group, self.validate_streams_commit(group, member_id, generation,
+            return group, self.streams.validate_streams_commit(group, member_id, generation,
                                                        transactional, version)
         if group.type == "consumer":
             return group, self._validate_consumer_commit(group, member_id, generation,
@@ -586,5 +512,5 @@ class GroupCoordinator(ClassicGroupOps, ConsumerGroupOps, GroupMigrationOps, Str
                 out.append({"group_id": gid, "error_code": E.GROUP_ID_NOT_FOUND,
                             "error_message": f"Group {gid} {what}.", "group_state": ""})
             else:
-                out.append(self.describe_consumer_group(group))
+                out.append(self.consumer.describe_consumer_group(group))
         return out

@@ -56,7 +56,7 @@ from emulator.cluster.group_configs import (
     parse_duration_ms,
     validate,
 )
-from emulator.coordinators.groups.coordinator import group_key
+from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroupOps

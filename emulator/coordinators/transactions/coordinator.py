@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
-from emulator.coordinators.groups.coordinator import OFFSETS_TOPIC
+from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.coordinators.runtime.deadlines import Deadlines
 from emulator.coordinators.runtime.placement import InternalTopic
 from wire.errors import ErrorCode as E

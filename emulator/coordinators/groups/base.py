@@ -1,0 +1,122 @@
+"""The core the group coordinator's parts share: the one table of groups (every type,
+one namespace of ids), placement on ``__consumer_offsets``, time, ids, and waking the
+requests parked on groups.
+
+``GroupCoordinator`` (emulator/coordinators/groups/coordinator.py) is this core plus
+committed offsets, the tick and the administrative APIs; it composes the protocols
+(``classic``, ``consumer``, ``migration``, ``streams``), each built on this core.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.runtime.placement import InternalTopic
+
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
+
+
+def group_key(group_id: str) -> tuple[str, str]:
+    """The change key of a group: a ``Delayed`` waiting on a group (a parked JoinGroup
+    or SyncGroup) names it in ``keys``; it cannot equal a partition's (topic, index)."""
+    return ("group", group_id)
+
+
+class GroupTable(TouchedTable):
+    """The group coordinator's groups (``TouchedTable``), also noting for parked
+    requests which groups changed (``news``, drained by ``mark_changed``): a lookup that
+    changed nothing costs at most one needless re-check of the group's parked requests."""
+
+    __slots__ = ("news",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.news: set[str] = set()
+
+    def _note(self, key) -> None:
+        self.touched.add(key)
+        self.news.add(key)
+
+
+@dataclass(slots=True)
+class OffsetAndMetadata:
+    offset: int
+    leader_epoch: int
+    metadata: str | None
+    commit_ms: int
+
+
+class GroupsBase:
+    """What every part of the group coordinator reaches: ``state``, ``groups``, the
+    placement of group ids (``topic``), ``timers``, and the other parts."""
+
+    # The parts (set by GroupCoordinator): each names the others through the core.
+    classic: Any
+    consumer: Any
+    migration: Any
+    streams: Any
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.topic = InternalTopic(
+            state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
+            lambda: self.cfg("offsets.topic.replication.factor", 3),
+            lambda: {"cleanup.policy": "compact", "compression.type": "producer",
+                     "segment.bytes": "104857600"})
+        self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
+        # When each group's next timer is due (issue 19): a tick visits only those.
+        self.timers = Deadlines()
+
+    # ---- plumbing ------------------------------------------------------------------
+    def now(self) -> int:
+        return self.state.now()
+
+    def cfg(self, key: str, default: int) -> int:
+        v = self.state.config.get(key)
+        return default if v is None else int(v)
+
+    def new_member_uuid(self) -> str:
+        return str(uuid.UUID(int=self.state.rng.getrandbits(128), version=4))
+
+    def new_kafka_uuid(self) -> str:
+        """Kafka's Uuid.toString: URL-safe base64 of 16 bytes, unpadded."""
+        raw = self.state.rng.getrandbits(128).to_bytes(16, "big")
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def mark_changed(self) -> None:
+        """Wake the requests parked on the groups touched since the last call."""
+        news = self.groups.news
+        keys = [group_key(g) for g in news]
+        news.clear()
+        self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
+
+    def group_created(self, group) -> None:
+        group.loaded_epoch = self.topic.epoch(group.group_id)
+
+    # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------
+    def num_partitions(self) -> int:
+        return self.topic.num_partitions()
+
+    def partition_for(self, group_id: str) -> int:
+        return self.topic.partition_for(group_id)
+
+    def ensure_offsets_topic(self) -> None:
+        self.topic.ensure()
+
+    def coordinator_for(self, group_id: str, create: bool = True) -> int:
+        """The broker id coordinating ``group_id``; raises COORDINATOR_NOT_AVAILABLE."""
+        return self.topic.coordinator_for(group_id, create)
+
+    def check_coordinator(self, broker_id: int, group_id: str) -> None:
+        """Raise NOT_COORDINATOR unless ``broker_id`` coordinates ``group_id``."""
+        self.topic.check(broker_id, group_id)
+
+    def coordinator_error(self, broker_id: int, group_id: str) -> int:
+        """The error code of ``check_coordinator`` (0 when this broker coordinates)."""
+        return self.topic.error(broker_id, group_id)
+
