@@ -31,7 +31,7 @@ from client_tests.rawkafka import (
 )
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
-from emulator.coordinators.share.coordinator import kafka_uuid
+from emulator.coordinators.share.state import kafka_uuid
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 from wire.records import build_batch, decode_records, iter_batches

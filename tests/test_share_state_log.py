@@ -7,9 +7,10 @@ from __future__ import annotations
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, ShareCoordinator
+from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.partition import AcknowledgeType as A
 from emulator.coordinators.share.partition import RecordState as S
+from emulator.coordinators.share.state import SHARE_STATE_TOPIC
 from emulator.coordinators.share.state_log import ShareStateLog, replay
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError

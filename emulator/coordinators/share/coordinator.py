@@ -3,12 +3,14 @@
 Kafka splits share groups over three parts, and so do the APIs here:
 - the group coordinator (membership: ShareGroupHeartbeat, ShareGroupDescribe, the
   admin offsets APIs 90-92, ListGroups/DeleteGroups) - the leader of the group's
-  ``__consumer_offsets`` partition, exactly as for consumer groups;
+  ``__consumer_offsets`` partition, exactly as for consumer groups (membership is the
+  part ``share.groups.ShareGroups``, the admin APIs are here);
 - the share-partition leader (ShareFetch, ShareAcknowledge) - the topic partition's
   leader, holding share sessions (``ShareSession``) and the in-flight records of each
-  ``SharePartition``;
+  ``SharePartition`` (here; the records' state machine is ``share.partition``);
 - the share coordinator (Initialize/Read/Write/Delete/ReadSummary ShareGroupState, keys
-  83-87) - the leader of the ``__share_group_state`` partition chosen by
+  83-87; the part ``share.state.ShareStateCoordinator``) - the leader of the
+  ``__share_group_state`` partition chosen by
   ``abs(hash("group:topicId:partition")) % share.coordinator.state.topic.num.partitions``,
   persisting each share-partition's SPSO, state epoch and state batches.
 
@@ -45,7 +47,6 @@ when a connection closes (the acquisition lock times out instead).
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted
@@ -58,17 +59,15 @@ from emulator.cluster.group_configs import (
 )
 from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
-from emulator.coordinators.runtime.placement import InternalTopic
-from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroupOps
+from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroups
 from emulator.coordinators.share.partition import Acquired, SharePartition
+from emulator.coordinators.share.state import (
+    ShareStateCoordinator,
+)
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import CONTROL_BIT, read_header
 
-SHARE_STATE_TOPIC = "__share_group_state"
-# Kafka's messages for the share coordinator's fencing errors.
-FENCED_STATE_MESSAGE = "The coordinator rejected the request because the state epoch did not match."
-FENCED_LEADER_MESSAGE = "The leader epoch in the request is older than the epoch on the broker."
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
 
 
@@ -82,11 +81,6 @@ def _is_aborted(data: bytes, aborted) -> bool:
     return h.is_transactional and any(
         a.producer_id == h.producer_id and a.first_offset <= h.base_offset <= a.last_offset
         for a in aborted)
-
-
-def kafka_uuid(raw: bytes) -> str:
-    """Kafka's Uuid.toString."""
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 @dataclass(eq=False)
@@ -103,15 +97,11 @@ def next_epoch(epoch: int) -> int:
     return 1 if epoch >= 0x7FFFFFFF else epoch + 1
 
 
-class ShareCoordinator(ShareGroupOps):
+class ShareCoordinator:
     """Every share group, share-partition and share session of the cluster."""
 
     def __init__(self, state, groups) -> None:
         self.state = state
-        self.topic = InternalTopic(
-            state, SHARE_STATE_TOPIC,
-            lambda: self.cfg("share.coordinator.state.topic.num.partitions"),
-            self._state_topic_rf, self._state_topic_configs)
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
@@ -126,6 +116,24 @@ class ShareCoordinator(ShareGroupOps):
         self._written: set[tuple[str, bytes, int]] = set()  # persisted since the tick
         self._news: set[str] = set()  # groups whose share state changed (mark_changed)
         self.visits = 0  # groups and share-partitions a tick looked at (tests count)
+        # The parts: membership (Kafka's group coordinator for share groups) and the
+        # share-group state (Kafka's share coordinator, API keys 83-87).
+        self.membership = ShareGroups(self)
+        self.state_coordinator = ShareStateCoordinator(self)
+        self.topic = self.state_coordinator.topic  # __share_group_state
+        self.describe_share_groups = self.membership.describe_share_groups
+        self.list_share_groups = self.membership.list_share_groups
+        self.remove_member = self.membership.remove_member
+        self.share_group = self.membership.share_group
+        self.share_group_heartbeat = self.membership.share_group_heartbeat
+        self.check_state_coordinator = self.state_coordinator.check_state_coordinator
+        self.coordinator_for = self.state_coordinator.coordinator_for
+        self.delete_state = self.state_coordinator.delete_state
+        self.ensure_state_topic = self.state_coordinator.ensure_state_topic
+        self.initialize_state = self.state_coordinator.initialize_state
+        self.read_state = self.state_coordinator.read_state
+        self.state_summary = self.state_coordinator.state_summary
+        self.write_state = self.state_coordinator.write_state
         state.hooks.append(self._on_event)
         hooks = getattr(state, "tick_hooks", None)
         if hooks is not None:
@@ -171,12 +179,12 @@ class ShareCoordinator(ShareGroupOps):
         if not missing:
             return
         try:
-            self.ensure_state_topic()
+            self.state_coordinator.ensure_state_topic()
         except KafkaError:
             return  # no share coordinator: Kafka retries on a later heartbeat
         known = {k[1] for k in self._by_group.get(gid, ())}
         for tid, p in missing:
-            self.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
+            self.state_coordinator.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
 
     def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool:
         # the share coordinator holds state for it (its start offset may still be -1,
@@ -227,7 +235,7 @@ class ShareCoordinator(ShareGroupOps):
                 continue
             self.visits += 1
             for m in [m for m in group.members.values() if m.hb_deadline <= now]:
-                self.remove_member(group, m.member_id)
+                self.membership.remove_member(group, m.member_id)
                 changed = True
             self._schedule_group(gid)
         for key in self.lock_timers.pop_due(now):
@@ -469,7 +477,7 @@ class ShareCoordinator(ShareGroupOps):
         if group_id not in self.groups:
             other = self.gc.groups.get(group_id)  # type: ignore[attr-defined]
             if other is not None and other.state != DEAD:
-                self.share_group(group_id)  # GROUP_ID_NOT_FOUND: not a share group
+                self.membership.share_group(group_id)  # GROUP_ID_NOT_FOUND: not a share group
         by_name = self.state.topics
         if topics is None:
             by_id = self.state.topics_by_id
@@ -507,7 +515,7 @@ class ShareCoordinator(ShareGroupOps):
     def _admin_group(self, group_id: str, create: bool) -> ShareGroup:
         if not group_id:
             raise KafkaError(E.INVALID_GROUP_ID, "The group id is invalid.")
-        group = self.share_group(group_id, create=create)
+        group = self.membership.share_group(group_id, create=create)
         if not group.is_empty:
             raise KafkaError(E.NON_EMPTY_GROUP, "The group is not empty.")
         return group
@@ -527,7 +535,7 @@ class ShareCoordinator(ShareGroupOps):
                                  "error_message": "This server does not host this "
                                                   "topic-partition."})
                     continue
-                self.ensure_state_topic()
+                self.state_coordinator.ensure_state_topic()
                 sp = self.share_partition(group_id, topic.id, idx)
                 sp.initialize(offset, sp.state_epoch + 1)
                 self._persist(sp)
@@ -571,91 +579,3 @@ class ShareCoordinator(ShareGroupOps):
     def is_share_group(self, group_id: str) -> bool:
         g = self.groups.get(group_id)
         return g is not None and g.state != DEAD
-
-    # ---- the share coordinator (83-87) ----------------------------------------------------
-    def _state_topic_configs(self) -> dict[str, str]:
-        # ShareCoordinatorService.shareGroupStateTopicConfigs (4.4): records are pruned by
-        # the coordinator, not by time
-        return {"cleanup.policy": "delete", "compression.type": "producer",
-                "segment.bytes": str(self.cfg("share.coordinator.state.topic.segment.bytes",
-                                              104857600)),
-                "min.insync.replicas": str(min(2, self._state_topic_rf())), "retention.ms": "-1"}
-
-    def _state_topic_rf(self) -> int:
-        return min(self.cfg("share.coordinator.state.topic.replication.factor"),
-                   max(1, len(self.state.alive_brokers())))
-
-    def ensure_state_topic(self) -> None:
-        self.topic.ensure()
-
-    def coordinator_for(self, key: str, create: bool = True) -> int:
-        """The share coordinator for a "group:topicId:partition" key (FindCoordinator 2)."""
-        parts = key.rsplit(":", 2)
-        if len(parts) != 3 or not parts[0] or not parts[2].lstrip("-").isdigit():
-            raise KafkaError(E.INVALID_REQUEST, f"Invalid share coordinator key {key}")
-        return self.topic.coordinator_for(key, create)
-
-    def check_state_coordinator(self, broker_id: int, group_id: str, topic_id: bytes,
-                                index: int) -> None:
-        if not self.topic.exists():
-            raise KafkaError(E.NOT_COORDINATOR)
-        key = f"{group_id}:{kafka_uuid(topic_id)}:{index}"
-        if self.coordinator_for(key, create=False) != broker_id:
-            raise KafkaError(E.NOT_COORDINATOR)
-
-    def _stored(self, group_id: str, topic_id: bytes, index: int, op: str) -> SharePartition:
-        sp = self.partitions.get((group_id, topic_id, index))
-        if sp is None or not sp.initialized:
-            raise KafkaError(E.INVALID_REQUEST,
-                             f"{op} operation on uninitialized share partition not allowed.")
-        return sp
-
-    def initialize_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
-                         start_offset: int) -> None:
-        """InitializeShareGroupState: a new snapshot at ``start_offset`` unless the stored
-        state epoch is newer (an equal one initializes again, as in Kafka 4.4)."""
-        sp = self.partitions.get((group_id, topic_id, index))
-        if sp is not None and sp.initialized and state_epoch < sp.state_epoch:
-            raise KafkaError(E.FENCED_STATE_EPOCH, FENCED_STATE_MESSAGE)
-        sp = self.share_partition(group_id, topic_id, index)
-        sp.initialize(start_offset, state_epoch)
-        self._persist(sp)
-        self.mark_changed()
-
-    def read_state(self, group_id: str, topic_id: bytes, index: int, leader_epoch: int
-                   ) -> SharePartition:
-        sp = self._stored(group_id, topic_id, index, "Read")
-        if leader_epoch < sp.leader_epoch:
-            raise KafkaError(E.FENCED_LEADER_EPOCH, FENCED_LEADER_MESSAGE)
-        sp.leader_epoch = leader_epoch
-        return sp
-
-    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> dict:
-        """ReadShareGroupStateSummary: no leader-epoch check, and a share-partition without
-        state is no error but Kafka's 'uninitialized' answer."""
-        sp = self.partitions.get((group_id, topic_id, index))
-        if sp is None or not sp.initialized:
-            return {"state_epoch": 0, "leader_epoch": 0, "start_offset": -1,
-                    "delivery_complete_count": -1}
-        return {"state_epoch": sp.state_epoch, "leader_epoch": sp.leader_epoch,
-                "start_offset": sp.reported_start,
-                "delivery_complete_count": sp.reported_complete_count()}
-
-    def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
-                    leader_epoch: int, start_offset: int, batches: list[dict]) -> None:
-        """WriteShareGroupState: the batches merge over the stored ones; Kafka 4.4 keeps
-        the stored state epoch (only InitializeShareGroupState sets it) and the start
-        offset as written (acknowledged records at the start stay listed)."""
-        sp = self._stored(group_id, topic_id, index, "Write")
-        if state_epoch < sp.state_epoch:
-            raise KafkaError(E.FENCED_STATE_EPOCH, FENCED_STATE_MESSAGE)
-        if leader_epoch < sp.leader_epoch:
-            raise KafkaError(E.FENCED_LEADER_EPOCH, FENCED_LEADER_MESSAGE)
-        sp.leader_epoch = max(sp.leader_epoch, leader_epoch)
-        sp.write_state(start_offset, batches, advance=False)
-        self._persist(sp)
-        self.mark_changed()
-
-    def delete_state(self, group_id: str, topic_id: bytes, index: int) -> None:
-        self._forget((group_id, topic_id, index))
-        self.mark_changed()

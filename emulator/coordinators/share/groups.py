@@ -32,9 +32,8 @@ partitions are shared by several members.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import JOIN_EPOCH, LEAVE_EPOCH
@@ -115,20 +114,20 @@ def simple_assign(members: list[str], partitions: list[tuple[bytes, int]]
     return out
 
 
-class ShareGroupOps:
-    """Share group membership; mixed into the share coordinator (``share_coordinator``).
+class ShareGroups:
+    """Share group membership; a part of the share coordinator (``share.coordinator``).
 
-    Expects ``self.state``, ``self.groups`` (share groups), ``self.gc`` (the group
-    coordinator, whose groups share the group-id namespace), ``self.cfg``,
-    ``self.group_int`` (group-level configs) and ``self.on_member_gone``.
-    """
+    Reads the share groups (``groups``), the group coordinator (``gc``, whose groups
+    share the group-id namespace) and, through ``sc``, the configs and the
+    share-partitions' state."""
 
-    state: object
-    groups: dict[str, ShareGroup]
-    gc: GroupCoordinator
-    cfg: Callable[[str, int], int]
-    group_int: Callable[[str, str], int]
-    on_member_gone: Callable[[str, str], None]
+    def __init__(self, sc: Any) -> None:
+        self.sc = sc  # the share coordinator: configs, share-partition state, sessions
+        self.state = sc.state
+        self.groups = sc.groups
+        self.gc: GroupCoordinator = sc.gc
+
+
 
     def _topics(self) -> dict:
         return self.state.topics  # type: ignore[attr-defined]
@@ -192,7 +191,7 @@ class ShareGroupOps:
                              f"The share group member has a different epoch "
                              f"({member.member_epoch}) than the request ({member_epoch}).")
         if action == "create":
-            if len(group.members) >= self.cfg("group.share.max.size", 200):
+            if len(group.members) >= self.sc.cfg("group.share.max.size", 200):
                 raise KafkaError(E.GROUP_MAX_SIZE_REACHED,
                                  f"The share group has reached its maximum capacity of "
                                  f"{len(group.members)} members.")
@@ -213,7 +212,7 @@ class ShareGroupOps:
             group.group_epoch += 1
         if group.assignment_epoch != group.group_epoch:
             self._maybe_compute_target(group, now)
-        self.initialize_subscribed(group)  # InitializeShareGroupState, as Kafka's does
+        self.sc.initialize_subscribed(group)  # InitializeShareGroupState, as Kafka's does
         previous, before = member.member_epoch, member.assignment
         if action != "heartbeat" or member.member_epoch != group.assignment_epoch \
                 or resubscribed:
@@ -224,13 +223,13 @@ class ShareGroupOps:
             member.member_epoch = group.assignment_epoch
             member.assignment = self._subscribed_only(
                 group, member, group.target.get(member_id, {}))
-        member.hb_deadline = now + self.group_int(group_id, "share.session.timeout.ms")
-        self.mark_changed()
+        member.hb_deadline = now + self.sc.group_int(group_id, "share.session.timeout.ms")
+        self.sc.mark_changed()
         send = action != "heartbeat" or previous != member.member_epoch or \
             before != member.assignment
         return {"error_code": E.NONE, "member_id": member_id,
                 "member_epoch": member.member_epoch,
-                "heartbeat_interval_ms": self.group_int(group_id, "share.heartbeat.interval.ms"),
+                "heartbeat_interval_ms": self.sc.group_int(group_id, "share.heartbeat.interval.ms"),
                 "assignment": {"topic_partitions": [
                     {"topic_id": tid, "partitions": sorted(ps)}
                     for tid, ps in sorted(member.assignment.items())]} if send else None}
@@ -244,8 +243,6 @@ class ShareGroupOps:
             return assignment
         return {tid: ps for tid, ps in assignment.items() if tid in ids}
 
-    def mark_changed(self) -> None:
-        self.state.changed(partitions_only=True)  # type: ignore[attr-defined]
 
     def _refresh_metadata(self, group: ShareGroup) -> bool:
         """A subscribed topic created, deleted or grown: True (the group epoch must move)."""
@@ -257,9 +254,6 @@ class ShareGroupOps:
         group.subscription_metadata = meta
         return True
 
-    def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool:
-        """Has the share-partition state been initialized (InitializeShareGroupState)?"""
-        raise NotImplementedError
 
     def _initialized_pending(self, group: ShareGroup) -> bool:
         """Kafka's initializedAssignmentPending: a subscribed topic has initialized
@@ -273,7 +267,7 @@ class ShareGroupOps:
                 assigned.setdefault(tid, set()).update(ps)
         for tid, n in group.subscription_metadata.values():
             ready = {p for p in range(n)
-                     if self.share_state_initialized(group.group_id, tid, p)}
+                     if self.sc.share_state_initialized(group.group_id, tid, p)}
             if ready and ready != assigned.get(tid, set()):
                 return True
         return False
@@ -282,7 +276,7 @@ class ShareGroupOps:
         """A new target assignment, at most one per share.assignment.interval.ms
         (group.share.assignment.interval.ms, 1 s), as Kafka 4.4 computes them: meanwhile
         members stay at the last one (a new member: nothing assigned, at its epoch)."""
-        interval = self.group_int(group.group_id, "share.assignment.interval.ms")
+        interval = self.sc.group_int(group.group_id, "share.assignment.interval.ms")
         if group.assignment_ts is not None and now < group.assignment_ts + interval:
             return
         self._compute_target(group)
@@ -295,7 +289,7 @@ class ShareGroupOps:
         # the partitions.
         partitions = [(tid, p) for _, (tid, n) in sorted(group.subscription_metadata.items())
                       for p in range(n)
-                      if self.share_state_initialized(group.group_id, tid, p)]
+                      if self.sc.share_state_initialized(group.group_id, tid, p)]
         by_topics: dict[tuple[str, ...], list[str]] = {}
         for m in group.members.values():
             by_topics.setdefault(tuple(m.subscribed_topic_names), []).append(m.member_id)
@@ -315,8 +309,8 @@ class ShareGroupOps:
         group.group_epoch += 1
         self._refresh_metadata(group)
         self._maybe_compute_target(group, self._now())
-        self.on_member_gone(group.group_id, member_id)
-        self.mark_changed()
+        self.sc.on_member_gone(group.group_id, member_id)
+        self.sc.mark_changed()
 
     # ---- describe / list -------------------------------------------------------------
     def describe_share_groups(self, group_ids: list[str]) -> list[dict]:

@@ -38,9 +38,9 @@ import struct
 from dataclasses import dataclass, field
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged
-from emulator.coordinators.share.coordinator import SHARE_STATE_TOPIC, kafka_uuid
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.partition import SharePartition
+from emulator.coordinators.share.state import SHARE_STATE_TOPIC, kafka_uuid
 from wire.records import Record
 from wire.share_state_records import (
     SNAPSHOT,
