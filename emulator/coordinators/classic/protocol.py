@@ -21,20 +21,15 @@ from emulator.coordinators.classic.group import (
     join_error,
     sync_error,
 )
-from emulator.coordinators.groups.base import GroupsBase
+from emulator.coordinators.groups.base import GroupPart
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
 
-class ClassicProtocol:
+class ClassicProtocol(GroupPart):
     """The classic protocol's operations: a part of ``GroupCoordinator``, reaching the
     core (``now()``, ``cfg()``, ``new_member_uuid()``, ``mark_changed()``) and the other
     parts (``migration``, for classic members of consumer groups) through ``gc``."""
-
-    def __init__(self, gc: GroupsBase) -> None:
-        self.gc = gc  # the group coordinator: its other protocols, placement, timers
-        self.state = gc.state
-        self.groups = gc.groups
 
     # ---- JoinGroup -----------------------------------------------------------------
     def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,

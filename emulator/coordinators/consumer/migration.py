@@ -57,7 +57,8 @@ from emulator.coordinators.consumer.group import (
     ConsumerGroup,
     ConsumerMember,
 )
-from emulator.coordinators.groups.base import GroupsBase
+from emulator.coordinators.groups.base import GroupPart
+from emulator.coordinators.runtime import members as membership
 from wire.consumer_protocol import (
     ConsumerProtocolError,
     decode_assignment,
@@ -72,7 +73,7 @@ UPGRADE_POLICIES = ("upgrade", "bidirectional")
 DOWNGRADE_POLICIES = ("downgrade", "bidirectional")
 
 
-class GroupMigration:
+class GroupMigration(GroupPart):
     """Conversions and classic members inside consumer groups; a part of GroupCoordinator.
 
     Uses the coordinator's ``groups``, ``state``, ``now()``, ``cfg()``,
@@ -80,11 +81,6 @@ class GroupMigration:
     (``_subscription_metadata``, ``_update_target_assignment``, ``_reconcile``,
     ``_remove_consumer_member``).
     """
-
-    def __init__(self, gc: GroupsBase) -> None:
-        self.gc = gc  # the group coordinator: its other protocols, placement, timers
-        self.state = gc.state
-        self.groups = gc.groups
 
     # ---- policy ----------------------------------------------------------------------
     def migration_policy(self) -> str:
@@ -270,18 +266,9 @@ class GroupMigration:
         member.client_id, member.client_host = client_id, client_host
         member.classic = ClassicMemberMetadata(session_ms, list(protocols))
         if is_new:
-            group.members[member.member_id] = member
-            if member.instance_id is not None:
-                group.static_members[member.instance_id] = member.member_id
-        bump = is_new or before != member.subscribed_topic_names
-        metadata = self.gc.consumer._subscription_metadata(group)
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self.gc.consumer._update_target_assignment(group)
+            membership.add(group, member)
+        self.gc.consumer.update_group_epoch(
+            group, is_new or before != member.subscribed_topic_names)
         now = self.gc.now()
         self.gc.consumer._reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
         member.join_deadline = None

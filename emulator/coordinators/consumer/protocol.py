@@ -27,20 +27,18 @@ from emulator.coordinators.consumer.group import (
     to_wire,
 )
 from emulator.coordinators.consumer.topic_regex import compile_topic_regex
-from emulator.coordinators.groups.base import GroupsBase
+from emulator.coordinators.groups.base import GroupPart, GroupsBase
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
 
-class ConsumerProtocol:
+class ConsumerProtocol(GroupPart):
     """KIP-848 operations; a part of ``GroupCoordinator``."""
 
     def __init__(self, gc: GroupsBase) -> None:
-        self.gc = gc  # the group coordinator: its other protocols, placement, timers
-        self.state = gc.state
-        self.groups = gc.groups
+        super().__init__(gc)
         # regex -> (the topic set it was matched against, the names it matched)
         self._regex_cache: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
@@ -121,15 +119,8 @@ class ConsumerProtocol:
     def _consumer_group(self, group_id: str, create: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
         if create and group is not None and group.type == "classic" and not group.is_empty:
-            group = self.gc.migration.maybe_upgrade(group) or group  # online upgrade (group_migration)
-        if group is None or (create and group.type == "classic" and group.is_empty):
-            if not create:
-                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-            group = self.groups[group_id] = ConsumerGroup(group_id)
-            self.gc.group_created(group)
-        if group.type != "consumer":
-            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        return group
+            self.gc.migration.maybe_upgrade(group)  # online upgrade (consumer.migration)
+        return self.gc.typed_group(group_id, create, ConsumerGroup, "Consumer group")
 
     def _consumer_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
                             rebalance_timeout_ms, names, regex, assignor, owned, client_id,
@@ -159,18 +150,10 @@ class ConsumerProtocol:
             member.subscribed_topic_regex = regex or None
         member.client_id, member.client_host = client_id, client_host
         if is_new:
-            group.members[member.member_id] = member
-            if member.instance_id is not None:
-                group.static_members[member.instance_id] = member.member_id
-        bump = is_new or before != (member.subscribed_topic_names, member.subscribed_topic_regex)
-        metadata = self._subscription_metadata(group)
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group)
+            membership.add(group, member)
+        self.update_group_epoch(
+            group, is_new or before != (member.subscribed_topic_names,
+                                        member.subscribed_topic_regex))
         old_assigned = _copy(member.assigned)
         self._reconcile(group, member, owned, now)
         member.hb_deadline = now + self.consumer_cfg(group_id, "session.timeout.ms")
@@ -351,6 +334,19 @@ class ConsumerProtocol:
         group.subscription_metadata = self._subscription_metadata(group)
         group.group_epoch += 1
         self._update_target_assignment(group)
+
+    def update_group_epoch(self, group: ConsumerGroup, changed: bool) -> None:
+        """After a member's heartbeat: the group epoch moves when its subscriptions
+        (``changed``) or the subscribed topics' metadata changed, and a new target
+        assignment follows a new group epoch."""
+        metadata = self._subscription_metadata(group)
+        if metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            changed = True
+        if changed:
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._update_target_assignment(group)
 
     def tick_consumer(self, group: ConsumerGroup, now: int) -> bool:
         changed = False

@@ -16,6 +16,8 @@ from typing import Any
 
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.placement import InternalTopic
+from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
@@ -95,6 +97,21 @@ class GroupsBase:
         news.clear()
         self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
 
+    def typed_group(self, group_id: str, create: bool, cls: Any, label: str) -> Any:
+        """The KIP-848-style group ``group_id`` of ``cls`` (ConsumerGroup, StreamsGroup):
+        GROUP_ID_NOT_FOUND when absent or of another type; with ``create``, a new one
+        (also in place of an empty classic group)."""
+        group = self.groups.get(group_id)
+        if group is None or (create and group.type == "classic" and group.is_empty):
+            if not create:
+                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"{label} {group_id} not found.")
+            group = self.groups[group_id] = cls(group_id)
+            self.group_created(group)
+        if group.type != cls.type:
+            raise KafkaError(E.GROUP_ID_NOT_FOUND,
+                             f"Group {group_id} is not a {label.lower()}.")
+        return group
+
     def group_created(self, group) -> None:
         group.loaded_epoch = self.topic.epoch(group.group_id)
 
@@ -120,3 +137,12 @@ class GroupsBase:
         """The error code of ``check_coordinator`` (0 when this broker coordinates)."""
         return self.topic.error(broker_id, group_id)
 
+
+class GroupPart:
+    """A part of the group coordinator (one group protocol's operations): it reaches the
+    core and the other parts through ``gc``."""
+
+    def __init__(self, gc: GroupsBase) -> None:
+        self.gc = gc
+        self.state = gc.state
+        self.groups = gc.groups

@@ -220,10 +220,20 @@ class GroupCoordinator(GroupsBase):
             m = group.members.get(member_id)
             if m is not None:
                 m.hb_deadline = self.now() + m.session_timeout_ms
-        now = self.now()
         store = self.offsets.setdefault(group_id, {})
+        written: dict[tuple[str, int], OffsetAndMetadata] = {}
+        out = self._store_offsets(topics, check, written)
+        store.update(written)
+        self._offsets_changed(group_id, written)
+        self.mark_changed()
+        return out
+
+    def _store_offsets(self, topics, check, into: dict[tuple[str, int], OffsetAndMetadata]
+                       ) -> list[tuple[str, list[tuple[int, int]]]]:
+        """Each partition's offset checked (the partition exists, the group's ``check``,
+        the metadata's size) and, if good, put ``into``; the (partition, error) pairs."""
+        now = self.now()
         out = []
-        written = {}
         for topic, parts in topics:
             res = []
             for partition, offset, epoch, metadata in parts:
@@ -234,12 +244,9 @@ class GroupCoordinator(GroupsBase):
                         len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
                     err = E.OFFSET_METADATA_TOO_LARGE
                 if not err:
-                    store[(topic, partition)] = written[(topic, partition)] = \
-                        OffsetAndMetadata(offset, epoch, metadata, now)
+                    into[(topic, partition)] = OffsetAndMetadata(offset, epoch, metadata, now)
                 res.append((partition, err))
             out.append((topic, res))
-        self._offsets_changed(group_id, written)
-        self.mark_changed()
         return out
 
     def _offsets_changed(self, group_id: str, offsets: dict) -> None:
@@ -327,23 +334,8 @@ class GroupCoordinator(GroupsBase):
                                              group_instance_id, 0, transactional=True)
         except KafkaError as e:
             return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
-        now = self.now()
         pending = self.pending_txn.setdefault(group_id, {}).setdefault(producer_id, {})
-        out = []
-        for topic, parts in topics:
-            res = []
-            for partition, offset, epoch, metadata in parts:
-                err = self._partition_error(topic, partition)
-                if not err and check is not None:
-                    err = check(topic, partition)
-                if not err and metadata is not None and \
-                        len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
-                    err = E.OFFSET_METADATA_TOO_LARGE
-                if not err:
-                    pending[(topic, partition)] = OffsetAndMetadata(offset, epoch, metadata, now)
-                res.append((partition, err))
-            out.append((topic, res))
-        return out
+        return self._store_offsets(topics, check, pending)
 
     def complete_txn(self, group_id: str, producer_id: int, commit: bool) -> None:
         """The transaction marker reached the group's offsets partition."""
@@ -473,12 +465,8 @@ class GroupCoordinator(GroupsBase):
                 continue
             if wanted_types and group.type not in wanted_types:
                 continue
-            if broker_id is not None:
-                try:
-                    if self.coordinator_for(gid, create=False) != broker_id:
-                        continue
-                except KafkaError:
-                    continue
+            if not self.topic.coordinated_by(broker_id, gid):
+                continue
             out.append({"group_id": gid, "protocol_type": group.protocol_type or "",
                         "group_state": group.state, "group_type": group.type})
         return out

@@ -97,6 +97,13 @@ def replace_static(group: Any, old: Any, member_id: str, instance_id: str) -> No
     group.static_members[instance_id] = member_id
 
 
+def add(group: Any, m: Any) -> None:
+    """A new member in the group (and its static instance id)."""
+    group.members[m.member_id] = m
+    if m.instance_id is not None:
+        group.static_members[m.instance_id] = m.member_id
+
+
 def remove(group: Any, m: Any) -> None:
     """Take ``m`` out of the group, its target assignment and its static instance id."""
     group.members.pop(m.member_id, None)

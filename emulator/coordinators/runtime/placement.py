@@ -108,6 +108,16 @@ class InternalTopic:
             return e.code
         return E.NONE
 
+    def coordinated_by(self, broker_id: int | None, key: str) -> bool:
+        """Does ``broker_id`` coordinate ``key`` (None: any broker does)? What the
+        listing APIs ask of each key, where a key without a coordinator is left out."""
+        if broker_id is None:
+            return True
+        try:
+            return self.coordinator_for(key, create=False) == broker_id
+        except KafkaError:
+            return False
+
     # ---- loading -----------------------------------------------------------------------
     def epoch(self, key: str) -> tuple[int, int] | None:
         """(leader, leader epoch) of ``key``'s partition: a coordinator that saw another

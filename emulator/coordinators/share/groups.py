@@ -358,12 +358,8 @@ class ShareGroups:
         for gid, group in self.groups.items():
             if wanted_states and group.state.lower() not in wanted_states:
                 continue
-            if broker_id is not None:
-                try:
-                    if self.gc.coordinator_for(gid, create=False) != broker_id:  # type: ignore
-                        continue
-                except KafkaError:
-                    continue
+            if not self.gc.topic.coordinated_by(broker_id, gid):
+                continue
             out.append({"group_id": gid, "protocol_type": PROTOCOL_TYPE,
                         "group_state": group.state, "group_type": "share"})
         return out

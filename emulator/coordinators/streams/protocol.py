@@ -10,7 +10,7 @@ fencing are the runtime's (``runtime.members``).
 from __future__ import annotations
 
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
-from emulator.coordinators.groups.base import GroupsBase
+from emulator.coordinators.groups.base import GroupPart
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from emulator.coordinators.streams import assignment as sa
@@ -25,13 +25,8 @@ from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
 
-class StreamsProtocol:
+class StreamsProtocol(GroupPart):
     """StreamsGroupHeartbeat and friends; a part of ``GroupCoordinator``."""
-
-    def __init__(self, gc: GroupsBase) -> None:
-        self.gc = gc  # the group coordinator: its other protocols, placement, timers
-        self.state = gc.state
-        self.groups = gc.groups
 
     # ---- configs -----------------------------------------------------------------------
     def streams_cfg(self, group_id: str, key: str) -> int:
@@ -73,15 +68,7 @@ class StreamsProtocol:
         return out, create
 
     def _streams_group(self, group_id: str, create: bool) -> StreamsGroup:
-        group = self.groups.get(group_id)
-        if group is None or (create and group.type == "classic" and group.is_empty):
-            if not create:
-                raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Streams group {group_id} not found.")
-            group = self.groups[group_id] = StreamsGroup(group_id)
-            self.gc.group_created(group)
-        if group.type != "streams":
-            raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
-        return group
+        return self.gc.typed_group(group_id, create, StreamsGroup, "Streams group")
 
     def _streams_heartbeat(self, req: dict, client_id: str, client_host: str,
                            version: int) -> tuple[dict, dict]:

@@ -533,12 +533,8 @@ class TransactionCoordinator:
                 continue
             if regex is not None and not regex.fullmatch(tid):
                 continue
-            if broker_id is not None:
-                try:
-                    if self.coordinator_for(tid, create=False) != broker_id:
-                        continue
-                except KafkaError:
-                    continue
+            if not self.topic.coordinated_by(broker_id, tid):
+                continue
             out.append({"transactional_id": tid, "producer_id": txn.producer_id,
                         "transaction_state": txn.state})
         return E.NONE, unknown, out
