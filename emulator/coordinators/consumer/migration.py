@@ -37,7 +37,7 @@ A classic static member that rejoins (new member id, same group.instance.id) in 
 the last member using the consumer protocol downgrades the group at once, without a
 rebalance: it takes the replaced member's assignment.
 
-Differs from Kafka: no group metadata records are written (see groups.py).
+Differs from Kafka: no group metadata records are written (see groups/coordinator.py).
 """
 
 from __future__ import annotations

@@ -326,7 +326,7 @@ class ConsumerProtocol(GroupPart):
 
     def _fence_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
         """Remove a member, release its partitions and bump the group epoch; the group
-        turns classic when only classic-protocol members remain (group_migration)."""
+        turns classic when only classic-protocol members remain (consumer.migration)."""
         if self.gc.migration.can_downgrade_without(group, m):
             self.gc.migration.convert_to_classic(group, m)
             return
