@@ -174,7 +174,7 @@ class ConsumerGroup:
 
 def consumer_due(group: ConsumerGroup) -> int | None:
     """When ``tick_consumer`` next has something to do for ``group``: the earliest
-    session, revocation or (classic members, group_migration) join/sync deadline."""
+    session, revocation or (classic members, consumer.migration) join/sync deadline."""
     times = []
     for m in group.members.values():
         times.append(m.hb_deadline)

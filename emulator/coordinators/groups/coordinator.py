@@ -120,7 +120,7 @@ class GroupCoordinator(GroupsBase):
                 continue
             self.visits += 1
             for _ in range(4):  # a timer may arm another one that is already due
-                group = table.peek(gid)  # a timer may convert it (group_migration)
+                group = table.peek(gid)  # a timer may convert it (consumer.migration)
                 if group is None:
                     break
                 if group.type == "classic":

@@ -33,7 +33,7 @@ a topic new to the group, 0 for a new partition of a known one) when a ShareGrou
 sees them; the share-partition leader resolves share.auto.offset.reset for a start
 offset of -1 when it first loads the state; a fetch of a share-partition without state
 leaves it out (``NoShareState``; see the ShareFetch handler). Only share-partitions with
-state are assigned (share_groups), as in Kafka 4.4. Under read_committed, records of aborted transactions
+state are assigned (share.groups), as in Kafka 4.4. Under read_committed, records of aborted transactions
 are archived as they are acquired (never delivered), like transaction markers.
 
 Cost follows what changed (docs/architecture.md): ``tick`` visits only the share groups whose
