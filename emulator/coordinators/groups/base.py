@@ -71,7 +71,7 @@ class GroupsBase:
             lambda: {"cleanup.policy": "compact", "compression.type": "producer",
                      "segment.bytes": "104857600"})
         self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
-        # When each group's next timer is due (issue 19): a tick visits only those.
+        # When each group's next timer is due (docs/architecture.md): a tick visits only those.
         self.timers = Deadlines()
 
     # ---- plumbing ------------------------------------------------------------------
