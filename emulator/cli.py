@@ -209,7 +209,7 @@ def parse_configs(items: list[str]) -> dict[str, str]:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    from emulator.runtime import Cluster
+    from emulator.runtime import Cluster, stop_serving
 
     adv_ports = {}
     if args.advertised_port:
@@ -255,12 +255,7 @@ async def serve(args: argparse.Namespace) -> int:
     if schedule is not None:
         _start_schedule(cluster, schedule, args.fault_schedule)
     await stop.wait()
-    await cluster.stop_async()
-    # Connections accepted while the listeners were closing: end them before the loop.
-    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for t in pending:
-        t.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
+    await stop_serving(cluster)
     logging.getLogger("kafka_emulator").info("stopped")
     return 0
 

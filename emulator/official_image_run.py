@@ -107,6 +107,7 @@ def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
 
 async def _serve(plan: NodePlan) -> int:
     from emulator.cli import _on_stop_signals
+    from emulator.runtime import stop_serving
 
     cluster = cluster_for(plan, os.environ.get("KAFKA_EMULATOR_TLS_DIR"))
     try:
@@ -123,11 +124,7 @@ async def _serve(plan: NodePlan) -> int:
     extra = f" tls-ca {cluster.tls.trust}" if cluster.tls is not None else ""
     print(f"kafka-emulator ready: node {plan.node_id} listeners {served}{extra}", flush=True)
     await stop.wait()
-    await cluster.stop_async()
-    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for t in pending:
-        t.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
+    await stop_serving(cluster)
     log.info("stopped")
     return 0
 

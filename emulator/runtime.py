@@ -473,6 +473,17 @@ def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict) -> None:
               exc_info=(type(exc), exc, exc.__traceback__) if exc is not None else None)
 
 
+async def stop_serving(cluster: Cluster) -> None:
+    """A command's end (``kafka-emulator``, the official images' entry point): stop the
+    cluster, then end the connections accepted while its listeners were closing, before
+    the loop closes."""
+    await cluster.stop_async()
+    pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in pending:
+        t.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
 def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
     """After the cluster stopped, cancel and await whatever task is still pending (as
     asyncio.run does before it closes its loop): a task left pending when the loop
