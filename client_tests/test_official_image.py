@@ -301,6 +301,73 @@ def test_compose_cluster_combined_sasl(image: str) -> None:
         compose(project, "down", "-v", check=False)
 
 
+STORE_PW = "kafka-emulator-pw"
+
+
+def make_secrets(secrets: Path) -> None:
+    """What Kafka's SSL example mounts in /etc/kafka/secrets, made with the JDK's
+    keytool: the broker's JKS keystore (a key signed by a test CA, the chain), a JKS
+    truststore holding the CA, the credential files, and a client's PKCS12 keystore."""
+    if shutil.which("keytool") is None:
+        pytest.fail("keytool (a JDK) is needed to make the SSL example's stores; install a "
+                    "JDK >= 17")
+    shutil.rmtree(secrets, ignore_errors=True)
+    secrets.mkdir(parents=True)
+
+    def kt(*args: str) -> None:
+        proc = subprocess.run(["keytool", *args], cwd=secrets, capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, f"keytool {args[0]}: {proc.stdout}{proc.stderr}"
+
+    pw = ["-storepass", STORE_PW]
+    kt("-genkeypair", "-alias", "ca", "-dname", "CN=kafka-emulator test CA", "-ext", "bc:c",
+       "-keyalg", "RSA", "-keystore", "ca.p12", "-storetype", "PKCS12", *pw)
+    kt("-exportcert", "-alias", "ca", "-keystore", "ca.p12", "-rfc", "-file", "ca.pem", *pw)
+    for name, store, kind, dname in (
+            ("broker", "kafka01.keystore.jks", "JKS", "CN=localhost"),
+            ("client", "client.keystore.p12", "PKCS12", "CN=client")):
+        kt("-genkeypair", "-alias", name, "-dname", dname, "-keyalg", "RSA", "-keystore",
+           store, "-storetype", kind, "-keypass", STORE_PW, *pw)
+        kt("-certreq", "-alias", name, "-keystore", store, "-file", f"{name}.csr", *pw)
+        kt("-gencert", "-alias", "ca", "-keystore", "ca.p12", "-infile", f"{name}.csr",
+           "-outfile", f"{name}.pem", "-rfc", "-ext", "SAN=dns:localhost", *pw)
+        kt("-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem", "-keystore", store,
+           *pw)
+        kt("-importcert", "-alias", name, "-file", f"{name}.pem", "-keystore", store, *pw)
+    kt("-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem", "-keystore",
+       "kafka.truststore.jks", "-storetype", "JKS", *pw)
+    for creds in ("kafka_keystore_creds", "kafka_ssl_key_creds", "kafka_truststore_creds"):
+        (secrets / creds).write_text(STORE_PW + "\n")
+    for f in secrets.iterdir():
+        f.chmod(0o644)  # the image's user (uid 10001) reads them through the mount
+
+
+def test_compose_single_node_ssl(image: str) -> None:
+    """Kafka's single-node SSL example: JKS keystore and truststore named by
+    KAFKA_SSL_*_FILENAME with credential files, client authentication required. A
+    client with a certificate from the CA moves records; one without is refused."""
+    project = COMPOSE_DIR / "single-node" / "ssl"
+    secrets = COMPOSE_DIR / "fixtures" / "secrets"
+    make_secrets(secrets)
+    ports_free(9093)
+    compose(project, "down", "-v", check=False)
+    try:
+        compose(project, "up", "-d")
+        print(f"broker ready {wait_ready('broker'):.2f} s after start")
+        ssl = {"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
+               "ssl.ca.location": str(secrets / "ca.pem")}
+        round_trip({**ssl, "ssl.keystore.location": str(secrets / "client.keystore.p12"),
+                    "ssl.keystore.password": STORE_PW}, "compose-ssl")
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        with pytest.raises(KafkaException):
+            AdminClient(ssl).list_topics(timeout=3)
+    finally:
+        compose(project, "down", "-v", check=False)
+        shutil.rmtree(secrets, ignore_errors=True)
+
+
 def test_unsupported_variable_is_refused_in_one_line(image: str) -> None:
     """A setting the official image honours and the emulator cannot (Kerberos) stops
     the container with one line naming the variable, never ignored."""

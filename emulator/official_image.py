@@ -457,7 +457,7 @@ def _secret(props: dict[str, str], key: str, var: Callable[[str], str],
 def _keystore(props: dict[str, str], var: Callable[[str], str],
               read_file: Callable[[str], bytes | None]) -> tuple[bytes | None, bytes | None]:
     """The broker certificate chain and key (PEM) from the keystore the properties
-    name: PKCS12 or PEM; a JKS keystore is refused (nothing here reads Java's format)."""
+    name: JKS (emulator.jks), PKCS12 or PEM."""
     if props.get("ssl.keystore.certificate.chain") and props.get("ssl.keystore.key"):
         return (props["ssl.keystore.certificate.chain"].encode(),
                 props["ssl.keystore.key"].encode())
@@ -472,9 +472,7 @@ def _keystore(props: dict[str, str], var: Callable[[str], str],
     if data is None:
         raise Refused(f"{var(key)}: the keystore {location} does not exist")
     if data[:4] == b"\xfe\xed\xfe\xed":
-        raise Refused(f"{var(key)}: {location} is a JKS keystore, which the emulator cannot "
-                      "read; convert it (keytool -importkeystore -deststoretype PKCS12) or "
-                      "give PEM files")
+        return _jks_key(data, location, props, key, var, read_file)
     if b"-----BEGIN" in data:
         if b"PRIVATE KEY-----" not in data:
             raise Refused(f"{var(key)}: the PEM keystore {location} has no private key")
@@ -500,10 +498,40 @@ def _keystore(props: dict[str, str], var: Callable[[str], str],
     return chain, key_pem
 
 
+def _pem_cert(der: bytes) -> bytes:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    return x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM)
+
+
+def _jks_key(data: bytes, location: str, props: dict[str, str], key: str,
+             var: Callable[[str], str], read_file: Callable[[str], bytes | None]
+             ) -> tuple[bytes, bytes]:
+    """The first private key entry of a JKS keystore (emulator.jks), its key decrypted
+    with ssl.key.password (else the keystore's password, as Kafka falls back)."""
+    from cryptography.hazmat.primitives import serialization
+
+    from emulator import jks
+
+    password = (_secret(props, "ssl.key.password", var, read_file)
+                or _secret(props, "ssl.keystore.password", var, read_file))
+    try:
+        entries = [e for e in jks.load(data, password) if e.key_der is not None]
+    except jks.JksError as e:
+        raise Refused(f"{var(key)}: cannot open the JKS keystore {location}: {e}") from None
+    if not entries:
+        raise Refused(f"{var(key)}: the keystore {location} holds no private key entry")
+    pkey = serialization.load_der_private_key(entries[0].key_der or b"", None)
+    key_pem = pkey.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                 serialization.NoEncryption())
+    return b"".join(_pem_cert(der) for der in entries[0].certs_der), key_pem
+
+
 def _truststore(props: dict[str, str], var: Callable[[str], str],
                 read_file: Callable[[str], bytes | None]) -> bytes | None:
-    """The CA certificates (PEM) of the truststore the properties name: PKCS12 or PEM;
-    JKS refused as for keystores."""
+    """The CA certificates (PEM) of the truststore the properties name: JKS, PKCS12 or
+    PEM."""
     if props.get("ssl.truststore.certificates"):
         return props["ssl.truststore.certificates"].encode()
     key = "ssl.truststore.location"
@@ -517,9 +545,14 @@ def _truststore(props: dict[str, str], var: Callable[[str], str],
     if data is None:
         raise Refused(f"{var(key)}: the truststore {location} does not exist")
     if data[:4] == b"\xfe\xed\xfe\xed":
-        raise Refused(f"{var(key)}: {location} is a JKS truststore, which the emulator "
-                      "cannot read; convert it (keytool -importkeystore -deststoretype "
-                      "PKCS12) or give PEM certificates")
+        from emulator import jks
+
+        try:
+            entries = jks.load(data)
+        except jks.JksError as e:
+            raise Refused(f"{var(key)}: cannot open the JKS truststore {location}: {e}"
+                          ) from None
+        return b"".join(_pem_cert(der) for e in entries for der in e.certs_der)
     if b"-----BEGIN CERTIFICATE-----" in data:
         return data
     from cryptography.hazmat.primitives import serialization

@@ -145,11 +145,12 @@ def test_what_cannot_be_honoured_is_refused_naming_the_variable(extra: dict, var
         translate(env, APACHE)
 
 
-def test_a_jks_keystore_is_refused_naming_the_variable() -> None:
+def test_a_damaged_keystore_is_refused_naming_the_variable() -> None:
     env = {"KAFKA_LISTENERS": "SSL://:9093", "KAFKA_SSL_KEYSTORE_FILENAME": "k.jks",
            "KAFKA_SSL_KEYSTORE_CREDENTIALS": "creds"}
-    files = {"/etc/kafka/secrets/k.jks": b"\xfe\xed\xfe\xed\x00\x00\x00\x02"}
-    with pytest.raises(Refused, match="KAFKA_SSL_KEYSTORE_FILENAME.*JKS"):
+    files = {"/etc/kafka/secrets/k.jks": b"\xfe\xed\xfe\xed\x00\x00\x00\x02",
+             "/etc/kafka/secrets/creds": b"pw"}
+    with pytest.raises(Refused, match="KAFKA_SSL_KEYSTORE_FILENAME: cannot open the JKS"):
         translate(env, APACHE, read_file=files.get)
 
 
