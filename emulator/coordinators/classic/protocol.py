@@ -384,7 +384,7 @@ class ClassicProtocol(GroupPart):
             return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
         if group.state == DEAD:
             return E.COORDINATOR_NOT_AVAILABLE, []
-        results = []
+        results: list[int] = []
         for member_id, instance_id in members:
             if member_id == "":
                 # Administrative removal by group.instance.id.

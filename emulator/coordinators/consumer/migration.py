@@ -221,10 +221,10 @@ class GroupMigration(GroupPart):
                                     names: list[str]) -> bool:
         if protocol_type != "consumer":
             return False
-        classic = [m for m in group.members.values() if m.classic is not None]
+        classic = [m.classic for m in group.members.values() if m.classic is not None]
         if not classic:
             return bool(names)
-        return any(all(name in (n for n, _ in m.classic.protocols) for m in classic)
+        return any(all(name in (n for n, _ in c.protocols) for c in classic)
                    for name in names)
 
     def classic_join_to_consumer(self, group: ConsumerGroup, member_id: str,

@@ -20,6 +20,7 @@ assignment unchanged) and standby placement does not look at client tags.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from emulator.cluster.state_machines import TransitionTable
@@ -76,8 +77,8 @@ class Tasks:
                     or self.warmup_set() & other.warmup_set())
 
     @classmethod
-    def target(cls, active: set[Task], standby: set[Task] = frozenset(),
-               warmup: set[Task] = frozenset()) -> Tasks:
+    def target(cls, active: set[Task], standby: AbstractSet[Task] = frozenset(),
+               warmup: AbstractSet[Task] = frozenset()) -> Tasks:
         t = cls()
         for s, p in active:
             t.active.setdefault(s, {})[p] = 0
@@ -185,7 +186,7 @@ class _Sticky:
 
 
 def assign(members: list[AssignMember], tasks_per_subtopology: dict[str, int],
-           num_standby: int, stateful: set[str] = frozenset()) -> dict[str, Tasks]:
+           num_standby: int, stateful: AbstractSet[str] = frozenset()) -> dict[str, Tasks]:
     """Kafka's StickyTaskAssignor: actives stay with their previous owner (then a previous
     standby) up to a balanced quota, the rest go to the least loaded process and its
     least loaded member; standbys (stateful subtopologies only) go to the previous active
@@ -350,8 +351,8 @@ def _next(epoch: int, process_id: str, current: Tasks, target_epoch: int, target
         return Step(UNREVOKED, epoch, new, revoking)
     for s, ps in pending_assign.active.items():
         new.active.setdefault(s, {}).update(ps)
-    for s, ps in pending_assign.standby.items():
-        new.standby.setdefault(s, set()).update(ps)
-    for s, ps in pending_assign.warmup.items():
-        new.warmup.setdefault(s, set()).update(ps)
+    for s, parts in pending_assign.standby.items():
+        new.standby.setdefault(s, set()).update(parts)
+    for s, parts in pending_assign.warmup.items():
+        new.warmup.setdefault(s, set()).update(parts)
     return Step(UNRELEASED if unreleased else STABLE, target_epoch, new.copy(), Tasks())

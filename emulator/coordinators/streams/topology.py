@@ -210,12 +210,12 @@ def configure(topology: StreamsTopology, count: PartitionCount) -> ConfiguredTop
         subs[s.subtopology_id] = ConfiguredSubtopology(
             tasks, set(s.source_topics), reparts, set(s.repartition_sink_topics), changelogs, s)
     to_create: dict[str, tuple[int, int, dict[str, str]]] = {}
-    for s in subs.values():
-        for info in s.topology.repartition_source_topics:
-            to_create[info.name] = (s.repartition_source_topics[info.name],
+    for cs in subs.values():
+        for info in cs.topology.repartition_source_topics:
+            to_create[info.name] = (cs.repartition_source_topics[info.name],
                                     info.replication_factor or -1, dict(info.configs))
-        for info in s.topology.state_changelog_topics:
-            to_create[info.name] = (s.state_changelog_topics[info.name],
+        for info in cs.topology.state_changelog_topics:
+            to_create[info.name] = (cs.state_changelog_topics[info.name],
                                     info.replication_factor or -1, dict(info.configs))
     for name in sorted(topology.required_topics()):
         n = count(name)
@@ -246,9 +246,9 @@ def _repartition_counts(topology: StreamsTopology, known: PartitionCount) -> dic
             for sink in s.repartition_sink_topics:
                 if sink in counts:
                     continue
-                cands = [counts.get(t.name) for t in s.repartition_source_topics]
-                cands += [known(t) for t in s.source_topics if t not in counts]
-                cands = [c for c in cands if c is not None]
+                maybe = [counts.get(t.name) for t in s.repartition_source_topics]
+                maybe += [known(t) for t in s.source_topics if t not in counts]
+                cands = [c for c in maybe if c is not None]
                 if not cands:
                     needed = True
                     continue

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
@@ -465,9 +466,10 @@ class TransactionCoordinator:
         expiry = self.cfg("transactional.id.expiration.ms", 604800000)
         if expiry != self._expiry:  # first tick, or the config changed: reschedule all
             self._expiry = expiry
-            for txn in list(self.txns.values()):
-                self.schedule(txn)
-        for tid in self.timers.pop_due(now) + sorted(self._markers):
+            for each in list(self.txns.values()):
+                self.schedule(each)
+        due = cast("list[str]", self.timers.pop_due(now))  # transactional ids
+        for tid in due + sorted(self._markers):
             txn = self.txns.get(tid)
             if txn is None:
                 continue
