@@ -7,6 +7,7 @@ Used like testcontainers' own ``KafkaContainer``::
     with KafkaEmulatorContainer(brokers=3) as kafka:
         producer = Producer({"bootstrap.servers": kafka.get_bootstrap_server()})
         kafka.stop_broker(2)                       # the HTTP control plane
+        kafka.inject_error("Produce", "NOT_LEADER_OR_FOLLOWER")  # as kafka_control has
 
 Several brokers behind port mapping. Each broker advertises ``host:port`` in
 metadata, and clients connect to what is advertised, so the advertised ports must be

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.cluster.election import PREFERRED, elect_leaders
 from emulator.cluster.reassignment import alter_partition_reassignments
-from emulator.faults import OPS, FaultInjector, Field
+from emulator.faults import BROKER_OPS, OPS, FaultInjector, Field
 from emulator.faults.ops import INT, STR
 
 if TYPE_CHECKING:
@@ -93,8 +93,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _fault("start_broker", path="/brokers/{id}/start"),
     _fault("controlled_shutdown", path="/brokers/{id}/controlled-shutdown"),
     Operation("faults", "print the faults in force", "GET", "/faults", cli="list"),
-    *(_fault(name) for name in OPS if name not in (
-        "stop_broker", "start_broker", "controlled_shutdown", "clear")),
+    *(_fault(name) for name in OPS if name not in (*BROKER_OPS, "clear")),
     _fault("clear", method="DELETE"),
     Operation("run_schedule", "run a fault schedule file (JSON lines)", "POST",
               "/faults/schedule", {"file": Field(STR, True, "the schedule, or - for "

@@ -92,6 +92,7 @@ OPS: dict[str, FaultOp] = {
         "api": _API, "count": _COUNT, "broker": _ONLY_BROKER, "client_id": _CLIENT_ID}),
     "clear": FaultOp("clear every fault"),
 }
+# The operations on whole brokers: each has its own HTTP route besides POST /faults.
 BROKER_OPS = ("stop_broker", "start_broker", "controlled_shutdown")
 SCHEDULE_FIELDS = ("at_ms", "jitter_ms")
 API_KEYS = {name.lower(): key for key, name in NAMES.items()}
