@@ -27,6 +27,7 @@ from client_tests.rawkafka import (
     find_coordinator,
     group_configs,
     set_group_config,
+    share_all_finished,
     topic_metadata,
 )
 from client_tests.targets import KafkaTarget
@@ -575,3 +576,42 @@ def test_subscription_change_drops_the_old_topic_at_once(cluster: Target,
         assigned(conn, g, m, r, tid_b, [0])
     finally:
         conn.close()
+
+
+def test_leaving_member_acknowledgements_land(cluster: Target, topic_name: str) -> None:
+    """Leaving the group (ShareGroupHeartbeat at epoch -1) does not close the member's
+    share sessions: a consumer that leaves and sends its last acknowledgements on close
+    (ShareAcknowledge at the session's epoch, then at the final epoch) has them land,
+    and the next member is not handed the acknowledged records again. (Kafka's Java
+    share consumer acknowledges first, then leaves; the group coordinator and the
+    share-partition leaders do not tell each other, so either order works on Kafka.)"""
+    c = cluster
+    g = "sg-" + topic_name
+    tid, leader = setup(c, topic_name, g, 3)
+    gconn = conn_to(c, coordinator(c, g))
+    lconn = conn_to(c, leader)
+    m1, m2 = str(uuid.uuid4()), str(uuid.uuid4())
+    try:
+        e1 = assigned(gconn, g, m1, heartbeat(gconn, g, m1, 0, [topic_name]), tid, [0])
+        r = fetch(lconn, g, m1, 0, tid, wait=WAIT)
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 0, "last_offset": 2, "delivery_count": 1}]
+        r = heartbeat(gconn, g, m1, -1)
+        assert (r["error_code"], r["member_epoch"]) == (E.NONE, -1)
+        assert e1 > 0
+        r = conn_ack(lconn, g, m1, 1, tid, 0, 1, 1)
+        assert r["error_code"] == E.NONE, r
+        assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        r = conn_ack(lconn, g, m1, -1, tid, 2, 2, 1)
+        assert r["error_code"] == E.NONE, r
+        assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        wait_for(lambda: share_all_finished(c, g, topic_name, 3), "all three accepted")
+        # the next member gets nothing of 0-2
+        assigned(gconn, g, m2, heartbeat(gconn, g, m2, 0, [topic_name]), tid, [0])
+        r = fetch(lconn, g, m2, 0, tid, wait=500)
+        assert [p["acquired_records"] for t in r["responses"] for p in t["partitions"]] \
+            in ([], [[]]), r
+    finally:
+        gconn.close()
+        lconn.close()
+

@@ -288,7 +288,8 @@ class ShareCoordinator:
         return min(times) if times else None
 
     def on_member_gone(self, group_id: str, member_id: str) -> None:
-        """A member left or was fenced: its sessions close and its records are released."""
+        """A member was fenced (not one that left: ``remove_member``): its sessions close
+        and its records are released."""
         for key in [k for k in self.sessions if k[1:] == (group_id, member_id)]:
             del self.sessions[key]
         self._release_member(group_id, member_id)

@@ -22,7 +22,8 @@ Member epoch rules (``MEMBER_EPOCH_RULES``): 0 joins (or rejoins) with a
 member id the client generated; -1 leaves; any other epoch must be the member's
 current one, else FENCED_MEMBER_EPOCH; an unknown member id with a non-zero epoch is
 UNKNOWN_MEMBER_ID. A member that does not heartbeat within group.share.session.timeout.ms
-(45 s) is removed, and its acquired records are released (``on_member_gone``).
+(45 s) is removed, and its acquired records are released (``on_member_gone``); one that
+leaves keeps its share sessions (``remove_member``).
 
 The simple assignor (Kafka's ``SimpleAssignor``, the only one Kafka ships): with at
 least as many partitions as members, partitions are dealt round-robin to members
@@ -183,7 +184,7 @@ class ShareGroups:
         if action == "unknown_member":
             raise membership.unknown_member(group_id, member_id)
         if action == "leave":
-            self.remove_member(group, member_id)
+            self.remove_member(group, member_id, left=True)
             return {"error_code": E.NONE, "member_id": member_id, "member_epoch": LEAVE_EPOCH,
                     "heartbeat_interval_ms": 0, "assignment": None}
         if action == "heartbeat" and member_epoch != member.member_epoch:
@@ -302,14 +303,23 @@ class ShareGroups:
         group.target = target
         group.assignment_epoch = group.group_epoch
 
-    def remove_member(self, group: ShareGroup, member_id: str) -> None:
+    def remove_member(self, group: ShareGroup, member_id: str, left: bool = False) -> None:
+        """A member leaves (``left``: its heartbeat at epoch -1) or is fenced.
+
+        Leaving does not touch the member's share sessions or acquired records: on Kafka
+        the group coordinator does not tell the share-partition leaders, and a consumer
+        closing sends its last acknowledgements and final-epoch requests around its leave
+        heartbeat, which must land (client_tests/test_share_groups_raw.py, both targets).
+        Its sessions close with the final epoch, or its locks run out. A fenced member
+        (its session timed out) is gone: its sessions close and its records are released."""
         if group.members.pop(member_id, None) is None:
             return
         group.target.pop(member_id, None)
         group.group_epoch += 1
         self._refresh_metadata(group)
         self._maybe_compute_target(group, self._now())
-        self.sc.on_member_gone(group.group_id, member_id)
+        if not left:
+            self.sc.on_member_gone(group.group_id, member_id)
         self.sc.mark_changed()
 
     # ---- describe / list -------------------------------------------------------------
