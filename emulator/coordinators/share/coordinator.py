@@ -48,6 +48,7 @@ when a connection closes (the acquisition lock times out instead).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted
 from emulator.cluster.group_configs import (
@@ -229,7 +230,7 @@ class ShareCoordinator:
         now = self.state.now() if now is None else now
         self._reschedule()
         changed = False
-        for gid in self.session_timers.pop_due(now):
+        for gid in cast("list[str]", self.session_timers.pop_due(now)):  # group ids
             group = self.groups.peek(gid)
             if group is None:
                 continue
@@ -238,7 +239,8 @@ class ShareCoordinator:
                 self.membership.remove_member(group, m.member_id)
                 changed = True
             self._schedule_group(gid)
-        for key in self.lock_timers.pop_due(now):
+        # (group id, topic id, partition)
+        for key in cast("list[tuple[str, bytes, int]]", self.lock_timers.pop_due(now)):
             sp = self.partitions.get(key)
             if sp is None:
                 continue
@@ -370,8 +372,8 @@ class ShareCoordinator:
             if sum(1 for k in self.sessions if k[0] == broker_id) >= \
                     self.cfg("group.share.max.share.sessions"):
                 raise KafkaError(E.SHARE_SESSION_LIMIT_REACHED)
-            session = self.sessions[key] = ShareSession(group_id, member_id, 1, set(add))
-            return session
+            created = self.sessions[key] = ShareSession(group_id, member_id, 1, set(add))
+            return created
         session = self.sessions.get(key)
         if session is None:
             raise KafkaError(E.SHARE_SESSION_NOT_FOUND)  # no message, as Kafka 4.4
@@ -432,14 +434,14 @@ class ShareCoordinator:
         before = (sp.start_offset, sp.next_offset)
         log = p.leader_log
         limit = self._limit(group_id, p)
-        new = []
+        new: list[tuple[int, int, bool]] = []
         aborted = p.aborted_between(sp.next_offset, limit) if \
             self.group_cfg(group_id, "share.isolation.level") == "read_committed" else []
         if sp.next_offset < limit:
             for data, base, last, _, _ in log.batches_from(sp.next_offset, max(1, max_bytes)):
                 if last >= limit:
                     break
-                skip = bool(data[22] & CONTROL_BIT) or (aborted and _is_aborted(data, aborted))
+                skip = bool(data[22] & CONTROL_BIT) or bool(aborted and _is_aborted(data, aborted))
                 new.append((base, last, skip))
         got = sp.acquire(member_id, new, max_records=max(1, max_records),
                          now=self.state.now(),
@@ -494,8 +496,8 @@ class ShareCoordinator:
             rows = []
             for idx in parts:
                 # Kafka's state summary for a partition without state: leader epoch 0
-                row = {"partition_index": idx, "start_offset": -1, "leader_epoch": 0,
-                       "lag": -1, "error_code": E.NONE}
+                row: dict[str, Any] = {"partition_index": idx, "start_offset": -1,
+                                       "leader_epoch": 0, "lag": -1, "error_code": E.NONE}
                 if topic is None or not 0 <= idx < len(topic.partitions):
                     row.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
                                error_message="This server does not host this topic-partition.")

@@ -187,7 +187,7 @@ class ShareGroups:
             self.remove_member(group, member_id, left=True)
             return {"error_code": E.NONE, "member_id": member_id, "member_epoch": LEAVE_EPOCH,
                     "heartbeat_interval_ms": 0, "assignment": None}
-        if action == "heartbeat" and member_epoch != member.member_epoch:
+        if action == "heartbeat" and member is not None and member_epoch != member.member_epoch:
             raise KafkaError(E.FENCED_MEMBER_EPOCH,
                              f"The share group member has a different epoch "
                              f"({member.member_epoch}) than the request ({member_epoch}).")
