@@ -368,6 +368,28 @@ def test_compose_single_node_ssl(image: str) -> None:
         shutil.rmtree(secrets, ignore_errors=True)
 
 
+def test_compose_single_node_file_input(image: str) -> None:
+    """Kafka's file-input example: a server.properties mounted at /mnt/shared/config
+    (its SSL listener's JKS stores by location and password), the variables adding
+    what the file lacks and overriding process.roles. Clients on both host listeners."""
+    project = COMPOSE_DIR / "single-node" / "file-input"
+    secrets = COMPOSE_DIR / "fixtures" / "secrets"
+    make_secrets(secrets)
+    ports_free(9092, 9093)
+    compose(project, "down", "-v", check=False)
+    try:
+        compose(project, "up", "-d")
+        print(f"broker ready {wait_ready('broker'):.2f} s after start")
+        round_trip({"bootstrap.servers": "localhost:9092"}, "file-input-plain")
+        round_trip({"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
+                    "ssl.ca.location": str(secrets / "ca.pem"),
+                    "ssl.keystore.location": str(secrets / "client.keystore.p12"),
+                    "ssl.keystore.password": STORE_PW}, "file-input-ssl")
+    finally:
+        compose(project, "down", "-v", check=False)
+        shutil.rmtree(secrets, ignore_errors=True)
+
+
 def test_unsupported_variable_is_refused_in_one_line(image: str) -> None:
     """A setting the official image honours and the emulator cannot (Kerberos) stops
     the container with one line naming the variable, never ignored."""
