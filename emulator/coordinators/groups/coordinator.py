@@ -37,6 +37,8 @@ restart; their groups come back Empty with their offsets).
 
 from __future__ import annotations
 
+from typing import cast
+
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
 from emulator.coordinators.classic.group import (
     COMPLETING_REBALANCE,
@@ -115,7 +117,7 @@ class GroupCoordinator(GroupsBase):
             table.touched.clear()
             for gid in touched:
                 self._schedule(gid, now)
-        for gid in timers.pop_due(now):
+        for gid in cast("list[str]", timers.pop_due(now)):  # group ids
             if table.peek(gid) is None:
                 continue
             self.visits += 1
@@ -407,13 +409,13 @@ class GroupCoordinator(GroupsBase):
                 and not group.uses_consumer_protocol():
             raise KafkaError(E.NON_EMPTY_GROUP)
         store = self.offsets.get(group_id, {})
-        out = []
-        removed: dict = {}
+        out: list[tuple[str, list[tuple[int, int]]]] = []
+        removed: dict[tuple[str, int], None] = {}
         for topic, parts in topics:
             if group.is_subscribed_to(topic):
                 out.append((topic, [(p, E.GROUP_SUBSCRIBED_TO_TOPIC) for p in parts]))
                 continue
-            res = []
+            res: list[tuple[int, int]] = []
             for p in parts:
                 err = self._partition_error(topic, p)
                 if not err:

@@ -9,6 +9,8 @@ fencing are the runtime's (``runtime.members``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
 from emulator.coordinators.groups.base import GroupPart
 from emulator.coordinators.runtime import members as membership
@@ -58,6 +60,7 @@ class StreamsProtocol(GroupPart):
         (name -> (partitions, replication factor, configs))."""
         try:
             _validate(req)
+            create: dict[str, tuple[int, int, dict[str, str]]]
             if req["member_epoch"] in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
                 out, create = self._streams_leave(req), {}
             else:
@@ -138,7 +141,7 @@ class StreamsProtocol(GroupPart):
         changed = not member.assigned.same_tasks(old)
         if changed and member.user_endpoint is not None:
             group.endpoint_information_epoch += 1
-        out = {
+        out: dict[str, Any] = {
             "error_code": E.NONE, "error_message": None, "member_id": member.member_id,
             "member_epoch": member.member_epoch,
             "heartbeat_interval_ms": self.streams_cfg(gid, "heartbeat.interval.ms"),
