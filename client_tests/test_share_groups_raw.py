@@ -28,6 +28,7 @@ from client_tests.rawkafka import (
     group_configs,
     set_group_config,
     share_all_finished,
+    share_partition_offsets,
     topic_metadata,
 )
 from client_tests.targets import KafkaTarget
@@ -615,3 +616,68 @@ def test_leaving_member_acknowledgements_land(cluster: Target, topic_name: str) 
         gconn.close()
         lconn.close()
 
+
+def test_share_fetch_is_throttled_by_the_consumer_byte_rate(cluster: Target,
+                                                             topic_name: str) -> None:
+    """ShareFetch counts against the client's consumer_byte_rate quota, as Fetch does
+    (measured on Kafka 4.4): a ShareFetch reads at most what the quota window allows; one
+    whose records would put the client over its quota is answered throttle_time_ms and no
+    records (its acknowledgements still land), and the client waits that long."""
+    c = cluster
+    g = "sg-" + topic_name
+    client_id = f"quota-{topic_name}"
+    tid, leader = setup(c, topic_name, g, 0)
+    entity = [{"entity_type": "client-id", "entity_name": client_id}]
+    conn = conn_to(c, leader)  # the admin connection, under no quota
+    gconn = conn_to(c, coordinator(c, g))
+    try:
+        for _ in range(5):  # five batches of ~4 KB
+            batch = build_batch([(None, b"x" * 4000)], timestamp=int(time.time() * 1000))
+            r = conn.call(0, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 5000,
+                                 "topic_data": [{"name": topic_name, "partition_data": [
+                                     {"index": 0, "records": batch}]}]})
+            assert r["responses"][0]["partition_responses"][0]["error_code"] == E.NONE
+        r = conn.call(49, 1, {"entries": [{"entity": entity, "ops": [
+            {"key": "consumer_byte_rate", "value": 1000.0, "remove": False}]}],
+            "validate_only": False})
+        assert r["entries"][0]["error_code"] == E.NONE
+        # on Kafka the leader learns the quota from the metadata log after the answer
+        wait_for(lambda: (e := conn.call(48, 1, {"components": [
+            {"entity_type": "client-id", "match_type": 0, "match": client_id}],
+            "strict": True})["entries"]) and e[0]["values"] == [
+            {"key": "consumer_byte_rate", "value": 1000.0}], "the quota on the leader")
+        assigned(gconn, g, "m", heartbeat(gconn, g, "m", 0, [topic_name]), tid, [0])
+        # a connection of its own with the quota's client id: a throttled answer mutes it
+        consumer = conn_to(c, leader)
+        consumer.client_id = client_id
+        try:
+            # 1 KB/s over Kafka's 11 one-second windows: two of the ~4 KB batches fit
+            r = fetch(consumer, g, "m", 0, tid, wait=WAIT)
+            assert r["throttle_time_ms"] == 0
+            (p,) = r["responses"][0]["partitions"]
+            assert p["acquired_records"] == [
+                {"first_offset": 0, "last_offset": 1, "delivery_count": 1}]
+            # the next two would make ~16 KB in the windows: throttled, nothing acquired
+            # for the member, its acknowledgement applied
+            r = fetch(consumer, g, "m", 1, tid, acks=[
+                {"first_offset": 0, "last_offset": 1, "acknowledge_types": [1]}])
+        finally:
+            consumer.close()
+        assert r["error_code"] == E.NONE and r["throttle_time_ms"] > 0
+        (p,) = r["responses"][0]["partitions"]
+        assert (p["acknowledge_error_code"], p["acquired_records"], p["records"]) == (
+            E.NONE, [], b"")
+        # what the throttled answer left out stays acquired by "m" (Kafka 4.4): another
+        # member (with no quota) gets only the last record
+        assigned(gconn, g, "m2", heartbeat(gconn, g, "m2", 0, [topic_name]), tid, [0])
+        r = fetch(conn, g, "m2", 0, tid, wait=WAIT)
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 4, "last_offset": 4, "delivery_count": 1}]
+        wait_for(lambda: (o := share_partition_offsets(c, g, topic_name)) is not None and
+                 o["lag"] == 3, "0 and 1 accepted")
+    finally:
+        conn.call(49, 1, {"entries": [{"entity": entity, "ops": [
+            {"key": "consumer_byte_rate", "value": 0.0, "remove": True}]}],
+            "validate_only": False})
+        conn.close()
+        gconn.close()

@@ -6,7 +6,9 @@ rules; ``throttle_ms`` enforces producer_byte_rate and consumer_byte_rate the wa
 Kafka's ClientQuotaManager does: the bytes of each (user, client id) are measured over
 ``quota.window.num`` windows of ``quota.window.size.seconds`` (11 of 1 s), and a client
 above its quota gets ``throttle_time_ms = (rate - quota) / quota * window``, which
-clients honour by waiting (KIP-219). The quota that applies is the most specific one in
+clients honour by waiting (KIP-219); a ShareFetch reads at most ``max_in_window`` and
+a throttled one answers without its records, whose bytes are taken back (``unrecord``),
+as Kafka 4.4 does. The quota that applies is the most specific one in
 Kafka's order (user+client, user+default client, user, default user+client, ...).
 
 request_percentage is enforced as Kafka's ClientRequestQuotaManager (KIP-124) does: the
@@ -157,6 +159,22 @@ class ClientQuotas:
         throttle = self.record("request_percentage", user, client_id,
                                nanos * NANOS_TO_PERCENTAGE_PER_SECOND, now)
         return min(throttle, self.window_ms)
+
+    def max_in_window(self, key: str, user: str, client_id: str) -> float | None:
+        """Kafka's getMaxValueInQuotaWindow: what the client may take in the quota
+        window without being throttled (quota * (windows - 1) * window size); None
+        without a quota. A consumer's fetch reads at most this much."""
+        quota = self.quota_for(key, user, client_id)
+        if quota is None:
+            return None
+        return quota * (self.window_num - 1) * self.window_ms / 1000
+
+    def unrecord(self, key: str, user: str, client_id: str, size: float, now: int) -> None:
+        """Take back ``size`` recorded at ``now`` (Kafka's unrecordQuotaSensor: a
+        throttled answer carries no records, so its bytes do not count)."""
+        samples = self.samples.get((key, user, client_id))
+        if samples:
+            samples.append((now, -size))
 
     def record(self, key: str, user: str, client_id: str, size: float, now: int) -> int:
         """Record ``size`` (bytes, or percent-seconds for request_percentage) for the

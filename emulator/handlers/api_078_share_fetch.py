@@ -20,6 +20,9 @@ the wait ends (Kafka 4.4). The final epoch (-1) closes the session even when par
 are listed without acknowledgements, and answers only the acknowledgements.
 ShareAcquireMode (v2, KIP-1206): 0 batch-optimized acquires whole batches (MaxRecords may
 be exceeded), 1 record-limit acquires at most MaxRecords records (a batch may be split).
+The consumer_byte_rate quota applies as to Fetch (``_throttled``): a ShareFetch reads at
+most what the quota window allows, and one whose records would put the client over its
+quota answers throttle_time_ms without them (client_tests/test_share_groups_raw.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from emulator.coordinators.share.coordinator import NoShareState
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
+from emulator.handlers.util import quota_throttle, quota_unrecord, quota_window_bytes
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -76,7 +80,9 @@ def handle(ctx: RequestContext, req: dict, version: int):
         out = {k: dict(v) for k, v in parts.items()}
         found = False
         left = max(1, req["max_records"])
-        budget = req["max_bytes"]
+        # no more than the consumer_byte_rate quota lets the client take in its window
+        window = quota_window_bytes(ctx, "consumer_byte_rate")
+        budget = req["max_bytes"] if window is None else min(req["max_bytes"], window)
         for key in order:
             row = out.setdefault(key, {"partition_index": key[1]})
             if left <= 0:
@@ -112,7 +118,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         if not full:  # an incremental session answers only what has news
             out = {k: v for k, v in out.items()
                    if v.get("records") or v.get("error_code") or k in parts}
-        return _body(out, nodes, lock_ms)
+        return _throttled(ctx, _body(out, nodes, lock_ms))
 
     now = ctx.cluster.now()
     first = attempt(final=req["max_wait_ms"] <= 0)
@@ -140,6 +146,24 @@ def handle(ctx: RequestContext, req: dict, version: int):
     keys: set[ChangeKey] = {(by_id[tid].name, i) for tid, i in order if tid in by_id}
     keys.add(group_key(group_id))
     return Delayed(check, deadline, expire, keys=frozenset(keys))
+
+
+def _throttled(ctx: RequestContext, body: dict) -> dict:
+    """The consumer_byte_rate quota, as Kafka 4.4 applies it to ShareFetch (measured):
+    the answer's records are recorded against it; when that puts the client over it,
+    they are taken back and the answer says throttle_time_ms with no records (the
+    acknowledgements stay). What was acquired for it stays acquired by the member, as
+    on Kafka, until its lock runs out or the session closes."""
+    rows = [row for t in body["responses"] for row in t["partitions"]]
+    size = sum(len(row.get("records") or b"") for row in rows)
+    throttle = quota_throttle(ctx, "consumer_byte_rate", size)
+    if throttle > 0:
+        quota_unrecord(ctx, "consumer_byte_rate", size)
+        for row in rows:
+            if "acquired_records" in row:
+                row.update(records=b"", acquired_records=[])
+        body["throttle_time_ms"] = throttle
+    return body
 
 
 def _body(parts: dict, nodes: dict, lock_ms: int) -> dict:

@@ -62,6 +62,25 @@ def quota_throttle(ctx: RequestContext, key: str, size: int) -> int:
     return quotas.record(key, user, ctx.client_id or "", size, ctx.cluster.now())
 
 
+def quota_window_bytes(ctx: RequestContext, key: str) -> int | None:
+    """What the client's ``key`` quota lets it take in one quota window (None without a
+    quota): Kafka bounds a consumer's fetch by it."""
+    quotas = ctx.services.quotas
+    if quotas is None or not quotas.quotas:
+        return None
+    user = ctx.principal.split(":", 1)[-1]
+    most = quotas.max_in_window(key, user, ctx.client_id or "")
+    return None if most is None else int(most)
+
+
+def quota_unrecord(ctx: RequestContext, key: str, size: int) -> None:
+    """Take back bytes ``quota_throttle`` recorded for an answer sent without them."""
+    quotas = ctx.services.quotas
+    if quotas is not None and quotas.quotas:
+        user = ctx.principal.split(":", 1)[-1]
+        quotas.unrecord(key, user, ctx.client_id or "", size, ctx.cluster.now())
+
+
 def delegation_token_error(ctx: RequestContext) -> int:
     """The error every delegation-token request gets here, in Kafka's order: on
     PLAINTEXT, on SSL without a client certificate (or from a token-authenticated
