@@ -9,80 +9,31 @@ builds. The same here: an operation computes the records it needs and hands them
 ``apply``), so a registry started on a restored data directory, or after a leader move,
 rebuilds the same view from the same records.
 
-Record layouts (keys, then values; a tombstone deletes):
-
-    {"keytype":"SCHEMA","subject":S,"version":V,"magic":1}
-        {"subject":S,"version":V,"id":N,"schemaType":T,"references":[..],"schema":"..",
-         "deleted":false}
-    {"keytype":"CONFIG","subject":S|null,"magic":0}   {"compatibilityLevel":"BACKWARD"}
-    {"keytype":"MODE","subject":S|null,"magic":0}     {"mode":"READONLY"}
-    {"keytype":"DELETE_SUBJECT","subject":S,"magic":0} {"subject":S,"version":V}
-    {"keytype":"NOOP","magic":0}                       (none)
-    {"keytype":"MAX_ID","magic":0}                     {"maxId":N}   (ours: see
-                                                       Registry._max_id_record)
+The records' layouts and the version entity are in emulator.schema_registry.records.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.schema_registry import errors as E
 from emulator.schema_registry.errors import RegistryError
+from emulator.schema_registry.records import (
+    DEFAULT_LEVEL,
+    DEFAULT_MODE,
+    LEVELS,
+    MAX_VERSION,
+    MODES,
+    TYPES,
+    Record,
+    Version,
+    refs_key,
+    schema_key,
+)
 
-LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
-          "FULL_TRANSITIVE")
-MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
-TYPES = ("JSON", "PROTOBUF", "AVRO")  # GET /schemas/types, in Confluent's order
-DEFAULT_LEVEL = "BACKWARD"
-DEFAULT_MODE = "READWRITE"
-MAX_VERSION = (1 << 31) - 1
-
-Record = tuple[dict, "dict | None"]
-
-
-@dataclass
-class Version:
-    subject: str
-    version: int
-    id: int
-    schema_type: str
-    schema: str
-    references: list[dict] = field(default_factory=list)
-    deleted: bool = False
-
-    def value(self) -> dict:
-        out: dict[str, Any] = {"subject": self.subject, "version": self.version,
-                               "id": self.id}
-        if self.schema_type != "AVRO":
-            out["schemaType"] = self.schema_type
-        out["references"] = self.references
-        out["schema"] = self.schema
-        out["deleted"] = self.deleted
-        return out
-
-    def view(self) -> dict:
-        """GET /subjects/{s}/versions/{v}: no ``schemaType`` for Avro, no empty
-        ``references``, as Confluent's Schema entity serializes."""
-        out: dict[str, Any] = {"subject": self.subject, "version": self.version,
-                               "id": self.id}
-        if self.schema_type != "AVRO":
-            out["schemaType"] = self.schema_type
-        if self.references:
-            out["references"] = self.references
-        out["schema"] = self.schema
-        return out
-
-
-def schema_key(subject: str, version: int) -> dict:
-    return {"keytype": "SCHEMA", "subject": subject, "version": version, "magic": 1}
-
-
-def _refs_key(refs: list[dict]) -> str:
-    return json.dumps([[r.get("name"), r.get("subject"), r.get("version")]
-                       if isinstance(r, dict) else r for r in refs])
+__all__ = ["LEVELS", "MODES", "TYPES", "Record", "Registry", "Version", "differences",
+           "parse_version", "schema_key"]
 
 
 class Registry:
@@ -188,7 +139,7 @@ class Registry:
         if schema_type not in TYPES:
             raise E.invalid_schema(f"type {schema_type!r}: unknown; the types are "
                                    f"{', '.join(TYPES)}")
-        key = (schema_type, text, _refs_key(refs))
+        key = (schema_type, text, refs_key(refs))
         hit = self._parsed.get(key)
         if hit is not None:
             return hit
@@ -287,9 +238,9 @@ class Registry:
                 raise E.not_permitted(f"Overwrite new schema with id {want_id} is not "
                                       "permitted.")
         live = self.live(subject)
-        rk = _refs_key(refs)
+        rk = refs_key(refs)
         def same(v: Version) -> bool:
-            return (v.schema_type == schema_type and _refs_key(v.references) == rk and (
+            return (v.schema_type == schema_type and refs_key(v.references) == rk and (
                 v.schema == canonical or (normalize and self._normalized(v) == canonical)))
 
         for v in live:
@@ -334,9 +285,9 @@ class Registry:
         if not self.live(subject, deleted):
             raise E.subject_not_found(subject)
         schema_type, canonical, refs, _ = self._request_schema(body, normalize)
-        rk = _refs_key(refs)
+        rk = refs_key(refs)
         for v in reversed(self.live(subject, deleted)):
-            if (v.schema_type == schema_type and _refs_key(v.references) == rk and (
+            if (v.schema_type == schema_type and refs_key(v.references) == rk and (
                     v.schema == canonical or (normalize and self._normalized(v) == canonical))):
                 return v.view()
         raise E.schema_not_found()
