@@ -47,7 +47,7 @@ class ConsumerProtocol(GroupPart):
         broker's group.consumer.<key>: Kafka's coordinator reads these per heartbeat
         (consumerGroupSessionTimeoutMs/HeartbeatIntervalMs), so an override changed while
         members are in the group applies from their next heartbeat."""
-        state = self.state  # type: ignore[attr-defined]
+        state = self.state
         return int(group_value(state.config, state.group_configs.get(group_id, {}),
                                f"consumer.{key}"))
 

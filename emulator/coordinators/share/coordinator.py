@@ -478,7 +478,7 @@ class ShareCoordinator:
         state (no topics, or the named partitions at start offset -1), as Kafka 4.4
         answers it (measured)."""
         if group_id not in self.groups:
-            other = self.gc.groups.get(group_id)  # type: ignore[attr-defined]
+            other = self.gc.groups.get(group_id)
             if other is not None and other.state != DEAD:
                 self.membership.share_group(group_id)  # GROUP_ID_NOT_FOUND: not a share group
         by_name = self.state.topics

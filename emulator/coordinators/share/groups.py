@@ -131,17 +131,17 @@ class ShareGroups:
 
 
     def _topics(self) -> dict:
-        return self.state.topics  # type: ignore[attr-defined]
+        return self.state.topics
 
     def _now(self) -> int:
-        return self.state.now()  # type: ignore[attr-defined]
+        return self.state.now()
 
     def share_group(self, group_id: str, create: bool = False) -> ShareGroup:
         """The share group ``group_id``; GROUP_ID_NOT_FOUND if absent or of another type."""
         group = self.groups.get(group_id)
         if group is not None:
             return group
-        other = self.gc.groups.get(group_id)  # type: ignore[attr-defined]
+        other = self.gc.groups.get(group_id)
         if other is not None and other.state != DEAD:
             raise KafkaError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.")
         if not create:
@@ -340,7 +340,7 @@ class ShareGroups:
         return out
 
     def _describe(self, group: ShareGroup) -> dict:
-        by_id = self.state.topics_by_id  # type: ignore[attr-defined]
+        by_id = self.state.topics_by_id
         return {
             "group_id": group.group_id, "error_code": E.NONE, "group_state": group.state,
             "group_epoch": group.group_epoch, "assignment_epoch": group.assignment_epoch,
