@@ -60,6 +60,7 @@ from emulator.coordinators.groups.base import (
     GroupsBase,
     OffsetAndMetadata,
 )
+from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.streams.group import StreamsGroup, streams_due
 from emulator.coordinators.streams.protocol import StreamsProtocol
 from wire.errors import ErrorCode as E
@@ -299,13 +300,10 @@ class GroupCoordinator(GroupsBase):
         is revoking it) since that epoch or before (its assignment epoch); a newer one is
         refused. Classic-protocol members (online migration) get ILLEGAL_GENERATION where
         KIP-848 members get STALE_MEMBER_EPOCH."""
-        if generation < 0 and not group.members:
-            return None
-        if transactional and generation == -1 and member_id == "":
-            return None
-        m = group.members.get(member_id)
+        m = membership.committing_member(group, member_id, generation, transactional,
+                                         KafkaError(E.UNKNOWN_MEMBER_ID))
         if m is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID)
+            return None
         if not transactional and version < 9 and m.classic is None:
             raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be "
                              "used by members using the consumer group protocol")

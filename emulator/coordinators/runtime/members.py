@@ -77,6 +77,22 @@ def check_member_epoch(kind: str, m: Any, epoch: int, owned_within_assignment: b
                          "rejoin.")
 
 
+def committing_member(group: Any, member_id: str, epoch: int, transactional: bool,
+                      unknown: KafkaError) -> Any:
+    """The member an OffsetCommit/TxnOffsetCommit names (Kafka's validateOffsetCommit), or
+    None when the commit needs no member: an empty group committing with a negative epoch
+    (an admin's), a transactional commit without member id and generation. ``unknown``:
+    the group type's answer for a member it does not know."""
+    if epoch < 0 and not group.members:
+        return None
+    if transactional and epoch == -1 and member_id == "":
+        return None
+    m = group.members.get(member_id)
+    if m is None:
+        raise unknown
+    return m
+
+
 def set_epoch(m: Any, epoch: int) -> None:
     """A new member epoch; the one before it stays as the previous epoch."""
     if epoch != m.member_epoch:

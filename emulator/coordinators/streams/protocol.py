@@ -441,14 +441,10 @@ class StreamsProtocol(GroupPart):
                                 transactional: bool, version: int):
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: None (commit anything) or a
         per-partition check for an older member epoch; raises for the whole request."""
-        if epoch < 0 and not group.members:
-            return None
-        if transactional and epoch == -1 and member_id == "":
-            return None
-        m = group.members.get(member_id)
+        m = membership.committing_member(group, member_id, epoch, transactional,
+                                         membership.unknown_member(group.group_id, member_id))
         if m is None:
-            raise KafkaError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of "
-                             f"group {group.group_id}.")
+            return None
         if not transactional and version < 9:
             raise KafkaError(E.UNSUPPORTED_VERSION, "OffsetCommit version 9 or above must be "
                              "used by members using the streams group protocol")
