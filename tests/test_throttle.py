@@ -38,7 +38,9 @@ def run_until(s: ClusterState, clock: ManualClock, done, step_ms: int = 50,
 
 def set_configs(s: ClusterState, rtype: int, name: str, **kv: str) -> None:
     ops = [(k.replace("_", "."), config_ops.SET, v) for k, v in kv.items()]
-    config_ops.incremental_alter(s, rtype, name, ops, False, 1)
+    # a broker's own configs are altered on that broker, as clients send them
+    to = int(name) if rtype == config_ops.BROKER and name else 1
+    config_ops.incremental_alter(s, rtype, name, ops, False, to)
 
 
 # ---- the rate ---------------------------------------------------------------------------
