@@ -39,7 +39,10 @@ def test_kafka_python_admin_after_controller_failover(cluster: Target,
     try:
         admin.create_topics([NewTopic(topic_name + "-b", 2, 2)])
         assert admin.describe_cluster()["controller_id"] in set(cluster.broker_ids) - {old}
-        assert {topic_name + "-a", topic_name + "-b"} <= set(admin.list_topics())
+        # Kafka's brokers learn a topic from the metadata log a moment after CreateTopics
+        # returns (docs/conformance.md, "Metadata is never stale")
+        wait_for(lambda: {topic_name + "-a", topic_name + "-b"} <= set(admin.list_topics()),
+                 "both topics listed", 30)
     finally:
         admin.close()
     # the crashed broker leads nothing and has left every ISR

@@ -45,6 +45,23 @@ def whole_batches(records: bytes) -> list[bytes]:
     return out
 
 
+def create(cluster: Cluster, topic: str, partitions: int, rf: int) -> None:
+    """create_topic, then wait until the leader serves the partition: on Kafka a broker
+    may know the new leader before the leader has made the partition (seen after a test
+    that restarted a broker; clients retry UNKNOWN_TOPIC_OR_PARTITION)."""
+    cluster.create_topic(topic, partitions, rf)
+
+    def served() -> bool:
+        c = leader_conn(cluster, topic)
+        try:
+            r = c.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+        finally:
+            c.close()
+        return r["topics"][0]["partitions"][0]["error_code"] == 0
+    wait_for(served, f"{topic} served by its leader", 30)
+
+
 def part(resp: dict) -> dict:
     return resp["responses"][0]["partitions"][0]
 
@@ -57,7 +74,7 @@ def fill(c: Conn, topic: str, n: int, size: int = 1000) -> None:
 
 
 def test_long_poll_returns_when_data_arrives(cluster: Cluster) -> None:
-    cluster.create_topic("lp", 1, 3)
+    create(cluster, "lp", 1, 3)
     reader = leader_conn(cluster, "lp")
     writer = leader_conn(cluster, "lp")
     timer = threading.Timer(0.3, lambda: fill(writer, "lp", 1))
@@ -70,14 +87,14 @@ def test_long_poll_returns_when_data_arrives(cluster: Cluster) -> None:
 
 
 def test_long_poll_expires_empty(cluster: Cluster) -> None:
-    cluster.create_topic("idle", 1, 1)
+    create(cluster, "idle", 1, 1)
     c = leader_conn(cluster, "idle")
     p = part(c.call(1, 12, fetch_body("idle", 0, min_bytes=1, max_wait=200)))
     assert p["error_code"] == 0 and p["records"] == b""
 
 
 def test_partition_and_response_byte_limits(cluster: Cluster) -> None:
-    cluster.create_topic("bytes", 1, 3)
+    create(cluster, "bytes", 1, 3)
     c = leader_conn(cluster, "bytes")
     fill(c, "bytes", 5)
     one = whole_batches(part(c.call(1, 12, fetch_body("bytes", 0, part_max=1500)))["records"])
@@ -90,7 +107,7 @@ def test_partition_and_response_byte_limits(cluster: Cluster) -> None:
 
 
 def test_offset_out_of_range_and_at_end(cluster: Cluster) -> None:
-    cluster.create_topic("oor", 1, 1)
+    create(cluster, "oor", 1, 1)
     c = leader_conn(cluster, "oor")
     fill(c, "oor", 2)
     assert part(c.call(1, 12, fetch_body("oor", 5)))["error_code"] == 1
@@ -99,7 +116,7 @@ def test_offset_out_of_range_and_at_end(cluster: Cluster) -> None:
 
 
 def test_fetch_by_topic_id_v13(cluster: Cluster) -> None:
-    cluster.create_topic("ids", 1, 1)
+    create(cluster, "ids", 1, 1)
     c = leader_conn(cluster, "ids")
     fill(c, "ids", 1)
     tid = topic_metadata(cluster, "ids")["topic_id"]
