@@ -29,7 +29,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from emulator.cluster.config_ops import listener_base_key
 from emulator.cluster.kafka_configs import BROKER
+from emulator.properties import env_name, parse_properties, property_name
 
 APACHE, CONFLUENT = "apache", "confluent"
 
@@ -144,38 +146,6 @@ class NodePlan:
     @property
     def advertised(self) -> dict[str, tuple[str, int]]:
         return {ls.name: (ls.advertised_host, ls.advertised_port) for ls in self.listeners}
-
-
-def env_name(key: str) -> str:
-    """The variable that sets server property ``key`` (the rule run backwards)."""
-    return "KAFKA_" + key.replace("_", "__").replace("-", "___").replace(".", "_").upper()
-
-
-def property_name(var: str) -> str:
-    """``KAFKA_ADVERTISED_LISTENERS`` -> ``advertised.listeners`` (Kafka's rule)."""
-    return (var.replace("KAFKA_", "", 1).lower().replace("_", ".")
-            .replace("...", "-").replace("..", "_"))
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """A Java properties file's ``key=value`` (or ``key: value``) lines; comments and
-    blank lines skipped, a trailing backslash continues a line."""
-    out: dict[str, str] = {}
-    pending = ""
-    for raw in text.splitlines():
-        line = pending + raw.strip()
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        if line.endswith("\\"):
-            pending = line[:-1]
-            continue
-        m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if m:
-            out[m.group(1)] = m.group(2)
-        else:
-            out[line] = ""
-    return out
 
 
 def env_properties(env: Mapping[str, str]) -> dict[str, str]:
@@ -416,7 +386,14 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
     # ---- the rest: broker configs ----------------------------------------------------
     config: dict[str, str] = {}
     for key, value in props.items():
-        if key in STRUCTURAL or key.startswith("listener.name."):
+        if key in STRUCTURAL:
+            continue
+        if key.startswith("listener.name."):
+            listener_key = _listener_key(key, value, props, var)
+            if listener_key is not None:
+                warnings.append(listener_key)
+            elif listener_base_key(key) is not None:
+                config[key] = value  # acted on per listener, as Kafka's connection quotas
             continue
         if key in BROKER_KEYS:
             config[key] = value
@@ -434,6 +411,26 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
         tls_client_auth=client_auth, tls_cert_pem=cert_pem, tls_key_pem=key_pem,
         tls_client_ca_pem=client_ca_pem,
         zookeeper=zookeeper, roles=roles, notes=notes, warnings=warnings)
+
+
+def _listener_key(key: str, value: str, props: Mapping[str, str],
+                  var: Callable[[str], str]) -> str | None:
+    """What becomes of one ``listener.name.<listener>.<key>`` property: None where it is
+    honoured (the SASL keys read above, the connection limits the broker acts on, a TLS
+    key equal to the one every listener shares), a warning line where Kafka would take it
+    but nothing here depends on it; a per-listener TLS identity that differs from the
+    shared one is refused, since every SSL listener here serves the same stores."""
+    base = key.removeprefix("listener.name.").partition(".")[2]
+    if key.endswith("sasl.jaas.config") or key.endswith(".sasl.enabled.mechanisms"):
+        return None
+    if listener_base_key(key) is not None:
+        return None
+    if base.startswith("ssl."):
+        if props.get(base) == value:
+            return None
+        raise Refused(f"{var(key)}: a TLS setting for one listener is not served (every "
+                      f"SSL listener shares one identity); set {var(base)} instead")
+    return f"{var(key)}: {key} is not used by the emulator (a per-listener setting)"
 
 
 def _secret(props: dict[str, str], key: str, var: Callable[[str], str],
@@ -569,11 +566,6 @@ def _truststore(props: dict[str, str], var: Callable[[str], str],
     if not certs:
         raise Refused(f"{var(key)}: the truststore {location} holds no certificate")
     return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
-
-
-def properties_text(props: Mapping[str, str]) -> str:
-    """``key=value`` lines, as cp-kafka's configure step writes kafka.properties."""
-    return "".join(f"{k}={v}\n" for k, v in sorted(props.items()))
 
 
 # The lines the official images' users wait for, one per waiting convention:

@@ -28,10 +28,10 @@ from emulator.official_image import (
     NodePlan,
     Refused,
     merged_properties,
-    properties_text,
     ready_lines,
     translate,
 )
+from emulator.properties import properties_text
 
 if TYPE_CHECKING:
     from emulator.runtime import Cluster

@@ -161,6 +161,21 @@ def test_unknown_properties_are_logged_not_dropped_silently() -> None:
         "not used (as Kafka logs unknown configs)"]
 
 
+def test_per_listener_properties_are_honoured_logged_or_refused() -> None:
+    plan = translate({**TESTCONTAINERS_JAVA,
+                      "KAFKA_LISTENER_NAME_BROKER_MAX_CONNECTIONS": "7",
+                      "KAFKA_LISTENER_NAME_BROKER_SOCKET_RECEIVE_BUFFER_BYTES": "1024"}, APACHE)
+    assert plan.config["listener.name.broker.max.connections"] == "7"
+    assert plan.warnings == [
+        "KAFKA_LISTENER_NAME_BROKER_SOCKET_RECEIVE_BUFFER_BYTES: "
+        "listener.name.broker.socket.receive.buffer.bytes is not used by the emulator "
+        "(a per-listener setting)"]
+    with pytest.raises(Refused, match="KAFKA_LISTENER_NAME_BROKER_SSL_KEYSTORE_LOCATION: a TLS "
+                                      "setting for one listener is not served"):
+        translate({**TESTCONTAINERS_JAVA,
+                   "KAFKA_LISTENER_NAME_BROKER_SSL_KEYSTORE_LOCATION": "/k.jks"}, APACHE)
+
+
 def test_properties_file_syntax() -> None:
     assert parse_properties("a=1\nb : 2\n# c=3\nd=x\\\n  y\n") == {"a": "1", "b": "2", "d": "xy"}
 
