@@ -1,5 +1,6 @@
-"""Run mypy over emulator/ and wire/ (configured in pyproject.toml: strict on wire/,
-emulator/cluster and emulator/log, the default checks elsewhere) and hold each area to
+"""Run mypy over emulator/ and wire/ (configured in pyproject.toml: strict on wire/ and
+the domain, i.e. emulator/cluster, emulator/log and emulator/coordinators; the default
+checks elsewhere) and hold each area to
 the count of errors in scripts/mypy-baseline.txt, which may only go down.
 
 An area is wire/, the domain (emulator/cluster, emulator/log and the coordinators'
