@@ -40,7 +40,7 @@ class GroupTable(TouchedTable):
         super().__init__()
         self.news: set[str] = set()
 
-    def _note(self, key) -> None:
+    def _note(self, key: Any) -> None:
         self.touched.add(key)
         self.news.add(key)
 
@@ -63,7 +63,7 @@ class GroupsBase:
     migration: Any
     streams: Any
 
-    def __init__(self, state) -> None:
+    def __init__(self, state: Any) -> None:
         self.state = state
         self.topic = InternalTopic(
             state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
@@ -76,7 +76,8 @@ class GroupsBase:
 
     # ---- plumbing ------------------------------------------------------------------
     def now(self) -> int:
-        return self.state.now()
+        now: int = self.state.now()
+        return now
 
     def cfg(self, key: str, default: int) -> int:
         v = self.state.config.get(key)
@@ -112,7 +113,7 @@ class GroupsBase:
                              f"Group {group_id} is not a {label.lower()}.")
         return group
 
-    def group_created(self, group) -> None:
+    def group_created(self, group: Any) -> None:
         group.loaded_epoch = self.topic.epoch(group.group_id)
 
     # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------

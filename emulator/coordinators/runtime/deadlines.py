@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Hashable
+from typing import Any
 
 
 class Deadlines:
@@ -74,7 +75,7 @@ class Deadlines:
         self._seq = len(self._heap)
 
 
-class TouchedTable(dict):
+class TouchedTable(dict[Any, Any]):
     """A coordinator's groups by id, noting which ids operations reached (``touched``).
 
     Why: every operation that can move a group's timers (a join, a heartbeat, a leave, a
@@ -89,30 +90,30 @@ class TouchedTable(dict):
 
     def __init__(self) -> None:
         super().__init__()
-        self.touched: set = set()
+        self.touched: set[Any] = set()
 
-    def _note(self, key) -> None:
+    def _note(self, key: Any) -> None:
         self.touched.add(key)
 
-    def get(self, key, default=None):
+    def get(self, key: Any, default: Any = None) -> Any:
         self._note(key)
         return dict.get(self, key, default)
 
-    def peek(self, key):
+    def peek(self, key: Any) -> Any:
         return dict.get(self, key)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         self._note(key)
         return dict.__getitem__(self, key)
 
-    def __setitem__(self, key, value) -> None:
+    def __setitem__(self, key: Any, value: Any) -> None:
         self._note(key)
         dict.__setitem__(self, key, value)
 
-    def __delitem__(self, key) -> None:
+    def __delitem__(self, key: Any) -> None:
         self._note(key)
         dict.__delitem__(self, key)
 
-    def pop(self, key, *default):
+    def pop(self, key: Any, *default: Any) -> Any:
         self._note(key)
         return dict.pop(self, key, *default)

@@ -16,6 +16,7 @@ broker, so loading is what the coordinator does to parked requests and sessions.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from emulator.cluster.events import Appended
 from emulator.cluster.partition import Partition
@@ -49,7 +50,7 @@ class InternalTopic:
     (they read the broker configs of the moment: offsets.topic.num.partitions, ...).
     """
 
-    def __init__(self, state, name: str, partitions: Callable[[], int],
+    def __init__(self, state: Any, name: str, partitions: Callable[[], int],
                  replication: Callable[[], int], configs: Callable[[], dict[str, str]]
                  ) -> None:
         self.state = state
@@ -87,7 +88,7 @@ class InternalTopic:
         t = self.state.topics.get(self.name)
         if t is None:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
-        leader = t.partitions[partition_for(key, len(t.partitions))].leader
+        leader: int = t.partitions[partition_for(key, len(t.partitions))].leader
         if leader < 0 or not self.state.is_alive(leader):
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         return leader
