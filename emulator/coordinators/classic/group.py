@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
@@ -74,17 +75,17 @@ class Future:
 
     __slots__ = ("result",)
 
-    def __init__(self, result: dict | None = None) -> None:
+    def __init__(self, result: dict[str, Any] | None = None) -> None:
         self.result = result
 
     @property
-    def value(self) -> dict:
+    def value(self) -> dict[str, Any]:
         """The response, once ``done``."""
         if self.result is None:
             raise RuntimeError("the future is not done")
         return self.result
 
-    def complete(self, value: dict) -> bool:
+    def complete(self, value: dict[str, Any]) -> bool:
         if self.result is not None:
             return False
         self.result = value
@@ -95,13 +96,13 @@ class Future:
         return self.result is not None
 
 
-def join_error(code: int, member_id: str = "") -> dict:
+def join_error(code: int, member_id: str = "") -> dict[str, Any]:
     return {"error_code": code, "member_id": member_id, "generation_id": -1,
             "protocol_type": None, "protocol_name": None, "leader": "",
             "skip_assignment": False, "members": []}
 
 
-def sync_error(code: int) -> dict:
+def sync_error(code: int) -> dict[str, Any]:
     return {"error_code": code, "protocol_type": None, "protocol_name": None,
             "assignment": b""}
 
@@ -230,12 +231,12 @@ class ClassicGroup:
             return E.UNKNOWN_MEMBER_ID
         return E.NONE
 
-    def current_members(self) -> list[dict]:
+    def current_members(self) -> list[dict[str, Any]]:
         return [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                  "metadata": m.metadata(self.protocol_name)} for m in self.members.values()]
 
     def join_response(self, member_id: str, *, with_members: bool, leader: str | None = None,
-                      skip_assignment: bool = False) -> dict:
+                      skip_assignment: bool = False) -> dict[str, Any]:
         return {"error_code": E.NONE, "member_id": member_id,
                 "generation_id": self.generation_id, "protocol_type": self.protocol_type,
                 "protocol_name": self.protocol_name,
@@ -280,14 +281,14 @@ class ClassicGroup:
             m.join_future.complete(join_error(E.REBALANCE_IN_PROGRESS, m.member_id))
         m.join_future = fut
 
-    def complete_join(self, m: ClassicMember, response: dict) -> bool:
+    def complete_join(self, m: ClassicMember, response: dict[str, Any]) -> bool:
         if m.join_future is None:
             return False
         m.join_future.complete(response)
         m.join_future = None
         return True
 
-    def complete_sync(self, m: ClassicMember, response: dict) -> bool:
+    def complete_sync(self, m: ClassicMember, response: dict[str, Any]) -> bool:
         if m.sync_future is None:
             return False
         m.sync_future.complete(response)

@@ -34,6 +34,7 @@ partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
@@ -276,11 +277,11 @@ def _copy(a: Assignment) -> Assignment:
     return {t: set(ps) for t, ps in a.items() if ps}
 
 
-def to_wire(a: Assignment) -> list[dict]:
+def to_wire(a: Assignment) -> list[dict[str, Any]]:
     return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(a.items()) if ps]
 
 
-def _owned(topic_partitions: list[dict] | None) -> Assignment | None:
+def _owned(topic_partitions: list[dict[str, Any]] | None) -> Assignment | None:
     if topic_partitions is None:
         return None
     return {tp["topic_id"]: set(tp["partitions"]) for tp in topic_partitions}

@@ -42,6 +42,8 @@ Differs from Kafka: no group metadata records are written (see groups/coordinato
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.coordinators.classic.group import (
     STABLE,
     ClassicGroup,
@@ -231,7 +233,7 @@ class GroupMigration(GroupPart):
                                  instance_id: str | None, protocol_type: str,
                                  protocols: list[tuple[str, bytes]], session_ms: int,
                                  rebalance_ms: int, client_id: str, client_host: str,
-                                 version: int) -> dict:
+                                 version: int) -> dict[str, Any]:
         """classicGroupJoinToConsumerGroup: answered at once, never parked."""
         unknown = member_id == ""
         if unknown:
@@ -317,7 +319,7 @@ class GroupMigration(GroupPart):
 
     def classic_sync_to_consumer(self, group: ConsumerGroup, member_id: str,
                                  generation_id: int, instance_id: str | None,
-                                 protocol_type: str | None, protocol_name: str | None) -> dict:
+                                 protocol_type: str | None, protocol_name: str | None) -> dict[str, Any]:
         """classicGroupSyncToConsumerGroup: the member's assignment, serialized."""
         m = self._classic_member(group, member_id, instance_id)
         self._check_generation(m, generation_id)

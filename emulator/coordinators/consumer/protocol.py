@@ -9,6 +9,8 @@ The groups, members, their state table and the server-side assignors are in
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.cluster.group_configs import group_value
 from emulator.coordinators.consumer.group import (
     ASSIGNOR_FUNCS,
@@ -56,9 +58,9 @@ class ConsumerProtocol(GroupPart):
         instance_id: str | None = None, rack_id: str | None = None,
         rebalance_timeout_ms: int = -1, subscribed_topic_names: list[str] | None = None,
         subscribed_topic_regex: str | None = None, server_assignor: str | None = None,
-        topic_partitions: list[dict] | None = None, client_id: str = "",
+        topic_partitions: list[dict[str, Any]] | None = None, client_id: str = "",
         client_host: str = "", version: int = 1,
-    ) -> dict:
+    ) -> dict[str, Any]:
         try:
             self._validate_heartbeat(group_id, member_id, member_epoch, instance_id, rack_id,
                                      rebalance_timeout_ms, subscribed_topic_names,
@@ -124,7 +126,7 @@ class ConsumerProtocol(GroupPart):
 
     def _consumer_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
                             rebalance_timeout_ms, names, regex, assignor, owned, client_id,
-                            client_host) -> dict:
+                            client_host) -> dict[str, Any]:
         now = self.gc.now()
         create = member_epoch == 0
         group = self._consumer_group(group_id, create)
@@ -306,7 +308,7 @@ class ConsumerProtocol(GroupPart):
         m.sync_partition_epochs()
 
     def _consumer_leave(self, group_id: str, member_id: str, epoch: int,
-                        instance_id: str | None) -> dict:
+                        instance_id: str | None) -> dict[str, Any]:
         group = self._consumer_group(group_id, False)
         m = membership.leaving_member(group, member_id, instance_id, FENCED)
         if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
@@ -363,10 +365,10 @@ class ConsumerProtocol(GroupPart):
                 changed = True
         return changed
 
-    def describe_consumer_group(self, group: ConsumerGroup) -> dict:
+    def describe_consumer_group(self, group: ConsumerGroup) -> dict[str, Any]:
         by_id = self.state.topics_by_id
 
-        def wire(a: Assignment) -> dict:
+        def wire(a: Assignment) -> dict[str, Any]:
             return {"topic_partitions": [
                 {"topic_id": t, "topic_name": by_id[t].name if t in by_id else "",
                  "partitions": sorted(ps)}

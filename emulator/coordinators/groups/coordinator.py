@@ -37,7 +37,7 @@ restart; their groups come back Empty with their offsets).
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
 from emulator.coordinators.classic.group import (
@@ -252,7 +252,7 @@ class GroupCoordinator(GroupsBase):
             out.append((topic, res))
         return out
 
-    def _offsets_changed(self, group_id: str, offsets: dict) -> None:
+    def _offsets_changed(self, group_id: str, offsets: dict[tuple[str, int], Any]) -> None:
         """News for the __consumer_offsets records (emulator.coordinators.coordinator_log);
         None as a value is a deletion (a tombstone)."""
         if offsets:
@@ -353,7 +353,7 @@ class GroupCoordinator(GroupsBase):
 
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, *,
                       require_stable: bool = False, member_id: str | None = None,
-                      member_epoch: int = -1) -> list[tuple[str, list[dict]]]:
+                      member_epoch: int = -1) -> list[tuple[str, list[dict[str, Any]]]]:
         """OffsetFetch for one group; ``topics=None`` means every committed offset.
 
         Raises KafkaError for group-level errors (a consumer group member's stale epoch).
@@ -374,7 +374,7 @@ class GroupCoordinator(GroupsBase):
         exists = group is not None and group.state != DEAD
         store = self.offsets.get(group_id, {}) if exists else {}
 
-        def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> dict:
+        def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> dict[str, Any]:
             if require_stable and self._has_pending(group_id, topic, p):
                 return {"partition_index": p, "committed_offset": -1,
                         "committed_leader_epoch": -1, "metadata": "",
@@ -387,7 +387,7 @@ class GroupCoordinator(GroupsBase):
                     "error_code": E.NONE}
 
         if topics is None:
-            by_topic: dict[str, list[dict]] = {}
+            by_topic: dict[str, list[dict[str, Any]]] = {}
             for (topic, p), o in sorted(store.items()):
                 by_topic.setdefault(topic, []).append(entry(topic, p, o))
             return list(by_topic.items())
@@ -428,7 +428,7 @@ class GroupCoordinator(GroupsBase):
         return out
 
     # ---- administration -------------------------------------------------------------------
-    def describe_group(self, group_id: str, version: int = 6) -> dict:
+    def describe_group(self, group_id: str, version: int = 6) -> dict[str, Any]:
         group = self.groups.get(group_id)
         if group is None or group.type != "classic":
             if version >= 6:
@@ -453,7 +453,7 @@ class GroupCoordinator(GroupsBase):
         }
 
     def list_groups(self, states: list[str] | None = None, types: list[str] | None = None,
-                    broker_id: int | None = None) -> list[dict]:
+                    broker_id: int | None = None) -> list[dict[str, Any]]:
         """ListGroups: the groups this broker coordinates (all if ``broker_id`` is None)."""
         wanted_states = {s.strip().lower() for s in states or []}
         wanted_types = {t.strip().lower() for t in types or []}
@@ -488,7 +488,7 @@ class GroupCoordinator(GroupsBase):
         self.mark_changed()
         return E.NONE
 
-    def describe_consumer_groups(self, group_ids: list[str]) -> list[dict]:
+    def describe_consumer_groups(self, group_ids: list[str]) -> list[dict[str, Any]]:
         out = []
         for gid in group_ids:
             group = self.groups.get(gid)

@@ -472,7 +472,7 @@ class ShareCoordinator:
 
     # ---- admin: offsets (90-92) and group deletion ----------------------------------------
     def describe_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None,
-                         with_lag: bool) -> list[dict]:
+                         with_lag: bool) -> list[dict[str, Any]]:
         """DescribeShareGroupOffsets for one group; raises group-level KafkaError (a group
         of another type). A group id not in use is answered as a share group without
         state (no topics, or the named partitions at start offset -1), as Kafka 4.4
@@ -524,7 +524,7 @@ class ShareCoordinator:
         return group
 
     def alter_offsets(self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
-                      ) -> list[dict]:
+                      ) -> list[dict[str, Any]]:
         """AlterShareGroupOffsets: set SPSOs of an empty (or new) share group."""
         self._admin_group(group_id, create=True)
         out = []
@@ -548,7 +548,7 @@ class ShareCoordinator:
         self.mark_changed()
         return out
 
-    def delete_offsets(self, group_id: str, topic_names: list[str]) -> list[dict]:
+    def delete_offsets(self, group_id: str, topic_names: list[str]) -> list[dict[str, Any]]:
         """DeleteShareGroupOffsets: forget the state of whole topics for an empty group."""
         self._admin_group(group_id, create=False)
         out = []

@@ -130,7 +130,7 @@ class ShareGroups:
 
 
 
-    def _topics(self) -> dict:
+    def _topics(self) -> dict[str, Any]:
         return self.state.topics
 
     def _now(self) -> int:
@@ -154,7 +154,7 @@ class ShareGroups:
     # ---- heartbeat ---------------------------------------------------------------------
     def share_group_heartbeat(self, group_id: str, member_id: str, member_epoch: int, *,
                               rack_id: str | None, subscribed_topic_names: list[str] | None,
-                              client_id: str = "", client_host: str = "") -> dict:
+                              client_id: str = "", client_host: str = "") -> dict[str, Any]:
         """ShareGroupHeartbeat; returns the response body (errors included)."""
         try:
             return self._heartbeat(group_id, member_id, member_epoch, rack_id,
@@ -165,7 +165,7 @@ class ShareGroups:
                     "assignment": None}
 
     def _heartbeat(self, group_id, member_id, member_epoch, rack_id, topics, client_id,
-                   client_host) -> dict:
+                   client_host) -> dict[str, Any]:
         if not group_id:
             raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
         if not member_id:
@@ -323,7 +323,7 @@ class ShareGroups:
         self.sc.mark_changed()
 
     # ---- describe / list -------------------------------------------------------------
-    def describe_share_groups(self, group_ids: list[str]) -> list[dict]:
+    def describe_share_groups(self, group_ids: list[str]) -> list[dict[str, Any]]:
         out = []
         for gid in group_ids:
             if not gid:
@@ -339,7 +339,7 @@ class ShareGroups:
             out.append(self._describe(group))
         return out
 
-    def _describe(self, group: ShareGroup) -> dict:
+    def _describe(self, group: ShareGroup) -> dict[str, Any]:
         by_id = self.state.topics_by_id
         return {
             "group_id": group.group_id, "error_code": E.NONE, "group_state": group.state,
@@ -358,7 +358,7 @@ class ShareGroups:
 
     def list_share_groups(self, states: list[str] | None = None,
                           types: list[str] | None = None,
-                          broker_id: int | None = None) -> list[dict]:
+                          broker_id: int | None = None) -> list[dict[str, Any]]:
         """ListGroups rows for share groups (filtered like GroupCoordinator.list_groups)."""
         wanted_states = {s.strip().lower() for s in states or []}
         wanted_types = {t.strip().lower() for t in types or []}

@@ -99,7 +99,7 @@ class ShareStateCoordinator:
         sp.leader_epoch = leader_epoch
         return sp
 
-    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> dict:
+    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> dict[str, Any]:
         """ReadShareGroupStateSummary: no leader-epoch check, and a share-partition without
         state is no error but Kafka's 'uninitialized' answer."""
         sp = self.sc.partitions.get((group_id, topic_id, index))
@@ -111,7 +111,7 @@ class ShareStateCoordinator:
                 "delivery_complete_count": sp.reported_complete_count()}
 
     def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
-                    leader_epoch: int, start_offset: int, batches: list[dict]) -> None:
+                    leader_epoch: int, start_offset: int, batches: list[dict[str, Any]]) -> None:
         """WriteShareGroupState: the batches merge over the stored ones; Kafka 4.4 keeps
         the stored state epoch (only InitializeShareGroupState sets it) and the start
         offset as written (acknowledged records at the start stay listed)."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged
 from emulator.coordinators.share.groups import ShareGroup
@@ -68,7 +69,7 @@ class Persisted:
     updates: int = 0  # ShareUpdate records since the snapshot
 
 
-def expand(batches: list[dict]) -> OffsetStates:
+def expand(batches: list[dict[str, Any]]) -> OffsetStates:
     out: OffsetStates = {}
     for b in batches:
         for o in range(b["first_offset"], b["last_offset"] + 1):
@@ -76,9 +77,9 @@ def expand(batches: list[dict]) -> OffsetStates:
     return out
 
 
-def compress(offsets: OffsetStates) -> list[dict]:
+def compress(offsets: OffsetStates) -> list[dict[str, Any]]:
     """Offset states as state batches: runs of consecutive offsets with equal state."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for o in sorted(offsets):
         st, dc = offsets[o]
         last = out[-1] if out else None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.cluster.state_machines import TransitionTable
 from wire.errors import ErrorCode as E
@@ -97,13 +98,13 @@ def _clean(a: dict[str, set[int]]) -> dict[str, set[int]]:
     return {s: set(ps) for s, ps in a.items() if ps}
 
 
-def task_ids(a: dict) -> list[dict]:
+def task_ids(a: dict[str, Any]) -> list[dict[str, Any]]:
     """Tasks as the wire's TaskIds list, sorted."""
     return [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in sorted(a.items()) if ps]
 
 
-def owned_from_wire(active: list[dict] | None, standby: list[dict] | None,
-                    warmup: list[dict] | None) -> Tasks | None:
+def owned_from_wire(active: list[dict[str, Any]] | None, standby: list[dict[str, Any]] | None,
+                    warmup: list[dict[str, Any]] | None) -> Tasks | None:
     """The tasks a heartbeat reports owning; None when it did not say (all three null)."""
     if active is None or standby is None or warmup is None:
         return None

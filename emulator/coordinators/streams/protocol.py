@@ -54,8 +54,8 @@ class StreamsProtocol(GroupPart):
         return len(t.partitions) if t is not None else None
 
     # ---- heartbeat ----------------------------------------------------------------------
-    def streams_group_heartbeat(self, req: dict, *, client_id: str = "", client_host: str = "",
-                                version: int = 1) -> tuple[dict, dict]:
+    def streams_group_heartbeat(self, req: dict[str, Any], *, client_id: str = "", client_host: str = "",
+                                version: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
         """StreamsGroupHeartbeat. Returns the response and the internal topics to create
         (name -> (partitions, replication factor, configs))."""
         try:
@@ -73,8 +73,8 @@ class StreamsProtocol(GroupPart):
     def _streams_group(self, group_id: str, create: bool) -> StreamsGroup:
         return self.gc.typed_group(group_id, create, StreamsGroup, "Streams group")
 
-    def _streams_heartbeat(self, req: dict, client_id: str, client_host: str,
-                           version: int) -> tuple[dict, dict]:
+    def _streams_heartbeat(self, req: dict[str, Any], client_id: str, client_host: str,
+                           version: int) -> tuple[dict[str, Any], dict[str, Any]]:
         now = self.gc.now()
         gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
         instance_id = req["instance_id"]
@@ -97,7 +97,7 @@ class StreamsProtocol(GroupPart):
             if member.instance_id is not None:
                 group.static_members[member.instance_id] = member.member_id
         recompute = is_new or before != member.metadata()
-        statuses: list[dict] = []
+        statuses: list[dict[str, Any]] = []
         topology = self._maybe_update_topology(group, req["topology"])
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
             statuses.append(_status(st.STALE_TOPOLOGY, f"The member's topology epoch "
@@ -159,7 +159,7 @@ class StreamsProtocol(GroupPart):
             out["warmup_tasks"] = sa.task_ids(member.assigned.warmup)
         if group.endpoint_information_epoch != req["endpoint_information_epoch"]:
             out["partitions_by_user_endpoint"] = self._endpoints(group, member)
-        create: dict = {}
+        create: dict[str, tuple[int, int, dict[str, str]]] = {}
         if configured.status is not None:
             create = dict(configured.to_create)
             statuses.append(_status(*configured.status))
@@ -178,7 +178,7 @@ class StreamsProtocol(GroupPart):
         out["status"] = statuses
         return out, create
 
-    def _update_member(self, m: StreamsMember, req: dict, joining: bool, client_id: str,
+    def _update_member(self, m: StreamsMember, req: dict[str, Any], joining: bool, client_id: str,
                        client_host: str) -> None:
         if req["instance_id"] is not None:
             m.instance_id = req["instance_id"]
@@ -225,7 +225,7 @@ class StreamsProtocol(GroupPart):
         return m, False
 
     @staticmethod
-    def _maybe_update_topology(group: StreamsGroup, wire: dict | None) -> st.StreamsTopology:
+    def _maybe_update_topology(group: StreamsGroup, wire: dict[str, Any] | None) -> st.StreamsTopology:
         if wire is not None:
             topo = st.StreamsTopology.from_wire(wire)
             if group.topology is None:
@@ -242,7 +242,7 @@ class StreamsProtocol(GroupPart):
         return group.topology
 
     def _maybe_update_target(self, group: StreamsGroup, now: int,
-                             statuses: list[dict] | None) -> None:
+                             statuses: list[dict[str, Any]] | None) -> None:
         if group.initial_delay_deadline is not None:
             if statuses is not None:
                 statuses.append(_status(st.ASSIGNMENT_DELAYED, "Assignment delayed due to the "
@@ -295,7 +295,7 @@ class StreamsProtocol(GroupPart):
         else:
             m.revocation_deadline = None
 
-    def _endpoints(self, group: StreamsGroup, member: StreamsMember) -> list[dict]:
+    def _endpoints(self, group: StreamsGroup, member: StreamsMember) -> list[dict[str, Any]]:
         """Kafka's EndpointToPartitionsManager: one entry per member with an endpoint,
         the asking member last."""
         subs = (group.configured.subtopologies if group.configured is not None else None) or {}
@@ -315,7 +315,7 @@ class StreamsProtocol(GroupPart):
             })
         return out
 
-    def _topic_partitions(self, tasks: dict[str, set[int]], subs: dict) -> list[dict]:
+    def _topic_partitions(self, tasks: dict[str, set[int]], subs: dict[str, Any]) -> list[dict[str, Any]]:
         out = []
         for sid, parts in sorted(tasks.items()):
             s = subs.get(sid)
@@ -329,7 +329,7 @@ class StreamsProtocol(GroupPart):
         return out
 
     # ---- leaving and fencing ---------------------------------------------------------------
-    def _streams_leave(self, req: dict) -> dict:
+    def _streams_leave(self, req: dict[str, Any]) -> dict[str, Any]:
         gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
         instance_id = req["instance_id"]
         group = self._streams_group(gid, False)
@@ -382,7 +382,7 @@ class StreamsProtocol(GroupPart):
         return changed
 
     # ---- describe ---------------------------------------------------------------------------
-    def describe_streams_groups(self, group_ids: list[str], version: int = 1) -> list[dict]:
+    def describe_streams_groups(self, group_ids: list[str], version: int = 1) -> list[dict[str, Any]]:
         out = []
         for gid in group_ids:
             group = self.groups.get(gid)
@@ -396,20 +396,20 @@ class StreamsProtocol(GroupPart):
             out.append(self._describe_streams(group))
         return out
 
-    def _describe_streams(self, g: StreamsGroup) -> dict:
+    def _describe_streams(self, g: StreamsGroup) -> dict[str, Any]:
         if g.configured is not None and g.configured.is_ready:
             topology = g.configured.describe()
         else:
             assert g.topology is not None
             topology = g.topology.describe()
 
-        def assignment(t: sa.Tasks | None) -> dict:
+        def assignment(t: sa.Tasks | None) -> dict[str, Any]:
             t = t or sa.Tasks()
             return {"active_tasks": sa.task_ids(t.active),
                     "standby_tasks": sa.task_ids(t.standby),
                     "warmup_tasks": sa.task_ids(t.warmup)}
 
-        def offsets(d: dict[tuple[str, int], int]) -> list[dict]:
+        def offsets(d: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
             return [{"subtopology_id": s, "partition": p, "offset": o}
                     for (s, p), o in sorted(d.items())]
 
@@ -475,7 +475,7 @@ class StreamsProtocol(GroupPart):
         return check
 
 
-def _validate(req: dict) -> None:
+def _validate(req: dict[str, Any]) -> None:
     """Kafka's GroupCoordinatorService checks of a StreamsGroupHeartbeat request."""
     def bad(msg: str) -> KafkaError:
         return KafkaError(E.INVALID_REQUEST, msg)
@@ -528,7 +528,7 @@ def _check_epoch(m: StreamsMember, epoch: int, owned: sa.Tasks | None) -> None:
     membership.check_member_epoch("streams", m, epoch, subset)
 
 
-def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict] | None) -> None:
+def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict[str, Any]] | None) -> None:
     """Kafka's throwIfRequestContainsInvalidTasks."""
     subs = configured.subtopologies or {}
     for t in tasks or ():
@@ -543,11 +543,11 @@ def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict] | None) ->
                                  f"subtopology: {s.num_tasks}")
 
 
-def _status(code: int, detail: str) -> dict:
+def _status(code: int, detail: str) -> dict[str, Any]:
     return {"status_code": code, "status_detail": detail}
 
 
-def _error(code: int, message: str | None) -> dict:
+def _error(code: int, message: str | None) -> dict[str, Any]:
     return {"error_code": code, "error_message": message, "member_id": "", "member_epoch": 0,
             "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0,
             "acceptable_recovery_lag": -1, "acceptable_recovery_lag_legacy": 0, "status": None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -46,11 +47,11 @@ class TopicInfo:
     configs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_wire(cls, d: dict) -> TopicInfo:
+    def from_wire(cls, d: dict[str, Any]) -> TopicInfo:
         return cls(d["name"], d["partitions"], d["replication_factor"],
                    tuple(sorted((c["key"], c["value"]) for c in d["topic_configs"] or [])))
 
-    def to_wire(self, partitions: int | None = None) -> dict:
+    def to_wire(self, partitions: int | None = None) -> dict[str, Any]:
         return {"name": self.name,
                 "partitions": self.partitions if partitions is None else partitions,
                 "replication_factor": self.replication_factor,
@@ -67,7 +68,7 @@ class Subtopology:
     copartition_groups: tuple[frozenset[str], ...]
 
     @classmethod
-    def from_wire(cls, d: dict) -> Subtopology:
+    def from_wire(cls, d: dict[str, Any]) -> Subtopology:
         sources = list(d["source_topics"])
         reparts = [TopicInfo.from_wire(t) for t in d["repartition_source_topics"]]
         groups = []
@@ -91,7 +92,7 @@ class StreamsTopology:
     subtopologies: tuple[Subtopology, ...]
 
     @classmethod
-    def from_wire(cls, d: dict) -> StreamsTopology:
+    def from_wire(cls, d: dict[str, Any]) -> StreamsTopology:
         subs = sorted((Subtopology.from_wire(s) for s in d["subtopologies"]),
                       key=lambda s: s.subtopology_id)
         return cls(d["epoch"], tuple(subs))
@@ -107,7 +108,7 @@ class StreamsTopology:
     def source_topics(self) -> set[str]:
         return {t for s in self.subtopologies for t in s.all_sources()}
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """StreamsGroupDescribe's topology before it could be configured."""
         return {"epoch": self.epoch, "subtopologies": [{
             "subtopology_id": s.subtopology_id,
@@ -135,7 +136,7 @@ class ConfiguredTopology:
     """The topology against the cluster's topics at one moment (``metadata_key``)."""
 
     epoch: int
-    metadata_key: tuple
+    metadata_key: tuple[Any, ...]
     subtopologies: dict[str, ConfiguredSubtopology] | None
     to_create: dict[str, tuple[int, int, dict[str, str]]] = field(default_factory=dict)
     status: tuple[int, str] | None = None  # (status code, detail)
@@ -144,7 +145,7 @@ class ConfiguredTopology:
     def is_ready(self) -> bool:
         return self.status is None
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         subs = []
         for sid, s in sorted((self.subtopologies or {}).items()):
             t = s.topology
@@ -173,7 +174,7 @@ def summarize(topics) -> str:
     return text + (f" and {len(topics) - 3} additional topics" if len(topics) > 3 else "")
 
 
-def metadata_key(topology: StreamsTopology, count: PartitionCount) -> tuple:
+def metadata_key(topology: StreamsTopology, count: PartitionCount) -> tuple[Any, ...]:
     """What the configuration depends on: the partition counts of the required topics."""
     return tuple(sorted((t, count(t) or -1) for t in topology.required_topics()))
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
@@ -494,8 +494,8 @@ class TransactionCoordinator:
         return changed
 
     # ---- administration -----------------------------------------------------------------------------
-    def describe(self, transactional_id: str, broker_id: int | None = None) -> dict:
-        out: dict = {"transactional_id": transactional_id, "error_code": E.NONE}
+    def describe(self, transactional_id: str, broker_id: int | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"transactional_id": transactional_id, "error_code": E.NONE}
         try:
             if not transactional_id:
                 raise KafkaError(E.INVALID_REQUEST)
@@ -517,7 +517,7 @@ class TransactionCoordinator:
 
     def list_transactions(self, broker_id: int | None = None, states: list[str] | None = None,
                           producer_ids: list[int] | None = None, duration_ms: int = -1,
-                          pattern: str | None = None) -> tuple[int, list[str], list[dict]]:
+                          pattern: str | None = None) -> tuple[int, list[str], list[dict[str, Any]]]:
         """(error, unknown state filters, transactions this broker coordinates)."""
         unknown = [s for s in states or [] if s not in STATES]
         try:
