@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,9 @@ from wire.errors import KafkaError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
+
+# A group's check of one committed partition (topic, partition): its error code, or NONE.
+OffsetCheck = Callable[[str, int], int]
 
 
 def group_key(group_id: str) -> tuple[str, str]:

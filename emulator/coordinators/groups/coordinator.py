@@ -37,6 +37,7 @@ restart; their groups come back Empty with their offsets).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
@@ -59,6 +60,7 @@ from emulator.coordinators.groups.base import (
     OFFSET_METADATA_MAX_BYTES,
     GroupsBase,
     OffsetAndMetadata,
+    OffsetCheck,
 )
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.streams.group import StreamsGroup, streams_due
@@ -66,11 +68,14 @@ from emulator.coordinators.streams.protocol import StreamsProtocol
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
+# An OffsetCommit's topics: (name, [(partition, offset, leader epoch, metadata)]).
+CommitTopics = Iterable[tuple[str, Iterable[tuple[int, int, int, str | None]]]]
+
 
 class GroupCoordinator(GroupsBase):
     """All consumer groups of the cluster and their committed offsets."""
 
-    def __init__(self, state) -> None:
+    def __init__(self, state: Any) -> None:
         super().__init__(state)
         self.classic = ClassicProtocol(self)
         self.consumer = ConsumerProtocol(self)
@@ -173,7 +178,7 @@ class GroupCoordinator(GroupsBase):
                 table.news.add(gid)
         return changed
 
-    def _maybe_reload(self, group, now: int) -> bool:
+    def _maybe_reload(self, group: Any, now: int) -> bool:
         """The coordinator moved: answer parked requests NOT_COORDINATOR, restart sessions."""
         epoch = self.topic.epoch(group.group_id)
         if epoch == group.loaded_epoch:
@@ -231,7 +236,8 @@ class GroupCoordinator(GroupsBase):
         self.mark_changed()
         return out
 
-    def _store_offsets(self, topics, check, into: dict[tuple[str, int], OffsetAndMetadata]
+    def _store_offsets(self, topics: CommitTopics,
+                       check: OffsetCheck | None, into: dict[tuple[str, int], OffsetAndMetadata]
                        ) -> list[tuple[str, list[tuple[int, int]]]]:
         """Each partition's offset checked (the partition exists, the group's ``check``,
         the metadata's size) and, if good, put ``into``; the (partition, error) pairs."""
@@ -259,7 +265,8 @@ class GroupCoordinator(GroupsBase):
             self.state.emit(OffsetsChanged(group=group_id, offsets=offsets))
 
     def _validate_commit(self, group_id: str, member_id: str, generation: int,
-                         instance_id: str | None, version: int, transactional: bool = False):
+                         instance_id: str | None, version: int, transactional: bool = False
+                         ) -> tuple[Any, OffsetCheck | None]:
         """(group, per-partition check or None); raises KafkaError for the whole request."""
         group = self.groups.get(group_id)
         if group is None:
@@ -294,7 +301,7 @@ class GroupCoordinator(GroupsBase):
         return group, None
 
     def _validate_consumer_commit(self, group: ConsumerGroup, member_id: str, generation: int,
-                                  version: int, transactional: bool):
+                                  version: int, transactional: bool) -> OffsetCheck | None:
         """Kafka 4.4's ConsumerGroup.validateOffsetCommit: the current epoch commits
         anything; an older one commits a partition only if the member still holds it (or
         is revoking it) since that epoch or before (its assignment epoch); a newer one is
@@ -324,7 +331,9 @@ class GroupCoordinator(GroupsBase):
         return check
 
     def txn_offset_commit(self, group_id: str, producer_id: int, member_id: str,
-                          generation: int, topics, *, group_instance_id: str | None = None
+                          generation: int,
+                          topics: CommitTopics,
+                          *, group_instance_id: str | None = None
                           ) -> list[tuple[str, list[tuple[int, int]]]]:
         """TxnOffsetCommit: offsets held back until the transaction commits."""
         try:

@@ -58,6 +58,8 @@ from emulator.cluster.group_configs import (
     parse_duration_ms,
     validate,
 )
+from emulator.cluster.metadata import Topic
+from emulator.cluster.partition import AbortedTxn, Partition
 from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroups
@@ -65,6 +67,7 @@ from emulator.coordinators.share.partition import Acquired, SharePartition
 from emulator.coordinators.share.state import (
     ShareStateCoordinator,
 )
+from emulator.log import Log
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import CONTROL_BIT, read_header
@@ -76,7 +79,7 @@ class NoShareState(KafkaError):
     """A share-partition the share coordinator has no state for."""
 
 
-def _is_aborted(data: bytes, aborted) -> bool:
+def _is_aborted(data: bytes, aborted: list[AbortedTxn]) -> bool:
     """A transactional batch of an aborted transaction (read_committed archives it)."""
     h = read_header(data)
     return h.is_transactional and any(
@@ -101,7 +104,7 @@ def next_epoch(epoch: int) -> int:
 class ShareCoordinator:
     """Every share group, share-partition and share session of the cluster."""
 
-    def __init__(self, state, groups) -> None:
+    def __init__(self, state: Any, groups: Any) -> None:
         self.state = state
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
@@ -168,7 +171,7 @@ class ShareCoordinator:
             self._news.add(key[0])
             self.state.emit(ShareStateChanged(key=key, sp=None))
 
-    def initialize_subscribed(self, group) -> None:
+    def initialize_subscribed(self, group: ShareGroup) -> None:
         """The group coordinator's InitializeShareGroupState for every partition of a
         subscribed topic without state (Kafka's maybeCreateInitializeShareGroupStateRequest):
         at the group epoch, start offset -1 (share.auto.offset.reset decides when the
@@ -201,7 +204,8 @@ class ShareCoordinator:
         return broker_value(self.state.config, key)
 
     def _overrides(self, group_id: str) -> dict[str, str]:
-        return self.state.group_configs.get(group_id, {})
+        overrides: dict[str, str] = self.state.group_configs.get(group_id, {})
+        return overrides
 
     def group_cfg(self, group_id: str, key: str) -> str:
         """A group key (share.*): the GROUP resource's override, else the broker's."""
@@ -312,7 +316,7 @@ class ShareCoordinator:
             self._by_group.setdefault(group_id, {})[key] = None
         return sp
 
-    def _loaded(self, group_id: str, topic, p) -> SharePartition:
+    def _loaded(self, group_id: str, topic: Topic, p: Partition) -> SharePartition:
         """The share-partition as the current leader sees it (reloaded after a move).
 
         Without share coordinator state (never initialized by the group coordinator)
@@ -330,7 +334,7 @@ class ShareCoordinator:
         sp.maybe_move_to_log_start(p.leader_log.log_start_offset)
         return sp
 
-    def _reset_offset(self, group_id: str, p) -> int:
+    def _reset_offset(self, group_id: str, p: Partition) -> int:
         """share.auto.offset.reset: latest (the high watermark), earliest, by_duration."""
         policy = self.group_cfg(group_id, "share.auto.offset.reset")
         log = p.leader_log
@@ -342,12 +346,12 @@ class ShareCoordinator:
             return found[0] if found is not None else p.high_watermark
         return p.high_watermark
 
-    def _limit(self, group_id: str, p) -> int:
+    def _limit(self, group_id: str, p: Partition) -> int:
         if self.group_cfg(group_id, "share.isolation.level") == "read_committed":
             return p.last_stable_offset()
         return p.high_watermark
 
-    def lookup(self, broker_id: int, topic_id: bytes, index: int):
+    def lookup(self, broker_id: int, topic_id: bytes, index: int) -> tuple[Topic, Partition]:
         """(topic, partition) led by ``broker_id``; Kafka's per-partition errors otherwise."""
         topic = self.state.topics_by_id.get(topic_id)
         if topic is None:
@@ -457,7 +461,7 @@ class ShareCoordinator:
         return self._batches_for(log, got), got
 
     @staticmethod
-    def _batches_for(log, got: Acquired) -> bytes:
+    def _batches_for(log: Log, got: Acquired) -> bytes:
         """The stored batches that hold the acquired offsets, in log order."""
         first = got.ranges[0][0]
         last = max(r[1] for r in got.ranges)

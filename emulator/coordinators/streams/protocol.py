@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
-from emulator.coordinators.groups.base import GroupPart
+from emulator.coordinators.groups.base import GroupPart, OffsetCheck
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from emulator.coordinators.streams import assignment as sa
@@ -438,7 +438,7 @@ class StreamsProtocol(GroupPart):
     # ---- offsets --------------------------------------------------------------------------
     @staticmethod
     def validate_streams_commit(group: StreamsGroup, member_id: str, epoch: int,
-                                transactional: bool, version: int):
+                                transactional: bool, version: int) -> OffsetCheck | None:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: None (commit anything) or a
         per-partition check for an older member epoch; raises for the whole request."""
         m = membership.committing_member(group, member_id, epoch, transactional,
