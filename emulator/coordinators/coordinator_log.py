@@ -25,10 +25,12 @@ writes out before the request is answered.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
@@ -38,6 +40,7 @@ from emulator.coordinators.transactions.coordinator import (
     PREPARE_ABORT,
     PREPARE_COMMIT,
     PREPARE_EPOCH_FENCE,
+    TransactionCoordinator,
     TxnMetadata,
 )
 from wire.records import Record
@@ -140,7 +143,8 @@ def parse_txn(key: bytes, value: bytes) -> TxnMetadata:
 class CoordinatorLog:
     """Writes the coordinators' changes as records; expires offsets."""
 
-    def __init__(self, state, groups, transactions) -> None:
+    def __init__(self, state: Any, groups: GroupCoordinator,
+                 transactions: TransactionCoordinator) -> None:
         self.state = state
         self.groups = groups
         self.transactions = transactions
@@ -191,7 +195,8 @@ class CoordinatorLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def replay(state, groups, transactions) -> tuple[int, int]:
+def replay(state: Any, groups: GroupCoordinator,
+           transactions: TransactionCoordinator) -> tuple[int, int]:
     """Rebuild committed offsets and transaction state from the internal topics.
 
     Returns (offsets, transactions) loaded. Transactions caught mid-way are finished

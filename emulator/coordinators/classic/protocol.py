@@ -90,9 +90,10 @@ class ClassicProtocol(GroupPart):
             return (m is not None and m.awaiting_join) or awaiting < max_size
         return member_id in group.members or len(group.members) < max_size
 
-    def _join_new_member(self, group: ClassicGroup, instance_id, protocol_type, protocols,
-                         session_ms, rebalance_ms, client_id, client_host, version,
-                         fut: Future) -> None:
+    def _join_new_member(self, group: ClassicGroup, instance_id: str | None,
+                         protocol_type: str, protocols: list[tuple[str, bytes]],
+                         session_ms: int, rebalance_ms: int, client_id: str, client_host: str,
+                         version: int, fut: Future) -> None:
         if group.state == DEAD:
             fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE))
             return
@@ -115,9 +116,11 @@ class ClassicProtocol(GroupPart):
         self._add_member(group, new_id, instance_id, protocol_type, protocols, session_ms,
                          rebalance_ms, client_id, client_host, fut)
 
-    def _join_existing_member(self, group: ClassicGroup, member_id: str, instance_id,
-                              protocol_type, protocols, session_ms, rebalance_ms, client_id,
-                              client_host, version, fut: Future) -> None:
+    def _join_existing_member(self, group: ClassicGroup, member_id: str,
+                              instance_id: str | None, protocol_type: str,
+                              protocols: list[tuple[str, bytes]], session_ms: int,
+                              rebalance_ms: int, client_id: str, client_host: str, version: int,
+                              fut: Future) -> None:
         if group.state == DEAD:
             fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE, member_id))
             return
@@ -153,8 +156,9 @@ class ClassicProtocol(GroupPart):
         else:
             fut.complete(join_error(E.UNKNOWN_MEMBER_ID, member_id))
 
-    def _add_member(self, group: ClassicGroup, member_id: str, instance_id, protocol_type,
-                    protocols, session_ms, rebalance_ms, client_id, client_host,
+    def _add_member(self, group: ClassicGroup, member_id: str, instance_id: str | None,
+                    protocol_type: str, protocols: list[tuple[str, bytes]], session_ms: int,
+                    rebalance_ms: int, client_id: str, client_host: str,
                     fut: Future) -> None:
         m = ClassicMember(member_id, instance_id, client_id, client_host, rebalance_ms,
                           session_ms, protocol_type, list(protocols), is_new=True)
@@ -166,13 +170,13 @@ class ClassicProtocol(GroupPart):
         m.hb_deadline = self.gc.now() + NEW_MEMBER_JOIN_TIMEOUT_MS
         self._maybe_prepare_rebalance_or_complete_join(group)
 
-    def _update_member_and_rebalance(self, group: ClassicGroup, m: ClassicMember, protocols,
-                                     rebalance_ms: int, session_ms: int, fut: Future) -> None:
+    def _update_member_and_rebalance(self, group: ClassicGroup, m: ClassicMember,
+                                     protocols: list[tuple[str, bytes]], rebalance_ms: int, session_ms: int, fut: Future) -> None:
         group.update_member(m, list(protocols), rebalance_ms, session_ms, fut)
         self._maybe_prepare_rebalance_or_complete_join(group)
 
-    def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str, protocols,
-                              session_ms: int, rebalance_ms: int, version: int,
+    def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str,
+                              protocols: list[tuple[str, bytes]], session_ms: int, rebalance_ms: int, version: int,
                               fut: Future) -> None:
         current_leader = group.leader_id
         m = group.replace_static_member(group.members[old_id].group_instance_id or "",
@@ -350,15 +354,16 @@ class ClassicProtocol(GroupPart):
         group = self.groups.get(group_id)
         if group is not None and group.type == "consumer":
             try:
-                return self.gc.migration.classic_heartbeat_to_consumer(group, member_id, generation_id,
-                                                          group_instance_id)
+                code: int = self.gc.migration.classic_heartbeat_to_consumer(
+                    group, member_id, generation_id, group_instance_id)
+                return code
             except KafkaError as e:
                 return e.code
         if group is None or group.type != "classic":
             return E.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
             return E.COORDINATOR_NOT_AVAILABLE
-        err = group.validate_member(member_id, group_instance_id)
+        err: int = group.validate_member(member_id, group_instance_id)
         if err:
             return err
         if generation_id != group.generation_id:

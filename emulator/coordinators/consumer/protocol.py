@@ -80,9 +80,11 @@ class ConsumerProtocol(GroupPart):
         return out
 
     @staticmethod
-    def _validate_heartbeat(group_id, member_id, member_epoch, instance_id, rack_id,
-                            rebalance_timeout_ms, names, regex, assignor, owned,
-                            version) -> None:
+    def _validate_heartbeat(group_id: str, member_id: str, member_epoch: int,
+                            instance_id: str | None, rack_id: str | None,
+                            rebalance_timeout_ms: int, names: list[str] | None,
+                            regex: str | None, assignor: str | None,
+                            owned: list[dict[str, Any]] | None, version: int) -> None:
         def bad(msg: str) -> KafkaError:
             return KafkaError(E.INVALID_REQUEST, msg)
 
@@ -122,11 +124,16 @@ class ConsumerProtocol(GroupPart):
         group = self.groups.get(group_id)
         if create and group is not None and group.type == "classic" and not group.is_empty:
             self.gc.migration.maybe_upgrade(group)  # online upgrade (consumer.migration)
-        return self.gc.typed_group(group_id, create, ConsumerGroup, "Consumer group")
+        typed: ConsumerGroup = self.gc.typed_group(group_id, create, ConsumerGroup,
+                                                   "Consumer group")
+        return typed
 
-    def _consumer_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
-                            rebalance_timeout_ms, names, regex, assignor, owned, client_id,
-                            client_host) -> dict[str, Any]:
+    def _consumer_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                            instance_id: str | None, rack_id: str | None,
+                            rebalance_timeout_ms: int, names: list[str] | None,
+                            regex: str | None, assignor: str | None,
+                            owned: Assignment | None, client_id: str,
+                            client_host: str) -> dict[str, Any]:
         now = self.gc.now()
         create = member_epoch == 0
         group = self._consumer_group(group_id, create)

@@ -131,14 +131,16 @@ class ShareGroups:
 
 
     def _topics(self) -> dict[str, Any]:
-        return self.state.topics
+        topics: dict[str, Any] = self.state.topics
+        return topics
 
     def _now(self) -> int:
-        return self.state.now()
+        now: int = self.state.now()
+        return now
 
     def share_group(self, group_id: str, create: bool = False) -> ShareGroup:
         """The share group ``group_id``; GROUP_ID_NOT_FOUND if absent or of another type."""
-        group = self.groups.get(group_id)
+        group: ShareGroup | None = self.groups.get(group_id)
         if group is not None:
             return group
         other = self.gc.groups.get(group_id)
@@ -164,8 +166,9 @@ class ShareGroups:
                     "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0,
                     "assignment": None}
 
-    def _heartbeat(self, group_id, member_id, member_epoch, rack_id, topics, client_id,
-                   client_host) -> dict[str, Any]:
+    def _heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                   rack_id: str | None, topics: list[str] | None, client_id: str,
+                   client_host: str) -> dict[str, Any]:
         if not group_id:
             raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
         if not member_id:
@@ -205,6 +208,7 @@ class ShareGroups:
         resubscribed = topics is not None and \
             sorted(set(topics)) != member.subscribed_topic_names
         if resubscribed:
+            assert topics is not None  # resubscribed says so
             member.subscribed_topic_names = sorted(set(topics))
             bump = True
         if group.assignment_epoch >= group.group_epoch and self._initialized_pending(group):

@@ -32,7 +32,7 @@ records are available again (``on_leader_change``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -315,7 +315,8 @@ class SharePartition:
             self.written_start = before
 
     # ---- releases ----------------------------------------------------------------------
-    def _release_where(self, event: str, delivery_limit: int, pred) -> int:
+    def _release_where(self, event: str, delivery_limit: int,
+                       pred: Callable[[InFlightRecord], bool]) -> int:
         before = self.start_offset
         n = 0
         for offset, rec in self.records.items():

@@ -51,8 +51,9 @@ class ShareStateCoordinator:
                 "min.insync.replicas": str(min(2, self._state_topic_rf())), "retention.ms": "-1"}
 
     def _state_topic_rf(self) -> int:
-        return min(self.sc.cfg("share.coordinator.state.topic.replication.factor"),
-                   max(1, len(self.state.alive_brokers())))
+        rf: int = min(self.sc.cfg("share.coordinator.state.topic.replication.factor"),
+                      max(1, len(self.state.alive_brokers())))
+        return rf
 
     def ensure_state_topic(self) -> None:
         self.topic.ensure()
@@ -73,7 +74,7 @@ class ShareStateCoordinator:
             raise KafkaError(E.NOT_COORDINATOR)
 
     def _stored(self, group_id: str, topic_id: bytes, index: int, op: str) -> SharePartition:
-        sp = self.sc.partitions.get((group_id, topic_id, index))
+        sp: SharePartition | None = self.sc.partitions.get((group_id, topic_id, index))
         if sp is None or not sp.initialized:
             raise KafkaError(E.INVALID_REQUEST,
                              f"{op} operation on uninitialized share partition not allowed.")

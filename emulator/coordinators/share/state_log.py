@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged
+from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.partition import SharePartition
 from emulator.coordinators.share.state import SHARE_STATE_TOPIC, kafka_uuid
@@ -95,7 +96,7 @@ def compress(offsets: OffsetStates) -> list[dict[str, Any]]:
 class ShareStateLog:
     """Writes share-partition state changes as ShareSnapshot/ShareUpdate records."""
 
-    def __init__(self, state, share) -> None:
+    def __init__(self, state: Any, share: ShareCoordinator) -> None:
         self.state = state
         self.share = share
         self.persisted: dict[Key, Persisted] = {}
@@ -153,7 +154,7 @@ class ShareStateLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def replay(state, share, log: ShareStateLog) -> tuple[int, int]:
+def replay(state: Any, share: ShareCoordinator, log: ShareStateLog) -> tuple[int, int]:
     """Rebuild share-partitions from ``__share_group_state``; returns (loaded, unreadable
     records skipped)."""
     loaded: dict[Key, Persisted] = {}

@@ -20,6 +20,7 @@ assignment unchanged) and standby placement does not look at client tags.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,7 +288,7 @@ class UnknownState(Exception):
 
 
 def _next(epoch: int, process_id: str, current: Tasks, target_epoch: int, target: Tasks,
-          holders: Holders, not_released) -> Step:
+          holders: Holders, not_released: Callable[[Tasks], bool]) -> Step:
     new = Tasks()
     revoking = Tasks()
     pending_assign = Tasks()

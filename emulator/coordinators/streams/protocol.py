@@ -71,7 +71,9 @@ class StreamsProtocol(GroupPart):
         return out, create
 
     def _streams_group(self, group_id: str, create: bool) -> StreamsGroup:
-        return self.gc.typed_group(group_id, create, StreamsGroup, "Streams group")
+        typed: StreamsGroup = self.gc.typed_group(group_id, create, StreamsGroup,
+                                                  "Streams group")
+        return typed
 
     def _streams_heartbeat(self, req: dict[str, Any], client_id: str, client_host: str,
                            version: int) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -20,7 +20,7 @@ derived is STREAMS_INVALID_TOPOLOGY, an error of the heartbeat itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,13 +165,13 @@ class ConfiguredTopology:
 PartitionCount = Callable[[str], int | None]
 
 
-def summarize(topics) -> str:
+def summarize(topics: Iterable[str]) -> str:
     """Kafka's InternalTopicManager.summarizeTopics: at most three names."""
-    topics = list(topics)
-    if not topics:
+    names = list(topics)
+    if not names:
         return "<none>"
-    text = ", ".join(topics[:3])
-    return text + (f" and {len(topics) - 3} additional topics" if len(topics) > 3 else "")
+    text = ", ".join(names[:3])
+    return text + (f" and {len(names) - 3} additional topics" if len(names) > 3 else "")
 
 
 def metadata_key(topology: StreamsTopology, count: PartitionCount) -> tuple[Any, ...]:

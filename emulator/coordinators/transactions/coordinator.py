@@ -117,7 +117,7 @@ class TxnMetadata:
 class TransactionCoordinator:
     """Producer ids for the whole cluster, and every transactional id's state."""
 
-    def __init__(self, state, groups=None) -> None:
+    def __init__(self, state: Any, groups: Any = None) -> None:
         self.state = state
         self.topic = InternalTopic(
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
@@ -140,7 +140,8 @@ class TransactionCoordinator:
 
     # ---- plumbing -----------------------------------------------------------------
     def now(self) -> int:
-        return self.state.now()
+        now: int = self.state.now()
+        return now
 
     def cfg(self, key: str, default: int) -> int:
         v = self.state.config.get(key)
