@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from emulator.log import Log
 
 # (data, base offset, last offset, leader epoch, max timestamp), as Log.batches_from
-Entry = tuple[bytes, int, int, int, int]
+Entry = tuple[bytes | memoryview, int, int, int, int]
 MAX_LONG = (1 << 63) - 1
 
 

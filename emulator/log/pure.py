@@ -1,6 +1,8 @@
 """The in-memory partition log, pure-Python twin of ``_core.pyx``.
 
-A log is a list of immutable v2 record batches kept as bytes, with parallel
+A log is a list of immutable v2 record batches kept as bytes (or read-only
+memoryviews of a segment file, once emulator/storage/store.py maps one back in place
+of the copies in memory), with parallel
 arrays of their base offsets, last offsets, max timestamps and positions for
 binary search (the offset and time indexes). Replicas on other brokers share the
 same bytes objects: replication appends references, not copies.
@@ -40,7 +42,7 @@ class Log:
         self._lasts: list[int] = []
         self._max_ts: list[int] = []  # running maximum, so bisect finds a time
         self._epochs: list[int] = []
-        self._batches: list[bytes] = []
+        self._batches: list[bytes | memoryview] = []
         self._cum_bytes: list[int] = []  # bytes up to and including batch i
         self.log_start_offset = start_offset
         self.log_end_offset = start_offset
@@ -72,7 +74,7 @@ class Log:
         return self.segments.ranges(self.log_end_offset)
 
     def replace_batches(self, start: int, end: int,
-                        batches: list[tuple[bytes, int, int, int, int]]) -> None:
+                        batches: list[tuple[bytes | memoryview, int, int, int, int]]) -> None:
         """Swap the batches lying wholly in [start, end) for ``batches`` (the cleaner's
         output, or the same records read back from disk); offsets are kept, so the
         log end, log start and leader-epoch cache do not move."""
@@ -111,14 +113,14 @@ class Log:
         return base, base + h.last_offset_delta, max_ts
 
     def append_as_follower(
-        self, data: bytes, base: int, last: int, epoch: int, max_ts: int
+        self, data: bytes | memoryview, base: int, last: int, epoch: int, max_ts: int
     ) -> None:
         """Append a batch already validated by the leader (shared bytes)."""
         if base < self.log_end_offset:  # a gap is fine: a compacted leader has them
             raise InvalidRecordError(f"follower append at {base} but LEO is {self.log_end_offset}")
         self._store(data, base, last, epoch, max_ts)
 
-    def _store(self, data: bytes, base: int, last: int, epoch: int, max_ts: int) -> None:
+    def _store(self, data: bytes | memoryview, base: int, last: int, epoch: int, max_ts: int) -> None:
         if not self._epoch_ids or epoch > self._epoch_ids[-1]:
             self._epoch_ids.append(epoch)
             self._epoch_starts.append(base)
@@ -141,14 +143,14 @@ class Log:
 
     def read(
         self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True
-    ) -> list[bytes]:
+    ) -> list[bytes | memoryview]:
         """Whole batches from the one containing ``offset``, below ``max_offset``.
 
         At most ``max_bytes``, except that the first batch is returned whole when
         ``min_one`` (KIP-74) so a consumer can always make progress.
         """
         i = self._index_of(offset)
-        out: list[bytes] = []
+        out: list[bytes | memoryview] = []
         size = 0
         n = len(self._batches)
         while i < n and self._lasts[i] < max_offset:
@@ -160,10 +162,10 @@ class Log:
             i += 1
         return out
 
-    def batches_from(self, offset: int, max_bytes: int) -> list[tuple[bytes, int, int, int, int]]:
+    def batches_from(self, offset: int, max_bytes: int) -> list[tuple[bytes | memoryview, int, int, int, int]]:
         """Batches for a follower fetch: (data, base, last, epoch, max_ts)."""
         i = self._index_of(offset)
-        out: list[tuple[bytes, int, int, int, int]] = []
+        out: list[tuple[bytes | memoryview, int, int, int, int]] = []
         size = 0
         while i < len(self._batches):
             b = self._batches[i]
@@ -205,7 +207,7 @@ class Log:
             return None
         return self._bases[i], self._max_ts[i]
 
-    def batch_at(self, offset: int) -> bytes | None:
+    def batch_at(self, offset: int) -> bytes | memoryview | None:
         i = self._index_of(offset)
         return self._batches[i] if i < len(self._batches) else None
 

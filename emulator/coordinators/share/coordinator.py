@@ -79,7 +79,7 @@ class NoShareState(KafkaError):
     """A share-partition the share coordinator has no state for."""
 
 
-def _is_aborted(data: bytes, aborted: list[AbortedTxn]) -> bool:
+def _is_aborted(data: bytes | memoryview, aborted: list[AbortedTxn]) -> bool:
     """A transactional batch of an aborted transaction (read_committed archives it)."""
     h = read_header(data)
     return h.is_transactional and any(
