@@ -18,17 +18,22 @@ a container; Python's TESTCONTAINERS_CONNECTION_MODE=docker_host does the same).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import docker
 import pytest
 from confluent_kafka import Consumer, Producer
+
+from emulator.testing import wait_for
 
 # Not run with --target kafka: the emulator's container image. The Compose files fix
 # container names and host ports as Kafka's do: one run of this module at a time.
@@ -40,6 +45,7 @@ JAVA_DIR = HERE / "testcontainers_java"
 GO_BIN = HERE / "testcontainers_go" / ".bin" / "tckafka"
 NODE_DIR = HERE / "testcontainers_node"
 COMPOSE_DIR = HERE / "compose" / "apache-kafka"
+COMPOSE_LOCK = "/tmp/kafka-emulator-compose-examples.lock"
 SETUP = "scripts/setup.d/52-testcontainers.sh"
 TC_ENV = {"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "localhost",
           "TESTCONTAINERS_CONNECTION_MODE": "docker_host"}
@@ -203,11 +209,26 @@ def compose(project_dir: Path, *args: str, check: bool = True) -> subprocess.Com
     return proc
 
 
-def ports_free(*ports: int) -> None:
-    for port in ports:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                pytest.fail(f"host port {port}, which the Compose file publishes, is taken")
+def _in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def compose_slot(*ports: int) -> Iterator[None]:
+    """One Compose example at a time across the xdist workers (they publish fixed host
+    ports and name fixed containers, as Kafka's examples do), once the host ports it
+    publishes are free (docker-proxy lets a port go a moment after `down`); a port still
+    taken after a minute fails the test, naming it."""
+    with open(COMPOSE_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            wait_for(lambda: not [p for p in ports if _in_use(p)],
+                     f"host ports {ports}, which the Compose file publishes, to be free", 60,
+                     interval=0.5)
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def wait_ready(container: str, timeout: float = 90) -> float:
@@ -255,19 +276,19 @@ def test_compose_single_node(image: str) -> None:
     """Kafka's single-node example: clients on the host through PLAINTEXT_HOST
     (localhost:9092); Metadata names the listener's advertised address."""
     project = COMPOSE_DIR / "single-node" / "plaintext"
-    ports_free(9092)
-    compose(project, "down", "-v", check=False)
-    try:
-        compose(project, "up", "-d")
-        print(f"broker ready {wait_ready('broker'):.2f} s after start")
-        round_trip({"bootstrap.servers": "localhost:9092"}, "compose-single")
-        from confluent_kafka.admin import AdminClient
-
-        md = AdminClient({"bootstrap.servers": "localhost:9092"}).list_topics(timeout=10)
-        assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == ["localhost:9092"]
-        assert md.cluster_id == "4L6g3nShT-eMCtK--X86sw"
-    finally:
+    with compose_slot(9092):
         compose(project, "down", "-v", check=False)
+        try:
+            compose(project, "up", "-d")
+            print(f"broker ready {wait_ready('broker'):.2f} s after start")
+            round_trip({"bootstrap.servers": "localhost:9092"}, "compose-single")
+            from confluent_kafka.admin import AdminClient
+
+            md = AdminClient({"bootstrap.servers": "localhost:9092"}).list_topics(timeout=10)
+            assert [f"{b.host}:{b.port}" for b in md.brokers.values()] == ["localhost:9092"]
+            assert md.cluster_id == "4L6g3nShT-eMCtK--X86sw"
+        finally:
+            compose(project, "down", "-v", check=False)
 
 
 def test_compose_cluster_combined_sasl(image: str) -> None:
@@ -275,30 +296,30 @@ def test_compose_cluster_combined_sasl(image: str) -> None:
     JAAS file KAFKA_OPTS names: every node serves SASL/PLAIN clients on its host port,
     and a wrong password is refused."""
     project = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext"
-    ports_free(29094, 39094, 49094)
-    compose(project, "down", "-v", check=False)
-    try:
-        compose(project, "up", "-d")
-        for n in (1, 2, 3):
-            print(f"kafka-{n} ready {wait_ready(f'kafka-{n}'):.2f} s after start")
-        sasl = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                "sasl.username": "alice", "sasl.password": "alice-secret"}
-        for port in (29094, 39094, 49094):
-            round_trip({**sasl, "bootstrap.servers": f"localhost:{port}"}, f"sasl-{port}")
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        errors: list[str] = []
-        bad = AdminClient({**sasl, "bootstrap.servers": "localhost:29094",
-                           "sasl.password": "wrong", "error_cb": lambda e: errors.append(
-                               e.str())})
-        with pytest.raises(KafkaException):
-            bad.list_topics(timeout=5)
-        bad.poll(1)
-        assert any("Authentication failed" in e for e in errors), errors
-        del bad
-    finally:
+    with compose_slot(29094, 39094, 49094):
         compose(project, "down", "-v", check=False)
+        try:
+            compose(project, "up", "-d")
+            for n in (1, 2, 3):
+                print(f"kafka-{n} ready {wait_ready(f'kafka-{n}'):.2f} s after start")
+            sasl = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                    "sasl.username": "alice", "sasl.password": "alice-secret"}
+            for port in (29094, 39094, 49094):
+                round_trip({**sasl, "bootstrap.servers": f"localhost:{port}"}, f"sasl-{port}")
+            from confluent_kafka import KafkaException
+            from confluent_kafka.admin import AdminClient
+
+            errors: list[str] = []
+            bad = AdminClient({**sasl, "bootstrap.servers": "localhost:29094",
+                               "sasl.password": "wrong", "error_cb": lambda e: errors.append(
+                                   e.str())})
+            with pytest.raises(KafkaException):
+                bad.list_topics(timeout=5)
+            bad.poll(1)
+            assert any("Authentication failed" in e for e in errors), errors
+            del bad
+        finally:
+            compose(project, "down", "-v", check=False)
 
 
 STORE_PW = "kafka-emulator-pw"
@@ -349,23 +370,23 @@ def test_compose_single_node_ssl(image: str) -> None:
     project = COMPOSE_DIR / "single-node" / "ssl"
     secrets = COMPOSE_DIR / "fixtures" / "secrets"
     make_secrets(secrets)
-    ports_free(9093)
-    compose(project, "down", "-v", check=False)
-    try:
-        compose(project, "up", "-d")
-        print(f"broker ready {wait_ready('broker'):.2f} s after start")
-        ssl = {"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
-               "ssl.ca.location": str(secrets / "ca.pem")}
-        round_trip({**ssl, "ssl.keystore.location": str(secrets / "client.keystore.p12"),
-                    "ssl.keystore.password": STORE_PW}, "compose-ssl")
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        with pytest.raises(KafkaException):
-            AdminClient(ssl).list_topics(timeout=3)
-    finally:
+    with compose_slot(9093):
         compose(project, "down", "-v", check=False)
-        shutil.rmtree(secrets, ignore_errors=True)
+        try:
+            compose(project, "up", "-d")
+            print(f"broker ready {wait_ready('broker'):.2f} s after start")
+            ssl = {"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
+                   "ssl.ca.location": str(secrets / "ca.pem")}
+            round_trip({**ssl, "ssl.keystore.location": str(secrets / "client.keystore.p12"),
+                        "ssl.keystore.password": STORE_PW}, "compose-ssl")
+            from confluent_kafka import KafkaException
+            from confluent_kafka.admin import AdminClient
+
+            with pytest.raises(KafkaException):
+                AdminClient(ssl).list_topics(timeout=3)
+        finally:
+            compose(project, "down", "-v", check=False)
+            shutil.rmtree(secrets, ignore_errors=True)
 
 
 def test_compose_single_node_file_input(image: str) -> None:
@@ -375,19 +396,19 @@ def test_compose_single_node_file_input(image: str) -> None:
     project = COMPOSE_DIR / "single-node" / "file-input"
     secrets = COMPOSE_DIR / "fixtures" / "secrets"
     make_secrets(secrets)
-    ports_free(9092, 9093)
-    compose(project, "down", "-v", check=False)
-    try:
-        compose(project, "up", "-d")
-        print(f"broker ready {wait_ready('broker'):.2f} s after start")
-        round_trip({"bootstrap.servers": "localhost:9092"}, "file-input-plain")
-        round_trip({"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
-                    "ssl.ca.location": str(secrets / "ca.pem"),
-                    "ssl.keystore.location": str(secrets / "client.keystore.p12"),
-                    "ssl.keystore.password": STORE_PW}, "file-input-ssl")
-    finally:
+    with compose_slot(9092, 9093):
         compose(project, "down", "-v", check=False)
-        shutil.rmtree(secrets, ignore_errors=True)
+        try:
+            compose(project, "up", "-d")
+            print(f"broker ready {wait_ready('broker'):.2f} s after start")
+            round_trip({"bootstrap.servers": "localhost:9092"}, "file-input-plain")
+            round_trip({"bootstrap.servers": "localhost:9093", "security.protocol": "SSL",
+                        "ssl.ca.location": str(secrets / "ca.pem"),
+                        "ssl.keystore.location": str(secrets / "client.keystore.p12"),
+                        "ssl.keystore.password": STORE_PW}, "file-input-ssl")
+        finally:
+            compose(project, "down", "-v", check=False)
+            shutil.rmtree(secrets, ignore_errors=True)
 
 
 def test_unsupported_variable_is_refused_in_one_line(image: str) -> None:
