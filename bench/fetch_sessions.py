@@ -33,7 +33,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from wire.blocking import BlockingConnection  # noqa: E402
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 
 VERSION = 12
 FETCH_MAX_BYTES = 50 * 1024 * 1024

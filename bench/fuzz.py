@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from emulator_process import emulator_process  # noqa: E402
 
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 from emulator.fuzzing import FuzzStats, drive  # noqa: E402
 from emulator.handlers import HANDLERS  # noqa: E402
-from wire.blocking import BlockingConnection  # noqa: E402
 from wire.fuzz import Fuzzer  # noqa: E402
 
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import cramjam  # noqa: E402
 from emulator_process import emulator_process  # noqa: E402
 
-from wire.blocking import BlockingConnection  # noqa: E402
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 from wire.connection import ClientConnection  # noqa: E402
 from wire.records import HEADER_SIZE, build_batch, crc32c  # noqa: E402
 

@@ -58,7 +58,7 @@ import compare  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from wire.blocking import BlockingConnection  # noqa: E402
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 from wire.records import build_batch  # noqa: E402
 
 PER_TOPIC = 100

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from wire.blocking import BlockingConnection  # noqa: E402
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 
 
 def api_versions_answered(host: str, port: int, deadline: float) -> None:

@@ -42,8 +42,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from emulator.blocking_client import call
 from emulator.testing import wait_for
-from wire.blocking import call
 
 ROOT = Path(__file__).resolve().parent.parent
 POM = ROOT / "client_tests" / "kafka-server" / "pom.xml"
@@ -164,7 +164,7 @@ def request(sock: socket.socket, key: int, version: int, body: dict,
     """Send one request on an open connection and decode its response with wire/.
 
     The one raw round trip of the tools that talk to either target without a client
-    library (the launcher, conformance scripts, benchmarks): wire/blocking.py's
+    library (the launcher, conformance scripts, benchmarks): emulator/blocking_client.py's
     connection over the caller's socket, for this request and its answer.
     """
     return call(sock, key, version, body, client_id, correlation_id)

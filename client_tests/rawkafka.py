@@ -10,8 +10,8 @@ import socket
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.testing import wait_for
-from wire.blocking import BlockingConnection, ConnectionClosed
 
 CORR = 7  # the first correlation id of a Conn
 
@@ -25,7 +25,7 @@ def _address(cluster: Cluster | KafkaTarget, broker_index: int) -> tuple[str, in
 
 
 class Conn(BlockingConnection):
-    """A raw connection to one broker of either target (wire/blocking.py): ``call``,
+    """A raw connection to one broker of either target (emulator/blocking_client.py): ``call``,
     ``send_raw`` and ``read_frame`` for hand-made bytes, ``closed``."""
 
     def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0,

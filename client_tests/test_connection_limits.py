@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from emulator import Cluster
+from emulator.blocking_client import BlockingConnection, ConnectionClosed
+from emulator.blocking_client import call as wire_call
 from emulator.testing import wait_for
-from wire.blocking import BlockingConnection, ConnectionClosed
-from wire.blocking import call as wire_call
 
 Connect = Callable[[], socket.socket]
 

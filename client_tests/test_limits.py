@@ -279,7 +279,7 @@ def test_sigterm_stops_the_process_after_hostile_requests() -> None:
     import subprocess
     import sys
 
-    from wire.blocking import call
+    from emulator.blocking_client import call
 
     proc = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -25,11 +25,11 @@ from confluent_kafka.admin import (
 )
 
 from emulator import Cluster
+from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.security.acl import AclBinding as Binding
 from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
 from emulator.testing import wait_for
-from wire.blocking import BlockingConnection, ConnectionClosed
 
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 _n = itertools.count()

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from emulator import Cluster
+from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.testing import wait_for
-from wire.blocking import BlockingConnection, ConnectionClosed
 from wire.connection import size_prefixed
 
 # Not run with --target kafka: drives the emulator's clock.

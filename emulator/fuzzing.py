@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from wire.blocking import BlockingConnection
+from emulator.blocking_client import BlockingConnection
 from wire.connection import frame_complete
 from wire.fuzz import Case
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from client_tests.kafka_cluster import SUPPORTED_VERSIONS, KafkaCluster  # noqa: E402
-from wire.blocking import BlockingConnection  # noqa: E402
+from emulator.blocking_client import BlockingConnection  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "kafka-api-versions"
 REQUEST_VERSION = 4

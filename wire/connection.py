@@ -5,7 +5,7 @@ bytes). A client numbers its requests with correlation ids, a broker answers the
 order echoing each id, and which header version a request or response uses follows the
 API's flexible versions (wire/frames.py). This module keeps that bookkeeping in one
 place and does no I/O: the caller owns the socket (the server's asyncio streams in
-emulator/server, a blocking socket in wire/blocking.py, a selector loop in a benchmark)
+emulator/server, a blocking socket in emulator/blocking_client.py, a selector loop in a benchmark)
 and hands bytes in and out, so that the server, the tools, the tests and the benchmarks
 frame and match requests the same way.
 

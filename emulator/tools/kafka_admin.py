@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from wire.blocking import BlockingConnection, ConnectionClosed
+from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from wire.connection import FramingError
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS

@@ -2,8 +2,9 @@
 the tools, tests and benchmarks that send exact requests (Kafka's own clients hide
 error codes and retry).
 
-The one module of wire/ that touches a socket; the framing, correlation ids and
-header versions are ClientConnection's (wire/connection.py), so this only moves bytes.
+It lives outside wire/, which does no I/O (docs/architecture.md); the framing,
+correlation ids and header versions are ClientConnection's (wire/connection.py), so this
+only moves bytes.
 """
 
 from __future__ import annotations
