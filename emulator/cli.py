@@ -20,7 +20,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.cluster.configs import FIDELITIES, ConfigError
+from emulator.cluster.configs import ConfigError
+from emulator.fidelity import FIDELITIES
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
@@ -135,10 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="advertise the API versions and features of this Kafka release "
                    f"(default {DEFAULT_RELEASE})")
     p.add_argument("--fidelity", choices=FIDELITIES, default=_env("FIDELITY", "fast"),
-                   help="fast (default): timing made for tests - a crashed broker is fenced "
-                        "at once, no initial rebalance delay; kafka: Kafka's own "
-                        "(broker.session.timeout.ms 9000, group.initial.rebalance.delay.ms "
-                        "3000; docs/conformance.md)")
+                   help="fast (default): timing made for tests - metadata known everywhere "
+                        "at once, a crashed broker fenced at once, no initial rebalance "
+                        "delay; kafka: every delay of Kafka's that could make a test falsely "
+                        "green (docs/fidelity.md); adversarial: kafka, plus the races Kafka "
+                        "permits, often, replayed by --seed (KAFKA_EMULATOR_FIDELITY)")
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="broker config override, e.g. --config num.partitions=3 (repeatable)")
     p.add_argument("--data-dir", default=_env("DATA_DIR"), metavar="DIR",

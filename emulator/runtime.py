@@ -22,11 +22,12 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from emulator.cluster.configs import FIDELITIES, FIDELITY_KAFKA
+from emulator.cluster.configs import FIDELITY_KAFKA
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
 from emulator.faults.injector import Io
+from emulator.fidelity import Fidelity, default_mode
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
 from emulator.versions import DEFAULT_RELEASE
@@ -68,14 +69,16 @@ class Cluster(ControlHandle):
         first_broker_id: int = 1,
         security: SecurityConfig | dict | None = None,
         data_dir: str | None = None,
-        fidelity: str = "fast",
+        fidelity: str | None = None,
         schema_registry_port: int | None = None,
         schema_registry_host: str = "127.0.0.1",
         schema_registry_users: dict[str, str] | None = None,
     ) -> None:
-        """``fidelity="kafka"`` takes Kafka's own timing defaults where the emulator's are
-        fast ones for tests (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still
-        overrides them. ``advertised_listeners`` (listener name -> (host, port), Kafka's
+        """``fidelity`` is ``fast``, ``kafka`` or ``adversarial`` (emulator/fidelity.py; None:
+        ``$KAFKA_EMULATOR_FIDELITY``, else ``fast``). ``kafka`` and ``adversarial`` take
+        Kafka's own timing defaults where the emulator's are fast ones for tests
+        (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still overrides them;
+        ``seed`` also seeds adversarial's faults. ``advertised_listeners`` (listener name -> (host, port), Kafka's
         advertised.listeners; broker i is advertised on port+i-1) names what Metadata
         answers on each listener where it differs from where it listens."""
         if brokers < 1:
@@ -108,15 +111,14 @@ class Cluster(ControlHandle):
         self.schema_registry_users = schema_registry_users
         self.schema_registry: Any = None
         ids = list(range(first_broker_id, first_broker_id + brokers))
-        if fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, not {fidelity!r}")
-        self.fidelity = fidelity
-        cfg = {**(FIDELITY_KAFKA if fidelity == "kafka" else {}), **(config or {})}
+        self.fidelity = fidelity or default_mode()
+        fid = Fidelity(self.fidelity, seed)  # ValueError names the modes
+        cfg = {**(FIDELITY_KAFKA if fid.kafka_timing else {}), **(config or {})}
         cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
         cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
         self.state = ClusterState(
             [Broker(i, self.advertised_host, port + n if port else 0) for n, i in enumerate(ids)],
-            clock=clock, seed=seed, broker_config=cfg,
+            clock=clock, seed=seed, broker_config=cfg, fidelity=fid,
         )
         self.server: Any = None
         self.control: Any = None

@@ -198,7 +198,6 @@ FIDELITY_KAFKA: dict[str, str] = {
     "broker.session.timeout.ms": "9000",
     "group.initial.rebalance.delay.ms": "3000",
 }
-FIDELITIES = ("fast", "kafka")
 
 
 class ConfigError(ValueError):

@@ -24,6 +24,7 @@ from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_c
 from emulator.cluster.events import DomainEvent
 from emulator.cluster.partition import Partition
 from emulator.cluster.throttle import ReplicationQuotas
+from emulator.fidelity import Fidelity
 from emulator.log.validator import TopicRules
 from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
@@ -154,8 +155,12 @@ class ClusterMetadata:
         seed: int = 0,
         broker_config: dict[str, str] | None = None,
         cluster_id: str = "kafka-emulator-cluster",
+        fidelity: Fidelity | None = None,
     ) -> None:
         self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
+        # fast / kafka / adversarial (emulator/fidelity.py): which of Kafka's delays and
+        # races the domain reproduces.
+        self.fidelity: Fidelity = fidelity or Fidelity()
         self.clock: Clock = clock or SystemClock()
         self.rng = random.Random(seed)
         self.config = default_broker_config(broker_config)

@@ -42,6 +42,7 @@ from emulator.cluster.replication import (
     truncate_follower,
 )
 from emulator.cluster.steps import Steps
+from emulator.fidelity import Fidelity
 from emulator.log.validator import Checked
 
 
@@ -56,9 +57,10 @@ class ClusterState(ClusterMetadata):
         seed: int = 0,
         broker_config: dict[str, str] | None = None,
         cluster_id: str = "kafka-emulator-cluster",
+        fidelity: Fidelity | None = None,
     ) -> None:
         super().__init__(brokers, clock=clock, seed=seed, broker_config=broker_config,
-                         cluster_id=cluster_id)
+                         cluster_id=cluster_id, fidelity=fidelity)
         self.replication = Replication(self)
         self.replication.isr_listeners.append(self._on_isr_change)
         self.cleaner = LogCleaner(self)
