@@ -63,3 +63,30 @@ class Fidelity:
     @property
     def adversarial(self) -> bool:
         return self.mode == ADVERSARIAL
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way the emulator's ``fast`` mode differs from Kafka 4.4, and what each mode does.
+
+    docs/conformance.md's list of known differences and docs/fidelity.md are generated
+    from :data:`DIFFERENCES` (``python -m conformance.fidelity_doc``), so the docs cannot
+    contradict each other or the code. ``false_green`` marks a difference that could make a
+    client test pass here and fail on Kafka: each of those must be reproduced by ``kafka``
+    (``kafka_mode`` says how, within the envelope ``envelope`` measured on a real 4.4
+    cluster) and named by a test that runs on both targets (``tests``: pytest node ids)."""
+
+    key: str  # a stable identifier, e.g. "metadata-propagation"
+    title: str
+    kafka: str  # what Kafka 4.4 does
+    fast: str  # what --fidelity fast (the default) does
+    kafka_mode: str  # what --fidelity kafka does
+    adversarial: str = ""  # what --fidelity adversarial adds ("" = as kafka)
+    false_green: bool = False
+    envelope: str = ""  # the timing measured on Kafka 4.4, and how it was measured
+    tests: tuple[str, ...] = ()
+    configs: tuple[str, ...] = ()  # config keys whose fast default differs from Kafka's
+
+
+# Every known difference, one entry each (see Difference). Append; keep keys stable.
+DIFFERENCES: list[Difference] = []
