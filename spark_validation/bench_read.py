@@ -11,7 +11,7 @@ reads the whole topic with Spark's Kafka connector in three ways:
   what a streaming job catching up on a backlog does;
 - ``batch (warm)``: the batch read again, once the JVM has compiled the hot paths.
 
-Each line is the best of ``--runs`` runs. The same job runs against the emulator and
+Each line is the median of ``--runs`` runs, with their range. The same job runs against the emulator and
 then against Apache Kafka 4.4 (client_tests/kafka_cluster.py, the project's real-Kafka
 launcher: a KRaft controller JVM and broker JVMs, jars from Maven Central) on this
 machine, one cluster at a time, each a single node by default, with one SparkSession:
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,24 +123,25 @@ def _target(name: str, brokers: int, kafka_version: str) -> Iterator[tuple[str, 
 
 
 def _reads(spark: Any, bootstrap: str, pid: int | None, records: int,
-           runs: int) -> list[tuple[str, int, float, float]]:
-    results: list[tuple[str, int, float, float]] = []
+           runs: int) -> list[tuple[str, int, list[float], float]]:
+    """Per read kind: (name, records, seconds of each run, median server CPU seconds).
+    Every run is kept, so the table can give the median and the spread, not a best case."""
+    results: list[tuple[str, int, list[float], float]] = []
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as work:
         for name, fn in (("batch (first)", lambda r: _batch_read(spark, bootstrap)),
                          ("stream availableNow", lambda r: _stream_read(
                              spark, bootstrap, work, r)),
                          ("batch (warm)", lambda r: _batch_read(spark, bootstrap))):
-            best: tuple[float, float] | None = None
+            secs_runs: list[float] = []
+            cpus: list[float] = []
             for r in range(1 if name == "batch (first)" else runs):
                 cpu0 = _cpu_s(pid)
                 n, secs = fn(r)
-                cpu = _cpu_s(pid) - cpu0
+                cpus.append(_cpu_s(pid) - cpu0)
                 if n != records:
                     raise AssertionError(f"{name}: read {n} of {records} records")
-                if best is None or secs < best[0]:
-                    best = (secs, cpu)
-            assert best is not None
-            results.append((name, n, *best))
+                secs_runs.append(secs)
+            results.append((name, records, secs_runs, statistics.median(cpus)))
     return results
 
 
@@ -168,7 +170,7 @@ def main() -> int:
     targets = ["emulator", "kafka"] if args.target == "both" else [args.target]
     mode = "local[2]"
     stack = contextlib.ExitStack()
-    rows: list[tuple[str, float, list[tuple[str, int, float, float]]]] = []
+    rows: list[tuple[str, float, list[tuple[str, int, list[float], float]]]] = []
     try:
         t0 = time.perf_counter()
         if args.standalone:
@@ -209,13 +211,15 @@ def main() -> int:
           f"{args.partitions} partitions, RF {min(3, args.brokers)}; SparkSession "
           f"{session_s:.1f} s; {os.cpu_count()} cores, PySpark {versions.SPARK_VERSION}, {mode}")
     print(f"{'target':<34}{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}"
-          f"{'MB/s':>8}{'server CPU s':>14}")
+          f"{'MB/s':>8}{'server CPU s':>14}  records/s range")
     for label, fill_s, results in rows:
         print(f"{label:<34}{'fill (confluent-kafka)':<22}{args.records:>10,}{fill_s:>10.2f}"
               f"{args.records / fill_s:>14,.0f}{mb / fill_s:>8.1f}{'':>14}")
-        for name, n, secs, cpu in results:
+        for name, n, runs, cpu in results:
+            secs = statistics.median(runs)
+            spread = f"{n / max(runs):,.0f}-{n / min(runs):,.0f}" if len(runs) > 1 else ""
             print(f"{'':<34}{name:<22}{n:>10,}{secs:>10.2f}{n / secs:>14,.0f}"
-                  f"{mb / secs:>8.1f}{cpu:>14.2f}")
+                  f"{mb / secs:>8.1f}{cpu:>14.2f}  {spread}")
     return 0
 
 

@@ -1,0 +1,130 @@
+"""Kafka's own Java perf tools over many partitions: the emulator beside Apache Kafka 4.4.
+
+Kafka's ProducerPerformance (kafka-producer-perf-test) and ConsumerPerformance
+(kafka-consumer-perf-test) with small records over a topic of many partitions (1,000 by
+default), the load the Java clients put on a broker whose requests each carry a batch
+for hundreds of partitions. The producer uses Kafka's RoundRobinPartitioner, so every
+partition gets records (the default partitioner for keyless records is sticky: it fills
+one partition's batch at a time and would hardly exercise the many-partition path).
+
+Like for like: one emulated broker beside one Kafka broker (plus its KRaft controller),
+replication factor 1 on both, the same tools, records and settings, one system at a
+time. Each figure is the median of ``--runs`` runs (a fresh topic per run), with the
+range. Prints a table; asserts only that every tool saw every record.
+
+    python bench/java_perf.py [--partitions 1000] [--records 2000000] [--record-size 100]
+        [--runs 3] [--target emulator|kafka|both]
+
+A benchmark, not a test: CI does not run it; take figures on a quiet machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (bench/compare.py: the systems and the tool runner)
+
+
+def produce(s: compare.System, topic: str, records: int, size: int) -> float:
+    """Records/s of ProducerPerformance at full speed, round-robin over the partitions."""
+    out = compare.java_tool("org.apache.kafka.tools.ProducerPerformance", [
+        "--topic", topic, "--num-records", str(records), "--record-size", str(size),
+        "--throughput", "-1", "--producer-props", f"bootstrap.servers={s.bootstrap}",
+        "acks=1", "linger.ms=5", "batch.size=16384",
+        "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner"])
+    m = re.findall(r"(\d+) records sent, ([\d.]+) records/sec", out)
+    if not m or int(m[-1][0]) != records:
+        raise RuntimeError(f"unexpected ProducerPerformance output: {out[-300:]}")
+    return float(m[-1][1])
+
+
+def consume(s: compare.System, topic: str, records: int) -> float:
+    """Records/s of ConsumerPerformance reading the whole topic from the start."""
+    out = compare.java_tool("org.apache.kafka.tools.ConsumerPerformance", [
+        "--bootstrap-server", s.bootstrap, "--topic", topic, "--messages", str(records),
+        "--timeout", "120000", "--group", f"perf-{uuid.uuid4().hex[:8]}"])
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines):
+        if ln.startswith("start.time"):
+            head = [h.strip() for h in ln.split(",")]
+            row = dict(zip(head, [v.strip() for v in lines[i + 1].split(",")], strict=False))
+            if int(row["data.consumed.in.nMsg"]) < records:
+                raise RuntimeError(f"ConsumerPerformance read {row['data.consumed.in.nMsg']}")
+            # nMsg.sec counts from the tool's start, group join included; fetch.nMsg.sec
+            # is the fetching alone. Report the former: what a user waits for.
+            return float(row["nMsg.sec"])
+    raise RuntimeError(f"unexpected ConsumerPerformance output: {out[-300:]}")
+
+
+def measure(s: compare.System, args: argparse.Namespace) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"produce": [], "consume": []}
+    for run in range(args.runs):
+        topic = f"perf-{run}-{uuid.uuid4().hex[:6]}"
+        compare.create_topics(s, [(topic, args.partitions)])
+        p = produce(s, topic, args.records, args.record_size)
+        c = consume(s, topic, args.records)
+        out["produce"].append(p)
+        out["consume"].append(c)
+        print(f"  {s.name} run {run + 1}: produce {p:,.0f} rec/s, consume {c:,.0f} rec/s",
+              flush=True)
+    return out
+
+
+def summary(xs: list[float]) -> str:
+    return f"{statistics.median(xs):>12,.0f} ({min(xs):,.0f}-{max(xs):,.0f})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--partitions", type=int, default=1000)
+    ap.add_argument("--records", type=int, default=2_000_000)
+    ap.add_argument("--record-size", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--target", choices=("emulator", "kafka", "both"), default="both")
+    ap.add_argument("--kafka-version", default=compare.DEFAULT_VERSION)
+    args = ap.parse_args()
+    compare.KAFKA_VERSION = args.kafka_version
+    compare.ensure_jars()
+    workdir = tempfile.mkdtemp(prefix="kafka-java-perf-")
+    compare.TOOL_LOG4J = os.path.join(workdir, "tools-log4j2.properties")
+    with open(compare.TOOL_LOG4J, "w") as f:
+        f.write(compare.LOG4J2.replace("WARN", "ERROR"))
+    results: list[tuple[str, dict[str, list[float]]]] = []
+    try:
+        for kind in (["emulator", "kafka"] if args.target == "both" else [args.target]):
+            print(f"starting {kind} ...", flush=True)
+            if kind == "emulator":
+                s = compare.start_emulator(1)
+            else:
+                d = os.path.join(workdir, "kafka")
+                os.makedirs(d)
+                s = compare.start_kafka(1, d)
+            try:
+                results.append((s.name, measure(s, args)))
+            finally:
+                s.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\n{args.records:,} records of {args.record_size} B over {args.partitions:,} "
+          f"partitions, RF 1, acks=1, RoundRobinPartitioner; median (range) of "
+          f"{args.runs} runs; {compare.platform_line()}")
+    print(f"{'system':<44}{'produce rec/s':>30}{'consume rec/s':>30}")
+    for name, r in results:
+        print(f"{name:<44}{summary(r['produce']):>30}{summary(r['consume']):>30}")
+    if len(results) == 2:
+        (_, e), (_, k) = results
+        print(f"{'emulator / Kafka (medians)':<44}"
+              f"{statistics.median(e['produce']) / statistics.median(k['produce']):>29.2f}x"
+              f"{statistics.median(e['consume']) / statistics.median(k['consume']):>29.2f}x")
+
+
+if __name__ == "__main__":
+    main()
