@@ -143,9 +143,9 @@ def record_history(history: History, rid: str, window_ms: float = 2000) -> list[
         lines.append(f"  attempt {a.id} {a.outcome} ({a.start_ms:.0f}-{a.end_ms:.0f} ms)"
                      + (f": {a.note}" if a.note else ""))
     for o in outputs:
-        a = by_id.get(o.attempt)
+        writer = by_id.get(o.attempt)
         lines.append(f"  output {o.partition}@{o.offset} by attempt {o.attempt} "
-                     f"({a.outcome if a else 'not in the history'})")
+                     f"({writer.outcome if writer else 'not in the history'})")
     if not outputs:
         lines.append("  no output")
     if attempts and history.events:
@@ -176,19 +176,20 @@ def check(history: History) -> Report:
     copies: dict[str, list[OutputRecord]] = defaultdict(list)
     for o in history.outputs:
         copies[o.id].append(o)
-        a = attempts.get(o.attempt)
+        writer = attempts.get(o.attempt)
         if o.id not in inputs:
             violations.append(Violation("unknown", (o.id,), (
                 f"output {o.partition}@{o.offset} names input {o.id}, which is not in the "
                 "input")))
-        if a is None:
+        if writer is None:
             violations.append(Violation("unknown", (o.id,), (
                 f"output {o.partition}@{o.offset} of {o.id} names attempt {o.attempt}, which "
                 "the application never began")))
-        elif a.outcome == "aborted":
+        elif writer.outcome == "aborted":
+            note = f" ({writer.note})" if writer.note else ""
             violations.append(Violation("aborted visible", (o.id,), (
-                f"output {o.partition}@{o.offset} of {o.id} was written by attempt {a.id}, "
-                f"which aborted{f' ({a.note})' if a.note else ''}")))
+                f"output {o.partition}@{o.offset} of {o.id} was written by attempt "
+                f"{writer.id}, which aborted{note}")))
     for rid, r in inputs.items():
         got = copies.get(rid, [])
         if not got:
