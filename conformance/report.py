@@ -6,8 +6,9 @@ It runs the client tests on the emulator and on a real Kafka cluster (--target k
 the schema check against Kafka's message definitions of every supported release, the
 differential codec test against Kafka's classes and the response differential, and
 writes one page: each client test with its result on both targets, the figures of each
-check, and every difference we know of (DIFFERENCES below, kept by hand, plus whatever
-the response differential finds on the day).
+check, and every difference we know of (emulator/fidelity.py's DIFFERENCES, rendered by
+conformance/fidelity_doc.py, which also rewrites that section alone without this run,
+plus whatever the response differential finds on the day).
 
 Every figure on the page comes from this one run: results of an earlier run cannot be
 fed in, and the page names the commit it ran on (and says so when the work tree had
@@ -27,90 +28,10 @@ from pathlib import Path
 
 from client_tests.kafka_cluster import DEFAULT_VERSION, SUPPORTED_VERSIONS
 from conformance import codec_diff, kafka_messages, response_diff
+from conformance.fidelity_doc import known_differences
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "conformance.md"
-
-# Where the emulator knowingly differs from Kafka 4.4, and what a client sees of it.
-DIFFERENCES = [
-    ("Crashed brokers are fenced at once by default",
-     "A stopped emulated broker leaves Metadata immediately; Kafka keeps a crashed broker "
-     "registered until broker.session.timeout.ms (9 s) passes. `--fidelity kafka` (or "
-     "`Cluster(fidelity=\"kafka\")`) takes Kafka's 9 s; clients then see the dead broker "
-     "as a leader until it is fenced, as on Kafka."),
-    ("No initial rebalance delay by default",
-     "group.initial.rebalance.delay.ms is 0 (Kafka: 3000) so group tests run fast; "
-     "`--fidelity kafka` restores 3000."),
-    ("Metadata is never stale",
-     "Every emulated broker reads one cluster state, so a topic is known everywhere the "
-     "moment CreateTopics returns and gone the moment DeleteTopics returns; Kafka's "
-     "brokers learn it from the metadata log a little later. Tests that pass on Kafka "
-     "wait for propagation (client_tests/targets.py wait_for_leaders)."),
-    ("The controller is a broker",
-     "The emulator's controller role lives on one of its brokers (combined mode); Kafka "
-     "4.4 here runs a dedicated controller. Clients never see the difference: both report "
-     "a random live broker as controller id in Metadata and DescribeCluster, as KRaft "
-     "brokers do; DescribeCluster with endpoint type 2 (controllers) is refused by both "
-     "on a broker listener."),
-    ("Fetch stops at whole batches",
-     "At a byte limit Kafka cuts the record data mid-batch (clients drop the partial "
-     "trailing batch); the emulator sends only whole batches."),
-    ("Pipelined answers leave together",
-     "Both serve a connection's requests one at a time, in order; Kafka reads the next "
-     "request only after the last answer is sent, while the emulator, when the next "
-     "requests are already in its buffer, whole, writes their answers in one send "
-     "(client_tests/test_pipelining.py: the same answers in the same order on both, none "
-     "held behind a waiting request). Only the TCP segmentation differs: a client that "
-     "pipelines (librdkafka: one ProduceRequest per partition) reads several answers per "
-     "wake-up."),
-    ("Configs known but without effect",
-     "Every broker (350), topic (37) and group (21) config Kafka 4.4 knows is listed by "
-     "DescribeConfigs with Kafka's type and default and accepted by AlterConfigs and "
-     "IncrementalAlterConfigs (emulator/cluster/kafka_configs.py, generated from a real "
-     "broker); most have no effect in the emulator (e.g. sasl.kerberos.*, "
-     "num.network.threads). The GROUP keys act as in Kafka (consumer.session.timeout.ms "
-     "and consumer.heartbeat.interval.ms on consumer groups, share.* on share groups, "
-     "streams.* on streams groups) except consumer.assignment.interval.ms (those "
-     "assignments are computed at once) and the dead-letter-queue keys, which are "
-     "stored."),
-    ("UnregisterBroker of a running broker",
-     "Both answer NONE; Kafka 4.4 then leaves the running broker out of the cluster until "
-     "it restarts (measured: still absent after 20 s, and a second UnregisterBroker "
-     "answers BROKER_ID_NOT_REGISTERED), while the emulator's broker registers again at "
-     "once."),
-    ("Transactions complete at once",
-     "After EndTxn the emulator's coordinator is in CompleteCommit/CompleteAbort at once; "
-     "Kafka's passes through PrepareCommit/PrepareAbort until the markers are written, so "
-     "DescribeTransactions right after EndTxn may show Prepare* there."),
-    ("DescribeProducers on a follower",
-     "Both answer from any replica (Kafka's Partition.activeProducerState reads the local "
-     "log); the emulator's follower answers with the leader's producer state, Kafka's "
-     "with its own, which is the same once it has fetched the leader's batches."),
-    ("Share-group state records",
-     "The emulator's __share_group_state records carry a share-partition's current start "
-     "offset; Kafka 4.4's carry the one from before the acknowledgement or release they "
-     "write. DescribeShareGroupOffsets and ReadShareGroupStateSummary report the latter "
-     "on both."),
-    ("Consumer group epochs (KIP-848)",
-     "Kafka 4.4 answers a new consumer group's first member epoch 2 and a second joiner "
-     "the assignment epoch before its target is computed (the response differential's "
-     "KIP-848 case: 2, 2, then 3 once both reconciled); the emulator answers 1, 2 and 2. "
-     "Assignments, states and every other field agree; clients only echo epochs."),
-    ("Share sessions outlive their connection",
-     "Kafka 4.4 closes a share session when the connection that opened it closes and "
-     "releases the member's acquired records (delivered again, delivery count 2); the "
-     "emulator keeps the session until the member's final-epoch request or its leaving "
-     "the group, so the records stay acquired until their lock runs out. Clients that "
-     "reconnect open a new session (epoch 0) either way."),
-    ("Config documentation",
-     "DescribeConfigs with IncludeDocumentation: Kafka sends each config's documentation "
-     "text, the emulator null (Kafka's prose is not copied into the emulator's config "
-     "table, which holds facts only)."),
-    ("Java tools at 4.3.1",
-     "kafka-tools 4.4.0 is not on Maven Central, so kafka-reassign-partitions and "
-     "kafka-topics in the Java client tests are 4.3.1's, on their own classpath."),
-]
-
 
 # Tests that check Kafka's behaviour on a real Kafka of their own (a cluster the
 # target-neutral fixture cannot provide: here StandardAuthorizer over SASL), each the
@@ -278,9 +199,7 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
         theirs = (kafka[k] if k in kafka else f"{own[k][0]} ({own[k][1]})" if k in own
                   else "emulator only")
         lines.append(f"| `{k}` | {emu.get(k, '-')} | {theirs} |")
-    lines += ["", "## Known differences", ""]
-    for title, text in DIFFERENCES:
-        lines.append(f"- **{title}.** {text}")
+    lines += ["", *known_differences()]
     lines += ["", "## Response differential", "",
               "`python -m conformance.response_diff`: the same requests to both systems, "
               "every field a client can read compared; values that legitimately differ "

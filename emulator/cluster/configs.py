@@ -4,11 +4,13 @@ DescribeConfigs reports every known key with its source (default, dynamic topic,
 dynamic broker, static broker); AlterConfigs and IncrementalAlterConfigs validate
 against these tables so a typo gets INVALID_CONFIG as on Kafka.
 
-The tables below are the keys the emulator acts on (with its fast test defaults where
-they differ: group.initial.rebalance.delay.ms 0; ``FIDELITY_KAFKA`` restores Kafka's).
-Every other key Kafka 4.4 knows - 350 broker and 37 topic keys, from
-emulator/cluster/kafka_configs.py (generated from a real broker's DescribeConfigs) - is
-listed and accepted with Kafka's type and default too, and has no effect here.
+The tables below define the keys whose type, default, broker synonym or minimum the
+emulator states itself (with its fast test defaults where they differ, e.g.
+group.initial.rebalance.delay.ms 0; ``FIDELITY_KAFKA`` restores Kafka's); every other key
+Kafka 4.4 knows, from emulator/cluster/kafka_configs.py (generated from a real broker's
+DescribeConfigs), is listed and accepted with Kafka's type and default too. Which keys
+actually act, and where, is declared once in emulator/cluster/config_effects.py
+(docs/configs.md is generated from it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster import kafka_configs as _kafka
+from emulator.fidelity import DIFFERENCES
 
 # Kafka's ConfigEntry.ConfigType codes (DescribeConfigs v3+).
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -179,7 +182,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
 ]}
 
 
-# Keys the emulator's own behaviour reads (its static config is built from these).
+# The keys of the table above: the static config is built from their defaults (which keys
+# act is config_effects.py's to say).
 EMULATOR_BROKER_KEYS = frozenset(BROKER_CONFIGS)
 for _name, _type, _default, _sensitive, _read_only in _kafka.BROKER:
     BROKER_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
@@ -190,14 +194,14 @@ KAFKA_DYNAMIC_BROKER_KEYS = frozenset(r[0] for r in _kafka.BROKER if not r[4])
 # Keys whose value DescribeConfigs never shows (passwords).
 SENSITIVE_KEYS = frozenset(r[0] for r in (*_kafka.BROKER, *_kafka.TOPIC) if r[3])
 
-# --fidelity kafka: Kafka's own timing where the emulator's default is a fast one for
-# tests. broker.session.timeout.ms: a crashed broker stays in metadata until fenced
-# (the emulator fences at once by default); group.initial.rebalance.delay.ms: the first
-# rebalance of a new classic group waits 3 s (0 here by default).
+# --fidelity kafka (and adversarial): Kafka's own default for every key whose fast default
+# is one made for tests. The keys are the `configs` of emulator/fidelity.py's DIFFERENCES
+# (the one table: broker.session.timeout.ms, a crashed broker stays in metadata until
+# fenced; group.initial.rebalance.delay.ms, a new classic group's first rebalance waits),
+# the values Kafka 4.4's defaults from kafka_configs.py, so neither can drift.
+_KAFKA_DEFAULTS = {r[0]: r[2] for r in (*_kafka.BROKER, *_kafka.TOPIC)}
 FIDELITY_KAFKA: dict[str, str] = {
-    "broker.session.timeout.ms": "9000",
-    "group.initial.rebalance.delay.ms": "3000",
-}
+    key: str(_KAFKA_DEFAULTS[key]) for d in DIFFERENCES for key in d.configs}
 
 
 class ConfigError(ValueError):
