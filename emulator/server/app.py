@@ -77,6 +77,9 @@ class EmulatorServer:
         self.batches = BatchChecker()  # Produce validation off the loop (offload.py)
         self.purgatory = Purgatory(state)
         self.tick_hooks = self.purgatory.tick_hooks
+        txn = getattr(self.services, "transactions", None)
+        if txn is not None and hasattr(txn, "next_deadline"):
+            self.purgatory.deadline_sources.append(txn.next_deadline)
         self.dispatcher = Dispatcher(state, self.advertised, self.services, self.faults,
                                      self.batches, self.purgatory)
         self.connections = ClientConnections(state, self.limits, self.faults,

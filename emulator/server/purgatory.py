@@ -91,10 +91,18 @@ class Purgatory:
         self.keyed: dict[ChangeKey, set[_Parked]] = {}
         self._tick_handle: asyncio.Handle | None = None
         self.tick_hooks: list[Callable[[], None]] = []
+        # The domain's deadlines sooner than the next periodic tick (a transaction's
+        # markers under Kafka's timing): each source answers its next due time in the
+        # domain's milliseconds (state.now()), and a tick is set for it.
+        self.deadline_sources: list[Callable[[], int | None]] = []
+        self._wake_handle: asyncio.TimerHandle | None = None
+        self._wake_at: int | None = None
 
     def stop(self) -> None:
         if self._tick_handle is not None:
             self._tick_handle.cancel()
+        if self._wake_handle is not None:
+            self._wake_handle.cancel()
 
     def on_change(self) -> None:
         """Wake the parked requests the change concerns, and replicate soon."""
@@ -130,6 +138,30 @@ class Purgatory:
         if self.state.replication.backlog and self._tick_handle is None:
             # More partitions to visit than one tick may: the rest on the next loop turn.
             self._tick_handle = asyncio.get_running_loop().call_soon(self.tick, False)
+        if self.deadline_sources:
+            self._wake_for_deadlines()
+
+    def _wake_for_deadlines(self) -> None:
+        """A tick at the earliest domain deadline due before the next periodic tick, so
+        that a delay of a few milliseconds (Kafka's marker delay) ends on time, not up
+        to TICK_INTERVAL_S later."""
+        now = self.state.now()
+        dues = [d for d in (src() for src in self.deadline_sources) if d is not None]
+        due = min(dues, default=None)
+        if due is None or due - now >= TICK_INTERVAL_S * 1000:
+            return
+        if self._wake_handle is not None and self._wake_at is not None \
+                and self._wake_at <= due and not self._wake_handle.cancelled():
+            return  # an earlier (or the same) wake is set already
+        if self._wake_handle is not None:
+            self._wake_handle.cancel()
+        self._wake_at = due
+        self._wake_handle = asyncio.get_running_loop().call_later(
+            max(0, due - now) / 1000, self._wake)
+
+    def _wake(self) -> None:
+        self._wake_handle = self._wake_at = None
+        self.tick(periodic=False)
 
     async def periodic(self) -> None:
         last_retention = time.monotonic()

@@ -11,6 +11,17 @@ coordinator's state is written as records of that same partition (the coordinato
 the partition's leader or leader epoch changes, the new leader loads the keys
 (``epoch`` / ``moved``): here the state stays in memory, keyed by the key, not by the
 broker, so loading is what the coordinator does to parked requests and sessions.
+
+Loading takes time on Kafka: a broker that became the partition's leader (a move, a
+failover, a restart) reads the partition back before it serves it, and meanwhile
+answers COORDINATOR_LOAD_IN_PROGRESS; before that, until the controller's change reaches
+it, it still answers NOT_COORDINATOR. ``--fidelity fast`` (the default) serves at once;
+under Kafka's timing (``state.fidelity.kafka_timing``) the new leader answers
+NOT_COORDINATOR for ``learn_ms`` after the election, then COORDINATOR_LOAD_IN_PROGRESS
+for ``load_ms`` (``loading``), within
+the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py; emulator/fidelity.py
+DIFFERENCES ``coordinator-loading``). The window is a time compared with
+``state.clock`` when a request comes: nothing waits, nothing needs waking when it ends.
 """
 
 from __future__ import annotations
@@ -18,13 +29,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator.cluster.events import Appended
+from emulator.cluster.events import Appended, DomainEvent, LeaderChanged
 from emulator.cluster.partition import Partition
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import Record, build_batch, decode_records, read_header
 
 MAX_LONG = (1 << 63) - 1
+# --fidelity kafka: how long a new coordinator answers COORDINATOR_LOAD_IN_PROGRESS after
+# it became its partition's leader. Kafka 4.4, three brokers, a small partition
+# (conformance/coordinator_timing.py, docs in emulator/fidelity.py): see LOAD_ENVELOPE.
+LEARN_MS = 50
+LOAD_MS = 30
 
 
 def java_hash(s: str) -> int:
@@ -58,6 +74,16 @@ class InternalTopic:
         self._partitions = partitions
         self._replication = replication
         self._configs = configs
+        # Under Kafka's timing: how long a new leader loads (ms). An attribute, so that
+        # adversarial mode or a test can make loads longer (0: never loading).
+        self.learn_ms = LEARN_MS
+        self.load_ms = LOAD_MS
+        # partition -> (the new leader, NOT_COORDINATOR until, loading until): elections
+        # seen under Kafka's timing whose load has not been found finished yet.
+        self._loading: dict[int, tuple[int, int, int]] = {}
+        hooks = getattr(state, "hooks", None)
+        if hooks is not None:
+            hooks.append(self._on_event)
 
     def num_partitions(self) -> int:
         t = self.state.topics.get(self.name)
@@ -95,11 +121,19 @@ class InternalTopic:
 
     def check(self, broker_id: int, key: str) -> None:
         """Raise NOT_COORDINATOR unless ``broker_id`` coordinates ``key`` (and
-        COORDINATOR_NOT_AVAILABLE when nobody does)."""
+        COORDINATOR_NOT_AVAILABLE when nobody does, COORDINATOR_LOAD_IN_PROGRESS while
+        it is still loading the key's partition)."""
         if self.name not in self.state.topics:
             raise KafkaError(E.NOT_COORDINATOR)
         if self.coordinator_for(key, create=False) != broker_id:
             raise KafkaError(E.NOT_COORDINATOR)
+        if self._loading:
+            code = self.loading_error(self.partition_for(key), broker_id)
+            if code == E.NOT_COORDINATOR:
+                raise KafkaError(E.NOT_COORDINATOR)
+            if code:
+                raise KafkaError(code, "The coordinator is loading partition "
+                                 f"{self.partition_for(key)} of {self.name}")
 
     def error(self, broker_id: int, key: str) -> int:
         """The error code of ``check`` (0 when this broker coordinates ``key``)."""
@@ -120,6 +154,46 @@ class InternalTopic:
             return False
 
     # ---- loading -----------------------------------------------------------------------
+    def _on_event(self, kind: str, event: DomainEvent) -> None:
+        """A new leader of one of this topic's partitions starts loading it."""
+        if isinstance(event, LeaderChanged) and event.topic == self.name:
+            self.start_loading(event.partition, event.new)
+
+    def start_loading(self, partition: int, leader: int) -> None:
+        """``leader`` became ``partition``'s leader: under Kafka's timing it answers
+        NOT_COORDINATOR for ``learn_ms``, then COORDINATOR_LOAD_IN_PROGRESS for
+        ``load_ms``; under ``fast`` it serves at once."""
+        fidelity = getattr(self.state, "fidelity", None)
+        if leader < 0 or fidelity is None or not fidelity.kafka_timing \
+                or self.learn_ms + self.load_ms <= 0:
+            self._loading.pop(partition, None)
+            return
+        learned = self.state.now() + max(0, self.learn_ms)
+        self._loading[partition] = (leader, learned, learned + max(0, self.load_ms))
+
+    def loading_error(self, partition: int, broker_id: int) -> int:
+        """What ``broker_id``, the leader of ``partition``, answers while the election
+        is new to it: NOT_COORDINATOR (it has not learnt of it yet),
+        COORDINATOR_LOAD_IN_PROGRESS (loading), 0 (serving). A finished load is
+        forgotten here."""
+        entry = self._loading.get(partition)
+        if entry is None or entry[0] != broker_id:
+            return E.NONE
+        now = self.state.now()
+        if now >= entry[2]:
+            del self._loading[partition]
+            return E.NONE
+        return E.NOT_COORDINATOR if now < entry[1] else E.COORDINATOR_LOAD_IN_PROGRESS
+
+    def loading(self, partition: int, broker_id: int) -> bool:
+        """Is ``broker_id`` not yet serving ``partition`` after becoming its leader?"""
+        return self.loading_error(partition, broker_id) != E.NONE
+
+    def loading_until(self, partition: int) -> int | None:
+        """When the current load of ``partition`` ends (None: not loading)."""
+        entry = self._loading.get(partition)
+        return None if entry is None or self.state.now() >= entry[2] else entry[2]
+
     def epoch(self, key: str) -> tuple[int, int] | None:
         """(leader, leader epoch) of ``key``'s partition: a coordinator that saw another
         pair last has moved, and the new one loads the key."""

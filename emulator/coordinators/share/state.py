@@ -67,11 +67,9 @@ class ShareStateCoordinator:
 
     def check_state_coordinator(self, broker_id: int, group_id: str, topic_id: bytes,
                                 index: int) -> None:
-        if not self.topic.exists():
-            raise KafkaError(E.NOT_COORDINATOR)
-        key = f"{group_id}:{kafka_uuid(topic_id)}:{index}"
-        if self.coordinator_for(key, create=False) != broker_id:
-            raise KafkaError(E.NOT_COORDINATOR)
+        """NOT_COORDINATOR unless ``broker_id`` coordinates the share-partition key,
+        COORDINATOR_LOAD_IN_PROGRESS while it loads the key's partition (Kafka timing)."""
+        self.topic.check(broker_id, f"{group_id}:{kafka_uuid(topic_id)}:{index}")
 
     def _stored(self, group_id: str, topic_id: bytes, index: int, op: str) -> SharePartition:
         sp: SharePartition | None = self.sc.partitions.get((group_id, topic_id, index))

@@ -29,10 +29,23 @@ State table (``TransactionState``):
                                                              transaction (epoch bump only)
 
 Ending a transaction writes a COMMIT/ABORT control batch (``wire.records.control_batch``)
-into every partition of the transaction at once, so EndTxn answers after the markers
-are in the logs; a partition without a leader keeps the transaction in Prepare* until
-``tick`` can write its marker (clients meanwhile get CONCURRENT_TRANSACTIONS). Offsets
-sent with TxnOffsetCommit are released to the group coordinator on commit.
+into every partition of the transaction. Under ``--fidelity fast`` (the default) that
+happens at once, so EndTxn answers after the markers are in the logs. Under Kafka's
+timing (``state.fidelity.kafka_timing``) EndTxn answers with the transaction in
+PrepareCommit/PrepareAbort, as Kafka's coordinator answers once the prepare record is
+written, and the markers are written ``marker_delay(txn)`` ms later by ``tick`` (a
+deadline in the ``Deadlines`` heap the server's loop ticks; the domain never waits),
+within the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py;
+emulator/fidelity.py DIFFERENCES ``transaction-markers``). Meanwhile the transaction's
+partitions keep their last stable offset (read_committed consumers see nothing yet),
+DescribeTransactions shows Prepare*, and the same transactional id gets
+CONCURRENT_TRANSACTIONS from InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and a
+retried EndTxn, as on Kafka. A partition without a leader keeps the transaction in
+Prepare* until ``tick`` can write its marker. Offsets sent with TxnOffsetCommit are
+released to the group coordinator on commit.
+
+``marker_delay_ms`` (an attribute) or ``marker_delay`` (a method of the transaction,
+replaceable) is the hook adversarial mode uses to make markers slow.
 
 Cost follows what changed (docs/architecture.md): ``tick`` visits only the transactions whose
 timeout or transactional.id.expiration.ms is due (a ``Deadlines`` heap, rescheduled at
@@ -60,6 +73,10 @@ from wire.records import InvalidRecordError, control_batch, read_header
 
 TXN_TOPIC = "__transaction_state"
 MAX_EPOCH = 32767
+# --fidelity kafka: the time from EndTxn (the prepare record) to the markers, the window
+# in which the transaction shows PrepareCommit/PrepareAbort; measured on Kafka 4.4
+# (conformance/coordinator_timing.py; the envelope is in emulator/fidelity.py).
+MARKER_DELAY_MS = 15
 
 EMPTY = "Empty"
 ONGOING = "Ongoing"
@@ -104,6 +121,8 @@ class TxnMetadata:
     pending_markers: set[tuple[str, int]] = field(default_factory=set)
     # transaction version 2: a new producer id takes over once the markers are written
     rotate_producer_id: bool = False
+    # Kafka's timing: when the markers of a Prepare* transaction are due (-1: at once)
+    markers_due: int = -1
 
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= MAX_EPOCH - 1
@@ -132,6 +151,9 @@ class TransactionCoordinator:
         # looked at every tick until their markers are written).
         self.timers = Deadlines()
         self._markers: set[str] = set()
+        # Under Kafka's timing, how long after EndTxn the markers are written (ms); an
+        # attribute adversarial mode (or a test) may change, see ``marker_delay``.
+        self.marker_delay_ms = MARKER_DELAY_MS
         self._expiry: int | None = None  # the expiration the timers were computed with
         self.visits = 0  # transactions a tick looked at (tests/test_scale.py counts)
         hooks = getattr(state, "tick_hooks", None)
@@ -166,7 +188,9 @@ class TransactionCoordinator:
         due = None
         self._markers.discard(tid)
         if self.txns.get(tid) is txn:
-            if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            if txn.state in (PREPARE_COMMIT, PREPARE_ABORT) and txn.markers_due > self.now():
+                due = txn.markers_due  # Kafka's timing: the markers are not due yet
+            elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
                 self._markers.add(tid)
             elif txn.state == ONGOING:
                 due = txn.start_ms + txn.timeout_ms + 1
@@ -174,6 +198,12 @@ class TransactionCoordinator:
                     and self._expiry is not None:
                 due = txn.last_update_ms + self._expiry + 1
         self.timers.set(tid, due)
+
+    def next_deadline(self) -> int | None:
+        """When ``tick`` next has something to do (markers due, a timeout, an
+        expiration): the server sets a tick for it when it comes before its next
+        periodic one (emulator/server/purgatory.py)."""
+        return self.timers.next_due()
 
     def new_producer_id(self) -> int:
         pid = self.next_producer_id
@@ -355,10 +385,18 @@ class TransactionCoordinator:
             return E.NONE, txn.producer_id, txn.producer_epoch
         if producer_id != txn.producer_id:
             raise KafkaError(E.INVALID_PRODUCER_ID_MAPPING)
+        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            # The epoch was bumped when the transaction was prepared: only a retry of
+            # that EndTxn (the old epoch) is valid; the same outcome is still being
+            # written (CONCURRENT_TRANSACTIONS), the other one is not allowed.
+            if epoch != txn.producer_epoch - 1:
+                raise KafkaError(E.PRODUCER_FENCED)
+            if txn.state == (PREPARE_COMMIT if commit else PREPARE_ABORT):
+                raise KafkaError(E.CONCURRENT_TRANSACTIONS)
+            raise KafkaError(E.INVALID_TXN_STATE, f"TransactionalId {txn.transactional_id}: "
+                             f"cannot {'commit' if commit else 'abort'} in state {txn.state}")
         if epoch != txn.producer_epoch:
             raise KafkaError(E.PRODUCER_FENCED)
-        if txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
-            raise KafkaError(E.CONCURRENT_TRANSACTIONS)
         if txn.state == ONGOING or (not commit and txn.state in (
                 EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT)):
             # (aborting an empty transaction writes no marker: only the bump)
@@ -376,12 +414,25 @@ class TransactionCoordinator:
         txn.producer_epoch += 1
         txn.rotate_producer_id = txn.epoch_exhausted()
 
+    def marker_delay(self, txn: TxnMetadata) -> int:
+        """How long ``txn`` stays in Prepare* before its markers are written: 0 under
+        ``--fidelity fast``, ``marker_delay_ms`` under Kafka's timing. Adversarial mode
+        may set ``marker_delay_ms`` or replace this method (per transaction, seeded)."""
+        fidelity = getattr(self.state, "fidelity", None)
+        if fidelity is None or not fidelity.kafka_timing:
+            return 0
+        return max(0, int(self.marker_delay_ms))
+
     def _end(self, txn: TxnMetadata, commit: bool) -> None:
+        now = self.now()
         txn.transition(PREPARE_COMMIT if commit else PREPARE_ABORT)
-        txn.last_update_ms = self.now()
+        txn.last_update_ms = now
         txn.pending_markers = set(txn.partitions)
+        delay = self.marker_delay(txn) if txn.pending_markers or txn.groups else 0
+        txn.markers_due = now + delay if delay > 0 else -1
         self._persist(txn)
-        self._write_markers(txn)
+        if txn.markers_due < 0:
+            self._write_markers(txn)
 
     def _write_markers(self, txn: TxnMetadata) -> None:
         """Write what markers can be written; complete the transaction when all are."""
@@ -411,6 +462,7 @@ class TransactionCoordinator:
         txn.transition(COMPLETE_COMMIT if commit else COMPLETE_ABORT)
         txn.partitions.clear()
         txn.groups.clear()
+        txn.markers_due = -1
         txn.last_update_ms = now
         if txn.rotate_producer_id:
             txn.rotate_producer_id = False
@@ -480,10 +532,10 @@ class TransactionCoordinator:
                 txn.last_producer_epoch = -1
                 self._end(txn, commit=False)
                 changed = True
-            elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT):
-                before = len(txn.pending_markers)
+            elif txn.state in (PREPARE_COMMIT, PREPARE_ABORT) and now >= txn.markers_due:
+                before, state = len(txn.pending_markers), txn.state
                 self._write_markers(txn)
-                changed |= len(txn.pending_markers) != before
+                changed |= len(txn.pending_markers) != before or txn.state != state
             elif txn.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) \
                     and now - txn.last_update_ms > expiry:
                 del self.txns[tid]

@@ -1,0 +1,207 @@
+"""Coordinator loading and the transaction prepare window under ``--fidelity kafka``,
+and their absence under ``fast`` (the default), on a manual clock.
+
+Kafka 4.4 (conformance/coordinator_timing.py): a broker that became the leader of a
+coordinator partition answers NOT_COORDINATOR until it learns of it, then
+COORDINATOR_LOAD_IN_PROGRESS while it loads; after EndTxn the transaction shows
+PrepareCommit/PrepareAbort until its markers are written, the last stable offset waits
+for them, and the same transactional id gets CONCURRENT_TRANSACTIONS meanwhile.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.leadership import change_leader
+from emulator.cluster.state import Broker, ClusterState
+from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.runtime.placement import LEARN_MS, LOAD_MS
+from emulator.coordinators.transactions.coordinator import (
+    MARKER_DELAY_MS,
+    TXN_TOPIC,
+    TransactionCoordinator,
+)
+from emulator.fidelity import Fidelity
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+TID = "txn-fid"
+GROUP = "group-fid"
+
+
+class Harness:
+    def __init__(self, mode: str) -> None:
+        self.clock = ManualClock()
+        self.state = ClusterState(
+            [Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=self.clock,
+            fidelity=Fidelity(mode),
+            broker_config={"transaction.state.log.num.partitions": "4",
+                           "offsets.topic.num.partitions": "4"})
+        self.state.create_topic("t", 1, 3)
+        self.gc = GroupCoordinator(self.state)
+        self.tc = TransactionCoordinator(self.state, self.gc)
+
+    def move(self, topic: str, key: str, coordinator: object) -> int:
+        """Move ``key``'s coordinator partition to another in-sync replica."""
+        p = self.state.topics[topic].partitions[coordinator.topic.partition_for(key)]
+        new = next(r for r in p.isr if r != p.leader)
+        assert change_leader(self.state, p, new)
+        return new
+
+    def transaction(self, records: int = 1) -> tuple[int, int, int]:
+        """An Ongoing transaction with records in t-0: (pid, epoch, last offset)."""
+        broker = self.tc.coordinator_for(TID)
+        err, pid, epoch = self.tc.init_producer_id(TID, 60_000, broker_id=broker)
+        assert err == E.NONE
+        assert self.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
+        p = self.state.get_partition("t", 0)
+        batch = build_batch([(None, b"x")] * records, producer_id=pid, producer_epoch=epoch,
+                            base_sequence=0, transactional=True)
+        r = self.state.append(p.leader, "t", 0, batch, -1)
+        assert r.error == E.NONE
+        self.state.tick()
+        return pid, epoch, r.base_offset + records - 1
+
+    def lso(self) -> int:
+        return int(self.state.get_partition("t", 0).last_stable_offset())
+
+
+# ---- coordinator loading ---------------------------------------------------------------
+def test_group_coordinator_loads_after_a_move_under_kafka_timing() -> None:
+    h = Harness("kafka")
+    h.gc.coordinator_for(GROUP)
+    new = h.move("__consumer_offsets", GROUP, h.gc)
+    assert h.gc.coordinator_error(new, GROUP) == E.NOT_COORDINATOR  # not learnt yet
+    h.clock.advance(LEARN_MS)
+    assert h.gc.coordinator_error(new, GROUP) == E.COORDINATOR_LOAD_IN_PROGRESS
+    h.clock.advance(LOAD_MS - 1)
+    assert h.gc.coordinator_error(new, GROUP) == E.COORDINATOR_LOAD_IN_PROGRESS
+    h.clock.advance(1)
+    assert h.gc.coordinator_error(new, GROUP) == E.NONE
+
+
+def test_group_coordinator_serves_at_once_after_a_move_under_fast() -> None:
+    h = Harness("fast")
+    h.gc.coordinator_for(GROUP)
+    new = h.move("__consumer_offsets", GROUP, h.gc)
+    assert h.gc.coordinator_error(new, GROUP) == E.NONE
+
+
+@pytest.mark.parametrize("mode", ["kafka", "fast"])
+def test_transaction_coordinator_loads_after_a_move(mode: str) -> None:
+    h = Harness(mode)
+    pid, epoch, _ = h.transaction()
+    new = h.move(TXN_TOPIC, TID, h.tc)
+    h.clock.advance(LEARN_MS)
+    add = h.tc.add_partitions(TID, pid, epoch, [("t", 0)], broker_id=new)[("t", 0)]
+    desc = h.tc.describe(TID, broker_id=new)["error_code"]
+    if mode == "kafka":
+        init = h.tc.init_producer_id(TID, 60_000, broker_id=new)[0]
+        end = h.tc.end_txn(TID, pid, epoch, True, broker_id=new)[0]
+        assert (init, add, end, desc) == (E.COORDINATOR_LOAD_IN_PROGRESS,) * 4
+        h.clock.advance(LOAD_MS)
+    else:
+        assert (add, desc) == (E.NONE, E.NONE)
+    assert h.tc.end_txn(TID, pid, epoch, True, broker_id=new)[0] == E.NONE
+
+
+def test_share_state_coordinator_loads_after_a_move() -> None:
+    h = Harness("kafka")
+    topic = h.gc.topic  # the share group's own coordinator is the group coordinator
+    h.gc.coordinator_for(GROUP)
+    new = h.move("__consumer_offsets", GROUP, h.gc)
+    h.clock.advance(LEARN_MS)
+    assert topic.error(new, GROUP) == E.COORDINATOR_LOAD_IN_PROGRESS
+    assert topic.loading_until(topic.partition_for(GROUP)) == h.state.now() + LOAD_MS
+
+
+def test_load_time_is_an_attribute() -> None:
+    """Adversarial mode (and tests) make loads longer through ``load_ms``/``learn_ms``."""
+    h = Harness("kafka")
+    h.gc.coordinator_for(GROUP)
+    h.gc.topic.learn_ms, h.gc.topic.load_ms = 0, 5000
+    new = h.move("__consumer_offsets", GROUP, h.gc)
+    h.clock.advance(4999)
+    assert h.gc.coordinator_error(new, GROUP) == E.COORDINATOR_LOAD_IN_PROGRESS
+    h.clock.advance(1)
+    assert h.gc.coordinator_error(new, GROUP) == E.NONE
+
+
+# ---- the prepare window --------------------------------------------------------------------
+def test_end_txn_leaves_the_transaction_preparing_under_kafka_timing() -> None:
+    h = Harness("kafka")
+    pid, epoch, last = h.transaction(3)
+    before = h.lso()
+    assert before <= last
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.describe(TID)["transaction_state"] == "PrepareCommit"
+    # the same transactional id meanwhile, as Kafka answers it
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.CONCURRENT_TRANSACTIONS
+    assert h.tc.end_txn(TID, pid, epoch, False)[0] == E.INVALID_TXN_STATE
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == \
+        {("t", 0): E.CONCURRENT_TRANSACTIONS}
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.CONCURRENT_TRANSACTIONS
+    h.clock.advance(MARKER_DELAY_MS - 1)
+    h.state.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "PrepareCommit"
+    assert h.lso() == before  # read_committed sees nothing yet
+    assert h.tc.next_deadline() == h.state.now() + 1  # the server's wake-up
+    h.clock.advance(1)
+    h.state.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
+    h.state.tick()
+    assert h.lso() == last + 2  # past the records and the marker
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.NONE
+
+
+def test_end_txn_completes_at_once_under_fast() -> None:
+    h = Harness("fast")
+    pid, epoch, last = h.transaction(3)
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
+    h.state.tick()
+    assert h.lso() == last + 2
+
+
+def test_abort_and_fencing_wait_for_their_markers_too() -> None:
+    h = Harness("kafka")
+    pid, epoch, _ = h.transaction()
+    # a new producer fences the ongoing transaction: it is aborted with markers later
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.CONCURRENT_TRANSACTIONS
+    assert h.tc.describe(TID)["transaction_state"] == "PrepareAbort"
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.CONCURRENT_TRANSACTIONS
+    h.clock.advance(MARKER_DELAY_MS)
+    h.state.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteAbort"
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.NONE
+
+
+def test_v2_retry_during_the_prepare_window() -> None:
+    """EndTxn v5 bumps the epoch when it prepares: a retry (the old epoch) gets
+    CONCURRENT_TRANSACTIONS, the other outcome INVALID_TXN_STATE, the new epoch
+    PRODUCER_FENCED (Kafka's TransactionCoordinator.endTransaction, TV2)."""
+    h = Harness("kafka")
+    pid, epoch, _ = h.transaction()
+    err, _, new_epoch = h.tc.end_txn(TID, pid, epoch, True, tv2=True)
+    assert (err, new_epoch) == (E.NONE, epoch + 1)
+    assert h.tc.end_txn(TID, pid, epoch, True, tv2=True)[0] == E.CONCURRENT_TRANSACTIONS
+    assert h.tc.end_txn(TID, pid, epoch, False, tv2=True)[0] == E.INVALID_TXN_STATE
+    assert h.tc.end_txn(TID, pid, new_epoch, True, tv2=True)[0] == E.PRODUCER_FENCED
+    h.clock.advance(MARKER_DELAY_MS)
+    h.state.tick()
+    assert h.tc.end_txn(TID, pid, epoch, True, tv2=True)[:1] == (E.NONE,)
+
+
+def test_marker_delay_is_an_attribute() -> None:
+    """Adversarial mode makes markers slow through ``marker_delay_ms``."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = 2000
+    pid, epoch, _ = h.transaction()
+    h.tc.end_txn(TID, pid, epoch, True)
+    h.clock.advance(1999)
+    h.state.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "PrepareCommit"
+    h.clock.advance(1)
+    h.state.tick()
+    assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
