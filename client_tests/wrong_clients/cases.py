@@ -1,0 +1,140 @@
+"""Each wrong program as a case: set a cluster up, run the program (wrong or fixed),
+check what it must achieve. Shared by client_tests/test_wrong_clients.py and
+``python -m client_tests.wrong_clients.survey`` (which prints the seeds table of
+docs/fidelity-wrong-clients.md).
+
+A run returns the broken promises (checks.py): an empty list is a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from confluent_kafka import Producer
+
+from client_tests.wrong_clients import (
+    checks,
+    commit_before_process,
+    create_then_use,
+    forgetful_listener,
+    offsets_outside_txn,
+    producer_retries,
+    retriable_as_fatal,
+)
+from emulator import Cluster
+
+# The brokers' group settings of the client tests (client_tests/_groups_fixtures.py):
+# sessions as short as 1 s allowed, and no initial rebalance delay (as in fast mode;
+# kafka and adversarial would otherwise take Kafka's 3 s).
+CONFIG = {
+    "group.min.session.timeout.ms": "1000",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
+
+def cluster(fidelity: str, seed: int) -> Cluster:
+    return Cluster(brokers=3, port=0, fidelity=fidelity, seed=seed, config=CONFIG)
+
+
+def values(n: int, prefix: str = "v") -> list[bytes]:
+    return [f"{prefix}{i:05d}".encode() for i in range(n)]
+
+
+def write(bootstrap: str, topic: str, vals: list[bytes]) -> None:
+    """The input, written once each (idempotent: the input itself must not be what
+    goes wrong), round-robin over the partitions."""
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True,
+                  "linger.ms": 5})
+    for v in vals:
+        p.produce(topic, value=v)
+    if p.flush(60):
+        raise AssertionError("the input could not be written")
+
+
+def run_producer_retries(c: Cluster, fixed: bool) -> list[str]:
+    c.create_topic("events", 3)
+    vals = values(300)
+    run = producer_retries.fixed if fixed else producer_retries.wrong
+    errors = run(c.bootstrap_servers, "events", vals)
+    seen = checks.read_topic(c.bootstrap_servers, "events", 3)
+    return [f"delivery errors: {errors[:3]}"] * bool(errors) + checks.exactly_once(vals, seen)
+
+
+def run_retriable_as_fatal(c: Cluster, fixed: bool) -> list[str]:
+    c.create_topic("events", 3)
+    vals = values(300)
+    run = retriable_as_fatal.fixed if fixed else retriable_as_fatal.wrong
+    run(c.bootstrap_servers, "events", vals)  # what it logged: the program's own view
+    seen = checks.read_topic(c.bootstrap_servers, "events", 3)
+    return checks.exactly_once(vals, seen) if fixed else checks.lost(vals, seen)
+
+
+def run_commit_before_process(c: Cluster, fixed: bool) -> list[str]:
+    c.create_topic("orders", 3)
+    vals = values(300)
+    write(c.bootstrap_servers, "orders", vals)
+    run = commit_before_process.fixed if fixed else commit_before_process.wrong
+    processed = run(c.bootstrap_servers, "orders", "billing", len(vals))
+    return checks.lost(vals, processed)
+
+
+def run_create_then_use(c: Cluster, fixed: bool) -> list[str]:
+    vals = values(100)
+    run = create_then_use.fixed if fixed else create_then_use.wrong
+    read = run(c.bootstrap_servers, "replay", vals)
+    return checks.exactly_once(vals, read, "read")
+
+
+def run_forgetful_listener(c: Cluster, fixed: bool) -> list[str]:
+    partitions = 6
+    c.create_topic("clicks", partitions)
+    vals = values(600)
+    app = forgetful_listener.App(c.bootstrap_servers, "clicks", "sessionizer", fixed=fixed)
+    try:
+        app.start(partitions)  # both instances in the group before the records come
+        write(c.bootstrap_servers, "clicks", vals)
+        app.run_until(len(vals))
+    finally:
+        app.stop()
+    problems = checks.lost(vals, app.processed)
+    behind = checks.committed_behind(c.bootstrap_servers, "sessionizer", "clicks",
+                                     partitions)
+    if behind:
+        problems.append(f"{sum(behind.values())} processed record(s) would be processed "
+                        f"again on restart (committed offsets behind the end: {behind})")
+    return problems
+
+
+def run_offsets_outside_txn(c: Cluster, fixed: bool) -> list[str]:
+    c.create_topic("orders", 3)
+    c.create_topic("shipments", 3)
+    vals = values(400)
+    write(c.bootstrap_servers, "orders", vals)
+    run = offsets_outside_txn.fixed if fixed else offsets_outside_txn.wrong
+    run(c.bootstrap_servers, "orders", "shipments", "shipper", len(vals))
+    shipped = checks.read_topic(c.bootstrap_servers, "shipments", 3, read_committed=True)
+    return checks.exactly_once([b"ship:" + v for v in vals], shipped)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # the module in client_tests/wrong_clients/
+    promise: str  # what the checker asserts
+    symptom: str  # the words of the broken promise the wrong program must show
+    run: Callable[[Cluster, bool], list[str]]
+
+
+CASES = [
+    Case("commit_before_process", "no record lost", "lost", run_commit_before_process),
+    Case("producer_retries", "no record written twice (none lost)", "more than once",
+         run_producer_retries),
+    Case("create_then_use", "every record written is read, once", "lost",
+         run_create_then_use),
+    Case("forgetful_listener", "no record lost; nothing processed would be processed "
+         "again (committed offsets at the end)", "again on restart",
+         run_forgetful_listener),
+    Case("retriable_as_fatal", "no record lost", "lost", run_retriable_as_fatal),
+    Case("offsets_outside_txn", "every input shipped exactly once (read_committed)",
+         "more than once", run_offsets_outside_txn),
+]

@@ -1,0 +1,129 @@
+"""What the wrong-client programs must achieve, checked from outside them.
+
+Each checker reads what the program left behind over the wire, with a plain,
+well-behaved client (it must not fall for the faults the program falls for), and returns
+the broken promises as sentences: an empty list is a pass. They name values, not
+counts, so a failing test says which record went missing or came twice.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+
+
+def lost(expected: Iterable[bytes], seen: Iterable[bytes]) -> list[str]:
+    """Every expected value must be among those seen."""
+    missing = sorted(set(expected) - set(seen))
+    if not missing:
+        return []
+    return [f"{len(missing)} record(s) lost, e.g. {_some(missing)}"]
+
+
+def duplicated(seen: Iterable[bytes], what: str = "written") -> list[str]:
+    """No value may be seen twice."""
+    twice = sorted(v for v, n in Counter(seen).items() if n > 1)
+    if not twice:
+        return []
+    return [f"{len(twice)} record(s) {what} more than once, e.g. {_some(twice)}"]
+
+
+def exactly_once(expected: Iterable[bytes], seen: list[bytes], what: str = "written") -> list[str]:
+    return lost(expected, seen) + duplicated(seen, what)
+
+
+def _some(values: list[bytes]) -> str:
+    return ", ".join(v.decode(errors="replace") for v in values[:3])
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int,
+                timeout: float = 30.0) -> dict[int, int]:
+    """The end offset of every partition, asked until the cluster answers (an answer can
+    fail transiently under adversarial fidelity; a checker retries as any careful
+    client would)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}"})
+    try:
+        ends: dict[int, int] = {}
+        deadline = time.monotonic() + timeout
+        for p in range(partitions):
+            while True:
+                try:
+                    ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1]
+                    break
+                except KafkaException:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        return ends
+    finally:
+        c.close()
+
+
+def read_topic(bootstrap: str, topic: str, partitions: int,
+               read_committed: bool = False, timeout: float = 30.0) -> list[bytes]:
+    """Every value in ``topic`` (all ``partitions``, from the beginning to the end offset
+    each had when reading started), duplicates included. With ``read_committed`` only
+    committed transactions' records (the end is then the last stable offset)."""
+    ends = end_offsets(bootstrap, topic, partitions, timeout)
+    c = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
+        "enable.auto.commit": False,
+        "isolation.level": "read_committed" if read_committed else "read_uncommitted",
+        "enable.partition.eof": True,
+    })
+    values: list[bytes] = []
+    try:
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        todo = {p for p, end in ends.items() if end > 0}
+        deadline = time.monotonic() + timeout
+        while todo:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"checker: could not read {topic} to its end "
+                                     f"(partitions {sorted(todo)} unfinished)")
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error():
+                # _PARTITION_EOF: read_committed stops at the last stable offset, which
+                # may be below the high watermark (markers of aborted/open transactions).
+                if m.error().code() == -191 and read_committed:
+                    todo.discard(m.partition())
+                continue
+            values.append(m.value())
+            if m.offset() + 1 >= ends[m.partition()]:
+                todo.discard(m.partition())
+        return values
+    finally:
+        c.close()
+
+
+def committed_behind(bootstrap: str, group: str, topic: str, partitions: int,
+                     timeout: float = 30.0) -> dict[int, int]:
+    """Per partition, how many records the group's committed offset is behind the end:
+    what a restart of the group's application would process a second time."""
+    ends = end_offsets(bootstrap, topic, partitions, timeout)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "enable.auto.commit": False})
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                got = c.committed([TopicPartition(topic, p) for p in range(partitions)],
+                                  timeout=5)
+                break
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        behind = {}
+        for tp in got:
+            at = tp.offset if tp.offset >= 0 else 0
+            if ends[tp.partition] > at:
+                behind[tp.partition] = ends[tp.partition] - at
+        return behind
+    finally:
+        c.close()

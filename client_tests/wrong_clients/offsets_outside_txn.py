@@ -1,0 +1,124 @@
+"""A transactional consume-transform-produce that commits its input offsets outside the
+transaction.
+
+The application reads ``orders``, writes one record to ``shipments`` per order inside a
+transaction, commits the transaction, and then commits the consumer's offsets with an
+ordinary OffsetCommit. Two commits, not one: when the second fails (the member was
+expelled from the group, the group is rebalancing, the coordinator moved) after the
+first succeeded, the outputs are committed but the inputs are not, and after the
+rebalance the partition is read again from the older committed offset: every order of
+that batch is shipped twice, although every record was written in a transaction.
+
+The fix: the offsets go into the transaction (``send_offsets_to_transaction`` with the
+consumer's group metadata, KIP-447), so outputs and input offsets commit or abort
+together; on an abortable error the transaction is aborted and the consumer rewound to
+the committed offsets (the records are read and transformed again, and only once
+committed).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+
+def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
+              fixed: bool, idle_s: float = 5.0, deadline_s: float = 40.0) -> int:
+    """Turn the records of ``src`` into ``ship:<value>`` records of ``dst``, until
+    ``expected`` have been transformed in committed transactions or nothing arrived for
+    ``idle_s``; returns how many committed transactions it made."""
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group,
+        "auto.offset.reset": "earliest", "enable.auto.commit": False,
+        "isolation.level": "read_committed",
+        "session.timeout.ms": 2000, "heartbeat.interval.ms": 200,
+    })
+    producer = Producer({"bootstrap.servers": bootstrap,
+                         "transactional.id": f"{group}-{uuid.uuid4()}", "linger.ms": 5})
+    producer.init_transactions(30)
+    consumer.subscribe([src])
+    done: set[tuple[int, int]] = set()  # (partition, offset) transformed and committed
+    commits = 0
+    idle_since = time.monotonic()
+    stop_at = time.monotonic() + deadline_s
+    try:
+        while len(done) < expected and time.monotonic() < stop_at:
+            batch = [m for m in consumer.consume(20, timeout=0.1) if not m.error()]
+            if not batch:
+                if time.monotonic() - idle_since > idle_s:
+                    break
+                continue
+            idle_since = time.monotonic()
+            offsets = next_offsets(src, batch)
+            producer.begin_transaction()
+            for m in batch:
+                producer.produce(dst, key=m.key(), value=b"ship:" + m.value())
+            try:
+                if fixed:  # FIX: the input offsets commit with the outputs, or not at all
+                    producer.send_offsets_to_transaction(
+                        offsets, consumer.consumer_group_metadata(), 30)
+                commit_transaction(producer)
+            except KafkaException as e:
+                if not e.args[0].txn_requires_abort():
+                    raise
+                producer.abort_transaction(30)
+                rewind(consumer)
+                continue
+            if not fixed:
+                try:  # WRONG: a second, separate commit
+                    consumer.commit(offsets=offsets, asynchronous=False)
+                except KafkaException:
+                    pass  # "the next commit will cover it"
+            done.update((m.partition(), m.offset()) for m in batch)
+            commits += 1
+    finally:
+        consumer.close()
+        producer.flush(10)
+    return commits
+
+
+def next_offsets(topic: str, batch: list[Message]) -> list[TopicPartition]:
+    ends: dict[int, int] = {}
+    for m in batch:
+        ends[m.partition()] = max(ends.get(m.partition(), 0), m.offset() + 1)
+    return [TopicPartition(topic, p, o) for p, o in ends.items()]
+
+
+def commit_transaction(producer: Producer, attempts: int = 10) -> None:
+    """commit_transaction, retried while the error is retriable (a commit that timed out
+    waiting for the coordinator may be retried: it completes the same transaction)."""
+    for attempt in range(attempts):
+        try:
+            producer.commit_transaction(30)
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable() or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
+
+
+def rewind(consumer: Consumer) -> None:
+    """Back to the committed offsets of the assignment: the aborted batch is read again."""
+    assignment = consumer.assignment()
+    if not assignment:
+        return
+    for tp in consumer.committed(assignment, timeout=30):
+        offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+        consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+
+
+def wrong(bootstrap: str, src: str, dst: str, group: str, expected: int) -> int:
+    return transform(bootstrap, src, dst, group, expected, fixed=False)
+
+
+def fixed(bootstrap: str, src: str, dst: str, group: str, expected: int) -> int:
+    return transform(bootstrap, src, dst, group, expected, fixed=True)
