@@ -107,6 +107,26 @@ def test_testcontainers_control_plane(docker_images: None) -> None:
         assert "kafka_" in kafka.metrics()
 
 
+def test_testcontainers_fidelity_and_seed(docker_images: None) -> None:
+    """fidelity= and seed= reach the emulator in the container (KAFKA_EMULATOR_FIDELITY,
+    KAFKA_EMULATOR_SEED): GET /cluster names them and DescribeConfigs over the mapped
+    port shows Kafka's timing defaults, which fast mode does not have."""
+    from confluent_kafka.admin import ConfigResource
+
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    with KafkaEmulatorContainer(IMAGE, brokers=1, fidelity="adversarial", seed=7) as kafka:
+        assert kafka.cluster_info()["fidelity"] == {"mode": "adversarial", "seed": 7}
+        admin = AdminClient({"bootstrap.servers": kafka.get_bootstrap_server()})
+        entries = admin.describe_configs([res])[res].result(30)
+        assert entries["group.initial.rebalance.delay.ms"].value == "3000"
+        assert entries["broker.session.timeout.ms"].value == "9000"
+    with KafkaEmulatorContainer(IMAGE, brokers=1, fidelity="fast") as kafka:
+        assert kafka.cluster_info()["fidelity"] == {"mode": "fast", "seed": 0}
+        admin = AdminClient({"bootstrap.servers": kafka.get_bootstrap_server()})
+        entries = admin.describe_configs([res])[res].result(30)
+        assert entries["group.initial.rebalance.delay.ms"].value == "0"
+
+
 def compose_command() -> list[str]:
     if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
         return ["docker", "compose"]

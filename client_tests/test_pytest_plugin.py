@@ -83,6 +83,21 @@ def test_factory_makes_more_clusters(
     assert not set(big.bootstrap_servers.split(",")) & set(kafka_bootstrap.split(","))
 
 
+@pytest.mark.kafka_fidelity("kafka", seed=7)
+def test_fidelity_marker_gives_kafkas_defaults(kafka_cluster: Cluster,
+                                               kafka_bootstrap: str) -> None:
+    """The marker's mode reaches the cluster: DescribeConfigs over the wire shows
+    Kafka's group.initial.rebalance.delay.ms and broker.session.timeout.ms."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    assert (kafka_cluster.state.fidelity.mode, kafka_cluster.state.fidelity.seed) == ("kafka", 7)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    res = ConfigResource(ConfigResource.Type.BROKER, "1")
+    entries = admin.describe_configs([res])[res].result(20)
+    assert entries["group.initial.rebalance.delay.ms"].value == "3000"
+    assert entries["broker.session.timeout.ms"].value == "9000"
+
+
 # ---- whole sessions in a child pytest ------------------------------------------------
 
 RECORDER = '''
@@ -101,7 +116,8 @@ def record(name, cluster, **extra):
 '''
 
 
-def run_child(tmp_path: Path, tests: str, *args: str, ini: str = "") -> dict[str, dict]:
+def run_child(tmp_path: Path, tests: str, *args: str, ini: str = "",
+              env_extra: dict[str, str] | None = None) -> dict[str, dict]:
     """Run ``tests`` in a child pytest (plugins from entry points, as for users)."""
     (tmp_path / "recorder.py").write_text(RECORDER)
     (tmp_path / "test_child.py").write_text(textwrap.dedent(tests))
@@ -114,6 +130,8 @@ def run_child(tmp_path: Path, tests: str, *args: str, ini: str = "") -> dict[str
     env = {**os.environ, "RECORD_DIR": str(records),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), repo])}
     env.pop("PYTEST_ADDOPTS", None)
+    env.pop("KAFKA_EMULATOR_FIDELITY", None)
+    env.update(env_extra or {})
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(tmp_path), *args],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
@@ -185,3 +203,53 @@ def test_xdist_one_cluster_per_worker(tmp_path: Path) -> None:
     assert all(len(b) == 1 for b in by_worker.values()), by_worker
     (b0,), (b1,) = by_worker.values()
     assert not set(b0.split(",")) & set(b1.split(","))
+
+
+FIDELITY_TESTS = '''
+import pytest
+from recorder import record
+
+def fid(cluster):
+    f = cluster.state.fidelity
+    return {"mode": f.mode, "seed": f.seed,
+            "delay": cluster.state.config_int("group.initial.rebalance.delay.ms")}
+
+def test_default(kafka_cluster):
+    record("default", kafka_cluster, **fid(kafka_cluster))
+
+@pytest.mark.kafka_fidelity("adversarial", seed=11)
+def test_marked(kafka_cluster):
+    record("marked", kafka_cluster, **fid(kafka_cluster))
+
+@pytest.mark.kafka_fidelity("fast")
+def test_marked_fast(kafka_cluster):
+    record("marked_fast", kafka_cluster, **fid(kafka_cluster))
+
+def test_factory(kafka_cluster_factory):
+    c = kafka_cluster_factory(brokers=1)
+    record("factory", c, **fid(c))
+'''
+
+
+def test_fidelity_from_ini_marker_and_one_cluster_per_mode(tmp_path: Path) -> None:
+    """The ini option makes kafka the default; the marker overrides it per test (seed
+    too); a session-scoped pool never hands a kafka test the fast cluster, or back."""
+    rec = run_child(tmp_path, FIDELITY_TESTS, "--kafka-emulator-scope=session",
+                    ini="kafka_emulator_fidelity = kafka")
+    assert {k: (r["mode"], r["seed"], r["delay"]) for k, r in rec.items()} == {
+        "default": ("kafka", 0, 3000), "marked": ("adversarial", 11, 3000),
+        "marked_fast": ("fast", 0, 0), "factory": ("kafka", 0, 3000)}
+    assert len({rec[k]["bootstrap"] for k in ("default", "marked", "marked_fast")}) == 3
+
+
+def test_fidelity_option_over_environment_over_ini(tmp_path: Path) -> None:
+    env = {"KAFKA_EMULATOR_FIDELITY": "adversarial"}
+    rec = run_child(tmp_path, FIDELITY_TESTS, ini="kafka_emulator_fidelity = kafka",
+                    env_extra=env)
+    assert rec["default"]["mode"] == "adversarial" and rec["factory"]["mode"] == "adversarial"
+    again = tmp_path / "again"
+    again.mkdir()
+    rec = run_child(again, FIDELITY_TESTS, "--kafka-emulator-fidelity=fast",
+                    "--kafka-emulator-seed=5", env_extra=env)
+    assert (rec["default"]["mode"], rec["default"]["seed"]) == ("fast", 5)
+    assert (rec["marked"]["mode"], rec["marked"]["seed"]) == ("adversarial", 11)

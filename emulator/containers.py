@@ -28,6 +28,12 @@ are copied out to a host directory (``tls_dir``: ``ca.pem``, ``truststore.p12``,
 ``client.pem``... as docs/security.md lists them), and ``client_config()`` hands
 clients settings that trust that CA.
 
+Fidelity (docs/fidelity.md): ``KafkaEmulatorContainer(image, fidelity="kafka")`` or
+``fidelity="adversarial", seed=7`` (or ``with_fidelity(...)``) sets the container's
+``KAFKA_EMULATOR_FIDELITY``/``KAFKA_EMULATOR_SEED``; without one the host's own
+``KAFKA_EMULATOR_FIDELITY`` is passed in, so the one default a user set covers
+containers too.
+
 Needs the ``testcontainers`` package (the ``test`` extra) and a Docker engine; the
 image is built by ``scripts/setup.d/50-docker.sh`` or ``docker build -f
 docker/Dockerfile -t kafka-emulator .``.
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import secrets
 import socket
@@ -51,6 +58,7 @@ from testcontainers.core.container import DockerContainer
 
 from emulator.control.handle import ControlHandle
 from emulator.control.operations import FAULT_ROUTE, http_request
+from emulator.fidelity import ENV_VAR, Fidelity, default_mode
 
 DEFAULT_IMAGE = "kafka-emulator:latest"
 CONTROL_PORT = 8080
@@ -96,6 +104,7 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
         base_port: int | None = None,
         ready_timeout: float = 60.0,
         advertised_host: str | None = None,
+        fidelity: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(image, **kwargs)
@@ -108,6 +117,10 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
         self.config = dict(config or {})
         self.kafka_version = kafka_version
         self.seed = seed
+        # None: the host's $KAFKA_EMULATOR_FIDELITY, else the image's default (fast).
+        self.fidelity = fidelity
+        if fidelity is not None:
+            Fidelity(fidelity)  # a bad mode fails here, naming the modes
         self.ready_timeout = ready_timeout
         self._fixed_base_port = base_port
         self.base_port: int | None = None
@@ -132,6 +145,15 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
     def with_kafka_version(self, version: str) -> KafkaEmulatorContainer:
         """Pose as an older Kafka release (its API version ranges)."""
         self.kafka_version = version
+        return self
+
+    def with_fidelity(self, mode: str, seed: int | None = None) -> KafkaEmulatorContainer:
+        """``fast``, ``kafka`` or ``adversarial`` (with ``seed``: its faults replay by
+        it); docs/fidelity.md."""
+        Fidelity(mode)
+        self.fidelity = mode
+        if seed is not None:
+            self.seed = seed
         return self
 
     def with_sasl(self, users: dict[str, str] | None = None, *,
@@ -219,6 +241,9 @@ class KafkaEmulatorContainer(DockerContainer, ControlHandle):
             self.with_env("KAFKA_EMULATOR_KAFKA_VERSION", self.kafka_version)
         if self.seed is not None:
             self.with_env("KAFKA_EMULATOR_SEED", str(self.seed))
+        mode = self.fidelity or (default_mode() if os.environ.get(ENV_VAR) else None)
+        if mode is not None:
+            self.with_env(ENV_VAR, mode)
         if self.sasl_users or self.tls:
             self.with_env("KAFKA_EMULATOR_LISTENERS",
                           f"{self.security_protocol}://0.0.0.0:{self.base_port}")

@@ -197,7 +197,8 @@ DIFFERENCES: list[Difference] = [
               "follower that has not yet fetched the leader's latest batches reports an "
               "older producer state.",
         fast="A follower answers with the leader's producer state, which is Kafka's once "
-             "the follower has caught up.",
+             "the follower has caught up; the coordinator epoch of the last transaction "
+             "marker is not kept (-1).",
         kafka_mode=NOT_YET,
         false_green=True,
         tests=("client_tests/test_admin_keys.py::"
@@ -211,7 +212,8 @@ DIFFERENCES: list[Difference] = [
              "Clients never see the difference: both report a random live broker as "
              "controller id in Metadata and DescribeCluster, as KRaft brokers do; "
              "DescribeCluster with endpoint type 2 (controllers) is refused by both on a "
-             "broker listener.",
+             "broker listener. The role moves to the lowest live broker id on failover; "
+             "DescribeQuorum names it as the one voter, directory ids zero.",
         kafka_mode="as fast",
         tests=("client_tests/test_admin_keys.py::"
                "test_describe_quorum_names_the_controller_as_the_voter",),
@@ -278,6 +280,68 @@ DIFFERENCES: list[Difference] = [
         kafka="DescribeConfigs with IncludeDocumentation sends each config's documentation.",
         fast="Sends null (Kafka's prose is not copied into the emulator's config table, "
              "which holds facts only).",
+        kafka_mode="as fast",
+    ),
+    Difference(
+        key="controller-mutation-quota",
+        title="Controller mutation quotas and muting",
+        kafka="controller_mutation_rate quotas throttle CreateTopics, CreatePartitions and "
+              "DeleteTopics (THROTTLING_QUOTA_EXCEEDED, throttle_time_ms), and a broker "
+              "mutes a throttled client's connection for throttle_time_ms.",
+        fast="Producer and consumer byte rates and request_percentage answer "
+             "throttle_time_ms as Kafka's do; controller_mutation_rate is stored but not "
+             "enforced, and the connection is not muted (a client that ignores "
+             "throttle_time_ms is not held back).",
+        kafka_mode=NOT_YET,
+        false_green=True,
+    ),
+    Difference(
+        key="leader-imbalance",
+        title="Automatic leader rebalance by percentage",
+        kafka="The KRaft controller moves leadership back to the preferred replica for any "
+              "imbalance when auto.leader.rebalance.enable is on.",
+        fast="leader.imbalance.per.broker.percentage (10) is honoured as ZooKeeper's "
+             "controller did: a broker's partitions are rebalanced only above it (0 acts "
+             "as KRaft does). Leaders stay off their preferred replica longer, not shorter.",
+        kafka_mode="as fast",
+        tests=("tests/test_controller.py::test_auto_rebalance_respects_the_imbalance_percentage",),
+    ),
+    Difference(
+        key="group-metadata-after-restart",
+        title="Group membership after a restart",
+        kafka="Group metadata (members, assignments, generation) is a record of "
+              "__consumer_offsets and is loaded back after a restart.",
+        fast="With --data-dir, committed offsets and transaction state come back, but "
+             "groups come back Empty: members rejoin (their heartbeats get "
+             "UNKNOWN_MEMBER_ID). Stricter than Kafka, not more lenient.",
+        kafka_mode="as fast",
+    ),
+    Difference(
+        key="not-offered",
+        title="Features not offered",
+        kafka="Delegation tokens with delegation.token.secret.key, Kerberos (GSSAPI), "
+              "two-phase commit (InitProducerId enable_2pc), message formats v0/v1.",
+        fast="None of these: the broker answers as a Kafka broker without them does "
+             "(DELEGATION_TOKEN_AUTH_DISABLED, no GSSAPI mechanism, 2PC refused); clients "
+             "that need them fail here, never pass falsely.",
+        kafka_mode="as fast",
+    ),
+    Difference(
+        key="describe-log-dirs-sizes",
+        title="DescribeLogDirs sizes",
+        kafka="DescribeLogDirs v4 reports each directory's total and usable bytes; v5 "
+              "whether it is cordoned.",
+        fast="Total and usable bytes are unknown (-1); no directory is ever cordoned.",
+        kafka_mode="as fast",
+    ),
+    Difference(
+        key="older-release-api-versions",
+        title="API versions of releases before 4.0",
+        kafka="Each release advertises its own API version ranges.",
+        fast="--kafka-version 4.0-4.4 advertise exactly a real broker's ranges (recorded by "
+             "scripts/kafka_api_versions.py) for every key served; for 3.x and 2.8 the "
+             "maxima are clamped and the minima stay at what the emulator serves (no "
+             "message formats v0/v1) (docs/kafka-versions.md).",
         kafka_mode="as fast",
     ),
     Difference(

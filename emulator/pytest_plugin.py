@@ -38,6 +38,12 @@ Configuration
     alice/alice-secret) or ``@pytest.mark.kafka_security(listeners=..., sasl_users=...,
     authorizer=True, ...)`` (``emulator.security.config.SecurityConfig`` fields), or
     ``--kafka-emulator-security PRESET`` for every test (docs/security.md).
+    Fidelity (docs/fidelity.md): ``@pytest.mark.kafka_fidelity("kafka")`` or
+    ``@pytest.mark.kafka_fidelity("adversarial", seed=7)`` on a test, class or module;
+    else ``--kafka-emulator-fidelity``, else ``$KAFKA_EMULATOR_FIDELITY``, else the ini
+    option ``kafka_emulator_fidelity``, else ``fast``. ``--kafka-emulator-seed N`` is the
+    seed when the marker gives none. ``kafka_cluster_factory`` clusters take the same
+    default unless given ``fidelity=``.
 
 Sharing. With a scope broader than ``function``, tests asking for the same broker
 count and options share one cluster for that scope, and tests with other needs get
@@ -61,6 +67,7 @@ from typing import Any, Literal, cast
 
 import pytest
 
+from emulator.fidelity import ENV_VAR, FIDELITIES
 from emulator.runtime import Cluster
 from emulator.security.config import PRESETS, preset
 from emulator.testing import LoggedExceptions
@@ -80,8 +87,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="secure the kafka_cluster fixture's cluster with this preset")
     group.addoption("--kafka-emulator-allow-exceptions", action="store_true", default=False,
                     help="do not fail tests during which the emulator logged an exception")
+    group.addoption("--kafka-emulator-fidelity", default=None, choices=FIDELITIES,
+                    help="fidelity of the plugin's clusters: fast (default), kafka or "
+                    f"adversarial (docs/fidelity.md); overrides ${ENV_VAR} and the ini option")
+    group.addoption("--kafka-emulator-seed", type=int, default=None,
+                    help="seed of the plugin's clusters (adversarial's faults replay by it)")
     parser.addini("kafka_emulator_brokers", "brokers in kafka_cluster (default 3)",
                   default="3")
+    parser.addini("kafka_emulator_fidelity", "fidelity of the plugin's clusters when neither "
+                  f"--kafka-emulator-fidelity nor ${ENV_VAR} says (default fast)",
+                  default="")
     parser.addini("kafka_emulator_scope", "scope of kafka_cluster (default function)",
                   default="function")
 
@@ -95,6 +110,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "kafka_security(preset=None, **security): a secured kafka_cluster (a preset name "
         "such as sasl_ssl, and/or SecurityConfig fields; docs/security.md)")
+    config.addinivalue_line(
+        "markers",
+        "kafka_fidelity(mode, seed=None): the fidelity (fast, kafka, adversarial) and seed "
+        "of the kafka_cluster fixture for the marked tests (docs/fidelity.md)")
     config.addinivalue_line(
         "markers",
         "kafka_emulator_allow_exceptions: the marked tests may make the emulator log an "
@@ -111,6 +130,33 @@ def _scope(fixture_name: str, config: pytest.Config) -> Scope:
 def _default_brokers(config: pytest.Config) -> int:
     n = config.getoption("--kafka-emulator-brokers")
     return int(n if n is not None else config.getini("kafka_emulator_brokers"))
+
+
+def _default_fidelity(config: pytest.Config) -> tuple[str, int | None]:
+    """The mode and seed for clusters no marker speaks for: the command-line option,
+    else the environment variable, else the ini option, else fast (docs/fidelity.md)."""
+    mode = (config.getoption("--kafka-emulator-fidelity", None)
+            or os.environ.get(ENV_VAR, "").strip()
+            or str(config.getini("kafka_emulator_fidelity")).strip() or "fast")
+    if mode not in FIDELITIES:
+        raise pytest.UsageError(f"kafka-emulator fidelity must be one of "
+                                f"{', '.join(FIDELITIES)}, not {mode!r}")
+    return mode, config.getoption("--kafka-emulator-seed", None)
+
+
+def _fidelity(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``{"fidelity": mode}`` (and ``"seed"`` when one is asked for) for kafka_cluster:
+    the kafka_fidelity marker's, else the default. Explicit, so the cluster pool keys on
+    them and a test asking for kafka never shares a fast cluster."""
+    mode, seed = _default_fidelity(request.config)
+    marker = request.node.get_closest_marker("kafka_fidelity")
+    if marker is not None:
+        if not marker.args or marker.args[0] not in FIDELITIES:
+            raise pytest.UsageError(f"kafka_fidelity takes one of {', '.join(FIDELITIES)} "
+                                    f"(and seed=N), not {marker.args!r}")
+        mode = marker.args[0]
+        seed = marker.kwargs.get("seed", seed)
+    return {"fidelity": mode, **({"seed": int(seed)} if seed is not None else {})}
 
 
 def _start(brokers: int, options: dict[str, Any]) -> Cluster:
@@ -161,6 +207,8 @@ def kafka_cluster(request: pytest.FixtureRequest,
     brokers = marker.args[0] if marker and marker.args else _default_brokers(request.config)
     options = dict(marker.kwargs) if marker else {}
     brokers = options.pop("brokers", brokers)
+    for key, value in _fidelity(request).items():
+        options.setdefault(key, value)  # kafka_brokers(seed=...) given explicitly stays
     security = _security(request)
     if security is not None:
         options["security"] = security
@@ -237,11 +285,15 @@ def kafka_control(kafka_cluster: Cluster) -> Cluster:
 
 
 @pytest.fixture
-def kafka_cluster_factory() -> Iterator[Callable[..., Cluster]]:
-    """``make(brokers=3, **options)``: more clusters for one test, stopped at its end."""
+def kafka_cluster_factory(request: pytest.FixtureRequest) -> Iterator[Callable[..., Cluster]]:
+    """``make(brokers=3, **options)``: more clusters for one test, stopped at its end;
+    the plugin's fidelity (marker, option, environment, ini) unless ``fidelity=``."""
     made: list[Cluster] = []
+    defaults = _fidelity(request)
 
     def make(brokers: int = 3, **options: Any) -> Cluster:
+        if "fidelity" not in options:
+            options = {**defaults, **options}
         cluster = _start(brokers, options)
         made.append(cluster)
         return cluster

@@ -375,3 +375,18 @@ def test_a_controller_only_node_serves_its_controller_listener() -> None:
     assert plan.roles == ("controller",) and plan.node_id == 2
     assert plan.advertised == {"CONTROLLER": ("controller-2", 9093)}
     assert plan.protocol_map == "CONTROLLER:PLAINTEXT"
+
+
+def test_fidelity_and_seed_come_from_the_emulators_variables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The official images' path honours KAFKA_EMULATOR_FIDELITY and KAFKA_EMULATOR_SEED
+    as kafka-emulator's own does (docs/fidelity.md), Kafka's timing defaults included."""
+    from emulator.official_image_run import cluster_for
+
+    monkeypatch.setenv("KAFKA_EMULATOR_FIDELITY", "adversarial")
+    monkeypatch.setenv("KAFKA_EMULATOR_SEED", "4")
+    cluster = cluster_for(translate({}, APACHE))
+    assert (cluster.state.fidelity.mode, cluster.state.fidelity.seed) == ("adversarial", 4)
+    assert cluster.state.config_int("broker.session.timeout.ms") == 9000
+    monkeypatch.setenv("KAFKA_EMULATOR_FIDELITY", "fast")
+    assert cluster_for(translate({}, APACHE)).state.fidelity.mode == "fast"

@@ -52,6 +52,8 @@ def cluster_view(state: ClusterState) -> dict:
         "cluster_id": state.cluster_id,
         "controller": state.controller_id,
         "controller_epoch": state.controller_epoch,
+        # fast / kafka / adversarial and its seed (docs/fidelity.md): which greens to trust
+        "fidelity": {"mode": state.fidelity.mode, "seed": state.fidelity.seed},
         "brokers": [{"id": b.id, "host": b.host, "port": b.port, "alive": b.alive,
                      "crashed": b.crashed, "shutting_down": b.id in state.shutting_down}
                     for b in sorted(state.brokers.values(), key=lambda b: b.id)],

@@ -10,8 +10,8 @@ to find where to truncate. Errors as ReplicaManager.lastOffsetForLeaderEpoch:
 UNKNOWN_TOPIC_OR_PARTITION for what does not exist, NOT_LEADER_OR_FOLLOWER from a
 broker that does not lead (only the leader answers, replica or consumer alike),
 FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH when current_leader_epoch is older /
-newer than the partition's. Differs from Kafka: no authorization (the emulator has
-no ACLs).
+newer than the partition's. With an authorizer, as Kafka:
+topics without DESCRIBE are answered TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations

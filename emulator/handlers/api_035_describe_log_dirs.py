@@ -4,9 +4,8 @@ The answering broker's log directory (one per broker, ``emulator.cluster.log_dir
 with every replica it hosts (or the requested ones): size in bytes and offset lag
 (max(HW - LEO, 0) as the replica sees it), never a future replica. Kafka's
 reassignment tool reads it for --verify with log dirs; ``kafka-emulator reassign``
-reads it for the bytes each adding replica has caught up. Differs from Kafka:
-total and usable bytes (v4) are unknown (-1); no directory is
-ever cordoned (v5 is_cordoned false).
+reads it for the bytes each adding replica has caught up. Where it differs from
+Kafka (sizes unknown, never cordoned): docs/fidelity.md, describe-log-dirs-sizes.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ other brokers are observers, every live one caught up to the metadata log (the
 cluster's metadata version stands for its end offset). As a real 4.4 broker answers
 (measured): only ``__cluster_metadata`` partition 0 is described, any other partition
 gets UNKNOWN_TOPIC_OR_PARTITION with Kafka's message; v1 adds fetch and caught-up
-times, v2 the voter's CONTROLLER listener. Differs from Kafka: the controller is one of
-the brokers (combined mode), and directory ids are not kept (zero).
+times, v2 the voter's CONTROLLER listener. Where it differs from Kafka (the controller
+is one of the brokers, directory ids zero): docs/fidelity.md, controller-is-a-broker.
 """
 
 from __future__ import annotations

@@ -6,10 +6,9 @@ NOT_LEADER_OR_FOLLOWER from a broker that hosts no replica of it, else every pro
 the partition's producer state holds with its epoch, last sequence, the max timestamp of
 its last batch and the first offset of its open transaction (-1 when none). A follower
 answers too, as Kafka's Partition.activeProducerState reads the local log of leader and
-follower alike (measured on Kafka 4.4: a follower answers NONE). Differs from Kafka: the
-coordinator epoch of the last transaction marker is not kept (-1), and a follower
-answers with the leader's producer state, where Kafka's follower answers with its own
-(the same once it has fetched the leader's batches).
+follower alike (measured on Kafka 4.4: a follower answers NONE). Where it differs from
+Kafka (the coordinator epoch of the last marker, a follower's answer):
+docs/fidelity.md, describe-producers-follower.
 """
 
 from __future__ import annotations

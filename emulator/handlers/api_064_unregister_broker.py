@@ -3,9 +3,10 @@
 As a real 4.4 cluster answers (measured): an id that is not registered gets
 BROKER_ID_NOT_REGISTERED "Broker ID N is not currently registered"; a registered one
 succeeds (error message ""). A stopped broker then stays unregistered until it starts
-again (a second request gets BROKER_ID_NOT_REGISTERED, as measured); a running broker
-registers again at once, as a live Kafka broker does with its next heartbeat. Its
-partitions keep it in their replica sets, as in Kafka.
+again (a second request gets BROKER_ID_NOT_REGISTERED, as measured). A running broker
+registers again at once, where Kafka 4.4 leaves it out until it restarts: a difference
+(docs/fidelity.md, unregister-running-broker). Its partitions keep it in their replica
+sets, as in Kafka.
 """
 
 from __future__ import annotations
