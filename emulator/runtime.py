@@ -134,6 +134,9 @@ class Cluster(ControlHandle):
             store, state = self.store, self.state
             state.hooks.append(lambda kind, event: store.on_event(state, event))
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
+        # --fidelity adversarial's seeded faults (emulator/faults/adversary.py), made at
+        # start; its ``record`` says every fault it injected. None in the other modes.
+        self.adversary: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._owns_loop = False
@@ -239,6 +242,11 @@ class Cluster(ControlHandle):
         self.server.faults.latency = model.latency_s
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
+        if self.state.fidelity.adversarial:
+            from emulator.faults.adversary import Adversary
+
+            self.adversary = Adversary(self.state.fidelity.seed, self.state, services)
+            self.server.faults.adversary = self.adversary
         if self.store is not None:
             store, state = self.store, self.state
             self.server.tick_hooks.append(lambda: store.sync(state))

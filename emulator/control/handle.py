@@ -78,5 +78,11 @@ class ControlHandle:
         return self.fault(operation("drop_response", api=api, count=count, broker=broker,
                                     client_id=client_id))
 
+    def move_leader(self, topic: str, partition: int, broker: int | None = None) -> Any:
+        """Move a partition's leader to another in-sync replica (``broker``; default: the
+        preferred one if it is not leading, else the next in-sync one)."""
+        return self.fault(operation("move_leader", topic=topic, partition=partition,
+                                    broker=broker))
+
     def clear_faults(self) -> Any:
         return self.fault(operation("clear"))

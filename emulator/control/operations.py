@@ -55,6 +55,7 @@ class ControlTarget(Protocol):
     state: ClusterState
     faults: FaultInjector
     server: Any  # the EmulatorServer (its services, for the console), None when stopped
+    adversary: Any  # --fidelity adversarial's Adversary (emulator.faults.adversary), or None
 
     async def fault_async(self, op: dict) -> dict: ...
 
@@ -112,6 +113,8 @@ OPERATIONS: tuple[Operation, ...] = (
               {"topic": Field(STR, help="only this topic"),
                "partitions": Field("ints", help="only these partitions of topic")},
               body=("topic", "partitions")),
+    Operation("adversary", "the faults --fidelity adversarial injected, in order (seed, "
+              "request, what)", "GET", "/adversary", cli="adversary"),
     Operation("ui", "the web console (docs/console.md)", "GET", "/ui"),
     Operation("console", "what the console shows, as JSON", "GET", "/ui/snapshot"),
     Operation("events", "the console's view pushed as server-sent events", "GET", "/events"),

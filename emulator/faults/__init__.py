@@ -42,6 +42,7 @@ from emulator.faults.model import (
     FaultModel,
     FollowerFault,
     Injection,
+    request_items,
     request_mentions,
     split_request,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "API_KEYS", "BROKER_OPS", "EFFECTS", "OPS", "SCHEDULE_FIELDS", "CloseListener",
     "DropClients", "DropRule", "ErrorRule", "FaultError", "FaultInjector", "FaultModel",
     "FaultOp", "FaultSchedule", "Field", "FollowerFault", "Injection", "OpenListener",
-    "ScheduleError", "ScheduleRunner", "ScheduledFault", "check_topic", "request_mentions",
+    "ScheduleError", "ScheduleRunner", "ScheduledFault", "check_topic", "request_items",
+    "request_mentions",
     "resolve_broker", "resolve_op", "run_due", "split_request", "validate_op",
 ]

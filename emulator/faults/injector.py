@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster import controller
+from emulator.cluster.leadership import change_leader
+from emulator.cluster.partition import Partition
 from emulator.cluster.events import FaultApplied
 from emulator.cluster.state import ClusterState
 from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault
@@ -167,6 +169,47 @@ def _drop_response(state: ClusterState, model: FaultModel, op: dict) -> Iterator
     yield from ()
 
 
+def next_leader(state: ClusterState, p: Partition) -> int | None:
+    """Where a leader move sends ``p``'s leadership: its preferred replica when that
+    one is in sync and not leading (a preferred-replica election), else the next live
+    in-sync replica after the leader in replica order (a failover); None when no other
+    replica is in sync. Deterministic: the cluster's state decides, not a draw."""
+    alive = [b for b in p.replicas if b in p.isr and b != p.leader and state.is_alive(b)
+             and b not in state.shutting_down]
+    if not alive:
+        return None
+    if p.replicas and p.replicas[0] in alive:
+        return p.replicas[0]
+    order = list(p.replicas)
+    start = order.index(p.leader) if p.leader in order else -1
+    return next((b for b in order[start + 1:] + order[:start + 1] if b in alive), None)
+
+
+def move_leader(state: ClusterState, topic: str, partition: int,
+                to: int | None = None) -> tuple[int, int] | None:
+    """Move a partition's leader to ``to`` (an in-sync replica; None: ``next_leader``),
+    through the controller's one writer of leadership. Returns (old, new), or None when
+    there is nowhere to move it."""
+    p = state.topics[topic].partitions[partition]
+    new = next_leader(state, p) if to is None else to
+    if new is None or new == p.leader:
+        return None
+    if new not in p.isr or not state.is_alive(new):
+        raise FaultError(f"move_leader: broker {new} is not a live in-sync replica of "
+                         f"{topic}-{partition} (ISR {p.isr})", 409)
+    old = p.leader
+    change_leader(state, p, new)
+    return old, new
+
+
+def _move_leader(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    moved = move_leader(state, op["topic"], op["partition"], op.get("broker"))
+    if moved is None:
+        raise FaultError(f"move_leader: {op['topic']}-{op['partition']} has no other live "
+                         "in-sync replica to lead", 409)
+    yield from ()
+
+
 def _clear(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
     model.clear()
     yield from ()
@@ -180,7 +223,7 @@ EFFECTS: dict[str, Effect] = {
     "cut_brokers": _brokers_link, "heal_brokers": _brokers_link,
     "cut_clients": _cut_clients, "heal_clients": _heal_clients,
     "inject_error": _inject_error, "add_latency": _add_latency,
-    "drop_response": _drop_response, "clear": _clear,
+    "drop_response": _drop_response, "move_leader": _move_leader, "clear": _clear,
 }
 
 

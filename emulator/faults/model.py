@@ -130,6 +130,32 @@ def split_request(state: ClusterState | None, req: dict, topic: str,
     return hit, left, _names_topics(state, left)
 
 
+def request_items(state: ClusterState | None, req: dict) -> list[tuple[str, int]]:
+    """Every (topic, partition) a decoded request names, in request order; any API's
+    shape (the same walk as ``split_request``)."""
+    out: list[tuple[str, int]] = []
+
+    def walk(obj: dict, top: bool) -> None:
+        name = None if top else _topic_name(state, obj)
+        for k, v in obj.items():
+            if not isinstance(v, list) or k == "forgotten_topics_data":
+                continue
+            for x in v:
+                if isinstance(x, dict):
+                    if name is not None:
+                        idx = next((x[k] for k in _PARTITION_KEYS if isinstance(
+                            x.get(k), int) and not isinstance(x.get(k), bool)), None)
+                        if idx is not None:
+                            out.append((name, idx))
+                    else:
+                        walk(x, False)
+                elif name is not None and isinstance(x, int) and not isinstance(x, bool):
+                    out.append((name, x))
+
+    walk(req, True)
+    return out
+
+
 def request_mentions(state: ClusterState | None, req: dict, topic: str,
                      partition: int | None) -> bool:
     """Does a decoded request name this topic (and partition)? Any API's shape."""

@@ -90,6 +90,13 @@ OPS: dict[str, FaultOp] = {
         "api": _API, "ms": Field(INT, True, "the delay in ms"), "broker": _ONLY_BROKER}),
     "drop_response": FaultOp("apply requests of an API but drop responses", {
         "api": _API, "count": _COUNT, "broker": _ONLY_BROKER, "client_id": _CLIENT_ID}),
+    "move_leader": FaultOp("move a partition's leader to another in-sync replica, as a "
+                           "preferred-replica election or a leader's failover does", {
+        "topic": Field(STR, True, "the topic"),
+        "partition": Field(INT, True, "the partition"),
+        "broker": Field(BROKER, help="the new leader, an in-sync replica (default: the "
+                        "preferred replica if it is not leading, else the next in-sync one)",
+                        option=True)}),
     "clear": FaultOp("clear every fault"),
 }
 # The operations on whole brokers: each has its own HTTP route besides POST /faults.

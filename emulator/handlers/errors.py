@@ -36,7 +36,7 @@ from typing import Any
 
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS, RESPONSES
-from wire.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Struct
+from wire.schema import INT16, INT32, INT64, RECORDS, STRING, UUID, Array, Field, Struct
 
 log = logging.getLogger("kafka_emulator")
 ERROR_FIELDS = ("error_code", "partition_error_code")
@@ -235,6 +235,10 @@ class _Builder:
                 value = _copy_key(f, req)
                 if value is None:
                     value = _unknown(f)
+                if value is None and f.type is RECORDS:
+                    # Kafka answers an error with no records (MemoryRecords.EMPTY), not
+                    # null ones: librdkafka fails to parse a null record set
+                    value = b""
                 if value is not None:
                     out[f.name] = value
         if not placed:

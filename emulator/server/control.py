@@ -354,6 +354,13 @@ class ControlPlane:
     async def _faults(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         return 200, self.cluster.faults.model.describe()
 
+    async def _adversary(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        adversary = self.cluster.adversary
+        if adversary is None:
+            raise HttpError(404, f"the cluster runs --fidelity {self.cluster.state.fidelity.mode}"
+                            "; only --fidelity adversarial injects faults of its own")
+        return 200, adversary.describe()
+
     async def _clear(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         await self.cluster.fault_async({"op": "clear"})
         return 200, self.cluster.faults.model.describe()

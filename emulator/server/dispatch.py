@@ -18,6 +18,7 @@ from typing import Any
 
 from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import ClusterState
+from emulator.faults.adversary import Adversary
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
@@ -56,6 +57,9 @@ class FaultHooks:
     drop_response: Callable[[int, int, str | None], bool] | None = None
     # (broker_id, client host) -> False to refuse/cut client connections
     client_allowed: Callable[[int, str], bool] | None = None
+    # --fidelity adversarial's seeded faults (emulator/faults/adversary.py); None in the
+    # other modes, where it costs one attribute test per request
+    adversary: Adversary | None = None
 
 
 @dataclass(eq=False)
@@ -105,6 +109,11 @@ class Dispatcher:
         name = REQUESTS[key].msg.name
         injected = (f.inject_error(bl.broker.id, key, req, hdr.client_id)
                     if f.inject_error else None)
+        plan = None
+        if f.adversary is not None and injected is None:
+            plan = f.adversary.before(bl.broker.id, key, version, hdr.client_id, req)
+            if plan is not None:
+                injected = plan.injection
         if injected is None:
             result = await self.handle(info.module, ctx, req, version)
         else:
@@ -115,6 +124,12 @@ class Dispatcher:
                                       f"{injected.error}: closing, as Kafka does")
         if result is NO_RESPONSE:
             return None
+        if plan is not None:
+            if plan.post is not None:
+                result = plan.post(result)
+            if plan.drop:
+                raise CloseConnection(f"adversary: dropped the response to {name} "
+                                      f"(seed {f.adversary.seed if f.adversary else 0})")
         if f.drop_response is not None and f.drop_response(bl.broker.id, key, hdr.client_id):
             raise CloseConnection(f"fault: dropped the response to {name}")
         try:

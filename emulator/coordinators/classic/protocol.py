@@ -278,6 +278,32 @@ class ClassicProtocol(GroupPart):
         elif group.state == PREPARING_REBALANCE and group.has_all_members_joined():
             self._complete_join(group)
 
+    # ---- forced by --fidelity adversarial (emulator/faults/adversary.py) ---------------
+    def force_rebalance(self, group_id: str) -> bool:
+        """Start a rebalance of a classic group that is not rebalancing, as another
+        member joining would: its members' next heartbeats answer REBALANCE_IN_PROGRESS.
+        False when there is no such group or it is already rebalancing or empty."""
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic" or group.state not in (
+                STABLE, COMPLETING_REBALANCE):
+            return False
+        self._prepare_rebalance(group)
+        self.gc.mark_changed()
+        return True
+
+    def expire_member(self, group_id: str, member_id: str) -> bool:
+        """Remove a member as its session timing out would (a long GC pause): it learns
+        UNKNOWN_MEMBER_ID on its next request and the others rebalance without it."""
+        group = self.groups.get(group_id)
+        if group is None or group.type != "classic":
+            return False
+        m = group.members.get(member_id)
+        if m is None:
+            return False
+        self._remove_member_and_update(group, m)
+        self.gc.mark_changed()
+        return True
+
     # ---- SyncGroup ------------------------------------------------------------------------
     def sync_group(self, group_id: str, member_id: str, generation_id: int,
                    group_instance_id: str | None = None, protocol_type: str | None = None,

@@ -1,0 +1,369 @@
+"""``--fidelity adversarial``: every race Kafka permits, often, and replayed by a seed.
+
+The point is to find the bugs an application shows on Kafka once a month (a producer
+retrying without idempotence, a consumer committing before it processed, a rebalance
+listener forgetting what was revoked): here they show within a few seeds. Each fault is
+one Kafka really produces, at a point where Kafka may produce it (``RULES``, per API):
+
+- a retriable error code answered instead of the work (``error``): NOT_LEADER_OR_FOLLOWER
+  on Produce, Fetch and ListOffsets; NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS on
+  the group and transaction APIs; CONCURRENT_TRANSACTIONS on the transaction APIs;
+  COORDINATOR_NOT_AVAILABLE on FindCoordinator; UNKNOWN_TOPIC_OR_PARTITION (metadata
+  staler on the broker than on the client) and NOT_ENOUGH_REPLICAS on Produce;
+- a write that landed but whose answer is an error (``landed_error``: REQUEST_TIMED_OUT
+  on an acks=all Produce, Kafka's DelayedProduce expiring after the leader appended) or
+  is lost (``lost_response``: the request is applied and the connection closes before
+  the answer, as a broker restart or a network cut does);
+- a leader moving right after a client read it (``leader_move``: after answering
+  Metadata, one partition of the answer gets a new leader: its preferred replica, or the
+  next in-sync one, as a preferred election or a failover does);
+- a coordinator moving (``coordinator_move``: after answering a group or transaction
+  request, the leader of the coordinator's partition of __consumer_offsets /
+  __transaction_state moves, so the client's next request meets NOT_COORDINATOR, and,
+  under Kafka's timing, a coordinator that is loading);
+- a rebalance in the middle of a poll loop (``rebalance``: a classic group is made to
+  rebalance as a member joining would; ``kick``: the member is removed as its session
+  running out would be);
+- a fetch session evicted from the broker's cache (``session_evicted``: the next
+  incremental Fetch meets FETCH_SESSION_ID_NOT_FOUND).
+
+Determinism. Nothing is drawn from one generator shared by every connection (thread
+scheduling would reorder the draws). Each request's fate is a hash of (seed, client_id,
+broker, API key, n), n counting that client's requests of that API to that broker: a
+client that sends the same requests meets the same faults in the same order, whatever
+the other clients do meanwhile (what a fault acts on, such as the partition a leader
+move picks, comes from that request and the cluster's state). ``Adversary.record``
+holds every fault injected, one log line each says it as it happens.
+
+Rates (per request, ``Rule.rate``; scaled per kind by ``Adversary.scale``, e.g. ``{"all":
+0.5}`` or ``{"leader_move": 2}``): high enough that a wrong program fails within a few
+seeds, low enough that a correct one (retries, idempotence, commits after processing)
+keeps making progress: at most one fault per request, and about one request in eight of
+each API meets one.
+
+Sans I/O: ``before`` decides (and makes the state changes that come before the answer),
+``after`` acts on the answer; emulator/server/dispatch.py calls both and does the
+network part (answering an injected error, closing the connection).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from emulator.cluster.state import ClusterState
+from emulator.faults.injector import move_leader
+from emulator.faults.model import Injection, request_items
+from emulator.services import Services
+from wire.errors import ErrorCode as E
+from wire.messages import NAMES
+
+log = logging.getLogger("kafka_emulator")
+
+# The kinds of fault (what ``Adversary.scale`` tunes, what the record says).
+ERROR = "error"
+LANDED_ERROR = "landed_error"
+LOST_RESPONSE = "lost_response"
+LEADER_MOVE = "leader_move"
+COORDINATOR_MOVE = "coordinator_move"
+REBALANCE = "rebalance"
+KICK = "kick"
+SESSION_EVICTED = "session_evicted"
+KINDS = (ERROR, LANDED_ERROR, LOST_RESPONSE, LEADER_MOVE, COORDINATOR_MOVE, REBALANCE, KICK,
+         SESSION_EVICTED)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One fault an API may meet: its kind, the chance per request, and for ``error``
+    kinds the code and whether it goes to one partition the request names (``item``)
+    or to the whole request."""
+
+    kind: str
+    rate: float
+    error: int = 0
+    item: bool = False
+    min_version: int = 0
+
+
+def _errors(*pairs: tuple[int, float], item: bool = False) -> tuple[Rule, ...]:
+    return tuple(Rule(ERROR, rate, int(code), item) for code, rate in pairs)
+
+
+_COORDINATOR_ERRORS = _errors((E.NOT_COORDINATOR, 0.03), (E.COORDINATOR_LOAD_IN_PROGRESS, 0.02))
+_TXN = (*_COORDINATOR_ERRORS, Rule(ERROR, 0.03, int(E.CONCURRENT_TRANSACTIONS)),
+        Rule(COORDINATOR_MOVE, 0.02))
+
+# API key -> the faults its requests may meet, checked against what Kafka's handlers
+# (KafkaApis, ReplicaManager, GroupCoordinatorService, TransactionCoordinator) return
+# for that API.
+RULES: dict[int, tuple[Rule, ...]] = {
+    0: (  # Produce
+        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.04), (E.NOT_ENOUGH_REPLICAS, 0.015),
+                 (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01), item=True),
+        Rule(LANDED_ERROR, 0.03, int(E.REQUEST_TIMED_OUT)),
+        Rule(LOST_RESPONSE, 0.03),
+    ),
+    1: (  # Fetch
+        Rule(SESSION_EVICTED, 0.06, min_version=7),
+        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.03), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
+                 item=True),
+    ),
+    2: _errors((E.NOT_LEADER_OR_FOLLOWER, 0.05), item=True),  # ListOffsets
+    3: (Rule(LEADER_MOVE, 0.12),),  # Metadata
+    8: (*_COORDINATOR_ERRORS, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.02),
+        Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
+    9: _COORDINATOR_ERRORS,  # OffsetFetch
+    10: _errors((E.COORDINATOR_NOT_AVAILABLE, 0.04)),  # FindCoordinator
+    11: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.05)),  # JoinGroup
+    12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), *_errors((E.NOT_COORDINATOR, 0.02)),
+         Rule(COORDINATOR_MOVE, 0.02)),  # Heartbeat
+    14: (*_errors((E.NOT_COORDINATOR, 0.03)), Rule(REBALANCE, 0.03),
+         Rule(COORDINATOR_MOVE, 0.03)),  # SyncGroup
+    22: _TXN,  # InitProducerId (transactional ones only: see _applies)
+    24: _TXN,  # AddPartitionsToTxn (a client's, v0-3)
+    25: _TXN,  # AddOffsetsToTxn
+    26: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02)),  # EndTxn
+    28: (*_COORDINATOR_ERRORS,),  # TxnOffsetCommit
+    68: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02)),  # ConsumerGroupHeartbeat
+}
+# The APIs whose key names a coordinator: which field, and which coordinator.
+_GROUP_KEYED = {8: "group_id", 9: "group_id", 11: "group_id", 12: "group_id",
+                14: "group_id", 28: "group_id", 68: "group_id"}
+_TXN_KEYED = {22: "transactional_id", 24: "transactional_id", 25: "transactional_id",
+              26: "transactional_id"}
+
+
+def draw(seed: int, *parts: object) -> float:
+    """A uniform number in [0, 1) that is a pure function of the seed and ``parts``."""
+    h = hashlib.blake2b(repr((seed, *parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2.0**64
+
+
+@dataclass(frozen=True)
+class Injected:
+    """One fault the adversary injected (``Adversary.record``)."""
+
+    seq: int  # its place among every fault injected
+    seed: int
+    broker: int
+    client_id: str
+    api: str
+    n: int  # the client's n-th request of this API to this broker
+    kind: str
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    def key(self) -> tuple[str, int, str, int, str, str]:
+        """What replays exactly for the same request sequence (``seq`` may interleave
+        differently between clients)."""
+        return (self.client_id, self.broker, self.api, self.n, self.kind, self.detail)
+
+
+@dataclass
+class Plan:
+    """What ``before`` decided for one request: the dispatcher answers ``injection``
+    instead of the handler's answer, closes the connection after applying the request
+    when ``drop``, and hands the answer to ``after`` when ``post`` is set."""
+
+    rule: Rule
+    client_id: str
+    broker: int
+    api: int
+    n: int
+    injection: Injection | None = None
+    drop: bool = False
+    post: Callable[[Any], Any] | None = None
+
+
+@dataclass(eq=False)
+class Adversary:
+    """The seeded adversary of one cluster (``Cluster.adversary``)."""
+
+    seed: int
+    state: ClusterState
+    services: Services | None = None
+    scale: dict[str, float] = field(default_factory=dict)  # kind (or "all") -> factor
+    record: list[Injected] = field(default_factory=list)
+    enabled: bool = True
+    counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
+
+    # ---- the decision ----------------------------------------------------------------
+    def rate(self, rule: Rule) -> float:
+        return rule.rate * self.scale.get(rule.kind, 1.0) * self.scale.get("all", 1.0)
+
+    def before(self, broker: int, api: int, version: int, client_id: str | None,
+               req: dict) -> Plan | None:
+        """This request's fault, if it meets one; state changes that come before the
+        answer (a rebalance, an evicted session) are made here."""
+        rules = RULES.get(api)
+        if rules is None or not self.enabled:
+            return None
+        cid = client_id or ""
+        key = (cid, broker, api)
+        n = self.counts.get(key, 0) + 1
+        self.counts[key] = n
+        u = draw(self.seed, cid, broker, api, n)
+        for rule in rules:
+            r = self.rate(rule)
+            if u < r:
+                if version < rule.min_version:
+                    return None
+                return self._plan(Plan(rule, cid, broker, api, n), version, req)
+            u -= r
+        return None
+
+    def _plan(self, plan: Plan, version: int, req: dict) -> Plan | None:
+        rule, api = plan.rule, plan.api
+        if api in _TXN_KEYED and not req.get(_TXN_KEYED[api]):
+            return None  # an idempotent producer's InitProducerId: any broker answers it
+        if api == 0 and req.get("acks") == 0 and rule.kind != ERROR:
+            return None  # nobody waits for an acks=0 answer
+        if rule.kind == ERROR:
+            return self._error(plan, version, req)
+        if rule.kind == LANDED_ERROR:
+            if req.get("acks") != -1:
+                return None  # only acks=all waits for the replicas, and times out
+            code = rule.error
+
+            def timed_out(result: Any) -> Any:
+                return _fail_produce(result, code)
+            plan.post = timed_out
+            return self._note(plan, f"{E(code).name} after the write landed")
+        if rule.kind == LOST_RESPONSE:
+            plan.drop = True
+            return self._note(plan, "the request applied, its response lost "
+                              "(connection closed)")
+        if rule.kind == LEADER_MOVE:
+            plan.post = lambda result: self._move_after_metadata(plan, result)
+            return plan
+        if rule.kind == COORDINATOR_MOVE:
+            return self._coordinator_move(plan, req)
+        if rule.kind in (REBALANCE, KICK):
+            return self._rebalance(plan, req)
+        if rule.kind == SESSION_EVICTED:
+            return self._evict_session(plan, req)
+        return None
+
+    def _error(self, plan: Plan, version: int, req: dict) -> Plan | None:
+        code = plan.rule.error
+        if plan.rule.item:
+            items = [(t, p) for t, p in request_items(self.state, req)
+                     if not t.startswith("__")]
+            if not items:
+                return None
+            topic, partition = items[int(draw(self.seed, "item", plan.client_id, plan.broker,
+                                              plan.api, plan.n) * len(items))]
+            plan.injection = Injection(code, topic, partition)
+            return self._note(plan, f"{E(code).name} on {topic}-{partition}")
+        plan.injection = Injection(code)
+        return self._note(plan, E(code).name)
+
+    # ---- acting on the cluster --------------------------------------------------------
+    def _move_after_metadata(self, plan: Plan, result: Any) -> Any:
+        """A leader moves right after this client learnt it: one partition of the answer
+        (user topics with a live leader and another in-sync replica) moves."""
+        if not isinstance(result, dict):
+            return result
+        candidates = []
+        for t in result.get("topics") or ():
+            name = t.get("name")
+            if not name or t.get("error_code") or t.get("is_internal") or name.startswith("__"):
+                continue
+            topic = self.state.topics.get(name)
+            if topic is None:
+                continue
+            for p in t.get("partitions") or ():
+                i = p.get("partition_index")
+                if isinstance(i, int) and 0 <= i < len(topic.partitions) \
+                        and len(topic.partitions[i].isr) > 1:
+                    candidates.append((name, i))
+        if not candidates:
+            return result
+        name, i = candidates[int(draw(self.seed, "leader", plan.client_id, plan.broker,
+                                      plan.n) * len(candidates))]
+        moved = move_leader(self.state, name, i)
+        if moved is not None:
+            self.state.changed()
+            self._note(plan, f"leader of {name}-{i} moved {moved[0]} -> {moved[1]} "
+                       "after the Metadata answer")
+        return result
+
+    def _coordinator_move(self, plan: Plan, req: dict) -> Plan | None:
+        services = self.services
+        if services is None:
+            return None
+        if plan.api in _GROUP_KEYED:
+            key, topic = req.get(_GROUP_KEYED[plan.api]), services.groups.topic
+        else:
+            key, topic = req.get(_TXN_KEYED[plan.api]), services.transactions.topic
+        if not key or not topic.exists():
+            return None
+        partition = topic.partition_for(key)
+
+        def move(result: Any) -> Any:
+            moved = move_leader(self.state, topic.name, partition)
+            if moved is not None:
+                self.state.changed()
+                self._note(plan, f"coordinator of {key!r} ({topic.name}-{partition}) moved "
+                           f"{moved[0]} -> {moved[1]} after the answer")
+            return result
+        plan.post = move
+        return plan
+
+    def _rebalance(self, plan: Plan, req: dict) -> Plan | None:
+        services = self.services
+        group_id = req.get("group_id")
+        if services is None or not group_id:
+            return None
+        classic = services.groups.classic
+        if plan.rule.kind == KICK:
+            member = req.get("member_id") or ""
+            if not classic.expire_member(group_id, member):
+                return None
+            return self._note(plan, f"member {member!r} of group {group_id!r} removed "
+                              "(as its session expiring)")
+        if not classic.force_rebalance(group_id):
+            return None
+        return self._note(plan, f"group {group_id!r} made to rebalance")
+
+    def _evict_session(self, plan: Plan, req: dict) -> Plan | None:
+        services = self.services
+        sid = req.get("session_id") or 0
+        if services is None or sid <= 0 or (req.get("session_epoch") or 0) <= 0:
+            return None
+        if services.fetch_sessions.cache(plan.broker).remove(sid) is None:
+            return None
+        return self._note(plan, f"fetch session {sid} evicted")
+
+    # ---- the record ------------------------------------------------------------------
+    def _note(self, plan: Plan, detail: str) -> Plan:
+        f = Injected(len(self.record), self.seed, plan.broker, plan.client_id,
+                     NAMES.get(plan.api, str(plan.api)), plan.n, plan.rule.kind, detail)
+        self.record.append(f)
+        log.info("adversary seed %d: broker %d, %s #%d from client %r: %s", f.seed, f.broker,
+                 f.api, f.n, f.client_id, detail)
+        return plan
+
+    def describe(self) -> dict[str, Any]:
+        """The record as JSON (GET /adversary)."""
+        return {"seed": self.seed, "enabled": self.enabled, "scale": dict(self.scale),
+                "injected": [f.as_dict() for f in self.record]}
+
+
+def _fail_produce(result: Any, code: int) -> Any:
+    """A Produce answer whose partitions all failed with ``code`` (the records stay)."""
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    out["responses"] = [
+        {**t, "partition_responses": [
+            {**p, "error_code": code, "base_offset": -1} if not p.get("error_code") else p
+            for p in t.get("partition_responses") or ()]}
+        for t in result.get("responses") or ()]
+    return out
