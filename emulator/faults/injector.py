@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster import controller
+from emulator.cluster.events import FaultApplied
 from emulator.cluster.leadership import change_leader
 from emulator.cluster.partition import Partition
-from emulator.cluster.events import FaultApplied
 from emulator.cluster.state import ClusterState
 from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault
 from emulator.faults.ops import FaultError, validate_op
