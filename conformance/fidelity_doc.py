@@ -170,8 +170,10 @@ def configs_page() -> str:
         "emulator/cluster/kafka_configs.py, from a real broker's DescribeConfigs). Every "
         "one is listed by DescribeConfigs with Kafka's type and default and accepted by "
         "AlterConfigs and IncrementalAlterConfigs (a typo or a bad value gets "
-        f"INVALID_CONFIG as on Kafka). {len(acted)} change what the emulator does; the "
-        f"other {len(idle)} are accepted and stored without effect. Where a fast default "
+        f"INVALID_CONFIG as on Kafka). {sum(1 for k in acted if k in kinds)} of them change "
+        f"what the emulator does (and {sum(1 for k in acted if k not in kinds)} broker keys "
+        "Kafka lists only once set, or the emulator's internal ones); the other "
+        f"{len(idle)} are accepted and stored without effect. Where a fast default "
         "differs from Kafka's, `--fidelity kafka` takes Kafka's "
         "([docs/fidelity.md](fidelity.md)).", "",
         f"## Acted on ({len(acted)})", "",
@@ -180,8 +182,13 @@ def configs_page() -> str:
         lines.append(f"| `{key}` | {kinds.get(key, 'broker (dynamic only) or internal')} "
                      f"| {_cell(acted[key])} |")
     lines += ["", f"## Accepted without effect ({len(idle)})", "",
-              "| key | kind |", "|---|---|"]
-    lines += [f"| `{key}` | {kinds[key]} |" for key in idle]
+              "By family, with why each has no effect here.", ""]
+    for why, _patterns in config_effects.WITHOUT_EFFECT:
+        keys = [k for k, w in idle.items() if w == why]
+        lines += [f"### {why[0].upper()}{why[1:]} ({len(keys)})", "",
+                  ", ".join(f"`{k}`" for k in keys), ""]
+    while lines[-1] == "":
+        lines.pop()
     return "\n".join(lines) + "\n"
 
 

@@ -283,6 +283,28 @@ DIFFERENCES: list[Difference] = [
         kafka_mode="as fast",
     ),
     Difference(
+        key="topic-compression-type",
+        title="Topic compression.type is not applied",
+        kafka="A topic (or broker) compression.type other than producer makes the broker "
+              "recompress produced batches to that codec (at compression.*.level), so "
+              "consumers must decode it whatever the producer used.",
+        fast="Batches are stored as produced: a consumer that cannot decode the topic's "
+             "codec reads the producer's instead and passes (docs/configs.md).",
+        kafka_mode=NOT_YET,
+        false_green=True,
+    ),
+    Difference(
+        key="consumer-assignment-interval",
+        title="Consumer group assignments are computed at once",
+        kafka="A KIP-848 consumer group's target assignment is recomputed at most every "
+              "group.consumer.assignment.interval.ms (1000) (consumer.assignment.interval.ms "
+              "per group), so a joining member may wait for its partitions.",
+        fast="The target assignment is computed in the heartbeat that changes the group "
+             "(the key is accepted without effect).",
+        kafka_mode=NOT_YET,
+        false_green=True,
+    ),
+    Difference(
         key="controller-mutation-quota",
         title="Controller mutation quotas and muting",
         kafka="controller_mutation_rate quotas throttle CreateTopics, CreatePartitions and "

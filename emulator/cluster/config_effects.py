@@ -4,14 +4,16 @@ Every broker, topic and group key of emulator/cluster/kafka_configs.py is listed
 DescribeConfigs and accepted by AlterConfigs (emulator/cluster/configs.py); only the keys
 below change what the emulator does. :data:`ACTED_ON` names each with the modules that
 read it; :func:`acted_on` adds the keys that act through another (a topic key's broker
-default, a group key's broker default and its min/max bounds); every other key is
-accepted without effect (:func:`without_effect`). docs/configs.md is generated from this
+default, a group key's broker default and its min/max bounds); :data:`WITHOUT_EFFECT`
+says, by family, why each other key is accepted without effect. docs/configs.md is generated from this
 module (``python -m conformance.fidelity_doc``), and tests/test_config_effects.py fails
-when code reads a key not declared here, when a declared key is no longer read, or when
-a Kafka key is in neither set. A key that is read is declared here in the same change.
+when code reads a key not declared here, when a declared key is no longer read, when a
+key is in both sets, or when a Kafka key is in neither. A key that is read is declared here in the same change.
 """
 
 from __future__ import annotations
+
+from fnmatch import fnmatchcase
 
 from emulator.cluster import kafka_configs as _kafka
 from emulator.cluster.configs import BROKER_CONFIGS, TOPIC_CONFIGS
@@ -181,7 +183,109 @@ def acted_on() -> dict[str, str]:
     return out
 
 
-def without_effect() -> list[str]:
-    """Every Kafka key the emulator accepts and lists but does not act on, sorted."""
-    acted = acted_on()
-    return sorted(k for k in kafka_keys() if k not in acted)
+# Why each key Kafka knows has no effect here, by family (fnmatch patterns). Declared, not
+# derived: a key Kafka adds (a new kafka_configs.py) is in neither set until someone says
+# whether it acts, and tests/test_config_effects.py fails meanwhile.
+WITHOUT_EFFECT: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("threads, buffers, sweep intervals and I/O tuning: one event loop serves every "
+     "broker, with nothing to size, and timers fire at their own deadlines", (
+        "background.threads", "num.io.threads", "num.network.threads",
+        "num.recovery.threads.per.data.dir", "num.replica.alter.log.dirs.threads",
+        "num.replica.fetchers", "group.coordinator.threads",
+        "group.coordinator.background.threads", "share.coordinator.threads",
+        "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.io.buffer.load.factor", "log.cleaner.io.buffer.size",
+        "log.cleaner.io.max.bytes.per.second", "socket.receive.buffer.bytes",
+        "socket.send.buffer.bytes", "socket.listen.backlog.size",
+        "replica.socket.receive.buffer.bytes", "replica.socket.timeout.ms",
+        "queued.max.requests", "offsets.load.buffer.size",
+        "transaction.state.log.load.buffer.size", "share.coordinator.load.buffer.size",
+        "group.coordinator.cached.buffer.max.bytes",
+        "share.coordinator.cached.buffer.max.bytes", "group.coordinator.append.linger.ms",
+        "share.coordinator.append.linger.ms", "*.purgatory.purge.interval.requests",
+        "replica.fetch.backoff.ms", "replica.fetch.min.bytes",
+        "replica.fetch.response.max.bytes", "replica.fetch.wait.max.ms",
+        "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms",
+        "add.partitions.to.txn.retry.backoff.ms",
+        "add.partitions.to.txn.retry.backoff.max.ms", "request.timeout.ms",
+        "share.coordinator.write.timeout.ms", "offsets.commit.timeout.ms",
+        "alter.log.dirs.replication.quota.window.*",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transaction.remove.expired.transaction.cleanup.interval.ms")),
+    ("the KRaft quorum, its metadata log and broker registration: the controller is "
+     "in-process (docs/fidelity.md, controller-is-a-broker)", (
+        "controller.quorum.append.linger.ms", "controller.quorum.auto.join.enable",
+        "controller.quorum.election.*", "controller.quorum.fetch.*",
+        "controller.quorum.request.timeout.ms", "controller.quorum.retry.backoff.ms",
+        "controller.quota.window.*", "controller.socket.timeout.ms",
+        "metadata.log.*", "metadata.max.*", "broker.heartbeat.interval.ms",
+        "initial.broker.registration.timeout.ms", "early.start.listeners",
+        "controlled.shutdown.enable")),
+    ("segment files, indexes, flushing and checkpoints: the log keeps its batches in "
+     "memory or in its own files (docs/storage.md)", (
+        "segment.index.bytes", "segment.jitter.ms", "index.interval.bytes", "preallocate",
+        "file.delete.delay.ms", "log.index.*", "log.preallocate", "log.roll.hours",
+        "log.roll.jitter.*", "log.segment.delete.delay.ms", "log.flush.interval.ms",
+        "log.flush.offset.checkpoint.interval.ms", "log.flush.scheduler.interval.ms",
+        "log.flush.start.offset.checkpoint.interval.ms",
+        "replica.high.watermark.checkpoint.interval.ms", "offsets.topic.segment.bytes",
+        "transaction.state.log.segment.bytes", "offsets.topic.compression.codec",
+        "share.coordinator.state.topic.compression.codec", "log.cleaner.enable",
+        "log.retention.check.interval.ms", "log.dir.failure.timeout.ms",
+        "cordoned.log.dirs")),
+    ("tiered storage: not offered", (
+        "remote.*", "log.remote.*", "local.retention.*", "log.local.retention.*",
+        "follower.fetch.last.tiered.offset.enable")),
+    ("security not offered: Kerberos, OAuth token validation, delegation tokens, "
+     "pluggable SSL engines and principal rules (docs/security.md)", (
+        "sasl.kerberos.*", "sasl.oauthbearer.*", "sasl.login.*",
+        "sasl.client.callback.handler.class", "sasl.server.callback.handler.class",
+        "sasl.server.max.receive.size", "principal.builder.class", "security.providers",
+        "ssl.engine.factory.class", "ssl.principal.mapping.rules", "ssl.cipher.suites",
+        "ssl.enabled.protocols", "ssl.protocol", "ssl.provider", "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm", "ssl.secure.random.implementation", "ssl.allow.*",
+        "security.inter.broker.protocol", "connection.failed.authentication.delay.ms",
+        "delegation.token.*")),
+    ("two-phase commit: not offered (InitProducerId enable_2pc is refused)", (
+        "transaction.two.phase.commit.enable",)),
+    ("pluggable classes, policies and metrics reporters: Java plug-ins have nothing to "
+     "run in", (
+        "alter.config.policy.class.name", "create.topic.policy.class.name",
+        "client.quota.callback.class", "replica.selector.class", "config.providers",
+        "kafka.metrics.*", "metric.reporters", "metrics.*", "telemetry.max.bytes",
+        "group.consumer.assignors", "group.share.assignors", "group.streams.assignors",
+        "streams.assignor.name", "group.streams.topology.description.plugin.class",
+        "group.coordinator.rebalance.protocols")),
+    ("stored only (Kafka 4.4's share-group dead-letter queue)", (
+        "errors.deadletterqueue.*",)),
+    ("Kafka's default is built in: the emulator behaves as that default, and a changed "
+     "value has no effect", (
+        "offset.metadata.max.bytes", "broker.rack")),
+    ("not acted on yet although Kafka acts on them (those that can make a test falsely "
+     "green at Kafka's defaults are entries of docs/fidelity.md)", (
+        "compression.type", "compression.*.level", "log.retention.minutes",
+        "consumer.assignment.interval.ms", "group.consumer.*assignment.interval.ms",
+        "fetch.max.bytes", "max.request.partition.size.limit",
+        "max.decompressed.message.bytes", "producer.id.expiration.ms",
+        "transaction.partition.verification.enable", "transaction.state.log.min.isr",
+        "share.coordinator.state.topic.min.isr", "group.streams.max.standby.replicas")),
+)
+
+
+def without_effect() -> dict[str, str]:
+    """Every Kafka key a WITHOUT_EFFECT family names -> why it has no effect (the first
+    family that names it), sorted by key."""
+    out: dict[str, str] = {}
+    for key in sorted(kafka_keys()):
+        for why, patterns in WITHOUT_EFFECT:
+            if any(fnmatchcase(key, p) for p in patterns):
+                out[key] = why
+                break
+    return out
+
+
+def dead_patterns() -> list[str]:
+    """WITHOUT_EFFECT patterns that name no Kafka key (a typo, or a key Kafka dropped)."""
+    keys = kafka_keys()
+    return [p for _, ps in WITHOUT_EFFECT for p in ps
+            if not any(fnmatchcase(k, p) for k in keys)]
