@@ -28,7 +28,8 @@ from emulator import Cluster
 from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401 - autouse
 
 _names = itertools.count()
-TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap"}
+TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap",
+                   "kafka_timing_cluster"}
 TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
 
 
@@ -86,10 +87,10 @@ def on_kafka(request: pytest.FixtureRequest) -> bool:
     return request.config.getoption("--target") == "kafka"
 
 
-def _target(request: pytest.FixtureRequest, config: dict[str, str] | None
-            ) -> Iterator[Cluster | KafkaTarget]:
+def _target(request: pytest.FixtureRequest, config: dict[str, str] | None,
+            fidelity: str | None = None) -> Iterator[Cluster | KafkaTarget]:
     """The session's Kafka with --target kafka (restored after the test), else a fresh
-    3-broker emulator with ``config``."""
+    3-broker emulator with ``config`` (and ``fidelity``; None: the default)."""
     if on_kafka(request):
         target = kafka_target()
         try:
@@ -97,7 +98,7 @@ def _target(request: pytest.FixtureRequest, config: dict[str, str] | None
         finally:
             target.restore()
         return
-    with Cluster(brokers=3, port=0, config=config) as c:
+    with Cluster(brokers=3, port=0, config=config, fidelity=fidelity) as c:
         yield c
 
 
@@ -113,6 +114,15 @@ def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTar
     heartbeats and lock durations), or with --target kafka the session's Kafka, which
     has it too."""
     yield from _target(request, SHARE_TEST_CONFIG)
+
+
+@pytest.fixture
+def kafka_timing_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """For client tests of Kafka's timing (coordinators loading, transactions preparing):
+    an emulator under ``--fidelity kafka``, or with --target kafka the session's Kafka.
+    The first rebalance of a classic group waits 0 ms, as in the session's Kafka
+    (kafka_cluster.small_cluster_config), not Kafka's default 3 s."""
+    yield from _target(request, {"group.initial.rebalance.delay.ms": "0"}, "kafka")
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ import argparse
 import contextlib
 import statistics
 import sys
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -222,36 +223,49 @@ class TxnIds:
         return {"InitProducerId v5": init_producer_id, "AddPartitionsToTxn v3": add_partitions}
 
 
-def add_partitions_v3(b: Brokers, node: int, tid: str, pid: int, epoch: int) -> int:
+def add_partitions_v3(b: Brokers, node: int, tid: str, pid: int, epoch: int,
+                      topic: str = DATA_TOPIC) -> int:
     r = b.call(node, 24, 3, {
         "v3_and_below_transactional_id": tid, "v3_and_below_producer_id": pid,
         "v3_and_below_producer_epoch": epoch,
-        "v3_and_below_topics": [{"name": DATA_TOPIC, "partitions": [0]}]})
+        "v3_and_below_topics": [{"name": topic, "partitions": [0]}]})
     return int(r["results_by_topic_v3_and_below"][0]["results_by_partition"][0][
         "partition_error_code"])
 
 
 def probe_until_ready(b: Brokers, node: int, probes: dict[str, Probe], t0: float,
                       timeout_s: float = 60) -> dict[str, Any]:
-    """Ask ``node`` with each probe in turn until every one got a real answer."""
+    """Ask ``node`` with each probe in a loop of its own (a thread, a connection of its
+    own, so that one slow answer does not delay the others) until each got a real one."""
     seen: dict[str, list[tuple[float, int]]] = defaultdict(list)  # (sent at, error)
     ready: dict[str, float] = {}  # when the first real answer was sent
     latency: dict[str, float] = {}  # and how long it took to come
     end = time.monotonic() + timeout_s
-    while len(ready) < len(probes) and time.monotonic() < end:
-        for name, probe in probes.items():
-            if name in ready:
-                continue
-            at = ms_since(t0)
-            try:
-                err = probe(b, node)
-            except (OSError, ConnectionError):
-                err = -1
-                time.sleep(0.01)
-            seen[name].append((at, err))
-            if err not in NOT_READY and err != -1:
-                ready[name] = at
-                latency[name] = ms_since(t0) - at
+
+    def run(name: str, probe: Probe) -> None:
+        own = Brokers(b.ports)
+        try:
+            while time.monotonic() < end:
+                at = ms_since(t0)
+                try:
+                    err = probe(own, node)
+                except (OSError, ConnectionError):
+                    err = -1
+                    time.sleep(0.01)
+                seen[name].append((at, err))
+                if err not in NOT_READY and err != -1:
+                    ready[name] = at
+                    latency[name] = ms_since(t0) - at
+                    return
+        finally:
+            for n in list(own.conns):
+                own.drop(n)
+
+    threads = [threading.Thread(target=run, args=item, daemon=True) for item in probes.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     return {"seen": seen, "ready": ready, "latency": latency}
 
 

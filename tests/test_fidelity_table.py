@@ -91,15 +91,19 @@ def test_kafka_mode_takes_kafkas_timing_defaults() -> None:
     Kafka's broker session timeout before it is fenced."""
     kafka_defaults = {r[0]: r[2] for r in kafka_configs.BROKER}
     keys = {k for d in DIFFERENCES for k in d.configs}
-    assert keys == {"broker.session.timeout.ms", "group.initial.rebalance.delay.ms"}
+    assert keys == {"broker.session.timeout.ms", "group.initial.rebalance.delay.ms",
+                    "log.cleaner.backoff.ms"}
     assert FIDELITY_KAFKA == {k: kafka_defaults[k] for k in keys}
     fast = Cluster(port=0, fidelity="fast").state
     assert fast.config_int("group.initial.rebalance.delay.ms") == 0
     assert controller.crash_fence_delay(fast) == 0
+    # the server's cleaner falls back to 1 s (emulator/server/purgatory.py)
+    assert fast.config.get("log.cleaner.backoff.ms") is None
     for mode in ("kafka", "adversarial"):
         s = Cluster(port=0, fidelity=mode).state
         assert s.config_int("group.initial.rebalance.delay.ms") == 3000
         assert controller.crash_fence_delay(s) == 9000
+        assert s.config_int("log.cleaner.backoff.ms") == 15000
     given = Cluster(port=0, fidelity="kafka",
                     config={"group.initial.rebalance.delay.ms": "10"}).state
     assert given.config_int("group.initial.rebalance.delay.ms") == 10
