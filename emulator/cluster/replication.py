@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import struct
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.events import Appended, IsrExpanded, IsrShrunk
-from emulator.cluster.metadata import ClusterMetadata, Topic
+from emulator.cluster.metadata import ClusterMetadata, ProduceConfigs, Topic
 from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.log import Log
 from emulator.log.validator import (
@@ -32,7 +33,9 @@ from emulator.log.validator import (
 )
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import InvalidRecordError, split_batches
+from wire.records import CONTROL_BIT, LOG_OVERHEAD, InvalidRecordError, split_batches
+
+_LENGTH = struct.Struct(">i")  # a batch's length field (after its base offset)
 
 
 @dataclass(slots=True)
@@ -54,13 +57,18 @@ def topic_rules(state: ClusterMetadata, t: Topic) -> TopicRules:
     return state.produce_configs(t).rules
 
 
-def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None) -> bool:
-    """Move the leader's high watermark by Kafka's rules (Partition.maybe_advance_hw)."""
-    t = state.topics.get(p.topic)
+def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None,
+               t: Topic | None = None) -> bool:
+    """Move the leader's high watermark by Kafka's rules (Partition.maybe_advance_hw).
+    ``t``: ``p``'s topic when the caller holds it."""
+    if t is None:
+        t = state.topics.get(p.topic)
     min_isr = state.effective_min_isr(t, p) if t is not None else 1
     now = state.now() if now is None else now
     # Only replicas outside the ISR are asked about eligibility and lag (about to join)
     isr = p.isr
+    if len(isr) == len(p.replicas):  # every replica in the ISR: none is about to join
+        return p.maybe_advance_hw(min_isr, now, 0, ())
     eligible = [b for b in p.replicas if b not in isr and state.isr_eligible(b)]
     lag_max = state.config_int("replica.lag.time.max.ms") if eligible else 0
     return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
@@ -132,15 +140,50 @@ class Replication:
         """Append one partition's records on its leader; Kafka's appendRecordsToLeader.
         ``checked``: what the server already found out about the batch (its records
         inflated, or the validator's outcome computed off the event loop)."""
-        try:
-            st = self.state
-            t = st.topics.get(topic)
-            if t is None or not 0 <= index < len(t.partitions):
-                raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
-            p = t.partitions[index]
+        return self.append_many(broker_id, topic, ((index, records, checked),), acks)[0]
+
+    def append_many(self, broker_id: int, topic: str,
+                    parts: Iterable[tuple[int, bytes | None, Checked | None]],
+                    acks: int) -> list[AppendResult]:
+        """``append`` for each (index, records, checked) of one topic of a Produce request.
+
+        What the partitions share is looked up once (the topic, its configs, the time,
+        the observers) and the parked requests are woken once, after the last append:
+        a request carrying a record for each of 100 partitions costs each partition
+        only its own work (docs/scale.md, the per-broker client)."""
+        st = self.state
+        t = st.topics.get(topic)
+        pc = st.produce_configs(t) if t is not None else None
+        now = st.now()
+        out: list[AppendResult] = []
+        keys: list[tuple[str, int]] = []
+        for index, records, checked in parts:
+            try:
+                if t is None or pc is None or not 0 <= index < len(t.partitions):
+                    raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
+                p = t.partitions[index]
+                r = self._append_leader(p, broker_id, records, acks, checked, t, pc, now)
+                out.append(r)
+                if r.error == 0 and r.leader_epoch >= 0:  # appended (not a duplicate)
+                    keys.append(p.key)
+            except KafkaError as e:
+                out.append(AppendResult(e.code, message=e.message))
+        if keys:
+            st.changed(partitions_only=True, keys=keys)
+        return out
+
+    def _append_leader(self, p: Partition, broker_id: int, records: bytes | None, acks: int,
+                       checked: Checked | None, t: Topic, pc: ProduceConfigs,
+                       now: int) -> AppendResult:
+        """One partition's append (``append_many``): checks, validation, the log."""
+        if p.leader != broker_id or broker_id not in p.replicas:
             p.check_leader(broker_id)
-            if records is None or len(records) == 0:
-                raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
+        if records is None or len(records) == 0:
+            raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
+        size = len(records)
+        # One batch whose length field covers the whole blob (the common case, read
+        # in place); anything else is split to find out what is wrong with it.
+        if size < LOG_OVERHEAD or _LENGTH.unpack_from(records, 8)[0] + LOG_OVERHEAD != size:
             try:
                 spans = split_batches(records)
             except InvalidRecordError as e:
@@ -148,53 +191,50 @@ class Replication:
             if len(spans) != 1:
                 raise KafkaError(E.INVALID_RECORD, "Produce requests with version 3 and above "
                                  "must contain exactly one record batch per partition")
-            # the topic's configs, resolved once per config change (not per batch)
-            pc = st.produce_configs(t)
-            max_bytes = pc.max_message_bytes
-            if len(records) > max_bytes:
-                raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
-                                 f"than the max message size the server will accept "
-                                 f"({len(records)} > {max_bytes})")
-            if acks == -1:
-                min_isr = min(pc.min_insync_replicas, max(1, len(p.replicas)))
-                if len(p.isr) < min_isr:
-                    raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
-                                     f"{set(p.isr)} is insufficient to satisfy the min.isr "
-                                     f"requirement of {min_isr} for partition {topic}-{index}")
-            now = st.now()
-            try:
-                h = validate_produce_batch(records, pc.rules, now, f"{topic}-{index}",
-                                           checked=checked)
-                if h.is_control:
-                    raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
-                                     "written by clients")
+        max_bytes = pc.max_message_bytes
+        if size > max_bytes:
+            raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
+                             f"than the max message size the server will accept "
+                             f"({size} > {max_bytes})")
+        if acks == -1:
+            min_isr = min(pc.min_insync_replicas, max(1, len(p.replicas)))
+            if len(p.isr) < min_isr:
+                raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
+                                 f"{set(p.isr)} is insufficient to satisfy the min.isr "
+                                 f"requirement of {min_isr} for partition {p.topic}-{p.index}")
+        try:
+            h = validate_produce_batch(records, pc.rules, now, f"{p.topic}-{p.index}",
+                                       checked=checked)
+            if h.attributes & CONTROL_BIT:
+                raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
+                                 "written by clients")
+            if h.producer_id >= 0:
                 dup = p.check_sequence(h)
                 if dup is not None:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
-                lat = now if pc.log_append_time else -1
-                self._wake(p, now)
-                log = p.leader_log
-                log.maybe_roll(len(records), pc.segment_bytes, pc.segment_ms, now)
-                base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
-            except InvalidRecordError as e:
-                code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
-                raise KafkaError(code, str(e)) from e
-            except RecordValidationError as e:
-                return AppendResult(e.code, message=e.message, reason=str(e), record_errors=[
-                    {"batch_index": i, "batch_index_error_message": m}
-                    for i, m in e.record_errors])
+            lat = now if pc.log_append_time else -1
+            self._wake(p, now)
+            log = p.logs[p.leader]
+            log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
+            base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
+        except InvalidRecordError as e:
+            code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
+            raise KafkaError(code, str(e)) from e
+        except RecordValidationError as e:
+            return AppendResult(e.code, message=e.message, reason=str(e), record_errors=[
+                {"batch_index": i, "batch_index_error_message": m}
+                for i, m in e.record_errors])
+        if h.producer_id >= 0:
             p.record_producer(h, base, last)
-            self.mark_active(p)
-            if st.hooks:
-                st.emit(Appended(topic=topic, partition=index, base=base, last=last))
-            if len(p.isr) == 1:
-                advance_hw(st, p)
-            st.changed(partitions_only=True, keys=(p.key,))
-            return AppendResult(0, base, last, lat, log.log_start_offset,
-                                leader_epoch=p.leader_epoch)
-        except KafkaError as e:
-            return AppendResult(e.code, message=e.message)
+        st = self.state
+        st.dirty.add(p)  # mark_active: the next tick lets the followers fetch
+        if st.hooks:
+            st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
+        if len(p.isr) == 1:
+            advance_hw(st, p, now, t)
+        return AppendResult(0, base, last, lat, log.log_start_offset,
+                            leader_epoch=p.leader_epoch)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""

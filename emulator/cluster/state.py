@@ -20,7 +20,7 @@ calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from emulator.cluster import controller, reads, reassignment, retention, topics
 from emulator.cluster.clock import Clock
@@ -119,6 +119,11 @@ class ClusterState(ClusterMetadata):
     def append(self, broker_id: int, topic: str, index: int, records: bytes | None,
                acks: int, checked: Checked | None = None) -> AppendResult:
         return self.replication.append(broker_id, topic, index, records, acks, checked)
+
+    def append_many(self, broker_id: int, topic: str,
+                    parts: Iterable[tuple[int, bytes | None, Checked | None]],
+                    acks: int) -> list[AppendResult]:
+        return self.replication.append_many(broker_id, topic, parts, acks)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         return self.replication.append_control(p, data)

@@ -101,8 +101,25 @@ def handle(ctx: RequestContext, req: dict, version: int):
         if version >= 13:
             t = cluster.topics_by_id.get(td["topic_id"])
             name = t.name if t is not None else None
+        pds = td["partition_data"]
+        if acks in (-1, 0, 1) and name is not None \
+                and (txn is None or req["transactional_id"] is None):
+            # the common case: the topic's partitions appended in one call
+            checked = ctx.checked
+            appended = cluster.append_many(ctx.broker_id, name, [
+                (pd["index"], pd["records"],
+                 checked.get((name, pd["index"])) if checked else None) for pd in pds], acks)
+            entries = []
+            for pd, r in zip(pds, appended, strict=True):
+                if r.reason:
+                    log.info("broker %d: refused a batch for %s-%d from %s: %s (%s)",
+                             ctx.broker_id, name, pd["index"], ctx.client_id,
+                             E(r.error).name, r.reason)
+                entries.append((name, pd["index"], r))
+            results.append((td, entries))
+            continue
         entries = []
-        for pd in td["partition_data"]:
+        for pd in pds:
             idx = pd["index"]
             if acks not in (-1, 0, 1):
                 r = AppendResult(E.INVALID_REQUIRED_ACKS)
