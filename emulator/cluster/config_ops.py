@@ -33,7 +33,8 @@ from emulator.cluster.configs import (
 from emulator.cluster.events import ConfigsChanged
 from emulator.cluster.group_configs import GROUP, GROUP_CONFIGS, GroupConfigDef, group_value
 from emulator.cluster.group_configs import validate as validate_group_value
-from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
+from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP, Topic
+from emulator.cluster.metadata_views import CURRENT
 from emulator.cluster.state import ClusterState
 from emulator.cluster.steps import Steps
 from wire.errors import ErrorCode as E
@@ -145,8 +146,7 @@ def _check_elr_min_isr(rtype: int, name: str, removed: bool, touched: bool) -> N
         raise KafkaError(E.INVALID_CONFIG, BROKER_MIN_ISR_ALTERED)
 
 
-def _topic_entry(state: ClusterState, topic_name: str, defn: ConfigDef) -> ConfigEntry:
-    t = state.topics[topic_name]
+def _topic_entry(state: ClusterState, t: Topic, defn: ConfigDef) -> ConfigEntry:
     key = defn.name
     syn: list[tuple[str, str | None, int]] = []
     if key in t.configs:
@@ -207,11 +207,24 @@ def check_resource(state: ClusterState, rtype: int, name: str, broker_id: int,
 
 
 def describe(state: ClusterState, rtype: int, name: str, keys: list[str] | None,
-             broker_id: int) -> list[ConfigEntry]:
-    check_resource(state, rtype, name, broker_id)
+             broker_id: int, broker_view: bool = False) -> list[ConfigEntry]:
+    """The configs of one resource. ``broker_view``: as broker ``broker_id`` answers
+    DescribeConfigs, a topic's from that broker's metadata (Kafka's broker reads its
+    metadata image), which lags the controller's under Kafka's timing
+    (emulator/cluster/metadata_views.py); else as the controller has them (CreateTopics'
+    answer)."""
+    topic: Topic | None = None
+    if rtype == TOPIC and broker_view and state.metadata_views.active:
+        img = state.metadata_views.view(broker_id, name)
+        if img is None:
+            raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION, "")
+        if img is not CURRENT:
+            topic = Topic(img.name, img.id, [], dict(img.configs))
+    if topic is None:
+        check_resource(state, rtype, name, broker_id)
     if rtype == TOPIC:
-        topic = state.topics[name]
-        entries = [_topic_entry(state, name, d) for d in TOPIC_CONFIGS.values()
+        topic = topic or state.topics[name]
+        entries = [_topic_entry(state, topic, d) for d in TOPIC_CONFIGS.values()
                    if not d.internal or d.name in topic.configs]
     elif rtype == BROKER and name == "":
         entries = [_cluster_default_entry(state, k) for k in sorted(state.dynamic_default)]
@@ -320,9 +333,13 @@ def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | N
         + sum(1 for k in current if k not in configs)
     if validate_only:
         return records
+    if rtype == TOPIC:
+        state.before_metadata_change()
     target = _target(state, rtype, name)
     target.clear()
     target.update({k: v for k, v in configs.items() if v is not None})
+    if rtype == TOPIC:
+        state.topic_metadata_changed(name)
     state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
     return records
@@ -377,9 +394,13 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
     records = sum(1 for key, _, _ in ops if rtype == BROKER or old.get(key) != new.get(key))
     if validate_only:
         return records
+    if rtype == TOPIC:
+        state.before_metadata_change()
     target = _target(state, rtype, name)
     target.clear()
     target.update(new)
+    if rtype == TOPIC:
+        state.topic_metadata_changed(name)
     state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
     return records

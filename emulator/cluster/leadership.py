@@ -100,6 +100,7 @@ def partition_change(state: ClusterMetadata, p: Partition, strategy: Election = 
 def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: list[int],
                  unclean: bool = False, force_epoch_bump: bool = False) -> None:
     """Write a partition change and let the brokers act on it (LeaderAndIsr)."""
+    state.before_metadata_change()
     old = p.leader
     p.isr = list(isr)
     p.partition_epoch += 1

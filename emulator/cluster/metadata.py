@@ -22,6 +22,7 @@ from typing import Any
 from emulator.cluster.clock import Clock, SystemClock
 from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
 from emulator.cluster.events import DomainEvent
+from emulator.cluster.metadata_views import MetadataViews, PartitionImage, TopicImage
 from emulator.cluster.partition import Partition
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.fidelity import Fidelity
@@ -221,6 +222,12 @@ class ClusterMetadata:
         # leader) may have moved since the last retention pass: replication adds each
         # partition it visits, the log cleaner each it cleans (emulator.cluster.retention).
         self.retention_marks: set[Partition] = set()
+        # Each broker's view of the topics, behind the controller's by a lag under Kafka's
+        # timing (emulator/cluster/metadata_views.py); off (nothing recorded) in fast.
+        self.metadata_views = MetadataViews(
+            self.now, self.brokers, self._topic_image, lambda: self.topics,
+            active=self.fidelity.kafka_timing, seed=self.fidelity.seed)
+        self.tick_hooks.append(self.metadata_views.flush)
 
     # ---- plumbing ----------------------------------------------------------------
     # ``config`` and ``dynamic_default`` are ConfigDicts (their changes invalidate the
@@ -457,10 +464,13 @@ class ClusterMetadata:
 
     def add_topic(self, topic: Topic) -> None:
         """Register a new topic (its partitions get a place in replication's order)."""
+        self.before_metadata_change()
         self.topics[topic.name] = topic
         self.topics_by_id[topic.id] = topic
         self.topic_order[topic.name] = self._next_topic_rank
         self._next_topic_rank += 1
+        if self.metadata_views.active:
+            self.metadata_views.changed(topic.name)
 
     @property
     def topic_set_version(self) -> tuple[int, int]:
@@ -469,16 +479,46 @@ class ClusterMetadata:
         return self._next_topic_rank, len(self.topics)
 
     def remove_topic(self, topic: Topic) -> None:
+        self.before_metadata_change()
         del self.topics[topic.name]
         del self.topics_by_id[topic.id]
         self.topic_order.pop(topic.name, None)
         self._metadata_cache.pop(topic.name, None)
+        if self.metadata_views.active:
+            self.metadata_views.changed(topic.name)
 
     def partition_changed(self, p: Partition) -> None:
         """``p``'s leader, epochs, replicas or ISR changed: its topic's metadata is stale."""
         t = self.topics.get(p.topic)
         if t is not None:
             t.metadata_version += 1
+            if self.metadata_views.active:
+                self.metadata_views.changed(p.topic)
+
+    def before_metadata_change(self) -> None:
+        """The controller is about to change a topic's metadata (its leader, ISR,
+        replicas, partitions or configs): under Kafka's timing, the brokers' views take
+        the changes of an earlier time first (metadata_views.before_change). Call it
+        before the change, ``partition_changed``/``topic_metadata_changed`` after."""
+        if self.metadata_views.active:
+            self.metadata_views.before_change()
+
+    def topic_metadata_changed(self, name: str) -> None:
+        """Topic ``name``'s partitions were added or its configs altered: the brokers
+        learn it after their metadata lag (metadata_views; nothing in fast)."""
+        if self.metadata_views.active:
+            self.metadata_views.changed(name)
+
+    def _topic_image(self, name: str) -> TopicImage | None:
+        """Topic ``name`` as the controller has it now (for metadata_views)."""
+        t = self.topics.get(name)
+        if t is None:
+            return None
+        return TopicImage(
+            t.name, t.id, t.is_internal,
+            tuple(PartitionImage(p.leader, p.leader_epoch, tuple(p.replicas), tuple(p.isr))
+                  for p in t.partitions),
+            dict(t.configs), self.partition_metadata(t))
 
     def partition_metadata(self, topic: Topic) -> list[dict[str, Any]]:
         """The Metadata response's partition entries of ``topic``, built once per change.

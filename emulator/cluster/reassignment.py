@@ -181,6 +181,7 @@ def build_change(state: ClusterMetadata, p: Partition, *, isr: list[int] | None 
 def apply_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> None:
     """Replay a change: new replicas start empty, the leader moves (LeaderAndIsr),
     replicas that left the list are stopped and their logs deleted."""
+    state.before_metadata_change()
     before = set(p.replicas)
     was_reassigning = is_reassigning(p)
     if rec.replicas is not None:

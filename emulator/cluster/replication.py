@@ -553,6 +553,7 @@ class Replication:
     def expand_isr(self, p: Partition, b: int) -> None:
         """The leader adds a caught-up follower to the ISR (AlterPartition, accepted)."""
         st = self.state
+        st.before_metadata_change()
         p.isr.append(b)
         p.partition_epoch += 1
         st.isr_expands += 1
@@ -564,6 +565,7 @@ class Replication:
     def shrink_isr(self, p: Partition, out: list[int]) -> None:
         """The leader drops lagging followers from the ISR (AlterPartition, accepted)."""
         st = self.state
+        st.before_metadata_change()
         p.isr = [b for b in p.isr if b not in out]
         p.partition_epoch += 1
         st.isr_shrinks += 1

@@ -364,8 +364,10 @@ def create_partitions_steps(
                 building.add(Partition(name, t.id, old + i, reps))
             if restart:
                 continue
+            state.before_metadata_change()
             t.partitions.extend(building.parts)
             state.touch_in_order(building.parts)
+            state.topic_metadata_changed(name)
             building.parts = []
             state.changed(partitions_only=True)
             return

@@ -21,11 +21,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from emulator.cluster.metadata_views import CURRENT, MetadataViews
 from emulator.cluster.state import AppendResult
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
 from emulator.handlers.util import node_endpoint, quota_throttle, transaction_version
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import ATTRIBUTES_OFFSET, HEADER_SIZE, TRANSACTIONAL_BIT
 
 log = logging.getLogger("kafka_emulator.produce")
@@ -54,11 +56,26 @@ def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendRe
         "record_errors": r.record_errors,
     }
     if r.error in LEADER_HINT_ERRORS:
+        # the leader this broker's metadata names (metadata_views: lags under Kafka's timing)
+        hint = ctx.cluster.metadata_views.leader_hint(ctx.broker_id, topic, index)
         t = ctx.cluster.topics.get(topic)
-        if t is not None and index < len(t.partitions):
+        if hint is not None:
+            out["current_leader"] = {"leader_id": hint[0], "leader_epoch": hint[1]}
+        elif t is not None and index < len(t.partitions):
             p = t.partitions[index]
             out["current_leader"] = {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
     return out
+
+
+def view_error(views: MetadataViews, broker_id: int, topic: str, index: int) -> int:
+    """What this broker's metadata, when it lags (metadata_views), answers a produce
+    to ``topic``-``index`` (0: it knows the broker leads it, or sees the controller's
+    state)."""
+    try:
+        views.check(broker_id, topic, index)
+    except KafkaError as e:
+        return e.code
+    return 0
 
 
 def _has_transactional_records(req: dict) -> bool:
@@ -94,6 +111,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
         return NO_RESPONSE if acks == 0 else _refuse_all(
             ctx, req, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     txn = ctx.services.transactions
+    views = cluster.metadata_views
     implicit_add = version >= 12 and transaction_version(ctx) >= 2
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
     for td in req["topic_data"]:
@@ -101,8 +119,11 @@ def handle(ctx: RequestContext, req: dict, version: int):
         if version >= 13:
             t = cluster.topics_by_id.get(td["topic_id"])
             name = t.name if t is not None else None
+            if views.active:  # the id as this broker's metadata knows it (metadata_views)
+                known = views.name_of_id(ctx.broker_id, td["topic_id"])
+                name = name if known is CURRENT else known
         pds = td["partition_data"]
-        if acks in (-1, 0, 1) and name is not None \
+        if acks in (-1, 0, 1) and name is not None and not views.active \
                 and (txn is None or req["transactional_id"] is None):
             # the common case: the topic's partitions appended in one call
             checked = ctx.checked
@@ -125,6 +146,8 @@ def handle(ctx: RequestContext, req: dict, version: int):
                 r = AppendResult(E.INVALID_REQUIRED_ACKS)
             elif name is None:
                 r = AppendResult(E.UNKNOWN_TOPIC_ID)
+            elif views.active and (err := view_error(views, ctx.broker_id, name, idx)):
+                r = AppendResult(err)
             else:
                 err = txn.check_produce(req["transactional_id"], name, idx, pd["records"],
                                         implicit_add) \

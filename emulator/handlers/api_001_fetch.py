@@ -63,6 +63,10 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             raise KafkaError(E.UNKNOWN_TOPIC_ID)
         if name in denied:
             raise KafkaError(E.TOPIC_AUTHORIZATION_FAILED)
+        # this broker's metadata first (metadata_views: lags under Kafka's timing)
+        if cluster.metadata_views.active:
+            cluster.metadata_views.check(ctx.broker_id, name, idx, cp.current_leader_epoch,
+                                         leader=not any_replica)
         p = cluster.get_partition(name, idx)
         if any_replica:
             # served by a follower too, up to what it has and knows to be committed
@@ -102,11 +106,13 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
         if out["error_code"] in LEADER_HINT_ERRORS and name is not None:
             try:
                 p = cluster.get_partition(name, idx)
-                out["current_leader"] = {"leader_id": p.leader,
-                                         "leader_epoch": p.leader_epoch}
-                ep = node_endpoint(cluster, p.leader, ctx.listener)
+                # the leader this broker's metadata names (metadata_views)
+                leader, epoch = cluster.metadata_views.leader_hint(
+                    ctx.broker_id, name, idx) or (p.leader, p.leader_epoch)
+                out["current_leader"] = {"leader_id": leader, "leader_epoch": epoch}
+                ep = node_endpoint(cluster, leader, ctx.listener)
                 if ep:
-                    nodes[p.leader] = ep
+                    nodes[leader] = ep
             except KafkaError:
                 pass
     return out

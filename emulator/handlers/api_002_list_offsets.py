@@ -37,6 +37,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 parts.append(out)
                 continue
             try:
+                # this broker's metadata first (metadata_views: lags under Kafka's timing)
+                if cluster.metadata_views.active:
+                    cluster.metadata_views.check(ctx.broker_id, t["name"],
+                                                 p["partition_index"], p["current_leader_epoch"])
                 offset, ts, epoch = cluster.list_offset(
                     ctx.broker_id, t["name"], p["partition_index"], p["timestamp"], isolation,
                     p["current_leader_epoch"], client=req["replica_id"] < 0)

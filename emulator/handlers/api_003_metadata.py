@@ -9,11 +9,15 @@ controller and answers before its metadata has the topic); the partitions appear
 next answer (client_tests/test_metadata_auto_create.py, on both targets). With an authorizer,
 as Kafka: topics without DESCRIBE are left out of an all-topics answer and answered
 TOPIC_AUTHORIZATION_FAILED when named; auto creation needs CREATE on the cluster or
-the topic; authorized operations (v8+) are filled when asked for.
+the topic; authorized operations (v8+) are filled when asked for. Under Kafka's timing
+(``--fidelity kafka``) each broker answers from its own view of the topics, which learns
+the controller's changes a few ms late (emulator/cluster/metadata_views.py): a topic just
+created is unknown there for that while, one just deleted still listed.
 """
 
 from __future__ import annotations
 
+from emulator.cluster.metadata_views import CURRENT, TopicImage
 from emulator.cluster.state import ClusterState, Topic, validate_topic_name
 from emulator.handlers.authz import NOT_REQUESTED, RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
@@ -42,6 +46,16 @@ def topic_entry(cluster: ClusterState, topic: Topic) -> dict:
     }
 
 
+def image_entry(img: TopicImage) -> dict:
+    """A topic as a broker whose metadata lags still sees it (metadata_views)."""
+    return {"error_code": E.NONE, "name": img.name, "topic_id": img.id,
+            "is_internal": img.is_internal, "partitions": img.entries}
+
+
+def _unknown(name: str | None) -> dict:
+    return {"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name, "partitions": []}
+
+
 def _denied(name: str | None, tid: bytes = ZERO_ID) -> dict:
     return {"error_code": E.TOPIC_AUTHORIZATION_FAILED, "name": name, "topic_id": tid,
             "partitions": []}
@@ -63,11 +77,15 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
 
 def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
     cluster = ctx.cluster
+    views = cluster.metadata_views
+    stale = views.active and bool(views.stale_names())
     requested = req["topics"]
     topics = []
     if requested is None or (version == 0 and not requested):
         topics = [topic_entry(cluster, t) for t in cluster.topics.values()
                   if allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name)]
+        if stale:
+            topics = _as_broker_sees(ctx, topics)
     else:
         allow_auto = req["allow_auto_topic_creation"] if version >= 4 else True
         for item in requested:
@@ -76,6 +94,18 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
             # empty, not null, name), as Kafka's broker resolves it.
             if name is None or tid != ZERO_ID:
                 t = cluster.topics_by_id.get(tid)
+                if stale:  # as this broker's metadata knows the id (metadata_views)
+                    known = views.name_of_id(ctx.broker_id, tid)
+                    if known is not CURRENT:
+                        img = views.view(ctx.broker_id, known) if known else None
+                        if img is None or img is CURRENT:
+                            topics.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None,
+                                           "topic_id": tid, "partitions": []})
+                        elif not allowed(ctx, Op.DESCRIBE, RT.TOPIC, img.name):
+                            topics.append(_denied(None, tid))
+                        else:
+                            topics.append(image_entry(img))
+                        continue
                 if t is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name):
                     topics.append(_denied(None, tid))
                 elif t is None:
@@ -88,6 +118,14 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 topics.append(_denied(name))
                 continue
             t = cluster.topics.get(name)
+            if stale:
+                img = views.view(ctx.broker_id, name)
+                if img is None:  # this broker has not learned of it (or of its deletion)
+                    topics.append(_unknown(name))
+                    continue
+                if img is not CURRENT:
+                    topics.append(image_entry(img))
+                    continue
             if t is None:
                 created = None
                 try:
@@ -109,8 +147,7 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
                                    "partitions": []})
                     continue
             if t is None:
-                topics.append({"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
-                               "partitions": []})
+                topics.append(_unknown(name))
             else:
                 topics.append(topic_entry(cluster, t))
     return {
@@ -120,3 +157,28 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
         "controller_id": reported_controller_id(cluster),
         "topics": topics,
     }
+
+
+def _as_broker_sees(ctx: RequestContext, topics: list[dict]) -> list[dict]:
+    """An all-topics answer as this broker's metadata has it: the topics whose changes it
+    has not learned yet replaced by what it sees (metadata_views), deleted ones it still
+    knows added, created ones it does not know yet left out."""
+    views = ctx.cluster.metadata_views
+    stale = set(views.stale_names())
+    out = []
+    for entry in topics:
+        name = entry["name"]
+        if name in stale:
+            stale.discard(name)
+            img = views.view(ctx.broker_id, name)
+            if img is None:
+                continue
+            if img is not CURRENT:
+                entry = image_entry(img)
+        out.append(entry)
+    for name in sorted(stale):  # gone from the controller, or not allowed
+        img = views.view(ctx.broker_id, name)
+        if img is not None and img is not CURRENT and name not in ctx.cluster.topics \
+                and allowed(ctx, Op.DESCRIBE, RT.TOPIC, name):
+            out.append(image_entry(img))
+    return out

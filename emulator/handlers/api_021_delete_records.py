@@ -27,6 +27,9 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             out = {"partition_index": p["partition_index"], "low_watermark": -1,
                    "error_code": E.NONE}
             try:
+                # this broker's metadata first (metadata_views: lags under Kafka's timing)
+                if cluster.metadata_views.active:
+                    cluster.metadata_views.check(ctx.broker_id, t["name"], p["partition_index"])
                 part = cluster.get_partition(t["name"], p["partition_index"])
                 part.check_leader(ctx.broker_id)
                 out["low_watermark"] = cluster.delete_records(t["name"], p["partition_index"],

@@ -36,6 +36,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             out = {"partition": rp["partition"], "error_code": E.NONE, "leader_epoch": -1,
                    "end_offset": -1}
             try:
+                # this broker's metadata first (metadata_views: lags under Kafka's timing)
+                if cluster.metadata_views.active:
+                    cluster.metadata_views.check(ctx.broker_id, t["topic"], rp["partition"],
+                                                 rp["current_leader_epoch"])
                 p = cluster.get_partition(t["topic"], rp["partition"])
                 p.check_leader(ctx.broker_id, rp["current_leader_epoch"])
                 out["leader_epoch"], out["end_offset"] = epoch_end_offset(p.leader_log,

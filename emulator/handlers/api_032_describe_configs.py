@@ -44,7 +44,8 @@ def _describe(ctx: RequestContext, req: dict) -> Steps[dict]:
                "resource_name": r["resource_name"], "configs": []}
         try:
             entries = config_ops.describe(ctx.cluster, r["resource_type"], r["resource_name"],
-                                          r["configuration_keys"], ctx.broker_id)
+                                          r["configuration_keys"], ctx.broker_id,
+                                          broker_view=True)
             out["configs"] = [
                 {"name": e.name, "value": e.value, "read_only": e.read_only,
                  "is_default": e.source == 5, "config_source": e.source, "is_sensitive": e.sensitive,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.cluster.metadata_views import CURRENT
 from emulator.handlers.authz import RT, Op, allowed, authorized_operations
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -22,8 +23,12 @@ AUTHORIZE = ()  # topics are filtered by DESCRIBE in the handler
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     cluster = ctx.cluster
+    views = cluster.metadata_views
+    # Under Kafka's timing, the topics as this broker's metadata has them (metadata_views)
+    stale = set(views.stale_names()) if views.active else set()
     names = sorted(t["name"] for t in req["topics"]) if req["topics"] else [
-        n for n in sorted(cluster.topics) if allowed(ctx, Op.DESCRIBE, RT.TOPIC, n)]
+        n for n in sorted(set(cluster.topics) | stale)
+        if allowed(ctx, Op.DESCRIBE, RT.TOPIC, n)]
     cursor = req.get("cursor")
     start_topic, start_part = (cursor["topic_name"], cursor["partition_index"]) if cursor else (
         None, 0)
@@ -38,7 +43,12 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             out.append({"error_code": E.TOPIC_AUTHORIZATION_FAILED, "name": name,
                         "topic_id": bytes(16), "partitions": []})
             continue
-        t = cluster.topics.get(name)
+        t: Any = cluster.topics.get(name)
+        img = views.view(ctx.broker_id, name) if name in stale else CURRENT
+        if img is not CURRENT:
+            t = img
+        if t is None and not req["topics"]:
+            continue  # a listing leaves out what this broker does not know
         if t is None:  # its authorized operations filled too (measured on Kafka 4.4)
             out.append({"error_code": E.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
                         "topic_id": bytes(16), "partitions": [],
@@ -47,18 +57,11 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             continue
         first = start_part if name == start_topic else 0
         parts = []
-        for p in t.partitions[first:]:
+        for index in range(first, len(t.partitions)):
             if used >= limit:
-                next_cursor = {"topic_name": name, "partition_index": p.index}
+                next_cursor = {"topic_name": name, "partition_index": index}
                 break
-            parts.append({
-                "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
-                "partition_index": p.index, "leader_id": p.leader,
-                "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
-                "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
-                "last_known_elr": [],
-                "offline_replicas": [b for b in p.replicas if not cluster.is_alive(b)],
-            })
+            parts.append(_partition(ctx, index, t.partitions[index]))
             used += 1
         out.append({"error_code": E.NONE, "name": name, "topic_id": t.id,
                     "is_internal": t.is_internal, "partitions": parts,
@@ -66,3 +69,15 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         if next_cursor is not None:
             break
     return {"throttle_time_ms": 0, "topics": out, "next_cursor": next_cursor}
+
+
+def _partition(ctx: RequestContext, index: int, p: Any) -> dict:
+    """One partition (a Partition, or a PartitionImage of a broker's lagging view)."""
+    return {
+        "error_code": E.LEADER_NOT_AVAILABLE if p.leader < 0 else E.NONE,
+        "partition_index": index, "leader_id": p.leader,
+        "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
+        "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
+        "last_known_elr": [],
+        "offline_replicas": [b for b in p.replicas if not ctx.cluster.is_alive(b)],
+    }
