@@ -176,10 +176,24 @@ def create_assigned(cluster: Cluster | KafkaTarget, topic: str,
     assert resp["topics"][0]["error_code"] == 0, resp
     if isinstance(cluster, KafkaTarget):
         cluster.wait_for_leaders(topic, len(assignments))
-    else:
-        wait_for(lambda: all(p["leader_id"] >= 0
-                             for p in topic_metadata(cluster, topic)["partitions"]),
-                 f"{topic}'s leaders")
+    else:  # every broker, as on Kafka: under --fidelity kafka each learns it a bit late
+        def every_broker_knows() -> bool:
+            for i in range(len(cluster.broker_ids)):
+                try:
+                    conn = Conn(cluster, i)
+                except OSError:
+                    continue  # a stopped broker learns it when it starts again
+                try:
+                    t = conn.call(3, 12, {"topics": [{"topic_id": bytes(16), "name": topic}],
+                                          "allow_auto_topic_creation": False})["topics"][0]
+                finally:
+                    conn.close()
+                if len(t["partitions"]) != len(assignments) or any(
+                        p["leader_id"] < 0 for p in t["partitions"]):
+                    return False
+            return True
+
+        wait_for(every_broker_knows, f"{topic}'s leaders on every broker")
 
 
 def replicas_of(cluster: Cluster | KafkaTarget, topic: str,
