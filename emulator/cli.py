@@ -25,7 +25,7 @@ from emulator.fidelity import FIDELITIES
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
-from emulator.tools.args import UsageParser, broker_count, port, whole
+from emulator.tools.args import UsageParser, broker_count, fidelity, port, whole
 from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=SUPPORTED_RELEASES,
                    help="advertise the API versions and features of this Kafka release "
                    f"(default {DEFAULT_RELEASE})")
-    p.add_argument("--fidelity", choices=FIDELITIES, default=_env("FIDELITY", "fast"),
+    p.add_argument("--fidelity", type=fidelity, default=_env("FIDELITY", "fast"),
+                   metavar="{" + ",".join(FIDELITIES) + "}",
                    help="fast (default): timing made for tests - metadata known everywhere "
                         "at once, a crashed broker fenced at once, no initial rebalance "
                         "delay; kafka: every delay of Kafka's that could make a test falsely "

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from emulator.fidelity import default_mode
 from emulator.official_image import (
     APACHE,
     CONFLUENT,
@@ -93,16 +94,31 @@ def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
         tls_dir=tls_dir, tls_cert=tls_cert, tls_key=tls_key,
         tls_client_auth=plan.tls_client_auth, tls_client_ca=client_ca)
     control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
+    fidelity, seed = _fidelity_from_env()
     cluster = Cluster(
         plan.brokers, host=plan.listeners[0].bind_host, first_broker_id=plan.node_id,
         advertised_listeners=plan.advertised, security=security, config=plan.config,
         control_port=int(control) if control else None,
         control_host=os.environ.get("KAFKA_EMULATOR_CONTROL_HOST", "127.0.0.1"),
         control_token=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"),
-        seed=int(os.environ.get("KAFKA_EMULATOR_SEED", "0")))
+        seed=seed, fidelity=fidelity)
     if plan.cluster_id:
         cluster.state.cluster_id = plan.cluster_id
     return cluster
+
+
+def _fidelity_from_env() -> tuple[str, int]:
+    """KAFKA_EMULATOR_FIDELITY and KAFKA_EMULATOR_SEED as kafka-emulator's own path reads
+    them (docs/fidelity.md); a bad value is refused in one line naming the variable."""
+    try:
+        mode = default_mode()
+    except ValueError as e:
+        raise Refused(str(e)) from None
+    seed = os.environ.get("KAFKA_EMULATOR_SEED", "0").strip() or "0"
+    try:
+        return mode, int(seed)
+    except ValueError:
+        raise Refused(f"KAFKA_EMULATOR_SEED={seed!r}: not a whole number") from None
 
 
 async def _serve(plan: NodePlan) -> int:

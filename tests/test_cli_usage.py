@@ -54,6 +54,16 @@ def test_a_bad_environment_variable_is_a_usage_error_too() -> None:
         "(see kafka-emulator --help)"]
 
 
+def test_a_bad_fidelity_in_the_environment_is_a_usage_error() -> None:
+    """KAFKA_EMULATOR_FIDELITY is the one-place default (docs/fidelity.md): a typo there
+    must stop the command in one line, not start a fast cluster or raise."""
+    r = run(env={"KAFKA_EMULATOR_FIDELITY": "slow"})
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "kafka-emulator: error: argument --fidelity: 'slow' is not one of fast, kafka, "
+        "adversarial (see kafka-emulator --help)"]
+
+
 def _parsers() -> list[argparse.ArgumentParser]:
     out = [cli.build_parser(), reassign.cli.build_parser(), fault.build_parser()]
     for p in list(out):

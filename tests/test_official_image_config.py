@@ -390,3 +390,6 @@ def test_fidelity_and_seed_come_from_the_emulators_variables(
     assert cluster.state.config_int("broker.session.timeout.ms") == 9000
     monkeypatch.setenv("KAFKA_EMULATOR_FIDELITY", "fast")
     assert cluster_for(translate({}, APACHE)).state.fidelity.mode == "fast"
+    monkeypatch.setenv("KAFKA_EMULATOR_FIDELITY", "slow")
+    with pytest.raises(Refused, match="KAFKA_EMULATOR_FIDELITY='slow'"):
+        cluster_for(translate({}, APACHE))

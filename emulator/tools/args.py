@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from emulator.fidelity import FIDELITIES
+
 # Brokers one process may run: each is a listener and a share of one event loop.
 MAX_BROKERS = 1000
 
@@ -41,6 +43,16 @@ def whole(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def fidelity(text: str) -> str:
+    """fast, kafka or adversarial (docs/fidelity.md); checked here rather than by
+    ``choices`` because argparse checks choices against given values only, and this
+    option's default comes from KAFKA_EMULATOR_FIDELITY, which may be wrong too."""
+    mode = text.strip()
+    if mode not in FIDELITIES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(FIDELITIES)}")
+    return mode
 
 
 def non_negative(text: str) -> int:
