@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from emulator.cluster.configs import FIDELITY_KAFKA
+from emulator.cluster.events import BrokerHalted, LogDirFailed
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
@@ -250,6 +251,7 @@ class Cluster(ControlHandle):
         if self.store is not None:
             store, state = self.store, self.state
             self.server.tick_hooks.append(lambda: store.sync(state))
+        self.state.hooks.append(self._on_storage_event)
         await self.server.start()
         # Advertise the bound ports (free ports) or the mapped ones (containers).
         for b in self.state.brokers.values():
@@ -396,6 +398,20 @@ class Cluster(ControlHandle):
                 peer = w.get_extra_info("peername") or ("?", 0)
                 if ask.host is None or peer[0] == ask.host:
                     w.transport.abort()
+
+    def _on_storage_event(self, kind: str, event: Any) -> None:
+        """A log dir failed (a storage fault): say so as Kafka's broker does; a broker
+        that halted loses its listeners, as a crashed one (the domain already treated
+        it as a crash)."""
+        if isinstance(event, LogDirFailed):
+            log.warning("[ReplicaManager broker=%d] Stopping serving replicas in dir %s "
+                         "because the log directory has failed: %s", event.broker,
+                         event.log_dir, event.reason)
+        elif isinstance(event, BrokerHalted):
+            log.warning("broker %d: halting: %s (Kafka's Exit.halt(1))", event.broker,
+                       event.reason)
+            if self.server is not None and self._loop is not None:
+                self._loop.create_task(self.server.close_listener(event.broker))
 
     def fault(self, op: dict) -> dict:
         """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",

@@ -172,6 +172,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
     ConfigDef("replica.alter.log.dirs.io.max.bytes.per.second", LONG, "9223372036854775807"),
     ConfigDef("replica.fetch.wait.max.ms", INT, "500"),
+    # how soon an idle log dir with a failing storage fault fails (emulator/faults)
+    ConfigDef("replica.high.watermark.checkpoint.interval.ms", LONG, "5000"),
     ConfigDef("replica.lag.time.max.ms", LONG, "30000"),
     ConfigDef("socket.request.max.bytes", INT, "104857600"),
     ConfigDef("transaction.max.timeout.ms", INT, "900000"),

@@ -38,11 +38,13 @@ from __future__ import annotations
 
 from emulator.cluster.events import (
     BrokerCrashed,
+    BrokerHalted,
     BrokerStarted,
     BrokerStopped,
     ControlledShutdown,
     ControllerChanged,
     ControllerFailover,
+    LogDirFailed,
     PartitionStateChanged,
     ReplicaStateChanged,
 )
@@ -60,6 +62,7 @@ from emulator.cluster.leadership import (
     select_leader,
     unclean_allowed,
 )
+from emulator.cluster.log_dirs import live_log_dirs, metadata_log_dir, replica_log_dir
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
 from emulator.cluster.reassignment import maybe_complete_reassignment
@@ -399,6 +402,7 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         return
     b.alive = True
     state.shutting_down.discard(broker_id)
+    _log_dirs_back(state, broker_id)
     c = state.controller if state.controller is not None else elect_controller(state)
     for p in all_partitions(state):
         if broker_id not in _replica_set(p):
@@ -414,6 +418,65 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
                 maybe_complete_reassignment(state, p)
     state.emit(BrokerStarted(broker=broker_id))
     state.changed()
+
+# ---- log directories ---------------------------------------------------------------------
+def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: str) -> bool:
+    """A write to one of the broker's log directories failed: what Kafka 4.4 does next.
+
+    The broker (ReplicaManager.handleLogDirFailure): every replica it hosts in that
+    directory goes offline (``p.offline``: KAFKA_STORAGE_ERROR to produce and fetch,
+    its fetchers stop). If no directory is left, or the failed one holds the metadata
+    log, the broker halts (Exit.halt(1)): a crash, fenced after the session timeout.
+    Otherwise its next heartbeat names the directory, and the controller
+    (ReplicationControlManager.handleDirectoriesOffline) removes those replicas from
+    their ISRs and elects other leaders, as when fencing a broker, for those
+    partitions only. The directory stays offline until the broker restarts.
+    Returns whether the broker halted; False as well when the directory had already
+    failed (the LogDirFailureChannel reports a directory once).
+    """
+    failed = state.offline_log_dirs.setdefault(broker_id, set())
+    if path in failed or not state.is_alive(broker_id):
+        return False
+    failed.add(path)
+    hit = []
+    for t in list(state.topics.values()):
+        for p in t.partitions:
+            if broker_id in p.logs and replica_log_dir(state, broker_id, t.name,
+                                                       p.index) == path:
+                p.offline.add(broker_id)
+                state.partition_changed(p)
+                hit.append(p)
+    state.emit(LogDirFailed(broker=broker_id, log_dir=path, reason=reason))
+    if not live_log_dirs(state, broker_id) or path == metadata_log_dir(state, broker_id):
+        why = (f"all log dirs of broker {broker_id} have failed" if not
+               live_log_dirs(state, broker_id) else f"the metadata log dir {path} has failed")
+        state.emit(BrokerHalted(broker=broker_id, reason=why))
+        broker_crashed(state, broker_id)
+        return True
+    c = state.controller
+    for p in hit:
+        if broker_id in p.isr or p.leader == broker_id:
+            partition_change(state, p, OFFLINE, target_isr=[r for r in p.isr if r != broker_id],
+                             exclude=broker_id)
+        if c is not None:
+            c.move_replica(p, broker_id, RS.OfflineReplica)
+    if c is not None:
+        c.trigger_online_partitions()
+    state.changed()
+    return False
+
+
+def _log_dirs_back(state: ClusterMetadata, broker_id: int) -> None:
+    """A restarted broker opens its log directories afresh (LogManager's startup): the
+    failed ones are online again; a storage fault still in force fails them again at
+    their next write or checkpoint."""
+    if state.offline_log_dirs.pop(broker_id, None) is None:
+        return
+    for p in all_partitions(state):
+        if broker_id in p.offline:
+            p.offline.discard(broker_id)
+            state.partition_changed(p)
+
 
 # ---- topics ----------------------------------------------------------------------------
 def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
@@ -464,6 +527,6 @@ __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
     "broker_stopped", "change_leader", "controlled_shutdown", "crash_fence_delay",
-    "elect_controller", "elect_leader", "elect_leaders", "fence_due", "on_new_partition",
+    "elect_controller", "elect_leader", "elect_leaders", "fence_due", "log_dir_failed", "on_new_partition",
     "on_partition_deletion", "partition_change", "select_leader",
 ]

@@ -92,6 +92,26 @@ class BrokerCrashed(BrokerEvent):
     fence_after_ms: int | None
 
 
+@dataclass(frozen=True, slots=True)
+class LogDirFailed(BrokerEvent):
+    """One of a broker's log directories failed (a storage fault): its replicas there
+    went offline (emulator.cluster.controller.log_dir_failed)."""
+
+    kind: ClassVar[str] = "log_dir_failed"
+    log_dir: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerHalted(BrokerEvent):
+    """A broker stopped itself (Kafka's Exit.halt): all its log directories, or the one
+    holding the metadata log, failed. The domain treats it as a crash; the server
+    closes the broker's listeners."""
+
+    kind: ClassVar[str] = "broker_halted"
+    reason: str
+
+
 # ---- partitions -----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class PartitionEvent(DomainEvent):
@@ -224,7 +244,7 @@ class FaultApplied(DomainEvent):
 
 
 __all__ = [
-    "Appended", "BrokerCrashed", "BrokerEvent", "BrokerStarted", "BrokerStopped",
+    "Appended", "BrokerCrashed", "BrokerEvent", "BrokerHalted", "LogDirFailed", "BrokerStarted", "BrokerStopped",
     "ConfigsChanged", "ControllerEvent", "PartitionEvent", "ReassignmentEvent",
     "StateChanged", "TopicEvent",
     "ControlledShutdown", "ControllerChanged", "ControllerFailover", "DomainEvent",

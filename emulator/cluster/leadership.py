@@ -50,10 +50,13 @@ def acceptable_leader(state: ClusterMetadata, b: int, exclude: int | None = None
 
 def select_leader(state: ClusterMetadata, p: Partition, strategy: Election, isr: list[int],
                   replicas: list[int], exclude: int | None = None) -> tuple[int, bool]:
-    """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none."""
+    """(new leader, unclean) by PartitionChangeBuilder.electLeader; -1 when none. A
+    replica in a failed log directory (``p.offline``) is never chosen: Kafka's
+    controller takes a replica only in a directory its broker reports online."""
+    offline = p.offline
 
     def valid(b: int) -> bool:
-        return b in isr and acceptable_leader(state, b, exclude)
+        return b in isr and acceptable_leader(state, b, exclude) and b not in offline
 
     if strategy == PREFERRED:
         if replicas and valid(replicas[0]):
@@ -67,7 +70,8 @@ def select_leader(state: ClusterMetadata, p: Partition, strategy: Election, isr:
     if found >= 0:
         return found, False
     if strategy == UNCLEAN:
-        found = next((b for b in replicas if acceptable_leader(state, b, exclude)), -1)
+        found = next((b for b in replicas if acceptable_leader(state, b, exclude)
+                      and b not in offline), -1)
         if found >= 0:
             return found, True
     return -1, False

@@ -196,6 +196,11 @@ class ClusterMetadata:
         self.isr_expands_by_broker: dict[int, int] = {b: 0 for b in self.brokers}
         self.shutting_down: set[int] = set()  # brokers in controlled shutdown
         self.pending_fence: dict[int, int] = {}  # crashed broker -> when it is fenced (ms)
+        # broker -> its failed log directories (Kafka's LogDirFailureChannel), until the
+        # broker restarts; (topic, partition, broker) -> the log dir an
+        # AlterReplicaLogDirs moved the replica to (emulator/cluster/log_dirs.py)
+        self.offline_log_dirs: dict[int, set[str]] = {}
+        self.replica_dir_moves: dict[tuple[str, int, int], str] = {}
         self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
         # What replication must look at next (emulator.cluster.replication): the
         # partitions touched since the last tick (an append, a leader or ISR change, a
@@ -541,7 +546,7 @@ class ClusterMetadata:
             "leader_epoch": p.leader_epoch,
             "replica_nodes": list(p.replicas),
             "isr_nodes": list(p.isr),
-            "offline_replicas": [b for b in p.replicas if not is_alive(b)],
+            "offline_replicas": [b for b in p.replicas if not is_alive(b) or b in p.offline],
         } for p in topic.partitions)
         self._metadata_cache[topic.name] = (key, entries)
         return entries

@@ -81,6 +81,10 @@ class Partition:
         self.follower_hw: dict[int, int] = {}
         self.fetcher_epoch: dict[int, int] = {}
         self.next_fetch_ms: dict[int, int] = {}  # slowed followers fetch no sooner
+        # Brokers whose replica of this partition lives in a failed log directory
+        # (Kafka's HostedPartition.Offline): they answer KAFKA_STORAGE_ERROR for it,
+        # neither lead nor fetch it, until they restart (emulator/cluster/log_dirs.py).
+        self.offline: set[int] = set()
         self.producers: dict[int, ProducerEntry] = {}
         self.aborted: list[AbortedTxn] = []
         # (first offset, marker offset) of ended transactions whose marker is not yet
@@ -138,7 +142,12 @@ class Partition:
 
     def check_replica(self, broker_id: int, current_leader_epoch: int = -1) -> None:
         """As ``check_leader`` for a read any replica may serve (Partition.getLocalLog
-        with requireLeader false: a consumer's Fetch v11+ to a follower, KIP-392)."""
+        with requireLeader false: a consumer's Fetch v11+ to a follower, KIP-392).
+        A replica in a failed log directory answers KAFKA_STORAGE_ERROR first, as
+        getPartitionOrError does for an Offline partition."""
+        if self.offline and broker_id in self.offline:
+            raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Partition {self.topic}-{self.index} "
+                             "is in an offline log directory")
         if broker_id not in self.replicas:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
         if current_leader_epoch >= 0:

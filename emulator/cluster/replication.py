@@ -49,6 +49,9 @@ class AppendResult:
     record_errors: list[dict[str, Any]] = field(default_factory=list)
     leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
     reason: str = ""  # why a batch was refused, for the broker's log (Kafka may send no message)
+    # a slow log dir (storage fault slow_writes): the write is done only at this time
+    # (ms), and no acknowledgement goes out before it; 0: done at once
+    written_at_ms: int = 0
 
 
 
@@ -69,7 +72,9 @@ def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None,
     isr = p.isr
     if len(isr) == len(p.replicas):  # every replica in the ISR: none is about to join
         return p.maybe_advance_hw(min_isr, now, 0, ())
-    eligible = [b for b in p.replicas if b not in isr and state.isr_eligible(b)]
+    # (never a replica in a failed log dir: its fetcher is gone)
+    eligible = [b for b in p.replicas if b not in isr and state.isr_eligible(b)
+                and not (p.offline and b in p.offline)]
     lag_max = state.config_int("replica.lag.time.max.ms") if eligible else 0
     return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
 
@@ -176,7 +181,7 @@ class Replication:
                        checked: Checked | None, t: Topic, pc: ProduceConfigs,
                        now: int) -> AppendResult:
         """One partition's append (``append_many``): checks, validation, the log."""
-        if p.leader != broker_id or broker_id not in p.replicas:
+        if p.leader != broker_id or broker_id not in p.replicas or p.offline:
             p.check_leader(broker_id)
         if records is None or len(records) == 0:
             raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
@@ -214,6 +219,15 @@ class Replication:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
             lat = now if pc.log_append_time else -1
+            written_at = 0
+            faults = self.state.faults
+            if faults is not None and faults.storage:
+                # a storage fault on this log dir (emulator/faults): a failed write
+                # takes the directory offline first, as Kafka's appendAsLeader does
+                err, written_at = faults.storage_write(p, broker_id, now)
+                if err is not None:
+                    raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
+                                     f"records to {p.topic}-{p.index}: {err}")
             self._wake(p, now)
             log = p.logs[p.leader]
             log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
@@ -231,10 +245,13 @@ class Replication:
         st.dirty.add(p)  # mark_active: the next tick lets the followers fetch
         if st.hooks:
             st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
+            if p.offline and broker_id in p.offline:  # the data dir refused the write
+                raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
+                                 f"to {p.topic}-{p.index}: the log dir failed")
         if len(p.isr) == 1:
             advance_hw(st, p, now, t)
         return AppendResult(0, base, last, lat, log.log_start_offset,
-                            leader_epoch=p.leader_epoch)
+                            leader_epoch=p.leader_epoch, written_at_ms=written_at)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""
@@ -447,8 +464,8 @@ class Replication:
     def follower_can_fetch(self, p: Partition, follower: int, now: int | None = None) -> bool:
         """Is the follower's fetcher running and able to reach the leader? (faults)"""
         st = self.state
-        if not st.is_running(follower):
-            return False
+        if not st.is_running(follower) or (p.offline and follower in p.offline):
+            return False  # stopped, or its replica is in a failed log dir (fetcher removed)
         if st.replication_quotas.follower_excluded(p, follower):
             return False  # follower throttle: left out of its fetcher's requests
         faults = st.faults
@@ -479,7 +496,7 @@ class Replication:
         for b in p.replicas:
             if p.leader != leader:
                 break  # a reassignment completed mid-round and moved the leader
-            if b == p.leader or not st.is_running(b):
+            if b == p.leader or not st.is_running(b) or (p.offline and b in p.offline):
                 continue
             if quotas is not None and quotas.follower_excluded(p, b):
                 continue  # follower throttle: left out of its fetcher's requests

@@ -84,5 +84,30 @@ class ControlHandle:
         return self.fault(operation("move_leader", topic=topic, partition=partition,
                                     broker=broker))
 
+    # ---- storage faults (docs/faults.md): what follows is Kafka's log dir failure ------
+    def disk_full(self, broker: int, log_dir: str | None = None) -> Any:
+        """The broker's log dir (or all of them) is full: its next write fails and the
+        directory goes offline (KAFKA_STORAGE_ERROR, leadership moves away; the broker
+        halts when no directory is left)."""
+        return self.fault(operation("disk_full", broker=broker, log_dir=log_dir))
+
+    def fail_writes(self, broker: int, log_dir: str | None = None) -> Any:
+        """Writes to the broker's log dir fail (EIO): as ``disk_full``."""
+        return self.fault(operation("fail_writes", broker=broker, log_dir=log_dir))
+
+    def fail_fsyncs(self, broker: int, log_dir: str | None = None) -> Any:
+        """fsyncs of the log dir fail: it goes offline at its next flush or checkpoint
+        (replica.high.watermark.checkpoint.interval.ms)."""
+        return self.fault(operation("fail_fsyncs", broker=broker, log_dir=log_dir))
+
+    def slow_writes(self, broker: int, delay_ms: int, log_dir: str | None = None) -> Any:
+        """Each write to the log dir takes ``delay_ms``: acknowledgements wait (0 removes)."""
+        return self.fault(operation("slow_writes", broker=broker, delay_ms=delay_ms,
+                                    log_dir=log_dir))
+
+    def heal_storage(self, broker: int, log_dir: str | None = None) -> Any:
+        """End the broker's storage faults; a failed dir is back once the broker restarts."""
+        return self.fault(operation("heal_storage", broker=broker, log_dir=log_dir))
+
     def clear_faults(self) -> Any:
         return self.fault(operation("clear"))

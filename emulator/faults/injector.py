@@ -22,9 +22,10 @@ from typing import Any
 from emulator.cluster import controller
 from emulator.cluster.events import FaultApplied
 from emulator.cluster.leadership import change_leader
+from emulator.cluster.log_dirs import log_dirs
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
-from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault
+from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault, StorageFault
 from emulator.faults.ops import FaultError, validate_op
 
 
@@ -88,7 +89,13 @@ def resolve_op(state: ClusterState, op: dict) -> dict:
 
 
 def check_topic(state: ClusterState, op: dict) -> None:
-    """Direct operations naming a topic or partition must name existing ones (404)."""
+    """Direct operations naming a topic or partition must name existing ones (404);
+    a log dir must be one of the broker's."""
+    if op.get("log_dir") is not None and isinstance(op.get("broker"), int):
+        dirs = log_dirs(state, op["broker"])
+        if op["log_dir"] not in dirs:
+            raise FaultError(f"{op['log_dir']!r} is not a log dir of broker {op['broker']}; "
+                             f"its log.dirs are {', '.join(dirs)}", 404)
     topic = op.get("topic")
     if topic is None:
         return
@@ -210,6 +217,17 @@ def _move_leader(state: ClusterState, model: FaultModel, op: dict) -> Iterator[I
     yield from ()
 
 
+def _storage(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
+    """A storage fault replaces the broker's earlier one of the same scope (one kind
+    per directory at a time); slow_writes with delay_ms 0, and heal_storage, remove."""
+    broker, path, kind = op["broker"], op.get("log_dir"), op["op"]
+    model.storage = [f for f in model.storage
+                     if not (f.broker == broker and (path is None or f.log_dir == path))]
+    if kind != "heal_storage" and not (kind == "slow_writes" and not op["delay_ms"]):
+        model.storage.append(StorageFault(broker, path, kind, op.get("delay_ms", 0)))
+    yield from ()
+
+
 def _clear(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
     model.clear()
     yield from ()
@@ -224,6 +242,8 @@ EFFECTS: dict[str, Effect] = {
     "cut_clients": _cut_clients, "heal_clients": _heal_clients,
     "inject_error": _inject_error, "add_latency": _add_latency,
     "drop_response": _drop_response, "move_leader": _move_leader, "clear": _clear,
+    "disk_full": _storage, "fail_writes": _storage, "fail_fsyncs": _storage,
+    "slow_writes": _storage, "heal_storage": _storage,
 }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from emulator.cluster import controller
+from emulator.cluster.log_dirs import is_offline, log_dirs, replica_log_dir
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
 
@@ -27,6 +29,33 @@ class FollowerFault:
     def matches(self, p: Partition, broker: int) -> bool:
         return (broker == self.broker and (self.topic is None or self.topic == p.topic)
                 and (self.partition is None or self.partition == p.index))
+
+
+# What a failing storage fault makes of a write: the IOException Kafka's log gets
+STORAGE_ERRORS = {"disk_full": "No space left on device", "fail_writes": "Input/output error",
+                  "fail_fsyncs": "Input/output error (fsync)"}
+
+
+@dataclass
+class StorageFault:
+    """A storage fault on a broker's log dir (``log_dir`` None: every one of its dirs).
+
+    ``disk_full`` and ``fail_writes`` fail the next write to the directory (an append
+    as leader or as follower); ``fail_fsyncs`` only the next flush. Kafka also writes
+    a checkpoint to every directory each replica.high.watermark.checkpoint.interval.ms
+    (fsynced), so an idle directory fails by then too (``checkpoint_due``).
+    ``slow_writes`` makes each write take ``delay_ms``, one after another
+    (``busy_until``): the acknowledgement waits, nothing blocks."""
+
+    broker: int
+    log_dir: str | None
+    kind: str
+    delay_ms: int = 0
+    checkpoint_due: int | None = None
+    busy_until: dict[str, int] = field(default_factory=dict)
+
+    def covers(self, broker: int, path: str) -> bool:
+        return broker == self.broker and (self.log_dir is None or self.log_dir == path)
 
 
 @dataclass
@@ -173,18 +202,22 @@ class FaultModel:
     errors: list[ErrorRule] = field(default_factory=list)
     latency_ms: dict[tuple[int, int | None], int] = field(default_factory=dict)
     drops: list[DropRule] = field(default_factory=list)
+    storage: list[StorageFault] = field(default_factory=list)
 
     # ---- cluster hooks (replication) ------------------------------------------------
     @property
     def affects_fetching(self) -> bool:
-        """Is any follower or broker-link fault in force? (When none is, replication
-        asks nothing per fetch: it runs for every follower of every produced batch.)"""
-        return bool(self.followers or self.broker_cuts)
+        """Is any follower, broker-link or storage fault in force? (When none is,
+        replication asks nothing per fetch: it runs for every follower of every
+        produced batch.)"""
+        return bool(self.followers or self.broker_cuts or self.storage)
 
     def follower_can_fetch(self, p: Partition, follower: int, now: int) -> bool:
         if frozenset((follower, p.leader)) in self.broker_cuts:
             return False
         delay = 0
+        if self.storage and not self._follower_write(p, follower, now):
+            return False
         for f in self.followers:
             if f.matches(p, follower):
                 if f.paused:
@@ -203,7 +236,76 @@ class FaultModel:
         return budget
 
     def tick(self, now: int) -> bool:
-        return False
+        """Storage faults: the checkpoint each failing one's directories are due."""
+        if not self.storage or self.state is None:
+            return False
+        changed = False
+        interval = self.state.config_int("replica.high.watermark.checkpoint.interval.ms")
+        for f in list(self.storage):
+            if f.kind not in STORAGE_ERRORS or not self.state.is_alive(f.broker):
+                continue
+            live = [d for d in self._dirs(f) if not is_offline(self.state, f.broker, d)]
+            if not live:
+                f.checkpoint_due = None
+            elif f.checkpoint_due is None:
+                f.checkpoint_due = now + interval
+            elif now >= f.checkpoint_due:
+                f.checkpoint_due = None
+                for d in live:
+                    controller.log_dir_failed(
+                        self.state, f.broker, d, f"{STORAGE_ERRORS[f.kind]} while writing "
+                        f"the high watermark checkpoint of {d}")
+                changed = True
+        return changed
+
+    # ---- storage hooks (the leader's append, the followers' fetches) --------------------
+    def _dirs(self, f: StorageFault) -> list[str]:
+        assert self.state is not None
+        return log_dirs(self.state, f.broker) if f.log_dir is None else [f.log_dir]
+
+    def storage_write(self, p: Partition, broker: int, now: int) -> tuple[str | None, int]:
+        """A write of ``p``'s batch on ``broker``: (the error that fails it, or None;
+        the time the write is done, for slow writes, else 0). A failed write fails its
+        directory first (LogDirFailureChannel), as Kafka's appendAsLeader does."""
+        st = self.state
+        assert st is not None
+        path = replica_log_dir(st, broker, p.topic, p.index)
+        done = 0
+        for f in self.storage:
+            if not f.covers(broker, path):
+                continue
+            if f.kind in ("disk_full", "fail_writes"):
+                why = f"{STORAGE_ERRORS[f.kind]} while appending to {p.topic}-{p.index} in {path}"
+                controller.log_dir_failed(st, broker, path, why)
+                return why, 0
+            if f.kind == "slow_writes" and f.delay_ms:
+                done = max(done, max(now, f.busy_until.get(path, 0)) + f.delay_ms)
+                f.busy_until[path] = done
+        return None, done
+
+    def _follower_write(self, p: Partition, follower: int, now: int) -> bool:
+        """Can the follower write what it is about to fetch? A failing directory fails
+        at the first batch it would write; a slow one fetches once per write time."""
+        st = self.state
+        if st is None or follower not in p.logs or p.leader < 0:
+            return True
+        if p.logs[follower].log_end_offset >= p.leader_log.log_end_offset:
+            return True  # nothing to write
+        path = replica_log_dir(st, follower, p.topic, p.index)
+        for f in self.storage:
+            if not f.covers(follower, path):
+                continue
+            if f.kind in ("disk_full", "fail_writes"):
+                controller.log_dir_failed(st, follower, path, f"{STORAGE_ERRORS[f.kind]} "
+                                          f"while appending to {p.topic}-{p.index} in {path} "
+                                          "as a follower")
+                return False
+            if f.kind == "slow_writes" and f.delay_ms:
+                key = f"{path}\0{p.topic}\0{p.index}"
+                if now < f.busy_until.get(key, 0):
+                    return False
+                f.busy_until[key] = now + f.delay_ms
+        return True
 
     # ---- server hooks (requests) ----------------------------------------------------
     def inject_error(self, broker: int, api_key: int, request: dict,
@@ -252,6 +354,7 @@ class FaultModel:
         self.errors.clear()
         self.latency_ms.clear()
         self.drops.clear()
+        self.storage.clear()
 
     def describe(self) -> dict:
         """The faults in force, as JSON (GET /faults)."""
@@ -267,4 +370,11 @@ class FaultModel:
                         for (a, b), ms in sorted(self.latency_ms.items(),
                                                  key=lambda kv: (kv[0][0], kv[0][1] or -1))],
             "drops": [{k: v for k, v in vars(r).items() if v is not None} for r in self.drops],
+            "storage": [{"op": f.kind, "broker": f.broker,
+                         **({"log_dir": f.log_dir} if f.log_dir else {}),
+                         **({"delay_ms": f.delay_ms} if f.kind == "slow_writes" else {})}
+                        for f in self.storage],
+            "offline_log_dirs": [{"broker": b, "log_dirs": sorted(ds)} for b, ds in sorted(
+                (self.state.offline_log_dirs if self.state is not None else {}).items())
+                if ds],
         }

@@ -49,6 +49,7 @@ _CLIENT_ID = Field(STR, help="only requests of clients with this client.id")
 _COUNT = Field(INT, help="how many (default 1)", default=1)
 _API = Field(API, True, "API name or key, e.g. Produce or 0")
 _CUT = Field(BROKERS, True, "the two brokers' ids")
+_LOG_DIR = Field(STR, help="only this one of the broker's log.dirs (default: all of them)")
 
 # op -> what it does and its fields (the operations table, emulator.control.operations,
 # adds how each travels over HTTP and the command line)
@@ -97,8 +98,30 @@ OPS: dict[str, FaultOp] = {
         "broker": Field(BROKER, help="the new leader, an in-sync replica (default: the "
                         "preferred replica if it is not leading, else the next in-sync one)",
                         option=True)}),
+    # storage faults (docs/faults.md, "Storage faults"; what follows a failed write:
+    # emulator.cluster.controller.log_dir_failed)
+    "disk_full": FaultOp("a broker's log dir is full: its next write fails (ENOSPC) "
+                         "and the dir goes offline", {
+                             "broker": _BROKER, "log_dir": _LOG_DIR}),
+    "fail_writes": FaultOp("writes to a broker's log dir fail (EIO): the dir goes "
+                           "offline at the next one", {
+                               "broker": _BROKER, "log_dir": _LOG_DIR}),
+    "fail_fsyncs": FaultOp("fsyncs of a broker's log dir fail (EIO): the dir goes "
+                           "offline at its next flush or checkpoint", {
+                               "broker": _BROKER, "log_dir": _LOG_DIR}),
+    "slow_writes": FaultOp("each write to a broker's log dir takes --delay-ms "
+                           "(0 removes)", {
+                               "broker": _BROKER,
+                               "delay_ms": Field(INT, True, "the time each write takes, in ms",
+                                                 option=True),
+                               "log_dir": _LOG_DIR}),
+    "heal_storage": FaultOp("end a broker's storage faults (a failed dir comes back "
+                            "when the broker restarts)", {
+                                "broker": _BROKER, "log_dir": _LOG_DIR}),
     "clear": FaultOp("clear every fault"),
 }
+# The storage faults: what each makes of a write to the directory
+STORAGE_OPS = ("disk_full", "fail_writes", "fail_fsyncs", "slow_writes")
 # The operations on whole brokers: each has its own HTTP route besides POST /faults.
 BROKER_OPS = ("stop_broker", "start_broker", "controlled_shutdown")
 SCHEDULE_FIELDS = ("at_ms", "jitter_ms")

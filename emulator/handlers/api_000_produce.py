@@ -205,6 +205,18 @@ def handle(ctx: RequestContext, req: dict, version: int):
     if acks == 0:
         return NO_RESPONSE
 
+    # A slow log dir (storage fault slow_writes): Kafka's handler thread is busy in the
+    # write, so no answer leaves before the last write is done; the request timeout
+    # counts from there (DelayedProduce starts after the append). The loop goes on.
+    written = max((r.written_at_ms for _, es in results for _, _, r in es), default=0)
+    now = cluster.now()
+    if written <= now:
+        written = 0
+
+    if acks == 1 and written:
+        return Delayed(lambda: build() if cluster.now() >= written else None, written, build,
+                       keys=frozenset(), checked=True, not_before_ms=written)
+
     if acks == -1:
         pending = [(n, i, r) for _, es in results for n, i, r in es
                    if r.error == 0 and r.last_offset >= 0]
@@ -218,6 +230,8 @@ def handle(ctx: RequestContext, req: dict, version: int):
 
         def check() -> dict | None:
             nonlocal start
+            if written and cluster.now() < written:
+                return None
             done_all = cluster.acks_all_done
             while start < len(pending):
                 n, i, r = pending[start]
@@ -228,8 +242,9 @@ def handle(ctx: RequestContext, req: dict, version: int):
                 start += 1
             return build()
 
-        if pending and check() is None:
-            return Delayed(check, cluster.now() + max(0, req["timeout_ms"]),
+        if (pending or written) and check() is None:
+            return Delayed(check, max(now, written) + max(0, req["timeout_ms"]),
                            lambda: build(timed_out=True),
-                           keys=frozenset((n, i) for n, i, _ in pending), checked=True)
+                           keys=frozenset((n, i) for n, i, _ in pending), checked=True,
+                           not_before_ms=written)
     return build()

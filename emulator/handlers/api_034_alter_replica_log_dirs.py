@@ -1,11 +1,12 @@
 """AlterReplicaLogDirs (key 34), v1-2.
 
-Each broker has a single log directory (``emulator.cluster.log_dirs``): moving a
-replica it hosts to that directory succeeds at once (it is already there),
-another path gets LOG_DIR_NOT_FOUND, a partition not hosted here
-REPLICA_NOT_AVAILABLE (Kafka's tool retries those until the replica arrives) and an
-unknown one UNKNOWN_TOPIC_OR_PARTITION. Enough for kafka-reassign-partitions with
-log_dirs; moves between directories are not modelled.
+A broker's log directories are its ``log.dirs`` (``emulator.cluster.log_dirs``):
+moving a replica it hosts to one of them succeeds at once (the logs are in memory:
+no future replica copies it), a path that is not one gets LOG_DIR_NOT_FOUND, a
+failed directory or a replica in one KAFKA_STORAGE_ERROR, a partition not hosted
+here REPLICA_NOT_AVAILABLE (Kafka's tool retries those until the replica arrives)
+and an unknown one UNKNOWN_TOPIC_OR_PARTITION. Enough for kafka-reassign-partitions
+with log_dirs.
 
 A partition named under several directories is answered once, for the last of them:
 Kafka reads the request into a map of partition to directory

@@ -1,8 +1,10 @@
 """DescribeLogDirs (key 35), v1-5.
 
-The answering broker's log directory (one per broker, ``emulator.cluster.log_dirs``)
-with every replica it hosts (or the requested ones): size in bytes and offset lag
-(max(HW - LEO, 0) as the replica sees it), never a future replica. Kafka's
+The answering broker's log directories (``log.dirs``, ``emulator.cluster.log_dirs``),
+each with the replicas it hosts there (or the requested ones): size in bytes and
+offset lag (max(HW - LEO, 0) as the replica sees it), never a future replica. A
+directory that failed (a storage fault) answers KAFKA_STORAGE_ERROR and no topics,
+as Kafka's. Kafka's
 reassignment tool reads it for --verify with log dirs; ``kafka-emulator reassign``
 reads it for the bytes each adding replica has caught up. Where it differs from
 Kafka (sizes unknown, never cordoned): docs/fidelity.md, describe-log-dirs-sizes.
@@ -23,10 +25,10 @@ AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     topics = req["topics"]
     wanted = None if topics is None else [(t["topic"], t["partitions"]) for t in topics]
-    d = describe_log_dirs(ctx.cluster, ctx.broker_id, wanted)
+    dirs = describe_log_dirs(ctx.cluster, ctx.broker_id, wanted)
     return {"throttle_time_ms": 0, "error_code": E.NONE, "results": [{
-        "error_code": E.NONE, "log_dir": d.path, "total_bytes": -1, "usable_bytes": -1,
+        "error_code": d.error, "log_dir": d.path, "total_bytes": -1, "usable_bytes": -1,
         "topics": [{"name": name, "partitions": [
             {"partition_index": r.partition, "partition_size": r.size,
              "offset_lag": r.offset_lag, "is_future_key": False} for r in logs]}
-            for name, logs in d.topics]}]}
+            for name, logs in d.topics]} for d in dirs]}

@@ -79,5 +79,6 @@ def _partition(ctx: RequestContext, index: int, p: Any) -> dict:
         "leader_epoch": p.leader_epoch, "replica_nodes": list(p.replicas),
         "isr_nodes": list(p.isr), "eligible_leader_replicas": [],
         "last_known_elr": [],
-        "offline_replicas": [b for b in p.replicas if not ctx.cluster.is_alive(b)],
+        "offline_replicas": [b for b in p.replicas if not ctx.cluster.is_alive(b)
+                             or b in getattr(p, "offline", ())],
     }

@@ -67,6 +67,9 @@ class Delayed:
     # The handler has just run ``check`` and it answered None: the server does not run
     # it again before the first change (acks=all produce: every request parks).
     checked: bool = False
+    # Not ready before this time (ms; a slow log dir's write, emulator/faults): the
+    # server looks again then even if nothing changed. 0: no such time.
+    not_before_ms: int = 0
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back

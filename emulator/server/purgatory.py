@@ -256,8 +256,11 @@ class Purgatory:
                 # Woken by a change it waits on, or by this timer to look at the deadline
                 # (a timer handle, not asyncio.wait_for's waiter future and callbacks:
                 # this runs for every acks=all produce request).
+                wait_ms = min(remaining, 1000)
+                if d.not_before_ms:
+                    wait_ms = max(0, min(wait_ms, d.not_before_ms - self.state.now()))
                 fut = parked.fut = loop.create_future()
-                timer = loop.call_later(min(remaining, 1000) / 1000, _wake, fut)
+                timer = loop.call_later(wait_ms / 1000, _wake, fut)
                 try:
                     await fut
                 finally:

@@ -29,6 +29,8 @@ log recovery does; later segment files are dropped.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import mmap
@@ -138,6 +140,25 @@ def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
     return out, pos, None
 
 
+def _write_all(fh: BinaryIO, data: bytes | memoryview, size: int) -> None:
+    """Write all of ``data`` to the unbuffered file ``fh`` (now ``size`` bytes long), or
+    raise OSError with the file cut back to ``size``: a full disk or a failing one
+    (ENOSPC, EIO) may take part of a batch, and a torn batch must not stay behind."""
+    view = memoryview(data)
+    done = 0
+    try:
+        while done < len(view):
+            n = fh.write(view[done:])
+            if not n:
+                raise OSError(errno.ENOSPC, "No space left on device (short write)")
+            done += n
+    except OSError:
+        if done:
+            with contextlib.suppress(OSError):
+                fh.truncate(size)
+        raise
+
+
 class PartitionFiles:
     """One partition's directory: its segment files and what has been written."""
 
@@ -169,10 +190,10 @@ class PartitionFiles:
         fh = self.fh
         if fh is None:
             fh = self.fh = open(seg.path, "ab", buffering=0)
+        _write_all(fh, data, seg.size)
         seg.bases.append(base)
         seg.positions.append(seg.size)
         seg.fingerprints.append(fingerprint(data))
-        fh.write(data)
         seg.size += len(data)
         self.unflushed += 1
 

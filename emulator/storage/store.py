@@ -18,7 +18,9 @@ import shutil
 import time
 from bisect import bisect_left
 
+from emulator.cluster import controller
 from emulator.cluster.events import Appended, DomainEvent, LogCleaned, TopicCreated, TopicDeleted
+from emulator.cluster.log_dirs import replica_log_dir
 from emulator.cluster.partition import Partition
 from emulator.coordinators.coordinator_log import replay
 from emulator.coordinators.share.state_log import replay as replay_share_state
@@ -61,6 +63,7 @@ class DataDir:
         self.loaded_topics = 0
         self.loaded_batches = 0
         self.truncated: list[str] = []  # the recovery log lines, for tests and tools
+        self._meta_error = ""  # the last metadata write error told (once)
 
     # ---- load ----------------------------------------------------------------------
     def load(self, state) -> None:
@@ -232,8 +235,17 @@ class DataDir:
         for t in state.topics.values():
             for p in t.partitions:
                 self.sync_partition(state, t, p)
-        self.sync_meta(state)
-        self.sync_security()
+        try:
+            self.sync_meta(state)
+            self.sync_security()
+        except OSError as e:
+            # a full or failing data directory: the metadata is written again at the
+            # next tick that can (the old file stays whole: written aside, renamed)
+            if str(e) != self._meta_error:
+                log.warning("data directory: cannot write metadata: %s", e)
+                self._meta_error = str(e)
+        else:
+            self._meta_error = ""
 
     def sync_partition(self, state, t, p: Partition) -> None:
         if p.leader < 0 or p.leader not in p.logs:
@@ -259,11 +271,16 @@ class DataDir:
         wrote = False
         if lg.log_end_offset > pf.written_end:
             bases = lg.segments.bases
-            for data, base, last, _epoch, _ts in lg.batches_from(pf.written_end, MAX_LONG):
-                i = bisect_left(bases, base)
-                pf.append(data, base, i < len(bases) and bases[i] == base)
-                pf.written_end = last + 1
-                wrote = True
+            try:
+                for data, base, last, _epoch, _ts in lg.batches_from(pf.written_end,
+                                                                     MAX_LONG):
+                    i = bisect_left(bases, base)
+                    pf.append(data, base, i < len(bases) and bases[i] == base)
+                    pf.written_end = last + 1
+                    wrote = True
+            except OSError as e:
+                self._write_failed(state, p, e)
+                return
         if wrote:
             self._maybe_flush(state, t, pf)
         self._map_closed_segments(p, pf)
@@ -271,6 +288,18 @@ class DataDir:
             pf.log_start_offset = lg.log_start_offset
             pf.delete_below(pf.log_start_offset)
             pf.save_meta()
+
+    def _write_failed(self, state, p: Partition, e: OSError) -> None:
+        """The data directory refused a write (full, failing): the leader's log dir
+        fails as Kafka's does on an IOException (emulator.cluster.controller
+        .log_dir_failed: KAFKA_STORAGE_ERROR for the append that caused it, leadership
+        moves away). The batches not written stay unacknowledged; the next leader's
+        sync writes its own log."""
+        broker = p.leader
+        path = replica_log_dir(state, broker, p.topic, p.index)
+        why = f"{e.strerror or e} while appending to {p.topic}-{p.index} in {self.path}"
+        log.warning("data directory write failed: %s", why)
+        controller.log_dir_failed(state, broker, path, why)
 
     def _map_closed_segments(self, p: Partition, pf: PartitionFiles) -> None:
         """Closed segments below the high watermark are read from their files: every
