@@ -189,3 +189,17 @@ def test_a_produce_right_after_a_leader_change_to_the_new_leader(fidelity: str,
             assert metadata(cs[1], topic_name)["partitions"][0]["leader_id"] == 1
         for x in cs:
             x.close()
+
+
+@pytest.mark.emulator_only  # the harness's Cluster.create_topic under --fidelity kafka
+def test_the_harness_create_topic_returns_once_every_broker_knows(kafka_fidelity: Cluster,
+                                                                  topic_name: str) -> None:
+    """Cluster.create_topic waits for every broker's metadata, as the Kafka target's does
+    (client_tests/targets.py), so tests that use it meet no window it did not open."""
+    kafka_fidelity.create_topic(topic_name, 2)
+    cs = conns(kafka_fidelity)
+    try:
+        assert all(knows(c, topic_name, 2) for c in cs)
+    finally:
+        for c in cs:
+            c.close()

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -483,9 +484,19 @@ class Cluster(ControlHandle):
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
                      config: dict[str, str] | None = None) -> None:
-        """Create a topic directly (no admin client needed)."""
+        """Create a topic directly (no admin client needed). Under Kafka's timing
+        (``--fidelity kafka``), return once every broker knows it (each learns it a few ms
+        late: emulator/cluster/metadata_views.py), as the Kafka target's create_topic
+        waits until every broker knows the leaders; from the loop's own thread, at once."""
         rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
         self.call(lambda: self.state.create_topic(name, partitions, rf, configs=config))
+        views = self.state.metadata_views
+        if not views.active or self._in_loop():
+            return
+        deadline = time.monotonic() + 60
+        while (left := self.call(lambda: views.settled_in(name))) > 0 \
+                and time.monotonic() < deadline:
+            time.sleep(min(left / 1000, 0.05))
 
 
 def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict) -> None:

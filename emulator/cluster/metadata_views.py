@@ -310,6 +310,18 @@ class MetadataViews:
         p = img.partitions[index]
         return p.leader, p.leader_epoch
 
+    def settled_in(self, name: str) -> int:
+        """How many ms until every broker sees topic ``name`` as the controller has it
+        now (0: they all do already). A harness that creates a topic for a test waits
+        this long, as a Kafka harness waits until every broker knows the leaders."""
+        if not self._pending and not self._dirty:
+            return 0
+        self.flush()
+        pending = self._pending.get(name)
+        if pending is None or not pending.entries:
+            return 0
+        return max(0, pending.entries[-1].everywhere - self._now())
+
     def caught_up(self, broker_id: int | None = None) -> bool:
         """Whether ``broker_id`` (every broker when None) sees every committed change."""
         self.flush()
