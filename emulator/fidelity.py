@@ -503,6 +503,30 @@ DIFFERENCES: list[Difference] = [
              "4.3.1's, on their own classpath.",
         kafka_mode="as fast",
     ),
+    Difference(
+        key="storage-fault-first-write",
+        title="A full log dir fails at its first write",
+        kafka="When a log directory's file system fills up, an append that fits in the "
+              "segment's already-allocated page still succeeds; the directory fails at the "
+              "first write that needs a block, at the latest the high-watermark checkpoint "
+              "(every replica.high.watermark.checkpoint.interval.ms, 5000): then "
+              "KAFKA_STORAGE_ERROR, the dir offline, leadership moved. Replicas are spread "
+              "over log.dirs by the fewest logs per dir.",
+        fast="disk_full (and fail_writes) fail the first write to the directory, an append "
+             "as leader (KAFKA_STORAGE_ERROR) or as follower; an idle one fails at the "
+             "checkpoint as on Kafka. Partition i lives in the (i mod n)-th dir. With "
+             "--data-dir the dirs are names over one directory for the cluster.",
+        kafka_mode="as fast (stricter than Kafka: a produce that Kafka might still accept "
+                   "fails, never the reverse)",
+        envelope="conformance/storage_faults.py on Kafka 4.4.0, a 16 MiB tmpfs filled: the "
+                 "produce right after filling succeeded, the dir failed 3.5 s later (its "
+                 "checkpoint), a broker whose only dir filled exited at once (metadata log) "
+                 "and was fenced 9.1 s later; docs/storage.md, Storage faults.",
+        tests=("client_tests/test_storage_faults.py::"
+               "test_disk_full_takes_one_dir_offline_and_leadership_moves",
+               "client_tests/test_storage_faults.py::"
+               "test_failed_fsyncs_take_the_dir_offline_at_its_next_checkpoint"),
+    ),
 ]
 
 
