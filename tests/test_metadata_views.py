@@ -89,6 +89,20 @@ def test_kafka_a_new_topic_reaches_each_broker_after_its_lag() -> None:
     assert s.metadata_views.caught_up()
 
 
+def test_kafka_a_topic_id_is_unknown_until_the_broker_learns_it() -> None:
+    s, clock = make("kafka")
+    created = s.create_topic("byid", 1, 3)
+    assert created is not None
+    tid = created.id
+    req = {"topics": [{"name": None, "topic_id": tid}], "allow_auto_topic_creation": False,
+           "include_topic_authorized_operations": False}
+    t = api_003_metadata.handle(ctx(s, 2), req, 12)["topics"][0]
+    assert (t["error_code"], t["topic_id"]) == (E.UNKNOWN_TOPIC_ID, tid)
+    clock.advance(LAG_MAX)
+    t = api_003_metadata.handle(ctx(s, 2), req, 12)["topics"][0]
+    assert (t["error_code"], t["name"]) == (E.NONE, "byid")
+
+
 def test_kafka_a_deleted_topic_stays_visible_until_the_broker_learns_it() -> None:
     s, clock = make("kafka")
     s.create_topic("gone", 1, 3)

@@ -257,7 +257,7 @@ class MetadataViews:
         if not self._pending and not self._dirty:
             return CURRENT
         self.flush()
-        for name, pending in self._pending.items():
+        for name, pending in list(self._pending.items()):  # view() may prune
             ids = {pending.base.id if pending.base else None,
                    *(e.image.id for e in pending.entries if e.image is not None)}
             if topic_id in ids:
