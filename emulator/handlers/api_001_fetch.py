@@ -3,7 +3,9 @@
 Consumers read whole stored batches up to the high watermark (the last stable
 offset under read_committed, with the aborted transactions in range); max_bytes
 and partition_max_bytes bound the response, except that the first batch always
-comes whole (KIP-74). min_bytes/max_wait_ms long-poll through ``Delayed``. Topic
+comes whole (KIP-74); under ``--fidelity kafka`` the bytes left under the limit carry
+the start of the next batch, cut mid-way as Kafka's are (fast: whole batches only;
+docs/fidelity.md, fetch-partial-batches). min_bytes/max_wait_ms long-poll through ``Delayed``. Topic
 IDs from v13, DivergingEpoch from v12 when last_fetched_epoch disagrees with the
 leader's epoch cache, and the current-leader hint on NOT_LEADER_OR_FOLLOWER.
 Incremental fetch sessions (v7+, KIP-227) as Kafka's FetchManager keeps them
@@ -22,6 +24,8 @@ data again once the ACL is back.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
 from emulator.cluster.partition import epoch_end_offset
@@ -92,7 +96,10 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             raise KafkaError(E.OFFSET_OUT_OF_RANGE)
         limit = lso if isolation == 1 else hw
         max_bytes = min(cp.partition_max_bytes, budget)
-        data = b"".join(log.read(offset, max(0, max_bytes), limit, min_one=first))
+        batches = log.read(offset, max(0, max_bytes), limit, min_one=first)
+        data = b"".join(batches)
+        if cluster.fidelity.kafka_timing and len(data) < max_bytes:
+            data += _partial_next_batch(log, offset, batches, max_bytes - len(data), limit)
         out["records"] = data
         if isolation == 1:  # a list even when nothing was read (measured on Kafka 4.4)
             out["aborted_transactions"] = [
@@ -116,6 +123,21 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             except KafkaError:
                 pass
     return out
+
+
+def _partial_next_batch(log: Any, offset: int, batches: list, room: int, limit: int) -> bytes:
+    """Under Kafka's fidelity, the first ``room`` bytes of the batch after ``batches``
+    (below ``limit``): Kafka's LogSegment.read hands out the segment's bytes up to the
+    byte limit, cutting the next batch mid-way, and clients must drop that partial batch
+    (docs/fidelity.md, fetch-partial-batches). fast sends whole batches only."""
+    if batches:
+        last = batches[-1]
+        # the batch header: base offset (int64 at 0), last offset delta (int32 at 23)
+        nxt = int.from_bytes(last[0:8], "big") + int.from_bytes(last[23:27], "big") + 1
+    else:
+        nxt = offset
+    following = log.read(nxt, 0x7FFFFFFF, limit, min_one=True)[:1]
+    return bytes(following[0][:room]) if following else b""
 
 
 def _denied(ctx: RequestContext, fc: FetchContext) -> frozenset[str]:
