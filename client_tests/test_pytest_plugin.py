@@ -253,3 +253,21 @@ def test_fidelity_option_over_environment_over_ini(tmp_path: Path) -> None:
                     "--kafka-emulator-seed=5", env_extra=env)
     assert (rec["default"]["mode"], rec["default"]["seed"]) == ("fast", 5)
     assert (rec["marked"]["mode"], rec["marked"]["seed"]) == ("adversarial", 11)
+
+
+def test_a_bad_fidelity_is_a_usage_error(tmp_path: Path) -> None:
+    """A typo in the mode stops the run naming the modes, rather than running fast."""
+    (tmp_path / "test_child.py").write_text(textwrap.dedent('''
+        import pytest
+
+        @pytest.mark.kafka_fidelity("kafak")
+        def test_x(kafka_cluster):
+            pass
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("KAFKA_EMULATOR_FIDELITY", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "kafka_fidelity takes one of fast, kafka, adversarial" in proc.stdout + proc.stderr

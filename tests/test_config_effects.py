@@ -79,7 +79,9 @@ def test_acted_on_and_without_effect_cover_every_kafka_key_once() -> None:
     acted = set(config_effects.acted_on())
     idle = set(config_effects.without_effect())
     kafka = set(config_effects.kafka_keys())
-    assert sorted(acted & idle) == [], "declared both acted on and without effect"
+    assert sorted(acted & idle) == [], (
+        "declared both acted on and without effect: take them out of their WITHOUT_EFFECT "
+        "family in emulator/cluster/config_effects.py")
     assert sorted(kafka - acted - idle) == [], (
         "Kafka keys in neither set: declare them in emulator/cluster/config_effects.py")
     assert config_effects.dead_patterns() == []
