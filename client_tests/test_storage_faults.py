@@ -100,7 +100,7 @@ def refused(c: Cluster, broker: int) -> bool:
 
 
 def deliver(bootstrap: str, topic: str, count: int, acks: str = "all",
-            timeout_ms: int = 30000) -> dict[int, int]:
+            timeout_ms: int = 30000, partitions: int | None = None) -> dict[int, int]:
     """confluent-kafka produces ``count`` records to each partition of ``topic``
     (retrying as it does by default); the records acknowledged, per partition."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": acks,
@@ -111,7 +111,7 @@ def deliver(bootstrap: str, topic: str, count: int, acks: str = "all",
         if err is None:
             acked[msg.partition()] = acked.get(msg.partition(), 0) + 1  # type: ignore[attr-defined]
 
-    n = len(p.list_topics(topic, timeout=10).topics[topic].partitions)
+    n = partitions or len(p.list_topics(topic, timeout=10).topics[topic].partitions)
     for i in range(count):
         for part in range(n):
             p.produce(topic, f"{i}".encode(), partition=part, on_delivery=done)
@@ -210,13 +210,25 @@ def test_failed_fsyncs_take_the_dir_offline_at_its_next_checkpoint(tmp_path: Pat
         assert end_offsets(c.bootstrap_servers, "fs", 2) == {0: 3, 1: 4}
 
 
+def test_failed_fsyncs_fail_the_produce_when_every_append_is_flushed(
+        two_dirs: Cluster) -> None:
+    c = two_dirs
+    c.call(lambda: c.state.create_topic("fs1", assignments={0: [1, 2], 1: [1, 2]},
+                                        configs={"flush.messages": "1"}))
+    c.fail_fsyncs(1, log_dir=DATA_DIR)
+    assert produce(c, 1, "fs1", 1) == E.KAFKA_STORAGE_ERROR  # its flush failed
+    assert partitions(c, 2, "fs1")[1] == (2, [2], [1])
+    assert produce(c, 1, "fs1", 0) == E.NONE  # the other dir flushes fine
+
+
 # ---- the broker's last dir fails: it halts ------------------------------------------------
 def test_a_broker_whose_only_dir_fails_halts_and_its_leaders_move(tmp_path: Path) -> None:
     with Cluster(brokers=3, port=0, data_dir=str(tmp_path / "d")) as c:
         create(c, "solo", {0: [3, 2], 1: [2, 3]})
         assert deliver(c.bootstrap_servers, "solo", 2) == {0: 2, 1: 2}
         c.disk_full(3)
-        assert produce(c, 3, "solo", 0) == E.KAFKA_STORAGE_ERROR
+        # its only dir holds the metadata log, written all the time: it halts at once,
+        # as Kafka's broker did (its raft IO thread's fatal fault), with nothing produced
         wait_for(lambda: refused(c, 3), "broker 3 halts: its listener closes", timeout=10)
         assert partitions(c, 2, "solo") == {0: (2, [2], [3]), 1: (2, [2], [3])}
         assert deliver(c.bootstrap_servers, "solo", 3) == {0: 3, 1: 3}
@@ -261,10 +273,11 @@ def test_single_broker_restart_on_the_same_dir_loses_nothing_acknowledged(
     with Cluster(brokers=1, port=0, data_dir=data) as c:
         c.create_topic("one", partitions=2, replication_factor=1)
         assert deliver(c.bootstrap_servers, "one", 4, acks="1") == {0: 4, 1: 4}
-        c.disk_full(1)
-        lost = deliver(c.bootstrap_servers, "one", 2, acks="1", timeout_ms=2000)
-        assert lost == {}  # KAFKA_STORAGE_ERROR, then the broker halted: none acknowledged
-        assert refused(c, 1)
+        c.disk_full(1)  # its only dir, with the metadata log: it halts at once
+        wait_for(lambda: refused(c, 1), "the broker halts", timeout=10)
+        lost = deliver(c.bootstrap_servers, "one", 2, acks="1", timeout_ms=2000,
+                       partitions=2)
+        assert lost == {}  # nothing acknowledged while it is down
         c.clear_faults()
         c.start_broker(1)
         assert deliver(c.bootstrap_servers, "one", 3, acks="1") == {0: 3, 1: 3}

@@ -248,3 +248,60 @@ def test_the_same_schedule_replays_the_same_sequence_of_cluster_states(
     stop_controller = first[5]
     assert stop_controller["op"]["op"] == "stop_broker"
     assert stop_controller["cluster"]["controller"] != stop_controller["op"]["broker"]
+
+
+# ---- storage faults (docs/faults.md, "Storage faults") --------------------------------------
+TWO_DIRS = {"log.dirs": "/a,/b", "replica.high.watermark.checkpoint.interval.ms": "5000"}
+
+
+def test_a_failing_fsync_fails_an_idle_dir_at_its_checkpoint(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})  # 0 in /a, 1 in /b
+    f.apply({"op": "fail_fsyncs", "broker": 1, "log_dir": "/b"})
+    assert s.append(1, "t", 1, build_batch([(None, b"v")]), 1).error == 0  # writes work
+    s.tick()  # the checkpoint is due in 5000 ms
+    clock.advance(4999)
+    s.tick()
+    assert s.offline_log_dirs.get(1, set()) == set()
+    clock.advance(1)
+    s.tick()
+    assert s.offline_log_dirs[1] == {"/b"}
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    assert (p1.leader, p1.isr, p1.offline) == (2, [2], {1})
+    assert (p0.leader, p0.isr, p0.offline) == (1, [1, 2], set())
+    assert s.append(1, "t", 1, build_batch([(None, b"v")]), 1).error == E.KAFKA_STORAGE_ERROR
+    assert s.append(1, "t", 0, build_batch([(None, b"v")]), 1).error == 0
+    assert s.is_alive(1)  # its metadata dir /a is fine: it serves on
+
+
+def test_a_failed_write_on_the_metadata_dir_halts_the_broker(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "fail_writes", "broker": 1, "log_dir": "/a"})
+    r = s.append(1, "t", 0, build_batch([(None, b"v")]), 1)
+    assert r.error == E.KAFKA_STORAGE_ERROR
+    assert not s.is_alive(1)  # Exit.halt: fenced at once by default
+    assert s.get_partition("t", 0).leader == 2
+    f.apply({"op": "heal_storage", "broker": 1})
+    f.apply({"op": "start_broker", "broker": 1})
+    assert s.offline_log_dirs.get(1) is None and s.get_partition("t", 0).offline == set()
+
+
+def test_slow_writes_give_each_write_its_time_one_after_another(
+        make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 100})
+    now = s.now()
+    first = s.append(1, "t", 0, build_batch([(None, b"v")]), 1)
+    second = s.append(1, "t", 0, build_batch([(None, b"v")]), 1)
+    assert (first.written_at_ms, second.written_at_ms) == (now + 100, now + 200)
+    f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 0})
+    assert s.append(1, "t", 0, build_batch([(None, b"v")]), 1).written_at_ms == 0
+
+
+def test_a_log_dir_must_be_the_brokers(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**TWO_DIRS)
+    with pytest.raises(FaultError) as e:
+        f.apply({"op": "disk_full", "broker": 1, "log_dir": "/c"})
+    assert e.value.status == 404 and "its log.dirs are /a, /b" in str(e.value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from emulator.cluster import controller
-from emulator.cluster.log_dirs import is_offline, log_dirs, replica_log_dir
+from emulator.cluster.log_dirs import is_offline, log_dirs, metadata_log_dir, replica_log_dir
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
 
@@ -245,6 +245,15 @@ class FaultModel:
             if f.kind not in STORAGE_ERRORS or not self.state.is_alive(f.broker):
                 continue
             live = [d for d in self._dirs(f) if not is_offline(self.state, f.broker, d)]
+            meta = metadata_log_dir(self.state, f.broker)
+            if meta in live:
+                # the cluster metadata log is appended (and flushed) all the time, from
+                # the controller's records: its failure halts the broker at once, as
+                # Kafka's raft IO thread does (measured: conformance/storage_faults.py)
+                controller.log_dir_failed(self.state, f.broker, meta, f"{STORAGE_ERRORS[f.kind]}"
+                                          f" while appending to the metadata log in {meta}")
+                changed = True
+                continue
             if not live:
                 f.checkpoint_due = None
             elif f.checkpoint_due is None:
@@ -274,7 +283,8 @@ class FaultModel:
         for f in self.storage:
             if not f.covers(broker, path):
                 continue
-            if f.kind in ("disk_full", "fail_writes"):
+            if f.kind in ("disk_full", "fail_writes") or (
+                    f.kind == "fail_fsyncs" and self._flushes_every_append(p)):
                 why = f"{STORAGE_ERRORS[f.kind]} while appending to {p.topic}-{p.index} in {path}"
                 controller.log_dir_failed(st, broker, path, why)
                 return why, 0
@@ -282,6 +292,14 @@ class FaultModel:
                 done = max(done, max(now, f.busy_until.get(path, 0)) + f.delay_ms)
                 f.busy_until[path] = done
         return None, done
+
+    def _flushes_every_append(self, p: Partition) -> bool:
+        """flush.messages=1: Kafka's append flushes (fsyncs) the log at once, so a
+        failing fsync fails that produce (else only the next checkpoint notices)."""
+        st = self.state
+        t = st.topics.get(p.topic) if st is not None else None
+        return t is not None and st is not None and \
+            int(st.topic_config(t, "flush.messages")) <= 1
 
     def _follower_write(self, p: Partition, follower: int, now: int) -> bool:
         """Can the follower write what it is about to fetch? A failing directory fails
