@@ -203,3 +203,46 @@ def test_the_harness_create_topic_returns_once_every_broker_knows(kafka_fidelity
     finally:
         for c in cs:
             c.close()
+
+
+def fetch_body(topic: str, topic_id: bytes) -> dict:
+    return {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": topic, "topic_id": topic_id, "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+                 "current_leader_epoch": -1, "log_start_offset": -1}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
+@pytest.mark.emulator_only  # the emulator's fidelity modes and set_lag
+@pytest.mark.parametrize("fidelity", ["fast", "kafka"])
+def test_reads_right_after_create_topics_on_the_leader(fidelity: str, topic_name: str) -> None:
+    """Fetch by name (v12) and by topic id (v13) and ListOffsets, sent to the new topic's
+    leader before it learned of the topic: Kafka's ReplicaManager answers
+    UNKNOWN_TOPIC_OR_PARTITION, and UNKNOWN_TOPIC_ID for an id its metadata lacks."""
+    with lagging(fidelity) as c:
+        c.call(lambda: c.state.metadata_views.set_lag(1, 60_000) if fidelity == "kafka"
+               else None)
+        cs = conns(c)
+        r = cs[0].call(19, 7, {"topics": [{"name": topic_name, "num_partitions": 1,
+                                           "replication_factor": 3, "assignments": [],
+                                           "configs": []}],
+                               "timeout_ms": 30000, "validate_only": False})
+        tid = r["topics"][0]["topic_id"]
+        leader = c.call(lambda: c.state.topics[topic_name].partitions[0].leader)
+        conn = cs[c.broker_ids.index(leader)]
+        by_name = conn.call(1, 12, fetch_body(topic_name, bytes(16)))
+        by_id = conn.call(1, 13, fetch_body("", tid))
+        offsets = conn.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": topic_name, "partitions": [{"partition_index": 0, "timestamp": -1,
+                                                 "current_leader_epoch": -1}]}]})
+        codes = (by_name["responses"][0]["partitions"][0]["error_code"],
+                 by_id["responses"][0]["partitions"][0]["error_code"],
+                 offsets["topics"][0]["partitions"][0]["error_code"])
+        if fidelity == "fast":
+            assert codes == (E.NONE, E.NONE, E.NONE)
+        else:
+            assert codes == (E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_TOPIC_ID,
+                             E.UNKNOWN_TOPIC_OR_PARTITION)
+        for x in cs:
+            x.close()

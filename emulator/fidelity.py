@@ -151,12 +151,14 @@ DIFFERENCES: list[Difference] = [
                    "DescribeConfigs of topics from what it knew, and Produce, Fetch, "
                    "ListOffsets, OffsetForLeaderEpoch and DeleteRecords check its view first, "
                    "as ReplicaManager does: UNKNOWN_TOPIC_OR_PARTITION for a partition it does "
-                   "not know (UNKNOWN_TOPIC_ID for an id in Metadata and Produce v13), "
+                   "not know (UNKNOWN_TOPIC_ID for an id in Metadata, Produce and Fetch v13), "
                    "NOT_LEADER_OR_FOLLOWER with the leader it knows as the hint where it does "
                    "not know it leads, FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against its "
                    "epoch. Not modelled: broker registration and fencing (Metadata's broker "
                    "list), a deposed leader accepting writes before it learns (refused at "
-                   "once here), Fetch by topic id (resolved with the controller's ids).",
+                   "once here), the coordinators' own reads (a KIP-848 assignment, "
+                   "AddPartitionsToTxn and OffsetCommit topic checks use the controller's "
+                   "state).",
         adversarial="state.metadata_views.set_lag(broker_id, ms, jitter_ms=0) makes one broker "
                     "learn every later change ms (to ms + jitter_ms) late, in any mode (it "
                     "turns the views on); set_lag(broker_id, None) restores 1-30 ms.",
@@ -185,6 +187,8 @@ DIFFERENCES: list[Difference] = [
                "test_a_request_right_after_delete_topics_to_another_broker",
                "client_tests/test_metadata_propagation.py::"
                "test_a_produce_right_after_a_leader_change_to_the_new_leader",
+               "client_tests/test_metadata_propagation.py::"
+               "test_reads_right_after_create_topics_on_the_leader",
                "tests/test_metadata_views.py::"
                "test_kafka_a_new_topic_reaches_each_broker_after_its_lag",
                "tests/test_metadata_views.py::"

@@ -69,6 +69,8 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             raise KafkaError(E.TOPIC_AUTHORIZATION_FAILED)
         # this broker's metadata first (metadata_views: lags under Kafka's timing)
         if cluster.metadata_views.active:
+            if version >= 13 and cluster.metadata_views.view(ctx.broker_id, name) is None:
+                raise KafkaError(E.UNKNOWN_TOPIC_ID)  # an id this broker does not know yet
             cluster.metadata_views.check(ctx.broker_id, name, idx, cp.current_leader_epoch,
                                          leader=not any_replica)
         p = cluster.get_partition(name, idx)
