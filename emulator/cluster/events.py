@@ -16,8 +16,24 @@ themselves and tests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def observes(*types: type[DomainEvent]) -> Callable[[_F], _F]:
+    """Mark an observer as caring only for events of ``types``: ``emit`` passes it
+    nothing else. An append tells ``Appended`` for every partition of every Produce
+    request, and an observer that looks only for ``TopicDeleted`` should not cost
+    each of them a call (docs/scale.md, the per-broker client)."""
+
+    def mark(fn: _F) -> _F:
+        fn.observed_events = types  # type: ignore[attr-defined]
+        return fn
+
+    return mark
 
 
 @dataclass(frozen=True, slots=True)

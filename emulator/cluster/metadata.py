@@ -185,7 +185,11 @@ class ClusterMetadata:
         self.version = 0
         self.on_change: Callable[[], None] | None = None
         # observers of domain events (emulator.cluster.events): called with (kind, event)
+        # (append only: ``emit`` keeps per event type the observers that want it, and
+        # rebuilds that when the list grows; see events.observes)
         self.hooks: list[Callable[[str, DomainEvent], None]] = []
+        self._routes: dict[type, list[Callable[[str, DomainEvent], None]]] = {}
+        self._routed = 0  # len(hooks) when _routes was built
         # Domain services driven by time (group and transaction coordinators): called
         # with the current time at the end of every tick.
         self.tick_hooks: list[Callable[[int], None]] = []
@@ -301,8 +305,17 @@ class ClusterMetadata:
         return everything, keys
 
     def emit(self, event: DomainEvent) -> None:
-        """Tell every observer ``event`` (one of emulator.cluster.events)."""
-        for h in self.hooks:
+        """Tell every observer ``event`` (one of emulator.cluster.events), but those
+        marked as observing other types only (``events.observes``)."""
+        cls = type(event)
+        if self._routed != len(self.hooks):
+            self._routes, self._routed = {}, len(self.hooks)
+        route = self._routes.get(cls)
+        if route is None:
+            route = self._routes[cls] = [
+                h for h in self.hooks
+                if issubclass(cls, getattr(h, "observed_events", DomainEvent))]
+        for h in route:
             h(event.kind, event)
 
     def broker_config(self, key: str, broker_id: int | None = None) -> str:

@@ -249,7 +249,10 @@ class Replication:
                 raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
                                  f"to {p.topic}-{p.index}: the log dir failed")
         if len(p.isr) == 1:
-            advance_hw(st, p, now, t)
+            if len(p.replicas) == 1:  # advance_hw's own case, with the configs at hand
+                p.maybe_advance_hw(min(pc.min_insync_replicas, 1), now, 0, ())
+            else:
+                advance_hw(st, p, now, t)
         return AppendResult(0, base, last, lat, log.log_start_offset,
                             leader_epoch=p.leader_epoch, written_at_ms=written_at)
 

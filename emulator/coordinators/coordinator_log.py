@@ -27,7 +27,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged
+from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged, observes
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.groups.coordinator import GroupCoordinator
@@ -152,6 +152,7 @@ class CoordinatorLog:
         state.hooks.append(self._on_event)
         state.tick_hooks.append(self.tick)
 
+    @observes(OffsetsChanged, TxnChanged)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         if isinstance(event, OffsetsChanged):
             group = event.group

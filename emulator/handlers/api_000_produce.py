@@ -189,6 +189,13 @@ def handle(ctx: RequestContext, req: dict, version: int):
                         code = E.REQUEST_TIMED_OUT
                     if code:
                         r = AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset)
+                if r.error == 0 and not r.record_errors:
+                    # appended: the fields that say so (the encoder writes the others'
+                    # defaults: no error, no message, no record errors, no leader hint)
+                    parts.append({"index": idx, "base_offset": r.base_offset,
+                                  "log_append_time_ms": r.log_append_time,
+                                  "log_start_offset": r.log_start_offset})
+                    continue
                 pr = _partition_response(ctx, name, idx, r)
                 hint = pr.get("current_leader")
                 leader = hint["leader_id"] if hint is not None else -1

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, cast
 
-from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted
+from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted, observes
 from emulator.coordinators.classic.group import (
     COMPLETING_REBALANCE,
     DEAD,
@@ -102,6 +102,7 @@ class GroupCoordinator(GroupsBase):
             hooks.append(self.tick)
         state.hooks.append(self._on_event)
 
+    @observes(TopicDeleted)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         """Offsets of a deleted topic go with it (Kafka's onPartitionsDeleted)."""
         if not isinstance(event, TopicDeleted):

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator.cluster.events import Appended, DomainEvent, LeaderChanged
+from emulator.cluster.events import Appended, DomainEvent, LeaderChanged, observes
 from emulator.cluster.partition import Partition
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -158,6 +158,7 @@ class InternalTopic:
             return False
 
     # ---- loading -----------------------------------------------------------------------
+    @observes(LeaderChanged)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         """A new leader of one of this topic's partitions starts loading it."""
         if isinstance(event, LeaderChanged) and event.topic == self.name:

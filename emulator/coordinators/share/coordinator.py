@@ -50,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted
+from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted, observes
 from emulator.cluster.group_configs import (
     SHARE_BROKER_DEFAULTS,
     broker_value,
@@ -143,6 +143,7 @@ class ShareCoordinator:
         if hooks is not None:
             hooks.append(self.tick)
 
+    @observes(TopicDeleted)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         """A deleted topic takes its share-partitions' state with it."""
         if not isinstance(event, TopicDeleted):

@@ -38,7 +38,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.cluster.events import DomainEvent, ShareStateChanged
+from emulator.cluster.events import DomainEvent, ShareStateChanged, observes
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.partition import SharePartition
@@ -106,6 +106,7 @@ class ShareStateLog:
         v = self.state.config.get("share.coordinator.snapshot.update.records.per.snapshot")
         return int(v) if v is not None else 500
 
+    @observes(ShareStateChanged)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
         if not isinstance(event, ShareStateChanged):
             return
