@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from client_tests import log_dir_targets
 from client_tests.targets import (
     SHARE_TEST_CONFIG,
     TARGET_ENV,
@@ -29,7 +30,7 @@ from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F40
 
 _names = itertools.count()
 TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap",
-                   "kafka_timing_cluster"}
+                   "kafka_timing_cluster", "log_dir_cluster"}
 TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
 
 
@@ -123,6 +124,16 @@ def kafka_timing_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | K
     The first rebalance of a classic group waits 0 ms, as in the session's Kafka
     (kafka_cluster.small_cluster_config), not Kafka's default 3 s."""
     yield from _target(request, {"group.initial.rebalance.delay.ms": "0"}, "kafka")
+
+
+@pytest.fixture
+def log_dir_cluster(request: pytest.FixtureRequest) -> Iterator[log_dir_targets.Side]:
+    """Two brokers, broker 1 with two log dirs of which one can be made to fail: the
+    emulator (a storage fault), or with --target kafka a Kafka cluster of its own with a
+    filled tmpfs (client_tests/log_dir_targets.py; needs root)."""
+    side = log_dir_targets.kafka_side if on_kafka(request) else log_dir_targets.emulator_side
+    with side() as s:
+        yield s
 
 
 @pytest.fixture

@@ -534,7 +534,9 @@ DIFFERENCES: list[Difference] = [
                  "in two runs (its checkpoint, every 5 s), a broker whose only dir filled "
                  "exited at once (metadata log) and was fenced 9.1 and 9.9 s later; "
                  "docs/storage.md, Storage faults.",
-        tests=("client_tests/test_storage_faults.py::"
+        tests=("client_tests/test_log_dir_failure_any_target.py::"
+               "test_a_failed_log_dir_moves_its_leaders_and_loses_nothing",
+               "client_tests/test_storage_faults.py::"
                "test_disk_full_takes_one_dir_offline_and_leadership_moves",
                "client_tests/test_storage_faults.py::"
                "test_failed_fsyncs_take_the_dir_offline_at_its_next_checkpoint"),
