@@ -272,6 +272,10 @@ def test_a_failing_fsync_fails_an_idle_dir_at_its_checkpoint(make_cluster: MakeC
     assert s.append(1, "t", 1, build_batch([(None, b"v")]), 1).error == E.KAFKA_STORAGE_ERROR
     assert s.append(1, "t", 0, build_batch([(None, b"v")]), 1).error == 0
     assert s.is_alive(1)  # its metadata dir /a is fine: it serves on
+    text = prometheus(s)
+    assert 'kafka_log_LogManager_OfflineLogDirectoryCount{broker="1"} 1' in text
+    assert 'kafka_server_ReplicaManager_OfflineReplicaCount{broker="1"} 1' in text
+    assert 'kafka_log_LogManager_OfflineLogDirectoryCount{broker="2"} 0' in text
 
 
 def test_a_failed_write_on_the_metadata_dir_halts_the_broker(make_cluster: MakeCluster) -> None:

@@ -11,6 +11,9 @@ exporter gives them, case kept), one sample per live broker:
 - kafka_server_ReplicaManager_PartitionCount / LeaderCount
 - kafka_server_ReplicaManager_IsrShrinksPerSec_total / IsrExpandsPerSec_total: the
   meters' counts (a rate is the monitor's to compute)
+- kafka_server_ReplicaManager_OfflineReplicaCount: the broker's replicas in a failed
+  log dir; kafka_log_LogManager_OfflineLogDirectoryCount: its failed log dirs (storage
+  faults, docs/faults.md)
 - kafka_controller_KafkaController_ActiveControllerCount: 1 on the controller
 - kafka_controller_KafkaController_OfflinePartitionsCount: partitions without a
   live leader, reported by the active controller (0 elsewhere), as in Kafka
@@ -79,6 +82,8 @@ def broker_gauges(state: ClusterState) -> dict[str, dict[int, int]]:
         "kafka_server_ReplicaManager_UnderMinIsrPartitionCount",
         "kafka_server_ReplicaManager_PartitionCount",
         "kafka_server_ReplicaManager_LeaderCount",
+        "kafka_server_ReplicaManager_OfflineReplicaCount",
+        "kafka_log_LogManager_OfflineLogDirectoryCount",
         "kafka_controller_KafkaController_ActiveControllerCount",
         "kafka_controller_KafkaController_OfflinePartitionsCount",
     )}
@@ -88,6 +93,9 @@ def broker_gauges(state: ClusterState) -> dict[str, dict[int, int]]:
             for b in p.replicas:
                 if b in g["kafka_server_ReplicaManager_PartitionCount"]:
                     g["kafka_server_ReplicaManager_PartitionCount"][b] += 1
+            for b in p.offline:
+                if b in g["kafka_server_ReplicaManager_OfflineReplicaCount"]:
+                    g["kafka_server_ReplicaManager_OfflineReplicaCount"][b] += 1
             if p.leader < 0 or not state.is_alive(p.leader):
                 offline += 1
                 continue
@@ -96,6 +104,9 @@ def broker_gauges(state: ClusterState) -> dict[str, dict[int, int]]:
                 g["kafka_server_ReplicaManager_UnderReplicatedPartitions"][p.leader] += 1
             if len(p.isr) < state.effective_min_isr(t, p):
                 g["kafka_server_ReplicaManager_UnderMinIsrPartitionCount"][p.leader] += 1
+    for b, dirs in state.offline_log_dirs.items():
+        if b in g["kafka_log_LogManager_OfflineLogDirectoryCount"]:
+            g["kafka_log_LogManager_OfflineLogDirectoryCount"][b] = len(dirs)
     c = state.controller_id
     if c in alive:
         g["kafka_controller_KafkaController_ActiveControllerCount"][c] = 1
