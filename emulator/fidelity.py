@@ -592,8 +592,8 @@ DIFFERENCES += [
               "producer that retries without idempotence writes the records twice.",
         fast=_AS_ASKED,
         kafka_mode="as fast",
-        adversarial="About 3% of Produce requests are applied and their connection closed "
-                    "before the answer, 3% of acks=all ones answered REQUEST_TIMED_OUT after "
+        adversarial="About 5% of Produce requests are applied and their connection closed "
+                    "before the answer, 5% of acks=all ones answered REQUEST_TIMED_OUT after "
                     "the append; 2% of OffsetCommits applied and their answer lost.",
         tests=("client_tests/test_adversarial.py::"
                "test_idempotent_confluent_producer_writes_each_record_once",

@@ -248,6 +248,7 @@ class Cluster(ControlHandle):
             from emulator.faults.adversary import Adversary
 
             self.adversary = Adversary(self.state.fidelity.seed, self.state, services)
+            self.adversary.start()
             self.server.faults.adversary = self.adversary
         if self.store is not None:
             store, state = self.store, self.state

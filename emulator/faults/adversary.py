@@ -22,10 +22,16 @@ one Kafka really produces, at a point where Kafka may produce it (``RULES``, per
   __transaction_state moves, so the client's next request meets NOT_COORDINATOR, and,
   under Kafka's timing, a coordinator that is loading);
 - a rebalance in the middle of a poll loop (``rebalance``: a classic group is made to
-  rebalance as a member joining would; ``kick``: the member is removed as its session
-  running out would be);
+  rebalance as a member joining would, on a member's Heartbeat, SyncGroup, OffsetCommit
+  or Fetch; ``kick``: the member is removed as its session running out would be, classic
+  or KIP-848);
 - a fetch session evicted from the broker's cache (``session_evicted``: the next
-  incremental Fetch meets FETCH_SESSION_ID_NOT_FOUND).
+  incremental Fetch meets FETCH_SESSION_ID_NOT_FOUND);
+- settings chosen by the seed at start (``start``): one broker's metadata much staler
+  than the others' (``stale_metadata``, through the per-broker metadata views), longer
+  coordinator loads after a move, and slow transaction markers for some transactions
+  (``slow_markers``: the transaction stays in PrepareCommit/PrepareAbort, read_committed
+  consumers wait, the producer's next transaction meets CONCURRENT_TRANSACTIONS).
 
 Determinism. Nothing is drawn from one generator shared by every connection (thread
 scheduling would reorder the draws). Each request's fate is a hash of (seed, client_id,
@@ -33,13 +39,16 @@ broker, API key, n), n counting that client's requests of that API to that broke
 client that sends the same requests meets the same faults in the same order, whatever
 the other clients do meanwhile (what a fault acts on, such as the partition a leader
 move picks, comes from that request and the cluster's state). ``Adversary.record``
-holds every fault injected, one log line each says it as it happens.
+holds every fault injected, one log line each says it as it happens. Slow markers are
+drawn per transaction (seed, transactional id, producer id, epoch), the stale broker and
+its lag from the seed alone.
 
 Rates (per request, ``Rule.rate``; scaled per kind by ``Adversary.scale``, e.g. ``{"all":
 0.5}`` or ``{"leader_move": 2}``): high enough that a wrong program fails within a few
 seeds, low enough that a correct one (retries, idempotence, commits after processing)
-keeps making progress: at most one fault per request, and about one request in eight of
-each API meets one.
+keeps making progress: at most one fault per request, and one request in 6 to 12 of each
+API meets one (a batching producer sends few requests: a Produce meets a duplicate-making
+fault one time in ten).
 
 Sans I/O: ``before`` decides (and makes the state changes that come before the answer),
 ``after`` acts on the answer; emulator/server/dispatch.py calls both and does the
@@ -72,8 +81,10 @@ COORDINATOR_MOVE = "coordinator_move"
 REBALANCE = "rebalance"
 KICK = "kick"
 SESSION_EVICTED = "session_evicted"
+SLOW_MARKERS = "slow_markers"
+STALE_METADATA = "stale_metadata"
 KINDS = (ERROR, LANDED_ERROR, LOST_RESPONSE, LEADER_MOVE, COORDINATOR_MOVE, REBALANCE, KICK,
-         SESSION_EVICTED)
+         SESSION_EVICTED, SLOW_MARKERS, STALE_METADATA)
 
 
 @dataclass(frozen=True)
@@ -104,11 +115,12 @@ RULES: dict[int, tuple[Rule, ...]] = {
     0: (  # Produce
         *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.04), (E.NOT_ENOUGH_REPLICAS, 0.015),
                  (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01), item=True),
-        Rule(LANDED_ERROR, 0.03, int(E.REQUEST_TIMED_OUT)),
-        Rule(LOST_RESPONSE, 0.03),
+        Rule(LANDED_ERROR, 0.05, int(E.REQUEST_TIMED_OUT)),
+        Rule(LOST_RESPONSE, 0.05),
     ),
     1: (  # Fetch
         Rule(SESSION_EVICTED, 0.06, min_version=7),
+        Rule(REBALANCE, 0.02),  # the fetching client's classic group, mid poll loop
         *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.03), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
                  item=True),
     ),
@@ -128,13 +140,25 @@ RULES: dict[int, tuple[Rule, ...]] = {
     25: _TXN,  # AddOffsetsToTxn
     26: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02)),  # EndTxn
     28: (*_COORDINATOR_ERRORS,),  # TxnOffsetCommit
-    68: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02)),  # ConsumerGroupHeartbeat
+    68: (*_COORDINATOR_ERRORS, Rule(KICK, 0.02),
+         Rule(COORDINATOR_MOVE, 0.02)),  # ConsumerGroupHeartbeat
 }
 # The APIs whose key names a coordinator: which field, and which coordinator.
 _GROUP_KEYED = {8: "group_id", 9: "group_id", 11: "group_id", 12: "group_id",
                 14: "group_id", 28: "group_id", 68: "group_id"}
 _TXN_KEYED = {22: "transactional_id", 24: "transactional_id", 25: "transactional_id",
               26: "transactional_id"}
+
+
+# The settings start() makes (see there): one broker's metadata lag, ms (low, high) and
+# jitter; how long a coordinator loads after a move (Kafka's envelope: tens of ms; a big
+# __consumer_offsets partition takes seconds); slow transaction markers (a share of
+# transactions, and their delay in ms; Kafka's envelope: ~15 ms, up to ~100).
+STALE_LAG_MS = (300, 1500)
+STALE_JITTER_MS = 200
+LOAD_MS = 400
+SLOW_MARKERS_RATE = 0.3
+SLOW_MARKERS_MS = (150, 1500)
 
 
 def draw(seed: int, *parts: object) -> float:
@@ -318,19 +342,36 @@ class Adversary:
 
     def _rebalance(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services
-        group_id = req.get("group_id")
-        if services is None or not group_id:
+        if services is None:
             return None
-        classic = services.groups.classic
+        group_id = req.get("group_id") if plan.api != 1 else self._group_of(plan.client_id)
+        if not group_id:
+            return None
+        groups = services.groups
         if plan.rule.kind == KICK:
             member = req.get("member_id") or ""
-            if not classic.expire_member(group_id, member):
+            expire = groups.consumer.expire_member if plan.api == 68 \
+                else groups.classic.expire_member
+            if not expire(group_id, member):
                 return None
             return self._note(plan, f"member {member!r} of group {group_id!r} removed "
                               "(as its session expiring)")
-        if not classic.force_rebalance(group_id):
+        if not groups.classic.force_rebalance(group_id):
             return None
         return self._note(plan, f"group {group_id!r} made to rebalance")
+
+    def _group_of(self, client_id: str) -> str | None:
+        """The first stable classic group (by id) with a member of this client id: the
+        group a fetching consumer belongs to. Looked up only when a Fetch drew a
+        rebalance, so its cost (the groups) is paid once in many fetches."""
+        assert self.services is not None
+        table = self.services.groups.groups
+        for gid in sorted(table):
+            g = table.peek(gid)
+            if getattr(g, "type", None) == "classic" and g.state == "Stable" and any(
+                    m.client_id == client_id for m in g.members.values()):
+                return str(gid)
+        return None
 
     def _evict_session(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services
@@ -341,13 +382,64 @@ class Adversary:
             return None
         return self._note(plan, f"fetch session {sid} evicted")
 
+    # ---- what lasts: set once at start ------------------------------------------------
+    def start(self) -> None:
+        """The faults that are settings rather than answers, chosen by the seed when the
+        cluster starts: one broker's metadata much staler than the others' (Kafka's
+        envelope is tens of ms, a broker with a slow metadata publisher is behind for
+        longer), coordinators that take longer to load after a move, and transaction
+        markers that are sometimes slow (``marker_delay``)."""
+        ids = sorted(self.state.brokers)
+        views = getattr(self.state, "metadata_views", None)  # per-broker metadata lag
+        if views is not None and len(ids) > 1 and self.scale.get(STALE_METADATA, 1.0) > 0:
+            broker = ids[int(draw(self.seed, "stale-broker") * len(ids))]
+            lag = STALE_LAG_MS[0] + int(draw(self.seed, "stale-lag")
+                                        * (STALE_LAG_MS[1] - STALE_LAG_MS[0]))
+            views.set_lag(broker, lag, STALE_JITTER_MS)
+            self._note_setting(broker, STALE_METADATA, f"broker {broker} learns metadata "
+                               f"changes {lag}-{lag + STALE_JITTER_MS} ms late")
+        services = self.services
+        if services is None:
+            return
+        for topic in (services.groups.topic, services.transactions.topic):
+            if hasattr(topic, "load_ms"):
+                topic.load_ms = max(topic.load_ms, LOAD_MS)
+        txns = services.transactions
+        if hasattr(txns, "marker_delay"):
+            normal = txns.marker_delay
+
+            def marker_delay(txn: Any) -> int:
+                return self._marker_delay(txn, normal(txn))
+            setattr(txns, "marker_delay", marker_delay)  # noqa: B010 - the documented hook
+
+    def _marker_delay(self, txn: Any, normal: int) -> int:
+        """Kafka's marker delay, or (``SLOW_MARKERS_RATE`` of transactions, seeded by the
+        transaction's id, producer id and epoch) a slow one."""
+        tid, pid, epoch = txn.transactional_id, txn.producer_id, txn.producer_epoch
+        if draw(self.seed, "markers", tid, pid, epoch) >= SLOW_MARKERS_RATE * self.scale.get(
+                SLOW_MARKERS, 1.0) * self.scale.get("all", 1.0):
+            return normal
+        low, high = SLOW_MARKERS_MS
+        delay = low + int(draw(self.seed, "marker-ms", tid, pid, epoch) * (high - low))
+        f = Injected(len(self.record), self.seed, -1, tid, "EndTxn", epoch, SLOW_MARKERS,
+                     f"markers of {tid!r} (producer {pid}, epoch {epoch}) written {delay} ms "
+                     "after EndTxn")
+        self._append(f)
+        return max(normal, delay)
+
     # ---- the record ------------------------------------------------------------------
-    def _note(self, plan: Plan, detail: str) -> Plan:
-        f = Injected(len(self.record), self.seed, plan.broker, plan.client_id,
-                     NAMES.get(plan.api, str(plan.api)), plan.n, plan.rule.kind, detail)
+    def _note_setting(self, broker: int, kind: str, detail: str) -> None:
+        self._append(Injected(len(self.record), self.seed, broker, "", "-", 0, kind, detail))
+
+    def _append(self, f: Injected) -> None:
         self.record.append(f)
         log.info("adversary seed %d: broker %d, %s #%d from client %r: %s", f.seed, f.broker,
-                 f.api, f.n, f.client_id, detail)
+                 f.api, f.n, f.client_id, f.detail)
+
+    def _note(self, plan: Plan, detail: str) -> Plan:
+        self._append(Injected(len(self.record), self.seed, plan.broker, plan.client_id,
+                              NAMES.get(plan.api, str(plan.api)), plan.n, plan.rule.kind,
+                              detail))
         return plan
 
     def describe(self) -> dict[str, Any]:

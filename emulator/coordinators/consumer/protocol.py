@@ -344,6 +344,20 @@ class ConsumerProtocol(GroupPart):
         group.group_epoch += 1
         self._update_target_assignment(group)
 
+    def expire_member(self, group_id: str, member_id: str) -> bool:
+        """Fence a member as its session running out would (--fidelity adversarial,
+        emulator/faults/adversary.py): its next heartbeat meets UNKNOWN_MEMBER_ID and its
+        partitions go to the others. False when there is no such member."""
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup):
+            return False
+        m = group.members.get(member_id)
+        if m is None:
+            return False
+        self._fence_consumer_member(group, m)
+        self.gc.mark_changed()
+        return True
+
     def update_group_epoch(self, group: ConsumerGroup, changed: bool) -> None:
         """After a member's heartbeat: the group epoch moves when its subscriptions
         (``changed``) or the subscribed topics' metadata changed, and a new target
