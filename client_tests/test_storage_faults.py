@@ -326,37 +326,139 @@ def test_storage_faults_through_the_control_plane_cli_and_schedule(tmp_path: Pat
                  "broker 2's replica in the failed dir leaves the ISR", timeout=10)
 
 
-def test_many_writers_while_a_dir_fails_lose_nothing_acknowledged(two_dirs: Cluster) -> None:
+def test_many_writers_while_a_dir_fails_lose_nothing_acknowledged(tmp_path: Path) -> None:
     """Producers keep writing (acks=all, idempotent) while the leader's dir fails:
-    every acknowledged record is in the log exactly once."""
-    c = two_dirs
-    create(c, "race", {i: [1, 2, 3] for i in range(4)})
+    every acknowledged record is in the log exactly once, also after the whole process
+    restarts on the same data directory."""
+    data = str(tmp_path / "race")
     acked: list[tuple[int, bytes]] = []
-    stop = threading.Event()
+    with Cluster(brokers=3, port=0, config=dict(TWO_DIRS), data_dir=data) as c:
+        create(c, "race", {i: [1, 2, 3] for i in range(4)})
+        stop = threading.Event()
 
-    def write() -> None:
-        p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all",
-                      "enable.idempotence": True, "linger.ms": 1})
-        i = 0
-        while not stop.is_set():
-            v = f"{i}".encode()
-            p.produce("race", v, partition=i % 4, on_delivery=lambda e, m: e is None and acked.append(
-                (m.partition(), m.value())))
-            p.poll(0)
-            i += 1
-            time.sleep(0.001)
-        p.flush(30)
+        def write() -> None:
+            p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all",
+                          "enable.idempotence": True, "linger.ms": 1})
+            i = 0
+            while not stop.is_set():
+                p.produce("race", f"{i}".encode(), partition=i % 4,
+                          on_delivery=lambda e, m: e is None and acked.append(
+                              (m.partition(), m.value())))
+                p.poll(0)
+                i += 1
+                time.sleep(0.001)
+            p.flush(30)
 
-    t = threading.Thread(target=write)
-    t.start()
-    time.sleep(0.5)
-    c.disk_full(1, log_dir=DATA_DIR)
-    time.sleep(1.0)
-    stop.set()
-    t.join(60)
-    assert partitions(c, 2, "race")[1][0] != 1
+        t = threading.Thread(target=write)
+        t.start()
+        time.sleep(0.5)
+        c.disk_full(1, log_dir=DATA_DIR)
+        time.sleep(1.0)
+        stop.set()
+        t.join(60)
+        assert partitions(c, 2, "race")[1][0] != 1
     counts: dict[int, int] = {}
     for part, _ in acked:
         counts[part] = counts.get(part, 0) + 1
-    ends = end_offsets(c.bootstrap_servers, "race", 4)
-    assert all(ends[i] == counts.get(i, 0) for i in range(4)), (ends, counts)
+    assert len(counts) == 4
+    with Cluster(brokers=3, port=0, config=dict(TWO_DIRS), data_dir=data) as c:
+        assert end_offsets(c.bootstrap_servers, "race", 4) == counts
+        consumer = Consumer({"bootstrap.servers": c.bootstrap_servers, "group.id": "race",
+                             "auto.offset.reset": "earliest"})
+        try:
+            consumer.assign([TopicPartition("race", 1, 0)])
+            got: list[bytes] = []
+            deadline = time.monotonic() + 30
+            while len(got) < counts[1] and time.monotonic() < deadline:
+                m = consumer.poll(1)
+                if m is not None and not m.error():
+                    got.append(m.value())
+        finally:
+            consumer.close()
+        assert got == [v for part, v in acked if part == 1]  # once each, in order
+
+
+# ---- a real write error from the data directory (not an injected fault) -------------------
+FILE_LIMIT = 64 * 1024  # RLIMIT_FSIZE of the emulator's process: no file may grow past it
+
+
+def _limit_file_size() -> None:
+    """In the child: files stop growing at FILE_LIMIT (writes past it fail with EFBIG,
+    the way a full disk fails them with ENOSPC), and it dies with this process."""
+    import ctypes
+    import resource
+    import signal
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _start(data: Path, limited: bool) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "emulator", "--brokers", "1", "--port", "0", "--data-dir",
+         str(data)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_limit_file_size if limited else None)
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert "kafka-emulator ready" in line, (line, proc.stderr.read())  # type: ignore[union-attr]
+    return proc, line.split("bootstrap servers ")[1].split()[0]
+
+
+def test_a_write_the_data_dir_refuses_fails_the_dir_and_loses_nothing_acknowledged(
+        tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    proc, bootstrap = _start(data, limited=True)
+    try:
+        p = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 0,
+                      "message.timeout.ms": 5000, "retries": 0})
+        acked: list[bytes] = []
+        errors: list[str] = []
+
+        def done(err: object, msg: object) -> None:
+            if err is None:
+                acked.append(msg.value())  # type: ignore[attr-defined]
+            else:
+                errors.append(str(err))
+
+        value = b"x" * 1000
+        for i in range(200):  # ~200 KB into one partition: past the file limit
+            p.produce("full", f"{i:04d}".encode() + value, partition=0, on_delivery=done)
+            p.flush(10)
+            if errors:
+                break
+        assert errors and 0 < len(acked) < 200
+        assert "KAFKA_STORAGE_ERROR" in errors[0] or "storage" in errors[0].lower(), errors
+        # the broker's only dir failed: it halted (its listener is gone)
+        wait_for(lambda: proc.poll() is not None or _refused_at(bootstrap),
+                 "the broker halts", timeout=10)
+    finally:
+        proc.kill()
+        stderr = proc.stderr.read()  # type: ignore[union-attr]
+        proc.wait(10)
+    assert "data directory write failed" in stderr and "File too large" in stderr, stderr
+    proc, bootstrap = _start(data, limited=False)  # the same dir, room again
+    try:
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": "after",
+                      "auto.offset.reset": "earliest"})
+        c.assign([TopicPartition("full", 0, 0)])
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(got) < len(acked) and time.monotonic() < deadline:
+            m = c.poll(1)
+            if m is not None and not m.error():
+                got.append(m.value())
+        lo, hi = c.get_watermark_offsets(TopicPartition("full", 0), timeout=10)
+        c.close()
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert got == acked and hi == len(acked)  # every acknowledged record, nothing torn
+
+
+def _refused_at(bootstrap: str) -> bool:
+    host, port = bootstrap.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
