@@ -378,6 +378,41 @@ def coordinator_kills(b: Brokers, cluster: Any, kills: int, run: str) -> Results
     return res
 
 
+def first_elections(make_target: Callable[[], Any], trials: int, run: str) -> Results:
+    """A fresh cluster per trial: FindCoordinator creates the internal topic; from its
+    first answer naming a coordinator, what that coordinator answers until it serves."""
+    res = Results()
+    for i in range(trials):
+        with make_target() as (b, _):
+            for kind, key_type in (("group", 0), ("transaction", 1)):
+                key = f"timing-{run}-first-{i}-{kind}"
+                t0 = time.monotonic()
+                codes: Counter[str] = Counter()
+                while True:
+                    with contextlib.suppress(OSError, ConnectionError):
+                        err, node = find_coordinator(b, key, key_type)
+                        if not err:
+                            break
+                        codes[E(err).name] += 1
+                    time.sleep(0.01)
+                res.add(f"first {kind}: FindCoordinator named one after", ms_since(t0))
+                for name, count in codes.items():
+                    res.codes[f"first {kind}: FindCoordinator answers before"][name] += count
+                t1 = time.monotonic()
+                if kind == "group":
+                    probes = {"OffsetFetch v9": lambda bb, n, g=key: int(bb.call(
+                        n, 9, 9, {"groups": [{"group_id": g, "topics": None}]}
+                    )["groups"][0]["error_code"])}
+                else:
+                    probes = {"InitProducerId v5": lambda bb, n, t=key: int(bb.call(
+                        n, 22, 5, {"transactional_id": t, "transaction_timeout_ms": 60000}
+                    )["error_code"])}
+                out = probe_until_ready(b, node, probes, t1, 30)
+                record_move(res, f"first {kind}", out)
+            print(f"  first election {i + 1}/{trials} done", flush=True)
+    return res
+
+
 def prepare_window(b: Brokers, trials: int, run: str, end_txn_version: int) -> Results:
     res = Results()
     tid = f"timing-{run}-prepare"
@@ -506,9 +541,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--kills", type=int, default=0, help="coordinator crashes (Kafka only)")
     ap.add_argument("--end-txn-version", type=int, default=4, choices=(4, 5))
     ap.add_argument("--skip", default="", help="comma list of: moves,prepare")
+    ap.add_argument("--first", type=int, default=0,
+                    help="fresh clusters: the coordinators' first election")
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     run = f"{int(time.time()) % 100000}"
+    if args.first:
+        def make() -> Any:
+            return kafka_target(3) if args.target == "kafka" else \
+                emulator_target(3, args.fidelity)
+        first_elections(make, args.first, run).print(
+            "first election (a fresh cluster; FindCoordinator creates the topic); loading "
+            "times from FindCoordinator's first answer naming a coordinator")
+        return
     target = kafka_target(3) if args.target == "kafka" else emulator_target(3, args.fidelity)
     started = time.monotonic()
     with target as (b, cluster):

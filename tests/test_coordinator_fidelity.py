@@ -16,7 +16,13 @@ from emulator.cluster.clock import ManualClock
 from emulator.cluster.leadership import change_leader
 from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.runtime.placement import LEARN_MS, LOAD_MS
+from emulator.coordinators.runtime.placement import (
+    CREATE_MS,
+    FIRST_LEARN_MS,
+    FIRST_LOAD_MS,
+    LEARN_MS,
+    LOAD_MS,
+)
 from emulator.coordinators.transactions.coordinator import (
     MARKER_DELAY_MS,
     TXN_TOPIC,
@@ -24,6 +30,7 @@ from emulator.coordinators.transactions.coordinator import (
 )
 from emulator.fidelity import Fidelity
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch
 
 TID = "txn-fid"
@@ -41,6 +48,10 @@ class Harness:
         self.state.create_topic("t", 1, 3)
         self.gc = GroupCoordinator(self.state)
         self.tc = TransactionCoordinator(self.state, self.gc)
+        # both coordinator topics, past their first election
+        self.gc.ensure_offsets_topic()
+        self.tc.ensure_txn_topic()
+        self.clock.advance(CREATE_MS + FIRST_LEARN_MS + FIRST_LOAD_MS)
 
     def move(self, topic: str, key: str, coordinator: object) -> int:
         """Move ``key``'s coordinator partition to another in-sync replica."""
@@ -205,3 +216,75 @@ def test_marker_delay_is_an_attribute() -> None:
     h.clock.advance(1)
     h.state.tick()
     assert h.tc.describe(TID)["transaction_state"] == "CompleteCommit"
+
+
+# ---- over the wire -------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["kafka", "fast"])
+def test_loading_coordinator_over_the_wire(mode: str) -> None:
+    """A served cluster: after a move, under Kafka's timing, JoinGroup and OffsetFetch get
+    COORDINATOR_LOAD_IN_PROGRESS from the new coordinator, classic Heartbeat NONE (Kafka:
+    'the group is still loading, so blindly respond'); under fast all are served."""
+    from emulator.blocking_client import BlockingConnection
+    from emulator.runtime import Cluster
+
+    with Cluster(brokers=3, port=0, fidelity=mode,
+                 config={"group.initial.rebalance.delay.ms": "0"}) as c:
+        gc = c.server.services.groups
+        gc.topic.learn_ms, gc.topic.load_ms = 0, 60_000  # a long load, so no race
+        gc.topic.create_ms = gc.topic.first_learn_ms = gc.topic.first_load_ms = 0
+
+        def conn(node: int) -> BlockingConnection:
+            return BlockingConnection.connect("127.0.0.1", c.state.brokers[node].port)
+
+        old = c.call(lambda: gc.coordinator_for(GROUP))
+        with conn(old) as k:
+            join = k.call(11, 3, {"group_id": GROUP, "session_timeout_ms": 30000,
+                                  "rebalance_timeout_ms": 30000, "member_id": "",
+                                  "protocol_type": "consumer",
+                                  "protocols": [{"name": "range", "metadata": b""}]})
+        assert join["error_code"] == E.NONE
+        member, generation = join["member_id"], join["generation_id"]
+        p = c.state.topics["__consumer_offsets"].partitions[gc.topic.partition_for(GROUP)]
+        new = next(r for r in p.isr if r != p.leader)
+        c.call(lambda: change_leader(c.state, p, new))
+        with conn(new) as k:
+            hb = k.call(12, 2, {"group_id": GROUP, "generation_id": generation,
+                                "member_id": member})
+            fetch = k.call(9, 9, {"groups": [{"group_id": GROUP, "topics": None}]})
+            rejoin = k.call(11, 3, {"group_id": GROUP, "session_timeout_ms": 30000,
+                                    "rebalance_timeout_ms": 30000, "member_id": member,
+                                    "protocol_type": "consumer",
+                                    "protocols": [{"name": "range", "metadata": b""}]})
+        codes = (hb["error_code"], fetch["groups"][0]["error_code"], rejoin["error_code"])
+        if mode == "kafka":
+            assert codes == (E.NONE, E.COORDINATOR_LOAD_IN_PROGRESS,
+                             E.COORDINATOR_LOAD_IN_PROGRESS)
+        else:
+            assert codes == (E.NONE, E.NONE, E.NONE)
+
+
+def test_first_election_under_kafka_timing() -> None:
+    """FindCoordinator creating the topic answers COORDINATOR_NOT_AVAILABLE for a while,
+    then the first leader answers NOT_COORDINATOR, then loads, as on Kafka 4.4."""
+    clock = ManualClock()
+    state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                         fidelity=Fidelity("kafka"),
+                         broker_config={"offsets.topic.num.partitions": "4"})
+    gc = GroupCoordinator(state)
+    with pytest.raises(KafkaError) as e:
+        gc.coordinator_for(GROUP)
+    assert e.value.code == E.COORDINATOR_NOT_AVAILABLE
+    clock.advance(CREATE_MS)
+    node = gc.coordinator_for(GROUP)
+    assert gc.coordinator_error(node, GROUP) == E.NOT_COORDINATOR
+    clock.advance(FIRST_LEARN_MS)
+    assert gc.coordinator_error(node, GROUP) == E.COORDINATOR_LOAD_IN_PROGRESS
+    clock.advance(FIRST_LOAD_MS)
+    assert gc.coordinator_error(node, GROUP) == E.NONE
+
+
+def test_first_election_under_fast() -> None:
+    state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
+                         clock=ManualClock(), broker_config={"offsets.topic.num.partitions": "4"})
+    gc = GroupCoordinator(state)
+    assert gc.coordinator_error(gc.coordinator_for(GROUP), GROUP) == E.NONE
