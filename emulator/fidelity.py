@@ -216,7 +216,8 @@ DIFFERENCES: list[Difference] = [
                    "ShareGroupHeartbeat, StreamsGroupHeartbeat, TxnOffsetCommit, "
                    "InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, "
                    "DescribeTransactions, the share-state APIs); classic Heartbeat answers "
-                   "NONE while loading. The first election, when FindCoordinator creates "
+                   "NONE while loading; ListGroups and ListTransactions on a broker loading "
+                   "any partition answer COORDINATOR_LOAD_IN_PROGRESS. The first election, when FindCoordinator creates "
                    "the topic: FindCoordinator answers COORDINATOR_NOT_AVAILABLE for "
                    "150 ms, then the first leader answers NOT_COORDINATOR for 300 ms and "
                    "COORDINATOR_LOAD_IN_PROGRESS for 200 ms "
@@ -256,6 +257,7 @@ DIFFERENCES: list[Difference] = [
                "tests/test_coordinator_fidelity.py::"
                "test_share_state_coordinator_loads_after_a_move",
                "tests/test_coordinator_fidelity.py::test_first_election_under_kafka_timing",
+               "tests/test_coordinator_fidelity.py::test_list_transactions_while_loading",
                "tests/test_coordinator_fidelity.py::test_loading_coordinator_over_the_wire"),
     ),
     Difference(

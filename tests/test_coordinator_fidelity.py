@@ -117,6 +117,21 @@ def test_transaction_coordinator_loads_after_a_move(mode: str) -> None:
     assert h.tc.end_txn(TID, pid, epoch, True, broker_id=new)[0] == E.NONE
 
 
+def test_list_transactions_while_loading() -> None:
+    """Kafka: ListTransactions on a broker loading any __transaction_state partition
+    answers COORDINATOR_LOAD_IN_PROGRESS; not before it learns of the election, not
+    after the load."""
+    h = Harness("kafka")
+    h.transaction()
+    new = h.move(TXN_TOPIC, TID, h.tc)
+    assert h.tc.list_transactions(broker_id=new)[0] == E.NONE  # not learnt yet
+    h.clock.advance(LEARN_MS)
+    assert h.tc.list_transactions(broker_id=new) == (E.COORDINATOR_LOAD_IN_PROGRESS, [], [])
+    h.clock.advance(LOAD_MS)
+    err, _, listed = h.tc.list_transactions(broker_id=new)
+    assert err == E.NONE and [t["transactional_id"] for t in listed] == [TID]
+
+
 def test_share_state_coordinator_loads_after_a_move() -> None:
     h = Harness("kafka")
     topic = h.gc.topic  # the share group's own coordinator is the group coordinator
@@ -251,16 +266,18 @@ def test_loading_coordinator_over_the_wire(mode: str) -> None:
             hb = k.call(12, 2, {"group_id": GROUP, "generation_id": generation,
                                 "member_id": member})
             fetch = k.call(9, 9, {"groups": [{"group_id": GROUP, "topics": None}]})
+            listed = k.call(16, 4, {"states_filter": []})
             rejoin = k.call(11, 3, {"group_id": GROUP, "session_timeout_ms": 30000,
                                     "rebalance_timeout_ms": 30000, "member_id": member,
                                     "protocol_type": "consumer",
                                     "protocols": [{"name": "range", "metadata": b""}]})
-        codes = (hb["error_code"], fetch["groups"][0]["error_code"], rejoin["error_code"])
+        codes = (hb["error_code"], fetch["groups"][0]["error_code"], rejoin["error_code"],
+                 listed["error_code"])
         if mode == "kafka":
             assert codes == (E.NONE, E.COORDINATOR_LOAD_IN_PROGRESS,
-                             E.COORDINATOR_LOAD_IN_PROGRESS)
+                             E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_LOAD_IN_PROGRESS)
         else:
-            assert codes == (E.NONE, E.NONE, E.NONE)
+            assert codes == (E.NONE, E.NONE, E.NONE, E.NONE)
 
 
 def test_first_election_under_kafka_timing() -> None:

@@ -4,6 +4,9 @@ States filter (v4+, case-insensitive: Empty, PreparingRebalance, CompletingRebal
 Stable for classic groups; Empty, Assigning, Reconciling, Stable for consumer
 groups; Empty, Stable for share groups) and types filter (v5+: classic, consumer, share). Clients ask every broker and merge.
 Without DESCRIBE on CLUSTER only the groups the principal may DESCRIBE are listed.
+While this broker loads a __consumer_offsets partition (--fidelity kafka, after it
+became its leader) the answer is COORDINATOR_LOAD_IN_PROGRESS and no groups, as Kafka's
+group coordinator answers a listing with a partition still loading.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ AUTHORIZE = ()  # groups are filtered by DESCRIBE in the handler (CLUSTER DESCRI
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
+    if gc.topic.loading_here(ctx.broker_id):
+        return {"throttle_time_ms": 0, "error_code": E.COORDINATOR_LOAD_IN_PROGRESS,
+                "groups": []}
     gc.tick()
     groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
                             req["types_filter"] if version >= 5 else None,

@@ -227,6 +227,14 @@ class InternalTopic:
             return E.NONE
         return E.NOT_COORDINATOR if now < entry[1] else E.COORDINATOR_LOAD_IN_PROGRESS
 
+    def loading_here(self, broker_id: int) -> bool:
+        """Is ``broker_id`` loading any partition of the topic (it knows it leads one and
+        has not finished reading it)? Kafka's coordinators then answer the listing APIs
+        (ListGroups, ListTransactions) COORDINATOR_LOAD_IN_PROGRESS as a whole."""
+        now = self.state.now()
+        return any(leader == broker_id and learned <= now < until
+                   for leader, learned, until in self._loading.values())
+
     def loading(self, partition: int, broker_id: int) -> bool:
         """Is ``broker_id`` not yet serving ``partition`` after becoming its leader?"""
         return self.loading_error(partition, broker_id) != E.NONE

@@ -575,6 +575,10 @@ class TransactionCoordinator:
                           producer_ids: list[int] | None = None, duration_ms: int = -1,
                           pattern: str | None = None) -> tuple[int, list[str], list[dict[str, Any]]]:
         """(error, unknown state filters, transactions this broker coordinates)."""
+        if broker_id is not None and self.topic.loading_here(broker_id):
+            # Kafka's TransactionStateManager.listTransactionStates: any partition
+            # loading, and the whole listing is COORDINATOR_LOAD_IN_PROGRESS
+            return E.COORDINATOR_LOAD_IN_PROGRESS, [], []
         unknown = [s for s in states or [] if s not in STATES]
         try:
             regex = re.compile(pattern) if pattern else None
