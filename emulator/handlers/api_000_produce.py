@@ -215,7 +215,10 @@ def handle(ctx: RequestContext, req: dict, version: int):
     # A slow log dir (storage fault slow_writes): Kafka's handler thread is busy in the
     # write, so no answer leaves before the last write is done; the request timeout
     # counts from there (DelayedProduce starts after the append). The loop goes on.
-    written = max((r.written_at_ms for _, es in results for _, _, r in es), default=0)
+    written = 0
+    faults = cluster.faults
+    if faults is not None and faults.storage:  # asked per partition only then
+        written = max((r.written_at_ms for _, es in results for _, _, r in es), default=0)
     now = cluster.now()
     if written <= now:
         written = 0
