@@ -462,3 +462,16 @@ def _refused_at(bootstrap: str) -> bool:
     except ConnectionRefusedError:
         return True
     return False
+
+
+# ---- the pytest plugin's handle ---------------------------------------------------------
+@pytest.mark.kafka_brokers(3, config=dict(TWO_DIRS))
+def test_the_pytest_handle_offers_storage_faults(kafka_control: Cluster,
+                                                 kafka_bootstrap: str) -> None:
+    c = kafka_control
+    create(c, "handle", {0: [1, 2], 1: [1, 2]})
+    c.fail_writes(1, log_dir=DATA_DIR)
+    assert produce(c, 1, "handle", 1) == E.KAFKA_STORAGE_ERROR
+    assert deliver(kafka_bootstrap, "handle", 2) == {0: 2, 1: 2}
+    assert c.faults.model.describe()["offline_log_dirs"] == [
+        {"broker": 1, "log_dirs": [DATA_DIR]}]

@@ -191,10 +191,13 @@ def _kafka_cluster_pool() -> Iterator[ClusterPool]:
 
 
 def _heal(cluster: Cluster) -> None:
-    """Undo what a test did to a shared cluster: faults in force, stopped brokers."""
+    """Undo what a test did to a shared cluster: faults in force, stopped brokers, and
+    log dirs a storage fault took offline (they come back when the broker restarts)."""
     cluster.clear_faults()
     for broker_id in cluster.broker_ids:
         b = cluster.state.brokers[broker_id]
+        if b.alive and not b.crashed and cluster.state.offline_log_dirs.get(broker_id):
+            cluster.stop_broker(broker_id, controlled=True)
         if not b.alive or b.crashed:
             cluster.start_broker(broker_id)
 
@@ -277,7 +280,9 @@ def kafka_control(kafka_cluster: Cluster) -> Cluster:
     Everything the Python control plane offers is there: ``stop_broker(id,
     controlled=False)``, ``start_broker(id)``, the fault API (``inject_error``,
     ``add_latency``, ``drop_response``, ``pause_follower``, ``slow_follower``,
-    ``cut_brokers``, ``cut_clients``, ``fault({"op": ...})``, ``run_fault_schedule``,
+    ``cut_brokers``, ``cut_clients``, the storage faults ``disk_full``, ``fail_writes``,
+    ``fail_fsyncs``, ``slow_writes``, ``heal_storage`` (docs/faults.md),
+    ``fault({"op": ...})``, ``run_fault_schedule``,
     ``clear_faults``), ``create_topic(...)``, ``cluster_info()``, and ``call(fn)`` on the
     cluster's loop. Safe to call from the test's thread.
     """
