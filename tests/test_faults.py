@@ -309,3 +309,14 @@ def test_a_log_dir_must_be_the_brokers(make_cluster: MakeCluster) -> None:
     with pytest.raises(FaultError) as e:
         f.apply({"op": "disk_full", "broker": 1, "log_dir": "/c"})
     assert e.value.status == 404 and "its log.dirs are /a, /b" in str(e.value)
+
+
+def test_a_new_partition_goes_to_a_live_dir(make_cluster: MakeCluster) -> None:
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    f.apply({"op": "fail_writes", "broker": 1, "log_dir": "/b"})
+    s.append(1, "t", 1, build_batch([(None, b"v")]), 1)  # /b fails
+    s.create_topic("u", assignments={0: [1, 2], 1: [1, 2]})
+    u1 = s.get_partition("u", 1)  # would be in /b: it is in /a, and online
+    assert (u1.leader, u1.offline) == (1, set())
+    assert s.append(1, "u", 1, build_batch([(None, b"v")]), 1).error == 0

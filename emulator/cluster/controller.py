@@ -62,7 +62,12 @@ from emulator.cluster.leadership import (
     select_leader,
     unclean_allowed,
 )
-from emulator.cluster.log_dirs import live_log_dirs, metadata_log_dir, replica_log_dir
+from emulator.cluster.log_dirs import (
+    is_offline,
+    live_log_dirs,
+    metadata_log_dir,
+    replica_log_dir,
+)
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
 from emulator.cluster.reassignment import maybe_complete_reassignment
@@ -466,6 +471,16 @@ def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: st
     return False
 
 
+def _place_in_live_dirs(state: ClusterMetadata, p: Partition) -> None:
+    """A new replica never goes to a failed log dir (LogManager picks among the live
+    ones): where its usual dir failed, the broker's first live dir takes it."""
+    for b in p.replicas:
+        if is_offline(state, b, replica_log_dir(state, b, p.topic, p.index)):
+            live = live_log_dirs(state, b)
+            if live:
+                state.replica_dir_moves[(p.topic, p.index, b)] = live[0]
+
+
 def _log_dirs_back(state: ClusterMetadata, broker_id: int) -> None:
     """A restarted broker opens its log directories afresh (LogManager's startup): the
     failed ones are online again; a storage fault still in force fails them again at
@@ -481,6 +496,8 @@ def _log_dirs_back(state: ClusterMetadata, broker_id: int) -> None:
 # ---- topics ----------------------------------------------------------------------------
 def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
     """onNewPartitionCreation: New, then Online with the first live replica leading."""
+    if state.offline_log_dirs:
+        _place_in_live_dirs(state, p)
     c = state.controller
     if c is not None:
         c.move_partition(p, PS.NewPartition)
@@ -503,6 +520,9 @@ def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
 
 def on_partition_deletion(state: ClusterMetadata, p: Partition) -> None:
     """Topic deletion: partitions and replicas go Offline, then NonExistent."""
+    if state.replica_dir_moves:
+        for b in _replica_set(p):
+            state.replica_dir_moves.pop((p.topic, p.index, b), None)
     c = state.controller
     if c is None:
         return
