@@ -437,7 +437,9 @@ def prepare_window(b: Brokers, trials: int, run: str, end_txn_version: int) -> R
         if part["error_code"]:
             raise RuntimeError(f"transactional produce: {E(part['error_code']).name}")
         record_offset = part["base_offset"]
-        probe = ("EndTxn again", "AddPartitionsToTxn", "InitProducerId")[i % 3]
+        kinds = ("EndTxn again", "AddPartitionsToTxn", "InitProducerId") + (
+            ("Produce v12",) if end_txn_version >= 5 else ())
+        probe = kinds[i % len(kinds)]
         t0 = time.monotonic()
         er = b.call(node, 26, end_txn_version, {"transactional_id": tid, "producer_id": pid,
                                                "producer_epoch": epoch, "committed": True})
@@ -467,7 +469,12 @@ def prepare_window(b: Brokers, trials: int, run: str, end_txn_version: int) -> R
                     lso_at = ms_since(t0)
             if not probe_done:
                 in_window = first_complete is None
-                err = second_request(b, node, probe, tid, pid, new_epoch, end_txn_version)
+                sent = time.monotonic()
+                err = second_request(b, node, probe, tid, pid, new_epoch, end_txn_version,
+                                     leader)
+                if probe == "Produce v12":
+                    res.add(f"Produce v12 {'sent during PrepareCommit' if in_window else 'after'}"
+                            f", answered after", ms_since(sent))
                 label = f"{probe} {'during PrepareCommit' if in_window else 'after'}"
                 res.code(label, err)
                 if err not in (E.CONCURRENT_TRANSACTIONS,):
@@ -485,7 +492,7 @@ def prepare_window(b: Brokers, trials: int, run: str, end_txn_version: int) -> R
 
 
 def second_request(b: Brokers, node: int, probe: str, tid: str, pid: int, epoch: int,
-                   end_txn_version: int) -> int:
+                   end_txn_version: int, leader: int) -> int:
     if probe == "EndTxn again":
         # a retry of the same EndTxn: v5 retries with the epoch it sent (the old one)
         old = epoch - 1 if end_txn_version >= 5 else epoch
@@ -494,6 +501,16 @@ def second_request(b: Brokers, node: int, probe: str, tid: str, pid: int, epoch:
             "committed": True})["error_code"])
     if probe == "AddPartitionsToTxn":
         return add_partitions_v3(b, node, tid, pid, epoch)
+    if probe == "Produce v12":
+        # transaction version 2: the next transaction's first record adds its partition
+        # itself (the leader asks the coordinator), with the epoch EndTxn v5 answered
+        batch = build_batch([(b"k", b"next")], timestamp=int(time.time() * 1000),
+                            producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                            transactional=True)
+        r = b.call(leader, 0, 12, {"transactional_id": tid, "acks": -1, "timeout_ms": 30000,
+                                   "topic_data": [{"name": DATA_TOPIC, "partition_data": [
+                                       {"index": 0, "records": batch}]}]})
+        return int(r["responses"][0]["partition_responses"][0]["error_code"])
     return int(b.call(node, 22, 5, {"transactional_id": tid, "transaction_timeout_ms": 60000,
                                     "producer_id": pid, "producer_epoch": epoch})["error_code"])
 
