@@ -90,12 +90,9 @@ def resolve_op(state: ClusterState, op: dict) -> dict:
 
 def check_topic(state: ClusterState, op: dict) -> None:
     """Direct operations naming a topic or partition must name existing ones (404);
-    a log dir must be one of the broker's."""
+    a log dir must be one of the broker's (checked again by the effect, for schedules)."""
     if op.get("log_dir") is not None and isinstance(op.get("broker"), int):
-        dirs = log_dirs(state, op["broker"])
-        if op["log_dir"] not in dirs:
-            raise FaultError(f"{op['log_dir']!r} is not a log dir of broker {op['broker']}; "
-                             f"its log.dirs are {', '.join(dirs)}", 404)
+        _check_log_dir(state, op["broker"], op["log_dir"])
     topic = op.get("topic")
     if topic is None:
         return
@@ -217,10 +214,19 @@ def _move_leader(state: ClusterState, model: FaultModel, op: dict) -> Iterator[I
     yield from ()
 
 
+def _check_log_dir(state: ClusterState, broker: int, path: str) -> None:
+    dirs = log_dirs(state, broker)
+    if path not in dirs:
+        raise FaultError(f"{path!r} is not a log dir of broker {broker}; its log.dirs are "
+                         f"{', '.join(dirs)}", 404)
+
+
 def _storage(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
     """A storage fault replaces the broker's earlier one of the same scope (one kind
     per directory at a time); slow_writes with delay_ms 0, and heal_storage, remove."""
     broker, path, kind = op["broker"], op.get("log_dir"), op["op"]
+    if path is not None:  # again here, once the broker is known (a schedule's may not be)
+        _check_log_dir(state, broker, path)
     model.storage = [f for f in model.storage
                      if not (f.broker == broker and (path is None or f.log_dir == path))]
     if kind != "heal_storage" and not (kind == "slow_writes" and not op["delay_ms"]):
