@@ -253,7 +253,8 @@ class Cluster(ControlHandle):
         if self.store is not None:
             store, state = self.store, self.state
             self.server.tick_hooks.append(lambda: store.sync(state))
-        self.state.hooks.append(self._on_storage_event)
+        if self._on_storage_event not in self.state.hooks:  # once, if started again
+            self.state.hooks.append(self._on_storage_event)
         await self.server.start()
         # Advertise the bound ports (free ports) or the mapped ones (containers).
         for b in self.state.brokers.values():
