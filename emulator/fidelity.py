@@ -449,8 +449,30 @@ DIFFERENCES: list[Difference] = [
               "consumers must decode it whatever the producer used.",
         fast="Batches are stored as produced: a consumer that cannot decode the topic's "
              "codec reads the producer's instead and passes (docs/configs.md).",
-        kafka_mode=NOT_YET,
+        kafka_mode="The leader rewrites a batch whose codec is not the topic's (or the "
+                   "broker's) compression.type into that codec before appending it, as "
+                   "LogValidator does (emulator/cluster/replication.py): records, offsets, "
+                   "timestamps and producer fields kept, length and CRC recomputed; "
+                   "uncompressed inflates a compressed batch; producer keeps it; the "
+                   "rewritten batch is held to max.message.bytes again "
+                   "(MESSAGE_TOO_LARGE). Not modelled: compression.*.level (the bytes "
+                   "differ, the codec a consumer decodes does not).",
         false_green=True,
+        envelope="Measured on Kafka 4.4.0 (--target kafka, 3 brokers): none -> gzip, "
+                 "lz4 -> zstd, gzip -> uncompressed, zstd -> snappy rewritten, producer "
+                 "and same codec kept, records and producer id/epoch/sequence unchanged; a "
+                 "zstd batch under max.message.bytes that inflates past it into an "
+                 "uncompressed topic is refused with MESSAGE_TOO_LARGE. Not a timing.",
+        tests=("client_tests/test_topic_compression.py::"
+               "test_consumers_read_the_topic_codec_not_the_producers",
+               "client_tests/test_topic_compression.py::"
+               "test_an_idempotent_producer_reads_back_in_the_topic_codec",
+               "client_tests/test_topic_compression.py::"
+               "test_a_batch_too_large_once_recompressed_is_refused",
+               "tests/test_compression_type.py::test_kafka_fidelity_stores_the_topic_codec",
+               "tests/test_compression_type.py::test_fast_stores_the_producers_codec",
+               "tests/test_compression_type.py::"
+               "test_recompression_keeps_the_producer_fields_and_the_sequence_check"),
     ),
     Difference(
         key="consumer-assignment-interval",

@@ -278,7 +278,7 @@ _XERIAL_BLOCK = 32 * 1024
 
 def compress(codec: int, data: bytes) -> bytes:
     """Compress a batch's records section the way Kafka's Java producer frames it:
-    gzip, snappy in xerial blocks, the LZ4 frame format, zstd."""
+    gzip, snappy in xerial blocks, the LZ4 frame format with independent blocks, zstd."""
     import cramjam
 
     if codec == NONE:
@@ -292,10 +292,35 @@ def compress(codec: int, data: bytes) -> bytes:
             out += struct.pack(">i", len(block)) + block
         return bytes(out)
     if codec == LZ4:
-        return bytes(cramjam.lz4.compress(data))
+        # Independent blocks: Kafka's Lz4BlockInputStream refuses a dependent block
+        # stream ("Dependent block stream is unsupported"), cramjam's default.
+        lz4 = cramjam.lz4.Compressor(content_checksum=False, block_linked=False)
+        lz4.compress(data)
+        return bytes(lz4.finish())
     if codec == ZSTD:
         return bytes(cramjam.zstd.compress(data))
     raise InvalidRecordError(f"unknown compression codec {codec}")
+
+
+def recompress(batch: bytes | bytearray | memoryview, codec: int,
+               body: bytes | memoryview | None = None) -> bytes:
+    """One v2 batch with its records section in ``codec``: what Kafka's LogValidator
+    writes when a topic's compression.type differs from the producer's codec
+    (buildRecordsAndAssignOffsets). The records, their offset and timestamp deltas and
+    every header field but the codec bits stay; length and CRC are recomputed.
+    ``body``: the records section already decompressed, when the caller has it."""
+    h = read_header(batch)
+    if body is None:
+        body = decompress_bounded(h.compression, memoryview(batch)[HEADER_SIZE : h.size])
+    packed = compress(codec, bytes(body))
+    attributes = (h.attributes & ~COMPRESSION_MASK) | codec
+    tail = struct.pack(
+        ">hiqqqhii", attributes, h.last_offset_delta, h.base_timestamp, h.max_timestamp,
+        h.producer_id, h.producer_epoch, h.base_sequence, h.record_count,
+    ) + packed
+    head = struct.pack(">qiibI", h.base_offset, len(tail) + 9, h.partition_leader_epoch, 2,
+                       crc32c(tail))
+    return head + tail
 
 
 def encode_records(records: list[Record], base_offset: int, base_timestamp: int) -> bytes:

@@ -28,6 +28,7 @@ ACTED_ON: dict[str, str] = {
     "broker.id": "official image: KAFKA_* variables and server.properties (emulator/official_image.py)",
     "broker.session.timeout.ms": "emulator/cluster/controller.py",
     "cleanup.policy": "emulator/cluster/compaction.py, emulator/cluster/metadata.py",
+    "compression.type": "emulator/cluster/metadata.py, emulator/cluster/replication.py (--fidelity kafka: docs/fidelity.md, topic-compression-type)",
     "connections.max.idle.ms": "emulator/server/limits.py",
     "connections.max.reauth.ms": "emulator/cli.py",
     "consumer.heartbeat.interval.ms": "emulator/coordinators/consumer/protocol.py",
@@ -265,7 +266,7 @@ WITHOUT_EFFECT: tuple[tuple[str, tuple[str, ...]], ...] = (
         "offset.metadata.max.bytes", "broker.rack")),
     ("not acted on yet although Kafka acts on them (those that can make a test falsely "
      "green at Kafka's defaults are entries of docs/fidelity.md)", (
-        "compression.type", "compression.*.level", "log.retention.minutes",
+        "compression.*.level", "log.retention.minutes",
         "consumer.assignment.interval.ms", "group.consumer.*assignment.interval.ms",
         "fetch.max.bytes", "max.request.partition.size.limit",
         "max.decompressed.message.bytes", "producer.id.expiration.ms",

@@ -122,6 +122,16 @@ class ProduceConfigs:
     min_insync_replicas: int
     segment_bytes: int
     segment_ms: int
+    # The codec the topic's compression.type asks for (wire.records NONE..ZSTD), or -1
+    # for "producer": under --fidelity kafka the leader recompresses a batch in another
+    # codec to it, as Kafka's LogValidator does (docs/fidelity.md, topic-compression-type).
+    codec: int = -1
+
+
+# compression.type's values -> the codec id of a batch's attributes (-1: keep the
+# producer's); Kafka's BrokerCompressionType.
+TOPIC_CODECS = {"producer": -1, "uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3,
+                "zstd": 4}
 
 
 def validate_topic_name(name: str) -> None:
@@ -380,6 +390,7 @@ class ClusterMetadata:
                 segment_bytes=int(topic.configs.get("internal.segment.bytes")
                                   or c(topic, "segment.bytes")),
                 segment_ms=int(c(topic, "segment.ms")),
+                codec=TOPIC_CODECS.get(c(topic, "compression.type").strip().lower(), -1),
             )
         return pc
 

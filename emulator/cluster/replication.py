@@ -33,7 +33,13 @@ from emulator.log.validator import (
 )
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import CONTROL_BIT, LOG_OVERHEAD, InvalidRecordError, split_batches
+from wire.records import (
+    CONTROL_BIT,
+    LOG_OVERHEAD,
+    InvalidRecordError,
+    recompress,
+    split_batches,
+)
 
 _LENGTH = struct.Struct(">i")  # a batch's length field (after its base offset)
 
@@ -53,6 +59,21 @@ class AppendResult:
     # (ms), and no acknowledgement goes out before it; 0: done at once
     written_at_ms: int = 0
 
+
+
+def _recompress(records: bytes, codec: int, checked: Checked | None, max_bytes: int,
+                tp: str) -> bytes:
+    """The batch in the topic's codec, as Kafka's LogValidator rewrites a batch whose
+    codec is not the topic's compression.type (docs/fidelity.md, topic-compression-type):
+    consumers then read the topic's codec whatever the producer used. The rewritten
+    batch is held to max.message.bytes again (UnifiedLog.append's second check)."""
+    body = checked.inflated if checked is not None else None
+    out = recompress(records, codec, body)
+    if len(out) > max_bytes:
+        raise KafkaError(E.MESSAGE_TOO_LARGE, f"Message batch size is {len(out)} bytes in "
+                         f"append to partition {tp} which exceeds the maximum "
+                         f"configured size of {max_bytes}.")
+    return out
 
 
 def topic_rules(state: ClusterMetadata, t: Topic) -> TopicRules:
@@ -218,6 +239,10 @@ class Replication:
                 if dup is not None:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
+            if pc.codec >= 0 and pc.codec != h.compression and self.state.fidelity.kafka_timing:
+                records = _recompress(records, pc.codec, checked, max_bytes,
+                                      f"{p.topic}-{p.index}")
+                size = len(records)
             lat = now if pc.log_append_time else -1
             written_at = 0
             faults = self.state.faults
