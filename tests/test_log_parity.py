@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from emulator.log import isr as pure_isr
 from emulator.log import pure
-from wire.records import Record, build_batch
+from wire.records import Record, build_batch, validate_batch
 
 try:
     from emulator.log import _core
@@ -314,3 +314,21 @@ def test_replace_keeps_batches_below_offset_zero() -> None:
         log.replace_batches(0, 0, [])
     assert state(logs[0]) == state(logs[1])
     assert logs[0].batch_count == 1
+
+
+def _mangled(batch: bytes, where: int, value: int, cut: int) -> bytes:
+    """``batch`` with one byte set (length, magic, CRC, count...) and maybe cut short."""
+    b = bytearray(batch)
+    if where >= 0:
+        b[where % len(b)] = value
+    return bytes(b[:cut]) if cut >= 0 else bytes(b)
+
+
+@given(BATCHES, st.integers(-1, 80), st.integers(0, 255), st.integers(-1, 80))
+@settings(max_examples=300, deadline=None)
+def test_validate_batch_agrees(batch: bytes, where: int, value: int, cut: int) -> None:
+    """The compiled header check (the produce validator's first step) returns the same
+    BatchHeader as wire.records.validate_batch, or raises the same error."""
+    data = _mangled(batch, where, value, cut)
+    assert outcome(_core.validate_batch, data) == outcome(validate_batch, data)
+    assert outcome(_core.validate_batch, memoryview(data)) == outcome(validate_batch, data)

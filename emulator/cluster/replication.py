@@ -253,7 +253,8 @@ class Replication:
                 if err is not None:
                     raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
                                      f"records to {p.topic}-{p.index}: {err}")
-            self._wake(p, now)
+            if p not in self._active and p not in self.state.dirty:
+                self._wake(p, now)
             log = p.logs[p.leader]
             log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
             base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)

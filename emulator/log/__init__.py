@@ -41,6 +41,12 @@ if os.environ.get("KAFKA_EMULATOR_PURE", "") not in ("1", "true", "yes"):
         IMPLEMENTATION = "cython"
     except ImportError:
         pass
+# The batch header check of the produce validator: the compiled one where the build has
+# it (a core built before it was added still serves, with wire.records' Python one).
+from wire.records import validate_batch  # noqa: E402
+
+if IMPLEMENTATION == "cython":
+    validate_batch = getattr(_core, "validate_batch", validate_batch)
 if IMPLEMENTATION == "pure":
     # The same API as the compiled core's (its stub, _core.pyi, types it for mypy).
     from emulator.log.isr import (  # type: ignore[assignment]
@@ -56,4 +62,5 @@ if IMPLEMENTATION == "pure":
 __all__ = [
     "CORE_API", "IMPLEMENTATION", "UNDEFINED_EPOCH", "FollowerState", "Log", "can_join_isr",
     "isr_high_watermark", "out_of_sync_replicas", "scan_records", "update_fetch_state",
+    "validate_batch",
 ]

@@ -31,6 +31,7 @@ cdef class Log:
                     int64_t max_ts) except -1
     cdef int _drop_head(self, Py_ssize_t i) except -1
     cdef int64_t _cum_before(self, Py_ssize_t i) noexcept
+    cdef int64_t _bytes_between(self, int64_t start, int64_t end) noexcept
     cdef bint _splice_ok(self, list new, Py_ssize_t i, Py_ssize_t j)
     cdef int _splice(self, list new, Py_ssize_t i, Py_ssize_t j) except -1
 

@@ -6,6 +6,7 @@ The API is that of the pure twins, emulator/log/pure.py and emulator/log/isr.py.
 from collections.abc import Mapping, Sequence
 
 from emulator.log.segments import Segments
+from wire.records import BatchHeader
 
 UNDEFINED_EPOCH: int
 CORE_API: int
@@ -13,6 +14,7 @@ CRC32C_HARDWARE: bool
 
 def crc32c(data: bytes | bytearray | memoryview) -> int: ...
 def crc32c_portable(data: bytes | bytearray | memoryview) -> int: ...
+def validate_batch(data: bytes | bytearray | memoryview) -> BatchHeader: ...
 
 class Log:
     log_start_offset: int

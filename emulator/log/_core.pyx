@@ -23,7 +23,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 from libc.string cimport memcpy, memmove
 
 from emulator.log.segments import Segments
-from wire.records import InvalidRecordError
+from wire.records import BatchHeader, InvalidRecordError
 
 
 cdef extern from "_crc32c.h":
@@ -164,6 +164,23 @@ cdef int _validate(const uint8_t* p, Py_ssize_t n) except -1:
 
 
 
+def validate_batch(data):
+    """wire.records.validate_batch in C: the same checks, order and messages, and the
+    same BatchHeader (the produce validator's first step, once per partition)."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    cdef const uint8_t* p = <const uint8_t*>view.buf
+    try:
+        _validate(p, view.len)
+        return BatchHeader(_be64(p), _be32(p + 8), _be32(p + 12), <int8_t>p[MAGIC_OFFSET],
+                           <uint32_t>_be32(p + CRC_OFFSET), _be16(p + ATTRIBUTES_OFFSET),
+                           _be32(p + LAST_OFFSET_DELTA_OFFSET), _be64(p + 27),
+                           _be64(p + MAX_TIMESTAMP_OFFSET), _be64(p + 43), _be16(p + 51),
+                           _be32(p + 53), _be32(p + RECORD_COUNT_OFFSET))
+    finally:
+        PyBuffer_Release(&view)
+
+
 # ---- the log -----------------------------------------------------------------------
 cdef class Log:
     """One replica's log (see pure.Log for the contract)."""
@@ -285,12 +302,24 @@ cdef class Log:
                    int64_t now_ms):
         """Before an append of ``incoming`` bytes: roll the active segment if it is
         full or old (segment.bytes, segment.ms); the append then dates the segment."""
+        # Segments.should_roll and on_append read in place: this runs before every
+        # append, and three Python calls were most of its cost.
         segs = self.segments
-        rolled = segs.should_roll(self.bytes_between(segs.active_base, self.log_end_offset),
-                                  incoming, segment_bytes, segment_ms, now_ms)
+        cdef list bases = segs.bases
+        cdef list created = segs.created_ms
+        cdef int64_t active = self._bytes_between(bases[len(bases) - 1], self.log_end_offset)
+        cdef int64_t born
+        cdef bint rolled = False
+        if active > 0:
+            if active + incoming > segment_bytes:
+                rolled = True
+            else:
+                born = created[len(created) - 1]
+                rolled = born >= 0 and now_ms - born >= segment_ms
         if rolled:
             segs.roll(self.log_end_offset, now_ms)
-        segs.on_append(now_ms)
+        if created[len(created) - 1] < 0:
+            created[len(created) - 1] = now_ms
         return rolled
 
     def roll(self, int64_t now_ms=-1):
@@ -488,6 +517,9 @@ cdef class Log:
 
     def bytes_between(self, int64_t start, int64_t end):
         """Stored bytes of the batches covering offsets [start, end)."""
+        return self._bytes_between(start, end)
+
+    cdef int64_t _bytes_between(self, int64_t start, int64_t end) noexcept:
         cdef Py_ssize_t i = self._index_of(start)
         cdef Py_ssize_t j = self._index_of(end)
         cdef int64_t diff

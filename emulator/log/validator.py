@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.log import scan_records
+from emulator.log import scan_records, validate_batch
 from emulator.log.scan import NO_KEY, InnerOffsetError
 from wire.errors import ErrorCode as E
 from wire.records import (
@@ -35,7 +35,6 @@ from wire.records import (
     DecompressionError,
     InvalidRecordError,
     decompress_bounded,
-    validate_batch,
 )
 
 _MIN64 = -(1 << 63)
