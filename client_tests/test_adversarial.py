@@ -9,8 +9,13 @@ its races with).
 from __future__ import annotations
 
 import collections
+import json
 import socket
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -176,3 +181,49 @@ def test_every_kind_of_fault_is_met() -> None:
     if not hasattr(c.state, "metadata_views"):  # per-broker metadata lag not on main yet
         wanted.discard(STALE_METADATA)
     assert wanted <= set(met), f"met {dict(met)}; never met {wanted - set(met)}"
+
+
+def _http(base: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_the_record_and_the_rates_through_the_control_plane_and_the_cli() -> None:
+    """GET /adversary prints what was injected (a failing test's evidence), POST turns
+    the faults off for a setup and scales them; the same through kafka-emulator fault."""
+    with Cluster(fidelity="adversarial", seed=3, control_port=0,
+                 adversary_scale="lost_response=0") as c:
+        base = f"http://127.0.0.1:{c.control.port}"
+        status, view = _http(base, "GET", "/adversary")
+        assert status == 200 and view["seed"] == 3 and view["scale"] == {"lost_response": 0}
+        assert _http(base, "POST", "/adversary", {"off": True})[1]["enabled"] is False
+        c.create_topic("quiet", 1, 3)
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "client.id": "quiet"})
+        for i in range(50):
+            p.produce("quiet", b"x")
+            p.flush(10)
+        assert not [f for f in c.adversary.record if f.client_id == "quiet"]
+        status, view = _http(base, "POST", "/adversary", {"on": True, "scale": "all=3"})
+        assert status == 200 and view["enabled"] and view["scale"]["all"] == 3
+        for i in range(100):
+            p.produce("quiet", b"x")
+            p.flush(10)
+        injected = _http(base, "GET", "/adversary")[1]["injected"]
+        assert [f for f in injected if f["client_id"] == "quiet"], injected
+        assert _http(base, "POST", "/adversary", {"scale": "kik=1"})[0] == 400
+        out = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
+                              "adversary-tune", "--off"], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0 and json.loads(out.stdout)["enabled"] is False, out.stderr
+        out = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
+                              "adversary"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and json.loads(out.stdout)["injected"], out.stderr
+    with Cluster(control_port=0) as fast:
+        status, view = _http(f"http://127.0.0.1:{fast.control.port}", "GET", "/adversary")
+        assert status == 404 and "fidelity fast" in view["error"]

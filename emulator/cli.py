@@ -25,7 +25,14 @@ from emulator.fidelity import FIDELITIES
 from emulator.security.config import SecurityConfig
 from emulator.security.listeners import ListenerError
 from emulator.storage.disk import StorageError
-from emulator.tools.args import UsageParser, broker_count, fidelity, port, whole
+from emulator.tools.args import (
+    UsageParser,
+    adversary_scale,
+    broker_count,
+    fidelity,
+    port,
+    whole,
+)
 from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
@@ -148,7 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep topics, logs and coordinator state in DIR across restarts "
                         "(env KAFKA_EMULATOR_DATA_DIR; docs/storage.md); default: in memory")
     p.add_argument("--seed", type=whole, default=_env("SEED", "0"),
-                   help="seed of the cluster's random choices (default 0)")
+                   help="seed of the cluster's random choices and of --fidelity "
+                   "adversarial's faults (default 0)")
+    p.add_argument("--adversary-scale", type=adversary_scale,
+                   default=_env("ADVERSARY_SCALE"), metavar="KIND=FACTOR,...",
+                   help="--fidelity adversarial: multiply its fault rates, all of them "
+                   "(all=0.5) or per kind (leader_move=2,kick=0); kinds in "
+                   "docs/fidelity.md (env KAFKA_EMULATOR_ADVERSARY_SCALE)")
     p.add_argument("--fault-schedule", default=_env("FAULT_SCHEDULE"), metavar="FILE",
                    help="a fault schedule (JSON lines or {seed, faults}) to run from the "
                    "moment the cluster is ready; validated whole before anything listens")
@@ -226,6 +239,7 @@ async def serve(args: argparse.Namespace) -> int:
             kafka_version=args.kafka_version, config=config, seed=args.seed,
             security=security_config(args, config), data_dir=args.data_dir or None,
             fidelity=args.fidelity, schema_registry_port=args.schema_registry_port,
+            adversary_scale=args.adversary_scale,
             schema_registry_host=args.schema_registry_host,
             schema_registry_users=_users(args.schema_registry_user, "--schema-registry-user"),
         )

@@ -159,9 +159,10 @@ DIFFERENCES: list[Difference] = [
                    "once here), the coordinators' own reads (a KIP-848 assignment, "
                    "AddPartitionsToTxn and OffsetCommit topic checks use the controller's "
                    "state).",
-        adversarial="state.metadata_views.set_lag(broker_id, ms, jitter_ms=0) makes one broker "
-                    "learn every later change ms (to ms + jitter_ms) late, in any mode (it "
-                    "turns the views on); set_lag(broker_id, None) restores 1-30 ms.",
+        adversarial="One broker, chosen by the seed, learns every change 200-1000 ms (plus "
+                    "up to 200 ms) late (emulator/faults/adversary.py start: the hook "
+                    "state.metadata_views.set_lag(broker_id, ms, jitter_ms), usable in any "
+                    "mode; set_lag(broker_id, None) restores 1-30 ms).",
         false_green=True,
         envelope="conformance/metadata_envelope.py, 40 trials per change, two runs on Kafka "
                  "4.4.0 (3 brokers + KRaft controller on the shared 2-core machine, load "
@@ -223,7 +224,8 @@ DIFFERENCES: list[Difference] = [
                    "COORDINATOR_LOAD_IN_PROGRESS for 200 ms "
                    "(emulator/coordinators/runtime/placement.py: learn_ms, load_ms, "
                    "create_ms, first_learn_ms, first_load_ms).",
-        adversarial="As kafka; InternalTopic.learn_ms / load_ms make loads longer.",
+        adversarial="Coordinators load 400 ms after a move (InternalTopic.load_ms, which a "
+                    "test may set too), and coordinators move often (races-coordinator-moves).",
         false_green=True,
         envelope="Kafka 4.4, 3 brokers, 40 moves of the coordinator partition's leader "
                  "(AlterPartitionReassignments + ElectLeaders PREFERRED; "
@@ -281,8 +283,10 @@ DIFFERENCES: list[Difference] = [
                    "partition during the window gets CONCURRENT_TRANSACTIONS at once, "
                    "where Kafka's leader retries it and answers NONE 36-89 ms later "
                    "(clients retry it, so no false green).",
-        adversarial="As kafka; TransactionCoordinator.marker_delay_ms (or a replaced "
-                    "marker_delay(txn)) makes markers slow.",
+        adversarial="30% of transactions, chosen by the seed per transactional id, producer "
+                    "id and epoch, have their markers written 150-1500 ms after EndTxn "
+                    "(TransactionCoordinator.marker_delay replaced; marker_delay_ms sets "
+                    "kafka's 15 ms).",
         false_green=True,
         envelope="Kafka 4.4, 3 brokers, 70 transactions of one record (30 with EndTxn v4, "
                  "40 with v5; python -m conformance.coordinator_timing --target kafka), "
@@ -620,7 +624,7 @@ DIFFERENCES += [
         fast=_AS_ASKED,
         kafka_mode="as fast",
         adversarial="Answers each at the points Kafka may (per API: "
-                    "emulator/faults/adversary.py RULES), about one request in 8 of each "
+                    "emulator/faults/adversary.py RULES), one request in 6 to 12 of each "
                     "API, per partition where Kafka answers per partition; seeded per "
                     "(client_id, broker, API, n).",
         tests=_ADVERSARY_TESTS,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from emulator.cluster.events import BrokerHalted, LogDirFailed
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
+from emulator.faults.adversary import SCALE_ENV, Adversary, parse_scale
 from emulator.faults.injector import Io
 from emulator.fidelity import Fidelity, default_mode
 from emulator.security.config import Security, SecurityConfig
@@ -75,12 +77,15 @@ class Cluster(ControlHandle):
         schema_registry_port: int | None = None,
         schema_registry_host: str = "127.0.0.1",
         schema_registry_users: dict[str, str] | None = None,
+        adversary_scale: str | dict[str, float] | None = None,
     ) -> None:
         """``fidelity`` is ``fast``, ``kafka`` or ``adversarial`` (emulator/fidelity.py; None:
         ``$KAFKA_EMULATOR_FIDELITY``, else ``fast``). ``kafka`` and ``adversarial`` take
         Kafka's own timing defaults where the emulator's are fast ones for tests
         (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still overrides them;
-        ``seed`` also seeds adversarial's faults. ``advertised_listeners`` (listener name -> (host, port), Kafka's
+        ``seed`` also seeds adversarial's faults, ``adversary_scale`` (``"all=0.5,kick=2"``
+        or a dict; None: ``$KAFKA_EMULATOR_ADVERSARY_SCALE``) scales their rates per kind
+        (emulator/faults/adversary.py). ``advertised_listeners`` (listener name -> (host, port), Kafka's
         advertised.listeners; broker i is advertised on port+i-1) names what Metadata
         answers on each listener where it differs from where it listens."""
         if brokers < 1:
@@ -115,6 +120,9 @@ class Cluster(ControlHandle):
         ids = list(range(first_broker_id, first_broker_id + brokers))
         self.fidelity = fidelity or default_mode()
         fid = Fidelity(self.fidelity, seed)  # ValueError names the modes
+        # ValueError names the kinds; read in every mode so a typo is never silent
+        self.adversary_scale = parse_scale(
+            adversary_scale if adversary_scale is not None else os.environ.get(SCALE_ENV))
         cfg = {**(FIDELITY_KAFKA if fid.kafka_timing else {}), **(config or {})}
         cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
         cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
@@ -138,7 +146,7 @@ class Cluster(ControlHandle):
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
         # --fidelity adversarial's seeded faults (emulator/faults/adversary.py), made at
         # start; its ``record`` says every fault it injected. None in the other modes.
-        self.adversary: Any = None
+        self.adversary: Adversary | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._owns_loop = False
@@ -245,9 +253,8 @@ class Cluster(ControlHandle):
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
         if self.state.fidelity.adversarial:
-            from emulator.faults.adversary import Adversary
-
-            self.adversary = Adversary(self.state.fidelity.seed, self.state, services)
+            self.adversary = Adversary(self.state.fidelity.seed, self.state, services,
+                                       scale=dict(self.adversary_scale))
             self.adversary.start()
             self.server.faults.adversary = self.adversary
         if self.store is not None:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import pytest
 
 from emulator.faults import FaultError
-from emulator.faults.adversary import LANDED_ERROR, LOST_RESPONSE, Adversary, draw
+from emulator.faults.adversary import (
+    KINDS,
+    LANDED_ERROR,
+    LOST_RESPONSE,
+    Adversary,
+    draw,
+    parse_scale,
+)
 
 PRODUCE = {"acks": -1, "timeout_ms": 1000, "topic_data": [
     {"name": "t", "partition_data": [{"index": 0, "records": b""},
@@ -94,3 +101,32 @@ def test_move_leader_goes_to_the_preferred_replica_then_the_next_in_sync(make_cl
     with pytest.raises(FaultError, match="not a live in-sync replica"):
         sim.faults.apply({"op": "move_leader", "topic": "m", "partition": 0,
                           "broker": p.replicas[1]})
+
+
+def test_scales_are_parsed_with_the_kinds_named_on_a_typo() -> None:
+    assert parse_scale("all=0.5, leader_move=2") == {"all": 0.5, "leader_move": 2.0}
+    assert parse_scale({"kick": 0}) == {"kick": 0.0}
+    assert parse_scale(None) == parse_scale("") == {}
+    for bad, why in (("kik=2", "kinds are all, " + ", ".join(KINDS)), ("kick=-1", ">= 0"),
+                     ("kick", "a number"), ("kick=nan", ">= 0")):
+        with pytest.raises(ValueError, match=why):
+            parse_scale(bad)
+
+
+def test_turned_off_it_injects_nothing_but_keeps_counting(make_cluster) -> None:
+    """A test's setup can run with the faults off; the requests still count, so the
+    faults after it replay for the same whole sequence."""
+    sim = make_cluster(3)
+    sim.state.create_topic("t", 2, 3)
+    adv, ref = Adversary(9, sim.state), Adversary(9, sim.state)
+    adv.tune(enabled=False)
+    for _ in range(100):
+        assert adv.before(1, 0, 9, "a", PRODUCE) is None
+        ref.before(1, 0, 9, "a", PRODUCE)
+    assert not adv.record
+    adv.tune(enabled=True, scale="all=1")
+    for _ in range(200):
+        adv.before(1, 0, 9, "a", PRODUCE)
+        ref.before(1, 0, 9, "a", PRODUCE)
+    assert _faults(adv, "a") == _faults(ref, "a")[-len(_faults(adv, "a")):]
+    assert adv.record and all(f.n > 100 for f in adv.record)

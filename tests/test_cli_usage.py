@@ -33,6 +33,8 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     (["--config", "num.partitions"], "--config"),
     (["--sasl-user", "alice"], "--sasl-user"),
     (["--fidelity", "slow"], "--fidelity"),
+    (["--adversary-scale", "kik=2"], "--adversary-scale"),
+    (["--adversary-scale", "kick=-1"], "--adversary-scale"),
     (["fault", "--control", "http://127.0.0.1:1", "stop-broker", "two"], "broker"),
     (["fault", "--control", "http://127.0.0.1:1", "inject-error", "Produce", "X",
       "--count", "-1"], "--count"),

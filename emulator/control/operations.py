@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from emulator.cluster.election import PREFERRED, elect_leaders
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.faults import BROKER_OPS, OPS, FaultInjector, Field
-from emulator.faults.ops import INT, STR
+from emulator.faults.ops import BOOL, INT, STR
 
 if TYPE_CHECKING:
     from emulator.cluster.state import ClusterState
@@ -115,6 +115,13 @@ OPERATIONS: tuple[Operation, ...] = (
               body=("topic", "partitions")),
     Operation("adversary", "the faults --fidelity adversarial injected, in order (seed, "
               "request, what)", "GET", "/adversary", cli="adversary"),
+    Operation("tune_adversary", "turn --fidelity adversarial's faults off or on, or scale "
+              "their rates", "POST", "/adversary", {
+                  "off": Field(BOOL, help="inject nothing until --on (a test's setup)"),
+                  "on": Field(BOOL, help="inject again"),
+                  "scale": Field(STR, help="multiply the rates: KIND=FACTOR,... e.g. "
+                                 "all=0.5,leader_move=2 (docs/fidelity.md)")},
+              cli="adversary-tune", body=("off", "on", "scale")),
     Operation("ui", "the web console (docs/console.md)", "GET", "/ui"),
     Operation("console", "what the console shows, as JSON", "GET", "/ui/snapshot"),
     Operation("events", "the console's view pushed as server-sent events", "GET", "/events"),

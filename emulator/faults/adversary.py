@@ -43,16 +43,18 @@ holds every fault injected, one log line each says it as it happens. Slow marker
 drawn per transaction (seed, transactional id, producer id, epoch), the stale broker and
 its lag from the seed alone.
 
-Rates (per request, ``Rule.rate``; scaled per kind by ``Adversary.scale``, e.g. ``{"all":
-0.5}`` or ``{"leader_move": 2}``): high enough that a wrong program fails within a few
-seeds, low enough that a correct one (retries, idempotence, commits after processing)
-keeps making progress: at most one fault per request, and one request in 6 to 12 of each
-API meets one (a batching producer sends few requests: a Produce meets a duplicate-making
-fault one time in ten).
+Rates (per request, ``Rule.rate``) are high enough that a wrong program fails within a
+few seeds and low enough that a correct one (retries, idempotence, commits after
+processing) keeps making progress: at most one fault per request, and one request in 6
+to 12 of each API meets one (a batching producer sends few requests: a Produce meets a
+duplicate-making fault one time in ten). ``Adversary.scale`` multiplies them per kind
+(``{"all": 0.5}``, ``{"leader_move": 2}``): ``Cluster(adversary_scale=...)``,
+``--adversary-scale``, ``$KAFKA_EMULATOR_ADVERSARY_SCALE``, or ``POST /adversary`` on a
+running cluster, which also turns the faults off and on (for a test's setup).
 
 Sans I/O: ``before`` decides (and makes the state changes that come before the answer),
-``after`` acts on the answer; emulator/server/dispatch.py calls both and does the
-network part (answering an injected error, closing the connection).
+the returned ``Plan``'s ``post`` acts on the answer; emulator/server/dispatch.py calls
+both and does the network part (answering an injected error, closing the connection).
 """
 
 from __future__ import annotations
@@ -98,13 +100,20 @@ class Rule:
     error: int = 0
     item: bool = False
     min_version: int = 0
+    acks_all: bool = False  # a Produce error Kafka answers only to acks=all
 
 
 def _errors(*pairs: tuple[int, float], item: bool = False) -> tuple[Rule, ...]:
     return tuple(Rule(ERROR, rate, int(code), item) for code, rate in pairs)
 
 
+# The group and transaction coordinators' answers while their partition moves or loads.
+# (Heartbeat is left out: Kafka's GroupCoordinatorService answers a Heartbeat that meets
+# a loading coordinator with no error.)
 _COORDINATOR_ERRORS = _errors((E.NOT_COORDINATOR, 0.03), (E.COORDINATOR_LOAD_IN_PROGRESS, 0.02))
+# A write to __consumer_offsets that failed (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT):
+# Kafka's group coordinator answers it COORDINATOR_NOT_AVAILABLE.
+_GROUP_WRITE = _errors((E.COORDINATOR_NOT_AVAILABLE, 0.01))
 _TXN = (*_COORDINATOR_ERRORS, Rule(ERROR, 0.03, int(E.CONCURRENT_TRANSACTIONS)),
         Rule(COORDINATOR_MOVE, 0.02))
 
@@ -113,8 +122,10 @@ _TXN = (*_COORDINATOR_ERRORS, Rule(ERROR, 0.03, int(E.CONCURRENT_TRANSACTIONS)),
 # for that API.
 RULES: dict[int, tuple[Rule, ...]] = {
     0: (  # Produce
-        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.04), (E.NOT_ENOUGH_REPLICAS, 0.015),
-                 (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01), item=True),
+        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.04), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
+                 item=True),
+        # the ISR below min.insync.replicas: only acks=all is refused
+        Rule(ERROR, 0.015, int(E.NOT_ENOUGH_REPLICAS), item=True, acks_all=True),
         Rule(LANDED_ERROR, 0.05, int(E.REQUEST_TIMED_OUT)),
         Rule(LOST_RESPONSE, 0.05),
     ),
@@ -124,16 +135,18 @@ RULES: dict[int, tuple[Rule, ...]] = {
         *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.03), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
                  item=True),
     ),
-    2: _errors((E.NOT_LEADER_OR_FOLLOWER, 0.05), item=True),  # ListOffsets
+    2: (*_errors((E.NOT_LEADER_OR_FOLLOWER, 0.05), item=True),  # ListOffsets
+        # a new leader whose high watermark is not yet past its epoch's start (KIP-207)
+        Rule(ERROR, 0.02, int(E.OFFSET_NOT_AVAILABLE), item=True, min_version=5)),
     3: (Rule(LEADER_MOVE, 0.12),),  # Metadata
-    8: (*_COORDINATOR_ERRORS, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.02),
-        Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
+    8: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(REBALANCE, 0.03),
+        Rule(COORDINATOR_MOVE, 0.02), Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
     9: _COORDINATOR_ERRORS,  # OffsetFetch
     10: _errors((E.COORDINATOR_NOT_AVAILABLE, 0.04)),  # FindCoordinator
-    11: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.05)),  # JoinGroup
+    11: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(COORDINATOR_MOVE, 0.05)),  # JoinGroup
     12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), *_errors((E.NOT_COORDINATOR, 0.02)),
          Rule(COORDINATOR_MOVE, 0.02)),  # Heartbeat
-    14: (*_errors((E.NOT_COORDINATOR, 0.03)), Rule(REBALANCE, 0.03),
+    14: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(REBALANCE, 0.03),
          Rule(COORDINATOR_MOVE, 0.03)),  # SyncGroup
     22: _TXN,  # InitProducerId (transactional ones only: see _applies)
     24: _TXN,  # AddPartitionsToTxn (a client's, v0-3)
@@ -154,11 +167,38 @@ _TXN_KEYED = {22: "transactional_id", 24: "transactional_id", 25: "transactional
 # jitter; how long a coordinator loads after a move (Kafka's envelope: tens of ms; a big
 # __consumer_offsets partition takes seconds); slow transaction markers (a share of
 # transactions, and their delay in ms; Kafka's envelope: ~15 ms, up to ~100).
-STALE_LAG_MS = (300, 1500)
+STALE_LAG_MS = (200, 1000)
 STALE_JITTER_MS = 200
 LOAD_MS = 400
 SLOW_MARKERS_RATE = 0.3
 SLOW_MARKERS_MS = (150, 1500)
+
+
+SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
+
+
+def parse_scale(text: str | dict[str, float] | None) -> dict[str, float]:
+    """``"all=0.5,leader_move=2"`` (or a dict) as the factors ``Adversary.scale`` takes;
+    ValueError names the kinds when one is unknown or a factor is not a number >= 0."""
+    if text is None:
+        return {}
+    pairs = list(text.items()) if isinstance(text, dict) else [
+        tuple(p.split("=", 1)) if "=" in p else (p, "") for p in
+        (x.strip() for x in text.split(",")) if p]
+    out: dict[str, float] = {}
+    for kind, value in pairs:
+        kind = str(kind).strip()
+        if kind != "all" and kind not in KINDS:
+            raise ValueError(f"unknown adversary fault kind {kind!r}; kinds are all, "
+                             + ", ".join(KINDS))
+        try:
+            factor = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{kind}: the factor must be a number, got {value!r}") from None
+        if not factor >= 0:
+            raise ValueError(f"{kind}: the factor must be >= 0, got {value!r}")
+        out[kind] = factor
+    return out
 
 
 def draw(seed: int, *parts: object) -> float:
@@ -226,12 +266,14 @@ class Adversary:
         """This request's fault, if it meets one; state changes that come before the
         answer (a rebalance, an evicted session) are made here."""
         rules = RULES.get(api)
-        if rules is None or not self.enabled:
+        if rules is None:
             return None
         cid = client_id or ""
         key = (cid, broker, api)
         n = self.counts.get(key, 0) + 1
         self.counts[key] = n
+        if not self.enabled:
+            return None
         u = draw(self.seed, cid, broker, api, n)
         for rule in rules:
             r = self.rate(rule)
@@ -249,6 +291,8 @@ class Adversary:
         if api == 0 and req.get("acks") == 0 and rule.kind != ERROR:
             return None  # nobody waits for an acks=0 answer
         if rule.kind == ERROR:
+            if rule.acks_all and req.get("acks") != -1:
+                return None
             return self._error(plan, version, req)
         if rule.kind == LANDED_ERROR:
             if req.get("acks") != -1:
@@ -441,6 +485,17 @@ class Adversary:
                               NAMES.get(plan.api, str(plan.api)), plan.n, plan.rule.kind,
                               detail))
         return plan
+
+    def tune(self, enabled: bool | None = None,
+             scale: str | dict[str, float] | None = None) -> dict[str, Any]:
+        """Turn the per-request faults off or on and/or change rates (POST /adversary);
+        returns ``describe()``. Counting goes on while off, so a request sequence after a
+        setup replays only if the setup's requests were the same."""
+        factors = parse_scale(scale)  # ValueError before anything changes
+        if enabled is not None:
+            self.enabled = enabled
+        self.scale.update(factors)
+        return self.describe()
 
     def describe(self) -> dict[str, Any]:
         """The record as JSON (GET /adversary)."""

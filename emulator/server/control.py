@@ -361,6 +361,25 @@ class ControlPlane:
                             "; only --fidelity adversarial injects faults of its own")
         return 200, adversary.describe()
 
+    async def _tune_adversary(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        """POST /adversary ``{"off": true}``, ``{"on": true}``, ``{"scale": "all=0.5"}`` or
+        ``{"scale": {"kick": 2}}``."""
+        adversary = self.cluster.adversary
+        if adversary is None:
+            raise HttpError(404, f"the cluster runs --fidelity {self.cluster.state.fidelity.mode}"
+                            "; only --fidelity adversarial injects faults of its own")
+        data = self._json(body, default={})
+        if not isinstance(data, dict) or set(data) - {"off", "on", "scale"}:
+            raise HttpError(400, 'expected {"off": true}, {"on": true} and/or {"scale": '
+                            '"KIND=FACTOR,..."}')
+        if data.get("off") and data.get("on"):
+            raise HttpError(400, "off and on at once")
+        enabled = False if data.get("off") else True if data.get("on") else None
+        try:
+            return 200, adversary.tune(enabled, data.get("scale"))
+        except ValueError as e:
+            raise HttpError(400, str(e)) from None
+
     async def _clear(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         await self.cluster.fault_async({"op": "clear"})
         return 200, self.cluster.faults.model.describe()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from emulator.faults.adversary import parse_scale
 from emulator.fidelity import FIDELITIES
 
 # Brokers one process may run: each is a listener and a share of one event loop.
@@ -53,6 +54,14 @@ def fidelity(text: str) -> str:
     if mode not in FIDELITIES:
         raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(FIDELITIES)}")
     return mode
+
+
+def adversary_scale(text: str) -> dict[str, float]:
+    """--adversary-scale: ``KIND=FACTOR,...`` (emulator/faults/adversary.py parse_scale)."""
+    try:
+        return parse_scale(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def non_negative(text: str) -> int:
