@@ -205,13 +205,13 @@ def test_the_record_and_the_rates_through_the_control_plane_and_the_cli() -> Non
         assert _http(base, "POST", "/adversary", {"off": True})[1]["enabled"] is False
         c.create_topic("quiet", 1, 3)
         p = Producer({"bootstrap.servers": c.bootstrap_servers, "client.id": "quiet"})
-        for i in range(50):
+        for _ in range(50):
             p.produce("quiet", b"x")
             p.flush(10)
         assert not [f for f in c.adversary.record if f.client_id == "quiet"]
         status, view = _http(base, "POST", "/adversary", {"on": True, "scale": "all=3"})
         assert status == 200 and view["enabled"] and view["scale"]["all"] == 3
-        for i in range(100):
+        for _ in range(100):
             p.produce("quiet", b"x")
             p.flush(10)
         injected = _http(base, "GET", "/adversary")[1]["injected"]
