@@ -128,7 +128,9 @@ def test_consumer_group_commits_through_a_coordinator_move(
         committed = c.committed([TopicPartition(topic_name, i) for i in range(3)], 20)
         ends = [c.get_watermark_offsets(TopicPartition(topic_name, i), 20)[1]
                 for i in range(3)]
-        assert [tp.offset for tp in committed] == ends
+        # a partition the sticky partitioner left empty has nothing to commit
+        assert [tp.offset if end else 0 for tp, end in zip(committed, ends, strict=True)] \
+            == ends
     finally:
         c.close()
 

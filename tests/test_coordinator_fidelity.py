@@ -305,3 +305,46 @@ def test_first_election_under_fast() -> None:
                          clock=ManualClock(), broker_config={"offsets.topic.num.partitions": "4"})
     gc = GroupCoordinator(state)
     assert gc.coordinator_error(gc.coordinator_for(GROUP), GROUP) == E.NONE
+
+
+@pytest.mark.parametrize("delay_ms, code", [(50, E.NONE), (1000, E.CONCURRENT_TRANSACTIONS)])
+def test_produce_adding_its_partition_waits_for_the_markers(delay_ms: int, code: int) -> None:
+    """Transaction version 2: the next transaction's first Produce (v12) during the
+    prepare window waits for the markers, as Kafka's leader retries the coordinator
+    (answered NONE 36-89 ms later on Kafka 4.4), up to 100 ms
+    (add.partitions.to.txn.retry.backoff.max.ms); then CONCURRENT_TRANSACTIONS."""
+    import time
+
+    from emulator.blocking_client import BlockingConnection
+    from emulator.runtime import Cluster
+
+    with Cluster(brokers=3, port=0, fidelity="kafka") as c:
+        tc = c.server.services.transactions
+        tc.marker_delay_ms = delay_ms
+        c.create_topic("t", 1, 3)
+        for topic in (tc.topic, c.server.services.groups.topic):
+            topic.create_ms = topic.first_learn_ms = topic.first_load_ms = 0
+        node = c.call(lambda: tc.coordinator_for(TID))
+        leader = c.state.get_partition("t", 0).leader
+        with BlockingConnection.connect("127.0.0.1", c.state.brokers[node].port) as k, \
+                BlockingConnection.connect("127.0.0.1", c.state.brokers[leader].port) as p:
+            r = k.call(22, 5, {"transactional_id": TID, "transaction_timeout_ms": 60000})
+            pid, epoch = r["producer_id"], r["producer_epoch"]
+
+            def produce(e: int) -> tuple[int, float]:
+                batch = build_batch([(None, b"x")], producer_id=pid, producer_epoch=e,
+                                    base_sequence=0, transactional=True)
+                t0 = time.monotonic()
+                out = p.call(0, 12, {"transactional_id": TID, "acks": -1, "timeout_ms": 5000,
+                                     "topic_data": [{"name": "t", "partition_data": [
+                                         {"index": 0, "records": batch}]}]})
+                return (out["responses"][0]["partition_responses"][0]["error_code"],
+                        (time.monotonic() - t0) * 1000)
+
+            assert produce(epoch)[0] == E.NONE  # begins the transaction (implicit add)
+            end = k.call(26, 5, {"transactional_id": TID, "producer_id": pid,
+                                 "producer_epoch": epoch, "committed": True})
+            assert end["error_code"] == E.NONE
+            err, took = produce(end["producer_epoch"])
+            assert err == code
+            assert took >= min(delay_ms, 100) * 0.5

@@ -8,7 +8,11 @@ the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
 Transactional produce is checked against the transaction coordinator when one is
 registered in ``ctx.services``; under transaction version 2 (the finalized
 ``transaction.version`` feature at 2) a v12+ transactional batch adds its partition to
-the transaction itself (KIP-890 part 2). A client over its producer_byte_rate quota
+the transaction itself (KIP-890 part 2); under Kafka's timing (--fidelity kafka) such a
+batch arriving while the transaction's last end is still being prepared waits for it
+(up to add.partitions.to.txn.retry.backoff.max.ms, 100 ms) instead of getting
+CONCURRENT_TRANSACTIONS at once, as Kafka's leader retries the coordinator (measured:
+answered NONE 36-89 ms later, docs/coordinator-timing.md). A client over its producer_byte_rate quota
 gets throttle_time_ms (emulator/cluster/quotas.py). Every batch goes through Kafka's LogValidator checks
 (emulator/log/validator.py): record count and sizes, decompression, keys on compacted
 topics, timestamps, with KIP-467 per-record errors (record_errors, v8+); each refusal
@@ -102,7 +106,13 @@ def _refuse_all(ctx: RequestContext, req: dict, code: int) -> dict:
         for td in req["topic_data"]], "throttle_time_ms": 0, "node_endpoints": []}
 
 
-def handle(ctx: RequestContext, req: dict, version: int):
+def handle(ctx: RequestContext, req: dict, version: int) -> Any:
+    return _produce(ctx, req, version, True)
+
+
+def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
+    """The request served (``hold``: a batch adding its partition to a transaction still
+    preparing its last end may wait for it first, under Kafka's timing)."""
     cluster = ctx.cluster
     acks = req["acks"]
     if req["transactional_id"] is None and _has_transactional_records(req):
@@ -113,6 +123,18 @@ def handle(ctx: RequestContext, req: dict, version: int):
     txn = ctx.services.transactions
     views = cluster.metadata_views
     implicit_add = version >= 12 and transaction_version(ctx) >= 2
+    tid = req["transactional_id"]
+    if hold and implicit_add and tid is not None and txn is not None and acks != 0 \
+            and cluster.fidelity.kafka_timing and txn.preparing(tid):
+        # Kafka's leader retries the coordinator's CONCURRENT_TRANSACTIONS (its
+        # AddPartitionsToTxnManager, add.partitions.to.txn.retry.backoff.*): the batch
+        # waits for the markers, then is served as if it came then; past the last retry
+        # it gets the coordinator's answer.
+        retry_max = int(cluster.config.get("add.partitions.to.txn.retry.backoff.max.ms")
+                        or 100)
+        return Delayed(lambda: None if txn.preparing(tid) else _produce(ctx, req, version, False),
+                       cluster.now() + retry_max, lambda: _produce(ctx, req, version, False),
+                       keys=None)
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
     for td in req["topic_data"]:
         name = td["name"]

@@ -476,6 +476,13 @@ class TransactionCoordinator:
         self._changed()
 
     # ---- the produce path -----------------------------------------------------------------------
+    def preparing(self, transactional_id: str) -> bool:
+        """Is the transaction still writing the markers of its last end (Prepare*)? A
+        produce that adds a partition (transaction version 2) waits for that under
+        Kafka's timing (emulator/handlers/api_000_produce.py)."""
+        txn = self.txns.get(transactional_id)
+        return txn is not None and txn.state in (PREPARE_COMMIT, PREPARE_ABORT)
+
     def check_produce(self, transactional_id: str, topic: str, partition: int,
                       records: bytes | None, implicit_add: bool = False) -> int:
         """Error code for a transactional batch that is not part of an ongoing transaction.
