@@ -32,6 +32,7 @@ ACTED_ON: dict[str, str] = {
     "compression.type": "emulator/cluster/metadata.py, emulator/cluster/replication.py (--fidelity kafka: docs/fidelity.md, topic-compression-type)",
     "connections.max.idle.ms": "emulator/server/limits.py",
     "connections.max.reauth.ms": "emulator/cli.py",
+    "consumer.assignment.interval.ms": "emulator/coordinators/consumer/protocol.py (--fidelity kafka: docs/fidelity.md, consumer-assignment-interval)",
     "consumer.heartbeat.interval.ms": "emulator/coordinators/consumer/protocol.py",
     "consumer.session.timeout.ms": "emulator/coordinators/consumer/protocol.py, emulator/coordinators/groups/coordinator.py",
     "controller.listener.names": "official image: KAFKA_* variables and server.properties (emulator/official_image.py)",
@@ -267,7 +268,6 @@ WITHOUT_EFFECT: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("not acted on yet although Kafka acts on them (those that can make a test falsely "
      "green at Kafka's defaults are entries of docs/fidelity.md)", (
         "compression.*.level", "log.retention.minutes",
-        "consumer.assignment.interval.ms", "group.consumer.*assignment.interval.ms",
         "fetch.max.bytes", "max.request.partition.size.limit",
         "max.decompressed.message.bytes", "producer.id.expiration.ms",
         "transaction.partition.verification.enable", "transaction.state.log.min.isr",

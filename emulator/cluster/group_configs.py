@@ -10,9 +10,9 @@ default. Kafka checks the overrides against the broker's min/max bounds
 Served: every group key Kafka 4.4 knows (emulator/cluster/kafka_configs.py): the share.*
 keys act on share groups, the streams.* keys on streams groups, consumer.session.timeout.ms
 and consumer.heartbeat.interval.ms on KIP-848 consumer groups (read per heartbeat, as
-Kafka's coordinator does); consumer.assignment.interval.ms and the dead-letter-queue keys
-are listed, validated against their broker bounds and stored, and act on nothing (the
-emulator computes assignments at once; docs/conformance.md).
+Kafka's coordinator does), consumer.assignment.interval.ms on them under --fidelity kafka
+(fast computes assignments at once; docs/fidelity.md); the dead-letter-queue keys are
+listed, validated against their broker bounds and stored, and act on nothing.
 """
 
 from __future__ import annotations

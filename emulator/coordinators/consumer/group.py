@@ -130,6 +130,11 @@ class ConsumerGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     subscription_metadata: dict[str, tuple[bytes, int]] = field(default_factory=dict)
     loaded_epoch: tuple[int, int] | None = None
+    # Under --fidelity kafka (docs/fidelity.md, consumer-assignment-interval): when the
+    # last target assignment was computed, and when the one a newer group epoch waits
+    # for is due (consumer.assignment.interval.ms after it); None in fast.
+    assignment_ts: int | None = None
+    assignment_due: int | None = None
 
     type = "consumer"
     protocol_type = "consumer"
@@ -175,8 +180,9 @@ class ConsumerGroup:
 
 def consumer_due(group: ConsumerGroup) -> int | None:
     """When ``tick_consumer`` next has something to do for ``group``: the earliest
-    session, revocation or (classic members, consumer.migration) join/sync deadline."""
-    times = []
+    session, revocation or (classic members, consumer.migration) join/sync deadline, or
+    the target assignment waiting for its interval (--fidelity kafka)."""
+    times = [] if group.assignment_due is None else [group.assignment_due]
     for m in group.members.values():
         times.append(m.hb_deadline)
         if m.classic is None:

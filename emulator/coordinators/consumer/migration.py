@@ -394,7 +394,7 @@ class GroupMigration(GroupPart):
         if left:
             group.subscription_metadata = self.gc.consumer._subscription_metadata(group)
             group.group_epoch += 1
-            self.gc.consumer._update_target_assignment(group)
+            self.gc.consumer.maybe_update_target(group)
             self.gc.mark_changed()
         return results
 

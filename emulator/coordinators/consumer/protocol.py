@@ -254,6 +254,24 @@ class ConsumerProtocol(GroupPart):
             topics |= {t for t in group.subscription_metadata if r.fullmatch(t)}
         return topics
 
+    def maybe_update_target(self, group: ConsumerGroup) -> None:
+        """A new target assignment for a group epoch ahead of it. Under Kafka's timing
+        (--fidelity kafka; docs/fidelity.md, consumer-assignment-interval) at most one per
+        consumer.assignment.interval.ms (group.consumer.assignment.interval.ms, 1000), as
+        Kafka 4.3+ computes them: until then members reconcile towards the last target (a
+        new member: the assignment epoch, nothing assigned) and ``tick_consumer``
+        computes it when due. ``fast`` computes it at once."""
+        if group.group_epoch <= group.assignment_epoch:
+            return
+        if self.state.fidelity.kafka_timing:
+            now = self.gc.now()
+            interval = self.consumer_cfg(group.group_id, "assignment.interval.ms")
+            if group.assignment_ts is not None and now < group.assignment_ts + interval:
+                group.assignment_due = group.assignment_ts + interval
+                return
+            group.assignment_ts, group.assignment_due = now, None
+        self._update_target_assignment(group)
+
     def _update_target_assignment(self, group: ConsumerGroup) -> None:
         subs = {mid: self._member_topics(group, m) for mid, m in group.members.items()
                 if m.member_epoch != LEAVE_EPOCH}
@@ -342,7 +360,7 @@ class ConsumerProtocol(GroupPart):
         self._remove_consumer_member(group, m)
         group.subscription_metadata = self._subscription_metadata(group)
         group.group_epoch += 1
-        self._update_target_assignment(group)
+        self.maybe_update_target(group)
 
     def expire_member(self, group_id: str, member_id: str) -> bool:
         """Fence a member as its session running out would (--fidelity adversarial,
@@ -368,11 +386,14 @@ class ConsumerProtocol(GroupPart):
             changed = True
         if changed:
             group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self._update_target_assignment(group)
+        self.maybe_update_target(group)
 
     def tick_consumer(self, group: ConsumerGroup, now: int) -> bool:
         changed = False
+        if group.assignment_due is not None and now >= group.assignment_due:
+            group.assignment_due = None  # the interval ran out (--fidelity kafka)
+            self.maybe_update_target(group)
+            changed = True
         for m in list(group.members.values()):
             if self.groups.get(group.group_id) is not group:
                 break  # it turned classic

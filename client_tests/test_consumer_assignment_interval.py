@@ -1,0 +1,111 @@
+"""KIP-848 target assignments wait for group.consumer.assignment.interval.ms (1000).
+
+Kafka 4.3+ recomputes a consumer group's target assignment at most once per
+group.consumer.assignment.interval.ms (consumer.assignment.interval.ms per group): a
+member that joins right after the last computation waits for the interval before it is
+given partitions, and the members that must give some up are not told to until then.
+The emulator does the same under ``--fidelity kafka`` (docs/fidelity.md,
+consumer-assignment-interval); ``fast`` computes the target in the joining heartbeat.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from rawkafka import Conn, find_coordinator
+
+from client_tests.targets import KafkaTarget
+from emulator import Cluster
+from emulator.testing import wait_for
+from wire.errors import ErrorCode as E
+
+LOADING = (E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR)
+
+
+class Member:
+    """One KIP-848 member driven by hand over a raw connection."""
+
+    def __init__(self, conn: Conn, group: str, topic: str) -> None:
+        self.conn, self.group, self.topic = conn, group, topic
+        self.member_id = uuid.uuid4().hex[:22]
+        self.epoch = 0
+        self.owned: list[dict[str, Any]] = []
+        self.trace: list[tuple[float, int, int]] = []  # (time, epoch, partitions)
+
+    def heartbeat(self) -> dict[str, Any]:
+        joining = self.epoch == 0
+        r = self.conn.call(68, 1, {
+            "group_id": self.group, "member_id": self.member_id, "member_epoch": self.epoch,
+            "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 30000 if joining else -1,
+            "subscribed_topic_names": [self.topic] if joining else None,
+            "subscribed_topic_regex": None, "server_assignor": "uniform" if joining else None,
+            "topic_partitions": self.owned})
+        if r["error_code"] == E.NONE:
+            self.epoch = r["member_epoch"]
+            if r["assignment"] is not None:
+                self.owned = r["assignment"]["topic_partitions"]
+            self.trace.append((time.monotonic(), self.epoch, self.count))
+        return r
+
+    @property
+    def count(self) -> int:
+        return sum(len(tp["partitions"]) for tp in self.owned)
+
+    def leave(self) -> None:
+        self.conn.call(68, 1, {
+            "group_id": self.group, "member_id": self.member_id, "member_epoch": -1,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None, "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": None})
+
+
+def test_a_joining_member_waits_for_the_assignment_interval(
+        kafka_timing_cluster: Cluster | KafkaTarget) -> None:
+    cluster = kafka_timing_cluster
+    topic = f"interval-{uuid.uuid4().hex[:8]}"
+    group = f"g-{topic}"
+    cluster.create_topic(topic, 4, 3)
+    conns: list[Conn] = []
+
+    def coordinator() -> Conn:
+        node = find_coordinator(cluster, group)
+        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(node)))
+        return conns[-1]
+
+    a = Member(coordinator(), group, topic)
+    try:
+        def joined() -> bool:
+            r = a.heartbeat()
+            if r["error_code"] in LOADING:
+                a.conn = coordinator()
+                return False
+            assert r["error_code"] == E.NONE, r
+            return True
+        wait_for(joined, "a joined", 60, interval=0.1)
+        # a heartbeats until it owns every partition
+        wait_for(lambda: a.heartbeat() and a.count == 4, "a owns the 4 partitions", 30,
+                 interval=0.05)
+        b = Member(a.conn, group, topic)
+        start = time.monotonic()
+        r = b.heartbeat()
+        assert r["error_code"] == E.NONE, r
+        # the newcomer is at the assignment epoch, with nothing, until the next target
+        assert (r["member_epoch"], b.count) == (a.epoch, 0)
+        # both heartbeat every 50 ms until b owns 2 partitions
+        def balanced() -> bool:
+            a.heartbeat()
+            b.heartbeat()
+            return b.count == 2 and a.count == 2
+        wait_for(balanced, "b owns 2 partitions", 30, interval=0.05)
+        first_revoke = next(t for t, _, n in a.trace if t >= start and n < 4) - start
+        first_b = next(t for t, _, n in b.trace if n > 0) - start
+        # Kafka 4.4.0: a told to give up 2 partitions 0.92 s after b joined (1 s after
+        # a's own assignment), b given them 1.04 s after; fast: in the next heartbeats
+        assert 0.5 <= first_revoke <= first_b, (first_revoke, first_b)
+        b.leave()
+    finally:
+        for c in conns:
+            c.close()
