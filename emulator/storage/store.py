@@ -250,6 +250,12 @@ class DataDir:
     def sync_partition(self, state, t, p: Partition) -> None:
         if p.leader < 0 or p.leader not in p.logs:
             return
+        try:
+            self._sync_partition(state, t, p)
+        except OSError as e:  # a directory, a roll, a truncation, a flush, a rewrite
+            self._write_failed(state, p, e)
+
+    def _sync_partition(self, state, t, p: Partition) -> None:
         lg = p.leader_log
         key = (p.topic, p.index)
         pf = self.parts.get(key)
@@ -271,16 +277,11 @@ class DataDir:
         wrote = False
         if lg.log_end_offset > pf.written_end:
             bases = lg.segments.bases
-            try:
-                for data, base, last, _epoch, _ts in lg.batches_from(pf.written_end,
-                                                                     MAX_LONG):
-                    i = bisect_left(bases, base)
-                    pf.append(data, base, i < len(bases) and bases[i] == base)
-                    pf.written_end = last + 1
-                    wrote = True
-            except OSError as e:
-                self._write_failed(state, p, e)
-                return
+            for data, base, last, _epoch, _ts in lg.batches_from(pf.written_end, MAX_LONG):
+                i = bisect_left(bases, base)
+                pf.append(data, base, i < len(bases) and bases[i] == base)
+                pf.written_end = last + 1
+                wrote = True
         if wrote:
             self._maybe_flush(state, t, pf)
         self._map_closed_segments(p, pf)
