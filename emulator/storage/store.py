@@ -478,7 +478,10 @@ class DataDir:
 
     def close(self) -> None:
         for pf in self.parts.values():
-            pf.flush(fsync=True)
+            try:
+                pf.flush(fsync=True)
+            except OSError as e:  # a failing disk at shutdown: say so, close the rest
+                log.warning("data directory: cannot flush %s at shutdown: %s", pf.path, e)
             pf.close()
 
 
