@@ -283,8 +283,8 @@ DIFFERENCES: list[Difference] = [
                    "the window waits for the markers (up to "
                    "add.partitions.to.txn.retry.backoff.max.ms, 100 ms, then "
                    "CONCURRENT_TRANSACTIONS), as Kafka's leader retries the coordinator.",
-        adversarial="30% of transactions, chosen by the seed per transactional id, producer "
-                    "id and epoch, have their markers written 150-1500 ms after EndTxn "
+        adversarial="20% of transactions, chosen by the seed per transactional id and "
+                    "its n-th transaction, have their markers written 100-1000 ms after EndTxn "
                     "(TransactionCoordinator.marker_delay replaced; marker_delay_ms sets "
                     "kafka's 15 ms).",
         false_green=True,

@@ -38,10 +38,12 @@ scheduling would reorder the draws). Each request's fate is a hash of (seed, cli
 broker, API key, n), n counting that client's requests of that API to that broker: a
 client that sends the same requests meets the same faults in the same order, whatever
 the other clients do meanwhile (what a fault acts on, such as the partition a leader
-move picks, comes from that request and the cluster's state). ``Adversary.record``
+move picks, comes from that request and the cluster's state; a group's rebalances and
+kicks also wait ``GROUP_QUIET_MS`` after its last one, a time, so these replay exactly
+only when the clients' timing does too). ``Adversary.record``
 holds every fault injected, one log line each says it as it happens. Slow markers are
-drawn per transaction (seed, transactional id, producer id, epoch), the stale broker and
-its lag from the seed alone.
+drawn per transaction (seed, transactional id, its n-th transaction), the stale broker
+and its lag from the seed alone.
 
 Rates (per request, ``Rule.rate``) are high enough that a wrong program fails within a
 few seeds and low enough that a correct one (retries, idempotence, commits after
@@ -168,10 +170,14 @@ _TXN_KEYED = {22: "transactional_id", 24: "transactional_id", 25: "transactional
 # __consumer_offsets partition takes seconds); slow transaction markers (a share of
 # transactions, and their delay in ms; Kafka's envelope: ~15 ms, up to ~100).
 STALE_LAG_MS = (200, 1000)
+# A group is made to rebalance, or loses a member, at most once per this many ms: clients
+# heartbeat every few hundred ms to 3 s, and a per-request rate alone would keep a group
+# with fast heartbeats rebalancing all the time (no progress), one with slow ones never.
+GROUP_QUIET_MS = 3000
 STALE_JITTER_MS = 200
 LOAD_MS = 400
-SLOW_MARKERS_RATE = 0.3
-SLOW_MARKERS_MS = (150, 1500)
+SLOW_MARKERS_RATE = 0.2
+SLOW_MARKERS_MS = (100, 1000)
 
 
 SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
@@ -256,6 +262,8 @@ class Adversary:
     record: list[Injected] = field(default_factory=list)
     enabled: bool = True
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
+    txn_counts: dict[str, int] = field(default_factory=dict)  # transactions ended, per id
+    disrupted_at: dict[str, int] = field(default_factory=dict)  # group -> last rebalance/kick
 
     # ---- the decision ----------------------------------------------------------------
     def rate(self, rule: Rule) -> float:
@@ -391,7 +399,16 @@ class Adversary:
         group_id = req.get("group_id") if plan.api != 1 else self._group_of(plan.client_id)
         if not group_id:
             return None
+        now = self.state.now()
+        if now - self.disrupted_at.get(group_id, -GROUP_QUIET_MS) < GROUP_QUIET_MS:
+            return None  # the group's last rebalance or kick was too recent
         groups = services.groups
+        done = self._disrupt(plan, req, group_id, groups)
+        if done is not None:
+            self.disrupted_at[group_id] = now
+        return done
+
+    def _disrupt(self, plan: Plan, req: dict, group_id: str, groups: Any) -> Plan | None:
         if plan.rule.kind == KICK:
             member = req.get("member_id") or ""
             expire = groups.consumer.expire_member if plan.api == 68 \
@@ -458,16 +475,20 @@ class Adversary:
 
     def _marker_delay(self, txn: Any, normal: int) -> int:
         """Kafka's marker delay, or (``SLOW_MARKERS_RATE`` of transactions, seeded by the
-        transaction's id, producer id and epoch) a slow one."""
-        tid, pid, epoch = txn.transactional_id, txn.producer_id, txn.producer_epoch
-        if draw(self.seed, "markers", tid, pid, epoch) >= SLOW_MARKERS_RATE * self.scale.get(
-                SLOW_MARKERS, 1.0) * self.scale.get("all", 1.0):
+        transactional id and how many transactions it ended before: the producer epoch
+        stays the same across transactions before transaction version 2) a slow one."""
+        tid, pid = txn.transactional_id, txn.producer_id
+        n = self.txn_counts.get(tid, 0) + 1
+        self.txn_counts[tid] = n
+        if not self.enabled or draw(self.seed, "markers", tid, n) >= (
+                SLOW_MARKERS_RATE * self.scale.get(SLOW_MARKERS, 1.0)
+                * self.scale.get("all", 1.0)):
             return normal
         low, high = SLOW_MARKERS_MS
-        delay = low + int(draw(self.seed, "marker-ms", tid, pid, epoch) * (high - low))
-        f = Injected(len(self.record), self.seed, -1, tid, "EndTxn", epoch, SLOW_MARKERS,
-                     f"markers of {tid!r} (producer {pid}, epoch {epoch}) written {delay} ms "
-                     "after EndTxn")
+        delay = low + int(draw(self.seed, "marker-ms", tid, n) * (high - low))
+        f = Injected(len(self.record), self.seed, -1, tid, "EndTxn", n, SLOW_MARKERS,
+                     f"markers of {tid!r}'s transaction {n} (producer {pid}) written "
+                     f"{delay} ms after EndTxn")
         self._append(f)
         return max(normal, delay)
 
