@@ -153,7 +153,8 @@ def test_every_kind_of_fault_is_met() -> None:
     met: dict[str, int] = collections.Counter()
     for seed in (11, 12, 13):
         with Cluster(fidelity="adversarial", seed=seed) as c:
-            c.adversary.scale.update({"all": 2.0, "kick": 4.0, "session_evicted": 2.0})
+            c.adversary.scale.update({"all": 2.0, "kick": 8.0, "rebalance": 0.25,
+                                     "session_evicted": 2.0})
             c.create_topic("mix", 3, 3)
             p = Producer({"bootstrap.servers": c.bootstrap_servers, "client.id": "mix-p",
                           "enable.idempotence": True, "linger.ms": 0,
