@@ -20,6 +20,7 @@ import pytest
 from kafka import KafkaProducer
 
 from emulator import Cluster
+from emulator.cluster.metadata_views import CURRENT
 from emulator.testing import wait_for
 from emulator.tools.reassign import main
 
@@ -43,6 +44,8 @@ def cluster() -> Iterator[Cluster]:
         for name, a in (("foo", {0: [0, 1, 2], 1: [1, 2, 3]}), ("bar", {0: [3, 2, 1]}),
                         ("baz", {0: [1, 0, 2], 1: [2, 0, 1], 2: [0, 2, 1]})):
             c.call(lambda n=name, a=a: c.state.create_topic(n, assignments=a))
+        # every broker knows them (under --fidelity kafka each learns them a bit late)
+        wait_for(lambda: c.call(c.state.metadata_views.caught_up), "the topics everywhere")
         yield c
 
 
@@ -72,6 +75,23 @@ def assignment_file(tmp_path: Path, parts: list[tuple[str, int, list[int]]],
 
 def replicas(c: Cluster, topic: str, index: int) -> list[int]:
     return c.call(lambda: list(c.state.get_partition(topic, index).replicas))
+
+
+def known_replicas(c: Cluster, topic: str, index: int) -> list[int] | None:
+    """The partition's replicas once every broker's metadata has them (None until then:
+    under --fidelity kafka each broker learns a change a bit late, and the tool asks any
+    of them): what a test waits for before asking the tool again."""
+    def known() -> list[int] | None:
+        views = c.state.metadata_views
+        now = list(c.state.get_partition(topic, index).replicas)
+        for b in c.broker_ids:
+            img = views.view(b, topic)
+            if img is not CURRENT and (img is None or list(img.partitions[index].replicas)
+                                       != now):
+                return None
+        return now
+
+    return c.call(known)
 
 
 def hosts(c: Cluster, topic: str, index: int) -> list[int]:
@@ -113,8 +133,8 @@ def test_reassignment_verify_and_high_watermark(cluster: Cluster, tmp_path: Path
         "Successfully started partition reassignments for bar-0,foo-0\n")
     assert broker_throttles(cluster) == {b: {} for b in range(5)}
     wait_for(lambda: "is completed" in tool(cluster, "--verify", "--reassignment-json-file", f)[1]
-             and replicas(cluster, "foo", 0) == [0, 1, 3] and replicas(cluster, "bar", 0) ==
-             [3, 2, 0], "the reassignment to complete")
+             and known_replicas(cluster, "foo", 0) == [0, 1, 3]
+             and known_replicas(cluster, "bar", 0) == [3, 2, 0], "the reassignment to complete")
     rc, out, _ = tool(cluster, "--verify", "--reassignment-json-file", f)
     assert out.startswith("Status of partition reassignment:\n"
                           "Reassignment of partition bar-0 is completed.\n"
@@ -146,8 +166,9 @@ def test_generate_then_execute(cluster: Cluster, tmp_path: Path) -> None:
     rc, out, _ = tool(cluster, "--execute", "--reassignment-json-file", str(f))
     assert rc == 0 and "Successfully started partition reassignments for baz-0,baz-1,baz-2," \
         "foo-0,foo-1" in out
-    wait_for(lambda: all(set(replicas(cluster, p["topic"], p["partition"])) == {1, 2, 3}
-                         for p in plan["partitions"]), "the plan to be applied")
+    wait_for(lambda: all(
+        set(known_replicas(cluster, p["topic"], p["partition"]) or ()) == {1, 2, 3}
+        for p in plan["partitions"]), "the plan to be applied")
     rc, out, _ = tool(cluster, "--generate", "--topics-to-move-json-file", str(topics),
                       "--broker-list", "1,2,9,9")
     assert (rc, out) == (1, "Error: Broker list contains duplicate entries: [9]\n")
@@ -280,7 +301,7 @@ def test_log_dirs_in_the_reassignment_file(cluster: Cluster, tmp_path: Path) -> 
         "broker 0 \n"
         "Successfully started moving log directory to /tmp/kafka-logs for replica foo-0 with "
         "broker 3 \n")
-    wait_for(lambda: replicas(cluster, "foo", 0) == [0, 1, 3], "the reassignment")
+    wait_for(lambda: known_replicas(cluster, "foo", 0) == [0, 1, 3], "the reassignment")
     rc, out, _ = tool(cluster, "--verify", "--reassignment-json-file", f)
     assert out.startswith("Status of partition reassignment:\n"
                           "Reassignment of partition foo-0 is completed.\n"

@@ -333,12 +333,12 @@ def alter(state: ClusterState, rtype: int, name: str, configs: dict[str, str | N
         + sum(1 for k in current if k not in configs)
     if validate_only:
         return records
-    if rtype == TOPIC:
+    if rtype == TOPIC and records:  # no ConfigRecord, no metadata change
         state.before_metadata_change()
     target = _target(state, rtype, name)
     target.clear()
     target.update({k: v for k, v in configs.items() if v is not None})
-    if rtype == TOPIC:
+    if rtype == TOPIC and records:
         state.topic_metadata_changed(name)
     state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
@@ -394,12 +394,12 @@ def incremental_alter(state: ClusterState, rtype: int, name: str,
     records = sum(1 for key, _, _ in ops if rtype == BROKER or old.get(key) != new.get(key))
     if validate_only:
         return records
-    if rtype == TOPIC:
+    if rtype == TOPIC and records:  # no ConfigRecord, no metadata change
         state.before_metadata_change()
     target = _target(state, rtype, name)
     target.clear()
     target.update(new)
-    if rtype == TOPIC:
+    if rtype == TOPIC and records:
         state.topic_metadata_changed(name)
     state.emit(ConfigsChanged(resource_type=rtype, name=name))
     state.changed()
