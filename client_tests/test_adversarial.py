@@ -225,6 +225,10 @@ def test_the_record_and_the_rates_through_the_control_plane_and_the_cli() -> Non
         out = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
                               "adversary"], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0 and json.loads(out.stdout)["injected"], out.stderr
-    with Cluster(control_port=0) as fast:
-        status, view = _http(f"http://127.0.0.1:{fast.control.port}", "GET", "/adversary")
-        assert status == 404 and "fidelity fast" in view["error"]
+    for mode in ("fast", "kafka"):
+        with Cluster(control_port=0, fidelity=mode) as other:
+            # no adversary at all: the server's one test per request finds None
+            assert other.adversary is None and other.server.faults.adversary is None
+            status, view = _http(f"http://127.0.0.1:{other.control.port}", "GET",
+                                 "/adversary")
+            assert status == 404 and f"fidelity {mode}" in view["error"]
