@@ -62,6 +62,8 @@ def write_uvarint(n: int) -> bytes:
     """Encode an unsigned LEB128 varint."""
     if n < 0x80:
         return bytes((n,))
+    if n < 0x4000:  # two bytes: a record batch's length in every Fetch answer
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -266,19 +268,32 @@ class _Gen:
             else:
                 body.append("    tags = []")
                 for f in tagged:
-                    body.append(f"    x = g({f.name!r}, {self._literal(f.default)})")
-                    if isinstance(f.type, Struct) and f.default is not None:
-                        # Kafka leaves out a tagged struct equal to a new (all-default) one
+                    if isinstance(f.type, Struct) and f.default is not None \
+                            and isinstance(f.default, dict) \
+                            and _struct_is_default(f.default, f.type):
+                        # Kafka leaves out a tagged struct equal to a new (all-default)
+                        # one; absent or empty is that without a call (the common case:
+                        # every partition of a Fetch or Produce answer has three or one)
+                        st_const = self.const(f.type, "_ST")
+                        body.append(f"    x = g({f.name!r}, _MISSING)")
+                        body.append(f"    if x is not _MISSING and (x is None or (x and not "
+                                    f"_struct_is_default(x, {st_const}))):")
+                    elif isinstance(f.type, Struct) and f.default is not None:
+                        body.append(f"    x = g({f.name!r}, {self._literal(f.default)})")
                         st_const = self.const(f.type, "_ST")
                         body.append(f"    if x is None or not _struct_is_default(x, {st_const}):")
                     else:
+                        body.append(f"    x = g({f.name!r}, {self._literal(f.default)})")
                         body.append(f"    if x != {self._literal(f.default)}:")
                     body.append("        sub = []")
                     body.extend(self.encode_value(f, "        ", "x", out="sub"))
                     body.append("        data = b''.join(sub)")
                     body.append(f"        tags.append(_uvw({f.tag}) + _uvw(len(data)) + data)")
-                body.append("    out.append(_uvw(len(tags)))")
-                body.append("    out.extend(tags)")
+                body.append("    if tags:")
+                body.append("        out.append(_uvw(len(tags)))")
+                body.append("        out.extend(tags)")
+                body.append("    else:")
+                body.append("        out.append(b'\\x00')")
         self.lines.append(f"def {fn}(d, out):")
         self.lines.extend(body)
         return fn
@@ -364,6 +379,7 @@ _NAMESPACE = {
     "_uvw": write_uvarint,
     "_DE": DecodeError,
     "_EL": EncodedList,
+    "_MISSING": object(),  # a field the dict leaves out (see encode_struct's tagged fields)
 }
 
 Decoder = Callable[[bytes, int], tuple[dict[str, Any], int]]
