@@ -16,6 +16,10 @@ system, then:
   partition they lead at each wake-up, so the client's cost per record grows with the
   partition count on its own (bench/produce_path.py measures the emulator alone);
 - consume with confluent-kafka: every partition assigned from offset 0, records/s;
+- the per-broker client (``produce_raw``, ``fetch_raw``): one Produce request per broker
+  per round carrying a record for each partition the broker leads, then one Fetch
+  request per broker per round reading a batch of each, records/s and the server's CPU
+  per record of each;
 - acks=all latency at 500 records/s on a one-partition topic (p50, as compare.py).
 
 Kafka runs (bench/pom.xml's version, jars from Maven Central) where ``--kafka`` asks for
@@ -247,6 +251,76 @@ def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     return records / elapsed, (cpu_seconds(s.pids) - server0) / records * 1e6
 
 
+def fetch_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
+              max_s: float) -> tuple[float, float]:
+    """(records/s, server CPU microseconds per record) of the per-broker client's reads,
+    after ``produce_raw``: one Fetch request (v12, no session) per broker per round
+    carrying every partition the broker leads, each reading one of the last batches
+    produce_raw wrote (partition_max_bytes is that batch's size, so one record per
+    partition per round, as it produced them), waiting for the answers. The requests
+    are encoded beforehand (50 offsets, cycled), so the figure is the broker's."""
+    host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
+    with BlockingConnection.connect(host, int(port), "scale-raw", timeout=None) as admin:
+        md = admin.call(3, 12, {
+            "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]})
+    addr = {b["node_id"]: (b["host"], b["port"]) for b in md["brokers"]}
+    size = len(build_batch([(None, VALUE)], timestamp=int(time.time() * 1000)))
+    per_broker: dict[int, dict[str, list[int]]] = {}
+    for t in md["topics"]:
+        for p in t["partitions"]:
+            per_broker.setdefault(p["leader_id"], {}).setdefault(t["name"], []).append(
+                p["partition_index"])
+    conns, frames = [], []
+    for node, topics in per_broker.items():
+        c = BlockingConnection.connect(*addr[node], client_id="scale-raw", timeout=None)
+        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conns.append(c)
+        ends = c.call(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": n, "partitions": [{"partition_index": i, "current_leader_epoch": -1,
+                                        "timestamp": -1} for i in idx]}
+            for n, idx in topics.items()]})
+        hw = {(t["name"], p["partition_index"]): p["offset"]
+              for t in ends["topics"] for p in t["partitions"]}
+        depth = min(50, min(hw.values()))
+        frames.append([c.protocol.send_request(1, 12, {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 50 << 20,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic": n, "partitions": [
+                {"partition": i, "fetch_offset": hw[(n, i)] - 1 - k, "current_leader_epoch": -1,
+                 "last_fetched_epoch": -1, "log_start_offset": -1,
+                 "partition_max_bytes": size} for i in idx]} for n, idx in topics.items()],
+            "forgotten_topics_data": [], "rack_id": ""},
+            correlation_id=1, expect_response=False) for k in range(depth)])
+    n_parts = sum(len(ps) for topics in per_broker.values() for ps in topics.values())
+    rounds = records = 0
+    server0 = cpu_seconds(s.pids)
+    t0 = time.perf_counter()
+    try:
+        while True:
+            for c, fs in zip(conns, frames, strict=True):
+                c.protocol.expect(1, 12, 1)
+                c.send_raw(fs[rounds % len(fs)])
+            for c in conns:
+                resp = c.receive().body
+                for t in resp["responses"]:
+                    for p in t["partitions"]:
+                        if p["error_code"] or not p["records"]:
+                            raise RuntimeError(f"raw fetch: {t['topic']}-"
+                                               f"{p['partition_index']} error "
+                                               f"{p['error_code']}, {len(p['records'] or b'')} B")
+                        records += 1
+            rounds += 1
+            elapsed = time.perf_counter() - t0
+            if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
+                break
+    finally:
+        for c in conns:
+            c.close()
+    if records != rounds * n_parts:
+        raise RuntimeError(f"raw fetch: {records} records for {rounds} x {n_parts}")
+    return records / elapsed, (cpu_seconds(s.pids) - server0) / records * 1e6
+
+
 def consume(s: compare.System, plan: list[tuple[str, int]], expected: int) -> float:
     c = Consumer({"bootstrap.servers": s.bootstrap, "group.id": "scale-bench",
                   "enable.auto.commit": False, "fetch.max.bytes": 50 << 20})
@@ -288,6 +362,8 @@ def run(s: compare.System, n: int, args: argparse.Namespace) -> dict[str, object
     r["consume"] = consume(s, plan, rounds * n)
     r["raw_produce"], r["raw_server_cpu_us"] = produce_raw(s, plan, args.min_seconds,
                                                            args.max_seconds)
+    r["raw_fetch"], r["raw_fetch_cpu_us"] = fetch_raw(s, plan, args.min_seconds,
+                                                      args.max_seconds)
     compare.create_topics(s, [("scale-lat", 1)])
     r["acks_all_p50"], r["acks_all_p99"] = compare.latency(s, "scale-lat", 1000, 500)
     return r
@@ -306,6 +382,8 @@ COLUMNS = [  # key, header, format
     ("consume", "consume rec/s", "{:,.0f}"),
     ("raw_produce", "per-broker produce rec/s", "{:,.0f}"),
     ("raw_server_cpu_us", "its server CPU us/rec", "{:.0f}"),
+    ("raw_fetch", "per-broker fetch rec/s", "{:,.0f}"),
+    ("raw_fetch_cpu_us", "its server CPU us/rec", "{:.0f}"),
     ("acks_all_p50", "acks=all p50 ms", "{:.2f}"), ("acks_all_p99", "p99 ms", "{:.2f}"),
 ]
 
@@ -331,6 +409,7 @@ def print_table(rows: list[dict[str, object]]) -> None:
 
 HEADLINE = [("produce", "produce rec/s (librdkafka)", "{:,.0f}"),
             ("raw_produce", "per-broker client rec/s", "{:,.0f}"),
+            ("raw_fetch", "per-broker fetch rec/s", "{:,.0f}"),
             ("md_p50", "Metadata p50 ms", "{:.1f}"),
             ("acks_all_p50", "acks=all p50 ms", "{:.2f}"),
             ("server_cpu_us", "server CPU us/rec", "{:.0f}")]
@@ -361,7 +440,8 @@ def headline(rows: list[dict[str, object]]) -> list[str]:
             lines.append(f"| {n:,} | {name} | " + " | ".join(cells) + " |")
     lines.append("")
     for n in sizes:
-        for key, what in (("produce", "librdkafka"), ("raw_produce", "the per-broker client")):
+        for key, what in (("produce", "librdkafka"), ("raw_produce", "the per-broker client"),
+                          ("raw_fetch", "the per-broker client's fetch")):
             ratios = []
             for run in runs:
                 emu = [r for r in rows if r["size"] == n and r.get("run", 1) == run
