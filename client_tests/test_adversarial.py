@@ -107,6 +107,38 @@ def test_idempotent_confluent_producer_writes_each_record_once(seed: int) -> Non
         assert values == collections.Counter(str(i).encode() for i in range(n)), _report(c)
 
 
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_transactional_producer_commits_each_record_once(seed: int) -> None:
+    """Lost EndTxn and InitProducerId answers, coordinator moves and loads, slow markers,
+    CONCURRENT_TRANSACTIONS: librdkafka's transactional producer retries through them and
+    a read_committed reader finds every record once."""
+    with Cluster(fidelity="adversarial", seed=seed, adversary_scale="all=2") as c:
+        c.create_topic("tx", 3, 3)
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "transactional.id": "tx-app",
+                      "client.id": "tx-app", "linger.ms": 0})
+        p.init_transactions(30)
+        sent = [f"{b}-{i}".encode() for b in range(10) for i in range(5)]
+        for b in range(10):
+            p.begin_transaction()
+            for v in sent[b * 5:(b + 1) * 5]:
+                p.produce("tx", v)
+            p.commit_transaction(30)
+        cons = Consumer({"bootstrap.servers": c.bootstrap_servers, "group.id": "tx-read",
+                         "client.id": "tx-read", "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+        cons.subscribe(["tx"])
+        got: collections.Counter = collections.Counter()
+        deadline = time.monotonic() + 60
+        while sum(got.values()) < len(sent) and time.monotonic() < deadline:
+            m = cons.poll(0.2)
+            if m is not None and m.error() is None:
+                got[m.value()] += 1
+        cons.close()
+        assert got == collections.Counter(sent), _report(c)
+        assert {f.api for f in c.adversary.record} & {"EndTxn", "InitProducerId",
+                                                      "AddOffsetsToTxn", "AddPartitionsToTxn"}
+
+
 def _raw_sequence(seed: int) -> list[tuple]:
     """One client's fixed request sequence against broker 1 of a fresh cluster; returns
     the faults it met (what replays: Injected.key)."""

@@ -667,9 +667,13 @@ DIFFERENCES += [
         kafka_mode="as fast",
         adversarial="About 5% of Produce requests are applied and their connection closed "
                     "before the answer, 5% of acks=all ones answered REQUEST_TIMED_OUT after "
-                    "the append; 2% of OffsetCommits applied and their answer lost.",
+                    "the append; 2-3% of OffsetCommits and transaction requests "
+                    "(InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) applied "
+                    "and their answer lost.",
         tests=("client_tests/test_adversarial.py::"
                "test_idempotent_confluent_producer_writes_each_record_once",
+               "client_tests/test_adversarial.py::"
+               "test_transactional_producer_commits_each_record_once",
                "tests/test_adversary.py::test_rates_scale_per_kind_and_acks_decide_what_applies"),
     ),
     Difference(

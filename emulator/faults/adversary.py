@@ -116,8 +116,10 @@ _COORDINATOR_ERRORS = _errors((E.NOT_COORDINATOR, 0.03), (E.COORDINATOR_LOAD_IN_
 # A write to __consumer_offsets that failed (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT):
 # Kafka's group coordinator answers it COORDINATOR_NOT_AVAILABLE.
 _GROUP_WRITE = _errors((E.COORDINATOR_NOT_AVAILABLE, 0.01))
+# The transaction APIs: a retried request must find the coordinator's answer the same
+# (Kafka's coordinator recognises a retried InitProducerId, AddPartitionsToTxn, EndTxn).
 _TXN = (*_COORDINATOR_ERRORS, Rule(ERROR, 0.03, int(E.CONCURRENT_TRANSACTIONS)),
-        Rule(COORDINATOR_MOVE, 0.02))
+        Rule(COORDINATOR_MOVE, 0.02), Rule(LOST_RESPONSE, 0.02))
 
 # API key -> the faults its requests may meet, checked against what Kafka's handlers
 # (KafkaApis, ReplicaManager, GroupCoordinatorService, TransactionCoordinator) return
@@ -153,7 +155,8 @@ RULES: dict[int, tuple[Rule, ...]] = {
     22: _TXN,  # InitProducerId (transactional ones only: see _applies)
     24: _TXN,  # AddPartitionsToTxn (a client's, v0-3)
     25: _TXN,  # AddOffsetsToTxn
-    26: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02)),  # EndTxn
+    26: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02),
+         Rule(LOST_RESPONSE, 0.03)),  # EndTxn
     28: (*_COORDINATOR_ERRORS,),  # TxnOffsetCommit
     68: (*_COORDINATOR_ERRORS, Rule(KICK, 0.02),
          Rule(COORDINATOR_MOVE, 0.02)),  # ConsumerGroupHeartbeat
