@@ -335,6 +335,10 @@ def test_storage_faults_through_the_control_plane_cli_and_schedule(tmp_path: Pat
         r = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
                             "list"], capture_output=True, text=True, timeout=60)
         assert '"offline_log_dirs"' in r.stdout and DATA_DIR in r.stdout
+        r = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
+                            "cluster"], capture_output=True, text=True, timeout=60)
+        b1 = next(b for b in json.loads(r.stdout)["brokers"] if b["id"] == 1)
+        assert b1["offline_log_dirs"] == [DATA_DIR] and b1["alive"]
         # the seeded schedule: broker 2's only-data dir fails at 0 ms
         step = {"at_ms": 0, "op": "disk_full", "broker": 2, "log_dir": DATA_DIR}
         result = c.run_fault_schedule(json.dumps(step) + "\n")

@@ -262,6 +262,7 @@ def console_snapshot(state: ClusterState, groups: Any = None, faults: dict | Non
             "id": br.id, "host": br.host, "port": br.port, "rack": br.rack, "alive": br.alive,
             "crashed": br.crashed, "fenced": not br.alive,
             "shutting_down": br.id in state.shutting_down,
+            "offline_log_dirs": sorted(getattr(state, "offline_log_dirs", {}).get(br.id, ())),
             "controller": br.id == state.controller_id, "leaders": leaders[br.id],
             "replicas": replicas[br.id], "produced": produced[br.id],
             "consumed": consumed[br.id],

@@ -58,7 +58,9 @@ def cluster_view(state: ClusterState) -> dict:
         # fast / kafka / adversarial and its seed (docs/fidelity.md): which greens to trust
         "fidelity": {"mode": state.fidelity.mode, "seed": state.fidelity.seed},
         "brokers": [{"id": b.id, "host": b.host, "port": b.port, "alive": b.alive,
-                     "crashed": b.crashed, "shutting_down": b.id in state.shutting_down}
+                     "crashed": b.crashed, "shutting_down": b.id in state.shutting_down,
+                     # failed log dirs (storage faults), until the broker restarts
+                     "offline_log_dirs": sorted(state.offline_log_dirs.get(b.id, ()))}
                     for b in sorted(state.brokers.values(), key=lambda b: b.id)],
         "topics": topics,
     }
