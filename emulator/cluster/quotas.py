@@ -20,9 +20,22 @@ request_percentage=50 allows half a thread), and a client above it gets
 (Produce and Fetch answer the larger of their byte-rate and request throttles). The
 server measures the time; this module only does the arithmetic.
 
-Differs from Kafka: controller_mutation_rate is stored and described but not enforced;
-the broker does not mute the connection itself; the time measured is the handler's
-(Kafka adds its network threads' time).
+controller_mutation_rate (KIP-599) is enforced under --fidelity kafka as Kafka's
+ControllerMutationQuotaManager does (``controller_mutation``): a token bucket per
+(user, client id) of quota * quota.window.num * window seconds tokens, refilled at the
+quota per second, from which CreateTopics, CreatePartitions and DeleteTopics take one
+token per partition created or deleted. From CreateTopics v6, CreatePartitions v3 and
+DeleteTopics v5 it is strict: a topic is refused THROTTLING_QUOTA_EXCEEDED while the
+bucket is below zero (a topic that finds it at zero or above passes, even one that takes
+it far below); older versions pass and answer the throttle time. The throttle time is
+the time the bucket needs to come back to zero. Under --fidelity kafka the server then
+mutes a throttled connection for throttle_time_ms, as Kafka's (KIP-219) does, for every
+quota (emulator/server/connections.py). fast stores controller_mutation_rate without
+enforcing it and never mutes (docs/fidelity.md, controller-mutation-quota).
+
+Differs from Kafka: the controller's own quota windows (controller.quota.window.*) are
+the client quotas' (quota.window.*; both 11 of 1 s by default); the time measured is the
+handler's (Kafka adds its network threads' time).
 """
 
 from __future__ import annotations
@@ -78,6 +91,8 @@ class ClientQuotas:
         self.window_ms = window_ms
         # (kind, user, client id) -> deque of (time ms, bytes)
         self.samples: dict[tuple[str, str, str], deque[tuple[int, float]]] = {}
+        # (user, client id) -> (tokens, when counted): controller_mutation_rate buckets
+        self.buckets: dict[tuple[str, str], tuple[float, int]] = {}
 
     # ---- AlterClientQuotas / DescribeClientQuotas ---------------------------------------
     def alter(self, entity: Entity, ops: list[dict[str, Any]], validate_only: bool) -> None:
@@ -139,6 +154,27 @@ class ClientQuotas:
             if value is not None:
                 return value
         return None
+
+    def controller_mutation(self, user: str, client_id: str, permits: int, now: int,
+                            strict: bool) -> tuple[bool, int]:
+        """Take ``permits`` partition mutations from the client's controller_mutation_rate
+        bucket: (accepted, throttle ms). Strict (CreateTopics v6+, CreatePartitions v3+,
+        DeleteTopics v5+): refused with the time until the bucket is back to zero while it
+        is below zero, else taken whatever it leaves; permissive: always taken, with that
+        time when it leaves the bucket below zero. No quota: (True, 0)."""
+        quota = self.quota_for("controller_mutation_rate", user, client_id)
+        if quota is None:
+            return True, 0
+        burst = quota * self.window_num * self.window_ms / 1000
+        tokens, last = self.buckets.get((user, client_id), (burst, now))
+        tokens = min(burst, tokens + quota * max(0, now - last) / 1000)
+        accepted = not strict or tokens >= 0
+        if accepted:
+            tokens -= permits
+        self.buckets[(user, client_id)] = (tokens, now)
+        if tokens >= 0 or (strict and accepted):  # Kafka's strict quota: no throttle
+            return accepted, 0                     # for what it let through
+        return accepted, round(-tokens / quota * 1000)
 
     def ip_connection_rate(self, ip: str) -> int | None:
         """connection_creation_rate of an address (KIP-612): its own quota, else the

@@ -20,7 +20,7 @@ from emulator.cluster.metadata import MAX_RECORDS_PER_USER_OP
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
-from emulator.handlers.util import after_pending, error_of
+from emulator.handlers.util import MutationQuota, after_pending, error_of
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -56,8 +56,11 @@ def _handle(ctx: RequestContext, req: dict) -> dict | Sliced:
 
 def _create(ctx: RequestContext, req: dict, dups: list[str]) -> Steps[dict]:
     """The topics created one after another, each in steps (a large request is run by
-    the server between other clients' requests: emulator/cluster/steps.py)."""
+    the server between other clients' requests: emulator/cluster/steps.py). Each new
+    topic's partitions count against the client's controller_mutation_rate (strict from
+    v6) under --fidelity kafka."""
     cluster = ctx.cluster
+    quota = MutationQuota(ctx, strict=ctx.api_version >= 6)
     results = []
     for t in req["topics"]:
         name = t["name"]
@@ -73,6 +76,9 @@ def _create(ctx: RequestContext, req: dict, dups: list[str]) -> Steps[dict]:
         try:
             assignments = {a["partition_index"]: a["broker_ids"] for a in t["assignments"]}
             configs = {c["name"]: c["value"] for c in t["configs"]}
+            if quota.quotas is not None and name not in cluster.topics:
+                quota.take(t["num_partitions"] if t["num_partitions"] > 0
+                           else len(assignments) or int(cluster.config["num.partitions"]))
             topic = yield from cluster.create_topic_steps(
                 name, t["num_partitions"], t["replication_factor"], assignments, configs,
                 req["validate_only"])
@@ -103,7 +109,7 @@ def _create(ctx: RequestContext, req: dict, dups: list[str]) -> Steps[dict]:
             out.update(topic_config_error_code=E.TOPIC_AUTHORIZATION_FAILED,
                        num_partitions=-1, replication_factor=-1, configs=[])
         results.append(out)
-    return {"throttle_time_ms": 0, "topics": results}
+    return {"throttle_time_ms": quota.throttle_ms, "topics": results}
 
 
 def _records(ctx: RequestContext, wanted: list[dict], exact: bool) -> int:

@@ -14,7 +14,7 @@ from typing import Any, cast
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
-from emulator.handlers.util import after_pending, error_of
+from emulator.handlers.util import MutationQuota, after_pending, error_of
 from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
 
@@ -49,8 +49,12 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict | Sliced | Dela
 
 
 def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps[dict]:
-    """Each topic unpublished at once, then forgotten by the controller in steps."""
+    """Each topic unpublished at once, then forgotten by the controller in steps. Its
+    partitions count against the client's controller_mutation_rate (strict from v5)
+    under --fidelity kafka; a refused topic answers THROTTLING_QUOTA_EXCEEDED with no
+    message, as Kafka 4.4 does."""
     cluster = ctx.cluster
+    quota = MutationQuota(ctx, strict=ctx.api_version >= 5)
     out = []
     for name, tid in items:
         r: dict[str, Any] = {"name": name, "topic_id": tid, "error_code": E.NONE,
@@ -64,15 +68,18 @@ def _delete(ctx: RequestContext, items: list[tuple[str | None, bytes]]) -> Steps
                     r["error_code"] = E.UNKNOWN_TOPIC_ID
                 else:
                     r["name"] = t.name
+                    quota.take(len(t.partitions))
                     yield from cluster.delete_topic_steps(t.name)
             else:
                 # No name and no id: get_topic answers UNKNOWN_TOPIC_OR_PARTITION.
                 t = cluster.get_topic(cast(str, name))
                 r["topic_id"] = t.id
+                quota.take(len(t.partitions))
                 yield from cluster.delete_topic_steps(t.name)
         except KafkaError as e:  # a business failure; anything else is our bug
-            # Kafka's ApiError falls back on the code's own message
+            # Kafka's ApiError falls back on the code's own message (not for a throttle)
             code, message = error_of(e)
-            r["error_code"], r["error_message"] = code, message or MESSAGES.get(E(code))
+            r["error_code"], r["error_message"] = code, message or (
+                None if code == E.THROTTLING_QUOTA_EXCEEDED else MESSAGES.get(E(code)))
         out.append(r)
-    return {"throttle_time_ms": 0, "responses": out}
+    return {"throttle_time_ms": quota.throttle_ms, "responses": out}

@@ -16,7 +16,7 @@ from emulator.cluster import topics
 from emulator.cluster.steps import SLICE_FROM_PARTITIONS, Steps
 from emulator.handlers.authz import RT, Each, Op
 from emulator.handlers.base import Delayed, RequestContext, Sliced, sliced_if
-from emulator.handlers.util import after_pending, error_of
+from emulator.handlers.util import MutationQuota, after_pending, error_of
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -49,7 +49,10 @@ def _handle(ctx: RequestContext, req: dict) -> dict | Sliced:
 
 
 def _create(ctx: RequestContext, req: dict, counts: Counter) -> Steps[dict]:
-    """Each topic grown in steps (emulator/cluster/steps.py) and published whole."""
+    """Each topic grown in steps (emulator/cluster/steps.py) and published whole. The
+    new partitions count against the client's controller_mutation_rate (strict from v3)
+    under --fidelity kafka."""
+    quota = MutationQuota(ctx, strict=ctx.api_version >= 3)
     results = []
     for t in req["topics"]:
         r = {"name": t["name"], "error_code": E.NONE, "error_message": None}
@@ -61,9 +64,12 @@ def _create(ctx: RequestContext, req: dict, counts: Counter) -> Steps[dict]:
                 assignments = None
                 if t["assignments"] is not None:
                     assignments = [a["broker_ids"] for a in t["assignments"]]
+                topic = ctx.cluster.topics.get(t["name"])
+                if quota.quotas is not None and topic is not None:
+                    quota.take(t["count"] - len(topic.partitions))
                 yield from ctx.cluster.create_partitions_steps(
                     t["name"], t["count"], assignments, req["validate_only"])
             except KafkaError as e:  # a business failure; anything else is our bug
                 r["error_code"], r["error_message"] = error_of(e)
         results.append(r)
-    return {"throttle_time_ms": 0, "results": results}
+    return {"throttle_time_ms": quota.throttle_ms, "results": results}

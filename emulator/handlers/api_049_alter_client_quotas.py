@@ -6,7 +6,8 @@ belong to the entity's kind (producer_byte_rate, consumer_byte_rate,
 request_percentage, controller_mutation_rate for users and client ids;
 connection_creation_rate for ips) gets INVALID_REQUEST, an unknown entity type
 UNSUPPORTED_VERSION; validate_only changes nothing. Producer and consumer byte rates
-are enforced as throttle_time_ms (emulator/cluster/quotas.py).
+and request_percentage are enforced as throttle_time_ms, controller_mutation_rate under
+--fidelity kafka only (emulator/cluster/quotas.py, docs/fidelity.md).
 """
 
 from __future__ import annotations

@@ -166,3 +166,29 @@ def alter_config_resources(req: dict, bound: Callable[[], int],
         return {"throttle_time_ms": 0, "responses": out}
 
     return sliced_if(steps(), len(resources) > 2 * config_ops.STEP_RESOURCES)
+
+
+class MutationQuota:
+    """One CreateTopics, CreatePartitions or DeleteTopics request against the client's
+    controller_mutation_rate (KIP-599), as Kafka's controller applies it: ``take`` the
+    partitions a topic creates or deletes before acting on it; it raises
+    THROTTLING_QUOTA_EXCEEDED (no message, as Kafka 4.4 answers) when the strict quota
+    refuses the topic, and ``throttle_ms`` is the response's throttle_time_ms. Enforced
+    under --fidelity kafka only (docs/fidelity.md, controller-mutation-quota)."""
+
+    def __init__(self, ctx: RequestContext, strict: bool) -> None:
+        quotas = ctx.services.quotas
+        self.ctx, self.strict, self.throttle_ms = ctx, strict, 0
+        self.quotas = quotas if (quotas is not None and ctx.cluster.fidelity.kafka_timing
+                                 and quotas.enforces("controller_mutation_rate")) else None
+
+    def take(self, partitions: int) -> None:
+        if self.quotas is None or partitions <= 0:
+            return
+        ctx = self.ctx
+        accepted, throttle = self.quotas.controller_mutation(
+            ctx.principal.split(":", 1)[-1], ctx.client_id or "", partitions,
+            ctx.cluster.now(), self.strict)
+        self.throttle_ms = max(self.throttle_ms, throttle)
+        if not accepted:
+            raise KafkaError(E.THROTTLING_QUOTA_EXCEEDED, None)

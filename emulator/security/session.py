@@ -55,6 +55,9 @@ class Session:
     reauthenticating: bool = False
     last_reauth_ms: int | None = None  # when the last re-authentication began
     close_after_response: str | None = None
+    # The last response's throttle_time_ms under --fidelity kafka: the server reads no
+    # further request of this connection for so long (Kafka's muting, KIP-219).
+    mute_ms: int = 0
     _server: SaslServer | None = field(default=None, repr=False)
 
     @classmethod

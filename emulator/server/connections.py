@@ -155,6 +155,12 @@ class ClientConnections:
                     log.warning("broker %d: closing connection from %s:%s on listener %s: %s",
                                 bid, peer[0], peer[1], bl.name, session.close_after_response)
                     return
+                if session.mute_ms > 0:
+                    # throttled (--fidelity kafka): the answer leaves now, the next
+                    # request is read once the throttle time is over, as Kafka mutes
+                    mute, session.mute_ms = session.mute_ms, 0
+                    flush()
+                    await asyncio.sleep(mute / 1000)
         except ConnectionError:
             return
         finally:

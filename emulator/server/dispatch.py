@@ -132,6 +132,11 @@ class Dispatcher:
                                       f"(seed {f.adversary.seed if f.adversary else 0})")
         if f.drop_response is not None and f.drop_response(bl.broker.id, key, hdr.client_id):
             raise CloseConnection(f"fault: dropped the response to {name}")
+        if session is not None and self.state.fidelity.kafka_timing \
+                and isinstance(result, dict):
+            # a throttled client's connection is muted for its throttle time, as
+            # Kafka's is (KIP-219; docs/fidelity.md, controller-mutation-quota)
+            session.mute_ms = int(result.get("throttle_time_ms") or 0)
         try:
             if ctx.large:
                 # The answer to a large operation (DescribeConfigs of thousands of
