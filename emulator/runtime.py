@@ -41,7 +41,8 @@ log = logging.getLogger("kafka_emulator")
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop when installed (docs/architecture.md, performance), else the standard loop."""
+    """uvloop (a default dependency where it is built: docs/architecture.md, performance),
+    else the standard loop."""
     try:
         import uvloop
 
