@@ -177,7 +177,7 @@ def main() -> None:
               f"({gc_cpu[0] / recs * 1e6:.1f} in the cyclic GC), {recs / dt:,.0f} records/s",
               flush=True)
         if prof:
-            pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+            pstats.Stats(prof).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(int(os.environ.get("PROFILE_TOP", "30")))
 
 
 if __name__ == "__main__":

@@ -317,7 +317,16 @@ class ClusterMetadata:
     def emit(self, event: DomainEvent) -> None:
         """Tell every observer ``event`` (one of emulator.cluster.events), but those
         marked as observing other types only (``events.observes``)."""
-        cls = type(event)
+        for h in self._route(type(event)):
+            h(event.kind, event)
+
+    def observed(self, cls: type[DomainEvent]) -> bool:
+        """Would ``emit`` pass an event of ``cls`` to anyone? (so that a hot path builds
+        the event only when it would: Appended, once per partition of a Produce)"""
+        return bool(self.hooks) and bool(self._route(cls))
+
+    def _route(self, cls: type) -> list[Callable[[str, DomainEvent], None]]:
+        """The observers of ``cls``, kept per type until ``hooks`` grows."""
         if self._routed != len(self.hooks):
             self._routes, self._routed = {}, len(self.hooks)
         route = self._routes.get(cls)
@@ -325,8 +334,7 @@ class ClusterMetadata:
             route = self._routes[cls] = [
                 h for h in self.hooks
                 if issubclass(cls, getattr(h, "observed_events", DomainEvent))]
-        for h in route:
-            h(event.kind, event)
+        return route
 
     def broker_config(self, key: str, broker_id: int | None = None) -> str:
         """Effective broker config: per-broker dynamic, cluster dynamic, then static."""

@@ -270,7 +270,8 @@ class Replication:
         st = self.state
         st.dirty.add(p)  # mark_active: the next tick lets the followers fetch
         if st.hooks:
-            st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
+            if st.observed(Appended):
+                st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
             if p.offline and broker_id in p.offline:  # the data dir refused the write
                 raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
                                  f"to {p.topic}-{p.index}: the log dir failed")
@@ -318,7 +319,9 @@ class Replication:
         if (leader_epoch >= 0 and p.leader_epoch != leader_epoch) or p.leader < 0:
             return True, E.NOT_LEADER_OR_FOLLOWER
         if p.high_watermark > last_offset:
-            if len(p.isr) < self.state.effective_min_isr(t, p):
+            # a full ISR is never below min(min.insync.replicas, replication factor)
+            if len(p.isr) < len(p.replicas) \
+                    and len(p.isr) < self.state.effective_min_isr(t, p):
                 return True, E.NOT_ENOUGH_REPLICAS_AFTER_APPEND
             return True, 0
         if last_offset >= p.log_end_offset:
