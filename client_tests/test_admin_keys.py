@@ -365,8 +365,9 @@ def test_unregister_broker_as_the_kraft_controller_answers(cluster: Target) -> N
     """UnregisterBroker as the controller answers it: 102 for an id it does not know,
     NONE for a registered one (running or crashed), then 102 until the broker registers
     again by starting. On Kafka 4.4 a running broker that was unregistered stays out of
-    the cluster until it restarts (measured: not back after 20 s); the emulator's
-    re-registers at once, a documented difference, so the test restarts it either way."""
+    the cluster until it restarts (measured: not back after 20 s), as the emulator's does
+    under --fidelity kafka (client_tests/test_unregister_running_broker.py); fast's
+    re-registers at once, so the test restarts it either way."""
     conn = Conn(cluster)
     try:
         unknown = conn.call(64, 0, {"broker_id": 77})

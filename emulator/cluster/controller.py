@@ -298,7 +298,7 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
     """
     b = state.brokers[broker_id]
     state.pending_fence.pop(broker_id, None)
-    b.crashed = False
+    b.crashed = b.unregistered = False
     if not b.alive:
         return
     b.alive = False
@@ -324,6 +324,19 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
         c.trigger_online_partitions()
     state.emit(BrokerStopped(broker=broker_id))
     state.changed()
+
+
+def broker_unregistered(state: ClusterMetadata, broker_id: int) -> None:
+    """UnregisterBroker of a running broker under Kafka's timing: the controller drops
+    its registration and fences it as a stopped one (it leaves Metadata's brokers and
+    every ISR, its partitions elect other leaders, replica sets keep it), while its
+    process keeps running and answering, until it restarts (measured on Kafka 4.4:
+    still out after 20 s; docs/fidelity.md, unregister-running-broker)."""
+    b = state.brokers[broker_id]
+    if not b.alive or b.crashed:
+        return
+    broker_stopped(state, broker_id)
+    b.unregistered = True
 
 
 def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[str, int]]:
@@ -546,7 +559,7 @@ def fence_due(state: ClusterMetadata, now: int) -> None:
 __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
-    "broker_stopped", "change_leader", "controlled_shutdown", "crash_fence_delay",
+    "broker_stopped", "broker_unregistered", "change_leader", "controlled_shutdown", "crash_fence_delay",
     "elect_controller", "elect_leader", "elect_leaders", "fence_due", "log_dir_failed", "on_new_partition",
     "on_partition_deletion", "partition_change", "select_leader",
 ]

@@ -54,6 +54,10 @@ class Broker:
     # The process is down but the controller has not fenced it yet (a crash with a
     # broker session timeout): no listener, no fetching, no leading; alive until fenced.
     crashed: bool = False
+    # Its process runs but UnregisterBroker removed its registration (--fidelity kafka,
+    # docs/fidelity.md unregister-running-broker): fenced like a stopped broker (not
+    # alive), its listener still answering, until it restarts.
+    unregistered: bool = False
     # Advertised ports of the listeners after the first (listener name -> port); the
     # first listener's port is ``port``. Metadata answers with the asking listener's.
     endpoints: dict[str, int] = field(default_factory=dict)

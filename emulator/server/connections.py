@@ -59,7 +59,8 @@ class ClientConnections:
     ) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         bid = bl.broker.id
-        if not bl.broker.alive or bl.broker.crashed or (
+        up = bl.broker.alive or bl.broker.unregistered  # unregistered: runs, fenced
+        if not up or bl.broker.crashed or (
             self.faults.client_allowed and not self.faults.client_allowed(bid, peer[0])
         ):
             writer.transport.abort()
@@ -68,7 +69,8 @@ class ClientConnections:
         if conn is None:
             writer.transport.abort()
             return
-        if not bl.broker.alive or bl.broker.crashed or bl.server is None:
+        if not (bl.broker.alive or bl.broker.unregistered) or bl.broker.crashed \
+                or bl.server is None:
             self.limits.release(conn)  # it waited for a slot while the broker stopped
             writer.transport.abort()
             return
