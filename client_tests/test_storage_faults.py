@@ -262,27 +262,30 @@ def test_a_broker_whose_only_dir_fails_halts_and_its_leaders_move(tmp_path: Path
 def test_slow_writes_delay_the_acknowledgement_not_other_brokers(two_dirs: Cluster) -> None:
     c = two_dirs
     create(c, "slow", {0: [1, 2], 1: [2, 1]})
-    c.slow_writes(1, 600)
+    # both clients connected and warm first, so only the writes are timed
     p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "1", "linger.ms": 0})
-    p.list_topics("slow", timeout=10)
-    order: list[str] = []
-    start = time.monotonic()
-    p.produce("slow", b"slow", partition=0,
-              on_delivery=lambda err, m: order.append(f"slow:{err}"))
-    p.poll(0)
-    time.sleep(0.05)  # the slow write is in flight on broker 1
+    p.produce("slow", b"warm", partition=0)
+    assert p.flush(10) == 0
     kp = KafkaProducer(bootstrap_servers=c.bootstrap_servers, acks=1)
     try:
-        kp.send("slow", b"fast", partition=1).get(timeout=10)  # broker 2: not delayed
-        order.append("fast")
+        kp.send("slow", b"warm", partition=1).get(timeout=10)
+        c.slow_writes(1, 1500)
+        order: list[str] = []
+        start = time.monotonic()
+        p.produce("slow", b"slow", partition=0,
+                  on_delivery=lambda err, m: order.append(f"slow:{err}"))
+        p.poll(0)
+        for i in range(5):  # broker 2 answers meanwhile, while broker 1 writes
+            kp.send("slow", f"fast{i}".encode(), partition=1).get(timeout=10)
+            order.append("fast")
+        p.flush(10)
+        waited = time.monotonic() - start
     finally:
         kp.close()
-    p.flush(10)
-    waited = time.monotonic() - start
-    assert order == ["fast", "slow:None"]
-    assert waited >= 0.6  # the acknowledgement waited for the write
+    assert order == ["fast"] * 5 + ["slow:None"]
+    assert waited >= 1.5  # the acknowledgement waited for the write
     c.slow_writes(1, 0)
-    assert end_offsets(c.bootstrap_servers, "slow", 2) == {0: 1, 1: 1}
+    assert end_offsets(c.bootstrap_servers, "slow", 2) == {0: 2, 1: 6}
 
 
 # ---- a single broker, acks=1, after clearing the fault ---------------------------------

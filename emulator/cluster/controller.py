@@ -452,8 +452,10 @@ def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: st
     Returns whether the broker halted; False as well when the directory had already
     failed (the LogDirFailureChannel reports a directory once).
     """
+    if not state.is_running(broker_id):
+        return False  # a stopped or halted broker writes nothing
     failed = state.offline_log_dirs.setdefault(broker_id, set())
-    if path in failed or not state.is_alive(broker_id):
+    if path in failed:
         return False
     failed.add(path)
     hit = []

@@ -242,7 +242,7 @@ class FaultModel:
         changed = False
         interval = self.state.config_int("replica.high.watermark.checkpoint.interval.ms")
         for f in list(self.storage):
-            if f.kind not in STORAGE_ERRORS or not self.state.is_alive(f.broker):
+            if f.kind not in STORAGE_ERRORS or not self.state.is_running(f.broker):
                 continue
             live = [d for d in self._dirs(f) if not is_offline(self.state, f.broker, d)]
             meta = metadata_log_dir(self.state, f.broker)
