@@ -271,3 +271,30 @@ def test_a_bad_fidelity_is_a_usage_error(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert proc.returncode != 0
     assert "kafka_fidelity takes one of fast, kafka, adversarial" in proc.stdout + proc.stderr
+
+
+def test_a_failing_adversarial_test_reports_the_faults_it_met(tmp_path: Path) -> None:
+    """The report of a failed test against an adversarial cluster lists the faults
+    injected while it ran, with the seed that replays them."""
+    (tmp_path / "test_child.py").write_text(textwrap.dedent('''
+        import pytest
+        from confluent_kafka import Producer
+
+        @pytest.mark.kafka_fidelity("adversarial", seed=5)
+        def test_x(kafka_cluster):
+            kafka_cluster.create_topic("t", 3, 3)
+            p = Producer({"bootstrap.servers": kafka_cluster.bootstrap_servers,
+                          "enable.idempotence": True, "client.id": "reported"})
+            for _ in range(100):
+                p.produce("t", b"x")
+                p.flush(10)
+            assert False, "the application's own check failed"
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env.pop("KAFKA_EMULATOR_FIDELITY", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                           str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "kafka-emulator adversary (seed 5, " in proc.stdout, proc.stdout
+    assert "from 'reported': " in proc.stdout, proc.stdout

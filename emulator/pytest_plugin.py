@@ -43,7 +43,8 @@ Configuration
     else ``--kafka-emulator-fidelity``, else ``$KAFKA_EMULATOR_FIDELITY``, else the ini
     option ``kafka_emulator_fidelity``, else ``fast``. ``--kafka-emulator-seed N`` is the
     seed when the marker gives none. ``kafka_cluster_factory`` clusters take the same
-    default unless given ``fidelity=``.
+    default unless given ``fidelity=``. A test that fails against an adversarial cluster
+    gets a report section listing the faults injected while it ran (docs/faults.md).
 
 Sharing. With a scope broader than ``function``, tests asking for the same broker
 count and options share one cluster for that scope, and tests with other needs get
@@ -62,7 +63,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Literal, cast
 
 import pytest
@@ -218,6 +219,7 @@ def kafka_cluster(request: pytest.FixtureRequest,
     if "kafka_schema_registry" in request.fixturenames:
         options.setdefault("schema_registry_port", 0)
     cluster = _kafka_cluster_pool.get(int(brokers), options)
+    _watch_adversary(request, cluster)
     yield cluster
     if _scope("kafka_cluster", request.config) != "function":
         _heal(cluster)
@@ -237,6 +239,35 @@ def _security(request: pytest.FixtureRequest) -> dict | None:
 def kafka_client_config(kafka_cluster: Cluster) -> Callable[..., Any]:
     """``settings(client="confluent", **kw)``: ``Cluster.client_config`` of kafka_cluster."""
     return kafka_cluster.client_config
+
+
+_ADVERSARIES = pytest.StashKey[list]()
+
+
+def _watch_adversary(request: pytest.FixtureRequest, cluster: Cluster) -> None:
+    """Under --fidelity adversarial, note where the cluster's record of injected faults
+    stands, so a failing test's report lists the faults injected while it ran."""
+    if cluster.adversary is not None:
+        request.node.stash.setdefault(_ADVERSARIES, []).append(
+            (cluster, len(cluster.adversary.record)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo) -> Generator[None, Any, Any]:
+    """A failed test that ran against an adversarial cluster gets a report section with
+    the faults injected meanwhile (seed, request, what): the seed replays them."""
+    report = yield
+    if not report.failed:
+        return report
+    for cluster, start in item.stash.get(_ADVERSARIES, []):
+        adversary = cluster.adversary
+        lines = [f"{f.seq}: broker {f.broker}, {f.api} #{f.n} from {f.client_id!r}: "
+                 f"{f.kind}: {f.detail}" for f in adversary.record[start:]]
+        report.sections.append((
+            f"kafka-emulator adversary (seed {adversary.seed}, {len(lines)} faults)",
+            "\n".join(lines) or "(none injected during this test)"))
+    return report
 
 
 @pytest.fixture(autouse=True)
@@ -301,6 +332,7 @@ def kafka_cluster_factory(request: pytest.FixtureRequest) -> Iterator[Callable[.
             options = {**defaults, **options}
         cluster = _start(brokers, options)
         made.append(cluster)
+        _watch_adversary(request, cluster)
         return cluster
 
     yield make
