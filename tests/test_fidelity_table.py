@@ -43,7 +43,7 @@ def test_keys_are_unique_and_stable_in_form() -> None:
     keys = [d.key for d in DIFFERENCES]
     assert len(keys) == len(set(keys))
     assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", k) for k in keys), keys
-    # The keys other work cites (issue 28) are there.
+    # The keys the docs and other modules cite are there.
     for key in ("metadata-propagation", "coordinator-loading", "transaction-markers"):
         assert difference(key).false_green
 
