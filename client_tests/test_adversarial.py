@@ -8,6 +8,7 @@ its races with).
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 import socket
@@ -18,6 +19,9 @@ import urllib.error
 import urllib.request
 
 import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.errors import CommitFailedError as AioCommitFailedError
+from aiokafka.errors import RebalanceInProgressError as AioRebalanceInProgressError
 from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import CommitFailedError, RebalanceInProgressError
@@ -137,6 +141,47 @@ def test_transactional_producer_commits_each_record_once(seed: int) -> None:
         assert got == collections.Counter(sent), _report(c)
         assert {f.api for f in c.adversary.record} & {"EndTxn", "InitProducerId",
                                                       "AddOffsetsToTxn", "AddPartitionsToTxn"}
+
+
+async def _aiokafka_round_trip(bootstrap: str, n: int) -> collections.Counter:
+    """An idempotent aiokafka producer, then a group member committing after it
+    processed (a commit refused by a rebalance is retried by reading again)."""
+    p = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True,
+                         client_id="aio-producer", retry_backoff_ms=20)
+    await p.start()
+    try:
+        for i in range(n):
+            await p.send_and_wait("aio", str(i).encode())
+    finally:
+        await p.stop()
+    c = AIOKafkaConsumer("aio", bootstrap_servers=bootstrap, group_id="aio-group",
+                         client_id="aio-consumer", auto_offset_reset="earliest",
+                         enable_auto_commit=False, heartbeat_interval_ms=200,
+                         session_timeout_ms=6000)
+    await c.start()
+    seen: collections.Counter = collections.Counter()
+    try:
+        deadline = time.monotonic() + 60
+        while len(seen) < n and time.monotonic() < deadline:
+            for records in (await c.getmany(timeout_ms=200)).values():
+                for r in records:
+                    seen[r.value] += 1
+            try:
+                await c.commit()
+            except (AioCommitFailedError, AioRebalanceInProgressError):
+                pass
+    finally:
+        await c.stop()
+    return seen
+
+
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_aiokafka_idempotent_producer_and_group_consumer_finish(seed: int) -> None:
+    n = 100
+    with Cluster(fidelity="adversarial", seed=seed) as c:
+        c.create_topic("aio", 3, 3)
+        seen = asyncio.run(_aiokafka_round_trip(c.bootstrap_servers, n))
+        assert set(seen) == {str(i).encode() for i in range(n)}, _report(c)
 
 
 def _raw_sequence(seed: int) -> list[tuple]:
