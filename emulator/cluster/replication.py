@@ -222,7 +222,7 @@ class Replication:
             raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
                              f"than the max message size the server will accept "
                              f"({size} > {max_bytes})")
-        if acks == -1:
+        if acks == -1 and len(p.isr) < len(p.replicas):  # a full ISR is never too small
             min_isr = min(pc.min_insync_replicas, max(1, len(p.replicas)))
             if len(p.isr) < min_isr:
                 raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
@@ -253,8 +253,8 @@ class Replication:
                 if err is not None:
                     raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
                                      f"records to {p.topic}-{p.index}: {err}")
-            if p not in self._active and p not in self.state.dirty:
-                self._wake(p, now)
+            if len(p.logs) > 1 and p not in self._active and p not in self.state.dirty:
+                self._wake(p, now)  # (it looks at the followers' logs: none without them)
             log = p.logs[p.leader]
             log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
             base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
@@ -276,8 +276,11 @@ class Replication:
                 raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
                                  f"to {p.topic}-{p.index}: the log dir failed")
         if len(p.isr) == 1:
-            if len(p.replicas) == 1:  # advance_hw's own case, with the configs at hand
-                p.maybe_advance_hw(min(pc.min_insync_replicas, 1), now, 0, ())
+            if len(p.replicas) == 1:
+                # maybe_advance_hw's answer for a lone replica (the ISR is the leader,
+                # never below min(min.insync.replicas, 1)): the log end
+                if log.log_end_offset > p.high_watermark:
+                    p.high_watermark = log.log_end_offset
             else:
                 advance_hw(st, p, now, t)
         return AppendResult(0, base, last, lat, log.log_start_offset,
