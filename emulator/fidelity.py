@@ -379,12 +379,30 @@ DIFFERENCES: list[Difference] = [
               "follower that has not yet fetched the leader's latest batches reports an "
               "older producer state.",
         fast="A follower answers with the leader's producer state, which is Kafka's once "
-             "the follower has caught up; the coordinator epoch of the last transaction "
-             "marker is not kept (-1).",
-        kafka_mode=NOT_YET,
+             "the follower has caught up (the coordinator epoch after a marker is 0, as "
+             "a fresh Kafka's markers carry).",
+        kafka_mode="A follower behind the leader answers from the batches of its own log "
+                   "(emulator/cluster/partition.py replica_producers): a producer it has "
+                   "not fetched is not listed, last sequence, timestamp and open "
+                   "transaction are those of its last fetched batch, a fetched marker ends "
+                   "the transaction with the marker's coordinator epoch; caught up, it "
+                   "answers the leader's state. Not modelled: producers whose batches "
+                   "retention deleted from a lagging follower's log (Kafka keeps them in "
+                   "its producer snapshot).",
         false_green=True,
-        tests=("client_tests/test_admin_keys.py::"
-               "test_describe_producers_lists_idempotent_and_transactional_producers",),
+        envelope="Measured on Kafka 4.4.0 (--target kafka): a replica added by a "
+                 "reassignment under follower.replication.throttled.rate 1, 1 MB behind "
+                 "after its first fetch of a 3 MB log, did not list an idempotent producer "
+                 "the leader listed (acks=1) 1 s later, and listed it once the throttle "
+                 "was lifted. Not a timing: the window is the follower's fetch lag.",
+        tests=("client_tests/test_describe_producers_follower.py::"
+               "test_a_throttled_new_replica_does_not_list_a_producer_it_has_not_fetched",
+               "client_tests/test_admin_keys.py::"
+               "test_describe_producers_lists_idempotent_and_transactional_producers",
+               "tests/test_describe_producers_fidelity.py::"
+               "test_a_follower_behind_answers_from_its_own_log_under_kafka",
+               "tests/test_describe_producers_fidelity.py::"
+               "test_a_lagging_follower_sees_the_open_transaction_and_its_marker"),
     ),
     Difference(
         key="controller-is-a-broker",

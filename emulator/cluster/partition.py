@@ -25,7 +25,7 @@ from emulator.log import (
 )
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import BatchHeader
+from wire.records import BatchHeader, decode_records, read_header
 
 MAX_PRODUCER_BATCHES = 5  # Kafka keeps the metadata of the last 5 batches per producer
 
@@ -214,6 +214,42 @@ class Partition:
         entry.last_timestamp = h.max_timestamp
         if h.is_transactional and not h.is_control and entry.txn_first_offset < 0:
             entry.txn_first_offset = base
+
+    def replica_producers(self, broker_id: int) -> dict[int, ProducerEntry]:
+        """The producer state ``broker_id``'s replica holds, as Kafka's
+        Partition.activeProducerState reads it from that replica's own log: the shared
+        state while the replica has everything the leader has; for a follower behind the
+        leader, the state its own batches build (so a producer whose batches it has not
+        fetched is not there yet). Under --fidelity kafka only (docs/fidelity.md,
+        describe-producers-follower). Producers whose batches retention already deleted
+        from the follower's log are missing from a lagging follower's answer (Kafka
+        keeps them in its snapshot)."""
+        log = self.logs.get(broker_id)
+        if broker_id == self.leader or log is None \
+                or log.log_end_offset >= self.leader_log.log_end_offset:
+            return self.producers
+        out: dict[int, ProducerEntry] = {}
+        for data, base, last, _, _ in log.batches_from(log.log_start_offset, 1 << 62):
+            h = read_header(data)
+            if h.producer_id < 0:
+                continue
+            entry = out.get(h.producer_id)
+            if entry is None or h.producer_epoch > entry.epoch:
+                old_txn = entry.txn_first_offset if entry is not None else -1
+                entry = out[h.producer_id] = ProducerEntry(h.producer_epoch)
+                entry.txn_first_offset = -1 if h.is_control else old_txn
+            if h.is_control:  # a marker: the transaction ends, its coordinator epoch kept
+                value = decode_records(data)[0].value or b""
+                entry.txn_first_offset = -1
+                entry.coordinator_epoch = int.from_bytes(value[2:6], "big", signed=True) \
+                    if len(value) >= 6 else 0
+                continue
+            if h.base_sequence >= 0:
+                entry.batches.append((h.base_sequence, h.last_sequence, base, last))
+            entry.last_timestamp = h.max_timestamp
+            if h.is_transactional and entry.txn_first_offset < 0:
+                entry.txn_first_offset = base
+        return out
 
     def complete_txn(self, producer_id: int, epoch: int, marker_offset: int,
                      commit: bool) -> None:

@@ -6,9 +6,9 @@ NOT_LEADER_OR_FOLLOWER from a broker that hosts no replica of it, else every pro
 the partition's producer state holds with its epoch, last sequence, the max timestamp of
 its last batch and the first offset of its open transaction (-1 when none). A follower
 answers too, as Kafka's Partition.activeProducerState reads the local log of leader and
-follower alike (measured on Kafka 4.4: a follower answers NONE). Where it differs from
-Kafka (the coordinator epoch of the last marker, a follower's answer):
-docs/fidelity.md, describe-producers-follower.
+follower alike (measured on Kafka 4.4: a follower answers NONE); under --fidelity kafka
+a follower behind the leader answers from its own batches, in fast from the leader's
+state (docs/fidelity.md, describe-producers-follower).
 """
 
 from __future__ import annotations
@@ -33,12 +33,16 @@ def _partition(ctx: RequestContext, topic: str, index: int) -> dict:
         if ctx.broker_id not in p.replicas:
             code = E.NOT_LEADER_OR_FOLLOWER
         else:
+            # Under Kafka's timing a follower answers from its own log (behind the
+            # leader: an older state); fast answers every replica from the shared one.
+            producers = p.replica_producers(ctx.broker_id) \
+                if ctx.cluster.fidelity.kafka_timing else p.producers
             out["active_producers"] = [
                 {"producer_id": pid, "producer_epoch": entry.epoch,
                  "last_sequence": entry.last_seq, "last_timestamp": entry.last_timestamp,
                  "coordinator_epoch": entry.coordinator_epoch,
                  "current_txn_start_offset": entry.txn_first_offset}
-                for pid, entry in sorted(p.producers.items())]
+                for pid, entry in sorted(producers.items())]
             return out
     # an unknown partition is answered without a message (measured on Kafka 4.4)
     out.update(error_code=code, error_message=None if code == E.UNKNOWN_TOPIC_OR_PARTITION
