@@ -424,3 +424,53 @@ def test_a_compacted_topic_is_rewritten_on_disk_and_reloads_with_its_gaps(
         got = consume_all(c.bootstrap_servers, "cc", records_left, timeout=20, partitions=1)
         offsets = [o for part, o, _ in got if part == 0]
         assert len(offsets) == records_left < 120 and offsets[-1] == 119
+
+
+def test_a_transaction_marker_is_on_disk_when_it_is_written(tmp_path: Path) -> None:
+    """A COMMIT marker reaches the data directory as it is appended, not at the next
+    tick: the directory copied at that very moment (what a SIGKILL right after the
+    EndTxn answer leaves) reloads with the transaction committed. Before, the marker
+    waited for the tick, and recovery aborted the committed transaction as one left
+    open (found by client_tests/test_eos_history.py: a committed transaction's output
+    lost while its offsets stayed committed)."""
+    import shutil
+
+    from wire.records import control_batch
+
+    d, snapshot = tmp_path / "data", tmp_path / "snapshot"
+    with Cluster(port=0, data_dir=str(d)) as c:
+        c.create_topic("m", 1, 3)
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "transactional.id": "m-1"})
+        p.init_transactions(30)
+        p.begin_transaction()
+        for i in range(3):
+            p.produce("m", value=b"v%d" % i, partition=0)
+        assert p.flush(20) == 0  # appended, the transaction open
+
+        def commit_and_copy() -> None:
+            part = c.state.get_partition("m", 0)
+            [(pid, entry)] = list(part.producers.items())
+            base = c.state.append_control(part, control_batch(True, pid, entry.epoch,
+                                                              c.state.now()))
+            part.complete_txn(pid, entry.epoch, base, True)
+            shutil.copytree(d, snapshot)  # on the loop: no tick in between
+
+        c.call(commit_and_copy)
+    with Cluster(port=0, data_dir=str(snapshot)) as c:
+        cons = Consumer({"bootstrap.servers": c.bootstrap_servers, "group.id": "m",
+                         "isolation.level": "read_committed", "enable.partition.eof": True})
+        cons.assign([TopicPartition("m", 0, 0)])
+        got: list[bytes] = []
+
+        def at_the_end() -> bool:
+            m = cons.poll(0.2)
+            if m is not None and m.error() is not None:
+                assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                return True
+            if m is not None:
+                got.append(m.value())
+            return False
+
+        wait_for(at_the_end, "the end of m-0", timeout=30, interval=0)
+        cons.close()
+    assert got == [b"v0", b"v1", b"v2"]

@@ -294,6 +294,12 @@ class Replication:
             self.roll_if_due(t, p.leader_log, len(data), self.state.now())
         base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
         self.mark_active(p)
+        if self.state.hooks:
+            # news like any append's: with --data-dir the marker is on disk before the
+            # EndTxn that wrote it is answered (else a crash right after the answer left
+            # a committed transaction open in the log, and recovery aborted it)
+            self.state.emit(Appended(topic=p.topic, partition=p.index, base=base,
+                                     last=base))
         if len(p.isr) == 1:
             advance_hw(self.state, p)
         self.state.changed(partitions_only=True, keys=(p.key,))
