@@ -54,8 +54,6 @@ def main() -> None:
             failed.append(seed)
             (out / f"{seed}.txt").write_text(repr(e))
             continue
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
         h = r.report.history
         c = sum(a.outcome == "committed" for a in h.attempts)
         a = sum(a.outcome == "aborted" for a in h.attempts)
@@ -71,7 +69,9 @@ def main() -> None:
               flush=True)
         if not r.report.ok or r.emulator_errors:
             failed.append(seed)
-            (out / f"{seed}.txt").write_text(r.text())
+            (out / f"{seed}.txt").write_text(r.text() + f"\n(its files: {work})")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     n = len(seeds(args.seeds))
     print(f"\n{n} seeds, {n - len(failed)} without violation, in "
           f"{time.monotonic() - total_t:.0f} s; faults run: "

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from confluent_kafka import Consumer, Producer  # noqa: E402
+from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from emulator_process import emulator_process  # noqa: E402
 
@@ -144,6 +144,22 @@ class Load:
         c.close()
         self.churn += 1
 
+    def internal_records(self) -> dict[str, int]:
+        """Records kept in the internal topics (high watermark minus log start, summed
+        over partitions): the one log here no retention bounds, compacted only once its
+        segment rolls (segment.bytes 100 MiB, as Kafka's offsets.topic.segment.bytes)."""
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-probe"})
+        try:
+            md = c.list_topics(timeout=10)
+            out = {}
+            for name in ("__consumer_offsets", TOPIC):
+                n = len(md.topics[name].partitions) if name in md.topics else 0
+                out[name] = sum(hi - lo for lo, hi in (
+                    c.get_watermark_offsets(TopicPartition(name, p), 10) for p in range(n)))
+            return out
+        finally:
+            c.close()
+
     def sample(self, t0: float) -> Sample:
         anon, filed = proc_memory(self.pid)
         s = Sample(time.monotonic() - t0, anon, filed, self.produced, self.consumed)
@@ -232,12 +248,15 @@ def run(args: argparse.Namespace) -> None:
                     if ld.consumed < ld.produced - args.rate * 30:
                         print(f"  {ld.name}: the consumer is behind by "
                               f"{ld.produced - ld.consumed:,}", flush=True)
+            kept = {ld.name: ld.internal_records() for ld in loads}
             for ld in loads:
                 ld.stop.set()
             for th in threads:
                 th.join(60)
             for ld in loads:
                 print(report(ld, warmup_s), flush=True)
+                print("records kept at the end: " + ", ".join(
+                    f"{k} {v:,}" for k, v in kept[ld.name].items()), flush=True)
         finally:
             for cm, log in reversed(stack):
                 cm.__exit__(None, None, None)

@@ -26,8 +26,12 @@ keep going. On it:
   the schedule lines actually run are kept, with their times, as the run's events.
 
 At the end every fault is undone, the input producer flushes, the instances catch up
-(the group's committed offsets reach the input's end) and stop, and a read_committed
-reader of the output and a reader of the input give the rest of the History.
+(the group's committed offsets reach the input's end) and stop, each transactional id is
+fenced once more (init_transactions, as the application's next start would: a
+transaction left open by a stuck producer is aborted), and a read_committed reader of
+the output (up to each partition's high watermark) and a reader of the input give the
+rest of the History. On a violation the output log as the brokers hold it (batches,
+producer ids, markers) is written beside the history.
 """
 
 from __future__ import annotations
@@ -587,9 +591,14 @@ def _read_all(bootstrap: str, topic: str, partitions: int, isolation: str,
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"history-reader-{topic}",
                   "isolation.level": isolation, "enable.auto.commit": False,
                   "enable.partition.eof": True, **BACKOFF})
-    ends = {}
-    for p in range(partitions):
-        ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), 15)[1]
+    # the high watermarks, asked read_uncommitted: a read_committed consumer's own
+    # watermarks are last stable offsets, and an open transaction would hold them back
+    # unseen (what it holds back would look lost)
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": "history-probe",
+                      "isolation.level": "read_uncommitted", **BACKOFF})
+    ends = {p: probe.get_watermark_offsets(TopicPartition(topic, p), 15)[1]
+            for p in range(partitions)}
+    probe.close()
     c.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     out = []
     eof: set[int] = set()
@@ -613,6 +622,21 @@ def _read_all(bootstrap: str, topic: str, partitions: int, isolation: str,
                              f"(ends {ends}, at the end: {sorted(eof)})")
     finally:
         c.close()
+
+
+def fence(bootstrap: str, transactional_id: str) -> None:
+    """init_transactions with ``transactional_id``: the coordinator bumps its epoch and
+    completes whatever transaction the previous producer left open."""
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
+                  **BACKOFF})
+    for _ in range(10):
+        try:
+            p.init_transactions(15)
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable():
+                raise
+    raise RuntimeError(f"could not fence {transactional_id}")
 
 
 def _committed_caught_up(bootstrap: str, ends: dict[int, int]) -> bool:
@@ -679,6 +703,9 @@ def run(seed: int, workdir: Path, faults: int = 4, rate: int = 150) -> Result:
         for a in apps:
             a.join(60)
         log.event("application stopped")
+        for app in APPS:  # as its next start would: fence the old producer, abort its
+            fence(emu.bootstrap, f"eos-{app}")  # open transaction (one left hung, say)
+        log.event("every transactional id fenced: no transaction left open")
         inputs = [InputRecord(m.key().decode(), m.partition(), m.offset())
                   for m in _read_all(emu.bootstrap, IN, IN_PARTITIONS, "read_uncommitted")]
         outputs = []
