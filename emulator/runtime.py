@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from emulator.cluster.configs import FIDELITY_KAFKA
-from emulator.cluster.events import BrokerHalted, LogDirFailed
+from emulator.cluster.events import BrokerHalted, LogDirFailed, observes
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
@@ -410,6 +410,7 @@ class Cluster(ControlHandle):
                 if ask.host is None or peer[0] == ask.host:
                     w.transport.abort()
 
+    @observes(LogDirFailed, BrokerHalted)
     def _on_storage_event(self, kind: str, event: Any) -> None:
         """A log dir failed (a storage fault): say so as Kafka's broker does; a broker
         that halted loses its listeners, as a crashed one (the domain already treated
