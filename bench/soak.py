@@ -19,7 +19,16 @@ mean per hour and by under 1 MB/min, else ``GROWING``. The loads run side by sid
 
 Asserts nothing; a growing verdict is a leak to find. Usage:
     python bench/soak.py [--minutes 60] [--rate 2000] [--sample-seconds 30]
-                         [--mode memory|disk|both] [--warmup-minutes M]
+                         [--mode memory|disk|both] [--warmup-minutes M] [--config K=V]
+
+Measured (60 min, 2,000 records/s each, 7.2 million records, 0 failed): RssAnon after
+the 10-minute warm-up +40 KB/min in memory (46.4 -> 47.8 MB) and +49 KB/min with
+--data-dir (42.4 -> 44.1 MB). What grows is __consumer_offsets: the group's commit every
+second adds ~355 records a minute to its active segment, which at Kafka's 100 MiB
+offsets.topic.segment.bytes never rolls, so the cleaner never compacts it (on Kafka the
+same records sit on disk; here the active segment is in memory). ``--config
+offsets.topic.segment.bytes=1048576`` lets it roll, so the log cleaner can compact it
+(not yet measured over an hour).
 """
 
 from __future__ import annotations
@@ -217,6 +226,7 @@ def run(args: argparse.Namespace) -> None:
         try:
             for mode in modes:
                 extra = ["--data-dir", str(Path(tmp) / "data")] if mode == "disk" else []
+                extra += [a for kv in args.config for a in ("--config", kv)]
                 log = open(Path(tmp) / f"{mode}.log", "w")  # noqa: SIM115 - closed below
                 cm = emulator_process(*extra, stderr=log)
                 proc, addrs = cm.__enter__()
@@ -280,6 +290,10 @@ def main() -> None:
     ap.add_argument("--warmup-minutes", type=float, default=None,
                     help="samples before this are left out of the slope "
                     "(default: a quarter of the run, at most 10)")
+    ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker config for the emulators (repeatable), e.g. "
+                    "offsets.topic.segment.bytes=1048576 to let __consumer_offsets roll "
+                    "and be compacted")
     run(ap.parse_args())
 
 

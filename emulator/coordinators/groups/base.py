@@ -73,7 +73,8 @@ class GroupsBase:
             state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
             lambda: self.cfg("offsets.topic.replication.factor", 3),
             lambda: {"cleanup.policy": "compact", "compression.type": "producer",
-                     "segment.bytes": "104857600"})
+                     "segment.bytes": str(self.cfg("offsets.topic.segment.bytes",
+                                                   104857600))})
         self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
         # When each group's next timer is due (docs/architecture.md): a tick visits only those.
         self.timers = Deadlines()

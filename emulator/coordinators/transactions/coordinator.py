@@ -145,7 +145,8 @@ class TransactionCoordinator:
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
             lambda: self.cfg("transaction.state.log.replication.factor", 3),
             lambda: {"cleanup.policy": "compact", "compression.type": "uncompressed",
-                     "segment.bytes": "104857600"})
+                     "segment.bytes": str(self.cfg("transaction.state.log.segment.bytes",
+                                                   104857600))})
         self.groups = groups
         self.txns: dict[str, TxnMetadata] = {}
         self.next_producer_id = 0
