@@ -58,6 +58,9 @@ class AppendResult:
     # a slow log dir (storage fault slow_writes): the write is done only at this time
     # (ms), and no acknowledgement goes out before it; 0: done at once
     written_at_ms: int = 0
+    # acks=all already satisfied when the append returned (the high watermark passed it
+    # with enough of the ISR: a lone replica's case): acks_all_done would say (True, 0)
+    acked: bool = False
 
 
 
@@ -291,8 +294,12 @@ class Replication:
                     p.high_watermark = log.log_end_offset
             else:
                 advance_hw(st, p, now, t)
+        # acks_all_done's (True, 0), found now (done stays done: DelayedProduce)
+        acked = p.high_watermark > last and (
+            len(p.isr) >= len(p.replicas)
+            or len(p.isr) >= min(pc.min_insync_replicas, max(1, len(p.replicas))))
         return AppendResult(0, base, last, lat, log.log_start_offset,
-                            leader_epoch=p.leader_epoch, written_at_ms=written_at)
+                            leader_epoch=p.leader_epoch, written_at_ms=written_at, acked=acked)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""

@@ -200,7 +200,7 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
         for td, entries in results:
             parts = []
             for name, idx, r in entries:
-                if acks == -1 and r.error == 0 and r.last_offset >= 0:
+                if acks == -1 and r.error == 0 and r.last_offset >= 0 and not r.acked:
                     code = acked.get(id(r)) if acked else None
                     if code is None:
                         done, code = cluster.acks_all_done(name, idx, r.last_offset,
@@ -267,6 +267,9 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
             done_all = cluster.acks_all_done
             while start < len(pending):
                 n, i, r = pending[start]
+                if r.acked:  # found done by the append itself
+                    start += 1
+                    continue
                 done, code = done_all(n, i, r.last_offset, r.leader_epoch)
                 if not done:
                     return None
