@@ -63,7 +63,7 @@ def run_producer_retries(c: Cluster, fixed: bool) -> list[str]:
 
 def run_retriable_as_fatal(c: Cluster, fixed: bool) -> list[str]:
     c.create_topic("events", 3)
-    vals = values(300)
+    vals = values(150)
     run = retriable_as_fatal.fixed if fixed else retriable_as_fatal.wrong
     run(c.bootstrap_servers, "events", vals)  # what it logged: the program's own view
     seen = checks.read_topic(c.bootstrap_servers, "events", 3)
@@ -72,7 +72,7 @@ def run_retriable_as_fatal(c: Cluster, fixed: bool) -> list[str]:
 
 def run_commit_before_process(c: Cluster, fixed: bool) -> list[str]:
     c.create_topic("orders", 3)
-    vals = values(300)
+    vals = values(150)
     write(c.bootstrap_servers, "orders", vals)
     run = commit_before_process.fixed if fixed else commit_before_process.wrong
     processed = run(c.bootstrap_servers, "orders", "billing", len(vals))
@@ -89,7 +89,7 @@ def run_create_then_use(c: Cluster, fixed: bool) -> list[str]:
 def run_forgetful_listener(c: Cluster, fixed: bool) -> list[str]:
     partitions = 6
     c.create_topic("clicks", partitions)
-    vals = values(600)
+    vals = values(300)
     app = forgetful_listener.App(c.bootstrap_servers, "clicks", "sessionizer", fixed=fixed)
     try:
         app.start(partitions)  # both instances in the group before the records come
@@ -109,7 +109,7 @@ def run_forgetful_listener(c: Cluster, fixed: bool) -> list[str]:
 def run_offsets_outside_txn(c: Cluster, fixed: bool) -> list[str]:
     c.create_topic("orders", 3)
     c.create_topic("shipments", 3)
-    vals = values(400)
+    vals = values(200)
     write(c.bootstrap_servers, "orders", vals)
     run = offsets_outside_txn.fixed if fixed else offsets_outside_txn.wrong
     run(c.bootstrap_servers, "orders", "shipments", "shipper", len(vals))

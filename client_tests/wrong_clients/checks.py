@@ -13,7 +13,13 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 
 def lost(expected: Iterable[bytes], seen: Iterable[bytes]) -> list[str]:
@@ -40,12 +46,14 @@ def _some(values: list[bytes]) -> str:
     return ", ".join(v.decode(errors="replace") for v in values[:3])
 
 
-def end_offsets(bootstrap: str, topic: str, partitions: int,
-                timeout: float = 30.0) -> dict[int, int]:
-    """The end offset of every partition, asked until the cluster answers (an answer can
-    fail transiently under adversarial fidelity; a checker retries as any careful
-    client would)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}"})
+def end_offsets(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0,
+                read_committed: bool = False) -> dict[int, int]:
+    """The end offset of every partition (with ``read_committed`` the last stable
+    offset), asked until the cluster answers (an answer can fail transiently under
+    adversarial fidelity; a checker retries as any careful client would)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
+                  "isolation.level": "read_committed" if read_committed
+                  else "read_uncommitted"})
     try:
         ends: dict[int, int] = {}
         deadline = time.monotonic() + timeout
@@ -63,12 +71,31 @@ def end_offsets(bootstrap: str, topic: str, partitions: int,
         c.close()
 
 
+def stable_ends(bootstrap: str, topic: str, partitions: int,
+                timeout: float = 30.0) -> dict[int, int]:
+    """The end offsets once no transaction is open on ``topic`` (the last stable offset
+    has reached the high watermark: every transaction's marker is written), so that a
+    read_committed reader sees every committed record. Transactions the program left
+    open count as a failure of the program, after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        high = end_offsets(bootstrap, topic, partitions, timeout)
+        stable = end_offsets(bootstrap, topic, partitions, timeout, read_committed=True)
+        if stable == high:
+            return high
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{topic}: transactions still open after {timeout} s "
+                                 f"(last stable offsets {stable}, high watermarks {high})")
+        time.sleep(0.1)
+
+
 def read_topic(bootstrap: str, topic: str, partitions: int,
                read_committed: bool = False, timeout: float = 30.0) -> list[bytes]:
     """Every value in ``topic`` (all ``partitions``, from the beginning to the end offset
     each had when reading started), duplicates included. With ``read_committed`` only
-    committed transactions' records (the end is then the last stable offset)."""
-    ends = end_offsets(bootstrap, topic, partitions, timeout)
+    committed transactions' records, once no transaction is open (stable_ends)."""
+    ends = (stable_ends(bootstrap, topic, partitions, timeout) if read_committed
+            else end_offsets(bootstrap, topic, partitions, timeout))
     c = Consumer({
         "bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
         "enable.auto.commit": False,
@@ -88,9 +115,10 @@ def read_topic(bootstrap: str, topic: str, partitions: int,
             if m is None:
                 continue
             if m.error():
-                # _PARTITION_EOF: read_committed stops at the last stable offset, which
-                # may be below the high watermark (markers of aborted/open transactions).
-                if m.error().code() == -191 and read_committed:
+                # The end of a partition: with read_committed the last records may be
+                # markers (or aborted), so no record reaches the end offset itself.
+                if m.error().code() == KafkaError._PARTITION_EOF \
+                        and m.offset() >= ends.get(m.partition(), 0):
                     todo.discard(m.partition())
                 continue
             values.append(m.value())

@@ -27,7 +27,7 @@ PROCESS_BUDGET = 4  # records processed per round: processing is the slow part
 
 
 def consume(bootstrap: str, topic: str, group: str, expected: int, *, fixed: bool,
-            idle_s: float = 5.0, deadline_s: float = 40.0) -> list[bytes]:
+            idle_s: float = 15.0, deadline_s: float = 60.0) -> list[bytes]:
     """Consume ``topic`` in ``group`` until ``expected`` distinct records are processed
     or nothing arrived for ``idle_s``; returns the values processed, in order."""
     processed: list[bytes] = []

@@ -23,7 +23,7 @@ PARTITIONS = 3
 
 
 def create_write_read(bootstrap: str, topic: str, values: list[bytes], *,
-                      fixed: bool, idle_s: float = 2.0) -> list[bytes]:
+                      fixed: bool, idle_s: float = 10.0) -> list[bytes]:
     """Create ``topic``, write ``values`` to it, read back what a reader per partition
     gets; returns the values read."""
     admin = AdminClient({"bootstrap.servers": bootstrap})

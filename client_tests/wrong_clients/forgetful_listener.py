@@ -43,6 +43,7 @@ class Instance(threading.Thread):
         self.app.assigned(self.name, {p.partition for p in partitions})
 
     def on_revoke(self, _c: Consumer, partitions: list[TopicPartition]) -> None:
+        self.app.assigned(self.name, set())
         self.commit()  # what we processed of them, before they go
         if self.fixed:
             for p in partitions:  # FIX: they are not ours any more
@@ -117,7 +118,7 @@ class App:
                 raise TimeoutError(f"the two instances never shared the partitions: {shares}")
             time.sleep(0.05)
 
-    def run_until(self, expected: int, idle_s: float = 5.0, deadline_s: float = 40.0) -> None:
+    def run_until(self, expected: int, idle_s: float = 15.0, deadline_s: float = 60.0) -> None:
         """Until ``expected`` distinct records are processed, or ``idle_s`` without one."""
         last, since = -1, time.monotonic()
         stop_at = time.monotonic() + deadline_s

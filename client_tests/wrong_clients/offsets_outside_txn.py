@@ -32,7 +32,7 @@ from confluent_kafka import (
 
 
 def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
-              fixed: bool, idle_s: float = 5.0, deadline_s: float = 40.0) -> int:
+              fixed: bool, idle_s: float = 15.0, deadline_s: float = 60.0) -> int:
     """Turn the records of ``src`` into ``ship:<value>`` records of ``dst``, until
     ``expected`` have been transformed in committed transactions or nothing arrived for
     ``idle_s``; returns how many committed transactions it made."""

@@ -1,7 +1,9 @@
-"""A producer that treats a retriable error as fatal: records lost to a leader move.
+"""A producer that treats a retriable error as fatal: records logged as failed and lost.
 
-Burnt by duplicates (see producer_retries.py), the developer turned retries off
-(``retries=0``) and logs the records whose delivery failed: "Kafka refused them". But
+A web service publishes one event per request it serves and waits for the delivery
+before answering (``produce`` then ``flush``). Burnt by duplicates (see
+producer_retries.py), the developer turned retries off (``retries=0``) and logs the
+events whose delivery failed, "Kafka refused them", and answers the request anyway. But
 most of what a broker refuses is retriable: NOT_LEADER_OR_FOLLOWER when a leader moved
 between the client's last metadata refresh and its produce, a connection closed, a
 request timed out, NOT_ENOUGH_REPLICAS while a follower catches up. Each is a record the
@@ -23,20 +25,17 @@ def send_all(bootstrap: str, topic: str, values: list[bytes], *,
         conf = {"enable.idempotence": True}  # FIX: retries on (the default), no duplicates
     else:
         conf = {"retries": 0, "enable.idempotence": False}  # WRONG: every error is final
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5,
-                         **conf})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", **conf})
     failed: list[str] = []
 
     def delivered(err: KafkaError | None, msg: Message) -> None:
         if err is not None:
             failed.append(f"{msg.value()!r}: {err}")  # logged, and the record dropped
 
-    for v in values:
+    for v in values:  # one request served per value
         producer.produce(topic, value=v, on_delivery=delivered)
-        producer.poll(0)
-    left = producer.flush(60)
-    if left:
-        failed.append(f"{left} message(s) still undelivered after 60 s")
+        if producer.flush(30):
+            failed.append(f"{v!r}: still undelivered after 30 s")
     return failed
 
 
