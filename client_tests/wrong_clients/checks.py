@@ -8,6 +8,7 @@ counts, so a failing test says which record went missing or came twice.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import Counter
@@ -155,3 +156,47 @@ def committed_behind(bootstrap: str, group: str, topic: str, partitions: int,
         return behind
     finally:
         c.close()
+
+
+class CommitWatch(threading.Thread):
+    """Samples a group's committed offsets while a program runs (OffsetFetch every
+    ``interval`` s, as a monitoring tool does) and remembers each time one went back:
+    a committed offset going back means the records between are processed again by
+    whoever reads the partition next. A correct group member commits only partitions
+    it owns, in its current generation, so its commits only move forward."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, partitions: int,
+                 interval: float = 0.05) -> None:
+        super().__init__(name=f"commit-watch-{group}", daemon=True)
+        self.topic, self.partitions, self.interval = topic, partitions, interval
+        self.stopping = threading.Event()
+        self.went_back: list[tuple[int, int, int]] = []  # (partition, from, to)
+        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                  "client.id": "commit-watch",
+                                  "enable.auto.commit": False})
+
+    def run(self) -> None:
+        last: dict[int, int] = {}
+        tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
+        try:
+            while not self.stopping.wait(self.interval):
+                try:
+                    got = self.consumer.committed(tps, timeout=2)
+                except KafkaException:
+                    continue
+                for tp in got:
+                    if tp.error is not None or tp.offset < 0:
+                        continue
+                    before = last.get(tp.partition, -1)
+                    if tp.offset < before:
+                        self.went_back.append((tp.partition, before, tp.offset))
+                    last[tp.partition] = tp.offset
+        finally:
+            self.consumer.close()
+
+    def stop(self) -> list[str]:
+        """Stops watching; the regressions seen, as sentences."""
+        self.stopping.set()
+        self.join(10)
+        return [f"the committed offset of {self.topic}-{p} went back from {a} to {b}: "
+                f"{a - b} record(s) to be processed again" for p, a, b in self.went_back]
