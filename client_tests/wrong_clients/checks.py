@@ -8,7 +8,6 @@ counts, so a failing test says which record went missing or came twice.
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections import Counter
@@ -131,72 +130,32 @@ def read_topic(bootstrap: str, topic: str, partitions: int,
 
 
 def committed_behind(bootstrap: str, group: str, topic: str, partitions: int,
-                     timeout: float = 30.0) -> dict[int, int]:
+                     settle_s: float = 10.0) -> dict[int, int]:
     """Per partition, how many records the group's committed offset is behind the end:
-    what a restart of the group's application would process a second time."""
-    ends = end_offsets(bootstrap, topic, partitions, timeout)
+    what a restart of the group's application would read again. Asked until they meet
+    or ``settle_s`` passes (offsets committed in a transaction become visible once its
+    markers are written)."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                  "enable.auto.commit": False})
+                  "client.id": "checker", "enable.auto.commit": False})
     try:
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + settle_s
         while True:
+            ends = end_offsets(bootstrap, topic, partitions)
+            behind: dict[int, int] = {}
             try:
                 got = c.committed([TopicPartition(topic, p) for p in range(partitions)],
                                   timeout=5)
-                break
             except KafkaException:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        behind = {}
-        for tp in got:
-            at = tp.offset if tp.offset >= 0 else 0
-            if ends[tp.partition] > at:
-                behind[tp.partition] = ends[tp.partition] - at
-        return behind
+                got = None
+            if got is not None:
+                for tp in got:
+                    at = tp.offset if tp.error is None and tp.offset >= 0 else 0
+                    if ends[tp.partition] > at:
+                        behind[tp.partition] = ends[tp.partition] - at
+                if not behind:
+                    return {}
+            if time.monotonic() > deadline:
+                return behind if got is not None else {p: -1 for p in range(partitions)}
+            time.sleep(0.2)
     finally:
         c.close()
-
-
-class CommitWatch(threading.Thread):
-    """Samples a group's committed offsets while a program runs (OffsetFetch every
-    ``interval`` s, as a monitoring tool does) and remembers each time one went back:
-    a committed offset going back means the records between are processed again by
-    whoever reads the partition next. A correct group member commits only partitions
-    it owns, in its current generation, so its commits only move forward."""
-
-    def __init__(self, bootstrap: str, group: str, topic: str, partitions: int,
-                 interval: float = 0.05) -> None:
-        super().__init__(name=f"commit-watch-{group}", daemon=True)
-        self.topic, self.partitions, self.interval = topic, partitions, interval
-        self.stopping = threading.Event()
-        self.went_back: list[tuple[int, int, int]] = []  # (partition, from, to)
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                                  "client.id": "commit-watch",
-                                  "enable.auto.commit": False})
-
-    def run(self) -> None:
-        last: dict[int, int] = {}
-        tps = [TopicPartition(self.topic, p) for p in range(self.partitions)]
-        try:
-            while not self.stopping.wait(self.interval):
-                try:
-                    got = self.consumer.committed(tps, timeout=2)
-                except KafkaException:
-                    continue
-                for tp in got:
-                    if tp.error is not None or tp.offset < 0:
-                        continue
-                    before = last.get(tp.partition, -1)
-                    if tp.offset < before:
-                        self.went_back.append((tp.partition, before, tp.offset))
-                    last[tp.partition] = tp.offset
-        finally:
-            self.consumer.close()
-
-    def stop(self) -> list[str]:
-        """Stops watching; the regressions seen, as sentences."""
-        self.stopping.set()
-        self.join(10)
-        return [f"the committed offset of {self.topic}-{p} went back from {a} to {b}: "
-                f"{a - b} record(s) to be processed again" for p, a, b in self.went_back]

@@ -30,7 +30,7 @@ def create_write_read(bootstrap: str, topic: str, values: list[bytes], *,
     admin.create_topics([NewTopic(topic, PARTITIONS, 3)])[topic].result(30)
 
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused",
-                       "enable.auto.commit": False})
+                       "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     if fixed:
         partitions = wait_for_partitions(reader, topic, PARTITIONS)  # FIX
     else:

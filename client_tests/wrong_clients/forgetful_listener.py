@@ -1,142 +1,94 @@
 """A rebalance listener that forgets the partitions it gave up.
 
-Two instances of a service share a consumer group and commit by hand: each keeps the
-next offset to commit per partition it processed, commits them every few records, and
-commits them once more when partitions are revoked (as Kafka's documentation asks). But
-it never drops the revoked partitions from its map. After a partition moves to the other
-instance, this one keeps committing the partition's old offset beside its own: the
-group's committed offset for a partition it no longer owns goes back, and whatever reads
-the partition next (the new owner after another rebalance, or the service after a
-restart) processes those records a second time.
+A sink service copies a topic into a database in batches: records wait in a buffer per
+partition until there are ``BATCH`` of them or the oldest has waited ``LINGER_S``, then
+the batch and the partition's next offset are written in one database transaction.
+The database is the source of truth for progress (offsets stored outside Kafka, as
+Kafka's ConsumerRebalanceListener documentation describes): ``on_assign`` seeks each
+partition to the offset the database holds. But ``on_revoke`` does nothing with the
+revoked partitions' buffers. After a rebalance the partitions are read again from the
+database's offset, and the records still buffered from before arrive a second time
+behind themselves: the next batch writes them twice. While the group never
+rebalances, the buffers are only ever appended to in order, and all is well.
 
-The fix: in ``on_revoke``, after the last commit, forget the revoked partitions (and
-commit only what you own).
+The fix: in ``on_revoke``, drop the revoked partitions' buffers (they were never
+written; whoever owns the partitions next reads them again from the database's offset).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 
-COMMIT_EVERY = 5  # records
-
-
-class Instance(threading.Thread):
-    """One instance of the service: a group member on its own thread."""
-
-    def __init__(self, name: str, bootstrap: str, topic: str, group: str,
-                 app: App, *, fixed: bool) -> None:
-        super().__init__(name=name, daemon=True)
-        self.topic, self.app, self.fixed = topic, app, fixed
-        self.offsets: dict[int, int] = {}  # partition -> next offset to commit
-        self.error: BaseException | None = None
-        self.consumer = Consumer({
-            "bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
-            "auto.offset.reset": "earliest", "enable.auto.commit": False,
-            "session.timeout.ms": 2000, "heartbeat.interval.ms": 200,
-            "partition.assignment.strategy": "range",
-        })
-
-    def on_assign(self, _c: Consumer, partitions: list[TopicPartition]) -> None:
-        self.app.assigned(self.name, {p.partition for p in partitions})
-
-    def on_revoke(self, _c: Consumer, partitions: list[TopicPartition]) -> None:
-        self.app.assigned(self.name, set())
-        self.commit()  # what we processed of them, before they go
-        if self.fixed:
-            for p in partitions:  # FIX: they are not ours any more
-                self.offsets.pop(p.partition, None)
-        # WRONG (fixed=False): the revoked partitions stay in self.offsets
-
-    def commit(self) -> None:
-        if not self.offsets:
-            return
-        offsets = [TopicPartition(self.topic, p, o) for p, o in self.offsets.items()]
-        for _ in range(5):  # retriable failures are retried; the others left to the next
-            try:
-                self.consumer.commit(offsets=offsets, asynchronous=False)
-                return
-            except KafkaException as e:
-                if not e.args[0].retriable():
-                    return
-                time.sleep(0.05)
-
-    def run(self) -> None:
-        try:
-            self.consumer.subscribe([self.topic], on_assign=self.on_assign,
-                                    on_revoke=self.on_revoke)
-            since_commit = 0
-            while not self.app.stopping.is_set():
-                m = self.consumer.poll(0.05)
-                if m is None or m.error():
-                    continue
-                self.app.process(m.value())
-                self.offsets[m.partition()] = m.offset() + 1
-                since_commit += 1
-                if since_commit >= COMMIT_EVERY:
-                    self.commit()
-                    since_commit = 0
-            self.commit()
-        except BaseException as e:  # noqa: BLE001 - re-raised by App.stop()
-            self.error = e
-        finally:
-            self.consumer.close()  # revokes: on_revoke commits once more
+BATCH = 50  # records per database write
+LINGER_S = 0.5  # the longest a record waits in a buffer
 
 
-class App:
-    """The service: two instances and what they processed."""
+class Database:
+    """The sink's database: the rows, and per partition the next offset to read, which
+    a write stores in the same transaction as its rows."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, *, fixed: bool) -> None:
-        self.stopping = threading.Event()
-        self.lock = threading.Lock()
-        self.processed: list[bytes] = []
-        self.assignments: dict[str, set[int]] = {}
-        self.instances = [Instance(f"instance-{i}", bootstrap, topic, group, self,
-                                   fixed=fixed) for i in (1, 2)]
+    def __init__(self) -> None:
+        self.rows: list[bytes] = []
+        self.next_offset: dict[int, int] = {}
 
-    def assigned(self, name: str, partitions: set[int]) -> None:
-        with self.lock:
-            self.assignments[name] = partitions
+    def write(self, partition: int, batch: list[Message]) -> None:
+        self.rows.extend(m.value() for m in batch)
+        self.next_offset[partition] = batch[-1].offset() + 1
 
-    def process(self, value: bytes) -> None:
-        with self.lock:
-            self.processed.append(value)
 
-    def start(self, partitions: int, timeout: float = 30.0) -> None:
-        """Start both instances and wait until they share the ``partitions``."""
-        for i in self.instances:
-            i.start()
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                shares = [self.assignments.get(i.name, set()) for i in self.instances]
-            if all(shares) and len(set().union(*shares)) == partitions:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the two instances never shared the partitions: {shares}")
-            time.sleep(0.05)
+def sink(bootstrap: str, topic: str, group: str, db: Database, expected: int, *,
+         fixed: bool, idle_s: float = 15.0, deadline_s: float = 60.0) -> None:
+    """Copy ``topic`` into ``db`` until it holds ``expected`` distinct rows, or nothing
+    arrived for ``idle_s``."""
+    buffers: dict[int, list[Message]] = {}
+    since: dict[int, float] = {}  # partition -> when its oldest buffered record came
 
-    def run_until(self, expected: int, idle_s: float = 15.0, deadline_s: float = 60.0) -> None:
-        """Until ``expected`` distinct records are processed, or ``idle_s`` without one."""
-        last, since = -1, time.monotonic()
-        stop_at = time.monotonic() + deadline_s
-        while time.monotonic() < stop_at:
-            with self.lock:
-                n, distinct = len(self.processed), len(set(self.processed))
-            if distinct >= expected:
+    def on_assign(c: Consumer, partitions: list[TopicPartition]) -> None:
+        # Resume where the database is: it, not Kafka, knows what was written.
+        for tp in partitions:
+            tp.offset = db.next_offset.get(tp.partition, OFFSET_BEGINNING)
+        c.assign(partitions)
+
+    def on_revoke(_c: Consumer, partitions: list[TopicPartition]) -> None:
+        if fixed:  # FIX: what we buffered of them is not ours to write any more
+            for tp in partitions:
+                buffers.pop(tp.partition, None)
+                since.pop(tp.partition, None)
+        # WRONG (fixed=False): the revoked partitions' buffers stay
+
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": group, "client.id": group,
+        "enable.auto.commit": False, "auto.offset.reset": "earliest",
+        "session.timeout.ms": 2000, "heartbeat.interval.ms": 200,
+        "fetch.wait.max.ms": 100,  # a sink that wants low latency
+    })
+    consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+    idle_since = time.monotonic()
+    stop_at = time.monotonic() + deadline_s
+    try:
+        while len(set(db.rows)) < expected and time.monotonic() < stop_at:
+            m = consumer.poll(0.05)
+            now = time.monotonic()
+            if m is not None and not m.error():
+                buffers.setdefault(m.partition(), []).append(m)
+                since.setdefault(m.partition(), now)
+                idle_since = now
+            elif now - idle_since > idle_s:
                 break
-            if n != last:
-                last, since = n, time.monotonic()
-            elif time.monotonic() - since > idle_s:
-                break
-            time.sleep(0.05)
+            for p, buf in buffers.items():
+                if buf and (len(buf) >= BATCH or now - since[p] >= LINGER_S):
+                    db.write(p, buf)
+                    buffers[p] = []
+                    since.pop(p, None)
+    finally:
+        consumer.close()
 
-    def stop(self) -> None:
-        self.stopping.set()
-        for i in self.instances:
-            i.join(30)
-        for i in self.instances:
-            if i.error is not None:
-                raise i.error
+
+def wrong(bootstrap: str, topic: str, group: str, db: Database, expected: int) -> None:
+    sink(bootstrap, topic, group, db, expected, fixed=False)
+
+
+def fixed(bootstrap: str, topic: str, group: str, db: Database, expected: int) -> None:
+    sink(bootstrap, topic, group, db, expected, fixed=True)
