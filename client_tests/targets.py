@@ -22,7 +22,6 @@ import os
 import socket
 import time
 
-from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster, request
@@ -89,23 +88,25 @@ class KafkaTarget:
         self.wait_for_leaders(name, partitions)
 
     def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
+        """Until every live broker's own metadata cache knows the topic's leaders. Each
+        broker is asked on a connection of its own (a client library bootstrapped to one
+        broker may send its Metadata request to another, and a broker that has not learned
+        the topic yet answers AlterReplicaLogDirs and the like as for an unknown topic)."""
+        def knows(port: int) -> bool:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                    body = request(s, 3, 12, {
+                        "topics": [{"topic_id": bytes(16), "name": topic}],
+                        "allow_auto_topic_creation": False}, "wait-for-leaders")
+            except OSError:
+                return False
+            t = body["topics"][0]
+            return t["error_code"] == 0 and len(t["partitions"]) == partitions and all(
+                p["leader_id"] >= 0 for p in t["partitions"])
+
         def every_broker_knows() -> bool:
-            ok = 0
-            for node in self.kafka.brokers.values():
-                if not node.alive:
-                    ok += 1
-                    continue
-                admin = AdminClient({"bootstrap.servers":
-                                     f"127.0.0.1:{node.ports['PLAINTEXT']}"})
-                try:
-                    md = admin.list_topics(topic, timeout=5)
-                except KafkaException:
-                    continue
-                t = md.topics.get(topic)
-                if t is not None and t.error is None and len(t.partitions) == partitions \
-                        and all(p.leader >= 0 for p in t.partitions.values()):
-                    ok += 1
-            return ok == len(self.kafka.brokers)
+            return all(not node.alive or knows(node.ports["PLAINTEXT"])
+                       for node in self.kafka.brokers.values())
 
         wait_for(every_broker_knows, f"every broker to know the leaders of topic {topic}",
                  timeout=timeout, interval=0.1)
