@@ -44,20 +44,25 @@ def test_wrong_program_passes_on_fast(case: Case) -> None:
 def test_wrong_program_fails_under_adversarial(case: Case,
                                                record_property: pytest.RecordProperty
                                                ) -> None:
+    other: list[str] = []  # seeds whose run failed, but not with the bug's symptom
     for seed in range(FAIL_SEEDS):
         with cluster("adversarial", seed) as c:
             problems = case.run(c, False)
             faults = _faults(c)
-        if problems:
-            print(f"{case.name}: failed under seed {seed} ({seed + 1} tried): "
-                  f"{problems}; the adversary: {faults}")
+        if problems and any(case.symptom in p for p in problems):
+            print(f"{case.name}: failed under seed {seed} ({seed + 1} tried) with its "
+                  f"bug's symptom: {problems}; the adversary: {faults}"
+                  + (f"; earlier seeds failed otherwise: {other}" if other else ""))
             record_property("failing_seed", seed)
-            assert any(case.symptom in p for p in problems), (
-                f"seed {seed} failed {case.name}, but not with its bug's symptom "
-                f"({case.symptom!r}): {problems}; the adversary: {faults}")
             return
-    pytest.fail(f"{case.name} passed under every seed 0..{FAIL_SEEDS - 1}: adversarial "
-                "did not find its bug")
+        if problems:
+            # Another failure (e.g. a run that shipped nothing before its deadline) does
+            # not show this bug: reported, and the search goes on for one that does.
+            print(f"{case.name}: seed {seed} failed, but not with {case.symptom!r}: "
+                  f"{problems}; the adversary: {faults}")
+            other.append(f"seed {seed}: {problems}")
+    pytest.fail(f"{case.name} showed {case.symptom!r} under no seed 0..{FAIL_SEEDS - 1}: "
+                f"adversarial did not find its bug (other failures: {other})")
 
 
 @pytest.mark.parametrize("seed", FIX_SEEDS)
