@@ -133,7 +133,8 @@ def fidelity_page() -> str:
               "## The table", "",
               "| key | difference | false green | `--fidelity kafka` |", "|---|---|---|---|"]
     for d in DIFFERENCES:
-        state = ("**open**" if is_open(d) else "reproduced" if d.false_green else "as fast")
+        state = ("**open**" if is_open(d) else "reproduced" if d.false_green
+                 else "Kafka's defaults" if d.configs else "as fast")
         lines.append(f"| [`{d.key}`](#{d.key}) | {_cell(d.title)} | "
                      f"{'yes' if d.false_green else 'no'} | {state} |")
     for d in DIFFERENCES:

@@ -791,4 +791,28 @@ DIFFERENCES += [
         adversarial="6% of incremental Fetches find their session evicted.",
         tests=_ADVERSARY_TESTS[2:3],
     ),
+    Difference(
+        key="internal-topic-segments",
+        title="Internal topics roll 100 KiB segments",
+        kafka="__consumer_offsets, __transaction_state and __share_group_state are created "
+              "with segment.bytes from offsets.topic.segment.bytes, "
+              "transaction.state.log.segment.bytes and "
+              "share.coordinator.state.topic.segment.bytes (104857600 each). The cleaner "
+              "never touches the active segment, so every offset commit stays until 100 MiB "
+              "of them roll the segment (on disk, on Kafka).",
+        fast="The three are 102400 (100 KiB; Kafka 4 holds a topic's segment.bytes to at "
+             "least 1 MiB, the emulator does not hold its internal topics to it): under one "
+             "group committing every second __consumer_offsets rolls every few minutes and "
+             "the cleaner compacts what rolled, so a long-running emulator's memory stays "
+             "flat (bench/soak.py: at 1 MiB the first roll came after ~40 minutes; the "
+             "active segment is in memory here, with --data-dir too).",
+        kafka_mode="Kafka's 104857600 for all three (`config` overrides it).",
+        envelope="Kafka's defaults for the three keys (104857600).",
+        tests=("tests/test_coordinator_log.py::"
+               "test_offset_commits_are_compacted_under_fast_segments",
+               "tests/test_coordinator_log.py::"
+               "test_kafka_fidelity_keeps_kafkas_internal_segments"),
+        configs=("offsets.topic.segment.bytes", "transaction.state.log.segment.bytes",
+                 "share.coordinator.state.topic.segment.bytes"),
+    ),
 ]

@@ -95,3 +95,62 @@ def test_offsets_expire_after_retention_for_groups_without_members() -> None:
     assert "g" not in gc.offsets
     assert records(st, OFFSETS_TOPIC)[-1].value is None
     assert isinstance(OffsetAndMetadata(1, 1, None, 1), OffsetAndMetadata)
+
+
+def _commit_a_lot(fidelity: str, **config: str) -> tuple[ClusterState, int, int]:
+    """A cluster as the runtime builds it (``fidelity``'s defaults, then ``config``), one
+    group committing the same two partitions 700 times with 2 KB of metadata (1.5 MB of
+    commits in one __consumer_offsets partition), then the cleaner run until it has
+    nothing to do: (state, records before, records after)."""
+    from emulator.runtime import Cluster
+    from emulator.services import build_services
+
+    st = Cluster(port=0, fidelity=fidelity, clock=ManualClock(),
+                 config={"offsets.topic.num.partitions": "1", **config}).state
+    st.create_topic("t", 2, 3)
+    gc = build_services(st).groups
+    gc.ensure_offsets_topic()
+    for i in range(700):
+        gc.commit_offsets("g", "", -1, [("t", [(0, i, -1, "m" * 2000), (1, i, -1, None)])])
+    st.tick()  # the followers catch up: the high watermark reaches the log end
+    before = len(records(st, OFFSETS_TOPIC))
+    while st.cleaner.run() is not None:
+        pass
+    return st, before, len(records(st, OFFSETS_TOPIC))
+
+
+def test_offset_commits_are_compacted_under_fast_segments() -> None:
+    """fast: __consumer_offsets rolls 100 KiB segments (offsets.topic.segment.bytes), so
+    the cleaner compacts the commits of the rolled segment, keeping the latest per key;
+    only the active segment's commits stay whole. The same for the other internal
+    topics' segment sizes."""
+    st, before, after = _commit_a_lot("fast")
+    # under segment.bytes' 1 MiB minimum: internal.segment.bytes, as Kafka's tests do
+    t = st.topics[OFFSETS_TOPIC]
+    assert (st.topic_config(t, "segment.bytes"), t.configs["internal.segment.bytes"]) == \
+        ("1048576", "102400")
+    assert before == 1400
+    assert after < 100  # at most the active segment's 100 KiB of commits
+    gc_offsets = [parse_offset_value(r.value).offset for r in records(st, OFFSETS_TOPIC)
+                  if parse_offset_key(r.key) == ("g", "t", 0)]
+    assert gc_offsets[-1] == 699
+    for key in ("transaction.state.log.segment.bytes",
+                "share.coordinator.state.topic.segment.bytes"):
+        assert st.config[key] == "102400"
+
+
+def test_kafka_fidelity_keeps_kafkas_internal_segments() -> None:
+    """kafka: Kafka's 100 MiB segments, so the same commits stay in the active segment,
+    uncleaned; an explicit offsets.topic.segment.bytes wins over either mode's."""
+    st, before, after = _commit_a_lot("kafka")
+    t = st.topics[OFFSETS_TOPIC]
+    assert st.topic_config(t, "segment.bytes") == "104857600"
+    assert "internal.segment.bytes" not in t.configs
+    assert before == after == 1400
+    for key in ("transaction.state.log.segment.bytes",
+                "share.coordinator.state.topic.segment.bytes"):
+        assert st.config[key] == "104857600"
+    st, before, after = _commit_a_lot("kafka", **{"offsets.topic.segment.bytes": "1048576"})
+    assert after < before / 2
+    st, before, after = _commit_a_lot("fast", **{"offsets.topic.segment.bytes": "104857600"})
+    assert before == after == 1400

@@ -92,7 +92,9 @@ def test_kafka_mode_takes_kafkas_timing_defaults() -> None:
     kafka_defaults = {r[0]: r[2] for r in kafka_configs.BROKER}
     keys = {k for d in DIFFERENCES for k in d.configs}
     assert keys == {"broker.session.timeout.ms", "group.initial.rebalance.delay.ms",
-                    "log.cleaner.backoff.ms"}
+                    "log.cleaner.backoff.ms", "offsets.topic.segment.bytes",
+                    "transaction.state.log.segment.bytes",
+                    "share.coordinator.state.topic.segment.bytes"}
     assert FIDELITY_KAFKA == {k: kafka_defaults[k] for k in keys}
     fast = Cluster(port=0, fidelity="fast").state
     assert fast.config_int("group.initial.rebalance.delay.ms") == 0

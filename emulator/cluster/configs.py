@@ -106,6 +106,16 @@ class ConfigDef:
 MIN_SEGMENT_BYTES = 1024 * 1024
 
 
+def segment_size_configs(size: int) -> dict[str, str]:
+    """Topic configs that make a log's segments ``size`` bytes, for the internal topics
+    (offsets.topic.segment.bytes and the like): ``segment.bytes``, or below its 1 MiB
+    minimum ``segment.bytes`` at the minimum and ``internal.segment.bytes`` (which takes
+    precedence, as Kafka's LogConfig.segmentSize) at ``size``."""
+    if size >= MIN_SEGMENT_BYTES:
+        return {"segment.bytes": str(size)}
+    return {"segment.bytes": str(MIN_SEGMENT_BYTES), "internal.segment.bytes": str(size)}
+
+
 TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("cleanup.policy", LIST, "delete", "log.cleanup.policy"),
     ConfigDef("compression.type", STRING, "producer", "compression.type"),
@@ -169,6 +179,11 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("offsets.retention.minutes", INT, "10080"),
     ConfigDef("offsets.topic.num.partitions", INT, "50"),
     ConfigDef("offsets.topic.replication.factor", SHORT, "3"),
+    # The internal topics' segments: 100 KiB, not Kafka's 100 MiB, so that the cleaner,
+    # which never touches the active segment, compacts them within minutes and a
+    # long-running emulator's memory stays bounded (emulator/fidelity.py
+    # "internal-topic-segments"; --fidelity kafka restores Kafka's).
+    ConfigDef("offsets.topic.segment.bytes", INT, "102400"),
     ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
     ConfigDef("replica.alter.log.dirs.io.max.bytes.per.second", LONG, "9223372036854775807"),
     ConfigDef("replica.fetch.wait.max.ms", INT, "500"),
@@ -179,6 +194,8 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("transaction.max.timeout.ms", INT, "900000"),
     ConfigDef("transaction.state.log.num.partitions", INT, "50"),
     ConfigDef("transaction.state.log.replication.factor", SHORT, "3"),
+    ConfigDef("transaction.state.log.segment.bytes", INT, "102400"),
+    ConfigDef("share.coordinator.state.topic.segment.bytes", INT, "102400"),
     ConfigDef("transactional.id.expiration.ms", INT, "604800000"),
     ConfigDef("unclean.leader.election.enable", BOOLEAN, "false"),
 ]}

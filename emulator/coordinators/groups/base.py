@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.placement import InternalTopic
 from wire.errors import ErrorCode as E
@@ -73,8 +74,8 @@ class GroupsBase:
             state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),
             lambda: self.cfg("offsets.topic.replication.factor", 3),
             lambda: {"cleanup.policy": "compact", "compression.type": "producer",
-                     "segment.bytes": str(self.cfg("offsets.topic.segment.bytes",
-                                                   104857600))})
+                     **segment_size_configs(self.cfg("offsets.topic.segment.bytes",
+                                                     104857600))})
         self.groups: GroupTable = GroupTable()  # id -> ClassicGroup | ConsumerGroup | ...
         # When each group's next timer is due (docs/architecture.md): a tick visits only those.
         self.timers = Deadlines()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.share.partition import SharePartition
 from wire.errors import ErrorCode as E
@@ -46,8 +47,8 @@ class ShareStateCoordinator:
         # ShareCoordinatorService.shareGroupStateTopicConfigs (4.4): records are pruned by
         # the coordinator, not by time
         return {"cleanup.policy": "delete", "compression.type": "producer",
-                "segment.bytes": str(self.sc.cfg("share.coordinator.state.topic.segment.bytes",
-                                              104857600)),
+                **segment_size_configs(
+                    self.sc.cfg("share.coordinator.state.topic.segment.bytes", 104857600)),
                 "min.insync.replicas": str(min(2, self._state_topic_rf())), "retention.ms": "-1"}
 
     def _state_topic_rf(self) -> int:

@@ -62,6 +62,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from emulator.cluster.configs import segment_size_configs
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
@@ -145,8 +146,8 @@ class TransactionCoordinator:
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
             lambda: self.cfg("transaction.state.log.replication.factor", 3),
             lambda: {"cleanup.policy": "compact", "compression.type": "uncompressed",
-                     "segment.bytes": str(self.cfg("transaction.state.log.segment.bytes",
-                                                   104857600))})
+                     **segment_size_configs(self.cfg("transaction.state.log.segment.bytes",
+                                                     104857600))})
         self.groups = groups
         self.txns: dict[str, TxnMetadata] = {}
         self.next_producer_id = 0
