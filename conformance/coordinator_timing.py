@@ -1,7 +1,8 @@
 """How long coordinators load and transactions prepare, measured over the wire.
 
 The envelope behind ``--fidelity kafka``'s coordinator loading and transaction markers
-(emulator/fidelity.py DIFFERENCES: ``coordinator-loading``, ``transaction-markers``).
+(emulator/fidelity/differences.py DIFFERENCES: ``coordinator-loading``,
+``transaction-markers``).
 Raw requests (emulator/blocking_client.py), because Kafka's clients hide the error codes
 and retry; every timing is over many trials and printed as min / median / p99 / max.
 

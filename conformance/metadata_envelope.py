@@ -3,8 +3,8 @@
 On Kafka each broker learns the controller's changes through its own metadata cache, a
 moment after the admin call that made them returned; the emulator reproduces that lag
 under ``--fidelity kafka`` (emulator/cluster/metadata_views.py) within the envelope this
-script measures, and emulator/fidelity.py's ``metadata-propagation`` entry quotes its
-output.
+script measures, and emulator/fidelity/differences.py's ``metadata-propagation`` entry
+quotes its output.
 
 For each kind of change, many trials: the admin request goes to one broker (A, in turn
 each of them); the moment its answer arrives, every broker (A included) is polled with

@@ -6,8 +6,8 @@ It runs the client tests on the emulator and on a real Kafka cluster (--target k
 the schema check against Kafka's message definitions of every supported release, the
 differential codec test against Kafka's classes and the response differential, and
 writes one page: each client test with its result on both targets, the figures of each
-check, and every difference we know of (emulator/fidelity.py's DIFFERENCES, rendered by
-conformance/fidelity_doc.py, which also rewrites that section alone without this run,
+check, and every difference we know of (emulator/fidelity/differences.py's DIFFERENCES,
+rendered by conformance/fidelity_doc.py, which also rewrites that section alone without this run,
 plus whatever the response differential finds on the day).
 
 Every figure on the page comes from this one run: results of an earlier run cannot be

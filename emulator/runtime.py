@@ -80,8 +80,8 @@ class Cluster(ControlHandle):
         schema_registry_users: dict[str, str] | None = None,
         adversary_scale: str | dict[str, float] | None = None,
     ) -> None:
-        """``fidelity`` is ``fast``, ``kafka`` or ``adversarial`` (emulator/fidelity.py; None:
-        ``$KAFKA_EMULATOR_FIDELITY``, else ``fast``). ``kafka`` and ``adversarial`` take
+        """``fidelity`` is ``fast``, ``kafka`` or ``adversarial`` (emulator/fidelity/modes.py;
+        None: ``$KAFKA_EMULATOR_FIDELITY``, else ``fast``). ``kafka`` and ``adversarial`` take
         Kafka's own timing defaults where the emulator's are fast ones for tests
         (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still overrides them;
         ``seed`` also seeds adversarial's faults, ``adversary_scale`` (``"all=0.5,kick=2"``

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = {
     "emulator/cluster/kafka_configs.py", "emulator/cluster/configs.py",
     "emulator/cluster/config_effects.py", "emulator/cluster/config_ops.py",
-    "emulator/cluster/group_configs.py", "emulator/fidelity.py",
+    "emulator/cluster/group_configs.py", "emulator/fidelity/differences.py",
     "emulator/security/clients.py", "emulator/tools/reassign/json_format.py",
 }
 # Accessors that read a key under a prefix: name -> the prefixes they put before it.

@@ -1,4 +1,5 @@
-"""The one table of differences from Kafka (emulator/fidelity.py DIFFERENCES) holds.
+"""The one table of differences from Kafka (emulator/fidelity/differences.py DIFFERENCES)
+holds.
 
 The pages generated from it are current, every difference that can make a client test
 falsely green is either reproduced by ``--fidelity kafka`` (with tests that exist) or

@@ -181,7 +181,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("offsets.topic.replication.factor", SHORT, "3"),
     # The internal topics' segments: 100 KiB, not Kafka's 100 MiB, so that the cleaner,
     # which never touches the active segment, compacts them within minutes and a
-    # long-running emulator's memory stays bounded (emulator/fidelity.py
+    # long-running emulator's memory stays bounded (emulator/fidelity/differences.py
     # "internal-topic-segments"; --fidelity kafka restores Kafka's).
     ConfigDef("offsets.topic.segment.bytes", INT, "102400"),
     ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
@@ -214,8 +214,8 @@ KAFKA_DYNAMIC_BROKER_KEYS = frozenset(r[0] for r in _kafka.BROKER if not r[4])
 SENSITIVE_KEYS = frozenset(r[0] for r in (*_kafka.BROKER, *_kafka.TOPIC) if r[3])
 
 # --fidelity kafka (and adversarial): Kafka's own default for every key whose fast default
-# is one made for tests. The keys are the `configs` of emulator/fidelity.py's DIFFERENCES
-# (the one table: broker.session.timeout.ms, a crashed broker stays in metadata until
+# is one made for tests. The keys are the `configs` of emulator/fidelity/differences.py's
+# DIFFERENCES (the one table: broker.session.timeout.ms, a crashed broker stays in metadata until
 # fenced; group.initial.rebalance.delay.ms, a new classic group's first rebalance waits),
 # the values Kafka 4.4's defaults from kafka_configs.py, so neither can drift.
 _KAFKA_DEFAULTS = {r[0]: r[2] for r in (*_kafka.BROKER, *_kafka.TOPIC)}

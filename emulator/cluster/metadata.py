@@ -173,8 +173,8 @@ class ClusterMetadata:
         fidelity: Fidelity | None = None,
     ) -> None:
         self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
-        # fast / kafka / adversarial (emulator/fidelity.py): which of Kafka's delays and
-        # races the domain reproduces.
+        # fast / kafka / adversarial (emulator/fidelity/modes.py): which of Kafka's delays
+        # and races the domain reproduces.
         self.fidelity: Fidelity = fidelity or Fidelity()
         self.clock: Clock = clock or SystemClock()
         self.rng = random.Random(seed)

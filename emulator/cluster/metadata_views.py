@@ -11,7 +11,7 @@ not learned it leads). The emulator's brokers all read one ClusterState, so unde
 module keeps, per topic with a change not yet seen by every broker, the images the
 brokers that lag still see (docs/fidelity.md; the envelope is measured by
 conformance/metadata_envelope.py, the ``metadata-propagation`` entry of
-emulator/fidelity.py's DIFFERENCES).
+emulator/fidelity/differences.py's DIFFERENCES).
 
 How: a change marks its topic dirty at the time of the change; the next lookup (or the
 server's tick) takes an image of the topic as it now is and gives each broker a time
@@ -41,8 +41,8 @@ from wire.errors import KafkaError
 # change reaches each broker after a lag drawn uniformly from this range (seeded), in
 # commit order. Measured on Kafka 4.4.0, 3 brokers and a controller on one busy 2-core
 # machine (conformance/metadata_envelope.py; docs/metadata-envelope.md, and the
-# "metadata-propagation" entry of emulator/fidelity.py): the broker asked and the others
-# applied a change a median 0-8 ms (lower bound) to 9-36 ms (upper bound) after the admin
+# "metadata-propagation" entry of emulator/fidelity/differences.py): the broker asked and
+# the others applied a change a median 0-8 ms (lower bound) to 9-36 ms (upper bound) after the admin
 # answer, the slowest trials 25-300 ms; the first request right after the answer missed
 # it in 25-68% of trials. 1-30 ms sits inside that: a request sent at once nearly always misses
 # the change here (a client must wait, as it must on Kafka), and a client that waits for

@@ -19,9 +19,10 @@ it, it still answers NOT_COORDINATOR. ``--fidelity fast`` (the default) serves a
 under Kafka's timing (``state.fidelity.kafka_timing``) the new leader answers
 NOT_COORDINATOR for ``learn_ms`` after the election, then COORDINATOR_LOAD_IN_PROGRESS
 for ``load_ms`` (``loading``), within
-the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py; emulator/fidelity.py
-DIFFERENCES ``coordinator-loading``). The window is a time compared with
-``state.clock`` when a request comes: nothing waits, nothing needs waking when it ends.
+the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py;
+emulator/fidelity/differences.py DIFFERENCES ``coordinator-loading``). The window is a
+time compared with ``state.clock`` when a request comes: nothing waits, nothing needs
+waking when it ends.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ MAX_LONG = (1 << 63) - 1
 # answers NOT_COORDINATOR (it has not learnt of the election yet) and then
 # COORDINATOR_LOAD_IN_PROGRESS (it loads the partition). Kafka 4.4, three brokers, small
 # partitions, 40 moves (conformance/coordinator_timing.py; the envelope is in
-# emulator/fidelity.py DIFFERENCES "coordinator-loading"): NOT_COORDINATOR until a median
-# of 56 ms (transactions) and 85 ms (groups) after ElectLeaders answered, loading 5 and
-# 30 ms (medians, up to 78 and 242 ms) in the 70-85 % of moves where it was seen at all.
+# emulator/fidelity/differences.py DIFFERENCES "coordinator-loading"): NOT_COORDINATOR
+# until a median of 56 ms (transactions) and 85 ms (groups) after ElectLeaders answered,
+# loading 5 and 30 ms (medians, up to 78 and 242 ms) in the 70-85 % of moves where it was
+# seen at all.
 LEARN_MS = 60
 LOAD_MS = 20
 # The first election, when FindCoordinator creates the topic (5 fresh clusters): for

@@ -36,8 +36,8 @@ PrepareCommit/PrepareAbort, as Kafka's coordinator answers once the prepare reco
 written, and the markers are written ``marker_delay(txn)`` ms later by ``tick`` (a
 deadline in the ``Deadlines`` heap the server's loop ticks; the domain never waits),
 within the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py;
-emulator/fidelity.py DIFFERENCES ``transaction-markers``). Meanwhile the transaction's
-partitions keep their last stable offset (read_committed consumers see nothing yet),
+emulator/fidelity/differences.py DIFFERENCES ``transaction-markers``). Meanwhile the
+transaction's partitions keep their last stable offset (read_committed consumers see nothing yet),
 DescribeTransactions shows Prepare*, and the same transactional id gets
 CONCURRENT_TRANSACTIONS from InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and a
 retried EndTxn, as on Kafka. A partition without a leader keeps the transaction in
@@ -77,8 +77,8 @@ MAX_EPOCH = 32767
 # --fidelity kafka: the time from EndTxn (the prepare record) to the markers, the window
 # in which the transaction shows PrepareCommit/PrepareAbort. Kafka 4.4, three brokers,
 # 70 transactions (conformance/coordinator_timing.py; the envelope is in
-# emulator/fidelity.py DIFFERENCES "transaction-markers"): the read_committed LSO passed
-# the records 7.7-163 ms after EndTxn was sent (median 13), DescribeTransactions showed
+# emulator/fidelity/differences.py DIFFERENCES "transaction-markers"): the read_committed
+# LSO passed the records 7.7-163 ms after EndTxn was sent (median 13), DescribeTransactions showed
 # CompleteCommit from 9.7-186 ms (median 18-22).
 MARKER_DELAY_MS = 15
 

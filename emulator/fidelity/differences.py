@@ -1,68 +1,14 @@
-"""How faithful to Kafka's timing the emulator is: ``fast``, ``kafka`` or ``adversarial``.
+"""The one table of differences from Kafka 4.4 (:data:`DIFFERENCES`): what Kafka does, and
+what each fidelity mode (emulator/fidelity/modes.py) does instead.
 
-``fast`` (the default) answers at once wherever Kafka would make a client wait (metadata
-known everywhere the moment it changes, coordinators never loading, transactions complete
-at once), because speed is why people use a test broker. ``kafka`` reproduces every
-difference that could make a client test pass here and fail on Kafka, within the envelope
-a real 4.4 cluster shows. ``adversarial`` (with a seed) makes the races Kafka permits
-happen often and reproducibly.
-
-This module is a leaf: the domain reads ``state.fidelity`` (a :class:`Fidelity`) to choose
-its behaviour; the table of differences, from which docs/conformance.md's list is
-generated, lives beside it (:data:`DIFFERENCES`).
-
-A user makes ``kafka`` their default in one place: the environment variable
-``KAFKA_EMULATOR_FIDELITY`` (read by the CLI, :class:`emulator.runtime.Cluster`, the pytest
-plugin and the container module) or the pytest ini option ``kafka_emulator_fidelity``.
+docs/fidelity.md and docs/conformance.md's list of known differences are generated from
+it (``python -m conformance.fidelity_doc``); tests/test_fidelity_table.py holds every
+entry to its rules.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-
-FAST = "fast"
-KAFKA = "kafka"
-ADVERSARIAL = "adversarial"
-FIDELITIES = (FAST, KAFKA, ADVERSARIAL)
-ENV_VAR = "KAFKA_EMULATOR_FIDELITY"
-
-
-def default_mode() -> str:
-    """The mode a cluster gets when none is asked for: ``$KAFKA_EMULATOR_FIDELITY``, else
-    ``fast``. A bad value is an error, not a silent ``fast``: a user who asked for Kafka's
-    timing and got the fast one would trust greens they should not."""
-    mode = os.environ.get(ENV_VAR, "").strip() or FAST
-    if mode not in FIDELITIES:
-        raise ValueError(f"{ENV_VAR}={mode!r}: expected one of {', '.join(FIDELITIES)}")
-    return mode
-
-
-@dataclass(frozen=True)
-class Fidelity:
-    """One cluster's fidelity: its mode and, for ``adversarial``, the seed that makes its
-    faults replay in the same order against the same request sequence."""
-
-    mode: str = FAST
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.mode not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {FIDELITIES}, not {self.mode!r}")
-
-    @property
-    def fast(self) -> bool:
-        return self.mode == FAST
-
-    @property
-    def kafka_timing(self) -> bool:
-        """True in ``kafka`` and ``adversarial``: both keep Kafka's delays (adversarial
-        adds its races on top)."""
-        return self.mode != FAST
-
-    @property
-    def adversarial(self) -> bool:
-        return self.mode == ADVERSARIAL
 
 
 @dataclass(frozen=True)
@@ -89,6 +35,20 @@ class Difference:
 
 
 NOT_YET = "not yet reproduced"  # kafka_mode of a difference still open (honest marker)
+
+# The races --fidelity adversarial makes happen (emulator/faults/adversary.py): Kafka
+# permits each, a healthy cluster shows each rarely (with the event behind it), fast and
+# kafka only when a fault is asked for (docs/faults.md). Not false greens of the timing
+# kind (kafka reproduces Kafka's timing, not its bad days): adversarial is the answer.
+_ADVERSARY_TESTS = (
+    "client_tests/test_adversarial.py::"
+    "test_idempotent_kafka_python_producer_and_group_consumer_finish",
+    "client_tests/test_adversarial.py::test_same_seed_replays_the_same_faults_for_the_same_requests",
+    "client_tests/test_adversarial.py::test_every_kind_of_fault_is_met",
+    "tests/test_adversary.py::test_a_clients_faults_replay_whatever_the_other_clients_do",
+)
+_AS_ASKED = ("Only when a fault asks for it (inject_error, drop_response, stop_broker, "
+             "move_leader...: docs/faults.md).")
 
 
 # Every known difference, one entry each (see Difference). Append; keep keys stable.
@@ -674,31 +634,8 @@ DIFFERENCES: list[Difference] = [
                "client_tests/test_storage_faults.py::"
                "test_failed_fsyncs_take_the_dir_offline_at_its_next_checkpoint"),
     ),
-]
-
-
-def difference(key: str) -> Difference:
-    """The entry of ``key`` (KeyError names it): for the code and tests that cite one."""
-    for d in DIFFERENCES:
-        if d.key == key:
-            return d
-    raise KeyError(key)
-
-
-# The races --fidelity adversarial makes happen (emulator/faults/adversary.py): Kafka
-# permits each, a healthy cluster shows each rarely (with the event behind it), fast and
-# kafka only when a fault is asked for (docs/faults.md). Not false greens of the timing
-# kind (kafka reproduces Kafka's timing, not its bad days): adversarial is the answer.
-_ADVERSARY_TESTS = (
-    "client_tests/test_adversarial.py::"
-    "test_idempotent_kafka_python_producer_and_group_consumer_finish",
-    "client_tests/test_adversarial.py::test_same_seed_replays_the_same_faults_for_the_same_requests",
-    "client_tests/test_adversarial.py::test_every_kind_of_fault_is_met",
-    "tests/test_adversary.py::test_a_clients_faults_replay_whatever_the_other_clients_do",
-)
-_AS_ASKED = ("Only when a fault asks for it (inject_error, drop_response, stop_broker, "
-             "move_leader...: docs/faults.md).")
-DIFFERENCES += [
+    # The races --fidelity adversarial makes happen, the races-* entries (said above
+    # _ADVERSARY_TESTS).
     Difference(
         key="races-retriable-errors",
         title="Retriable errors happen only when injected",
@@ -816,3 +753,11 @@ DIFFERENCES += [
                  "share.coordinator.state.topic.segment.bytes"),
     ),
 ]
+
+
+def difference(key: str) -> Difference:
+    """The entry of ``key`` (KeyError names it): for the code and tests that cite one."""
+    for d in DIFFERENCES:
+        if d.key == key:
+            return d
+    raise KeyError(key)
