@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.partition import check_current_leader_epoch
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -288,11 +289,7 @@ class MetadataViews:
         p = img.partitions[index]
         if broker_id not in p.replicas:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
-        if current_leader_epoch >= 0:
-            if current_leader_epoch < p.leader_epoch:
-                raise KafkaError(E.FENCED_LEADER_EPOCH)
-            if current_leader_epoch > p.leader_epoch:
-                raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+        check_current_leader_epoch(current_leader_epoch, p.leader_epoch)
         if leader and p.leader != broker_id:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
 

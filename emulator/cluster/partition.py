@@ -58,6 +58,19 @@ class AbortedTxn:
     last_offset: int  # offset of the abort marker
 
 
+def check_current_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
+    """The client's current leader epoch against the one the broker knows, as
+    Partition.localLogWithEpochOrThrow: FENCED_LEADER_EPOCH when the client's is older,
+    UNKNOWN_LEADER_EPOCH when newer; -1 (the client did not say) passes. For the
+    partition itself (``Partition.check_replica``) and for a broker's lagging view of it
+    (emulator/cluster/metadata_views.py)."""
+    if current_leader_epoch >= 0:
+        if current_leader_epoch < leader_epoch:
+            raise KafkaError(E.FENCED_LEADER_EPOCH)
+        if current_leader_epoch > leader_epoch:
+            raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+
+
 class Partition:
     """One partition of a topic, with a log on every broker hosting a replica."""
 
@@ -150,11 +163,8 @@ class Partition:
                              "is in an offline log directory")
         if broker_id not in self.replicas:
             raise KafkaError(E.NOT_LEADER_OR_FOLLOWER)
-        if current_leader_epoch >= 0:
-            if current_leader_epoch < self.leader_epoch:
-                raise KafkaError(E.FENCED_LEADER_EPOCH)
-            if current_leader_epoch > self.leader_epoch:
-                raise KafkaError(E.UNKNOWN_LEADER_EPOCH)
+        if current_leader_epoch != self.leader_epoch:  # (a call only then: the fetch path)
+            check_current_leader_epoch(current_leader_epoch, self.leader_epoch)
 
     def replica_view(self, broker_id: int) -> tuple[Log, int, int]:
         """(log, high watermark, last stable offset) as the replica on ``broker_id``
