@@ -116,6 +116,23 @@ def test_second_member_triggers_rebalance_and_gets_the_leaders_assignment() -> N
     stable_pair(Harness())
 
 
+
+def test_expire_member_removes_it_as_a_session_timeout_would() -> None:
+    """--fidelity adversarial's kick (emulator/faults/adversary.py): the member is gone
+    (UNKNOWN_MEMBER_ID), the others rebalance; nothing happens for an unknown member,
+    an unknown group, or a group of another type."""
+    h = Harness()
+    a, b = stable_pair(h)
+    assert not h.gc.classic.expire_member(G, "nobody")
+    assert not h.gc.classic.expire_member("no-such-group", a)
+    assert h.group().state == "Stable"
+    assert h.gc.classic.expire_member(G, b)
+    assert b not in h.group().members
+    assert h.group().state == "PreparingRebalance"
+    assert h.gc.heartbeat(G, b, 2) == E.UNKNOWN_MEMBER_ID
+    assert h.gc.heartbeat(G, a, 2) == E.REBALANCE_IN_PROGRESS
+    assert not h.gc.consumer.expire_member(G, a)  # a classic group: not the consumer kind
+
 def test_leave_group_rebalances_the_rest() -> None:
     h = Harness()
     a, b = stable_pair(h)

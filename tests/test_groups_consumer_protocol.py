@@ -123,6 +123,26 @@ def test_leave_and_session_expiry_reassign() -> None:
     assert h.owned["a"] == set(range(6))
 
 
+
+def test_expire_member_fences_it_as_a_session_timeout_would() -> None:
+    """--fidelity adversarial's kick (emulator/faults/adversary.py): the member is fenced
+    (UNKNOWN_MEMBER_ID on its next heartbeat) and its partitions go to the others; nothing
+    happens for an unknown member, an unknown group, or a group of another type."""
+    h = Harness()
+    for m in ("a", "b"):
+        h.hb(m)
+    h.settle(["a", "b"])
+    epoch = h.group().group_epoch
+    assert not h.gc.consumer.expire_member(G, "nobody")
+    assert not h.gc.consumer.expire_member("no-such-group", "a")
+    assert not h.gc.classic.expire_member(G, "a")  # a consumer group: not the classic kind
+    assert h.group().group_epoch == epoch
+    assert h.gc.consumer.expire_member(G, "b")
+    assert "b" not in h.group().members and h.group().group_epoch == epoch + 1
+    assert h.hb("b")["error_code"] == E.UNKNOWN_MEMBER_ID
+    h.settle(["a"])
+    assert h.owned["a"] == set(range(6))
+
 def test_group_overrides_of_session_timeout_and_heartbeat_interval() -> None:
     """consumer.session.timeout.ms / consumer.heartbeat.interval.ms set on the group (the
     GROUP config resource) act from the next heartbeat, as Kafka's coordinator reads them

@@ -22,6 +22,7 @@ from emulator.coordinators.classic.group import (
     sync_error,
 )
 from emulator.coordinators.groups.base import GroupPart
+from emulator.coordinators.runtime import members as membership
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -294,13 +295,9 @@ class ClassicProtocol(GroupPart):
     def expire_member(self, group_id: str, member_id: str) -> bool:
         """Remove a member as its session timing out would (a long GC pause): it learns
         UNKNOWN_MEMBER_ID on its next request and the others rebalance without it."""
-        group = self.groups.get(group_id)
-        if group is None or group.type != "classic":
+        if not membership.expire(self.groups, "classic", group_id, member_id,
+                                 self._remove_member_and_update):
             return False
-        m = group.members.get(member_id)
-        if m is None:
-            return False
-        self._remove_member_and_update(group, m)
         self.gc.mark_changed()
         return True
 

@@ -366,13 +366,9 @@ class ConsumerProtocol(GroupPart):
         """Fence a member as its session running out would (--fidelity adversarial,
         emulator/faults/adversary.py): its next heartbeat meets UNKNOWN_MEMBER_ID and its
         partitions go to the others. False when there is no such member."""
-        group = self.groups.get(group_id)
-        if not isinstance(group, ConsumerGroup):
+        if not membership.expire(self.groups, "consumer", group_id, member_id,
+                                 self._fence_consumer_member):
             return False
-        m = group.members.get(member_id)
-        if m is None:
-            return False
-        self._fence_consumer_member(group, m)
         self.gc.mark_changed()
         return True
 

@@ -8,10 +8,14 @@ epoch ..."); so does this module, once. A group here has ``group_id``, ``members
 id -> member), ``static_members`` (instance id -> member id) and ``target`` (member id ->
 target assignment); a member has ``member_id``, ``instance_id``, ``member_epoch`` and
 ``previous_member_epoch``.
+
+One piece serves classic groups too: :func:`expire`, a member removed as its session
+running out would (what the removal then does is the group kind's own).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from wire.errors import ErrorCode as E
@@ -126,3 +130,20 @@ def remove(group: Any, m: Any) -> None:
     group.target.pop(m.member_id, None)
     if m.instance_id is not None and group.static_members.get(m.instance_id) == m.member_id:
         del group.static_members[m.instance_id]
+
+
+def expire(groups: Mapping[str, Any], kind: str, group_id: str, member_id: str,
+           remove: Callable[[Any, Any], None]) -> bool:
+    """Remove member ``member_id`` of the ``kind`` group (``"classic"``, ``"consumer"``)
+    ``group_id`` as its session running out would (--fidelity adversarial's kick,
+    emulator/faults/adversary.py): ``remove(group, member)`` is what that kind does when a
+    session expires. False, with nothing done, when there is no such group of that kind or
+    no such member in it."""
+    group = groups.get(group_id)
+    if group is None or group.type != kind:
+        return False
+    m = group.members.get(member_id)
+    if m is None:
+        return False
+    remove(group, m)
+    return True
