@@ -23,11 +23,8 @@ from emulator.coordinators.runtime.placement import (
     LEARN_MS,
     LOAD_MS,
 )
-from emulator.coordinators.transactions.coordinator import (
-    MARKER_DELAY_MS,
-    TXN_TOPIC,
-    TransactionCoordinator,
-)
+from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
+from emulator.coordinators.transactions.markers import MARKER_DELAY_MS
 from emulator.fidelity import Fidelity
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError

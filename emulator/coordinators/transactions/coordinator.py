@@ -28,21 +28,15 @@ State table (``TransactionState``):
     Empty / Complete*  -> PrepareAbort -> CompleteAbort      EndTxn v5 abort of an empty
                                                              transaction (epoch bump only)
 
-Ending a transaction writes a COMMIT/ABORT control batch (``wire.records.control_batch``)
-into every partition of the transaction. Under ``--fidelity fast`` (the default) that
-happens at once, so EndTxn answers after the markers are in the logs. Under Kafka's
-timing (``state.fidelity.kafka_timing``) EndTxn answers with the transaction in
-PrepareCommit/PrepareAbort, as Kafka's coordinator answers once the prepare record is
-written, and the markers are written ``marker_delay(txn)`` ms later by ``tick`` (a
-deadline in the ``Deadlines`` heap the server's loop ticks; the domain never waits),
-within the envelope measured on Kafka 4.4 (conformance/coordinator_timing.py;
-emulator/fidelity/differences.py DIFFERENCES ``transaction-markers``). Meanwhile the
-transaction's partitions keep their last stable offset (read_committed consumers see nothing yet),
-DescribeTransactions shows Prepare*, and the same transactional id gets
-CONCURRENT_TRANSACTIONS from InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and a
-retried EndTxn, as on Kafka. A partition without a leader keeps the transaction in
-Prepare* until ``tick`` can write its marker. Offsets sent with TxnOffsetCommit are
-released to the group coordinator on commit.
+Ending a transaction writes a COMMIT/ABORT marker into every partition of the
+transaction (emulator/coordinators/transactions/markers.py: the markers and the prepare
+window before them, at once under ``--fidelity fast``, ``marker_delay(txn)`` ms later
+under Kafka's timing, written by ``tick`` when that deadline of the ``Deadlines`` heap
+comes). Until they are written DescribeTransactions shows Prepare*, and the same
+transactional id gets CONCURRENT_TRANSACTIONS from InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn and a retried EndTxn, as on Kafka. A partition without a leader keeps
+the transaction in Prepare* until ``tick`` can write its marker. Offsets sent with
+TxnOffsetCommit are released to the group coordinator on commit.
 
 ``marker_delay_ms`` (an attribute) or ``marker_delay`` (a method of the transaction,
 replaceable) is the hook adversarial mode uses to make markers slow.
@@ -68,19 +62,17 @@ from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.coordinators.runtime.deadlines import Deadlines
 from emulator.coordinators.runtime.placement import InternalTopic
+from emulator.coordinators.transactions.markers import (
+    MARKER_DELAY_MS,
+    prepare_window,
+    write_markers,
+)
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import InvalidRecordError, control_batch, read_header
+from wire.records import InvalidRecordError, read_header
 
 TXN_TOPIC = "__transaction_state"
 MAX_EPOCH = 32767
-# --fidelity kafka: the time from EndTxn (the prepare record) to the markers, the window
-# in which the transaction shows PrepareCommit/PrepareAbort. Kafka 4.4, three brokers,
-# 70 transactions (conformance/coordinator_timing.py; the envelope is in
-# emulator/fidelity/differences.py DIFFERENCES "transaction-markers"): the read_committed
-# LSO passed the records 7.7-163 ms after EndTxn was sent (median 13), DescribeTransactions showed
-# CompleteCommit from 9.7-186 ms (median 18-22).
-MARKER_DELAY_MS = 15
 
 EMPTY = "Empty"
 ONGOING = "Ongoing"
@@ -421,12 +413,10 @@ class TransactionCoordinator:
 
     def marker_delay(self, txn: TxnMetadata) -> int:
         """How long ``txn`` stays in Prepare* before its markers are written: 0 under
-        ``--fidelity fast``, ``marker_delay_ms`` under Kafka's timing. Adversarial mode
-        may set ``marker_delay_ms`` or replace this method (per transaction, seeded)."""
-        fidelity = getattr(self.state, "fidelity", None)
-        if fidelity is None or not fidelity.kafka_timing:
-            return 0
-        return max(0, int(self.marker_delay_ms))
+        ``--fidelity fast``, ``marker_delay_ms`` under Kafka's timing (``prepare_window``).
+        Adversarial mode may set ``marker_delay_ms`` or replace this method (per
+        transaction, seeded)."""
+        return prepare_window(getattr(self.state, "fidelity", None), self.marker_delay_ms)
 
     def _end(self, txn: TxnMetadata, commit: bool) -> None:
         now = self.now()
@@ -443,22 +433,8 @@ class TransactionCoordinator:
         """Write what markers can be written; complete the transaction when all are."""
         commit = txn.state == PREPARE_COMMIT
         now = self.now()
-        for tp in sorted(txn.pending_markers):
-            topic, index = tp
-            if topic == OFFSETS_TOPIC:
-                txn.pending_markers.discard(tp)
-                continue
-            t = self.state.topics.get(topic)
-            if t is None or index >= len(t.partitions):
-                txn.pending_markers.discard(tp)  # deleted meanwhile
-                continue
-            p = t.partitions[index]
-            if p.leader < 0 or not self.state.is_alive(p.leader):
-                continue
-            data = control_batch(commit, txn.producer_id, txn.producer_epoch, now)
-            offset = self.state.append_control(p, data)
-            p.complete_txn(txn.producer_id, txn.producer_epoch, offset, commit)
-            txn.pending_markers.discard(tp)
+        write_markers(self.state, txn.pending_markers, txn.producer_id, txn.producer_epoch,
+                      commit, now)
         if txn.pending_markers:
             return
         if self.groups is not None:
