@@ -47,21 +47,9 @@ def produce(s: compare.System, topic: str, records: int, size: int) -> float:
 
 
 def consume(s: compare.System, topic: str, records: int) -> float:
-    """Records/s of ConsumerPerformance reading the whole topic from the start."""
-    out = compare.java_tool("org.apache.kafka.tools.ConsumerPerformance", [
-        "--bootstrap-server", s.bootstrap, "--topic", topic, "--messages", str(records),
-        "--timeout", "120000", "--group", f"perf-{uuid.uuid4().hex[:8]}"])
-    lines = [ln for ln in out.splitlines() if ln.strip()]
-    for i, ln in enumerate(lines):
-        if ln.startswith("start.time"):
-            head = [h.strip() for h in ln.split(",")]
-            row = dict(zip(head, [v.strip() for v in lines[i + 1].split(",")], strict=False))
-            if int(row["data.consumed.in.nMsg"]) < records:
-                raise RuntimeError(f"ConsumerPerformance read {row['data.consumed.in.nMsg']}")
-            # nMsg.sec counts from the tool's start, group join included; fetch.nMsg.sec
-            # is the fetching alone. Report the former: what a user waits for.
-            return float(row["nMsg.sec"])
-    raise RuntimeError(f"unexpected ConsumerPerformance output: {out[-300:]}")
+    """Records/s of ConsumerPerformance reading the whole topic from the start (its
+    nMsg.sec: from the tool's start, group join included)."""
+    return compare.consumer_perf(s, topic, records, timeout_ms=120000)[1]
 
 
 def measure(s: compare.System, args: argparse.Namespace) -> dict[str, list[float]]:

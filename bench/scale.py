@@ -54,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -195,6 +196,57 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     return records / elapsed, rounds, slowest, server, client
 
 
+def leaders(s: compare.System, plan: list[tuple[str, int]]
+            ) -> tuple[dict[int, tuple[str, int]], dict[int, dict[str, list[int]]]]:
+    """(each broker's address, the partitions each broker leads: topic -> indexes), from
+    one Metadata request."""
+    host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
+    with BlockingConnection.connect(host, int(port), "scale-raw", timeout=None) as admin:
+        md = admin.call(3, 12, {
+            "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]})
+    addr = {b["node_id"]: (b["host"], b["port"]) for b in md["brokers"]}
+    per_broker: dict[int, dict[str, list[int]]] = {}
+    for t in md["topics"]:
+        for p in t["partitions"]:
+            per_broker.setdefault(p["leader_id"], {}).setdefault(t["name"], []).append(
+                p["partition_index"])
+    return addr, per_broker
+
+
+def connect(addr: tuple[str, int]) -> BlockingConnection:
+    c = BlockingConnection.connect(*addr, client_id="scale-raw", timeout=None)
+    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return c
+
+
+def rounds_until(s: compare.System, conns: list[BlockingConnection],
+                 frame: Callable[[int, int], bytes], api: tuple[int, int],
+                 answered: Callable[[dict], None], min_s: float,
+                 max_s: float) -> tuple[int, float, float]:
+    """The per-broker client's loop: each round sends connection j the request
+    ``frame(j, round)`` (encoded beforehand) and waits for every answer (``answered``
+    checks each), until ``min_s`` and 3 rounds have passed, or ``max_s``; then closes the
+    connections. (rounds, seconds, server CPU seconds)."""
+    rounds = 0
+    server0 = cpu_seconds(s.pids)
+    t0 = time.perf_counter()
+    try:
+        while True:
+            for j, c in enumerate(conns):
+                c.protocol.expect(api[0], api[1], 1)
+                c.send_raw(frame(j, rounds))
+            for c in conns:
+                answered(c.receive().body)
+            rounds += 1
+            elapsed = time.perf_counter() - t0
+            if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
+                break
+    finally:
+        for c in conns:
+            c.close()
+    return rounds, elapsed, cpu_seconds(s.pids) - server0
+
+
 def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
                 max_s: float) -> tuple[float, float]:
     """(records/s, server CPU microseconds per record) with a client that costs almost
@@ -204,51 +256,30 @@ def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     scans then dominate a 2-core machine at 10,000 partitions). The requests are encoded
     once and sent again every round (no idempotence: the broker assigns the offsets),
     so the figure is the broker's."""
-    host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
-    with BlockingConnection.connect(host, int(port), "scale-raw", timeout=None) as admin:
-        md = admin.call(3, 12, {
-            "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]})
-    addr = {b["node_id"]: (b["host"], b["port"]) for b in md["brokers"]}
+    addr, per_broker = leaders(s, plan)
     batch = build_batch([(None, VALUE)], timestamp=int(time.time() * 1000))
-    per_broker: dict[int, dict[str, list[dict]]] = {}
-    for t in md["topics"]:
-        for p in t["partitions"]:
-            per_broker.setdefault(p["leader_id"], {}).setdefault(t["name"], []).append(
-                {"index": p["partition_index"], "records": batch})
     conns, frames = [], []
     for node, topics in per_broker.items():
-        c = BlockingConnection.connect(*addr[node], client_id="scale-raw", timeout=None)
-        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        c = connect(addr[node])
         conns.append(c)
         # encoded once, sent again each round (ClientConnection.expect)
         frames.append(c.protocol.send_request(0, 9, {
             "transactional_id": None, "acks": -1, "timeout_ms": 60_000,
-            "topic_data": [{"name": n, "partition_data": ps} for n, ps in topics.items()]},
+            "topic_data": [{"name": n, "partition_data": [
+                {"index": i, "records": batch} for i in idx]} for n, idx in topics.items()]},
             correlation_id=1, expect_response=False))
     n_parts = sum(len(ps) for topics in per_broker.values() for ps in topics.values())
-    rounds = 0
-    server0 = cpu_seconds(s.pids)
-    t0 = time.perf_counter()
-    try:
-        while True:
-            for c, f in zip(conns, frames, strict=True):
-                c.protocol.expect(0, 9, 1)
-                c.send_raw(f)
-            for c in conns:
-                resp = c.receive().body
-                bad = [p["error_code"] for t in resp["responses"]
-                       for p in t["partition_responses"] if p["error_code"]]
-                if bad:
-                    raise RuntimeError(f"raw produce errors: {bad[:3]}")
-            rounds += 1
-            elapsed = time.perf_counter() - t0
-            if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
-                break
-    finally:
-        for c in conns:
-            c.close()
+
+    def answered(resp: dict) -> None:
+        bad = [p["error_code"] for t in resp["responses"]
+               for p in t["partition_responses"] if p["error_code"]]
+        if bad:
+            raise RuntimeError(f"raw produce errors: {bad[:3]}")
+
+    rounds, elapsed, server = rounds_until(s, conns, lambda j, _: frames[j], (0, 9), answered,
+                                           min_s, max_s)
     records = rounds * n_parts
-    return records / elapsed, (cpu_seconds(s.pids) - server0) / records * 1e6
+    return records / elapsed, server / records * 1e6
 
 
 def fetch_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
@@ -259,21 +290,11 @@ def fetch_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
     produce_raw wrote (partition_max_bytes is that batch's size, so one record per
     partition per round, as it produced them), waiting for the answers. The requests
     are encoded beforehand (50 offsets, cycled), so the figure is the broker's."""
-    host, port = s.bootstrap.split(",")[0].rsplit(":", 1)
-    with BlockingConnection.connect(host, int(port), "scale-raw", timeout=None) as admin:
-        md = admin.call(3, 12, {
-            "topics": [{"topic_id": bytes(16), "name": name} for name, _ in plan]})
-    addr = {b["node_id"]: (b["host"], b["port"]) for b in md["brokers"]}
+    addr, per_broker = leaders(s, plan)
     size = len(build_batch([(None, VALUE)], timestamp=int(time.time() * 1000)))
-    per_broker: dict[int, dict[str, list[int]]] = {}
-    for t in md["topics"]:
-        for p in t["partitions"]:
-            per_broker.setdefault(p["leader_id"], {}).setdefault(t["name"], []).append(
-                p["partition_index"])
     conns, frames = [], []
     for node, topics in per_broker.items():
-        c = BlockingConnection.connect(*addr[node], client_id="scale-raw", timeout=None)
-        c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        c = connect(addr[node])
         conns.append(c)
         ends = c.call(2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [
             {"name": n, "partitions": [{"partition_index": i, "current_leader_epoch": -1,
@@ -292,33 +313,23 @@ def fetch_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
             "forgotten_topics_data": [], "rack_id": ""},
             correlation_id=1, expect_response=False) for k in range(depth)])
     n_parts = sum(len(ps) for topics in per_broker.values() for ps in topics.values())
-    rounds = records = 0
-    server0 = cpu_seconds(s.pids)
-    t0 = time.perf_counter()
-    try:
-        while True:
-            for c, fs in zip(conns, frames, strict=True):
-                c.protocol.expect(1, 12, 1)
-                c.send_raw(fs[rounds % len(fs)])
-            for c in conns:
-                resp = c.receive().body
-                for t in resp["responses"]:
-                    for p in t["partitions"]:
-                        if p["error_code"] or not p["records"]:
-                            raise RuntimeError(f"raw fetch: {t['topic']}-"
-                                               f"{p['partition_index']} error "
-                                               f"{p['error_code']}, {len(p['records'] or b'')} B")
-                        records += 1
-            rounds += 1
-            elapsed = time.perf_counter() - t0
-            if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
-                break
-    finally:
-        for c in conns:
-            c.close()
+    records = 0
+
+    def answered(resp: dict) -> None:
+        nonlocal records
+        for t in resp["responses"]:
+            for p in t["partitions"]:
+                if p["error_code"] or not p["records"]:
+                    raise RuntimeError(f"raw fetch: {t['topic']}-"
+                                       f"{p['partition_index']} error "
+                                       f"{p['error_code']}, {len(p['records'] or b'')} B")
+                records += 1
+
+    rounds, elapsed, server = rounds_until(
+        s, conns, lambda j, r: frames[j][r % len(frames[j])], (1, 12), answered, min_s, max_s)
     if records != rounds * n_parts:
         raise RuntimeError(f"raw fetch: {records} records for {rounds} x {n_parts}")
-    return records / elapsed, (cpu_seconds(s.pids) - server0) / records * 1e6
+    return records / elapsed, server / records * 1e6
 
 
 def consume(s: compare.System, plan: list[tuple[str, int]], expected: int) -> float:
