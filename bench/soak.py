@@ -12,14 +12,20 @@ thing and leave (connections, fetch sessions and group members come and go). Eve
 /proc) and the produced/consumed counts.
 
 At the end it prints the RSS series, the least-squares slope of RSS over time after
-the warm-up (bytes per minute), the median RSS of the first and last third after
-warm-up, and a verdict: ``flat`` when the slope would grow RSS by under 5% of its
-mean per hour and by under 1 MB/min, else ``GROWING``. The loads run side by side when
-``--mode both`` (the default), each on its own emulator process.
+the warm-up (KB per minute, and what it would add in a day), the median RSS of the
+first and last third after warm-up, and a verdict per emulator: ``flat`` when the
+RssAnon slope after warm-up is at most ``--flat-kb-per-min`` (default 5 KB/min, about
+7 MB a day: a leak of 100 bytes per offset commit, one a second, would show as 6
+KB/min), else ``GROWING``; the exit status is 1 when any emulator is GROWING (or
+lost records). The warm-up (default 10 minutes) covers the first roll of the
+internal topics' 100 KiB segments. The loads run side by side when ``--mode both``
+(the default), each on its own emulator process; every sample line carries the
+machine's 1-minute load average and the emulator's CPU seconds.
 
-Asserts nothing; a growing verdict is a leak to find. Usage:
+Usage:
     python bench/soak.py [--minutes 60] [--rate 2000] [--sample-seconds 30]
                          [--mode memory|disk|both] [--warmup-minutes M] [--config K=V]
+                         [--flat-kb-per-min 5]
 
 Measured (60 min, 2,000 records/s each, 7.2 million records, 0 failed): RssAnon after
 the 10-minute warm-up +40 KB/min in memory (46.4 -> 47.8 MB) and +49 KB/min with
@@ -34,6 +40,7 @@ offsets.topic.segment.bytes=1048576`` lets it roll, so the log cleaner can compa
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -47,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from emulator_process import emulator_process  # noqa: E402
 
@@ -69,6 +76,12 @@ def proc_memory(pid: int) -> tuple[int, int]:
     return anon, filed
 
 
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of the process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Sample:
     t: float  # seconds since the load started
@@ -76,6 +89,8 @@ class Sample:
     filed: int
     produced: int
     consumed: int
+    load: float = 0.0  # the machine's 1-minute load average
+    cpu: float = 0.0  # the emulator's CPU seconds so far
 
 
 @dataclass
@@ -154,24 +169,37 @@ class Load:
         self.churn += 1
 
     def internal_records(self) -> dict[str, int]:
-        """Records kept in the internal topics (high watermark minus log start, summed
-        over partitions): the one log here no retention bounds, compacted only once its
-        segment rolls (segment.bytes 100 MiB, as Kafka's offsets.topic.segment.bytes)."""
-        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-probe"})
+        """__consumer_offsets at the end: its offsets (high watermark minus log start,
+        summed over partitions: every commit ever written) and the records it still
+        holds (read back: what compaction left). It is the one log here no retention
+        bounds, compacted only once its segment rolls (offsets.topic.segment.bytes)."""
+        name = "__consumer_offsets"
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "soak-probe",
+                      "enable.auto.commit": False, "enable.partition.eof": True})
         try:
             md = c.list_topics(timeout=10)
-            out = {}
-            for name in ("__consumer_offsets", TOPIC):
-                n = len(md.topics[name].partitions) if name in md.topics else 0
-                out[name] = sum(hi - lo for lo, hi in (
-                    c.get_watermark_offsets(TopicPartition(name, p), 10) for p in range(n)))
-            return out
+            n = len(md.topics[name].partitions) if name in md.topics else 0
+            marks = {p: c.get_watermark_offsets(TopicPartition(name, p), 10)
+                     for p in range(n)}
+            todo = {p for p, (lo, hi) in marks.items() if hi > lo}
+            c.assign([TopicPartition(name, p, marks[p][0]) for p in sorted(todo)])
+            held = 0
+            deadline = time.monotonic() + 60
+            while todo and time.monotonic() < deadline:
+                for m in c.consume(1000, 1.0):
+                    if m.error() is None:
+                        held += 1
+                    elif m.error().code() == KafkaError._PARTITION_EOF:
+                        todo.discard(m.partition())
+            return {"__consumer_offsets offsets": sum(hi - lo for lo, hi in marks.values()),
+                    "__consumer_offsets records held": held}
         finally:
             c.close()
 
     def sample(self, t0: float) -> Sample:
         anon, filed = proc_memory(self.pid)
-        s = Sample(time.monotonic() - t0, anon, filed, self.produced, self.consumed)
+        s = Sample(time.monotonic() - t0, anon, filed, self.produced, self.consumed,
+                   os.getloadavg()[0], proc_cpu_seconds(self.pid))
         self.samples.append(s)
         return s
 
@@ -188,35 +216,46 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     return sum((t - mx) * (v - my) for t, v in points) / den * 60
 
 
-def report(load: Load, warmup_s: float) -> str:
+def report(load: Load, warmup_s: float, flat_kb_per_min: float) -> tuple[str, bool]:
+    """The emulator's series and figures, and whether its RssAnon stayed flat."""
     lines = [f"== {load.name}: {load.produced:,} produced ({load.failed} failed), "
              f"{load.consumed:,} consumed, {load.churn} churn clients",
              f"{'min':>7} {'RssAnon MB':>11} {'RssFile MB':>11} {'produced':>11} "
-             f"{'consumed':>11}"]
+             f"{'consumed':>11} {'load':>5} {'cpu s':>7}"]
     for s in load.samples:
         lines.append(f"{s.t / 60:7.1f} {s.anon / MB:11.1f} {s.filed / MB:11.1f} "
-                     f"{s.produced:11,} {s.consumed:11,}")
+                     f"{s.produced:11,} {s.consumed:11,} {s.load:5.1f} {s.cpu:7.0f}")
     after = [s for s in load.samples if s.t >= warmup_s]
     if len(after) < 3:
         lines.append(f"verdict: too few samples after the {warmup_s / 60:.1f} min warm-up")
-        return "\n".join(lines)
+        return "\n".join(lines), False
+    loads = [s.load for s in load.samples]
+    lines.append(f"machine load (1-min average) over the run: min {min(loads):.1f}, median "
+                 f"{statistics.median(loads):.1f}, max {max(loads):.1f}; emulator CPU "
+                 f"{load.samples[-1].cpu - load.samples[0].cpu:.0f} s")
+    flat = False
     for label, get in (("RssAnon", lambda s: s.anon),
                        ("RSS (anon+file)", lambda s: s.anon + s.filed)):
         slope = slope_per_minute([(s.t, get(s)) for s in after])
+        half = slope_per_minute([(s.t, get(s)) for s in after[len(after) // 2:]])
         third = max(1, len(after) // 3)
         first = statistics.median(get(s) for s in after[:third])
         last = statistics.median(get(s) for s in after[-third:])
-        mean = statistics.fmean(get(s) for s in after)
-        flat = abs(slope) * 60 < 0.05 * mean and abs(slope) < MB
-        lines.append(f"{label}: slope {slope / 1024:+.1f} KB/min after the "
-                     f"{warmup_s / 60:.1f} min warm-up ({slope * 60 / MB:+.1f} MB/hour, "
-                     f"{100 * slope * 60 / mean:+.1f}% of its mean {mean / MB:.1f} MB per "
-                     f"hour); median first third {first / MB:.1f} MB, last third "
-                     f"{last / MB:.1f} MB: {'flat' if flat else 'GROWING'}")
-    return "\n".join(lines)
+        lines.append(f"{label}: slope {slope / 1024:+.1f} KB/min over the "
+                     f"{(after[-1].t - after[0].t) / 60:.0f} min after the "
+                     f"{warmup_s / 60:.1f} min warm-up ({slope * 60 * 24 / MB:+.1f} MB a "
+                     f"day at that rate; second half alone {half / 1024:+.1f} KB/min); "
+                     f"median first third {first / MB:.1f} MB, last third {last / MB:.1f} MB")
+        if label == "RssAnon":
+            flat = slope <= flat_kb_per_min * 1024
+    lines.append(f"verdict: {'flat' if flat else 'GROWING'} (RssAnon slope after warm-up "
+                 f"{'<=' if flat else '>'} {flat_kb_per_min:g} KB/min)")
+    return "\n".join(lines), flat and load.failed == 0
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace) -> bool:
+    """True when every emulator's RssAnon stayed flat and no record failed."""
+    ok = True
     modes = ["memory", "disk"] if args.mode == "both" else [args.mode]
     warmup_s = (args.warmup_minutes if args.warmup_minutes is not None
                 else min(10.0, args.minutes / 4)) * 60
@@ -254,7 +293,8 @@ def run(args: argparse.Namespace) -> None:
                     s = ld.sample(t0)
                     print(f"{s.t / 60:6.1f} min {ld.name.split(' ')[0]:<6} RssAnon "
                           f"{s.anon / MB:7.1f} MB RssFile {s.filed / MB:6.1f} MB produced "
-                          f"{s.produced:,} consumed {s.consumed:,}", flush=True)
+                          f"{s.produced:,} consumed {s.consumed:,} load {s.load:.1f} "
+                          f"cpu {s.cpu:.0f} s", flush=True)
                     if ld.consumed < ld.produced - args.rate * 30:
                         print(f"  {ld.name}: the consumer is behind by "
                               f"{ld.produced - ld.consumed:,}", flush=True)
@@ -264,9 +304,11 @@ def run(args: argparse.Namespace) -> None:
             for th in threads:
                 th.join(60)
             for ld in loads:
-                print(report(ld, warmup_s), flush=True)
+                text, flat = report(ld, warmup_s, args.flat_kb_per_min)
+                print(text, flush=True)
                 print("records kept at the end: " + ", ".join(
                     f"{k} {v:,}" for k, v in kept[ld.name].items()), flush=True)
+                ok = ok and flat
         finally:
             for cm, log in reversed(stack):
                 cm.__exit__(None, None, None)
@@ -276,6 +318,7 @@ def run(args: argparse.Namespace) -> None:
                 errors = [ln for ln in text.splitlines() if "ERROR" in ln or "Traceback" in ln]
                 print(f"{mode} emulator log: {len(errors)} error lines"
                       + "".join(f"\n  {ln}" for ln in errors[:10]))
+    return ok
 
 
 def main() -> None:
@@ -292,9 +335,13 @@ def main() -> None:
                     "(default: a quarter of the run, at most 10)")
     ap.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                     help="a broker config for the emulators (repeatable), e.g. "
-                    "offsets.topic.segment.bytes=1048576 to let __consumer_offsets roll "
-                    "and be compacted")
-    run(ap.parse_args())
+                    "offsets.topic.segment.bytes=104857600 for Kafka's internal "
+                    "segments")
+    ap.add_argument("--flat-kb-per-min", type=float, default=5.0,
+                    help="the largest RssAnon slope after warm-up called flat "
+                    "(default 5 KB/min, about 7 MB a day)")
+    if not run(ap.parse_args()):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
