@@ -306,6 +306,14 @@ def consumer_perf(s: System, topic: str, records: int,
     records/s is its nMsg.sec, counted from the tool's start, group join included: what a
     user waits for, where fetch.nMsg.sec would be the fetching alone). ``timeout_ms``:
     the longest the tool waits for a record."""
+    row = consumer_perf_row(s, topic, records, timeout_ms)
+    return float(row["MB.sec"]) * 1024 * 1024 / 1e6, float(row["nMsg.sec"])
+
+
+def consumer_perf_row(s: System, topic: str, records: int,
+                      timeout_ms: int = 60000) -> dict[str, str]:
+    """ConsumerPerformance's result line, by its header's names (nMsg.sec,
+    rebalance.time.ms, fetch.nMsg.sec, ...)."""
     out = java_tool("org.apache.kafka.tools.ConsumerPerformance", [
         "--bootstrap-server", s.bootstrap, "--topic", topic, "--messages", str(records),
         "--timeout", str(timeout_ms), "--group", f"perf-{uuid.uuid4().hex[:8]}"])
@@ -317,7 +325,7 @@ def consumer_perf(s: System, topic: str, records: int,
             row = dict(zip(head, vals, strict=False))
             if int(row["data.consumed.in.nMsg"]) < records:
                 raise RuntimeError(f"ConsumerPerformance read {row['data.consumed.in.nMsg']}")
-            return float(row["MB.sec"]) * 1024 * 1024 / 1e6, float(row["nMsg.sec"])
+            return row
     raise RuntimeError(f"unexpected ConsumerPerformance output: {out[-300:]}")
 
 

@@ -8,10 +8,15 @@ Python function that calls it).
     python bench/profile_emulator.py throughput [--records 100000]
     python bench/profile_emulator.py latency [--extra-partitions 50]
     python bench/profile_emulator.py scale [--partitions 10000] [--seconds 15]
+    python bench/profile_emulator.py java-consume [--partitions 1000] [--records 1000000]
 
 ``scale`` profiles bench/scale.py's librdkafka produce phase only (topics of 100
 partitions, replication factor 3, one record to every partition per round): py-spy
 attaches once the topics exist and the leaders are known.
+
+``java-consume`` profiles one emulated broker while Kafka's ConsumerPerformance reads
+a topic that ProducerPerformance filled (bench/java_perf.py's consume phase): py-spy
+attaches once the topic is full.
 
 ``--extra-partitions`` adds an idle topic, as __consumer_offsets is after any group
 consumer has run: it shows what every tick costs per partition.
@@ -60,10 +65,44 @@ def summarize(path: str, top: int) -> None:
             print(f"{100 * n / total:5.1f}%  {name}")
 
 
+def java_consume(args: argparse.Namespace) -> None:
+    """py-spy on one emulated broker during ConsumerPerformance (bench/java_perf.py)."""
+    import uuid
+
+    import java_perf
+
+    compare.ensure_jars()
+    work = tempfile.mkdtemp(prefix="emu-profile-")
+    compare.TOOL_LOG4J = os.path.join(work, "tools-log4j2.properties")
+    with open(compare.TOOL_LOG4J, "w") as f:
+        f.write(compare.LOG4J2.replace("WARN", "ERROR"))
+    out = os.path.join(work, "stacks.txt")
+    s = compare.start_emulator(1)
+    spy = None
+    try:
+        topic = f"perf-{uuid.uuid4().hex[:6]}"
+        compare.create_topics(s, [(topic, args.partitions)])
+        java_perf.produce(s, topic, args.records, 100)
+        spy = subprocess.Popen(["py-spy", "record", "-p", str(s.pids[0]), "-r",
+                                str(args.rate), "-f", "raw", "-o", out, "--nonblocking"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with java_perf.Phase(s, args.records) as ph:
+            rate, _, _ = java_perf.consume(s, topic, args.records)
+        print(f"consume {rate:,.0f} records/s, server {ph.server_us:.2f} / tool "
+              f"{ph.tool_us:.2f} CPU us/record (py-spy attached)")
+    finally:
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(60)
+        s.stop()
+    summarize(out, args.top)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("load", choices=["throughput", "latency", "scale"])
-    ap.add_argument("--partitions", type=int, default=10_000, help="scale: partitions")
+    ap.add_argument("load", choices=["throughput", "latency", "scale", "java-consume"])
+    ap.add_argument("--partitions", type=int, default=10_000,
+                    help="scale, java-consume: partitions")
     ap.add_argument("--seconds", type=float, default=15.0, help="scale: produce this long")
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--extra-partitions", type=int, default=0)
@@ -72,6 +111,9 @@ def main() -> None:
     args = ap.parse_args()
     if shutil.which("py-spy") is None:
         sys.exit("py-spy is not installed: pip install py-spy")
+    if args.load == "java-consume":
+        java_consume(args)
+        return
     s = compare.start_emulator(3)
     out = os.path.join(tempfile.mkdtemp(prefix="emu-profile-"), "stacks.txt")
 
