@@ -149,6 +149,11 @@ def test_read_respects_max_bytes_max_offset_and_min_one() -> None:
     assert log.read(0, 1, 100, min_one=False) == []
     assert len(log.read(0, 1 << 20, 6)) == 3  # batches whose last offset is below 6
     assert log.read(10, 1 << 20, 100) == []
+    # read_bytes: the same batches joined (one batch: the stored bytes themselves)
+    assert log.read_bytes(0, size * 2, 100) == b"".join(log.read(0, size * 2, 100))
+    assert log.read_bytes(3, 1, 100) is log.batch_at(2)
+    assert log.read_bytes(0, 1, 100, min_one=False) == b""
+    assert log.read_bytes(10, 1 << 20, 100) == b""
 
 
 def test_batches_from_and_byte_counts() -> None:

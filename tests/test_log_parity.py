@@ -121,6 +121,9 @@ class LogParity(RuleBasedStateMachine):
           min_one=st.booleans())
     def read(self, offset: int, max_bytes: int, max_offset: int, min_one: bool) -> None:
         self.both("read", offset, max_bytes, max_offset, min_one=min_one)
+        joined = self.both("read_bytes", offset, max_bytes, max_offset, min_one=min_one)
+        assert joined == ("ok", b"".join(self.logs[1].read(offset, max_bytes, max_offset,
+                                                           min_one=min_one)))
 
     @rule(offset=OFFSETS, span=st.integers(0, 20), slack=st.integers(-1, 1),
           min_one=st.booleans())
@@ -129,6 +132,7 @@ class LogParity(RuleBasedStateMachine):
         """max_bytes equal to whole batches (plus or minus one): the edges of the limit."""
         limit = self.logs[0].bytes_between(offset, offset + span) + slack
         self.both("read", offset, limit, 1 << 40, min_one=min_one)
+        self.both("read_bytes", offset, limit, 1 << 40, min_one=min_one)
         self.both("batches_from", offset, limit)
 
     @rule(offset=OFFSETS, max_bytes=st.integers(0, 500))

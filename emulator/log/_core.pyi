@@ -41,6 +41,9 @@ class Log:
     def read(
         self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True
     ) -> list[bytes | memoryview]: ...
+    def read_bytes(
+        self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True
+    ) -> bytes: ...
     def batches_from(
         self, offset: int, max_bytes: int
     ) -> list[tuple[bytes | memoryview, int, int, int, int]]: ...

@@ -162,6 +162,14 @@ class Log:
             i += 1
         return out
 
+    def read_bytes(self, offset: int, max_bytes: int, max_offset: int,
+                   min_one: bool = True) -> bytes:
+        """``b"".join(self.read(...))``: the batches' bytes in one object."""
+        batches = self.read(offset, max_bytes, max_offset, min_one)
+        if len(batches) == 1 and type(batches[0]) is bytes:
+            return batches[0]
+        return b"".join(batches)
+
     def batches_from(self, offset: int, max_bytes: int) -> list[tuple[bytes | memoryview, int, int, int, int]]:
         """Batches for a follower fetch: (data, base, last, epoch, max_ts)."""
         i = self._index_of(offset)
