@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 import uuid
 
-from rawkafka import Conn, leader_conn, produce_body
+from rawkafka import Conn, leader_conn, produce_body, produce_error
 
 from emulator import Cluster
 from wire.errors import ErrorCode as E
-from wire.records import build_batch
+from wire.records import build_batch, decode_records, iter_batches
 
 
 def test_pipelined_requests_are_all_answered_in_order(cluster: Cluster) -> None:
@@ -77,6 +77,42 @@ def test_an_answer_is_not_held_behind_a_later_long_poll(cluster: Cluster) -> Non
     assert corr == 2 and resp["error_code"] == E.NONE and parts[0]["error_code"] == E.NONE
     assert parts[0]["records"] in (None, b""), "the fetch at the log end returned records"
     assert waited >= 2.5, f"the long poll answered after {waited:.2f} s, not its 3 s wait"
+    c.close()
+
+
+def test_large_fetch_answers_arrive_whole_and_in_order(cluster: Cluster) -> None:
+    """Fetch answers above 1 MiB leave the emulator in parts, one writev each
+    (wire.connection.encode_response_frame), between small answers on the same
+    connection: each must arrive whole, in the order asked."""
+    topic = f"pipe-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 1)
+    c = leader_conn(cluster, topic)
+    values = [b"%06d" % i + bytes([i % 251]) * 994 for i in range(1200)]
+    for k in range(4):  # four batches of ~300 KB: ~1.2 MB in the partition
+        body = produce_body(topic, 0, build_batch([(None, v) for v in
+                                                   values[k * 300:(k + 1) * 300]]))
+        assert produce_error(c.call(0, 9, body)) == E.NONE
+    fetch = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 50 << 20,
+             "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+             "topics": [{"topic": topic, "partitions": [
+                 {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                  "log_start_offset": -1, "partition_max_bytes": 10 << 20}]}],
+             "forgotten_topics_data": [], "rack_id": ""}
+    kinds = [(1, 11), (18, 3), (1, 11), (1, 11), (18, 3)]
+    c.client_id = "pipelining-test"
+    c.send_raw(b"".join(
+        c.protocol.send_request(key, version, fetch if key == 1 else _body(key, topic, 0),
+                                correlation_id=corr)
+        for corr, (key, version) in enumerate(kinds, start=10)))
+    for corr, (key, _version) in enumerate(kinds, start=10):
+        got, resp = _answer(c)
+        assert got == corr, f"answer {got} where {corr} was next"
+        assert resp["error_code"] == E.NONE
+        if key == 1:
+            part = resp["responses"][0]["partitions"][0]
+            assert part["error_code"] == E.NONE and len(part["records"]) > 1 << 20
+            read = [r.value for b in iter_batches(part["records"]) for r in decode_records(b)]
+            assert read == values
     c.close()
 
 

@@ -23,7 +23,14 @@ from emulator.server.dispatch import CloseConnection, Dispatcher, FaultHooks
 from emulator.server.limits import ConnectionLimits, ConnState
 from emulator.server.listeners import BrokerListener
 from emulator.server.tls import peer_principal
-from wire.connection import ServerConnection, frame_complete, frame_size, size_prefixed
+from wire.connection import (
+    LARGE_FRAME,
+    Frame,
+    ServerConnection,
+    frame_complete,
+    frame_size,
+    size_prefixed,
+)
 
 log = logging.getLogger("kafka_emulator")
 # Corked responses (ClientConnections.serve) are written at once past this many bytes.
@@ -85,13 +92,20 @@ class ClientConnections:
         # of such requests leave in one send(), after the last of them, or on the loop's
         # next turn should one of them wait. Order and content are Kafka's; the client
         # gets several answers per read instead of one wake-up each.
+        # A large answer comes in parts (wire.connection.encode_response_frame): written
+        # with one writev, never joined into one buffer.
         outbox: list[bytes] = []
         outbox_bytes = 0
 
         def flush() -> None:
             nonlocal outbox_bytes
             if outbox and not writer.is_closing():
-                writer.write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
+                if len(outbox) == 1:
+                    writer.write(outbox[0])
+                elif outbox_bytes < LARGE_FRAME:
+                    writer.write(b"".join(outbox))
+                else:
+                    writer.writelines(outbox)
             outbox.clear()
             outbox_bytes = 0
 
@@ -124,7 +138,7 @@ class ClientConnections:
                     return
                 # Not busy while it is served: Kafka's idle timer closes a connection
                 # whose own request (a long poll) outlasts connections.max.idle.ms.
-                out: bytes | None
+                out: Frame | None
                 try:
                     if session.state == RAW_TOKENS:
                         out = self._raw_token(session, frame)
@@ -136,14 +150,19 @@ class ClientConnections:
                     return
                 if self.frame_observers and len(frame) >= 4:
                     key, version = struct.unpack_from(">hh", frame, 0)
+                    whole = out if out is None or isinstance(out, bytes) else b"".join(out)
                     for obs in self.frame_observers:
-                        obs(bid, key, version, frame, out)
+                        obs(bid, key, version, frame, whole)
                 if out is not None:
                     if writer.is_closing():
                         return  # closed while the request was served (broker stopped, sweeper)
                     conn.busy = True  # its response is being written: not idle
-                    outbox.append(out)
-                    outbox_bytes += len(out)
+                    if isinstance(out, bytes):
+                        outbox.append(out)
+                        outbox_bytes += len(out)
+                    else:
+                        outbox.extend(out)
+                        outbox_bytes += sum(map(len, out))
                     if outbox_bytes >= OUTBOX_FLUSH_BYTES or not _frame_waiting(reader):
                         flush()  # nothing more to answer at once (or much already): send
                     elif len(outbox) == 1:

@@ -30,7 +30,7 @@ from emulator.server.offload import BatchChecker
 from emulator.server.purgatory import Purgatory
 from emulator.services import Services
 from wire.codec import DecodeError
-from wire.connection import ServerConnection
+from wire.connection import Frame, ServerConnection, encode_response_frame
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS
 
@@ -74,7 +74,9 @@ class Dispatcher:
     purgatory: Purgatory
 
     async def process(self, bl: BrokerListener, conn_id: int, host: str,
-                       frame: bytes, session: Session | None = None) -> bytes | None:
+                       frame: bytes, session: Session | None = None) -> Frame | None:
+        """The response frame (a large one as a list of parts: encode_response_frame),
+        or None when the request has no answer."""
         try:
             hdr = read_header(frame)
         except DecodeError as e:
@@ -144,7 +146,7 @@ class Dispatcher:
                 # so the loop gets the GIL back every switch interval (5 ms) meanwhile.
                 return await asyncio.get_running_loop().run_in_executor(
                     None, encode_response, key, version, hdr.correlation_id, result)
-            return encode_response(key, version, hdr.correlation_id, result)
+            return encode_response_frame(key, version, hdr.correlation_id, result)
         except Exception:  # noqa: BLE001 - our bug: the handler built a bad response
             log.exception("broker %d: encoding the %s v%d response failed", bl.broker.id,
                           name, version)
