@@ -35,6 +35,20 @@ class EncodedList(list[Any]):
         self.encoded: dict[object, bytes] = {}
 
 
+class Row(tuple[Any, ...]):
+    """A struct given as the values of its leading fixed-width fields, in schema order
+    (the run of INT/BOOL fields it starts with); every other field is at its default.
+
+    For the items a response carries by the hundred and whose other fields are
+    nearly always defaults (a Produce answer's appended partition: index, error code,
+    base offset, log append time, log start offset): the encoder packs the values at
+    once and appends the defaults' encoding, computed once per message version,
+    instead of looking up every field in a dict. A struct that does not start with
+    fixed-width fields takes only dicts."""
+
+    __slots__ = ()
+
+
 class DecodeError(ValueError):
     """The bytes do not form a valid message of the requested version."""
 
@@ -92,6 +106,8 @@ class _Gen:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {}
         self.n = 0
+        # (encoder, name of its Row tail constant, name of its leading fields' Struct)
+        self.tails: list[tuple[str, str, str]] = []
 
     def name(self, prefix: str) -> str:
         self.n += 1
@@ -241,6 +257,23 @@ class _Gen:
         fn = self.name("_enc")
         body: list[str] = ["    g = d.get"]
         run: list[Field] = []
+        lead: list[Field] = []  # the leading fixed-width fields (a Row's values)
+        for f in st.fields:
+            if not f.present(self.v) or f.is_tagged(self.v):
+                continue
+            if not (isinstance(f.type, Type) and f.type.fmt):
+                break
+            lead.append(f)
+        if lead:
+            # A Row: the leading fields packed, then the other fields' defaults, whose
+            # encoding compile_message fills in (``_TAIL``) once the functions exist.
+            s = self.const(struct.Struct(">" + "".join(f.type.fmt for f in lead)), "_S")
+            tail = self.name("_TAIL")
+            self.tails.append((fn, tail, s))
+            body[:0] = ["    if d.__class__ is _ROW:",
+                        f"        out.append({s}.pack(*d))",
+                        f"        out.append({tail})",
+                        "        return"]
 
         def flush() -> None:
             if not run:
@@ -379,6 +412,7 @@ _NAMESPACE = {
     "_uvw": write_uvarint,
     "_DE": DecodeError,
     "_EL": EncodedList,
+    "_ROW": Row,
     "_MISSING": object(),  # a field the dict leaves out (see encode_struct's tagged fields)
 }
 
@@ -408,7 +442,15 @@ def compile_message(msg: Message, version: int) -> tuple[Decoder, Encoder, str]:
     src = "\n".join(gen.lines) + "\n"
     ns: dict[str, Any] = dict(_NAMESPACE, _struct_is_default=_struct_is_default)
     ns.update(gen.consts)
+    for _fn, tail, _s in gen.tails:
+        ns[tail] = b""
     exec(compile(src, f"<wire:{msg.name}v{version}>", "exec"), ns)  # noqa: S102
+    # A Row's tail: the encoding of an all-default struct past its leading fields (the
+    # inner structs' tails are filled first: encoders are generated inner first).
+    for fn, tail, s in gen.tails:
+        whole: list[bytes] = []
+        ns[fn]({}, whole)
+        ns[tail] = b"".join(whole)[ns[s].size:]
     return ns[dec], ns[enc], src
 
 

@@ -29,7 +29,8 @@ from emulator.log.validator import (
     Checked,
     RecordValidationError,
     TopicRules,
-    validate_produce_batch,
+    timestamp_window,
+    validate_in_window,
 )
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -62,6 +63,23 @@ class AppendResult:
     # with enough of the ISR: a lone replica's case): acks_all_done would say (True, 0)
     acked: bool = False
 
+
+
+_NO_ERRORS: list[dict[str, Any]] = []  # shared by the appended results: never changed
+
+
+@dataclass(slots=True)
+class _Shared:
+    """What the partitions of one topic in one Produce request share (append_many)."""
+
+    topic: Topic
+    pc: ProduceConfigs
+    now: int
+    window: tuple[int, int]  # the validator's timestamp bounds at ``now``
+    log_append_time: int  # ``now`` for a LogAppendTime topic, else -1
+    observed: bool  # does anyone observe Appended?
+    storage_faults: Any  # the fault model when a storage fault is in force, else None
+    recompress: bool  # the topic names a codec and Kafka's timing rewrites batches
 
 
 def _recompress(records: bytes, codec: int, checked: Checked | None, max_bytes: int,
@@ -177,24 +195,39 @@ class Replication:
         """``append`` for each (index, records, checked) of one topic of a Produce request.
 
         What the partitions share is looked up once (the topic, its configs, the time,
-        the observers) and the parked requests are woken once, after the last append:
-        a request carrying a record for each of 100 partitions costs each partition
-        only its own work (docs/scale.md, the per-broker client)."""
+        the timestamp window, the observers, the faults in force) and the parked
+        requests are woken once, after the last append: a request carrying a record for
+        each of 100 partitions costs each partition only its own work (docs/scale.md,
+        the per-broker client)."""
         st = self.state
         t = st.topics.get(topic)
-        pc = st.produce_configs(t) if t is not None else None
-        now = st.now()
         out: list[AppendResult] = []
+        if t is None:
+            for _ in parts:
+                out.append(AppendResult(E.UNKNOWN_TOPIC_OR_PARTITION,
+                                        message=KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION).message))
+            return out
+        pc = st.produce_configs(t)
+        now = st.now()
+        faults = st.faults
+        shared = _Shared(
+            t, pc, now, timestamp_window(pc.rules, now), now if pc.log_append_time else -1,
+            st.observed(Appended),
+            faults if faults is not None and faults.storage else None,
+            pc.codec >= 0 and st.fidelity.kafka_timing)
         keys: list[tuple[str, int]] = []
+        partitions = t.partitions
+        n = len(partitions)
+        append_leader = self._append_leader
         for index, records, checked in parts:
             try:
-                if t is None or pc is None or not 0 <= index < len(t.partitions):
+                if not 0 <= index < n:
                     raise KafkaError(E.UNKNOWN_TOPIC_OR_PARTITION)
-                p = t.partitions[index]
-                r = self._append_leader(p, broker_id, records, acks, checked, t, pc, now)
+                p = partitions[index]
+                r = append_leader(p, broker_id, records, acks, checked, shared)
                 out.append(r)
                 if r.error == 0 and r.leader_epoch >= 0:  # appended (not a duplicate)
-                    keys.append(p.key)
+                    keys.append((topic, index))
             except KafkaError as e:
                 out.append(AppendResult(e.code, message=e.message))
         if keys:
@@ -202,12 +235,11 @@ class Replication:
         return out
 
     def _append_leader(self, p: Partition, broker_id: int, records: bytes | None, acks: int,
-                       checked: Checked | None, t: Topic, pc: ProduceConfigs,
-                       now: int) -> AppendResult:
+                       checked: Checked | None, shared: _Shared) -> AppendResult:
         """One partition's append (``append_many``): checks, validation, the log."""
-        if p.leader != broker_id or broker_id not in p.replicas or p.offline:
+        if p.leader != broker_id or p.offline or broker_id not in p.replicas:
             p.check_leader(broker_id)
-        if records is None or len(records) == 0:
+        if not records:
             raise KafkaError(E.INVALID_RECORD, "Produce request contains no records")
         size = len(records)
         # One batch whose length field covers the whole blob (the common case, read
@@ -220,20 +252,26 @@ class Replication:
             if len(spans) != 1:
                 raise KafkaError(E.INVALID_RECORD, "Produce requests with version 3 and above "
                                  "must contain exactly one record batch per partition")
+        pc = shared.pc
         max_bytes = pc.max_message_bytes
         if size > max_bytes:
             raise KafkaError(E.MESSAGE_TOO_LARGE, f"The request included a message larger "
                              f"than the max message size the server will accept "
                              f"({size} > {max_bytes})")
-        if acks == -1 and len(p.isr) < len(p.replicas):  # a full ISR is never too small
-            min_isr = min(pc.min_insync_replicas, max(1, len(p.replicas)))
-            if len(p.isr) < min_isr:
+        isr = p.isr
+        n_isr = len(isr)
+        n_replicas = len(p.replicas)
+        if acks == -1 and n_isr < n_replicas:  # a full ISR is never too small
+            min_isr = min(pc.min_insync_replicas, max(1, n_replicas))
+            if n_isr < min_isr:
                 raise KafkaError(E.NOT_ENOUGH_REPLICAS, f"The size of the current ISR "
-                                 f"{set(p.isr)} is insufficient to satisfy the min.isr "
+                                 f"{set(isr)} is insufficient to satisfy the min.isr "
                                  f"requirement of {min_isr} for partition {p.topic}-{p.index}")
+        now = shared.now
         try:
-            h = validate_produce_batch(records, pc.rules, now, f"{p.topic}-{p.index}",
-                                       checked=checked)
+            low, high = shared.window
+            h = validate_in_window(records, pc.rules, low, high, (p.topic, p.index),
+                                   checked=checked)
             if h.attributes & CONTROL_BIT:
                 raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
                                  "written by clients")
@@ -242,23 +280,25 @@ class Replication:
                 if dup is not None:
                     return AppendResult(0, dup, dup + h.last_offset_delta, -1,
                                         p.log_start_offset)
-            if pc.codec >= 0 and pc.codec != h.compression and self.state.fidelity.kafka_timing:
+            if shared.recompress and pc.codec != h.compression:
                 records = _recompress(records, pc.codec, checked, max_bytes,
                                       f"{p.topic}-{p.index}")
                 size = len(records)
-            lat = now if pc.log_append_time else -1
+            lat = shared.log_append_time
             written_at = 0
-            faults = self.state.faults
-            if faults is not None and faults.storage:
+            faults = shared.storage_faults
+            if faults is not None:
                 # a storage fault on this log dir (emulator/faults): a failed write
                 # takes the directory offline first, as Kafka's appendAsLeader does
                 err, written_at = faults.storage_write(p, broker_id, now)
                 if err is not None:
                     raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
                                      f"records to {p.topic}-{p.index}: {err}")
-            if len(p.logs) > 1 and p not in self._active and p not in self.state.dirty:
+            logs = p.logs
+            n_logs = len(logs)
+            if n_logs > 1 and p not in self._active and p not in self.state.dirty:
                 self._wake(p, now)  # (it looks at the followers' logs: none without them)
-            log = p.logs[p.leader]
+            log = logs[p.leader]
             log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
             base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
         except InvalidRecordError as e:
@@ -274,32 +314,36 @@ class Replication:
         # A lone replica (no follower anywhere, the ISR the leader, nothing pending) has
         # nothing for a tick to replicate: its high watermark moves below and retention is
         # told here, which is all the tick's visit would do (2.4 us a partition, measured).
-        lone = len(p.logs) == 1 and len(p.replicas) == 1 and len(p.isr) == 1 \
+        lone = n_logs == 1 and n_replicas == 1 and len(isr) == 1 \
             and p not in self._active and p not in self._parked_at
         if lone:
             st.retention_marks.add(p)
         else:
             st.dirty.add(p)  # mark_active: the next tick lets the followers fetch
         if st.hooks:
-            if st.observed(Appended):
+            if shared.observed:
                 st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
             if p.offline and broker_id in p.offline:  # the data dir refused the write
                 raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
                                  f"to {p.topic}-{p.index}: the log dir failed")
-        if len(p.isr) == 1:
+        isr = p.isr  # (an observer may have changed it)
+        hw = p.high_watermark
+        if len(isr) == 1:
             if len(p.replicas) == 1:
                 # maybe_advance_hw's answer for a lone replica (the ISR is the leader,
                 # never below min(min.insync.replicas, 1)): the log end
-                if log.log_end_offset > p.high_watermark:
-                    p.high_watermark = log.log_end_offset
+                leo = log.log_end_offset
+                if leo > hw:
+                    p.high_watermark = hw = leo
             else:
-                advance_hw(st, p, now, t)
+                advance_hw(st, p, now, shared.topic)
+                hw = p.high_watermark
         # acks_all_done's (True, 0), found now (done stays done: DelayedProduce)
-        acked = p.high_watermark > last and (
-            len(p.isr) >= len(p.replicas)
-            or len(p.isr) >= min(pc.min_insync_replicas, max(1, len(p.replicas))))
-        return AppendResult(0, base, last, lat, log.log_start_offset,
-                            leader_epoch=p.leader_epoch, written_at_ms=written_at, acked=acked)
+        acked = hw > last and (
+            len(isr) >= len(p.replicas)
+            or len(isr) >= min(pc.min_insync_replicas, max(1, len(p.replicas))))
+        return AppendResult(0, base, last, lat, log.log_start_offset, None, _NO_ERRORS,
+                            p.leader_epoch, "", written_at, acked)
 
     def append_control(self, p: Partition, data: bytes) -> int:
         """Write a transaction marker on the leader (the coordinator's WriteTxnMarkers)."""

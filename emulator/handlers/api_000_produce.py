@@ -30,6 +30,7 @@ from emulator.cluster.state import AppendResult
 from emulator.handlers.authz import RT, Each, One, Op
 from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
 from emulator.handlers.util import node_endpoint, quota_throttle, transaction_version
+from wire.codec import Row
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import ATTRIBUTES_OFFSET, HEADER_SIZE, TRANSACTIONAL_BIT
@@ -192,13 +193,14 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
     # AppendResult. Done stays done with the code found then, as a partition of Kafka's
     # DelayedProduce whose acks were satisfied is not looked at again.
     acked: dict[int, int] = {}
+    with_start = version >= 5  # log_start_offset, the last of a partition's leading fields
 
     def build(timed_out: bool = False) -> dict:
         """The response; the partitions in ``acked`` are not asked again."""
         responses = []
         nodes: dict[int, dict] = {}
         for td, entries in results:
-            parts = []
+            parts: list[Row | dict[str, Any]] = []
             for name, idx, r in entries:
                 if acks == -1 and r.error == 0 and r.last_offset >= 0 and not r.acked:
                     code = acked.get(id(r)) if acked else None
@@ -212,11 +214,11 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                     if code:
                         r = AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset)
                 if r.error == 0 and not r.record_errors:
-                    # appended: the fields that say so (the encoder writes the others'
-                    # defaults: no error, no message, no record errors, no leader hint)
-                    parts.append({"index": idx, "base_offset": r.base_offset,
-                                  "log_append_time_ms": r.log_append_time,
-                                  "log_start_offset": r.log_start_offset})
+                    # appended: the fields that say so, as a Row (the encoder writes the
+                    # others' defaults: no message, no record errors, no leader hint)
+                    parts.append(Row((idx, 0, r.base_offset, r.log_append_time,
+                                      r.log_start_offset)) if with_start
+                                 else Row((idx, 0, r.base_offset, r.log_append_time)))
                     continue
                 pr = _partition_response(ctx, name, idx, r)
                 hint = pr.get("current_leader")

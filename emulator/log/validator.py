@@ -140,6 +140,26 @@ def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRu
     ``checked``: what the server already did (an inflated body, or the outcome)."""
     if checked is not None and checked.outcome is not None:
         return checked.result()
+    return validate_in_window(batch, rules, _wrap(now - rules.before_max_ms),
+                              _wrap(now + rules.after_max_ms), topic_partition,
+                              max_decompressed, checked)
+
+
+def timestamp_window(rules: TopicRules, now: int) -> tuple[int, int]:
+    """The (low, high) bounds of a record's CreateTime at ``now`` (Java long arithmetic):
+    what validate_in_window takes, computed once for the partitions of one topic."""
+    return _wrap(now - rules.before_max_ms), _wrap(now + rules.after_max_ms)
+
+
+def validate_in_window(batch: bytes | bytearray | memoryview, rules: TopicRules, low: int,
+                       high: int, topic_partition: str | tuple[str, int],
+                       max_decompressed: int = MAX_DECOMPRESSED_BYTES,
+                       checked: Checked | None = None) -> BatchHeader:
+    """validate_produce_batch with the timestamp window already computed
+    (``timestamp_window``) and no ``checked.outcome``; ``topic_partition`` may be a
+    (topic, partition) pair, written out only in an error's message."""
+    if checked is not None and checked.outcome is not None:
+        return checked.result()
     h = validate_batch(batch)
     if h.producer_id >= 0 and h.base_sequence < 0:
         raise RecordValidationError(E.INVALID_RECORD, reason=(
@@ -157,7 +177,6 @@ def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRu
         except DecompressionError as e:
             raise RecordValidationError(E.UNKNOWN_SERVER_ERROR, reason=str(e)) from e
     lat_batch = bool(h.attributes & TIMESTAMP_TYPE_BIT)
-    low, high = _wrap(now - rules.before_max_ms), _wrap(now + rules.after_max_ms)
     try:
         _, errors = scan_records(body, h.record_count, h.base_timestamp, low, high,
                                  rules.create_time and not lat_batch, rules.compacted,
@@ -170,6 +189,8 @@ def validate_produce_batch(batch: bytes | bytearray | memoryview, rules: TopicRu
             and not low <= h.max_timestamp <= high:  # every record reads the batch's time
         errors = [(i, 1, h.max_timestamp) for i in range(h.record_count)]
     if errors:
+        if not isinstance(topic_partition, str):
+            topic_partition = f"{topic_partition[0]}-{topic_partition[1]}"
         raise _record_errors(errors, h, rules, low, high, topic_partition)
     return h
 
