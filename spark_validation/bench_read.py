@@ -68,6 +68,17 @@ def _cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _rss_mb(pid: int | None) -> float:
+    """Resident memory of a server process in MB (NaN if not ours)."""
+    if pid is None:
+        return float("nan")
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def _fill(bootstrap: str, records: int, partitions: int, value_bytes: int,
           replication_factor: int) -> float:
     ku.create_topic(bootstrap, TOPIC, partitions, replication_factor=replication_factor)
@@ -201,8 +212,12 @@ def main() -> int:
                 print(f"{label}: filling {args.records:,} records", flush=True)
                 fill_s = _fill(bootstrap, args.records, args.partitions, args.value_bytes,
                                min(3, args.brokers))
-                rows.append((label, fill_s, _reads(spark, bootstrap, pid, args.records,
-                                                   args.runs)))
+                rss = _rss_mb(pid)
+                print(f"{label}: filled in {fill_s:.1f} s, server RSS {rss:,.0f} MB",
+                      flush=True)
+                reads = _reads(spark, bootstrap, pid, args.records, args.runs)
+                rows.append((label + f", RSS {rss:,.0f}/{_rss_mb(pid):,.0f} MB", fill_s,
+                             reads))
         spark.stop()
     finally:
         stack.close()
@@ -210,16 +225,18 @@ def main() -> int:
     print(f"topic: {args.records:,} records x {args.value_bytes} B values, "
           f"{args.partitions} partitions, RF {min(3, args.brokers)}; SparkSession "
           f"{session_s:.1f} s; {os.cpu_count()} cores, PySpark {versions.SPARK_VERSION}, {mode}")
-    print(f"{'target':<34}{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}"
-          f"{'MB/s':>8}{'server CPU s':>14}  records/s range")
+    print("server CPU: the server process's (Kafka: the broker JVM's) user + system seconds "
+          "over the read, median of the runs; RSS: after the fill / after the reads")
+    print(f"{'target':<56}{'read':<22}{'records':>10}{'seconds':>10}{'records/s':>14}"
+          f"{'MB/s':>8}{'server CPU s':>14}{'us/rec':>8}  records/s range")
     for label, fill_s, results in rows:
-        print(f"{label:<34}{'fill (confluent-kafka)':<22}{args.records:>10,}{fill_s:>10.2f}"
+        print(f"{label:<56}{'fill (confluent-kafka)':<22}{args.records:>10,}{fill_s:>10.2f}"
               f"{args.records / fill_s:>14,.0f}{mb / fill_s:>8.1f}{'':>14}")
         for name, n, runs, cpu in results:
             secs = statistics.median(runs)
             spread = f"{n / max(runs):,.0f}-{n / min(runs):,.0f}" if len(runs) > 1 else ""
-            print(f"{'':<34}{name:<22}{n:>10,}{secs:>10.2f}{n / secs:>14,.0f}"
-                  f"{mb / secs:>8.1f}{cpu:>14.2f}  {spread}")
+            print(f"{'':<56}{name:<22}{n:>10,}{secs:>10.2f}{n / secs:>14,.0f}"
+                  f"{mb / secs:>8.1f}{cpu:>14.2f}{cpu / n * 1e6:>8.2f}  {spread}")
     return 0
 
 
