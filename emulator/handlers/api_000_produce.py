@@ -150,16 +150,16 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                 and (txn is None or req["transactional_id"] is None):
             # the common case: the topic's partitions appended in one call
             checked = ctx.checked
-            appended = cluster.append_many(ctx.broker_id, name, [
-                (pd["index"], pd["records"],
-                 checked.get((name, pd["index"])) if checked else None) for pd in pds], acks)
-            entries = []
-            for pd, r in zip(pds, appended, strict=True):
+            indexes = [pd["index"] for pd in pds]
+            appended = cluster.append_many(ctx.broker_id, name, zip(
+                indexes, [pd["records"] for pd in pds],
+                [checked.get((name, i)) for i in indexes] if checked
+                else [None] * len(indexes), strict=True), acks)
+            entries = [(name, i, r) for i, r in zip(indexes, appended, strict=True)]
+            for _, i, r in entries:
                 if r.reason:
                     log.info("broker %d: refused a batch for %s-%d from %s: %s (%s)",
-                             ctx.broker_id, name, pd["index"], ctx.client_id,
-                             E(r.error).name, r.reason)
-                entries.append((name, pd["index"], r))
+                             ctx.broker_id, name, i, ctx.client_id, E(r.error).name, r.reason)
             results.append((td, entries))
             continue
         entries = []
@@ -252,8 +252,9 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                        keys=frozenset(), checked=True, not_before_ms=written)
 
     if acks == -1:
+        # (a partition the append found acknowledged is done already: not pending)
         pending = [(n, i, r) for _, es in results for n, i, r in es
-                   if r.error == 0 and r.last_offset >= 0]
+                   if r.error == 0 and r.last_offset >= 0 and not r.acked]
         # Partitions before pending[start] were found done: done stays done (the high
         # watermark only grows in a leader epoch; another epoch or a lost leader is
         # done with an error), so each check resumes at the first one not done, and a
@@ -269,9 +270,6 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
             done_all = cluster.acks_all_done
             while start < len(pending):
                 n, i, r = pending[start]
-                if r.acked:  # found done by the append itself
-                    start += 1
-                    continue
                 done, code = done_all(n, i, r.last_offset, r.leader_epoch)
                 if not done:
                     return None

@@ -201,7 +201,11 @@ class ClientConnections:
         queued.max.request.bytes budget. None when the peer went away."""
         # Muted while it waits for the budget, and idle all the same: Kafka's idle timer
         # closes a connection muted for memory (its last activity: the size just read).
-        if not await self.limits.reserve(size, conn.transport.is_closing):
+        closing = conn.transport.is_closing
+        if closing():
+            return None  # closed (idle) meanwhile: it takes none of the budget
+        if not self.limits.reserve_now(size) \
+                and not await self.limits.reserve(size, closing):
             return None  # closed (idle) while it waited; it holds none of the budget
         conn.frame_size, conn.frame_read = size, 0
         conn.last_active = time.monotonic()
