@@ -25,8 +25,6 @@ from libc.string cimport memcpy, memmove
 from emulator.log.segments import Segments
 from wire.records import BatchHeader, InvalidRecordError
 
-_new_header = BatchHeader.__new__
-
 
 cdef extern from "_crc32c.h":
     void emu_crc32c_init()
@@ -172,27 +170,13 @@ def validate_batch(data):
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     cdef const uint8_t* p = <const uint8_t*>view.buf
-    cdef object h
     try:
         _validate(p, view.len)
-        # BatchHeader's fields set one by one on a bare instance: its dataclass
-        # __init__ is a Python frame of 13 arguments, most of this call's cost (the
-        # same object either way: a slots dataclass whose __init__ only assigns)
-        h = _new_header(BatchHeader)
-        h.base_offset = _be64(p)
-        h.batch_length = _be32(p + 8)
-        h.partition_leader_epoch = _be32(p + 12)
-        h.magic = <int8_t>p[MAGIC_OFFSET]
-        h.crc = <uint32_t>_be32(p + CRC_OFFSET)
-        h.attributes = _be16(p + ATTRIBUTES_OFFSET)
-        h.last_offset_delta = _be32(p + LAST_OFFSET_DELTA_OFFSET)
-        h.base_timestamp = _be64(p + 27)
-        h.max_timestamp = _be64(p + MAX_TIMESTAMP_OFFSET)
-        h.producer_id = _be64(p + 43)
-        h.producer_epoch = _be16(p + 51)
-        h.base_sequence = _be32(p + 53)
-        h.record_count = _be32(p + RECORD_COUNT_OFFSET)
-        return h
+        return BatchHeader(_be64(p), _be32(p + 8), _be32(p + 12), <int8_t>p[MAGIC_OFFSET],
+                           <uint32_t>_be32(p + CRC_OFFSET), _be16(p + ATTRIBUTES_OFFSET),
+                           _be32(p + LAST_OFFSET_DELTA_OFFSET), _be64(p + 27),
+                           _be64(p + MAX_TIMESTAMP_OFFSET), _be64(p + 43), _be16(p + 51),
+                           _be32(p + 53), _be32(p + RECORD_COUNT_OFFSET))
     finally:
         PyBuffer_Release(&view)
 
