@@ -27,14 +27,20 @@ Usage:
                          [--mode memory|disk|both] [--warmup-minutes M] [--config K=V]
                          [--flat-kb-per-min 5]
 
-Measured (60 min, 2,000 records/s each, 7.2 million records, 0 failed): RssAnon after
-the 10-minute warm-up +40 KB/min in memory (46.4 -> 47.8 MB) and +49 KB/min with
---data-dir (42.4 -> 44.1 MB). What grows is __consumer_offsets: the group's commit every
-second adds ~355 records a minute to its active segment, which at Kafka's 100 MiB
-offsets.topic.segment.bytes never rolls, so the cleaner never compacts it (on Kafka the
-same records sit on disk; here the active segment is in memory). ``--config
-offsets.topic.segment.bytes=1048576`` lets it roll, so the log cleaner can compact it
-(not yet measured over an hour).
+Measured (2026-11-27, 2 shared cores, other engineers' benchmarks running: 1-minute
+load 0.8-22.7, median 8.9), two 60-minute runs side by side (``--mode memory`` and
+``--mode disk``, each its own process), 7.2 million records each, 0 failed:
+
+- before (Kafka's 100 MiB internal segments, ``--config
+  offsets.topic.segment.bytes=104857600``): +40 KB/min in memory, +49 KB/min with
+  --data-dir (an earlier 60-minute run); a 25-minute run beside the ones below: +56 KB/min
+  in memory (second half +47), and __consumer_offsets held all 9,044 commits written;
+- after (the 100 KiB default): in memory **flat**, +2.6 KB/min after the 10-minute
+  warm-up (second half +1.2 KB/min; 46.4 MB from minute 15 to 60), __consumer_offsets
+  holding 1,636 of the 21,672 records written; with --data-dir **GROWING**, +82 KB/min:
+  a step of 2.5 MB between minutes 38 and 42 (39.7 -> 42.2 MB; the 25-minute run's disk
+  emulator stepped +3.8 MB in the same minutes of wall-clock time, as the machine's load
+  fell from ~10 to ~5), and +6.2 KB/min before it, +13.8 KB/min after it: not found yet.
 """
 
 from __future__ import annotations
@@ -271,7 +277,7 @@ def run(args: argparse.Namespace) -> bool:
                 proc, addrs = cm.__enter__()
                 stack.append((cm, log))
                 bootstrap = ",".join(f"{h}:{p}" for h, p in addrs)
-                load = Load(f"{mode} ({'--data-dir' if extra else 'no data dir'}), "
+                load = Load(f"{mode} ({'--data-dir' if mode == 'disk' else 'no data dir'}), "
                             f"pid {proc.pid}", bootstrap, proc.pid, args.rate)
                 load.setup()
                 loads.append(load)
