@@ -130,3 +130,28 @@ def test_turned_off_it_injects_nothing_but_keeps_counting(make_cluster) -> None:
         ref.before(1, 0, 9, "a", PRODUCE)
     assert _faults(adv, "a") == _faults(ref, "a")[-len(_faults(adv, "a")):]
     assert adv.record and all(f.n > 100 for f in adv.record)
+
+
+def test_a_landed_error_fails_the_partitions_the_handler_answered_as_rows(make_cluster) -> None:
+    """The Produce handler answers an appended partition as a ``wire.codec.Row``; the
+    REQUEST_TIMED_OUT after the write landed must fail those too (it raised
+    AttributeError on them, closing the client's connection instead)."""
+    from wire.codec import Row
+    from wire.connection import encode_response
+    from wire.errors import ErrorCode as E
+    from wire.frames import decode_response
+
+    sim = make_cluster(3)
+    sim.state.create_topic("t", 2, 3)
+    landed = Adversary(1, sim.state, scale={"error": 0, "lost_response": 0})
+    plan = next(p for p in (landed.before(1, 0, 9, "a", PRODUCE) for _ in range(300))
+                if p is not None and p.post is not None)
+    result = {"responses": [{"name": "t", "partition_responses": [
+        Row((0, 0, 5, -1, 0)),
+        {"index": 1, "error_code": 6, "base_offset": -1}]}], "throttle_time_ms": 0}
+    failed = plan.post(result)
+    frame = encode_response(0, 9, 7, failed)
+    parts = decode_response(0, 9, frame[4:])
+    got = [(p["index"], p["error_code"], p["base_offset"])
+           for p in parts[1]["responses"][0]["partition_responses"]]
+    assert got == [(0, E.REQUEST_TIMED_OUT, -1), (1, 6, -1)]

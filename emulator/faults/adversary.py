@@ -534,7 +534,17 @@ def _fail_produce(result: Any, code: int) -> Any:
     out = dict(result)
     out["responses"] = [
         {**t, "partition_responses": [
-            {**p, "error_code": code, "base_offset": -1} if not p.get("error_code") else p
-            for p in t.get("partition_responses") or ()]}
+            _fail_partition(p, code) for p in t.get("partition_responses") or ()]}
         for t in result.get("responses") or ()]
     return out
+
+
+def _fail_partition(p: Any, code: int) -> Any:
+    """One partition of a Produce answer failed with ``code`` unless it failed already.
+
+    The handler answers an appended partition as a ``wire.codec.Row`` (index, error
+    code, base offset, ...) rather than a dict; a failed one gets Kafka's -1 offsets
+    (the fields left out take their defaults, -1)."""
+    if isinstance(p, tuple):
+        return p if p[1] else {"index": p[0], "error_code": code, "base_offset": -1}
+    return {**p, "error_code": code, "base_offset": -1} if not p.get("error_code") else p
