@@ -19,6 +19,7 @@ at 10,000 partitions can be set beside 100. The emulator process's GC thresholds
 
     python bench/produce_path.py [--sizes 100,10000] [--rounds 3] [--multi]
                                  [--brokers 3] [--fetch] [--default-gc] [--profile]
+                                 [--value-bytes 100]
 """
 
 from __future__ import annotations
@@ -70,10 +71,10 @@ def _frame(topic_data: list[dict], corr: int) -> bytes:
     return _CLIENT.send_request(0, 10, body, correlation_id=corr, expect_response=False)[4:]
 
 
-def frames(c: Cluster, multi: bool) -> dict[int, list[bytes]]:
+def frames(c: Cluster, multi: bool, value: bytes = VALUE) -> dict[int, list[bytes]]:
     """Per leader broker: one produce frame per partition (librdkafka), or one frame
     with all the broker's partitions (``multi``: kafka-python, Java)."""
-    batch = build_batch([(None, VALUE)], timestamp=int(time.time() * 1000))
+    batch = build_batch([(None, value)], timestamp=int(time.time() * 1000))
     led: dict[int, dict[str, list[dict]]] = {b: {} for b in c.state.brokers}
     for t in c.state.topics.values():
         for p in t.partitions:
@@ -136,6 +137,8 @@ def main() -> None:
     ap.add_argument("--default-gc", action="store_true",
                     help="CPython's GC thresholds, not the emulator process's")
     ap.add_argument("--profile", action="store_true", help="cProfile: the top functions")
+    ap.add_argument("--value-bytes", type=int, default=len(VALUE),
+                    help="the produced record's value size (costs that grow with the batch)")
     args = ap.parse_args()
     if not args.default_gc:
         gc.set_threshold(*GC_THRESHOLDS)
@@ -150,7 +153,7 @@ def main() -> None:
     gc.callbacks.append(on_gc)
     for n in (int(x) for x in args.sizes.split(",")):
         c, srv = setup(n, args.brokers)
-        work = frames(c, args.multi)
+        work = frames(c, args.multi, b"v" * args.value_bytes)
         rounds = max(args.rounds, args.rounds * 10_000 // n)
         loop = new_event_loop()
         prof = cProfile.Profile() if args.profile else None

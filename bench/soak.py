@@ -40,7 +40,27 @@ load 0.8-22.7, median 8.9), two 60-minute runs side by side (``--mode memory`` a
   holding 1,636 of the 21,672 records written; with --data-dir **GROWING**, +82 KB/min:
   a step of 2.5 MB between minutes 38 and 42 (39.7 -> 42.2 MB; the 25-minute run's disk
   emulator stepped +3.8 MB in the same minutes of wall-clock time, as the machine's load
-  fell from ~10 to ~5), and +6.2 KB/min before it, +13.8 KB/min after it: not found yet.
+  fell from ~10 to ~5), and +6.2 KB/min before it, +13.8 KB/min after it.
+
+The disk step (found 2026-11-28): each replica's log keeps five C arrays, 8 bytes per
+batch, that double when full and never shrink. With --data-dir every closed segment's
+batches are swapped for views of its file (here ~600-700 batches of ~1.5 KB per 1 MB
+segment, 1,600-2,500 alive per log), and the swap asked for room for all of them
+although it is one for one: it doubled any log whose live batches were above half its
+arrays less a segment's worth, a window the live count (the producer's batch rate,
+which moves with the machine's load) drifts into; 18 logs going from 4,096 to 8,192
+slots is 18 x 160 KB = 2.9 MB. Fixed (the swap asks for its net growth, none), and
+the store trims the C heap (malloc_trim) after mapping segments. That the arithmetic
+fits the step is an inference: the old run's arrays were not measured. Ruled out on
+the way: threads (5, constant: the main one and 4 libuv workers) and their malloc
+arenas (3 x 132 KB), mapped segment files (RssFile, not RssAnon), and Python objects
+(tracemalloc flat over 4 minutes of a disk emulator rolling 20 KB segments ~20 times a
+second). After: a 30-minute ``--mode disk`` run (1-minute load 0.7-8.5,
+median 2.4; 3.6 million records, 0 failed), no step: RssAnon 36.8-38.9 MB from
+minute 10 to 30, slope -2.3 KB/min after a 10-minute warm-up (**flat**), but +7.5
+KB/min with the script's default warm-up for 30 minutes (7.5 min: GROWING by the 5 KB/min
+test); medians of the first and last third 37.6 and 37.8 MB. The heap's +-1 MB
+swing dominates a 20-minute fit: an hour's run is the test.
 """
 
 from __future__ import annotations

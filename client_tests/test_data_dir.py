@@ -496,3 +496,45 @@ def test_internal_topics_take_their_segment_size_from_the_broker_configs() -> No
             res = ConfigResource(ConfigResource.Type.TOPIC, topic)
             got[topic] = admin.describe_configs([res])[res].result(30)["segment.bytes"].value
     assert got == {"__consumer_offsets": "2097152", "__transaction_state": "3145728"}
+
+
+def test_rolled_segments_are_mapped_and_trim_the_heap_leaving_nothing_growing(
+        tmp_path: Path) -> None:
+    """Each closed segment's batches become views of its file (their heap bytes freed)
+    and the store hands freed heap pages back to the OS (glibc malloc_trim, at most once
+    a second: bench/soak.py saw RssAnon step up by MBs of free heap without it), while
+    retention keeps the store's own per-segment structures as few as the log's."""
+    import emulator.storage.disk as disk
+
+    d = str(tmp_path / "data")
+    with Cluster(port=0, data_dir=d) as c:
+        c.create_topic("roll", 1, 3, config={"internal.segment.bytes": "2000",
+                                             "retention.bytes": "6000"})
+        p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all",
+                      "linger.ms": 0})
+        for i in range(200):
+            p.produce("roll", value=b"v" * 100, partition=0)
+            if i % 4 == 3:
+                assert p.flush(20) == 0
+        assert p.flush(20) == 0
+
+        def after() -> tuple:
+            c.state.apply_retention()
+            c.store.sync(c.state)
+            part = c.state.get_partition("roll", 0)
+            pf = c.store.parts[("roll", 0)]
+            closed = pf.segments[:-1]
+            views = [e for e in part.leader_log.batches_from(-1, 1 << 40)
+                     if isinstance(e[0], memoryview)]
+            return (len(part.leader_log.segments.bases), len(pf.segments),
+                    sum(s.mapped is not None for s in closed), len(closed), len(views),
+                    c.store.heap_trims, len(os.listdir(os.path.join(d, "roll-0"))),
+                    part.leader_log.log_start_offset, pf.segments[0].base)
+        log_segs, file_segs, mapped, closed, views, trims, files, start, first = wait_for(
+            lambda: (r := c.call(after)) and r[0] == r[1] and r[2] == r[3] and r,
+            "the files' segments as the log's, every closed one mapped", timeout=20)
+    # retention dropped the oldest segments and their files, mmaps and offset indexes
+    assert start > 0 and first <= start and 2 <= file_segs == log_segs
+    assert files == file_segs + 1  # one .log per segment and partition.json
+    assert mapped == closed and views > 0  # closed segments' batches are file views
+    assert trims >= (1 if disk._MALLOC_TRIM is not None else 0)

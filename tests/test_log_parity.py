@@ -77,19 +77,21 @@ class LogParity(RuleBasedStateMachine):
             self.both("append_as_leader", data, epoch)
 
     @rule(data=BATCHES, pos=st.integers(0, 90), byte=st.integers(0, 255),
-          kind=st.sampled_from(["bytes", "bytearray", "memoryview"]))
-    def append_damaged(self, data: bytes, pos: int, byte: int, kind: str) -> None:
+          kind=st.sampled_from(["bytes", "bytearray", "memoryview"]),
+          crc_checked=st.booleans())
+    def append_damaged(self, data: bytes, pos: int, byte: int, kind: str,
+                       crc_checked: bool) -> None:
         raw = bytearray(data)
         if pos < len(raw):
             raw[pos] = byte
         else:
             raw += bytes([byte])
         arg = {"bytes": bytes, "bytearray": bytearray, "memoryview": memoryview}[kind](raw)
-        self.both("append_as_leader", arg, 1)
+        self.both("append_as_leader", arg, 1, -1, crc_checked)
 
-    @rule(data=st.binary(max_size=70))
-    def append_garbage(self, data: bytes) -> None:
-        self.both("append_as_leader", data, 0)
+    @rule(data=st.binary(max_size=70), crc_checked=st.booleans())
+    def append_garbage(self, data: bytes, crc_checked: bool) -> None:
+        self.both("append_as_leader", data, 0, -1, crc_checked)
 
     @rule(max_bytes=st.integers(0, 400))
     def replicate(self, max_bytes: int) -> None:

@@ -196,6 +196,24 @@ def test_the_twins_agree_on_mutated_valid_records(recs: list, at: int, byte: int
             _outcome(pure_scan.scan_records, bytes(body), len(recs), flags)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=80), st.integers(0, 6), st.integers(-2, 90),
+       st.tuples(st.booleans(), st.booleans(), st.booleans()))
+def test_the_twins_agree_walking_from_an_offset(data: bytes, count: int, offset: int,
+                                                flags: tuple[bool, bool, bool]) -> None:
+    """From ``offset`` (the validator walks a batch's records in place, from HEADER_SIZE):
+    what the walk of the bytes after it gives, or ValueError outside the buffer."""
+    def walk(fn):  # noqa: ANN001, ANN202
+        try:
+            return fn(data, count, NOW, NOW - 1000, NOW + 1000, *flags, offset)
+        except (InvalidRecordError, ValueError) as e:
+            return type(e).__name__, str(e)
+    assert walk(_core.scan_records) == walk(pure_scan.scan_records)
+    if 0 <= offset <= len(data):
+        assert walk(_core.scan_records) == _outcome(_core.scan_records, data[offset:], count,
+                                                    flags)
+
+
 def _answer(fn) -> tuple:  # noqa: ANN001
     """What a validation gives, comparable: the header, or the error's fields."""
     try:

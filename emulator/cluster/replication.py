@@ -272,6 +272,10 @@ class Replication:
             low, high = shared.window
             h = validate_in_window(records, pc.rules, low, high, (p.topic, p.index),
                                    checked=checked)
+            # The validator checked these very bytes' CRC-32C here, unless the outcome
+            # came from the check worker (bytes this process has not read): the log then
+            # checks the CRC itself, as it does for every batch it did not see checked.
+            crc_checked = checked is None or checked.outcome is None
             if h.attributes & CONTROL_BIT:
                 raise KafkaError(E.INVALID_RECORD, "Control records are not allowed to be "
                                  "written by clients")
@@ -284,6 +288,7 @@ class Replication:
                 records = _recompress(records, pc.codec, checked, max_bytes,
                                       f"{p.topic}-{p.index}")
                 size = len(records)
+                crc_checked = False  # new bytes: the log checks their CRC
             lat = shared.log_append_time
             written_at = 0
             faults = shared.storage_faults
@@ -300,7 +305,7 @@ class Replication:
                 self._wake(p, now)  # (it looks at the followers' logs: none without them)
             log = logs[p.leader]
             log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
-            base, last, _ = log.append_as_leader(records, p.leader_epoch, lat)
+            base, last, _ = log.append_as_leader(records, p.leader_epoch, lat, crc_checked)
         except InvalidRecordError as e:
             code = E.CORRUPT_MESSAGE if e.corrupt else E.INVALID_RECORD
             raise KafkaError(code, str(e)) from e
@@ -610,10 +615,13 @@ class Replication:
                 truncate_follower(p, b)
                 p.fetcher_epoch[b] = p.leader_epoch
                 moved |= log.log_end_offset != before
+            # (moves of a follower's log are news too: a consumer may read from it)
             if log.log_end_offset > leader_log.log_end_offset:
                 log.truncate_to(leader_log.log_end_offset)
+                moved = True
             if log.log_end_offset < leader_log.log_start_offset:  # OFFSET_OUT_OF_RANGE
                 log.truncate_fully_and_start_at(leader_log.log_start_offset)
+                moved = True
             moved |= self.follower_fetch(p, b, log.log_end_offset, now)
             if log.log_end_offset < leader_log.log_end_offset:
                 budget = st.config_int("replica.fetch.max.bytes") * 64
@@ -642,12 +650,18 @@ class Replication:
             fetched.append(b)
             if log.log_start_offset < leader_log.log_start_offset:
                 log.delete_before(leader_log.log_start_offset)
+                moved = True
         # Each fetching follower learns the high watermark: a moved HW completes the
-        # followers' fetches waiting in purgatory (tryCompleteDelayedRequests).
+        # followers' fetches waiting in purgatory (tryCompleteDelayedRequests); a
+        # follower's new HW is news to the consumers reading from it (KIP-392).
+        follower_hw = p.follower_hw
         for b in fetched:
             log = p.logs.get(b)  # a completed reassignment may have deleted it
             if log is not None:
-                p.follower_hw[b] = min(p.high_watermark, log.log_end_offset)
+                hw = min(p.high_watermark, log.log_end_offset)
+                if follower_hw.get(b, 0) != hw:  # 0: what Partition.replica_view assumes
+                    moved = True
+                follower_hw[b] = hw
         return moved
 
     def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:

@@ -33,7 +33,8 @@ class Log:
         self, start: int, end: int, batches: list[tuple[bytes | memoryview, int, int, int, int]]
     ) -> None: ...
     def append_as_leader(
-        self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1
+        self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1,
+        crc_checked: bool = False,
     ) -> tuple[int, int, int]: ...
     def append_as_follower(
         self, data: bytes | memoryview, base: int, last: int, epoch: int, max_ts: int
@@ -110,4 +111,5 @@ def scan_records(
     check_timestamps: bool,
     need_key: bool,
     check_offsets: bool,
+    offset: int = 0,
 ) -> tuple[int, list[tuple[int, int, int]]]: ...

@@ -94,15 +94,19 @@ class Log:
 
     # ---- appends --------------------------------------------------------------
     def append_as_leader(
-        self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1
+        self, data: bytes | bytearray | memoryview, leader_epoch: int, append_time: int = -1,
+        crc_checked: bool = False,
     ) -> tuple[int, int, int]:
         """Validate one batch, assign offsets and epoch, store it.
 
         Returns (base offset, last offset, max timestamp). ``append_time`` >= 0
-        stamps the batch with LogAppendTime.
+        stamps the batch with LogAppendTime. ``crc_checked``: the caller has just
+        checked these very bytes' CRC-32C (the produce validator's validate_batch), so
+        it is not computed a second time; the other checks (magic, length, record
+        count) are kept, they cost nothing and keep the log safe from any caller.
         """
         buf = bytearray(data)
-        h = validate_batch(buf)
+        h = validate_batch(buf, check_crc=not crc_checked)
         base = self.log_end_offset
         patch_offsets(buf, base, leader_epoch)
         max_ts = h.max_timestamp

@@ -51,16 +51,20 @@ def scan_records(
     check_timestamps: bool,
     need_key: bool,
     check_offsets: bool,
+    offset: int = 0,
 ) -> tuple[int, list[tuple[int, int, int]]]:
-    """Walk ``count`` records filling ``buf`` exactly.
+    """Walk ``count`` records filling ``buf`` exactly from ``offset`` (a whole batch and
+    HEADER_SIZE: the records section read in place, with no view made of it).
 
     Returns (max timestamp, errors): each error is (record index, NO_KEY or
     BAD_TIMESTAMP, timestamp). Timestamps outside [ts_low, ts_high] are errors when
     ``check_timestamps`` (CreateTime topics; -1, no timestamp, is never checked).
     ``check_offsets`` (compressed batches) requires offset deltas 0, 1, 2, ...
     """
-    pos = 0
     end = len(buf)
+    if not 0 <= offset <= end:
+        raise ValueError(f"records offset {offset} outside a buffer of {end} bytes")
+    pos = offset
     max_ts = -1
     errors: list[tuple[int, int, int]] = []
     for i in range(count):

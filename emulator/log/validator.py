@@ -165,13 +165,17 @@ def validate_in_window(batch: bytes | bytearray | memoryview, rules: TopicRules,
         raise RecordValidationError(E.INVALID_RECORD, reason=(
             f"Invalid sequence number {h.base_sequence} in record batch with producerId "
             f"{h.producer_id}"))
-    body: bytes | memoryview = memoryview(batch)[HEADER_SIZE:]
+    # An uncompressed batch's records are walked in place (from HEADER_SIZE): no view.
+    body: bytes | bytearray | memoryview = batch
+    start = HEADER_SIZE
     compressed = h.compression != NONE
     if compressed and checked is not None and checked.inflated is not None:
-        body = checked.inflated
+        body, start = checked.inflated, 0
     elif compressed:
+        start = 0
         try:
-            body = decompress_bounded(h.compression, body, max_decompressed)
+            body = decompress_bounded(h.compression, memoryview(batch)[HEADER_SIZE:],
+                                      max_decompressed)
         except DecompressedTooLargeError as e:
             raise RecordValidationError(E.RECORD_LIST_TOO_LARGE, str(e), reason=str(e)) from e
         except DecompressionError as e:
@@ -180,7 +184,7 @@ def validate_in_window(batch: bytes | bytearray | memoryview, rules: TopicRules,
     try:
         _, errors = scan_records(body, h.record_count, h.base_timestamp, low, high,
                                  rules.create_time and not lat_batch, rules.compacted,
-                                 compressed)
+                                 compressed, start)
     except InnerOffsetError as e:
         raise RecordValidationError(E.UNKNOWN_SERVER_ERROR, reason=str(e)) from e
     except InvalidRecordError as e:

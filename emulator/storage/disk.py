@@ -30,6 +30,7 @@ log recovery does; later segment files are dropped.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import logging
@@ -38,6 +39,7 @@ import os
 import time
 from array import array
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -80,6 +82,36 @@ class SegmentFile:
     # closed and below the high watermark: the logs hold views of this file's map,
     # not bytes of their own (bounded memory); the map lives while any view does
     mapped: object = None
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None (musl, macOS: nothing to call)."""
+    try:
+        fn = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MALLOC_TRIM = _libc_malloc_trim()
+
+
+def release_freed_heap() -> bool:
+    """Give the C heap's free pages back to the OS (glibc ``malloc_trim(0)``).
+
+    Why: with a data directory a closed segment's batches leave the heap together, when
+    the segment is mapped (about a segment's worth of bytes per roll). glibc keeps
+    freed chunks and gives memory back only from the top of its heap, so after a burst
+    (a stalled loop: more batches in flight before the next map) RssAnon holds free
+    pages no object uses: one trim in a disk soak gave back 3.9 MB of 40.3 MB.
+    ``malloc_trim(0)`` returns every whole free page anywhere in the heap (madvise),
+    about 0.2 ms on a fragmented 60 MB heap. Returns whether there was one to call."""
+    if _MALLOC_TRIM is None:
+        return False
+    _MALLOC_TRIM(0)
+    return True
 
 
 def fingerprint(data: bytes | memoryview) -> int:
@@ -260,5 +292,5 @@ class PartitionFiles:
 
 __all__ = [
     "LoadedBatch", "PartitionFiles", "SegmentFile", "StorageError", "fingerprint", "map_file",
-    "scan_segment", "segment_name",
+    "release_freed_heap", "scan_segment", "segment_name",
 ]

@@ -38,6 +38,7 @@ from emulator.storage.disk import (
     _atomic_json,
     fingerprint,
     map_file,
+    release_freed_heap,
     scan_segment,
     segment_name,
 )
@@ -47,6 +48,8 @@ log = logging.getLogger("kafka_emulator.storage")
 MAX_LONG = (1 << 63) - 1
 FORMAT_VERSION = 1
 SECURITY = "security.json"  # ACLs and salted SCRAM credentials (never plain passwords)
+# the C heap is trimmed at most this often, at the first tick after a segment is mapped
+TRIM_INTERVAL_S = 1.0
 
 
 class DataDir:
@@ -64,6 +67,11 @@ class DataDir:
         self.loaded_batches = 0
         self.truncated: list[str] = []  # the recovery log lines, for tests and tools
         self._meta_error = ""  # the last metadata write error told (once)
+        # segments mapped since the heap was last trimmed (their batches' bytes freed),
+        # and how many trims so far: disk.release_freed_heap says why
+        self.mapped_since_trim = 0
+        self.heap_trims = 0
+        self._last_trim = 0.0
 
     # ---- load ----------------------------------------------------------------------
     def load(self, state) -> None:
@@ -246,6 +254,21 @@ class DataDir:
                 self._meta_error = str(e)
         else:
             self._meta_error = ""
+        self._trim_heap()
+
+    def _trim_heap(self) -> None:
+        """After closed segments were mapped, hand the freed heap pages back to the OS
+        (at most once a TRIM_INTERVAL_S): RssAnon then follows what is alive, not the
+        highest it ever was (disk.release_freed_heap)."""
+        if not self.mapped_since_trim:
+            return
+        now = time.monotonic()
+        if now - self._last_trim < TRIM_INTERVAL_S:
+            return
+        self._last_trim = now
+        self.mapped_since_trim = 0
+        if release_freed_heap():
+            self.heap_trims += 1
 
     def sync_partition(self, state, t, p: Partition) -> None:
         if p.leader < 0 or p.leader not in p.logs:
@@ -337,6 +360,7 @@ class DataDir:
             lg.replace_batches(seg.base, end, [(originals[e[1]][1], e[1], e[2], e[3], e[4])
                                                for e in mine])
         seg.mapped = mm
+        self.mapped_since_trim += 1
 
     def _last_matches(self, lg, pf: PartitionFiles) -> bool:
         seg = next((s for s in reversed(pf.segments) if len(s.bases)), None)
