@@ -18,12 +18,22 @@ microseconds per record read, counting only the time inside ``_process``:
   read to its end, partition after partition; the topic is filled as confluent-kafka
   fills it with batch.size 1 MiB (large batches: ``--records-per-batch 5000``).
 
+- ``idle``: a caught-up consumer's incremental fetches, max.wait.ms 0 (the Java consumer
+  and kafka-python send them while they wait; librdkafka 2.x opens no fetch session):
+  ``--fetches`` with nothing new, then as many with ``--changed`` partitions of the
+  session (10 by default) each given one new batch before the fetch (appends not
+  counted), the client sending their new offsets in the next request as kafka-python
+  does. It prints the server's
+  CPU microseconds per fetch and the partitions the session read per fetch; then
+  long polls (max.wait.ms 500) woken by records on one partition.
+
 Every pass reads the whole topic with fresh sessions; ``--passes`` repeats it (for
 callgrind: the difference of two pass counts is one pass's instructions, the fill
 left out).
 
     python bench/fetch_path.py java [--partitions 1000] [--records 200000] [--passes 3]
     python bench/fetch_path.py spark [--partitions 4] [--records 1000000]
+    python bench/fetch_path.py idle [--partitions 1000] [--fetches 2000] [--changed 10]
     valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
         python bench/fetch_path.py java --records 100000 --passes 1   (then --passes 2)
 """
@@ -31,6 +41,7 @@ left out).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import os
@@ -72,7 +83,8 @@ async def fill(c, records: int, per_batch: int) -> int:
 class Reader:
     """One consumer's fetch session, speaking as the Java client does."""
 
-    def __init__(self, srv, topics: dict[str, bytes], max_bytes: int) -> None:
+    def __init__(self, srv, topics: dict[str, bytes], max_bytes: int,
+                 max_wait_ms: int = 0) -> None:
         self.srv = srv
         self.broker = next(iter(srv.listeners))
         self.bl = srv.listeners[self.broker]
@@ -80,6 +92,7 @@ class Reader:
         self.ids = topics  # name -> topic id
         self.names = {v: k for k, v in topics.items()}
         self.max_bytes = max_bytes
+        self.max_wait_ms = max_wait_ms
         self.session_id, self.epoch = 0, 0
         self.cpu = 0.0
         self.requests = 0
@@ -98,7 +111,8 @@ class Reader:
         for name, idx in forget:
             gone.setdefault(name, []).append(idx)
         frame = self.client.send_request(1, VERSION, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": self.max_bytes,
+            "replica_id": -1, "max_wait_ms": self.max_wait_ms, "min_bytes": 1,
+            "max_bytes": self.max_bytes,
             "isolation_level": 0, "session_id": self.session_id, "session_epoch": self.epoch,
             "topics": [{"topic_id": self.ids[n], "partitions": ps} for n, ps in by_topic.items()],
             "forgotten_topics_data": [{"topic_id": self.ids[n], "partitions": ps}
@@ -187,18 +201,91 @@ async def spark_pass(srv, topics: dict[str, bytes], parts: list[tuple[str, int]]
     return cpu, requests
 
 
+async def idle_pass(srv, c, topics: dict[str, bytes], parts: list[tuple[str, int]],
+                    fetches: int, changed: int) -> None:
+    """A caught-up session's empty incremental fetches, then fetches with ``changed``
+    partitions given new records (module docstring, ``idle``)."""
+    from emulator.handlers import api_001_fetch as fetch_handler
+
+    reads = [0]
+    real = fetch_handler._read_partition
+
+    def counted(*a, **k):
+        reads[0] += 1
+        return real(*a, **k)
+
+    r = Reader(srv, topics, 50 << 20)
+    offsets = {tp: c.state.get_partition(*tp).high_watermark for tp in parts}
+    await r.fetch(dict(offsets), [])  # the full fetch: caught up
+    await r.fetch({}, [])  # the first incremental one answers the HWs once
+    batch = build_batch([(None, VALUE)], timestamp=int(time.time() * 1000))
+    leader = next(iter(c.state.brokers))
+    fetch_handler._read_partition = counted
+    try:
+        send: dict[tuple[str, int], int] = {}
+        for label, n in (("nothing new", 0), (f"{changed} of {len(parts)} with new records",
+                                                changed)):
+            r.cpu, r.requests, reads[0] = 0.0, 0, 0
+            for i in range(fetches):
+                for j in range(n):
+                    tp = parts[(i * n + j) % len(parts)]
+                    c.state.append(leader, tp[0], tp[1], batch, 1)
+                got = await r.fetch(send, [])
+                send = {}
+                for tp, (_, records) in got.items():
+                    if records:
+                        offsets[tp], _ = next_offset(records, offsets[tp])
+                        send[tp] = offsets[tp]
+                if n and len(send) != n:
+                    raise RuntimeError(f"{len(send)} partitions answered records, not {n}")
+                if not n and got:
+                    raise RuntimeError(f"{len(got)} partitions answered an empty fetch")
+            print(f"  {label}: {r.requests} fetches, server {r.cpu / r.requests * 1e6:.1f} us "
+                  f"CPU/fetch, {reads[0] / r.requests:.1f} partitions read/fetch", flush=True)
+        # Long polls (max.wait.ms 500): each parks, then records on one partition of the
+        # session wake it. CPU of the whole round, the append and its wake-up included.
+        if await r.fetch(send, []):  # the last positions: nothing new after them
+            raise RuntimeError("a fetch at the log ends answered")
+        reads[0] = 0
+        rounds = max(1, fetches // 4)
+        c0 = time.process_time()
+        for i in range(rounds):
+            tp = parts[(i * 7) % len(parts)]
+            r.max_wait_ms = 500
+            task = asyncio.ensure_future(r.fetch({}, []))
+            for _ in range(3):
+                await asyncio.sleep(0)
+            c.state.append(leader, tp[0], tp[1], batch, 1)
+            got = await task
+            if set(got) != {tp}:
+                raise RuntimeError(f"long poll answered {sorted(got)}, not {tp}")
+            offsets[tp], _ = next_offset(got[tp][1], offsets[tp])
+            r.max_wait_ms = 0
+            await r.fetch({tp: offsets[tp]}, [])  # the new position (answered at once)
+        cpu = time.process_time() - c0
+        print(f"  long poll woken by records on 1 partition: {rounds} rounds of a parked fetch "
+              f"and the next one, {cpu / rounds * 1e6:.1f} us CPU/round (the append "
+              f"included), {reads[0] / rounds:.1f} partitions read/round", flush=True)
+    finally:
+        fetch_handler._read_partition = real
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("load", choices=("java", "spark"))
+    ap.add_argument("load", choices=("java", "spark", "idle"))
     ap.add_argument("--partitions", type=int, default=None, help="java: 1000, spark: 4")
     ap.add_argument("--records", type=int, default=None, help="java: 200,000, spark: 1 M")
     ap.add_argument("--records-per-batch", type=int, default=None, help="java: 1, spark: 5000")
     ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--fetches", type=int, default=2000, help="idle: fetches per case")
+    ap.add_argument("--changed", type=int, default=10,
+                    help="idle: partitions with new records per fetch")
     ap.add_argument("--profile", action="store_true", help="cProfile the last pass")
     args = ap.parse_args()
-    java = args.load == "java"
+    java = args.load in ("java", "idle")
     partitions = args.partitions or (1000 if java else 4)
-    records = args.records or (200_000 if java else 1_000_000)
+    records = args.records or ((partitions if args.load == "idle" else 200_000) if java
+                               else 1_000_000)
     per_batch = args.records_per_batch or (1 if java else 5000)
     gc.set_threshold(*GC_THRESHOLDS)
     c, srv = setup(partitions, 1)
@@ -212,6 +299,10 @@ def main() -> None:
     print(f"{args.load}: {partitions:,} partitions, {stored:,} records in batches of "
           f"{per_batch} (filled in {time.process_time() - t0:.1f} s CPU)", flush=True)
     try:
+        if args.load == "idle":
+            loop.run_until_complete(idle_pass(srv, c, topics, parts, args.fetches,
+                                              args.changed))
+            return
         for i in range(args.passes):
             run = java_pass if java else spark_pass
             prof = cProfile.Profile() if args.profile and i == args.passes - 1 else None

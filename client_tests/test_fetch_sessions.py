@@ -156,3 +156,247 @@ def test_kafka_python_consumes_through_incremental_sessions(bootstrap: str,
     # incremental fetches (epochs past 1).
     wait_for(lambda: any(s.epoch > 1 for c in list(caches.values())
                          for s in list(c.sessions.values())), "incremental fetch sessions")
+
+
+def _fetch_rc(conn: Conn, session_id: int, epoch: int, parts: dict[int, int],
+              topic: str) -> dict:
+    """``_fetch`` under read_committed (isolation level 1)."""
+    return conn.call(1, V, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "isolation_level": 1, "session_id": session_id, "session_epoch": epoch,
+        "topics": [{"topic": topic, "partitions": [
+            {"partition": i, "fetch_offset": off, "partition_max_bytes": 1 << 20}
+            for i, off in parts.items()]}] if parts else [],
+        "forgotten_topics_data": [], "rack_id": ""})
+
+
+def test_idle_partitions_answer_hw_lso_and_log_start_changes(cluster: Cluster) -> None:
+    """A caught-up read_committed session: an open transaction on an idle partition
+    answers its new high watermark (the LSO stays, no records), then nothing; the commit
+    answers its records; DeleteRecords on another idle partition answers its new log
+    start offset. No other partition answers meanwhile. Run on both targets."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    topic, index = _topic_on_one_broker(cluster, 6)
+    p = Conn(cluster, index)
+    for i in range(6):
+        assert p.call(0, 9, produce_body(topic, i, build_batch([(b"k", b"v")])))
+    conn = Conn(cluster, index)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "transactional.id": f"fs-{uuid.uuid4().hex[:8]}"})
+    try:
+        full = _fetch_rc(conn, 0, 0, dict.fromkeys(range(6), 1), topic)
+        sid, epoch = full["session_id"], 1
+        assert sid and len(_answered(full)) == 6
+
+        def incremental() -> dict[int, dict]:
+            nonlocal epoch
+            resp = _fetch_rc(conn, sid, epoch, {}, topic)
+            epoch += 1
+            assert resp["error_code"] == 0 and resp["session_id"] == sid
+            return _answered(resp)
+
+        assert incremental() == {}
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.produce(topic, b"txn", partition=2)
+        producer.flush(30)
+        seen: dict[int, dict] = {}
+        wait_for(lambda: bool(seen.update(incremental()) or seen), "the open transaction's HW")
+        assert set(seen) == {2}
+        assert seen[2]["high_watermark"] == 2 and seen[2]["last_stable_offset"] == 1
+        assert not seen[2]["records"]
+        assert incremental() == {}  # said once
+        producer.commit_transaction(30)
+        seen = {}
+        wait_for(lambda: bool(seen.update(incremental()) or seen.get(2, {}).get("records")),
+                 "the committed records")
+        assert set(seen) == {2} and seen[2]["last_stable_offset"] == 3
+        # the client moves past them; then DeleteRecords on idle partition 4
+        assert _answered(_fetch_rc(conn, sid, epoch, {2: 3}, topic)) == {}
+        epoch += 1
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        from confluent_kafka import TopicPartition
+        for f in admin.delete_records([TopicPartition(topic, 4, 1)]).values():
+            f.result(30)
+        seen = {}
+        wait_for(lambda: bool(seen.update(incremental()) or seen), "the new log start offset")
+        assert set(seen) == {4} and seen[4]["log_start_offset"] == 1 and not seen[4]["records"]
+        assert incremental() == {}
+    finally:
+        producer.flush(5)
+        conn.close()
+        p.close()
+
+
+def test_kafka_python_idle_read_committed_consumer_sees_hw_then_records(
+        cluster: Cluster) -> None:
+    """kafka-python's incremental sessions over 40 idle partitions: an open transaction
+    on one moves the consumer's known high watermark without delivering a record; the
+    commit delivers it; records on three others arrive; nothing else does."""
+    from confluent_kafka import Producer
+    from kafka import TopicPartition
+
+    topic = f"fs-kp-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 40, 1)
+    tps = [TopicPartition(topic, i) for i in range(40)]
+    consumer = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers,
+                             isolation_level="read_committed", group_id=None,
+                             enable_auto_commit=False, fetch_max_wait_ms=50)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers,
+                         "transactional.id": f"fs-{uuid.uuid4().hex[:8]}"})
+    try:
+        consumer.assign(tps)
+        consumer.seek_to_beginning()
+        for _ in range(10):  # idle: incremental fetches with nothing to say
+            assert not consumer.poll(timeout_ms=100)
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        producer.produce(topic, b"txn", partition=7)
+        producer.flush(30)
+
+        def polled_hw() -> bool:
+            assert not consumer.poll(timeout_ms=100)  # uncommitted: not delivered
+            return consumer.highwater(tps[7]) == 1
+
+        wait_for(polled_hw, "the open transaction's high watermark")
+        producer.commit_transaction(30)
+        producer.begin_transaction()
+        for i in (3, 11, 39):
+            producer.produce(topic, f"r{i}".encode(), partition=i)
+        producer.commit_transaction(30)
+        got: dict[int, list[bytes]] = {}
+
+        def delivered() -> bool:
+            for tp, msgs in consumer.poll(timeout_ms=100).items():
+                got.setdefault(tp.partition, []).extend(m.value for m in msgs)
+            return sum(len(v) for v in got.values()) >= 4
+
+        wait_for(delivered, "the committed and later records")
+        for _ in range(3):
+            delivered()
+        assert got == {7: [b"txn"], 3: [b"r3"], 11: [b"r11"], 39: [b"r39"]}
+        if isinstance(cluster, Cluster):  # kafka-python fetched through a session
+            caches = cluster.server.services.fetch_sessions.caches
+            assert any(s.epoch > 10 for c in caches.values() for s in c.sessions.values())
+    finally:
+        consumer.close()
+        producer.flush(5)
+
+
+def _fetch_ids(conn: Conn, session_id: int, epoch: int, topic_id: bytes,
+               parts: dict[int, int], version: int = 13) -> dict:
+    """A Fetch v13+ (topics named by id) of ``parts`` of one topic."""
+    return conn.call(1, version, {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "isolation_level": 0, "session_id": session_id, "session_epoch": epoch,
+        "topics": [{"topic_id": topic_id, "partitions": [
+            {"partition": i, "fetch_offset": off, "partition_max_bytes": 1 << 20}
+            for i, off in parts.items()]}] if parts else [],
+        "forgotten_topics_data": [], "rack_id": ""})
+
+
+def _recreate_on_first_broker(cluster: Cluster, topic: str, old_id: bytes) -> bytes:
+    """``topic`` (one partition) created on the first broker once more; its new id once
+    that broker answers a fetch of it."""
+    first = cluster.broker_ids[0]
+    admin = Conn(cluster)
+    try:
+        resp = admin.call(19, 5, {"topics": [{
+            "name": topic, "num_partitions": -1, "replication_factor": -1, "configs": [],
+            "assignments": [{"partition_index": 0, "broker_ids": [first]}]}],
+            "timeout_ms": 30000, "validate_only": False})
+    finally:
+        admin.close()
+    assert resp["topics"][0]["error_code"] == 0, resp
+    new_id = b""
+
+    def led_under_new_id() -> bool:  # a broker may still describe the old topic a while
+        nonlocal new_id
+        t = topic_metadata(cluster, topic)
+        new_id = bytes(t["topic_id"])
+        return new_id != old_id and [p["leader_id"] for p in t["partitions"]] == [first]
+
+    wait_for(led_under_new_id, f"{topic}'s leader under a new id")
+    probe = Conn(cluster)
+    try:
+        wait_for(lambda: _answered(_fetch_ids(probe, 0, -1, new_id, {0: 0}))[0]["error_code"]
+                 == 0, f"{topic}'s new partition to be led")
+    finally:
+        probe.close()
+    return new_id
+
+
+def test_stale_topic_id_after_delete_and_recreate(cluster: Cluster) -> None:
+    """A session (Fetch v13, topics by id) keeps the topic ids it was given. Once the
+    topic is deleted, its partition answers UNKNOWN_TOPIC_OR_PARTITION (the session still
+    knows the name); once a topic of the same name replaces it, INCONSISTENT_TOPIC_ID
+    on every incremental fetch - never the new topic's records - whether the request
+    names the partition or not, and whether the session fetched in between or not.
+    Sessionless and full fetches of the old id answer UNKNOWN_TOPIC_ID (the broker no
+    longer knows it), Fetch v12 (by name) of the deleted topic UNKNOWN_TOPIC_OR_PARTITION,
+    and a v12 session reads the new topic. Measured on Kafka 4.4; run on both targets."""
+    _stale_topic_id(cluster)
+
+
+@pytest.mark.emulator_only  # the same on Kafka (the test above)
+def test_stale_topic_id_under_kafka_timing(kafka_timing_cluster: Cluster) -> None:
+    """As above, each broker learning the deletion and the creation a little late."""
+    _stale_topic_id(kafka_timing_cluster)
+
+
+def _stale_topic_id(cluster: Cluster) -> None:
+    topic, index = _topic_on_one_broker(cluster, 1)
+    old_id = bytes(topic_metadata(cluster, topic)["topic_id"])
+    conn = Conn(cluster, index)
+
+    def errors(resp: dict) -> dict[int, tuple[int, int, bool]]:
+        assert resp["error_code"] == 0, resp
+        return {i: (a["error_code"], a["high_watermark"], bool(a["records"]))
+                for i, a in _answered(resp).items()}
+
+    try:
+        assert conn.call(0, 9, produce_body(topic, 0, build_batch([(b"k", b"old")])))
+        full = _fetch_ids(conn, 0, 0, old_id, {0: 0})
+        sid = full["session_id"]
+        assert sid and _answered(full)[0]["records"]
+        assert _answered(_fetch_ids(conn, sid, 1, old_id, {0: 1})) == {}
+        # one session names the partition again after the deletion, one stays quiet
+        # until the topic is back, one names it by name (v12)
+        sid2 = _fetch_ids(conn, 0, 0, old_id, {0: 1})["session_id"]
+        sid3 = _fetch_ids(conn, 0, 0, old_id, {0: 1})["session_id"]
+        sid12 = _fetch(conn, 0, 0, {0: 1}, topic)["session_id"]
+        assert sid2 and sid3 and sid12
+
+        r = conn.call(20, 6, {"topics": [{"name": topic, "topic_id": bytes(16)}],
+                              "timeout_ms": 30000})
+        assert r["responses"][0]["error_code"] == 0, r
+        wait_for(lambda: _answered(_fetch_ids(conn, 0, -1, old_id, {0: 1}))[0]["error_code"]
+                 != 0, f"{topic} deleted on its broker")
+        gone = {0: (3, -1, False)}  # UNKNOWN_TOPIC_OR_PARTITION
+        assert errors(_fetch_ids(conn, sid, 2, old_id, {})) == gone
+        assert errors(_fetch_ids(conn, sid2, 1, old_id, {0: 1})) == gone
+        assert errors(_fetch_ids(conn, 0, -1, old_id, {0: 1})) == {0: (100, -1, False)}
+        assert errors(_fetch(conn, 0, -1, {0: 1}, topic)) == gone
+
+        new_id = _recreate_on_first_broker(cluster, topic, old_id)
+        p = Conn(cluster, index)
+        try:
+            for v in (b"new0", b"new1"):
+                assert p.call(0, 9, produce_body(topic, 0, build_batch([(b"k", v)])))
+        finally:
+            p.close()
+        inconsistent = {0: (103, -1, False)}  # INCONSISTENT_TOPIC_ID
+        assert errors(_fetch_ids(conn, sid, 3, old_id, {})) == inconsistent
+        assert errors(_fetch_ids(conn, sid2, 2, old_id, {0: 1})) == inconsistent
+        assert errors(_fetch_ids(conn, sid3, 1, old_id, {})) == inconsistent
+        unknown_id = {0: (100, -1, False)}  # UNKNOWN_TOPIC_ID
+        assert errors(_fetch_ids(conn, 0, -1, old_id, {0: 1})) == unknown_id
+        assert errors(_fetch_ids(conn, 0, 0, old_id, {0: 1})) == unknown_id
+        assert errors(_fetch_ids(conn, 0, -1, new_id, {0: 1})) == {0: (0, 2, True)}
+        assert errors(_fetch_ids(conn, sid, 4, old_id, {})) == inconsistent  # every time
+        # by name (v12), the session reads whatever topic has the name now
+        assert errors(_fetch(conn, sid12, 1, {}, topic)) == {0: (0, 2, True)}
+    finally:
+        conn.close()

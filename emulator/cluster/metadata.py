@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -231,6 +231,11 @@ class ClusterMetadata:
         # everything (``changed_all``) after a change that is not about given partitions.
         self.changed_keys: set[ChangeKey] = set()
         self.changed_all = False
+        # Told every change (the keys, or None for a change naming none) and answering
+        # more keys to wake: the fetch sessions holding a changed partition
+        # (emulator.cluster.fetch_sessions.SessionWatch.note).
+        self.key_watchers: list[Callable[[Collection[ChangeKey] | None],
+                                         Iterable[ChangeKey]]] = []
         self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
         # topic -> (key, Metadata partition entries): see partition_metadata
         self._metadata_cache: dict[str, tuple[tuple[Any, ...], EncodedList]] = {}
@@ -293,6 +298,15 @@ class ClusterMetadata:
             self.dirty_all = True
         if keys is None:
             self.changed_all = True
+            for watcher in self.key_watchers:
+                watcher(None)
+        elif self.key_watchers:
+            if not isinstance(keys, (list, tuple, set, frozenset)):
+                keys = list(keys)
+            changed_keys = self.changed_keys
+            changed_keys.update(keys)
+            for watcher in self.key_watchers:
+                changed_keys.update(watcher(keys))
         else:
             self.changed_keys.update(keys)
         if self.on_change is not None:

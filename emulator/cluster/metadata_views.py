@@ -226,6 +226,14 @@ class MetadataViews:
             del self._pending[name]
 
     # ---- lookups ----------------------------------------------------------------------
+    def settled(self) -> bool:
+        """Whether every broker sees the controller's state now (no lookup differs). While
+        one does not, what it answers changes with time alone, without a change to mark
+        (an incremental fetch then reads all its partitions: fetch_sessions)."""
+        if self._pending or self._dirty:
+            self.flush()  # let go of what every broker has seen by now
+        return not self._pending and not self._dirty
+
     def view(self, broker_id: int, name: str) -> Any:
         """The image of topic ``name`` broker ``broker_id`` sees now (None: it does not
         know the topic), or ``CURRENT`` when it sees the controller's state."""

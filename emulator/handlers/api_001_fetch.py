@@ -12,7 +12,14 @@ Incremental fetch sessions (v7+, KIP-227) as Kafka's FetchManager keeps them
 (emulator/cluster/fetch_sessions.py): a full fetch opens a session, incremental
 fetches carry only changes and get only the partitions with news;
 FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH and
-FETCH_SESSION_TOPIC_ID_ERROR as Kafka answers them. A client over its
+FETCH_SESSION_TOPIC_ID_ERROR as Kafka answers them. A session keeps the topic ids it
+was given (v13+): once the topic is deleted its partitions answer
+UNKNOWN_TOPIC_OR_PARTITION, once another topic takes the name INCONSISTENT_TOPIC_ID
+(never the new topic's records); a request naming an id the broker does not know
+answers UNKNOWN_TOPIC_ID. An incremental fetch reads only the
+partitions of its session that may have news (``FetchContext.select``): an idle
+consumer's fetch costs what changed, not the session's size, and a long-polling one
+waits on its session's key, woken by a change to any of its partitions. A client over its
 consumer_byte_rate quota gets throttle_time_ms (emulator/cluster/quotas.py).
 
 Authorization is done here, not by a declared ``Each``: as KafkaApis.handleFetch, READ
@@ -39,6 +46,7 @@ API_KEY = 1
 VERSIONS = (4, 18)
 AUTHORIZE = ()  # READ on TOPIC per partition of the session, in handle (see above)
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
+_NO_ID = bytes(16)  # a topic named by name (Fetch v12 and older)
 
 
 def any_replica_may_answer(req: dict, version: int) -> bool:
@@ -74,6 +82,12 @@ def _read_partition(ctx: RequestContext, cp: CachedPartition, version: int, isol
             cluster.metadata_views.check(ctx.broker_id, name, idx, cp.current_leader_epoch,
                                          leader=not any_replica)
         p = cluster.get_partition(name, idx)
+        if cp.topic_id != _NO_ID and cluster.topics[name].id != cp.topic_id:
+            # the name is another topic's now (deleted and created again): a session
+            # keeps the id it was given, and Kafka's ReplicaManager.readFromLog checks
+            # it against the log's (measured on Kafka 4.4: INCONSISTENT_TOPIC_ID, on
+            # every incremental fetch; UNKNOWN_TOPIC_OR_PARTITION while the name is gone)
+            raise KafkaError(E.INCONSISTENT_TOPIC_ID)
         if any_replica:
             # served by a follower too, up to what it has and knows to be committed
             p.check_replica(ctx.broker_id, cp.current_leader_epoch)
@@ -152,22 +166,21 @@ def _denied(ctx: RequestContext, fc: FetchContext) -> frozenset[str]:
     sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return frozenset()
-    names = {cp.topic for cp in fc.partitions if cp.topic is not None}
-    return frozenset(n for n in names if not allowed(ctx, Op.READ, RT.TOPIC, n))
+    return frozenset(n for n in fc.topic_names() if not allowed(ctx, Op.READ, RT.TOPIC, n))
 
 
-def _read(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
-          denied: frozenset[str]) -> tuple[list[dict], dict[int, dict], int, bool]:
-    """Every partition of the fetch context read in order: (answers, leader endpoints,
-    bytes, any error)."""
+def _read(ctx: RequestContext, req: dict, version: int, parts: list[CachedPartition],
+          denied: frozenset[str], any_replica: bool
+          ) -> tuple[list[dict], dict[int, dict], int, bool]:
+    """The partitions ``FetchContext.select`` chose, read in order: (answers, leader
+    endpoints, bytes, any error)."""
     isolation = req["isolation_level"]
     budget = req["max_bytes"] if version >= 3 else 0x7FFFFFFF
     total = 0
     errors = False
     nodes: dict[int, dict] = {}
     answers = []
-    any_replica = any_replica_may_answer(req, version)
-    for cp in fc.partitions:
+    for cp in parts:
         out = _read_partition(ctx, cp, version, isolation, budget - total, total == 0, nodes,
                               denied, any_replica)
         total += len(out["records"])
@@ -209,7 +222,17 @@ def handle(ctx: RequestContext, req: dict, version: int):
     if fc.error != E.NONE:
         return _respond(ctx, req, version, fc, [], {})
     denied = _denied(ctx, fc)
-    answers, nodes, total, errors = _read(ctx, req, version, fc, denied)
+    any_replica = any_replica_may_answer(req, version)
+    isolation = req["isolation_level"]
+    # what a partition's answer depends on besides the partition (FetchContext.select)
+    params = (version, isolation, any_replica, denied)
+    views = cluster.metadata_views
+
+    def read() -> tuple[list[dict], dict[int, dict], int, bool]:
+        parts = fc.select(params, isolation, not views.active or views.settled())
+        return _read(ctx, req, version, parts, denied, any_replica)
+
+    answers, nodes, total, errors = read()
     if errors or total >= req["min_bytes"] or req["max_wait_ms"] <= 0:
         return _respond(ctx, req, version, fc, answers, nodes)
     start_version = cluster.version
@@ -217,14 +240,14 @@ def handle(ctx: RequestContext, req: dict, version: int):
     def check() -> dict | None:
         if cluster.version == start_version:
             return None
-        a, n, size, errs = _read(ctx, req, version, fc, denied)
+        a, n, size, errs = read()
         return _respond(ctx, req, version, fc, a, n) if errs or size >= req["min_bytes"] \
             else None
 
     def expire() -> dict:
-        a, n, _, _ = _read(ctx, req, version, fc, denied)
+        a, n, _, _ = read()
         return _respond(ctx, req, version, fc, a, n)
 
-    # woken only by changes to the partitions it reads (Kafka's purgatory keys)
-    keys = frozenset((cp.topic, cp.partition) for cp in fc.partitions if cp.topic is not None)
-    return Delayed(check, cluster.now() + req["max_wait_ms"], expire, keys=keys)
+    # woken only by changes to the partitions it reads (Kafka's purgatory keys), through
+    # its session's key when incremental
+    return Delayed(check, cluster.now() + req["max_wait_ms"], expire, keys=fc.wake_keys())
