@@ -13,10 +13,28 @@ brokers, one process), one Kafka broker, and optionally three, it measures
 - p50/p99 produce latency (acks=all) at a fixed moderate rate;
 
 and prints one table with the emulator's figure divided by Kafka's and the target
-(docs/scale.md). Replication factor 3 on the emulator and on three Kafka nodes, 1 on a
-single node. Asserts nothing: the machine is shared, figures are noisy.
+(docs/scale.md), beside the CPU seconds each system's processes spent per record (a figure
+a busy machine disturbs less than MB/s). Replication factor min(3, brokers) on each side:
+3 on the emulator's default 3 brokers and on three Kafka nodes, 1 on one; the table's
+header says what each side's topics really have (read back from the metadata) and
+whether that is like for like. The emulator keeps its log in memory unless
+``--emulator-data-dir`` puts it in files, as Kafka keeps its own.
+
+``--runs N`` repeats everything N times, the systems interleaved run by run (emulator,
+Kafka, emulator, Kafka, ...): each cell is then the median over the runs with its range,
+and the emulator/Kafka ratio the median (with the range) of the ratios taken within each
+run (bench/runs.py). A claim takes at least 3 runs on a quiet machine. ``--markdown
+FILE`` also writes the table, the command and every run's figures there. Asserts
+nothing: the machine is shared, figures are noisy.
 
     python bench/compare.py [--records 200000] [--kafka-nodes 1,3] [--kafka-version 4.4.0]
+                            [--emulator-brokers 3] [--emulator-data-dir] [--runs 3]
+                            [--markdown FILE]
+
+Like for like, one broker each at replication factor 1, 3 runs:
+
+    python bench/compare.py --emulator-brokers 1 --kafka-nodes 1 --runs 3 \
+        --markdown compare-1broker.md
 """
 
 from __future__ import annotations
@@ -34,14 +52,18 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster  # noqa: E402
 from client_tests.kafka_cluster import ensure_jars as ensure_kafka_jars  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runs  # noqa: E402  (bench/runs.py: medians, ranges and per-run ratios)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -106,6 +128,19 @@ def rss_mb(pids: list[int]) -> float:
     return total / 1024
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes have used (all their threads)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (FileNotFoundError, IndexError, ValueError):
+            pass
+    return total
+
+
 class PeakRss:
     """Samples the summed RSS of some processes every 100 ms in a thread."""
 
@@ -136,10 +171,14 @@ def wait_first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
                   "retry.backoff.ms": 10, "retry.backoff.max.ms": 20,
                   "log_level": 0})
     acked: list[float] = []
+
+    def delivered(err: KafkaError | None, _msg: Message) -> None:
+        if err is None:
+            acked.append(time.perf_counter())
+
     while not acked:
         try:
-            p.produce("bench-start", b"x",
-                      on_delivery=lambda e, m: e is None and acked.append(time.perf_counter()))
+            p.produce("bench-start", b"x", on_delivery=delivered)
         except (BufferError, KafkaException):  # e.g. the topic is not created yet
             time.sleep(0.01)
         p.flush(0.02)
@@ -177,17 +216,21 @@ class System:
 
 
 # ---- the systems ---------------------------------------------------------------------------
-def start_emulator(brokers: int) -> System:
+def start_emulator(brokers: int, data_dir: str | None = None) -> System:
+    """The emulator as one process; its log in memory (its default) or, with
+    ``data_dir``, in files there as Kafka keeps its own (docs/storage.md)."""
     base = free_base_port(brokers)
     t0 = time.perf_counter()
+    disk = ["--data-dir", data_dir] if data_dir else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "emulator", "--brokers", str(brokers), "--port", str(base),
-         "--log-level", "WARNING"], cwd=ROOT, stdout=subprocess.DEVNULL)
+         "--log-level", "WARNING", *disk], cwd=ROOT, stdout=subprocess.DEVNULL)
     start = wait_first_ack(f"127.0.0.1:{base}", t0)
     bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(brokers))
     from emulator.log import IMPLEMENTATION
 
-    return System(f"emulator ({brokers} brokers)", bootstrap, min(3, brokers), [proc], start,
+    name = f"emulator ({brokers} broker{'s' if brokers > 1 else ''})"
+    return System(name, bootstrap, min(3, brokers), [proc], start,
                   [f"log core: {IMPLEMENTATION}"])
 
 
@@ -228,6 +271,13 @@ def create_topics(s: System, names: list[tuple[str, int]]) -> None:
     time.sleep(0.5)  # let every broker learn the new leaders
 
 
+def replication_factors(s: System, topics: list[str]) -> set[int]:
+    """The replica counts the cluster's metadata shows for the topics' partitions: what
+    each side really runs at, read back rather than taken from what was asked."""
+    md = AdminClient({"bootstrap.servers": s.bootstrap}).list_topics(timeout=30)
+    return {len(p.replicas) for t in topics for p in md.topics[t].partitions.values()}
+
+
 def confluent_produce(s: System, topic: str, records: int) -> float:
     value = os.urandom(1024)
     p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 5,
@@ -235,7 +285,7 @@ def confluent_produce(s: System, topic: str, records: int) -> float:
                   "queue.buffering.max.kbytes": 1 << 20})
     errors: list[str] = []
 
-    def report(err, _msg) -> None:
+    def report(err: KafkaError | None, _msg: Message) -> None:
         if err is not None:
             errors.append(str(err))
 
@@ -334,6 +384,13 @@ def latency(s: System, topic: str, count: int, rate: float) -> tuple[float, floa
     p = Producer({"bootstrap.servers": s.bootstrap, "acks": "all", "linger.ms": 0})
     value = os.urandom(1024)
     lats: list[float] = []
+
+    def since(sent: float) -> Callable[[KafkaError | None, Message], None]:
+        def delivered(err: KafkaError | None, _msg: Message) -> None:
+            if err is None:
+                lats.append(time.perf_counter() - sent)
+        return delivered
+
     for _ in range(50):  # warm up connections and metadata
         p.produce(topic, value)
     p.flush(30)
@@ -342,9 +399,7 @@ def latency(s: System, topic: str, count: int, rate: float) -> tuple[float, floa
         due = t0 + i / rate
         while (wait := due - time.perf_counter()) > 0:
             p.poll(wait)
-        sent = time.perf_counter()
-        p.produce(topic, value, on_delivery=lambda e, m, s0=sent: e is None and lats.append(
-            time.perf_counter() - s0))
+        p.produce(topic, value, on_delivery=since(time.perf_counter()))
         p.poll(0)
     p.flush(60)
     lats.sort()
@@ -354,13 +409,19 @@ def latency(s: System, topic: str, count: int, rate: float) -> tuple[float, floa
 
 
 def measure(s: System, args: argparse.Namespace) -> dict[str, float | str]:
+    """One run's figures for one system; a throughput's server CPU per record is beside
+    it (``<key>_cpu``, microseconds of every process of the system), a figure that holds
+    when a shared machine's other load steals wall time."""
     r: dict[str, float | str] = {"start_s": s.start_s}
     time.sleep(args.settle)
     r["idle_rss"] = rss_mb(s.pids)
-    create_topics(s, [("bench", PARTITIONS), ("perf", PARTITIONS), ("lat", 1)])
+    topics = [("bench", PARTITIONS), ("perf", PARTITIONS), ("lat", 1)]
+    create_topics(s, topics)
+    rfs = replication_factors(s, [t for t, _ in topics])
+    r["rf"] = float(rfs.pop()) if len(rfs) == 1 else f"mixed {sorted(rfs)}"
     n = args.records
     mb = n * 1024 / 1e6
-    steps = [
+    steps: list[tuple[str, Callable[[], float | tuple[float, float]]]] = [
         ("confluent_produce", lambda: confluent_produce(s, "bench", n)),
         ("confluent_consume", lambda: confluent_consume(s, "bench", n)),
         ("perf_produce", lambda: producer_perf(s, "perf", n)),
@@ -369,9 +430,11 @@ def measure(s: System, args: argparse.Namespace) -> dict[str, float | str]:
     with PeakRss(s.pids) as peak:
         for key, fn in steps:
             print(f"  {s.name}: {key} ...", flush=True)
+            cpu0 = cpu_seconds(s.pids)
             try:
                 v = fn()
                 r[key] = mb / v if isinstance(v, float) else v[0]
+                r[f"{key}_cpu"] = (cpu_seconds(s.pids) - cpu0) / n * 1e6
             except (RuntimeError, KafkaException, subprocess.TimeoutExpired) as e:
                 r[key] = f"failed: {e}"[:60]
                 s.notes.append(f"{key}: {e}")
@@ -396,41 +459,101 @@ ROWS = [  # key, label, unit, format, target for emulator / Kafka ("<=" or ">=" 
     ("perf_consume", "consume, ConsumerPerformance", "MB/s", "{:.1f}", (">=", 1.0)),
     ("p50", "produce latency p50 (acks=all)", "ms", "{:.2f}", None),
     ("p99", "produce latency p99 (acks=all)", "ms", "{:.2f}", None),
+    # what the system's processes spent per record: steadier than MB/s on a busy machine
+    ("confluent_produce_cpu", "server CPU, confluent-kafka produce", "us/rec", "{:.1f}", None),
+    ("confluent_consume_cpu", "server CPU, confluent-kafka consume", "us/rec", "{:.1f}", None),
+    ("perf_produce_cpu", "server CPU, ProducerPerformance", "us/rec", "{:.1f}", None),
+    ("perf_consume_cpu", "server CPU, ConsumerPerformance", "us/rec", "{:.1f}", None),
 ]
 
 
-def cell(v: float | str, fmt: str) -> str:
-    return fmt.format(v) if isinstance(v, float | int) else str(v)[:14]
+Row = dict[str, float | str]
 
 
-def print_table(systems: list[System], results: list[dict], args: argparse.Namespace) -> None:
-    emu, emu_r = systems[0], results[0]
-    print()
-    print(f"1 KiB records, acks=all, {args.records} records, {PARTITIONS} partitions; "
-          f"RF {emu.rf} on the emulator, RF = min(3, nodes) on Kafka; latency at "
-          f"{args.latency_rate:.0f} records/s")
-    print(f"machine: {os.cpu_count()} CPUs, "
-          f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
-          f"{platform_line()}")
-    head = f"{'metric':36}{'unit':>6}{emu.name:>22}"
-    for s in systems[1:]:
-        head += f"{s.name:>26}{'emu/kafka':>11}{'target':>9}"
-    print(head)
+def is_emulator(r: runs.Row) -> bool:
+    return str(r["system"]).startswith("emulator")
+
+
+def tools_version() -> str:
+    """The version of the perf tools' jars (client_tests/java/pom.xml's, which may
+    differ from the broker's ``--kafka-version``)."""
+    jars = glob.glob(os.path.join(TOOLS_JARS, "kafka-tools-[0-9]*.jar"))
+    return os.path.basename(jars[0])[len("kafka-tools-"):-len(".jar")] if jars else "?"
+
+
+def named(name: str) -> Callable[[runs.Row], bool]:
+    return lambda r: r["system"] == name
+
+
+def summary(rows: list[Row], args: argparse.Namespace) -> list[str]:
+    """The table over the runs (markdown): each system's median (min-max) of every
+    figure, then for each Kafka cluster the emulator/Kafka ratio as the median (min-max)
+    of the per-run ratios and the target's verdict on that median, with how many runs
+    met it. Its header says each side's replication factor as read back from the
+    topics' metadata and whether the comparison is like for like."""
+    names = list(dict.fromkeys(str(r["system"]) for r in rows))
+    emu, kafkas = names[0], names[1:]
+    n_runs = len({r["run"] for r in rows})
+    rf = {name: sorted({cell(r.get("rf", "?"), "{:.0f}") for r in rows if r["system"] == name})
+          for name in names}
+
+    def versus(name: str) -> str:
+        """Whether a Kafka cluster runs at the emulator's one replication factor."""
+        if name == emu:
+            return ""
+        same = rf[name] == rf[emu] and len(rf[name]) == 1
+        return " (like for like)" if same else " (NOT like for like)"
+
+    lines = [
+        f"1 KiB records, acks=all, {args.records:,} records, {PARTITIONS} partitions, latency "
+        f"at {args.latency_rate:.0f} records/s; {n_runs} run(s), the systems interleaved run "
+        "by run; each cell: median (min-max) over the runs; emulator/Kafka: the median "
+        "(min-max) of the per-run ratios, the target judged on that median (runs meeting it).",
+        "replication factor, read back from the topics' metadata: " + ", ".join(
+            f"{name} RF {'/'.join(rf[name])}{versus(name)}" for name in names)
+        + "; the emulator's log "
+        + ("in files (--data-dir)" if args.emulator_data_dir else "in memory")
+        + f", Kafka's in files; Kafka's perf tools {tools_version()}",
+        "",
+        "| metric | unit | " + " | ".join(
+            [emu] + [f"{k} | emulator/Kafka | target" for k in kafkas]) + " |",
+        "|---|---|---:|" + "---:|---:|---|" * len(kafkas),
+    ]
     for key, label, unit, fmt, target in ROWS:
-        line = f"{label:36}{unit:>6}{cell(emu_r[key], fmt):>22}"
-        for r in results[1:]:
-            v, e = r[key], emu_r[key]
-            ratio, goal = "", ""
-            if isinstance(v, float) and isinstance(e, float) and v > 0:
-                ratio = f"{e / v:.2f}"
-                if target:
-                    ok = e / v <= target[1] if target[0] == "<=" else e / v >= target[1]
-                    goal = f"{target[0]}{target[1]:g} {'ok' if ok else 'NO'}"
-            line += f"{cell(v, fmt):>26}{ratio:>11}{goal:>9}"
-        print(line)
-    for s in systems:
-        for note in s.notes:
-            print(f"note, {s.name}: {note}")
+        line = f"| {label} | {unit} | " + runs.median_range(
+            runs.numbers([r for r in rows if r["system"] == emu], key), fmt)
+        for k in kafkas:
+            ratios = runs.per_run_ratios(rows, key, is_emulator, named(k))
+            goal = ""
+            if target and ratios:
+                op, bound = target
+                met = [x <= bound if op == "<=" else x >= bound for x in ratios]
+                mid = statistics.median(ratios)
+                ok = mid <= bound if op == "<=" else mid >= bound
+                goal = f"{op}{bound:g} {'ok' if ok else 'NO'} ({sum(met)}/{len(met)})"
+            line += (" | " + runs.median_range(
+                runs.numbers([r for r in rows if r["system"] == k], key), fmt)
+                + " | " + runs.median_range(ratios, "{:.2f}") + " | " + goal)
+        lines.append(line + " |")
+    return lines
+
+
+def every_run(rows: list[Row]) -> list[str]:
+    """Every run's figures (markdown), a column per run and system in the order they ran,
+    with each system's wall time from its launch to its stop."""
+    cols = [f"run {r['run']}: {r['system']}" for r in rows]
+    lines = ["| metric | unit | " + " | ".join(cols) + " |",
+             "|---|---|" + "---:|" * len(cols)]
+    for key, label, unit, fmt, _ in [*ROWS, ("rf", "replication factor", "", "{:.0f}", None),
+                                     ("seconds", "wall time, launch to stop", "s", "{:.0f}",
+                                      None)]:
+        lines.append(f"| {label} | {unit} | "
+                     + " | ".join(cell(r.get(key, "-"), fmt) for r in rows) + " |")
+    return lines
+
+
+def cell(v: object, fmt: str) -> str:
+    return fmt.format(v) if isinstance(v, float | int) else str(v)[:30]
 
 
 def platform_line() -> str:
@@ -451,14 +574,23 @@ def platform_line() -> str:
 
 def main() -> None:
     global TOOL_LOG4J, KAFKA_VERSION
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--latency-records", type=int, default=3000)
     ap.add_argument("--latency-rate", type=float, default=500.0)
-    ap.add_argument("--kafka-nodes", default="1,3", help="Kafka cluster sizes to run")
+    ap.add_argument("--kafka-nodes", default="1,3",
+                    help="Kafka cluster sizes to run (replication factor min(3, n))")
     ap.add_argument("--kafka-version", default=DEFAULT_VERSION)
-    ap.add_argument("--emulator-brokers", type=int, default=3)
+    ap.add_argument("--emulator-brokers", type=int, default=3,
+                    help="the emulator's brokers (replication factor min(3, n))")
+    ap.add_argument("--emulator-data-dir", action="store_true",
+                    help="the emulator keeps its log in files (--data-dir), as Kafka does, "
+                         "rather than in memory")
     ap.add_argument("--settle", type=float, default=3.0, help="seconds before idle RSS")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="repeat everything, the systems interleaved run by run")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="also write the table and every run's figures there")
     args = ap.parse_args()
     KAFKA_VERSION = args.kafka_version
     ensure_jars()
@@ -466,33 +598,56 @@ def main() -> None:
     TOOL_LOG4J = os.path.join(workdir, "tools-log4j2.properties")
     with open(TOOL_LOG4J, "w") as f:
         f.write(LOG4J2.replace("WARN", "ERROR"))
-    systems: list[System] = []
-    results: list[dict] = []
+    rows: list[Row] = []
+    notes: dict[str, list[int]] = {}
     plans = [("emulator", args.emulator_brokers)] + [
         ("kafka", int(n)) for n in args.kafka_nodes.split(",") if n.strip()]
     try:
-        for kind, n in plans:
-            print(f"starting {kind} ({n}) ...", flush=True)
-            try:
-                if kind == "emulator":
-                    s = start_emulator(n)
-                else:
-                    d = os.path.join(workdir, f"kafka-{n}")
+        for run in range(1, args.runs + 1):
+            for kind, n in plans:
+                print(f"run {run}/{args.runs}: starting {kind} ({n}) ...", flush=True)
+                t0 = time.perf_counter()
+                d = os.path.join(workdir, f"{kind}-{n}-run{run}")
+                try:
                     os.makedirs(d)
-                    s = start_kafka(n, d)
-            except (RuntimeError, KafkaException, subprocess.CalledProcessError) as e:
-                print(f"  {kind} ({n}) did not start: {e}", flush=True)
-                if kind == "emulator":
-                    raise
-                continue
-            try:
-                results.append(measure(s, args))
-                systems.append(s)
-            finally:
-                s.stop()
+                    if kind == "emulator":
+                        s = start_emulator(n, d if args.emulator_data_dir else None)
+                    else:
+                        s = start_kafka(n, d)
+                except (RuntimeError, KafkaException, subprocess.CalledProcessError) as e:
+                    print(f"  {kind} ({n}) did not start: {e}", flush=True)
+                    if kind == "emulator":
+                        raise
+                    continue
+                try:
+                    r = measure(s, args)
+                finally:
+                    s.stop()
+                    shutil.rmtree(d, ignore_errors=True)  # a run's log: up to GBs
+                r.update(run=run, system=s.name, seconds=time.perf_counter() - t0)
+                rows.append(r)
+                for note in s.notes:
+                    notes.setdefault(f"{s.name}: {note}", []).append(run)
+                print(f"  {s.name}: run {run} took {r['seconds']:.0f} s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print_table(systems, results, args)
+    machine = (f"machine: {os.cpu_count()} CPUs, "
+               f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+               f"{platform_line()}")
+    note_lines = [f"- note, {text} (run{'s' if len(rs) > 1 else ''} "
+                  f"{', '.join(map(str, rs))})" for text, rs in notes.items()]
+    table = summary(rows, args)
+    print()
+    print(machine)
+    print("\n".join(table))
+    print("\n".join(note_lines))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(f"    python bench/compare.py {' '.join(sys.argv[1:])}\n\n"
+                    f"{machine}; {time.strftime('%Y-%m-%d %H:%M %Z')}\n\n"
+                    + "\n".join(table) + "\n\n" + "\n".join(note_lines)
+                    + "\n\nEvery run:\n\n" + "\n".join(every_run(rows)) + "\n")
+        print(f"written to {args.markdown}")
 
 
 if __name__ == "__main__":

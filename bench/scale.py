@@ -55,11 +55,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import compare  # noqa: E402
+import runs  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -88,7 +90,7 @@ def create(s: compare.System, plan: list[tuple[str, int]]) -> float:
     """Seconds to create every topic: all CreateTopics requests sent, then awaited."""
     admin = AdminClient({"bootstrap.servers": s.bootstrap})
     t0 = time.perf_counter()
-    futures = []
+    futures: list[Future] = []
     for i in range(0, len(plan), TOPICS_PER_REQUEST):
         batch = plan[i:i + TOPICS_PER_REQUEST]
         futures.extend(admin.create_topics([NewTopic(n, p, s.rf) for n, p in batch],
@@ -136,19 +138,6 @@ def metadata_latency(s: compare.System, count: int) -> tuple[float, float, int]:
         * 1000, parts
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds the processes have used (all their threads)."""
-    total = 0.0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (FileNotFoundError, IndexError, ValueError):
-            pass
-    return total
-
-
 def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
             max_s: float) -> tuple[float, int, float, float, float]:
     """(records/s, rounds, seconds of the slowest round, server and client CPU
@@ -170,7 +159,7 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
         p.produce(name, VALUE, partition=i)
     p.flush(60)
     rounds, slowest = 0, 0.0
-    server0, client0 = cpu_seconds(s.pids), cpu_seconds([os.getpid()])
+    server0, client0 = compare.cpu_seconds(s.pids), compare.cpu_seconds([os.getpid()])
     t0 = time.perf_counter()
     while True:
         r0 = time.perf_counter()
@@ -191,8 +180,8 @@ def produce(s: compare.System, plan: list[tuple[str, int]], min_s: float,
         if (elapsed >= min_s and rounds >= 3) or elapsed >= max_s:
             break
     records = rounds * len(parts)
-    server = (cpu_seconds(s.pids) - server0) / records * 1e6
-    client = (cpu_seconds([os.getpid()]) - client0) / records * 1e6
+    server = (compare.cpu_seconds(s.pids) - server0) / records * 1e6
+    client = (compare.cpu_seconds([os.getpid()]) - client0) / records * 1e6
     return records / elapsed, rounds, slowest, server, client
 
 
@@ -228,7 +217,7 @@ def rounds_until(s: compare.System, conns: list[BlockingConnection],
     checks each), until ``min_s`` and 3 rounds have passed, or ``max_s``; then closes the
     connections. (rounds, seconds, server CPU seconds)."""
     rounds = 0
-    server0 = cpu_seconds(s.pids)
+    server0 = compare.cpu_seconds(s.pids)
     t0 = time.perf_counter()
     try:
         while True:
@@ -244,7 +233,7 @@ def rounds_until(s: compare.System, conns: list[BlockingConnection],
     finally:
         for c in conns:
             c.close()
-    return rounds, elapsed, cpu_seconds(s.pids) - server0
+    return rounds, elapsed, compare.cpu_seconds(s.pids) - server0
 
 
 def produce_raw(s: compare.System, plan: list[tuple[str, int]], min_s: float,
@@ -426,45 +415,30 @@ HEADLINE = [("produce", "produce rec/s (librdkafka)", "{:,.0f}"),
             ("server_cpu_us", "server CPU us/rec", "{:.0f}")]
 
 
-def _median_range(values: list[float], fmt: str) -> str:
-    if not values:
-        return "-"
-    lo, mid, hi = min(values), statistics.median(values), max(values)
-    return fmt.format(mid) + (f" ({fmt.format(lo)}-{fmt.format(hi)})" if len(values) > 1
-                              else "")
-
-
 def headline(rows: list[dict[str, object]]) -> list[str]:
     """Medians over the runs, with their ranges, and the emulator/Kafka ratios of
     records/s taken run by run (each run's systems ran back to back)."""
-    runs = sorted({int(r.get("run", 1)) for r in rows})
-    lines = [f"{len(runs)} run(s); each cell: median (min-max).", "",
+    run_ids = {str(r.get("run", 1)) for r in rows}
+    lines = [f"{len(run_ids)} run(s); each cell: median (min-max).", "",
              "| partitions | system | " + " | ".join(h for _, h, _ in HEADLINE) + " |",
              "|---:|---|" + "---:|" * len(HEADLINE)]
-    sizes = sorted({int(r["size"]) for r in rows})  # type: ignore[call-overload]
+    sizes = sorted({int(str(r["size"])) for r in rows})
     for n in sizes:
         for name in dict.fromkeys(str(r["system"]) for r in rows if r["size"] == n):
             mine = [r for r in rows if r["size"] == n and r["system"] == name]
-            cells = [_median_range([float(r[k]) for r in mine  # type: ignore[arg-type]
-                                    if isinstance(r.get(k), float | int)], fmt)
-                     for k, _, fmt in HEADLINE]
+            cells = [runs.median_range(runs.numbers(mine, k), fmt) for k, _, fmt in HEADLINE]
             lines.append(f"| {n:,} | {name} | " + " | ".join(cells) + " |")
     lines.append("")
     for n in sizes:
+        at_n = [r for r in rows if r["size"] == n]
         for key, what in (("produce", "librdkafka"), ("raw_produce", "the per-broker client"),
                           ("raw_fetch", "the per-broker client's fetch")):
-            ratios = []
-            for run in runs:
-                emu = [r for r in rows if r["size"] == n and r.get("run", 1) == run
-                       and str(r["system"]).startswith("emulator")]
-                kafka = [r for r in rows if r["size"] == n and r.get("run", 1) == run
-                         and str(r["system"]).startswith("Kafka")]
-                if emu and kafka and isinstance(emu[0].get(key), float | int) \
-                        and isinstance(kafka[0].get(key), float | int) and kafka[0][key]:
-                    ratios.append(float(emu[0][key]) / float(kafka[0][key]))  # type: ignore[arg-type]
+            ratios = runs.per_run_ratios(
+                at_n, key, lambda r: str(r["system"]).startswith("emulator"),
+                lambda r: str(r["system"]).startswith("Kafka"))
             if ratios:
                 lines.append(f"- {n:,} partitions, records/s with {what}: emulator/Kafka "
-                             f"{_median_range(ratios, '{:.1f}x')} over {len(ratios)} run(s)")
+                             f"{runs.median_range(ratios, '{:.1f}x')} over {len(ratios)} run(s)")
     return lines
 
 
