@@ -118,7 +118,12 @@ DIFFERENCES: list[Difference] = [
                    "list), a deposed leader accepting writes before it learns (refused at "
                    "once here), the coordinators' own reads (a KIP-848 assignment, "
                    "AddPartitionsToTxn and OffsetCommit topic checks use the controller's "
-                   "state).",
+                   "state), and a broker's metadata cache taking a change before its "
+                   "ReplicaManager does (on Kafka the leader every Metadata answer names can "
+                   "still answer NOT_LEADER_OR_FOLLOWER to a Produce for a moment: seen once "
+                   "in CI right after CreatePartitions; here a broker's view serves both at "
+                   "once, and adversarial's retriable Produce errors catch a client that "
+                   "does not retry).",
         adversarial="One broker, chosen by the seed, learns every change 200-1000 ms (plus "
                     "up to 200 ms) late (emulator/faults/adversary.py start: the hook "
                     "state.metadata_views.set_lag(broker_id, ms, jitter_ms), usable in any "
