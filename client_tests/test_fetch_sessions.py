@@ -17,10 +17,13 @@ V = 12  # topic names (v13+ name topics by id; covered by the unit tests)
 
 
 def _fetch(conn: Conn, session_id: int, epoch: int, parts: dict[int, int], topic: str,
-           forgotten: list[int] | None = None, max_wait_ms: int = 0) -> dict:
+           forgotten: list[int] | None = None, max_wait_ms: int = 0, isolation: int = 0
+           ) -> dict:
+    """One Fetch of ``topic``'s ``parts`` (partition -> offset); ``isolation`` 1 is
+    read_committed."""
     return conn.call(1, V, {
         "replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": 1 << 20,
-        "isolation_level": 0, "session_id": session_id, "session_epoch": epoch,
+        "isolation_level": isolation, "session_id": session_id, "session_epoch": epoch,
         "topics": [{"topic": topic, "partitions": [
             {"partition": i, "fetch_offset": off, "partition_max_bytes": 1 << 20}
             for i, off in parts.items()]}] if parts else [],
@@ -158,18 +161,6 @@ def test_kafka_python_consumes_through_incremental_sessions(bootstrap: str,
                          for s in list(c.sessions.values())), "incremental fetch sessions")
 
 
-def _fetch_rc(conn: Conn, session_id: int, epoch: int, parts: dict[int, int],
-              topic: str) -> dict:
-    """``_fetch`` under read_committed (isolation level 1)."""
-    return conn.call(1, V, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
-        "isolation_level": 1, "session_id": session_id, "session_epoch": epoch,
-        "topics": [{"topic": topic, "partitions": [
-            {"partition": i, "fetch_offset": off, "partition_max_bytes": 1 << 20}
-            for i, off in parts.items()]}] if parts else [],
-        "forgotten_topics_data": [], "rack_id": ""})
-
-
 def test_idle_partitions_answer_hw_lso_and_log_start_changes(cluster: Cluster) -> None:
     """A caught-up read_committed session: an open transaction on an idle partition
     answers its new high watermark (the LSO stays, no records), then nothing; the commit
@@ -186,13 +177,13 @@ def test_idle_partitions_answer_hw_lso_and_log_start_changes(cluster: Cluster) -
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers,
                          "transactional.id": f"fs-{uuid.uuid4().hex[:8]}"})
     try:
-        full = _fetch_rc(conn, 0, 0, dict.fromkeys(range(6), 1), topic)
+        full = _fetch(conn, 0, 0, dict.fromkeys(range(6), 1), topic, isolation=1)
         sid, epoch = full["session_id"], 1
         assert sid and len(_answered(full)) == 6
 
         def incremental() -> dict[int, dict]:
             nonlocal epoch
-            resp = _fetch_rc(conn, sid, epoch, {}, topic)
+            resp = _fetch(conn, sid, epoch, {}, topic, isolation=1)
             epoch += 1
             assert resp["error_code"] == 0 and resp["session_id"] == sid
             return _answered(resp)
@@ -214,7 +205,7 @@ def test_idle_partitions_answer_hw_lso_and_log_start_changes(cluster: Cluster) -
                  "the committed records")
         assert set(seen) == {2} and seen[2]["last_stable_offset"] == 3
         # the client moves past them; then DeleteRecords on idle partition 4
-        assert _answered(_fetch_rc(conn, sid, epoch, {2: 3}, topic)) == {}
+        assert _answered(_fetch(conn, sid, epoch, {2: 3}, topic, isolation=1)) == {}
         epoch += 1
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
         from confluent_kafka import TopicPartition

@@ -300,15 +300,12 @@ class ClusterMetadata:
             self.changed_all = True
             for watcher in self.key_watchers:
                 watcher(None)
-        elif self.key_watchers:
-            if not isinstance(keys, (list, tuple, set, frozenset)):
-                keys = list(keys)
-            changed_keys = self.changed_keys
-            changed_keys.update(keys)
-            for watcher in self.key_watchers:
-                changed_keys.update(watcher(keys))
         else:
+            if not isinstance(keys, (list, tuple, set, frozenset)):
+                keys = list(keys)  # read again by each watcher
             self.changed_keys.update(keys)
+            for watcher in self.key_watchers:
+                self.changed_keys.update(watcher(keys))
         if self.on_change is not None:
             self.on_change()
 
