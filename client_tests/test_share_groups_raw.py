@@ -452,10 +452,17 @@ def test_group_config_resource(cluster: Target, topic_name: str) -> None:
         # no share coordinator state yet: the group coordinator initializes it when a
         # member's heartbeat subscribes to the topic (InitializeShareGroupState)
         # (Kafka 4.4: a fetch that waits gets UNKNOWN_SERVER_ERROR for the partition when
-        # the wait ends; one that does not wait, nothing)
+        # the wait ends; one that does not wait, nothing). A waiting fetch may also get
+        # nothing on Kafka: CI saw it when the share coordinator's read of the state had
+        # not answered by the end of the wait (__share_group_state still loading, as when
+        # this is the first share test of a run). Either way nothing is acquired.
         r = fetch(lconn, g, "m", 0, tid, wait=1000)
-        (p,) = r["responses"][0]["partitions"]
-        assert (p["error_code"], p["acquired_records"]) == (E.UNKNOWN_SERVER_ERROR, [])
+        assert r["error_code"] == E.NONE, r
+        if r["responses"]:
+            (p,) = r["responses"][0]["partitions"]
+            assert (p["error_code"], p["acquired_records"]) == (E.UNKNOWN_SERVER_ERROR, [])
+        else:
+            assert isinstance(c, KafkaTarget), "the emulator answers UNKNOWN_SERVER_ERROR"
         r = fetch(lconn, g, "m", 1, tid)
         assert (r["error_code"], r["responses"]) == (E.NONE, [])
         assigned(hconn, g, "m", heartbeat(hconn, g, "m", 0, [topic_name]), tid, [0])

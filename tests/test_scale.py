@@ -42,12 +42,12 @@ def produce(s: ClusterState, p: Partition) -> None:
 
 def visits(s: ClusterState, ticks: int = 1, clock: ManualClock | None = None,
            step_ms: int = 0) -> int:
-    before = s.replication.visits
+    before = s.followers.visits
     for _ in range(ticks):
         if clock is not None:
             clock.advance(step_ms)
         s.tick(full=False)
-    return s.replication.visits - before
+    return s.followers.visits - before
 
 
 def test_idle_partitions_cost_no_visit_however_long_the_time() -> None:
@@ -321,7 +321,7 @@ def test_an_acks_all_request_on_many_partitions_checks_each_once(
                 answered += 1
     n = TOPICS * PER_TOPIC
     assert answered == n
-    assert s.replication.visits >= n  # every partition replicated, over many ticks
+    assert s.followers.visits >= n  # every partition replicated, over many ticks
     # each partition: found not done at most once per wake-up of its request, and done
     # once by the checks, whose code the response takes (not asked again): about n
     assert calls <= n + 3 * (n // 25 + 2)

@@ -348,10 +348,10 @@ def test_a_budgeted_tick_leaves_the_rest_for_the_next(make_cluster: MakeCluster)
     s = make_cluster().state
     s.tick()
     s.create_topic("big", 1200, 3)
-    visits = s.replication.visits
+    visits = s.followers.visits
     s.tick(full=False, budget=500)
-    assert s.replication.visits - visits == 500 and s.replication.backlog == 700
+    assert s.followers.visits - visits == 500 and s.followers.backlog == 700
     s.tick(full=False, budget=500)
     s.tick(full=False, budget=500)
-    assert s.replication.visits - visits == 1200 and s.replication.backlog == 0
+    assert s.followers.visits - visits == 1200 and s.followers.backlog == 0
     assert all(p.fetcher_epoch for p in s.topics["big"].partitions)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from enum import IntEnum
 
 from emulator.cluster.events import LeaderChanged
+from emulator.cluster.followers import advance_hw
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
-from emulator.cluster.replication import advance_hw
 from emulator.cluster.state_machines import PartitionState as PS
 
 

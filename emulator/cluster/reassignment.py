@@ -26,7 +26,7 @@ Everything here follows ``ReplicationControlManager`` (RCM), ``PartitionChangeBu
   replica, which needs the topic's unclean.leader.election.enable.
 
 Replication does the rest: a new replica starts as an empty log and catches up by
-fetching from the leader (``Replication.replicate_partition``, throttled by
+fetching from the leader (``Followers.replicate_partition``, throttled by
 ``emulator.cluster.throttle``); when it joins the ISR the controller completes the
 reassignment (``on_isr_change``, which the controller hears from replication),
 moves the leader if it was removed, and the removed replicas' logs are deleted.

@@ -12,7 +12,7 @@ the module that owns the work (docs/CONTRIBUTING.md shows the layers):
 - ``emulator.cluster.topics``: CreateTopics, DeleteTopics, CreatePartitions.
 
 This module sits on top and wires them: replication's ISR news (AlterPartition)
-goes to the controller through ``Replication.isr_listeners``. It never awaits,
+goes to the controller through ``Followers.isr_listeners``. It never awaits,
 never touches sockets, and reads time from the injected clock. The server calls
 ``tick`` to let replication and expiry happen; every change bumps ``version`` and
 calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from emulator.cluster import controller, reads, reassignment, retention, topics
 from emulator.cluster.clock import Clock
 from emulator.cluster.compaction import LogCleaner
+from emulator.cluster.followers import Followers, advance_hw, truncate_follower
 from emulator.cluster.metadata import (
     INTERNAL_TOPICS,
     LEGAL_TOPIC,
@@ -35,12 +36,7 @@ from emulator.cluster.metadata import (
     validate_topic_name,
 )
 from emulator.cluster.partition import Partition
-from emulator.cluster.replication import (
-    AppendResult,
-    Replication,
-    advance_hw,
-    truncate_follower,
-)
+from emulator.cluster.replication import AppendResult, Replication
 from emulator.cluster.steps import Steps
 from emulator.fidelity import Fidelity
 from emulator.log.validator import Checked
@@ -61,8 +57,9 @@ class ClusterState(ClusterMetadata):
     ) -> None:
         super().__init__(brokers, clock=clock, seed=seed, broker_config=broker_config,
                          cluster_id=cluster_id, fidelity=fidelity)
-        self.replication = Replication(self)
-        self.replication.isr_listeners.append(self._on_isr_change)
+        self.followers = Followers(self)
+        self.followers.isr_listeners.append(self._on_isr_change)
+        self.replication = Replication(self, self.followers)
         self.cleaner = LogCleaner(self)
         self.retention_schedule = retention.RetentionSchedule()
         controller.elect_controller(self)
@@ -141,13 +138,13 @@ class ClusterState(ClusterMetadata):
         to do (touched, not finished, or due); a ``full`` one (the default, for tests
         and tools that change partitions by hand, without ``touch``) visits every one.
         The server also gives a ``budget`` of partition visits per tick and ticks again
-        soon while ``replication.backlog`` is not zero.
+        soon while ``followers.backlog`` is not zero.
         """
         now = self.now()
-        expire, visit_all = self.replication.plan_tick(now, full)
+        expire, visit_all = self.followers.plan_tick(now, full)
         if self.pending_fence:
             controller.fence_due(self, now)
-        moved = self.replication.run_tick(now, expire, visit_all, budget)
+        moved = self.followers.run_tick(now, expire, visit_all, budget)
         other = False
         if self.controller is not None:
             other |= self.controller.tick(now)
@@ -162,34 +159,34 @@ class ClusterState(ClusterMetadata):
 
     # ---- replication (tests and tools step it by hand) -----------------------------------
     def mark_active(self, p: Partition) -> None:
-        self.replication.mark_active(p)
+        self.followers.mark_active(p)
 
     def follower_can_fetch(self, p: Partition, follower: int) -> bool:
-        return self.replication.follower_can_fetch(p, follower)
+        return self.followers.follower_can_fetch(p, follower)
 
     def replicate_partition(self, p: Partition, now: int) -> bool:
-        return self.replication.replicate_partition(p, now)
+        return self.followers.replicate_partition(p, now)
 
     def follower_fetch(self, p: Partition, b: int, fetch_offset: int, now: int) -> bool:
-        return self.replication.follower_fetch(p, b, fetch_offset, now)
+        return self.followers.follower_fetch(p, b, fetch_offset, now)
 
     def expand_isr(self, p: Partition, b: int) -> None:
-        self.replication.expand_isr(p, b)
+        self.followers.expand_isr(p, b)
 
     def shrink_isr(self, p: Partition, out: list[int]) -> None:
-        self.replication.shrink_isr(p, out)
+        self.followers.shrink_isr(p, out)
 
     def advance_hw(self, p: Partition, now: int | None = None) -> bool:
         return advance_hw(self, p, now)
 
     def fetch_budget(self, p: Partition, follower: int) -> int:
-        return self.replication.fetch_budget(p, follower)
+        return self.followers.fetch_budget(p, follower)
 
     def consume_budget(self, p: Partition, follower: int, n: int) -> None:
-        self.replication.consume_budget(p, follower, n)
+        self.followers.consume_budget(p, follower, n)
 
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
-        return self.replication.maintain_isr(p, now, lag_max)
+        return self.followers.maintain_isr(p, now, lag_max)
 
     # ---- reads, deletion and retention ---------------------------------------------------
     def list_offset(self, broker_id: int, topic: str, index: int, timestamp: int,

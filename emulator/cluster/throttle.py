@@ -23,7 +23,7 @@ one fetch (``replica.fetch.max.bytes``) at a time and its average rate converges
 on the bound.
 
 The replication loop asks ``follower_excluded`` (through
-``Replication.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
+``Followers.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
 how much it may get, and ``record`` (through ``consume_budget``) for what it got.
 """
 

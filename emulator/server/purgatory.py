@@ -135,7 +135,7 @@ class Purgatory:
                 hook()
         except Exception:  # noqa: BLE001 - our bug must not stop the cluster
             log.exception("cluster tick failed")
-        if self.state.replication.backlog and self._tick_handle is None:
+        if self.state.followers.backlog and self._tick_handle is None:
             # More partitions to visit than one tick may: the rest on the next loop turn.
             self._tick_handle = asyncio.get_running_loop().call_soon(self.tick, False)
         if self.deadline_sources:
