@@ -37,12 +37,12 @@ from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
     from emulator.faults import FaultSchedule
-    from emulator.runtime import Cluster
 
 SUBCOMMANDS = {
     "reassign": "emulator.tools.reassign",
     "fault": "emulator.tools.fault",
     "top": "emulator.tools.top",
+    "shrink": "emulator.tools.shrink",
 }
 
 
@@ -231,27 +231,34 @@ async def serve(args: argparse.Namespace) -> int:
     if args.advertised_port:
         adv_ports = {1 + i: args.advertised_port + i for i in range(args.brokers)}
     config = parse_configs(args.config)
+    schedule = None
+    if args.fault_schedule:
+        # Checked before any port opens: a typo in a CI job's schedule must fail the
+        # job at once, not after its tests ran without the faults they were meant to see.
+        schedule = _load_schedule(args.fault_schedule, list(range(1, args.brokers + 1)))
+        if schedule is None:
+            return 2
+    # An adversary section (a shrunk failing run) brings its own fidelity and seed.
+    scripted = schedule is not None and schedule.fidelity is not None
     try:
         cluster = Cluster(
             args.brokers, host=args.host, port=args.port, advertised_host=args.advertised_host,
             advertised_ports=adv_ports, control_port=args.control_port,
             control_host=args.control_host, control_token=args.control_token,
-            kafka_version=args.kafka_version, config=config, seed=args.seed,
+            kafka_version=args.kafka_version, config=config,
+            seed=(args.seed or None) if scripted else args.seed,
             security=security_config(args, config), data_dir=args.data_dir or None,
-            fidelity=args.fidelity, schema_registry_port=args.schema_registry_port,
+            fidelity=None if scripted and args.fidelity == "fast" else args.fidelity,
+            schema_registry_port=args.schema_registry_port, fault_schedule=schedule,
             adversary_scale=args.adversary_scale,
             schema_registry_host=args.schema_registry_host,
             schema_registry_users=_users(args.schema_registry_user, "--schema-registry-user"),
         )
     except STARTUP_ERRORS as e:
         return _refused(e)
-    schedule = None
-    if args.fault_schedule:
-        # Checked before any port opens: a typo in a CI job's schedule must fail the
-        # job at once, not after its tests ran without the faults they were meant to see.
-        schedule = _load_schedule(args.fault_schedule, cluster.broker_ids)
-        if schedule is None:
-            return 2
+    except ValueError as e:  # the schedule's adversary section against --fidelity/--seed
+        print(f"kafka-emulator: --fault-schedule: {e}", file=sys.stderr)
+        return 2
     try:
         await cluster.start_async()
     except STARTUP_ERRORS as e:
@@ -269,8 +276,8 @@ async def serve(args: argparse.Namespace) -> int:
         extra += f" tls-ca {cluster.tls.trust} truststore {cluster.tls.truststore}"
     print(f"kafka-emulator ready: bootstrap servers {cluster.bootstrap_servers}{extra}",
           flush=True)
-    if schedule is not None:
-        _start_schedule(cluster, schedule, args.fault_schedule)
+    if schedule is not None:  # started with the cluster (Cluster(fault_schedule=...))
+        _log_schedule(schedule, args.fault_schedule)
     await stop.wait()
     await stop_serving(cluster)
     logging.getLogger("kafka_emulator").info("stopped")
@@ -341,23 +348,23 @@ def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:
         print(f"kafka-emulator: --fault-schedule: {e}", file=sys.stderr)
         return None
     try:
-        return FaultSchedule.parse(text, broker_ids)
+        return FaultSchedule.parse(text, broker_ids, at_start=True)
     except ScheduleError as e:
         print(f"kafka-emulator: --fault-schedule {path}: {e}", file=sys.stderr)
         return None
 
 
-def _start_schedule(cluster: Cluster, schedule: FaultSchedule, path: str) -> None:
-    """Run the schedule from now; with a control plane its progress is
-    GET /faults/schedule, as for one posted there."""
-    from emulator.server.schedule import start_schedule
-
-    logging.getLogger("kafka_emulator.faults").info(
-        "fault schedule %s: %d steps over %.1f s (seed %d)", path, len(schedule.steps),
-        schedule.steps[-1].at_ms / 1000, schedule.seed)
-    runner, task = start_schedule(cluster, schedule)
-    if cluster.control is not None:
-        cluster.control.schedule, cluster.control.schedule_task = runner, task
+def _log_schedule(schedule: FaultSchedule, path: str) -> None:
+    """Say what the schedule the cluster started with runs; with a control plane its
+    progress is GET /faults/schedule, as for one posted there."""
+    log = logging.getLogger("kafka_emulator.faults")
+    if schedule.steps:
+        log.info("fault schedule %s: %d steps over %.1f s (seed %d)", path,
+                 len(schedule.steps), schedule.steps[-1].at_ms / 1000, schedule.seed)
+    if schedule.adversary is not None:
+        log.info("fault schedule %s: adversarial, seed %d, exactly these %d adversary "
+                 "faults: %s", path, schedule.seed, len(schedule.adversary),
+                 "; ".join(f.describe() for f in schedule.adversary) or "none")
 
 
 def main(argv: list[str] | None = None) -> int:

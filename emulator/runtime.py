@@ -31,6 +31,7 @@ from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
 from emulator.faults.adversary import SCALE_ENV, Adversary, parse_scale
 from emulator.faults.injector import Io
+from emulator.faults.schedule import FaultSchedule
 from emulator.fidelity import Fidelity, default_mode
 from emulator.security.config import Security, SecurityConfig
 from emulator.server.tls import TlsFiles
@@ -69,7 +70,7 @@ class Cluster(ControlHandle):
         control_token: str | None = None,
         kafka_version: str = DEFAULT_RELEASE,
         config: dict[str, str] | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         clock: Any = None,
         first_broker_id: int = 1,
         security: SecurityConfig | dict | None = None,
@@ -79,6 +80,7 @@ class Cluster(ControlHandle):
         schema_registry_host: str = "127.0.0.1",
         schema_registry_users: dict[str, str] | None = None,
         adversary_scale: str | dict[str, float] | None = None,
+        fault_schedule: str | bytes | FaultSchedule | None = None,
     ) -> None:
         """``fidelity`` is ``fast``, ``kafka`` or ``adversarial`` (emulator/fidelity/modes.py;
         None: ``$KAFKA_EMULATOR_FIDELITY``, else ``fast``). ``kafka`` and ``adversarial`` take
@@ -86,7 +88,11 @@ class Cluster(ControlHandle):
         (emulator/cluster/configs.py FIDELITY_KAFKA); ``config`` still overrides them;
         ``seed`` also seeds adversarial's faults, ``adversary_scale`` (``"all=0.5,kick=2"``
         or a dict; None: ``$KAFKA_EMULATOR_ADVERSARY_SCALE``) scales their rates per kind
-        (emulator/faults/adversary.py). ``advertised_listeners`` (listener name -> (host, port), Kafka's
+        (emulator/faults/adversary.py). ``fault_schedule`` (a schedule's text or a parsed
+        ``FaultSchedule``; docs/faults.md) runs from the start: its timed steps, and its
+        adversary section, which makes the cluster adversarial under the schedule's seed
+        injecting exactly those faults (a shrunk failing run replayed; ValueError if
+        ``fidelity`` or ``seed`` say otherwise). ``advertised_listeners`` (listener name -> (host, port), Kafka's
         advertised.listeners; broker i is advertised on port+i-1) names what Metadata
         answers on each listener where it differs from where it listens."""
         if brokers < 1:
@@ -119,6 +125,12 @@ class Cluster(ControlHandle):
         self.schema_registry_users = schema_registry_users
         self.schema_registry: Any = None
         ids = list(range(first_broker_id, first_broker_id + brokers))
+        # Validated whole (ScheduleError, a ValueError, lists every problem) before
+        # anything starts; an adversary section decides the fidelity and the seed.
+        self.fault_schedule = _schedule(fault_schedule, ids)
+        if self.fault_schedule is not None and self.fault_schedule.fidelity:
+            fidelity, seed = _scripted(self.fault_schedule, fidelity, seed)
+        seed = 0 if seed is None else seed
         self.fidelity = fidelity or default_mode()
         fid = Fidelity(self.fidelity, seed)  # ValueError names the modes
         # ValueError names the kinds; read in every mode so a typo is never silent
@@ -148,6 +160,9 @@ class Cluster(ControlHandle):
         # --fidelity adversarial's seeded faults (emulator/faults/adversary.py), made at
         # start; its ``record`` says every fault it injected. None in the other modes.
         self.adversary: Adversary | None = None
+        # The fault schedule's timed steps, running from start (None: none given).
+        self.schedule_runner: Any = None
+        self._schedule_task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._owns_loop = False
@@ -254,8 +269,10 @@ class Cluster(ControlHandle):
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
         if self.state.fidelity.adversarial:
+            script = self.fault_schedule.script if self.fault_schedule is not None else None
             self.adversary = Adversary(self.state.fidelity.seed, self.state, services,
-                                       scale=dict(self.adversary_scale))
+                                       scale=dict(self.adversary_scale),
+                                       **({"script": script} if script is not None else {}))
             self.adversary.start()
             self.server.faults.adversary = self.adversary
         if self.store is not None:
@@ -287,9 +304,20 @@ class Cluster(ControlHandle):
             self.schema_registry = await start_registry(
                 self.state, self.schema_registry_host, self.schema_registry_port,
                 self.schema_registry_users)
+        if self.fault_schedule is not None and self.fault_schedule.steps \
+                and self.schedule_runner is None:
+            from emulator.server.schedule import start_schedule
+
+            self.schedule_runner, self._schedule_task = start_schedule(self,
+                                                                       self.fault_schedule)
+            if self.control is not None:  # its progress is GET /faults/schedule
+                self.control.schedule = self.schedule_runner
+                self.control.schedule_task = self._schedule_task
         return self
 
     async def stop_async(self) -> None:
+        if self._schedule_task is not None and not self._schedule_task.done():
+            self._schedule_task.cancel()
         if self.schema_registry is not None:
             await self.schema_registry.stop()
             self.schema_registry = None
@@ -508,6 +536,27 @@ class Cluster(ControlHandle):
         while (left := self.call(lambda: views.settled_in(name))) > 0 \
                 and time.monotonic() < deadline:
             time.sleep(min(left / 1000, 0.05))
+
+
+def _schedule(given: str | bytes | FaultSchedule | None,
+              broker_ids: list[int]) -> FaultSchedule | None:
+    """``Cluster(fault_schedule=...)`` parsed as a schedule from the cluster's start."""
+    if given is None or not isinstance(given, (str, bytes)):
+        return given
+    return FaultSchedule.parse(given, broker_ids, at_start=True)
+
+
+def _scripted(schedule: FaultSchedule, fidelity: str | None,
+              seed: int | None) -> tuple[str, int]:
+    """The fidelity and seed of a cluster whose schedule has an adversary section: the
+    schedule's, which an explicit other ``fidelity`` or ``seed`` contradicts."""
+    if fidelity not in (None, "adversarial"):
+        raise ValueError(f"the fault schedule's adversary section needs fidelity "
+                         f"'adversarial', not {fidelity!r}")
+    if seed is not None and seed != schedule.seed:
+        raise ValueError(f"the fault schedule's adversary section replays seed "
+                         f"{schedule.seed}, not {seed}")
+    return "adversarial", schedule.seed
 
 
 def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict) -> None:
