@@ -1,6 +1,8 @@
 """The adversary's decisions (emulator/faults/adversary.py), sans I/O: a pure function of
-(seed, client, broker, API, n), so one client's faults do not depend on the others'; and
-the move_leader fault operation it moves leaders with."""
+(seed, client, broker, API, n), so one client's faults do not depend on the others';
+every kind of fault is an event that changes the cluster (each test below fails when its
+kind is made a no-op); and the soundness check (emulator/faults/soundness.py) names an
+answer Kafka could not give."""
 
 from __future__ import annotations
 
@@ -8,21 +10,46 @@ import pytest
 
 from emulator.faults import FaultError
 from emulator.faults.adversary import (
+    COORDINATOR_MOVE,
+    FOLLOWER_LAG,
+    KICK,
     KINDS,
-    LANDED_ERROR,
+    LEADER_MOVE,
+    LEADER_MOVE_AFTER_APPEND,
     LOST_RESPONSE,
+    REBALANCE,
+    SESSION_EVICTED,
+    SLOW_MARKERS,
+    STALE_METADATA,
+    UNREPLICATED_LEADER_MOVE,
+    ZOMBIE,
     Adversary,
     draw,
     parse_scale,
 )
+from emulator.faults.soundness import Soundness
+from emulator.services import build_services
+from wire.codec import Row
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
 
-PRODUCE = {"acks": -1, "timeout_ms": 1000, "topic_data": [
-    {"name": "t", "partition_data": [{"index": 0, "records": b""},
-                                     {"index": 1, "records": b""}]}]}
+
+def _produce(acks: int = -1, records: bytes = b"", partitions: tuple[int, ...] = (0, 1)
+             ) -> dict:
+    return {"acks": acks, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": i, "records": records}
+                                         for i in partitions]}]}
+
+
+PRODUCE = _produce()
 
 
 def _faults(adv: Adversary, client: str) -> list[tuple]:
     return [f.key() for f in adv.record if f.client_id == client]
+
+
+def _script(*keys: tuple[str, int, str, int, str]) -> frozenset:
+    return frozenset(keys)
 
 
 def test_draw_is_a_pure_uniform_function_of_its_inputs() -> None:
@@ -35,22 +62,23 @@ def test_draw_is_a_pure_uniform_function_of_its_inputs() -> None:
 
 
 def test_a_clients_faults_replay_whatever_the_other_clients_do(make_cluster) -> None:
-    sim = make_cluster(3)
-    sim.state.create_topic("t", 2, 3)
-    alone = Adversary(5, sim.state)
-    for _ in range(200):
-        alone.before(1, 0, 9, "a", PRODUCE)
-    mixed = Adversary(5, sim.state)
-    for i in range(200):
-        for _ in range(i % 3):
-            mixed.before(1, 0, 9, "b", PRODUCE)  # another client, interleaved
-        mixed.before(1, 0, 9, "a", PRODUCE)
-    assert len(_faults(alone, "a")) > 10
-    assert _faults(alone, "a") == _faults(mixed, "a")
-    other = Adversary(6, sim.state)
-    for _ in range(200):
-        other.before(1, 0, 9, "a", PRODUCE)
-    assert _faults(other, "a") != _faults(alone, "a")
+    """Which requests meet a fault is a function of the client's own sequence (the
+    leader moves the faults make are the same in both runs: same sequence, same moves)."""
+    def run(interleave: bool, seed: int = 5) -> list[tuple]:
+        sim = make_cluster(3)
+        sim.state.create_topic("t", 2, 3)
+        adv = Adversary(seed, sim.state, scale={"follower_lag": 0})
+        for i in range(200):
+            if interleave:
+                for _ in range(i % 3):
+                    adv.before(2, 9, 7, "b", {"group_id": "g"})  # another client
+            adv.before(1, 2, 7, "a", {"topics": []})
+            adv.before(1, 0, 9, "a", PRODUCE)
+        return [k[:5] for k in _faults(adv, "a")]
+    alone, mixed = run(False), run(True)
+    assert len(alone) > 5
+    assert alone == mixed
+    assert run(False, seed=6) != alone
 
 
 def test_rates_scale_per_kind_and_acks_decide_what_applies(make_cluster) -> None:
@@ -59,28 +87,181 @@ def test_rates_scale_per_kind_and_acks_decide_what_applies(make_cluster) -> None
     off = Adversary(1, sim.state, scale={"all": 0.0})
     for _ in range(300):
         assert off.before(1, 0, 9, "a", PRODUCE) is None
-    only_lost = Adversary(1, sim.state, scale={"error": 0, "landed_error": 0})
-    acks1 = dict(PRODUCE, acks=1)
+    only_lost = Adversary(1, sim.state, scale={
+        LEADER_MOVE: 0, FOLLOWER_LAG: 0, LEADER_MOVE_AFTER_APPEND: 0,
+        UNREPLICATED_LEADER_MOVE: 0})
     for _ in range(300):
         only_lost.before(1, 0, 9, "a", PRODUCE)
-        only_lost.before(1, 0, 9, "b", acks1)
+        only_lost.before(1, 0, 9, "b", _produce(acks=1))
+        assert only_lost.before(1, 0, 9, "c", _produce(acks=0)) is None
     kinds = {(f.client_id, f.kind) for f in only_lost.record}
     assert kinds == {("a", LOST_RESPONSE), ("b", LOST_RESPONSE)}
-    landed = Adversary(1, sim.state, scale={"error": 0, "lost_response": 0})
-    for _ in range(300):
-        landed.before(1, 0, 9, "b", acks1)  # acks=1 does not wait for replicas: no timeout
-        landed.before(1, 0, 9, "a", PRODUCE)
-    assert {(f.client_id, f.kind) for f in landed.record} == {("a", LANDED_ERROR)}
+    # the answer-side leader moves: after an acks=all append only when acks=all, the
+    # unreplicated one only after acks=1
+    landed = Adversary(1, sim.state, scale={LEADER_MOVE: 0, FOLLOWER_LAG: 0,
+                                            LOST_RESPONSE: 0, LEADER_MOVE_AFTER_APPEND: 8,
+                                            UNREPLICATED_LEADER_MOVE: 8})
+    plans = [(ack, landed.before(1, 0, 9, "a", _produce(acks=ack))) for ack in (1, -1) * 50]
+    kinds_by_acks = {(ack, p.rule.kind) for ack, p in plans if p is not None}
+    assert kinds_by_acks == {(1, UNREPLICATED_LEADER_MOVE), (-1, LEADER_MOVE_AFTER_APPEND)}
 
 
-def test_error_faults_name_one_partition_of_the_request(make_cluster) -> None:
+def test_zombies_are_off_unless_asked_for() -> None:
+    assert Adversary(0, None).rate(next(r for r in __import__(  # type: ignore[arg-type]
+        "emulator.faults.adversary", fromlist=["RULES"]).RULES[26] if r.kind == ZOMBIE)) == 0
+
+
+# ---- each kind acts on the cluster (a no-op kind fails here) -------------------------
+
+def test_leader_move_before_a_produce_moves_a_partition_this_broker_leads(make_cluster
+                                                                         ) -> None:
     sim = make_cluster(3)
     sim.state.create_topic("t", 2, 3)
-    adv = Adversary(2, sim.state, scale={"landed_error": 0, "lost_response": 0})
-    plans = [p for p in (adv.before(1, 0, 9, "a", PRODUCE) for _ in range(300)) if p]
-    assert plans
-    assert {(p.injection.topic, p.injection.partition) for p in plans
-            if p.injection} == {("t", 0), ("t", 1)}
+    p0 = sim.state.topics["t"].partitions[0]
+    leader, epoch = p0.leader, p0.leader_epoch
+    adv = Adversary(1, sim.state, script=_script(("a", leader, "Produce", 1, LEADER_MOVE)))
+    plan = adv.before(leader, 0, 9, "a", _produce(partitions=(0,)))
+    assert plan is not None and plan.post is None and not plan.drop
+    assert p0.leader != leader and p0.leader_epoch == epoch + 1 and p0.leader in p0.isr
+    # the handler now answers from the state: the broker is no longer the leader
+    assert "just before the request" in adv.record[-1].detail
+
+
+def test_leader_move_after_metadata_moves_a_partition_of_the_answer(make_cluster) -> None:
+    sim = make_cluster(3)
+    sim.state.create_topic("t", 1, 3)
+    p = sim.state.topics["t"].partitions[0]
+    leader = p.leader
+    adv = Adversary(1, sim.state, script=_script(("a", 2, "Metadata", 1, LEADER_MOVE)))
+    plan = adv.before(2, 3, 12, "a", {"topics": None})
+    assert plan is not None and plan.post is not None
+    answer = {"topics": [{"name": "t", "error_code": 0, "partitions": [
+        {"partition_index": 0, "leader_id": leader}]}]}
+    assert plan.post(answer) is answer and p.leader != leader
+
+
+def test_leader_move_after_append_answers_not_leader_with_the_write_kept(make_cluster
+                                                                        ) -> None:
+    sim = make_cluster(3)
+    sim.state.create_topic("t", 2, 3)
+    p = sim.state.topics["t"].partitions[0]
+    leader = p.leader
+    adv = Adversary(1, sim.state, script=_script(
+        ("a", leader, "Produce", 1, LEADER_MOVE_AFTER_APPEND)))
+    plan = adv.before(leader, 0, 9, "a", _produce(partitions=(0,)))
+    assert plan is not None and plan.post is not None
+    answer = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}],
+              "throttle_time_ms": 0}
+    failed = plan.post(answer)
+    part = failed["responses"][0]["partition_responses"][0]
+    assert part["error_code"] == E.NOT_LEADER_OR_FOLLOWER and p.leader != leader
+    assert part["current_leader"] == {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
+
+
+def test_an_unreplicated_leader_move_truncates_an_acks_1_write(make_cluster) -> None:
+    """The acks=1 answer stands; the leader moves before its followers fetched the batch,
+    so the old leader's log is cut back to the new leader's: the record is gone."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    leader = p.leader
+    state.tick()
+    r = state.append(leader, "t", 0, build_batch([(b"k", b"v")]), 1)
+    assert r.error == 0 and p.log_end_offset == 1
+    adv = Adversary(1, state, script=_script(
+        ("a", leader, "Produce", 1, UNREPLICATED_LEADER_MOVE)))
+    plan = adv.before(leader, 0, 9, "a", _produce(acks=1, partitions=(0,)))
+    assert plan is not None and plan.post is not None
+    answer = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 0, -1, 0))]}]}
+    assert plan.post(answer) is answer  # the client was told its record was written
+    assert p.leader != leader
+    for _ in range(5):
+        state.tick()
+    assert p.logs[leader].log_end_offset == 0 and p.log_end_offset == 0
+
+
+def test_follower_lag_pauses_the_followers_for_a_while(make_cluster) -> None:
+    sim = make_cluster(3)
+    state, clock = sim.state, sim.clock
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    state.tick()
+    adv = Adversary(1, state, script=_script(("a", p.leader, "Produce", 1, FOLLOWER_LAG)))
+    assert adv.before(p.leader, 0, 9, "a", _produce(partitions=(0,))) is not None
+    state.append(p.leader, "t", 0, build_batch([(b"k", b"v")]), -1)
+    state.tick()
+    assert p.high_watermark == 0  # the followers did not fetch: acks=all would wait
+    assert sorted(p.isr) == sorted(p.replicas)  # still in sync (within the lag time)
+    clock.advance(2000)
+    for _ in range(3):
+        state.tick()
+    assert p.high_watermark == 1  # the lag ended by itself
+
+
+def test_coordinator_move_before_a_request_moves_the_groups_partition(make_cluster
+                                                                      ) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    services.groups.topic.ensure()
+    part = services.groups.topic.partition_for("g")
+    p = state.topics["__consumer_offsets"].partitions[part]
+    leader = p.leader
+    adv = Adversary(1, state, services, script=_script(
+        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE)))
+    assert adv.before(leader, 9, 8, "a", {"group_id": "g"}) is not None
+    assert p.leader != leader
+    # asked of a broker that is not the coordinator, a move would add nothing
+    other = Adversary(1, state, services, script=_script(
+        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE)))
+    assert other.before(leader, 9, 8, "a", {"group_id": "g"}) is None
+
+
+def test_lost_response_closes_after_applying_and_session_eviction_evicts(make_cluster
+                                                                        ) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    services = build_services(state)
+    adv = Adversary(1, state, services, script=_script(
+        ("a", 1, "Produce", 1, LOST_RESPONSE), ("a", 1, "Fetch", 1, SESSION_EVICTED)))
+    plan = adv.before(1, 0, 9, "a", PRODUCE)
+    assert plan is not None and plan.drop
+    cache = services.fetch_sessions.cache(1)
+    sid = cache.maybe_create(0, False, False, {})
+    fetch = {"session_id": sid, "session_epoch": 1, "topics": []}
+    assert adv.before(1, 1, 12, "a", fetch) is not None
+    assert cache.remove(sid) is None  # gone from the broker's cache
+
+
+def test_zombie_fences_the_producer_and_kick_holds_the_heartbeat(make_cluster) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    txns = services.transactions
+    txns.topic.ensure()
+    err, pid, epoch = txns.init_producer_id("tx", 60000)
+    assert err == 0
+    adv = Adversary(1, state, services, scale={ZOMBIE: 1}, script=_script(
+        ("a", 1, "EndTxn", 1, ZOMBIE)))
+    assert adv.before(1, 26, 3, "a", {"transactional_id": "tx", "producer_id": pid,
+                                      "producer_epoch": epoch}) is not None
+    assert txns.txns["tx"].producer_epoch > epoch  # the first instance is fenced
+    assert KICK in KINDS and REBALANCE in KINDS
+
+
+def test_settings_replay_by_script(make_cluster) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    adv = Adversary(4, state, script=frozenset())
+    adv.start()
+    assert not [f for f in adv.record if f.kind == STALE_METADATA]
+    drawn = Adversary(4, state)
+    drawn.start()
+    stale = [f for f in drawn.record if f.kind == STALE_METADATA]
+    assert stale and state.metadata_views.lag_of(stale[0].broker)[0] > 0
+    assert SLOW_MARKERS in KINDS
 
 
 def test_move_leader_goes_to_the_preferred_replica_then_the_next_in_sync(make_cluster) -> None:
@@ -118,40 +299,87 @@ def test_turned_off_it_injects_nothing_but_keeps_counting(make_cluster) -> None:
     faults after it replay for the same whole sequence."""
     sim = make_cluster(3)
     sim.state.create_topic("t", 2, 3)
-    adv, ref = Adversary(9, sim.state), Adversary(9, sim.state)
+    ref_sim = make_cluster(3)
+    ref_sim.state.create_topic("t", 2, 3)
+    only_lost = {"leader_move": 0.0, "follower_lag": 0.0}
+    adv = Adversary(9, sim.state, scale=dict(only_lost))
+    ref = Adversary(9, ref_sim.state, scale=dict(only_lost))
     adv.tune(enabled=False)
     for _ in range(100):
         assert adv.before(1, 0, 9, "a", PRODUCE) is None
         ref.before(1, 0, 9, "a", PRODUCE)
     assert not adv.record
-    adv.tune(enabled=True, scale="all=1")
-    for _ in range(200):
+    adv.tune(enabled=True)
+    for _ in range(300):
         adv.before(1, 0, 9, "a", PRODUCE)
         ref.before(1, 0, 9, "a", PRODUCE)
     assert _faults(adv, "a") == _faults(ref, "a")[-len(_faults(adv, "a")):]
     assert adv.record and all(f.n > 100 for f in adv.record)
+    assert {f.kind for f in adv.record} == {LOST_RESPONSE}
 
 
-def test_a_landed_error_fails_the_partitions_the_handler_answered_as_rows(make_cluster) -> None:
-    """The Produce handler answers an appended partition as a ``wire.codec.Row``; the
-    REQUEST_TIMED_OUT after the write landed must fail those too (it raised
-    AttributeError on them, closing the client's connection instead)."""
-    from wire.codec import Row
-    from wire.connection import encode_response
-    from wire.errors import ErrorCode as E
-    from wire.frames import decode_response
+# ---- the soundness check ------------------------------------------------------------
 
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_a_not_leader_answer_from_the_leader(make_cluster) -> None:
     sim = make_cluster(3)
-    sim.state.create_topic("t", 2, 3)
-    landed = Adversary(1, sim.state, scale={"error": 0, "lost_response": 0})
-    plan = next(p for p in (landed.before(1, 0, 9, "a", PRODUCE) for _ in range(300))
-                if p is not None and p.post is not None)
-    result = {"responses": [{"name": "t", "partition_responses": [
-        Row((0, 0, 5, -1, 0)),
-        {"index": 1, "error_code": 6, "base_offset": -1}]}], "throttle_time_ms": 0}
-    failed = plan.post(result)
-    frame = encode_response(0, 9, 7, failed)
-    parts = decode_response(0, 9, frame[4:])
-    got = [(p["index"], p["error_code"], p["base_offset"])
-           for p in parts[1]["responses"][0]["partition_responses"]]
-    assert got == [(0, E.REQUEST_TIMED_OUT, -1), (1, 6, -1)]
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    snap = check.snapshot(0, req)
+    bad = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": E.NOT_LEADER_OR_FOLLOWER, "base_offset": -1}]}]}
+    check.check(p.leader, 0, 9, req, bad, snap)
+    assert len(check.violations) == 1 and "while it led it" in check.violations[0]
+    # from a follower it is Kafka's answer
+    follower = next(b for b in p.replicas if b != p.leader)
+    check.check(follower, 0, 9, req, bad, check.snapshot(0, req))
+    assert len(check.violations) == 1
+    # a deposed leader's purgatory: leadership changed while the request waited
+    snap = check.snapshot(0, req)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    check.check(p.replicas[0], 0, 9, req, bad, snap)
+    assert len(check.violations) == 1
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_a_retried_batch_written_twice(make_cluster) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=10)
+    req = _produce(records=batch, partitions=(0,))
+    ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, ok, check.snapshot(0, req))
+    check.check(p.leader, 0, 9, req, ok, check.snapshot(0, req))  # the retry, same offset
+    assert not check.violations
+    twice = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 9, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, twice, check.snapshot(0, req))
+    assert len(check.violations) == 1 and "written twice" in check.violations[0]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_an_append_after_a_refusal_and_a_false_not_enough(make_cluster
+                                                                         ) -> None:
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3, configs={"min.insync.replicas": "2"})
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    refused = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": E.NOT_LEADER_OR_FOLLOWER, "base_offset": -1}]}]}
+    check.check(p.leader, 0, 9, req, refused, check.snapshot(0, req))
+    ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, ok, check.snapshot(0, req))
+    assert any("after answering NOT_LEADER_OR_FOLLOWER" in v for v in check.violations)
+    before = len(check.violations)
+    not_enough = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": E.NOT_ENOUGH_REPLICAS, "base_offset": -1}]}]}
+    check.check(p.leader, 0, 9, req, not_enough, check.snapshot(0, req))
+    assert len(check.violations) == before + 1 and "NOT_ENOUGH_REPLICAS" in \
+        check.violations[-1]

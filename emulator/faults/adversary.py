@@ -1,37 +1,67 @@
-"""``--fidelity adversarial``: every race Kafka permits, often, and replayed by a seed.
+"""``--fidelity adversarial``: the races Kafka permits, often, replayed by a seed, and
+never an answer Kafka could not give.
 
 The point is to find the bugs an application shows on Kafka once a month (a producer
 retrying without idempotence, a consumer committing before it processed, a rebalance
-listener forgetting what was revoked): here they show within a few seeds. Each fault is
-one Kafka really produces, at a point where Kafka may produce it (``RULES``, per API):
+listener forgetting what was revoked, a producer trusting acks=1): here they show
+within a few seeds. And a red must be the client's bug: every answer a client gets is
+one a real Kafka 4.4 cluster could give in some schedule consistent with what that
+client has seen. So the adversary never draws an error code beside the cluster's
+state. Each fault is an **event in the emulated cluster** (a leader moves, a follower
+lags, a coordinator moves and loads, a session expires) or a **transport event** (a
+response lost after its request took effect), and the handlers answer from the state
+those events made (``KINDS``, per API in ``RULES``):
 
-- a retriable error code answered instead of the work (``error``): NOT_LEADER_OR_FOLLOWER
-  on Produce, Fetch and ListOffsets; NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS on
-  the group and transaction APIs; CONCURRENT_TRANSACTIONS on the transaction APIs;
-  COORDINATOR_NOT_AVAILABLE on FindCoordinator; UNKNOWN_TOPIC_OR_PARTITION (metadata
-  staler on the broker than on the client) and NOT_ENOUGH_REPLICAS on Produce;
-- a write that landed but whose answer is an error (``landed_error``: REQUEST_TIMED_OUT
-  on an acks=all Produce, Kafka's DelayedProduce expiring after the leader appended) or
-  is lost (``lost_response``: the request is applied and the connection closes before
-  the answer, as a broker restart or a network cut does);
-- a leader moving right after a client read it (``leader_move``: after answering
-  Metadata, one partition of the answer gets a new leader: its preferred replica, or the
-  next in-sync one, as a preferred election or a failover does);
-- a coordinator moving (``coordinator_move``: after answering a group or transaction
-  request, the leader of the coordinator's partition of __consumer_offsets /
-  __transaction_state moves, so the client's next request meets NOT_COORDINATOR, and,
-  under Kafka's timing, a coordinator that is loading);
-- a rebalance in the middle of a poll loop (``rebalance``: a classic group is made to
-  rebalance as a member joining would, on a member's Heartbeat, SyncGroup, OffsetCommit
-  or Fetch; ``kick``: the member is removed as its session running out would be, classic
-  or KIP-848);
-- a fetch session evicted from the broker's cache (``session_evicted``: the next
-  incremental Fetch meets FETCH_SESSION_ID_NOT_FOUND);
-- settings chosen by the seed at start (``start``): one broker's metadata much staler
-  than the others' (``stale_metadata``, through the per-broker metadata views), longer
-  coordinator loads after a move, and slow transaction markers for some transactions
-  (``slow_markers``: the transaction stays in PrepareCommit/PrepareAbort, read_committed
-  consumers wait, the producer's next transaction meets CONCURRENT_TRANSACTIONS).
+- ``leader_move``: a partition the request names gets a new leader (its preferred
+  replica, or the next in-sync one: a preferred election or a failover) just before a
+  Produce, Fetch or ListOffsets reaches it, or right after a Metadata answer named its
+  leader. The handler then answers NOT_LEADER_OR_FOLLOWER (or FENCED_LEADER_EPOCH) from
+  the state; the new leader's log is the in-sync follower's, so anything the old leader
+  held above the high watermark is truncated (KIP-101), as on Kafka.
+- ``leader_move_after_append``: an acks=all Produce was appended and replicated to the
+  in-sync followers, and leadership moved before the old leader saw the followers'
+  next fetch: the old leader's purgatory answers NOT_LEADER_OR_FOLLOWER although the
+  write landed (it is in the new leader's log and stays). A retry without idempotence
+  writes it twice; an idempotent one is answered with the first write's offset.
+- ``unreplicated_leader_move``: an acks=1 Produce was answered, then leadership moved to
+  an in-sync follower that had not fetched it yet (followers stay in the ISR up to
+  replica.lag.time.max.ms behind): the old leader truncates to the new leader's log and
+  the acknowledged records are gone, as acks=1 permits.
+- ``follower_lag``: a partition's followers stop fetching for a while (a GC pause, a
+  slow disk): acks=all waits, and a leader move meanwhile truncates what they had not
+  fetched; past replica.lag.time.max.ms they leave the ISR for real (then acks=all meets
+  NOT_ENOUGH_REPLICAS from the state, when the ISR is below min.insync.replicas).
+- ``coordinator_move``: the leader of the group's or transactional id's partition of
+  __consumer_offsets / __transaction_state moves, before the request (which then meets
+  NOT_COORDINATOR from the old broker) or after its answer (the client's next request
+  does); the new coordinator answers COORDINATOR_LOAD_IN_PROGRESS while it loads
+  (``LOAD_MS``).
+- ``lost_response``: the request is applied and the connection closes before the
+  answer, as a broker restart or a network cut does.
+- ``rebalance``: a classic group rebalances as a member joining would (on a member's
+  Heartbeat, SyncGroup, OffsetCommit or Fetch).
+- ``kick``: a member's Heartbeat is held in the network until the coordinator's own
+  session timer has expired the member, then delivered (it meets UNKNOWN_MEMBER_ID
+  from the state); only where the session timeout is at most ``KICK_MAX_HOLD_MS``.
+- ``session_evicted``: a fetch session leaves the broker's cache (as other clients'
+  sessions would push it out): the next incremental Fetch meets
+  FETCH_SESSION_ID_NOT_FOUND.
+- ``zombie``: a second instance of the application starts with the same
+  transactional.id (InitProducerId) just before the producer's request, fencing it
+  (its open transaction is aborted; the request meets PRODUCER_FENCED or
+  INVALID_PRODUCER_EPOCH from the coordinator's state). Off by default: it is a
+  deployment with two instances, not a race of one; ``scale={"zombie": 1}`` plays it.
+- settings chosen at start (``start``): one broker's metadata much staler than the
+  others' (``stale_metadata``: asked there, a topic just created is unknown, a moved
+  leader is not yet known), longer coordinator loads after a move, and slow
+  transaction markers for some transactions (``slow_markers``: the transaction stays
+  in PrepareCommit/PrepareAbort, read_committed consumers wait, the producer's next
+  transaction meets CONCURRENT_TRANSACTIONS from the coordinator's state).
+
+Soundness is also checked, not only built: ``emulator.faults.soundness`` looks at every
+answer of an adversarial cluster against its state and each producer's history and
+records a violation (``Adversary.violations``; ``Cluster`` raises at exit, the pytest
+fixtures fail the test) when one could not come from Kafka.
 
 Determinism. Nothing is drawn from one generator shared by every connection (thread
 scheduling would reorder the draws). Each request's fate is a hash of (seed, client_id,
@@ -40,23 +70,22 @@ client that sends the same requests meets the same faults in the same order, wha
 the other clients do meanwhile (what a fault acts on, such as the partition a leader
 move picks, comes from that request and the cluster's state; a group's rebalances and
 kicks also wait ``GROUP_QUIET_MS`` after its last one, a time, so these replay exactly
-only when the clients' timing does too). ``Adversary.record``
-holds every fault injected, one log line each says it as it happens. Slow markers are
-drawn per transaction (seed, transactional id, its n-th transaction), the stale broker
-and its lag from the seed alone.
+only when the clients' timing does too). ``Adversary.record`` holds every fault
+injected, one log line each says it as it happens. ``Adversary.script`` replays a
+chosen set of them instead of drawing (``FaultKey``: a failing seed shrunk to its cause,
+emulator/faults/shrink.py).
 
 Rates (per request, ``Rule.rate``) are high enough that a wrong program fails within a
-few seeds and low enough that a correct one (retries, idempotence, commits after
-processing) keeps making progress: at most one fault per request, and one request in 6
-to 12 of each API meets one (a batching producer sends few requests: a Produce meets a
-duplicate-making fault one time in ten). ``Adversary.scale`` multiplies them per kind
-(``{"all": 0.5}``, ``{"leader_move": 2}``): ``Cluster(adversary_scale=...)``,
-``--adversary-scale``, ``$KAFKA_EMULATOR_ADVERSARY_SCALE``, or ``POST /adversary`` on a
-running cluster, which also turns the faults off and on (for a test's setup).
+few seeds and low enough that a correct one keeps making progress: at most one fault
+per request. ``Adversary.scale`` multiplies them per kind (``{"all": 0.5}``,
+``{"leader_move": 2}``): ``Cluster(adversary_scale=...)``, ``--adversary-scale``,
+``$KAFKA_EMULATOR_ADVERSARY_SCALE``, or ``POST /adversary`` on a running cluster, which
+also turns the faults off and on (for a test's setup).
 
-Sans I/O: ``before`` decides (and makes the state changes that come before the answer),
-the returned ``Plan``'s ``post`` acts on the answer; emulator/server/dispatch.py calls
-both and does the network part (answering an injected error, closing the connection).
+Sans I/O: ``before`` decides (and makes the state changes that come before the request
+is handled), the returned ``Plan``'s ``hold_ms`` delays the request, its ``post`` acts
+on the answer; emulator/server/dispatch.py calls both and does the network part
+(waiting, closing the connection).
 """
 
 from __future__ import annotations
@@ -67,9 +96,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
-from emulator.faults.injector import move_leader
-from emulator.faults.model import Injection, request_items
+from emulator.faults.injector import move_leader, next_leader
+from emulator.faults.model import FollowerFault, request_items
+from emulator.faults.soundness import Snapshot, Soundness
 from emulator.services import Services
 from wire.errors import ErrorCode as E
 from wire.messages import NAMES
@@ -77,95 +108,92 @@ from wire.messages import NAMES
 log = logging.getLogger("kafka_emulator")
 
 # The kinds of fault (what ``Adversary.scale`` tunes, what the record says).
-ERROR = "error"
-LANDED_ERROR = "landed_error"
-LOST_RESPONSE = "lost_response"
 LEADER_MOVE = "leader_move"
+LEADER_MOVE_AFTER_APPEND = "leader_move_after_append"
+UNREPLICATED_LEADER_MOVE = "unreplicated_leader_move"
+FOLLOWER_LAG = "follower_lag"
 COORDINATOR_MOVE = "coordinator_move"
+LOST_RESPONSE = "lost_response"
 REBALANCE = "rebalance"
 KICK = "kick"
 SESSION_EVICTED = "session_evicted"
+ZOMBIE = "zombie"
 SLOW_MARKERS = "slow_markers"
 STALE_METADATA = "stale_metadata"
-KINDS = (ERROR, LANDED_ERROR, LOST_RESPONSE, LEADER_MOVE, COORDINATOR_MOVE, REBALANCE, KICK,
-         SESSION_EVICTED, SLOW_MARKERS, STALE_METADATA)
+KINDS = (LEADER_MOVE, LEADER_MOVE_AFTER_APPEND, UNREPLICATED_LEADER_MOVE, FOLLOWER_LAG,
+         COORDINATOR_MOVE, LOST_RESPONSE, REBALANCE, KICK, SESSION_EVICTED, ZOMBIE,
+         SLOW_MARKERS, STALE_METADATA)
+# Kinds whose default factor is not 1 (``Adversary.scale`` overrides): a zombie needs a
+# second instance of the application, which a test has only when it says so.
+DEFAULT_SCALE = {ZOMBIE: 0.0}
+
+# (client_id, broker, API name, n, kind): what replays a fault (``Adversary.script``).
+FaultKey = tuple[str, int, str, int, str]
+
+# When a fault acts: before the request is handled (the handler answers from the state
+# it made), or on the answer.
+BEFORE = "before"
+AFTER = "after"
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One fault an API may meet: its kind, the chance per request, and for ``error``
-    kinds the code and whether it goes to one partition the request names (``item``)
-    or to the whole request."""
+    """One fault an API may meet: its kind, the chance per request, and whether it acts
+    before the request is handled or on its answer."""
 
     kind: str
     rate: float
-    error: int = 0
-    item: bool = False
+    when: str = BEFORE
     min_version: int = 0
-    acks_all: bool = False  # a Produce error Kafka answers only to acks=all
 
 
-def _errors(*pairs: tuple[int, float], item: bool = False) -> tuple[Rule, ...]:
-    return tuple(Rule(ERROR, rate, int(code), item) for code, rate in pairs)
-
-
-# The group and transaction coordinators' answers while their partition moves or loads.
-# (Heartbeat is left out: Kafka's GroupCoordinatorService answers a Heartbeat that meets
-# a loading coordinator with no error.)
-_COORDINATOR_ERRORS = _errors((E.NOT_COORDINATOR, 0.03), (E.COORDINATOR_LOAD_IN_PROGRESS, 0.02))
-# A write to __consumer_offsets that failed (NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT):
-# Kafka's group coordinator answers it COORDINATOR_NOT_AVAILABLE.
-_GROUP_WRITE = _errors((E.COORDINATOR_NOT_AVAILABLE, 0.01))
+# The group and transaction coordinators' partition moving before the request: the old
+# broker answers NOT_COORDINATOR, the new one loads (COORDINATOR_LOAD_IN_PROGRESS).
+_COORDINATOR = Rule(COORDINATOR_MOVE, 0.05)
 # The transaction APIs: a retried request must find the coordinator's answer the same
 # (Kafka's coordinator recognises a retried InitProducerId, AddPartitionsToTxn, EndTxn).
-_TXN = (*_COORDINATOR_ERRORS, Rule(ERROR, 0.03, int(E.CONCURRENT_TRANSACTIONS)),
-        Rule(COORDINATOR_MOVE, 0.02), Rule(LOST_RESPONSE, 0.02))
+_TXN = (_COORDINATOR, Rule(COORDINATOR_MOVE, 0.02, AFTER), Rule(LOST_RESPONSE, 0.02),
+        Rule(ZOMBIE, 0.02))
 
-# API key -> the faults its requests may meet, checked against what Kafka's handlers
-# (KafkaApis, ReplicaManager, GroupCoordinatorService, TransactionCoordinator) return
-# for that API.
+# API key -> the faults its requests may meet; each is an event Kafka's cluster has, at
+# a point where it may happen for that API.
 RULES: dict[int, tuple[Rule, ...]] = {
     0: (  # Produce
-        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.04), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
-                 item=True),
-        # the ISR below min.insync.replicas: only acks=all is refused
-        Rule(ERROR, 0.015, int(E.NOT_ENOUGH_REPLICAS), item=True, acks_all=True),
-        Rule(LANDED_ERROR, 0.05, int(E.REQUEST_TIMED_OUT)),
-        Rule(LOST_RESPONSE, 0.05),
+        Rule(LEADER_MOVE, 0.04),
+        Rule(FOLLOWER_LAG, 0.04),
+        Rule(LEADER_MOVE_AFTER_APPEND, 0.05, AFTER),  # acks=all only
+        Rule(UNREPLICATED_LEADER_MOVE, 0.05, AFTER),  # acks=1 only
+        Rule(LOST_RESPONSE, 0.05, AFTER),
     ),
     1: (  # Fetch
         Rule(SESSION_EVICTED, 0.06, min_version=7),
         Rule(REBALANCE, 0.02),  # the fetching client's classic group, mid poll loop
-        *_errors((E.NOT_LEADER_OR_FOLLOWER, 0.03), (E.UNKNOWN_TOPIC_OR_PARTITION, 0.01),
-                 item=True),
+        Rule(LEADER_MOVE, 0.03),
     ),
-    2: (*_errors((E.NOT_LEADER_OR_FOLLOWER, 0.05), item=True),  # ListOffsets
-        # a new leader whose high watermark is not yet past its epoch's start (KIP-207)
-        Rule(ERROR, 0.02, int(E.OFFSET_NOT_AVAILABLE), item=True, min_version=5)),
-    3: (Rule(LEADER_MOVE, 0.12),),  # Metadata
-    8: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(REBALANCE, 0.03),
-        Rule(COORDINATOR_MOVE, 0.02), Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
-    9: _COORDINATOR_ERRORS,  # OffsetFetch
-    10: _errors((E.COORDINATOR_NOT_AVAILABLE, 0.04)),  # FindCoordinator
-    11: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(COORDINATOR_MOVE, 0.05)),  # JoinGroup
-    12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), *_errors((E.NOT_COORDINATOR, 0.02)),
-         Rule(COORDINATOR_MOVE, 0.02)),  # Heartbeat
-    14: (*_COORDINATOR_ERRORS, *_GROUP_WRITE, Rule(REBALANCE, 0.03),
-         Rule(COORDINATOR_MOVE, 0.03)),  # SyncGroup
-    22: _TXN,  # InitProducerId (transactional ones only: see _applies)
+    2: (Rule(LEADER_MOVE, 0.05),),  # ListOffsets
+    3: (Rule(LEADER_MOVE, 0.12, AFTER),),  # Metadata
+    8: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.02, AFTER),
+        Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
+    9: (_COORDINATOR,),  # OffsetFetch
+    11: (Rule(COORDINATOR_MOVE, 0.05), Rule(COORDINATOR_MOVE, 0.05, AFTER)),  # JoinGroup
+    12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), Rule(COORDINATOR_MOVE, 0.02),
+         Rule(COORDINATOR_MOVE, 0.02, AFTER)),  # Heartbeat
+    14: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.03, AFTER)),
+    22: _TXN[:3],  # InitProducerId (transactional ones only: see _plan)
     24: _TXN,  # AddPartitionsToTxn (a client's, v0-3)
     25: _TXN,  # AddOffsetsToTxn
-    26: (*_COORDINATOR_ERRORS, Rule(COORDINATOR_MOVE, 0.02),
-         Rule(LOST_RESPONSE, 0.03)),  # EndTxn
-    28: (*_COORDINATOR_ERRORS,),  # TxnOffsetCommit
-    68: (*_COORDINATOR_ERRORS, Rule(KICK, 0.02),
-         Rule(COORDINATOR_MOVE, 0.02)),  # ConsumerGroupHeartbeat
+    26: (_COORDINATOR, Rule(COORDINATOR_MOVE, 0.02, AFTER), Rule(LOST_RESPONSE, 0.03),
+         Rule(ZOMBIE, 0.02)),  # EndTxn
+    28: (_COORDINATOR,),  # TxnOffsetCommit
+    68: (Rule(COORDINATOR_MOVE, 0.05), Rule(KICK, 0.02),
+         Rule(COORDINATOR_MOVE, 0.02, AFTER)),  # ConsumerGroupHeartbeat
 }
 # The APIs whose key names a coordinator: which field, and which coordinator.
 _GROUP_KEYED = {8: "group_id", 9: "group_id", 11: "group_id", 12: "group_id",
                 14: "group_id", 28: "group_id", 68: "group_id"}
 _TXN_KEYED = {22: "transactional_id", 24: "transactional_id", 25: "transactional_id",
               26: "transactional_id"}
+_LEADER_APIS = (0, 1, 2)  # the APIs only a partition's leader serves (for a client)
 
 
 # The settings start() makes (see there): one broker's metadata lag, ms (low, high) and
@@ -181,6 +209,13 @@ STALE_JITTER_MS = 200
 LOAD_MS = 400
 SLOW_MARKERS_RATE = 0.2
 SLOW_MARKERS_MS = (100, 1000)
+# How long followers stop fetching (``follower_lag``), ms: within Kafka's default
+# replica.lag.time.max.ms (30 s) they stay in the ISR; a cluster configured with a
+# shorter one sees them leave it.
+FOLLOWER_LAG_MS = (100, 1500)
+# The longest a Heartbeat is held for a ``kick`` (the member's session must run out
+# meanwhile): longer sessions are not kicked, a test would wait too long.
+KICK_MAX_HOLD_MS = 12000
 
 
 SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
@@ -237,20 +272,24 @@ class Injected:
         differently between clients)."""
         return (self.client_id, self.broker, self.api, self.n, self.kind, self.detail)
 
+    def fault_key(self) -> FaultKey:
+        """The key ``Adversary.script`` replays this fault by."""
+        return (self.client_id, self.broker, self.api, self.n, self.kind)
+
 
 @dataclass
 class Plan:
-    """What ``before`` decided for one request: the dispatcher answers ``injection``
-    instead of the handler's answer, closes the connection after applying the request
-    when ``drop``, and hands the answer to ``after`` when ``post`` is set."""
+    """What ``before`` decided for one request: the dispatcher waits ``hold_ms`` before
+    handling it (the request held in the network), closes the connection after applying
+    the request when ``drop``, and hands the answer to ``post`` when it is set."""
 
     rule: Rule
     client_id: str
     broker: int
     api: int
     n: int
-    injection: Injection | None = None
     drop: bool = False
+    hold_ms: int = 0
     post: Callable[[Any], Any] | None = None
 
 
@@ -264,18 +303,31 @@ class Adversary:
     scale: dict[str, float] = field(default_factory=dict)  # kind (or "all") -> factor
     record: list[Injected] = field(default_factory=list)
     enabled: bool = True
+    # Replay: when set, exactly these faults fire and nothing is drawn (shrink.py).
+    script: frozenset[FaultKey] | None = None
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     txn_counts: dict[str, int] = field(default_factory=dict)  # transactions ended, per id
     disrupted_at: dict[str, int] = field(default_factory=dict)  # group -> last rebalance/kick
+    soundness: Soundness = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.soundness = Soundness(self.state, self.services)
+
+    @property
+    def violations(self) -> list[str]:
+        """Answers this cluster gave that Kafka could not have (should stay empty)."""
+        return self.soundness.violations
 
     # ---- the decision ----------------------------------------------------------------
     def rate(self, rule: Rule) -> float:
-        return rule.rate * self.scale.get(rule.kind, 1.0) * self.scale.get("all", 1.0)
+        factor = self.scale.get(rule.kind, DEFAULT_SCALE.get(rule.kind, 1.0))
+        return rule.rate * factor * self.scale.get("all", 1.0)
 
     def before(self, broker: int, api: int, version: int, client_id: str | None,
                req: dict) -> Plan | None:
         """This request's fault, if it meets one; state changes that come before the
-        answer (a rebalance, an evicted session) are made here."""
+        request is handled (a leader or coordinator move, a rebalance, an evicted
+        session) are made here."""
         rules = RULES.get(api)
         if rules is None:
             return None
@@ -286,93 +338,184 @@ class Adversary:
         if not self.enabled:
             return None
         u = draw(self.seed, cid, broker, api, n)
+        name = NAMES.get(api, str(api))
         for rule in rules:
             r = self.rate(rule)
-            if u < r:
-                if version < rule.min_version:
-                    return None
-                return self._plan(Plan(rule, cid, broker, api, n), version, req)
-            u -= r
+            fk: FaultKey = (cid, broker, name, n, rule.kind)
+            if self.script is not None:
+                if fk not in self.script:
+                    continue
+            elif u >= r:
+                u -= r
+                continue
+            if version < rule.min_version:
+                return None
+            return self._plan(Plan(rule, cid, broker, api, n), version, req)
         return None
 
     def _plan(self, plan: Plan, version: int, req: dict) -> Plan | None:
         rule, api = plan.rule, plan.api
         if api in _TXN_KEYED and not req.get(_TXN_KEYED[api]):
             return None  # an idempotent producer's InitProducerId: any broker answers it
-        if api == 0 and req.get("acks") == 0 and rule.kind != ERROR:
-            return None  # nobody waits for an acks=0 answer
-        if rule.kind == ERROR:
-            if rule.acks_all and req.get("acks") != -1:
-                return None
-            return self._error(plan, version, req)
-        if rule.kind == LANDED_ERROR:
-            if req.get("acks") != -1:
-                return None  # only acks=all waits for the replicas, and times out
-            code = rule.error
-
-            def timed_out(result: Any) -> Any:
-                return _fail_produce(result, code)
-            plan.post = timed_out
-            return self._note(plan, f"{E(code).name} after the write landed")
-        if rule.kind == LOST_RESPONSE:
+        acks = req.get("acks") if api == 0 else None
+        if api == 0 and acks == 0:
+            return None  # nobody reads an acks=0 answer
+        kind = rule.kind
+        if kind == LEADER_MOVE:
+            if rule.when == AFTER:
+                plan.post = lambda result: self._move_after_metadata(plan, result)
+                return plan
+            return self._move_before(plan, req)
+        if kind == LEADER_MOVE_AFTER_APPEND:
+            if acks != -1:
+                return None  # acks=1 is answered before any follower fetches
+            plan.post = lambda result: self._after_append(plan, result, landed=True)
+            return plan
+        if kind == UNREPLICATED_LEADER_MOVE:
+            if acks != 1:
+                return None  # acks=all is answered once the followers have it
+            plan.post = lambda result: self._after_append(plan, result, landed=False)
+            return plan
+        if kind == FOLLOWER_LAG:
+            return self._follower_lag(plan, req)
+        if kind == LOST_RESPONSE:
             plan.drop = True
             return self._note(plan, "the request applied, its response lost "
                               "(connection closed)")
-        if rule.kind == LEADER_MOVE:
-            plan.post = lambda result: self._move_after_metadata(plan, result)
-            return plan
-        if rule.kind == COORDINATOR_MOVE:
+        if kind == COORDINATOR_MOVE:
             return self._coordinator_move(plan, req)
-        if rule.kind in (REBALANCE, KICK):
+        if kind in (REBALANCE, KICK):
             return self._rebalance(plan, req)
-        if rule.kind == SESSION_EVICTED:
+        if kind == SESSION_EVICTED:
             return self._evict_session(plan, req)
+        if kind == ZOMBIE:
+            return self._zombie(plan, req)
         return None
 
-    def _error(self, plan: Plan, version: int, req: dict) -> Plan | None:
-        code = plan.rule.error
-        if plan.rule.item:
-            items = [(t, p) for t, p in request_items(self.state, req)
-                     if not t.startswith("__")]
-            if not items:
-                return None
-            topic, partition = items[int(draw(self.seed, "item", plan.client_id, plan.broker,
-                                              plan.api, plan.n) * len(items))]
-            plan.injection = Injection(code, topic, partition)
-            return self._note(plan, f"{E(code).name} on {topic}-{partition}")
-        plan.injection = Injection(code)
-        return self._note(plan, E(code).name)
+    # ---- leaders ----------------------------------------------------------------------
+    def _movable(self, topic: str, partition: int) -> Partition | None:
+        """The partition, when it is a user topic's with another live in-sync replica
+        to lead it."""
+        if topic.startswith("__"):
+            return None
+        t = self.state.topics.get(topic)
+        if t is None or not 0 <= partition < len(t.partitions):
+            return None
+        p = t.partitions[partition]
+        if p.leader < 0 or next_leader(self.state, p) is None:
+            return None
+        return p
 
-    # ---- acting on the cluster --------------------------------------------------------
+    def _pick(self, plan: Plan, items: list[tuple[str, int]], what: str
+              ) -> tuple[str, int] | None:
+        """One of ``items`` that can move, chosen by the seed (sub-choice of a fault)."""
+        movable = [(t, i) for t, i in items if self._movable(t, i) is not None]
+        if not movable:
+            return None
+        return movable[int(draw(self.seed, what, plan.client_id, plan.broker, plan.api,
+                                plan.n) * len(movable))]
+
+    def _move(self, plan: Plan, topic: str, partition: int, why: str) -> bool:
+        moved = move_leader(self.state, topic, partition)
+        if moved is None:
+            return False
+        self.state.changed()
+        self._note(plan, f"leader of {topic}-{partition} moved {moved[0]} -> {moved[1]} "
+                   f"{why}")
+        return True
+
+    def _move_before(self, plan: Plan, req: dict) -> Plan | None:
+        """A partition the request names, led by this broker, gets another leader just
+        before the request reaches it (a preferred election, a controlled shutdown)."""
+        items = [(t, i) for t, i in dict.fromkeys(request_items(self.state, req))
+                 if self._leads(plan.broker, t, i)]
+        chosen = self._pick(plan, items, "item")
+        if chosen is None or not self._move(plan, *chosen, "just before the request"):
+            return None
+        return plan
+
+    def _leads(self, broker: int, topic: str, partition: int) -> bool:
+        t = self.state.topics.get(topic)
+        return t is not None and 0 <= partition < len(t.partitions) \
+            and t.partitions[partition].leader == broker
+
+    def _after_append(self, plan: Plan, result: Any, landed: bool) -> Any:
+        """A Produce answered NONE for some partitions: one of them changes leader now.
+
+        ``landed`` (acks=all): the followers have the batch (the high watermark passed
+        it), the move came before the old leader learnt so, and its purgatory answers
+        NOT_LEADER_OR_FOLLOWER with the new leader as the hint; the write stays.
+        Otherwise (acks=1): the answer stands and the new leader is an in-sync follower
+        that has not fetched the batch yet, so the old leader truncates it."""
+        if not isinstance(result, dict):
+            return result
+        done = _appended(result)
+        chosen = self._pick(plan, [(t, i) for t, i in done if self._leads(plan.broker, t, i)],
+                            "appended")
+        if chosen is None:
+            return result
+        topic, index = chosen
+        p = self.state.topics[topic].partitions[index]
+        if landed:
+            if not self._move(plan, topic, index, "after the followers fetched the write, "
+                              "before its acks=all answer: NOT_LEADER_OR_FOLLOWER, the "
+                              "write kept"):
+                return result
+            return _fail_produce(result, topic, index, int(E.NOT_LEADER_OR_FOLLOWER),
+                                 (p.leader, p.leader_epoch))
+        end = p.log_end_offset
+        self._move(plan, topic, index, f"after the acks=1 answer, before the followers "
+                   f"fetched it (old leader's log end {end}, high watermark "
+                   f"{p.high_watermark}: the records above are truncated)")
+        return result
+
     def _move_after_metadata(self, plan: Plan, result: Any) -> Any:
         """A leader moves right after this client learnt it: one partition of the answer
         (user topics with a live leader and another in-sync replica) moves."""
         if not isinstance(result, dict):
             return result
-        candidates = []
+        items = []
         for t in result.get("topics") or ():
             name = t.get("name")
-            if not name or t.get("error_code") or t.get("is_internal") or name.startswith("__"):
-                continue
-            topic = self.state.topics.get(name)
-            if topic is None:
+            if not name or t.get("error_code") or t.get("is_internal"):
                 continue
             for p in t.get("partitions") or ():
                 i = p.get("partition_index")
-                if isinstance(i, int) and 0 <= i < len(topic.partitions) \
-                        and len(topic.partitions[i].isr) > 1:
-                    candidates.append((name, i))
-        if not candidates:
-            return result
-        name, i = candidates[int(draw(self.seed, "leader", plan.client_id, plan.broker,
-                                      plan.n) * len(candidates))]
-        moved = move_leader(self.state, name, i)
-        if moved is not None:
-            self.state.changed()
-            self._note(plan, f"leader of {name}-{i} moved {moved[0]} -> {moved[1]} "
-                       "after the Metadata answer")
+                if isinstance(i, int):
+                    items.append((name, i))
+        chosen = self._pick(plan, items, "leader")
+        if chosen is not None:
+            self._move(plan, *chosen, "after the Metadata answer")
         return result
 
+    def _follower_lag(self, plan: Plan, req: dict) -> Plan | None:
+        """The followers of one partition the request names stop fetching for a while
+        (FOLLOWER_LAG_MS): they stay in the ISR while replica.lag.time.max.ms allows."""
+        model = getattr(self.state, "faults", None)
+        if model is None:
+            return None
+        items = [(t, i) for t, i in dict.fromkeys(request_items(self.state, req))
+                 if self._leads(plan.broker, t, i) and not t.startswith("__")]
+        if not items:
+            return None
+        topic, index = items[int(draw(self.seed, "lag", plan.client_id, plan.broker,
+                                      plan.api, plan.n) * len(items))]
+        p = self.state.topics[topic].partitions[index]
+        followers = [b for b in p.replicas if b != p.leader]
+        if not followers:
+            return None
+        low, high = FOLLOWER_LAG_MS
+        ms = low + int(draw(self.seed, "lag-ms", plan.client_id, plan.broker, plan.n)
+                       * (high - low))
+        until = self.state.now() + ms
+        for b in followers:
+            model.followers.append(FollowerFault(b, topic, index, paused=True,
+                                                 until_ms=until))
+        self.state.changed()
+        return self._note(plan, f"followers {followers} of {topic}-{index} stop fetching "
+                          f"for {ms} ms")
+
+    # ---- coordinators -----------------------------------------------------------------
     def _coordinator_move(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services
         if services is None:
@@ -384,17 +527,51 @@ class Adversary:
         if not key or not topic.exists():
             return None
         partition = topic.partition_for(key)
+        t = self.state.topics[topic.name]
+        if next_leader(self.state, t.partitions[partition]) is None:
+            return None
 
-        def move(result: Any) -> Any:
+        def move() -> bool:
             moved = move_leader(self.state, topic.name, partition)
-            if moved is not None:
-                self.state.changed()
-                self._note(plan, f"coordinator of {key!r} ({topic.name}-{partition}) moved "
-                           f"{moved[0]} -> {moved[1]} after the answer")
-            return result
-        plan.post = move
-        return plan
+            if moved is None:
+                return False
+            self.state.changed()
+            self._note(plan, f"coordinator of {key!r} ({topic.name}-{partition}) moved "
+                       f"{moved[0]} -> {moved[1]} "
+                       + ("after the answer" if plan.rule.when == AFTER else
+                          "before the request"))
+            return True
+        if plan.rule.when == AFTER:
+            def after(result: Any) -> Any:
+                move()
+                return result
+            plan.post = after
+            return plan
+        if t.partitions[partition].leader != plan.broker:
+            return None  # the request already meets NOT_COORDINATOR: nothing to add
+        return plan if move() else None
 
+    def _zombie(self, plan: Plan, req: dict) -> Plan | None:
+        """Another instance of the application calls InitProducerId with this
+        transactional id: the coordinator fences this producer (aborting its open
+        transaction) before its request is handled."""
+        services = self.services
+        tid = req.get("transactional_id")
+        if services is None or not tid:
+            return None
+        txns = services.transactions
+        txn = txns.txns.get(tid)
+        if txn is None:
+            return None
+        err, pid, epoch = txns.init_producer_id(tid, txn.timeout_ms)
+        if err and err != E.CONCURRENT_TRANSACTIONS:
+            return None
+        self.state.changed()
+        return self._note(plan, f"a second instance of {tid!r} initialised (InitProducerId "
+                          f"answered {E(err).name}): producer {txn.producer_id} now at "
+                          f"epoch {txn.producer_epoch}, the first instance fenced")
+
+    # ---- groups -----------------------------------------------------------------------
     def _rebalance(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services
         if services is None:
@@ -405,21 +582,26 @@ class Adversary:
         now = self.state.now()
         if now - self.disrupted_at.get(group_id, -GROUP_QUIET_MS) < GROUP_QUIET_MS:
             return None  # the group's last rebalance or kick was too recent
-        groups = services.groups
-        done = self._disrupt(plan, req, group_id, groups)
+        done = self._disrupt(plan, req, group_id, services)
         if done is not None:
             self.disrupted_at[group_id] = now
         return done
 
-    def _disrupt(self, plan: Plan, req: dict, group_id: str, groups: Any) -> Plan | None:
+    def _disrupt(self, plan: Plan, req: dict, group_id: str, services: Services
+                 ) -> Plan | None:
+        groups = services.groups
         if plan.rule.kind == KICK:
             member = req.get("member_id") or ""
-            expire = groups.consumer.expire_member if plan.api == 68 \
-                else groups.classic.expire_member
-            if not expire(group_id, member):
+            g = groups.groups.peek(group_id)
+            m = None if g is None else g.members.get(member)
+            deadline = getattr(m, "hb_deadline", 0)
+            hold = deadline - self.state.now() + 50
+            if m is None or deadline <= 0 or hold > KICK_MAX_HOLD_MS:
                 return None
-            return self._note(plan, f"member {member!r} of group {group_id!r} removed "
-                              "(as its session expiring)")
+            plan.hold_ms = max(hold, 0)
+            return self._note(plan, f"the Heartbeat of member {member!r} of group "
+                              f"{group_id!r} held {plan.hold_ms} ms, past its session: "
+                              "the coordinator expires it")
         if not groups.classic.force_rebalance(group_id):
             return None
         return self._note(plan, f"group {group_id!r} made to rebalance")
@@ -447,6 +629,11 @@ class Adversary:
         return self._note(plan, f"fetch session {sid} evicted")
 
     # ---- what lasts: set once at start ------------------------------------------------
+    def _setting_fires(self, key: FaultKey, u: float, rate: float) -> bool:
+        if self.script is not None:
+            return key in self.script
+        return u < rate
+
     def start(self) -> None:
         """The faults that are settings rather than answers, chosen by the seed when the
         cluster starts: one broker's metadata much staler than the others' (Kafka's
@@ -455,13 +642,16 @@ class Adversary:
         markers that are sometimes slow (``marker_delay``)."""
         ids = sorted(self.state.brokers)
         views = getattr(self.state, "metadata_views", None)  # per-broker metadata lag
-        if views is not None and len(ids) > 1 and self.scale.get(STALE_METADATA, 1.0) > 0:
+        if views is not None and len(ids) > 1:
             broker = ids[int(draw(self.seed, "stale-broker") * len(ids))]
-            lag = STALE_LAG_MS[0] + int(draw(self.seed, "stale-lag")
-                                        * (STALE_LAG_MS[1] - STALE_LAG_MS[0]))
-            views.set_lag(broker, lag, STALE_JITTER_MS)
-            self._note_setting(broker, STALE_METADATA, f"broker {broker} learns metadata "
-                               f"changes {lag}-{lag + STALE_JITTER_MS} ms late")
+            factor = self.scale.get(STALE_METADATA, 1.0) * self.scale.get("all", 1.0)
+            if self._setting_fires(("", broker, "-", 0, STALE_METADATA), 0.0,
+                                   1.0 if factor > 0 else 0.0):
+                lag = STALE_LAG_MS[0] + int(draw(self.seed, "stale-lag")
+                                            * (STALE_LAG_MS[1] - STALE_LAG_MS[0]))
+                views.set_lag(broker, lag, STALE_JITTER_MS)
+                self._note_setting(broker, STALE_METADATA, f"broker {broker} learns "
+                                   f"metadata changes {lag}-{lag + STALE_JITTER_MS} ms late")
         services = self.services
         if services is None:
             return
@@ -483,9 +673,10 @@ class Adversary:
         tid, pid = txn.transactional_id, txn.producer_id
         n = self.txn_counts.get(tid, 0) + 1
         self.txn_counts[tid] = n
-        if not self.enabled or draw(self.seed, "markers", tid, n) >= (
-                SLOW_MARKERS_RATE * self.scale.get(SLOW_MARKERS, 1.0)
-                * self.scale.get("all", 1.0)):
+        rate = SLOW_MARKERS_RATE * self.scale.get(SLOW_MARKERS, 1.0) \
+            * self.scale.get("all", 1.0)
+        if not self.enabled or not self._setting_fires(
+                (tid, -1, "EndTxn", n, SLOW_MARKERS), draw(self.seed, "markers", tid, n), rate):
             return normal
         low, high = SLOW_MARKERS_MS
         delay = low + int(draw(self.seed, "marker-ms", tid, n) * (high - low))
@@ -494,6 +685,16 @@ class Adversary:
                      f"{delay} ms after EndTxn")
         self._append(f)
         return max(normal, delay)
+
+    # ---- the answers ------------------------------------------------------------------
+    def snapshot(self, api: int, req: dict) -> Snapshot | None:
+        """What the soundness check needs of the state as a request arrives."""
+        return self.soundness.snapshot(api, req)
+
+    def check(self, broker: int, api: int, version: int, req: dict, result: Any,
+              snap: Snapshot | None) -> None:
+        """The soundness check of one answer (emulator.faults.soundness)."""
+        self.soundness.check(broker, api, version, req, result, snap)
 
     # ---- the record ------------------------------------------------------------------
     def _note_setting(self, broker: int, kind: str, detail: str) -> None:
@@ -524,27 +725,45 @@ class Adversary:
     def describe(self) -> dict[str, Any]:
         """The record as JSON (GET /adversary)."""
         return {"seed": self.seed, "enabled": self.enabled, "scale": dict(self.scale),
-                "injected": [f.as_dict() for f in self.record]}
+                "injected": [f.as_dict() for f in self.record],
+                "violations": list(self.violations)}
 
 
-def _fail_produce(result: Any, code: int) -> Any:
-    """A Produce answer whose partitions all failed with ``code`` (the records stay)."""
-    if not isinstance(result, dict):
-        return result
+def _appended(result: dict) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs a Produce answer says were appended (error NONE)."""
+    out = []
+    for t in result.get("responses") or ():
+        name = t.get("name")
+        for p in t.get("partition_responses") or ():
+            if isinstance(p, tuple):
+                index, err = p[0], p[1]
+            else:
+                index, err = p.get("index"), p.get("error_code")
+            if not err and isinstance(name, str) and isinstance(index, int):
+                out.append((name, index))
+    return out
+
+
+def _fail_produce(result: dict, topic: str, index: int, code: int,
+                  leader: tuple[int, int]) -> dict:
+    """The Produce answer with partition ``topic``-``index`` failed with ``code`` (the
+    records stay) and the current-leader hint Kafka's purgatory gives."""
     out = dict(result)
     out["responses"] = [
         {**t, "partition_responses": [
-            _fail_partition(p, code) for p in t.get("partition_responses") or ()]}
+            _fail_partition(p, code, leader) if t.get("name") == topic
+            and (p[0] if isinstance(p, tuple) else p.get("index")) == index else p
+            for p in t.get("partition_responses") or ()]}
         for t in result.get("responses") or ()]
     return out
 
 
-def _fail_partition(p: Any, code: int) -> Any:
-    """One partition of a Produce answer failed with ``code`` unless it failed already.
+def _fail_partition(p: Any, code: int, leader: tuple[int, int]) -> Any:
+    """One partition of a Produce answer failed with ``code``.
 
     The handler answers an appended partition as a ``wire.codec.Row`` (index, error
     code, base offset, ...) rather than a dict; a failed one gets Kafka's -1 offsets
     (the fields left out take their defaults, -1)."""
-    if isinstance(p, tuple):
-        return p if p[1] else {"index": p[0], "error_code": code, "base_offset": -1}
-    return {**p, "error_code": code, "base_offset": -1} if not p.get("error_code") else p
+    index = p[0] if isinstance(p, tuple) else p.get("index")
+    return {"index": index, "error_code": code, "base_offset": -1,
+            "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}

@@ -25,6 +25,8 @@ class FollowerFault:
     paused: bool = False
     delay_ms: int = 0
     max_bytes: int | None = None
+    # The fault ends by itself then (the adversary's follower lag); None: until resumed.
+    until_ms: int | None = None
 
     def matches(self, p: Partition, broker: int) -> bool:
         return (broker == self.broker and (self.topic is None or self.topic == p.topic)
@@ -218,6 +220,9 @@ class FaultModel:
         delay = 0
         if self.storage and not self._follower_write(p, follower, now):
             return False
+        if any(f.until_ms is not None and now >= f.until_ms for f in self.followers):
+            self.followers = [f for f in self.followers
+                              if f.until_ms is None or now < f.until_ms]
         for f in self.followers:
             if f.matches(p, follower):
                 if f.paused:

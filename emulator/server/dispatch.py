@@ -112,10 +112,13 @@ class Dispatcher:
         injected = (f.inject_error(bl.broker.id, key, req, hdr.client_id)
                     if f.inject_error else None)
         plan = None
-        if f.adversary is not None and injected is None:
-            plan = f.adversary.before(bl.broker.id, key, version, hdr.client_id, req)
-            if plan is not None:
-                injected = plan.injection
+        snap = None
+        adversary = f.adversary if injected is None else None
+        if adversary is not None:
+            plan = adversary.before(bl.broker.id, key, version, hdr.client_id, req)
+            if plan is not None and plan.hold_ms > 0:
+                await asyncio.sleep(plan.hold_ms / 1000)  # the request held in the network
+            snap = adversary.snapshot(key, req)  # the state the request arrives in
         if injected is None:
             result = await self.handle(info.module, ctx, req, version)
         else:
@@ -126,9 +129,11 @@ class Dispatcher:
                                       f"{injected.error}: closing, as Kafka does")
         if result is NO_RESPONSE:
             return None
+        if plan is not None and plan.post is not None:
+            result = plan.post(result)
+        if adversary is not None:
+            adversary.check(bl.broker.id, key, version, req, result, snap)
         if plan is not None:
-            if plan.post is not None:
-                result = plan.post(result)
             if plan.drop:
                 raise CloseConnection(f"adversary: dropped the response to {name} "
                                       f"(seed {f.adversary.seed if f.adversary else 0})")

@@ -1,0 +1,248 @@
+"""The adversary's soundness check: no answer Kafka could not give.
+
+``--fidelity adversarial`` is worth its reds only if every answer a client gets is one a
+real Kafka 4.4 cluster could give in some schedule consistent with what the client has
+seen. The adversary is built that way (its faults are events in the cluster, the
+handlers answer from the state; emulator/faults/adversary.py); this module checks it, on
+every answer of an adversarial cluster, so that a handler or a fault that breaks the
+rule shows as a named violation instead of as a client's "bug".
+
+The invariants (docs/fidelity.md, "The adversary's soundness"):
+
+1. **Leadership.** NOT_LEADER_OR_FOLLOWER for a partition comes (on Produce, Fetch and
+   ListOffsets of a client) only from a broker that is not its leader in the
+   controller's state or in its own metadata view, or whose leadership changed while
+   the request was in the broker (the deposed leader's purgatory answers so).
+2. **No append after a refusal without a leader change.** A broker that answered
+   NOT_LEADER_OR_FOLLOWER for a partition appends to it again only at a later leader
+   epoch.
+3. **Idempotent retries.** A retried batch of an idempotent producer (same producer id,
+   epoch and base sequence) that was appended is answered with the offset of its first
+   append, unless a leader change came in between (then the first append may have been
+   truncated away, and Kafka appends the retry anew).
+4. **The ISR.** NOT_ENOUGH_REPLICAS is answered only while the partition's ISR is below
+   its min.insync.replicas.
+
+Sans I/O: ``snapshot`` is taken when a request arrives, ``check`` when its answer is
+ready; a violation is logged at ERROR (one line naming the answer) and kept in
+``violations``, which ``Cluster`` raises at exit and the pytest fixtures fail the test
+on. Memory is bounded (``MAX_TRACKED``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from emulator.cluster.state import ClusterState
+from emulator.services import Services
+from wire.errors import ErrorCode as E
+from wire.records import InvalidRecordError, read_header
+
+log = logging.getLogger("kafka_emulator")
+
+# The batches and refusals remembered (oldest forgotten first): enough for any test's
+# in-flight window, bounded for long runs.
+MAX_TRACKED = 200_000
+NOT_LEADER = int(E.NOT_LEADER_OR_FOLLOWER)
+NOT_ENOUGH = int(E.NOT_ENOUGH_REPLICAS)
+
+# (topic, partition) -> (leader, leader epoch) when the request arrived
+Snapshot = dict[tuple[str, int], tuple[int, int]]
+
+
+class Soundness:
+    """The invariants above, checked answer by answer for one cluster."""
+
+    def __init__(self, state: ClusterState, services: Services | None = None) -> None:
+        self.state = state
+        self.services = services
+        self.violations: list[str] = []
+        self.checked = 0  # answers checked (a test that the check ran sees it move)
+        # (broker, topic, partition) -> the leader epoch it answered NOT_LEADER at
+        self._refused: dict[tuple[int, str, int], int] = {}
+        # (producer id, epoch, topic, partition, base sequence) -> (offset, leader epoch)
+        self._appended: dict[tuple[int, int, str, int, int], tuple[int, int]] = {}
+
+    # ---- when a request arrives ---------------------------------------------------------
+    def snapshot(self, api: int, req: dict) -> Snapshot | None:
+        """Leader and leader epoch of the partitions a Produce, Fetch or ListOffsets
+        names, as the request arrives."""
+        if api not in (0, 1, 2):
+            return None
+        snap: Snapshot = {}
+        for name, index in _request_partitions(self.state, api, req):
+            p = self._partition(name, index)
+            if p is not None:
+                snap[(name, index)] = (p.leader, p.leader_epoch)
+        return snap
+
+    # ---- when its answer is ready -------------------------------------------------------
+    def check(self, broker: int, api: int, version: int, req: dict, result: Any,
+              snap: Snapshot | None) -> None:
+        if not isinstance(result, dict) or snap is None:
+            return
+        self.checked += 1
+        if api == 0:
+            self._produce(broker, req, result, snap)
+        elif api == 1 and (req.get("replica_id", -1) or -1) < 0 \
+                and (req.get("replica_state") or {}).get("replica_id", -1) < 0:
+            self._partitions(broker, "Fetch", result.get("responses"), "partitions",
+                             "partition_index", snap)
+        elif api == 2:
+            self._partitions(broker, "ListOffsets", result.get("topics"), "partitions",
+                             "partition_index", snap)
+
+    def _partitions(self, broker: int, api: str, topics: Any, key: str, index_key: str,
+                    snap: Snapshot) -> None:
+        for t in topics or ():
+            name = _topic_name(self.state, t)
+            if name is None:
+                continue
+            for p in t.get(key) or ():
+                index, err = _index_error(p, index_key)
+                if err == NOT_LEADER and index is not None:
+                    self._not_leader(broker, api, name, index, snap)
+
+    def _produce(self, broker: int, req: dict, result: dict, snap: Snapshot) -> None:
+        batches = _produce_batches(self.state, req)
+        for t in result.get("responses") or ():
+            name = _topic_name(self.state, t)
+            if name is None:
+                continue
+            for pr in t.get("partition_responses") or ():
+                index, err = _index_error(pr, "index")
+                if index is None:
+                    continue
+                if err == NOT_LEADER:
+                    self._not_leader(broker, "Produce", name, index, snap)
+                elif err == NOT_ENOUGH:
+                    self._not_enough(name, index)
+                elif err == 0:
+                    offset = pr[2] if isinstance(pr, tuple) else pr.get("base_offset", -1)
+                    self._appended_ok(broker, name, index, int(offset), snap,
+                                      batches.get((name, index)))
+
+    # ---- the invariants -------------------------------------------------------------------
+    def _not_leader(self, broker: int, api: str, name: str, index: int,
+                    snap: Snapshot) -> None:
+        p = self._partition(name, index)
+        if p is None:
+            return
+        arrived = snap.get((name, index))
+        views = getattr(self.state, "metadata_views", None)
+        hint = views.leader_hint(broker, name, index) if views is not None else None
+        view_leader = hint[0] if hint is not None else p.leader
+        changed = arrived is None or arrived != (p.leader, p.leader_epoch)
+        if p.leader == broker and view_leader == broker and not changed:
+            self._violation(f"{api}: broker {broker} answered NOT_LEADER_OR_FOLLOWER for "
+                            f"{name}-{index} while it led it at leader epoch "
+                            f"{p.leader_epoch} in the controller's state and in its own "
+                            "metadata, the whole time the request was in it")
+        self._remember(self._refused, (broker, name, index), p.leader_epoch)
+
+    def _not_enough(self, name: str, index: int) -> None:
+        t = self.state.topics.get(name)
+        p = self._partition(name, index)
+        if t is None or p is None:
+            return
+        min_isr = self.state.effective_min_isr(t, p)
+        if len(p.isr) >= min_isr:
+            self._violation(f"Produce: NOT_ENOUGH_REPLICAS for {name}-{index} with ISR "
+                            f"{p.isr}, min.insync.replicas {min_isr}")
+
+    def _appended_ok(self, broker: int, name: str, index: int, offset: int,
+                     snap: Snapshot, batch: tuple[int, int, int] | None) -> None:
+        arrived = snap.get((name, index))
+        epoch = arrived[1] if arrived is not None else -1
+        refused_at = self._refused.pop((broker, name, index), None)
+        if refused_at is not None and refused_at == epoch:
+            self._violation(f"Produce: broker {broker} appended to {name}-{index} at "
+                            f"leader epoch {epoch} after answering NOT_LEADER_OR_FOLLOWER "
+                            "for it at that same epoch")
+        if batch is None or batch[0] < 0 or batch[2] < 0:
+            return
+        key = (batch[0], batch[1], name, index, batch[2])
+        first = self._appended.get(key)
+        if first is None:
+            self._remember(self._appended, key, (offset, epoch))
+        elif first[0] != offset and first[1] == epoch:
+            self._violation(f"Produce: producer {batch[0]} epoch {batch[1]} sequence "
+                            f"{batch[2]} to {name}-{index} answered offset {offset}, first "
+                            f"appended at {first[0]} in the same leader epoch {epoch}: a "
+                            "retried batch written twice")
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def _partition(self, name: str, index: int) -> Any:
+        t = self.state.topics.get(name)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index]
+
+    @staticmethod
+    def _remember(table: dict, key: Any, value: Any) -> None:
+        table.pop(key, None)
+        table[key] = value
+        if len(table) > MAX_TRACKED:
+            del table[next(iter(table))]
+
+    def _violation(self, text: str) -> None:
+        self.violations.append(text)
+        log.error("adversary soundness violation (an answer Kafka could not give): %s", text)
+
+
+def _topic_name(state: ClusterState, t: dict) -> str | None:
+    name = t.get("name") or t.get("topic")
+    if isinstance(name, str) and name:
+        return name
+    tid = t.get("topic_id")
+    if isinstance(tid, bytes | bytearray):
+        topic = state.topics_by_id.get(bytes(tid))
+        return topic.name if topic is not None else None
+    return None
+
+
+def _index_error(p: Any, index_key: str) -> tuple[int | None, int]:
+    if isinstance(p, tuple):
+        return int(p[0]), int(p[1])
+    if isinstance(p, dict):
+        index = p.get(index_key)
+        return (index if isinstance(index, int) else None), int(p.get("error_code") or 0)
+    return None, 0
+
+
+def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[str, int]]:
+    out = []
+    if api == 0:
+        for t in req.get("topic_data") or ():
+            name = _topic_name(state, t)
+            if name is not None:
+                out.extend((name, p.get("index")) for p in t.get("partition_data") or ())
+    else:
+        for t in req.get("topics") or ():
+            name = _topic_name(state, t)
+            if name is not None:
+                out.extend((name, p.get("partition", p.get("partition_index")))
+                           for p in t.get("partitions") or ())
+    return [(n, i) for n, i in out if isinstance(i, int)]
+
+
+def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int],
+                                                             tuple[int, int, int]]:
+    """(topic, partition) -> (producer id, producer epoch, base sequence) of the first
+    batch each partition's records carry."""
+    out = {}
+    for t in req.get("topic_data") or ():
+        name = _topic_name(state, t)
+        if name is None:
+            continue
+        for p in t.get("partition_data") or ():
+            records = p.get("records")
+            if not records:
+                continue
+            try:
+                h = read_header(records)
+            except InvalidRecordError:
+                continue
+            out[(name, p.get("index"))] = (h.producer_id, h.producer_epoch, h.base_sequence)
+    return out
