@@ -16,13 +16,17 @@ from dataclasses import dataclass
 from confluent_kafka import Producer
 
 from client_tests.wrong_clients import (
+    abort_without_rewind,
+    acks1_durable,
     checks,
     commit_before_process,
     create_then_use,
     forgetful_listener,
+    latest_reset,
     offsets_outside_txn,
     producer_retries,
     retriable_as_fatal,
+    uncommitted_reader,
 )
 from emulator import Cluster
 
@@ -126,6 +130,62 @@ def run_offsets_outside_txn(c: Cluster, fixed: bool) -> list[str]:
     return problems
 
 
+def run_acks1_durable(c: Cluster, fixed: bool) -> list[str]:
+    # min.insync.replicas=2: what makes acks=all mean "on two replicas at least"
+    c.create_topic("outbox", 3, config={"min.insync.replicas": "2"})
+    vals = values(300)
+    run = acks1_durable.fixed if fixed else acks1_durable.wrong
+    deleted = run(c.bootstrap_servers, "outbox", vals)  # acknowledged: "durable"
+    seen = checks.read_topic(c.bootstrap_servers, "outbox", 3)
+    problems = checks.lost(deleted, seen)
+    if problems:
+        problems[0] = "acknowledged: " + problems[0]
+    if fixed:  # the twin also delivers every row, once
+        problems += checks.exactly_once(vals, seen)
+    return problems
+
+
+def _orders_to_shipments(c: Cluster) -> list[bytes]:
+    c.create_topic("orders", 3)
+    c.create_topic("shipments", 3)
+    vals = values(200)
+    write(c.bootstrap_servers, "orders", vals)
+    return vals
+
+
+def run_abort_without_rewind(c: Cluster, fixed: bool) -> list[str]:
+    vals = _orders_to_shipments(c)
+    run = abort_without_rewind.fixed if fixed else abort_without_rewind.wrong
+    run(c.bootstrap_servers, "orders", "shipments", "shipper", len(vals))
+    shipped = checks.read_topic(c.bootstrap_servers, "shipments", 3, read_committed=True)
+    return checks.exactly_once([b"ship:" + v for v in vals], shipped)
+
+
+def run_uncommitted_reader(c: Cluster, fixed: bool) -> list[str]:
+    vals = _orders_to_shipments(c)
+    # the upstream: a correct exactly-once shipper (aborts and redoes a failed batch)
+    abort_without_rewind.fixed(c.bootstrap_servers, "orders", "shipments", "shipper",
+                               len(vals))
+    run = uncommitted_reader.fixed if fixed else uncommitted_reader.wrong
+    billed = run(c.bootstrap_servers, "shipments", 3)
+    return checks.exactly_once([b"ship:" + v for v in vals], billed, "billed")
+
+
+def run_latest_reset(c: Cluster, fixed: bool) -> list[str]:
+    c.create_topic("signups", 3)
+    vals = values(300)
+
+    def start_producers() -> threading.Thread:  # a live stream: 300 records over 4 s
+        t = threading.Thread(target=write, args=(c.bootstrap_servers, "signups", vals, 4.0))
+        t.start()
+        return t
+
+    run = latest_reset.fixed if fixed else latest_reset.wrong
+    processed = run(c.bootstrap_servers, "signups", "welcome-mailer", len(vals),
+                    start_producers)
+    return checks.lost(vals, processed)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str  # the module in client_tests/wrong_clients/
@@ -146,4 +206,12 @@ CASES = [
     Case("offsets_outside_txn", "every order shipped exactly once (read_committed), and "
          "the group's offsets at the end (a restart ships nothing again)",
          "more than once", run_offsets_outside_txn),
+    Case("acks1_durable", "every acknowledged record is in the topic", "acknowledged",
+         run_acks1_durable),
+    Case("abort_without_rewind", "every order shipped exactly once (read_committed)",
+         "lost", run_abort_without_rewind),
+    Case("uncommitted_reader", "every shipment billed exactly once", "more than once",
+         run_uncommitted_reader),
+    Case("latest_reset", "every record written after the group started is processed",
+         "lost", run_latest_reset),
 ]

@@ -94,6 +94,14 @@ def read_topic(bootstrap: str, topic: str, partitions: int,
     """Every value in ``topic`` (all ``partitions``, from the beginning to the end offset
     each had when reading started), duplicates included. With ``read_committed`` only
     committed transactions' records, once no transaction is open (stable_ends)."""
+    return [v for v, _p, _o in read_records(bootstrap, topic, partitions, read_committed,
+                                             timeout)]
+
+
+def read_records(bootstrap: str, topic: str, partitions: int,
+                 read_committed: bool = False, timeout: float = 30.0
+                 ) -> list[tuple[bytes, int, int]]:
+    """read_topic's records with where each sits: (value, partition, offset)."""
     ends = (stable_ends(bootstrap, topic, partitions, timeout) if read_committed
             else end_offsets(bootstrap, topic, partitions, timeout))
     c = Consumer({
@@ -102,7 +110,7 @@ def read_topic(bootstrap: str, topic: str, partitions: int,
         "isolation.level": "read_committed" if read_committed else "read_uncommitted",
         "enable.partition.eof": True,
     })
-    values: list[bytes] = []
+    records: list[tuple[bytes, int, int]] = []
     try:
         c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
         todo = {p for p, end in ends.items() if end > 0}
@@ -121,10 +129,11 @@ def read_topic(bootstrap: str, topic: str, partitions: int,
                         and m.offset() >= ends.get(m.partition(), 0):
                     todo.discard(m.partition())
                 continue
-            values.append(m.value())
+            if m.offset() < ends[m.partition()]:
+                records.append((m.value(), m.partition(), m.offset()))
             if m.offset() + 1 >= ends[m.partition()]:
                 todo.discard(m.partition())
-        return values
+        return records
     finally:
         c.close()
 
