@@ -291,6 +291,86 @@ class KafkaCluster:
         except OSError:
             return ""
 
+    def wait_for_topic(self, topic: str, partitions: int | None = None,
+                       timeout: float = 60.0) -> None:
+        """Until every broker has applied the topic, as a careful tool waits after
+        CreateTopics (``partitions``: how many it has; None, whatever Metadata says).
+
+        A KRaft broker applies a metadata change in two steps (BrokerMetadataPublisher):
+        its metadata cache first, which Metadata answers from, then its ReplicaManager,
+        which creates the replica's log and makes it leader or follower. Between the two,
+        the broker Metadata names as leader refuses Produce, Fetch and ListOffsets for the
+        partition (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION) and a replica's
+        log is missing from DescribeLogDirs. So this waits for all three, each asked of
+        the broker concerned on a connection of its own (a client library may send its
+        request to any broker):
+
+        - every live broker's Metadata names each partition with a leader, all alike;
+        - every live replica's broker lists that replica's log in DescribeLogDirs;
+        - each partition's leader answers ListOffsets for it with NONE.
+
+        Brokers that are down are left out: they apply the topic when they start."""
+        alive = {bid: node.ports["PLAINTEXT"] for bid, node in self.brokers.items()
+                 if node.alive}
+
+        def ask(bid: int, key: int, version: int, body: dict) -> dict | None:
+            try:
+                with socket.create_connection(("127.0.0.1", alive[bid]), timeout=5) as s:
+                    return request(s, key, version, body, "wait-for-topic")
+            except OSError:
+                return None
+
+        def layout(bid: int) -> dict[int, tuple[int, tuple[int, ...]]] | None:
+            """{partition: (leader, replicas)} as broker ``bid``'s metadata cache has it."""
+            body = ask(bid, 3, 12, {"topics": [{"topic_id": bytes(16), "name": topic}],
+                                    "allow_auto_topic_creation": False})
+            if body is None:
+                return None
+            t = body["topics"][0]
+            parts = {p["partition_index"]: (p["leader_id"], tuple(p["replica_nodes"]))
+                     for p in t["partitions"]}
+            if t["error_code"] != 0 or not parts or any(v[0] < 0 for v in parts.values()):
+                return None
+            if partitions is not None and len(parts) != partitions:
+                return None
+            return parts
+
+        def hosted(bid: int, indexes: list[int]) -> set[int]:
+            """The partitions of the topic whose log broker ``bid`` lists."""
+            body = ask(bid, 35, 4, {"topics": [{"topic": topic, "partitions": indexes}]})
+            if body is None or body["error_code"] != 0:
+                return set()
+            return {p["partition_index"] for r in body["results"] if r["error_code"] == 0
+                    for t in r["topics"] if t["name"] == topic for p in t["partitions"]}
+
+        def leads(bid: int, indexes: list[int]) -> bool:
+            body = ask(bid, 2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": topic, "partitions": [
+                    {"partition_index": i, "current_leader_epoch": -1, "timestamp": -1}
+                    for i in indexes]}]})
+            return body is not None and sorted(
+                p["partition_index"] for t in body["topics"] for p in t["partitions"]
+                if p["error_code"] == 0) == sorted(indexes)
+
+        def applied() -> bool:
+            views = [layout(bid) for bid in alive]
+            if not views or any(v is None or v != views[0] for v in views):
+                return False
+            parts = views[0]
+            assert parts is not None
+            for bid in alive:
+                mine = sorted(i for i, (_, replicas) in parts.items() if bid in replicas)
+                if mine and not set(mine) <= hosted(bid, mine):
+                    return False
+            leaders: dict[int, list[int]] = {}
+            for i, (leader, _) in parts.items():
+                leaders.setdefault(leader, []).append(i)
+            return all(bid in alive and leads(bid, idx) for bid, idx in leaders.items())
+
+        wait_for(applied, f"every broker to apply topic {topic} (its leaders in Metadata, "
+                 "each replica's log in DescribeLogDirs, each leader answering ListOffsets)",
+                 timeout=timeout, interval=0.05)
+
     # ---- faults ---------------------------------------------------------------------
     def kill_broker(self, node_id: int) -> None:
         """SIGKILL broker ``node_id``'s JVM: a crash, no controlled shutdown. The

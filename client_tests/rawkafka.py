@@ -160,9 +160,8 @@ def describe_group(conn: Conn, group: str) -> dict:
 def create_assigned(cluster: Cluster | KafkaTarget, topic: str,
                     assignments: dict[int, list[int]],
                     configs: dict[str, str] | None = None) -> None:
-    """A topic with a manual replica assignment (CreateTopics v5), on either target, once
-    every live broker knows each partition's leader (Kafka's metadata propagates after
-    CreateTopics answers)."""
+    """A topic with a manual replica assignment (CreateTopics v5), on either target,
+    returned once every broker has applied it (``wait_for_topic``)."""
     c = Conn(cluster)
     try:
         resp = c.call(19, 5, {"topics": [{
@@ -174,26 +173,39 @@ def create_assigned(cluster: Cluster | KafkaTarget, topic: str,
     finally:
         c.close()
     assert resp["topics"][0]["error_code"] == 0, resp
-    if isinstance(cluster, KafkaTarget):
-        cluster.wait_for_leaders(topic, len(assignments))
-    else:  # every broker, as on Kafka: under --fidelity kafka each learns it a bit late
-        def every_broker_knows() -> bool:
-            for i in range(len(cluster.broker_ids)):
-                try:
-                    conn = Conn(cluster, i)
-                except OSError:
-                    continue  # a stopped broker learns it when it starts again
-                try:
-                    t = conn.call(3, 12, {"topics": [{"topic_id": bytes(16), "name": topic}],
-                                          "allow_auto_topic_creation": False})["topics"][0]
-                finally:
-                    conn.close()
-                if len(t["partitions"]) != len(assignments) or any(
-                        p["leader_id"] < 0 for p in t["partitions"]):
-                    return False
-            return True
+    wait_for_topic(cluster, topic, len(assignments))
 
-        wait_for(every_broker_knows, f"{topic}'s leaders on every broker")
+
+def wait_for_topic(cluster: Cluster | KafkaTarget, topic: str,
+                   partitions: int | None = None) -> None:
+    """After a CreateTopics a test sent itself: return once every broker has applied the
+    topic. On Kafka, KafkaTarget.wait_for_topic (each live broker's Metadata names the
+    leaders, each replica's log is in its broker's DescribeLogDirs, each leader answers
+    ListOffsets). On the emulator, every running broker's Metadata names the leaders: at
+    once by default, a few ms later under --fidelity kafka."""
+    if isinstance(cluster, KafkaTarget):
+        cluster.wait_for_topic(topic, partitions)
+        return
+
+    def every_broker_knows() -> bool:
+        for i in range(len(cluster.broker_ids)):
+            try:
+                conn = Conn(cluster, i)
+            except OSError:
+                continue  # a stopped broker learns it when it starts again
+            try:
+                t = conn.call(3, 12, {"topics": [{"topic_id": bytes(16), "name": topic}],
+                                      "allow_auto_topic_creation": False})["topics"][0]
+            finally:
+                conn.close()
+            if t["error_code"] != 0 or not t["partitions"] or any(
+                    p["leader_id"] < 0 for p in t["partitions"]):
+                return False
+            if partitions is not None and len(t["partitions"]) != partitions:
+                return False
+        return True
+
+    wait_for(every_broker_knows, f"{topic}'s leaders on every broker")
 
 
 def replicas_of(cluster: Cluster | KafkaTarget, topic: str,

@@ -79,37 +79,24 @@ class KafkaTarget:
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
                      config: dict[str, str] | None = None) -> None:
-        """CreateTopics through an Admin client, then wait until every live broker knows
-        every partition's leader (Kafka's metadata propagates asynchronously)."""
+        """CreateTopics through an Admin client, then ``wait_for_topic``: Kafka answers
+        CreateTopics once the controller has the topic, and every broker applies it later."""
         rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
         admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
         fut = admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])
         fut[name].result(30)
-        self.wait_for_leaders(name, partitions)
+        self.wait_for_topic(name, partitions)
 
-    def wait_for_leaders(self, topic: str, partitions: int, timeout: float = 30.0) -> None:
-        """Until every live broker's own metadata cache knows the topic's leaders. Each
-        broker is asked on a connection of its own (a client library bootstrapped to one
-        broker may send its Metadata request to another, and a broker that has not learned
-        the topic yet answers AlterReplicaLogDirs and the like as for an unknown topic)."""
-        def knows(port: int) -> bool:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                    body = request(s, 3, 12, {
-                        "topics": [{"topic_id": bytes(16), "name": topic}],
-                        "allow_auto_topic_creation": False}, "wait-for-leaders")
-            except OSError:
-                return False
-            t = body["topics"][0]
-            return t["error_code"] == 0 and len(t["partitions"]) == partitions and all(
-                p["leader_id"] >= 0 for p in t["partitions"])
+    def wait_for_topic(self, topic: str, partitions: int | None = None,
+                       timeout: float = 60.0) -> None:
+        """Until every broker has applied the topic (KafkaCluster.wait_for_topic: the
+        leaders in each broker's Metadata, each replica's log in its broker's
+        DescribeLogDirs, each leader answering ListOffsets), as a careful tool waits
+        after CreateTopics."""
+        self.kafka.wait_for_topic(topic, partitions, timeout)
 
-        def every_broker_knows() -> bool:
-            return all(not node.alive or knows(node.ports["PLAINTEXT"])
-                       for node in self.kafka.brokers.values())
-
-        wait_for(every_broker_knows, f"every broker to know the leaders of topic {topic}",
-                 timeout=timeout, interval=0.1)
+    # The name docs/fidelity.md gives it (emulator/fidelity/differences.py).
+    wait_for_leaders = wait_for_topic
 
     def stop_broker(self, broker_id: int) -> None:
         """A crash: SIGKILL of the broker's JVM (the emulator's stop_broker is one too)."""

@@ -16,7 +16,7 @@ from confluent_kafka.admin import NewTopic as CfNewTopic
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from client_tests.rawkafka import crash, metadata_brokers, topic_metadata
+from client_tests.rawkafka import crash, metadata_brokers, topic_metadata, wait_for_topic
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -41,8 +41,9 @@ def test_kafka_python_admin_after_controller_failover(cluster: Target,
         assert admin.describe_cluster()["controller_id"] in set(cluster.broker_ids) - {old}
         # Kafka's brokers learn a topic from the metadata log a moment after CreateTopics
         # returns (docs/conformance.md, "Metadata is never stale")
-        wait_for(lambda: {topic_name + "-a", topic_name + "-b"} <= set(admin.list_topics()),
-                 "both topics listed", 30)
+        for t in (topic_name + "-a", topic_name + "-b"):
+            wait_for_topic(cluster, t, 2)
+        assert {topic_name + "-a", topic_name + "-b"} <= set(admin.list_topics())
     finally:
         admin.close()
     # the crashed broker leads nothing and has left every ISR
@@ -64,8 +65,9 @@ def test_confluent_admin_after_controller_failover(cluster: Target, topic_name: 
     assert admin.describe_cluster().result(timeout=30).controller.id in alive
     # Kafka's brokers learn a topic from the metadata log a moment after CreateTopics
     # returns (the emulator's at once: docs/conformance.md, "Metadata is never stale")
-    md = wait_for(lambda: m if topic_name in (m := admin.list_topics(timeout=30)).topics
-                  else None, f"{topic_name} in Metadata", 30)
+    wait_for_topic(cluster, topic_name, 3)
+    md = admin.list_topics(timeout=30)
+    assert topic_name in md.topics
     assert md.controller_id in alive
     assert len(md.brokers) == 2
     cluster.start_broker(old)

@@ -47,23 +47,9 @@ def whole_batches(records: bytes) -> list[bytes]:
 
 
 def create(cluster: Cluster, topic: str, partitions: int, rf: int) -> None:
-    """create_topic, then wait until the leader serves the partition: on Kafka a broker
-    may know the new leader before the leader has made the partition (seen after a test
-    that restarted a broker; clients retry UNKNOWN_TOPIC_OR_PARTITION)."""
+    """create_topic: on Kafka it returns once each leader serves its partition
+    (client_tests/targets.py KafkaTarget.wait_for_topic)."""
     cluster.create_topic(topic, partitions, rf)
-
-    def served() -> bool:
-        try:
-            c = leader_conn(cluster, topic)
-        except StopIteration:  # the broker asked does not know the topic yet (Kafka's lag)
-            return False
-        try:
-            r = c.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
-                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
-        finally:
-            c.close()
-        return r["topics"][0]["partitions"][0]["error_code"] == 0
-    wait_for(served, f"{topic} served by its leader", 30)
 
 
 def part(resp: dict) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
+from client_tests.rawkafka import wait_for_topic
 from emulator import Cluster
 from emulator.testing import wait_for
 
@@ -19,25 +20,17 @@ def test_admin_create_describe_and_configs(cluster: Cluster, topic_name: str) ->
     admin.create_topics([NewTopic(topic_name, 3, 2, topic_configs={"retention.ms": "1000000"})])
     # Kafka answers CreateTopics once the controller has the topic; the brokers learn of it
     # from the metadata log a moment later, so a describe sent at once may meet a broker
-    # that answers UNKNOWN_TOPIC_OR_PARTITION. Wait until the topic is known with leaders
-    # (the emulator knows it at once, so there the first describe already passes).
-    def described() -> list | None:
-        desc = admin.describe_topics([topic_name])
-        if desc[0]["error_code"] == 0 and len(desc[0]["partitions"]) == 3 and all(
-                p["leader_id"] >= 0 for p in desc[0]["partitions"]):
-            return desc
-        assert desc[0]["error_code"] == 3, f"describe answered {desc[0]['error_code']}"
-        return None
-
-    desc = wait_for(described, "the created topic with leaders", timeout=30, interval=0.1)
+    # that answers UNKNOWN_TOPIC_OR_PARTITION: wait until every broker has it (DescribeTopics
+    # and DescribeConfigs may go to any broker; the emulator knows it at once).
+    wait_for_topic(cluster, topic_name, 3)
+    desc = admin.describe_topics([topic_name])
+    assert desc[0]["error_code"] == 0, desc
     assert desc[0]["name"] == topic_name
     parts = sorted(desc[0]["partitions"], key=lambda p: p["partition_index"])
     assert [p["partition_index"] for p in parts] == [0, 1, 2]
     for p in parts:
         assert len(p["replica_nodes"]) == 2 and p["leader_id"] == p["replica_nodes"][0]
         assert sorted(p["isr_nodes"]) == sorted(p["replica_nodes"])
-    if hasattr(cluster, "wait_for_leaders"):  # Kafka: DescribeConfigs may go to any broker
-        cluster.wait_for_leaders(topic_name, 3)
     res = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic_name)])
     configs = res["topic"][topic_name]
     assert configs["retention.ms"]["value"] == "1000000"

@@ -15,7 +15,7 @@ import struct
 import time
 
 import pytest
-from rawkafka import Conn, produce_body, produce_error, topic_metadata
+from rawkafka import Conn, produce_body, produce_error, topic_metadata, wait_for_topic
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -80,7 +80,8 @@ def test_create_partitions_over_the_cap_fails_whole(cluster: Target,
     assert errors(create_partitions(c, [(t1, 6001, None), (t2, 6001, None)])) == [
         (E.POLICY_VIOLATION, many)] * 2
     # (Kafka's brokers learn of a topic after CreateTopics answers.)
-    wait_for(lambda: len(topic_metadata(cluster, t1)["partitions"]) == 1, f"{t1} known")
+    for t in (t1, t2):
+        wait_for_topic(cluster, t, 1)
     assert errors(create_partitions(c, [(t2, 0, None)])) == [
         (E.INVALID_PARTITIONS, f"The topic {t2} currently has 1 partition(s); 0 would not be "
          "an increase.")]

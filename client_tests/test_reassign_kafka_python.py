@@ -248,17 +248,14 @@ def test_log_dirs_describe_the_replicas_a_broker_hosts(cluster: Target) -> None:
     own = configured_log_dir(cluster, b1)
     conn = Conn(cluster, 0)
     try:
-        def hosted_here() -> list[int]:
-            resp = conn.call(35, 4, {"topics": None})
-            assert [r["log_dir"] for r in resp["results"]] == [own]
-            names = {t["name"]: sorted(p["partition_index"] for p in t["partitions"])
-                     for t in resp["results"][0]["topics"]}
-            return names.get(dirs, [])
-
-        # Kafka 4.4 creates a follower's log when its ReplicaManager applies the metadata
-        # change, which may come after every broker's Metadata names the leaders (a CI
-        # rehearsal saw only partition 0 here): a correct tool asks again
-        wait_for(lambda: hosted_here() == [0, 1], f"broker {b1} hosts both partitions", 15)
+        # (create_assigned returned once each replica's broker lists its log: Kafka 4.4
+        # creates a follower's log when its ReplicaManager applies the metadata change,
+        # after every broker's Metadata names the leaders)
+        resp = conn.call(35, 4, {"topics": None})
+        assert [r["log_dir"] for r in resp["results"]] == [own]
+        names = {t["name"]: sorted(p["partition_index"] for p in t["partitions"])
+                 for t in resp["results"][0]["topics"]}
+        assert names[dirs] == [0, 1]
         # a partition named under two directories is answered once, for the last one
         # (Kafka reads the request into a map of partition to directory)
         resp = conn.call(34, 2, {"dirs": [

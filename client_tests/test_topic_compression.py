@@ -18,7 +18,6 @@ from rawkafka import Conn, leader_conn
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
-from emulator.testing import wait_for
 from wire.records import (
     GZIP,
     LZ4,
@@ -46,22 +45,10 @@ CASES = [
 
 def _create(cluster: Cluster | KafkaTarget, topic: str, compression: str,
             **configs: str) -> None:
-    """A one-partition topic with ``compression.type``, once its leader serves it (on
-    Kafka, and under the emulator's metadata lag, the leader may learn it last)."""
+    """A one-partition topic with ``compression.type``, returned once its leader serves
+    it: create_topic waits for that on Kafka (KafkaTarget.wait_for_topic) and under the
+    emulator's metadata lag (Cluster.create_topic)."""
     cluster.create_topic(topic, 1, 3, config={"compression.type": compression, **configs})
-
-    def served() -> bool:
-        try:
-            c = leader_conn(cluster, topic)
-        except StopIteration:
-            return False
-        try:
-            r = c.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
-                {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
-        finally:
-            c.close()
-        return r["topics"][0]["partitions"][0]["error_code"] == 0
-    wait_for(served, f"{topic} served by its leader", 30)
 
 
 def _fetch(c: Conn, topic: str) -> list[bytes]:
