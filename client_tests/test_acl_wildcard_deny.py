@@ -1,0 +1,153 @@
+"""ACLs bound to the wildcard principal ``User:*``, on the emulator and on Apache Kafka 4.4.
+
+StandardAuthorizer: a binding whose principal is ``User:*`` matches every principal, a
+DENY that matches wins over any ALLOW (the principal's own or the wildcard's), and a
+wildcard ALLOW alone allows. Issue 38 found that a DENY bound to ``User:*`` could be
+ignored with 234 tests green: the ACL table (test_security_acls.py) binds every ACL to
+``User:alice``. Here the same raw requests go to both targets, sent by ``alice`` logged in
+with PLAIN (``admin`` is a super user who creates the topic and the ACLs): Metadata of
+the topic (DESCRIBE: TOPIC_AUTHORIZATION_FAILED when refused), a Produce to it (WRITE)
+and InitProducerId without a transactional id (WRITE on any topic: Kafka's
+authorizeByResourceType, where a wildcard DENY on every topic name refuses).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kafka_cluster import KafkaCluster, small_cluster_config
+from test_security_acls import USERS, Client
+
+from emulator import Cluster
+from emulator.security.acl import Op, PermissionType
+from emulator.security.acl import ResourceType as RT
+from emulator.testing import wait_for
+from wire.records import build_batch
+
+TOPIC_AUTHORIZATION_FAILED = 29
+CLUSTER_AUTHORIZATION_FAILED = 31
+ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+              "principal_filter": None, "host_filter": None, "operation": 1,
+              "permission_type": 1}
+AUTHZ = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+         "super.users": "User:admin;User:ANONYMOUS"}
+
+
+@pytest.fixture(scope="module", params=["emulator", "kafka"])
+def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A SASL_PLAINTEXT listener with an authorizer: the emulator's, or one Kafka 4.4
+    broker's with StandardAuthorizer (client_tests/kafka_cluster.py)."""
+    if request.param == "emulator":
+        with Cluster(1, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                                  "sasl_users": USERS, "super_users": ["admin"],
+                                  "authorizer": True}) as c:
+            yield c.bootstrap_servers
+        return
+    jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
+            'username="admin" password="admin-pw" '
+            + " ".join(f'user_{u}="{p}"' for u, p in USERS.items()) + ";")
+    cfg = {**small_cluster_config(1), **AUTHZ, "sasl.enabled.mechanisms": "PLAIN",
+           "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas}
+    with KafkaCluster(1, broker_config=cfg, controller_config=AUTHZ,
+                      listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
+        yield k.bootstrap("SASL_PLAINTEXT")
+        for bid in k.broker_ids:
+            k.kill_broker(bid)
+
+
+def _acls(admin: Client) -> int:
+    return sum(len(r["acls"]) for r in admin.call(29, 3, ANY_FILTER)["resources"])
+
+
+def _set_acls(admin: Client, bindings: list[tuple[RT, str, str, Op, PermissionType]]) -> None:
+    """Replace every ACL with ``bindings`` (type, name, principal, operation, permission;
+    literal patterns, any host), and wait until the broker applies them (on Kafka they
+    come through the metadata log)."""
+    admin.call(31, 3, {"filters": [ANY_FILTER]})
+    wait_for(lambda: _acls(admin) == 0, "no ACLs")
+    if bindings:
+        resp = admin.call(30, 3, {"creations": [{
+            "resource_type": int(rt), "resource_name": name, "resource_pattern_type": 3,
+            "principal": principal, "host": "*", "operation": int(op),
+            "permission_type": int(perm)} for rt, name, principal, op, perm in bindings]})
+        assert all(r["error_code"] == 0 for r in resp["results"]), resp
+    wait_for(lambda: _acls(admin) == len(bindings), f"{len(bindings)} ACLs applied")
+
+
+def _describe(alice: Client, topic: str) -> int:
+    md = alice.call(3, 12, {"topics": [{"topic_id": bytes(16), "name": topic}],
+                            "allow_auto_topic_creation": False,
+                            "include_topic_authorized_operations": False})
+    return md["topics"][0]["error_code"]
+
+
+def _produce(alice: Client, topic: str) -> int:
+    r = alice.call(0, 9, {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
+                          "topic_data": [{"name": topic, "partition_data": [
+                              {"index": 0, "records": build_batch([(b"k", b"v")])}]}]})
+    return r["responses"][0]["partition_responses"][0]["error_code"]
+
+
+def _idempotent_init(alice: Client) -> int:
+    r = alice.call(22, 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
+                           "producer_id": -1, "producer_epoch": -1})
+    return r["error_code"]
+
+
+@pytest.fixture
+def topic(bootstrap: str) -> Iterator[tuple[Client, Client, str]]:
+    admin = Client(bootstrap, "admin")
+    name = f"wild-{uuid.uuid4().hex[:8]}"
+    resp = admin.call(19, 7, {"topics": [{"name": name, "num_partitions": 1,
+                                          "replication_factor": 1}], "timeout_ms": 30000})
+    assert resp["topics"][0]["error_code"] == 0, resp
+    wait_for(lambda: _describe(admin, name) == 0, f"{name} known")
+    alice = Client(bootstrap, "alice")
+    try:
+        yield admin, alice, name
+    finally:
+        alice.close()
+        admin.call(31, 3, {"filters": [ANY_FILTER]})
+        admin.close()
+
+
+ALLOW, DENY = PermissionType.ALLOW, PermissionType.DENY
+
+
+def test_a_wildcard_principal_deny_beats_alices_allow(topic: tuple[Client, Client, str]) -> None:
+    admin, alice, name = topic
+    _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.ALL, ALLOW)])
+    assert _describe(alice, name) == 0 and _produce(alice, name) == 0  # the ALLOW works
+    _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.ALL, ALLOW),
+                      (RT.TOPIC, name, "User:*", Op.WRITE, DENY)])
+    assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
+    assert _describe(alice, name) == 0  # a DENY of WRITE leaves DESCRIBE allowed
+    _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.ALL, ALLOW),
+                      (RT.TOPIC, name, "User:*", Op.ALL, DENY)])
+    assert _describe(alice, name) == TOPIC_AUTHORIZATION_FAILED
+    assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
+
+
+def test_a_wildcard_principal_allow_allows_and_alices_deny_beats_it(
+        topic: tuple[Client, Client, str]) -> None:
+    admin, alice, name = topic
+    _set_acls(admin, [(RT.TOPIC, name, "User:*", Op.WRITE, ALLOW)])
+    assert _produce(alice, name) == 0 and _describe(alice, name) == 0  # WRITE implies it
+    _set_acls(admin, [(RT.TOPIC, name, "User:*", Op.WRITE, ALLOW),
+                      (RT.TOPIC, name, "User:alice", Op.WRITE, DENY)])
+    assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
+
+
+def test_a_wildcard_deny_on_every_topic_refuses_an_idempotent_producer(
+        topic: tuple[Client, Client, str]) -> None:
+    """InitProducerId without a transactional id needs WRITE on some topic; a DENY of
+    WRITE bound to ``User:*`` on the wildcard topic name leaves none."""
+    admin, alice, name = topic
+    _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.WRITE, ALLOW)])
+    assert _idempotent_init(alice) == 0
+    _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.WRITE, ALLOW),
+                      (RT.TOPIC, "*", "User:*", Op.WRITE, DENY)])
+    assert _idempotent_init(alice) == CLUSTER_AUTHORIZATION_FAILED
+    assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED

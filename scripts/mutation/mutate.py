@@ -1,0 +1,361 @@
+"""Mutation testing of the emulator's rules with mutmut (scripts/mutate, .ci/mutation-nightly).
+
+A green suite proves something only if breaking the emulator turns it red; mutmut
+breaks it one small change (a mutant) at a time and runs the tests that reach the
+changed function. This driver adds what the project needs around it:
+
+- **Test selection** in two steps. ``targets.toml`` (beside this file) maps each module
+  of the mutated packages to the test files meant to pin it; mutmut then runs each
+  mutant against only those of them that called the mutated function (its "stats" run
+  records which test reaches which function). So one module's mutants run in minutes,
+  not the whole suite's hours.
+- **A workspace per target** (``.mutation/<target>/``, ignored by git): the target's
+  own ``pyproject.toml`` (the project's, plus a ``[tool.mutmut]`` section for that
+  target) and links to the sources, so mutmut's cache (mutants, which test reaches
+  what, verdicts) is kept per target and a developer's run of one module reuses it.
+  mutmut copies emulator/ and wire/ (the compiled log core included) to the
+  workspace's ``mutants/``; the test directories are links into the work tree.
+- **The triage file** (``equivalent.toml``): a survivor that no test can kill because
+  it behaves as the original (an equivalent mutant) is recorded there with the reason.
+  Entries match on the function and the changed lines, not mutmut's running number
+  (which shifts when the function changes). ``--check`` fails on any survivor not in
+  the file, and on an entry of a module that ran whose mutant no longer survives.
+- **The report**: killed / equivalent / surviving per package (a timeout counts as
+  killed; "no tests", a mutant no selected test reaches, counts as surviving).
+
+The Cython log core is not mutated: its pure twin (emulator/log/pure.py, isr.py,
+scan.py) is, with KAFKA_EMULATOR_PURE=1 set for that target's tests (targets.toml
+``env``), the same twin the unit suite runs a second time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TARGETS = HERE / "targets.toml"
+TRIAGE = HERE / "equivalent.toml"
+WORK = ROOT / ".mutation"
+# What every mutant's pytest gets: no cache, no xdist (mutmut forks one test run per
+# mutant itself), a per-test timeout well under mutmut's own wall-clock limit.
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-n", "0", "--timeout=300", "-W", "ignore"]
+# Lines never mutated: logging and asserts of the emulator's own invariants are not
+# behaviour a client can see (a mutant there is equivalent by construction).
+DO_NOT_MUTATE_PATTERNS = [r"^\s*(log|logger|_log|LOG)\.(debug|info|warning|error|exception)\(",
+                          r"^\s*logging\.getLogger\("]
+KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+SURVIVING = {"survived", "no tests", "suspicious"}
+
+
+@dataclass
+class Target:
+    name: str
+    modules: list[str]  # globs, relative to the repository
+    tests: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+    def owns(self, path: str) -> bool:
+        return any(fnmatch.fnmatch(path, g) for g in self.modules)
+
+
+@dataclass
+class Mutant:
+    name: str  # mutmut's: emulator.cluster.reads.x_list_offset__mutmut_12
+    path: str  # emulator/cluster/reads.py
+    status: str
+    diff: list[str] = field(default_factory=list)  # the changed lines, -/+
+
+    @property
+    def function(self) -> str:
+        return self.name.rsplit("__mutmut_", 1)[0]
+
+    @property
+    def package(self) -> str:
+        parts = self.path.split("/")
+        return "/".join(parts[:2]) if parts[0] == "emulator" else parts[0]
+
+
+def load_targets() -> list[Target]:
+    data = tomllib.loads(TARGETS.read_text())
+    return [Target(t["name"], t["modules"], t["tests"], t.get("env", {}))
+            for t in data["target"]]
+
+
+def mutated_modules(targets: list[Target]) -> list[str]:
+    """Every module the targets cover (the packages of issue 38), sorted."""
+    out = set()
+    for t in targets:
+        for g in t.modules:
+            out.update(str(p.relative_to(ROOT)) for p in ROOT.glob(g) if p.name != "__init__.py")
+    return sorted(out)
+
+
+def uncovered_modules(targets: list[Target], packages: list[str]) -> list[str]:
+    """Modules of ``packages`` that no target names (a new module must get tests)."""
+    out = []
+    for pkg in packages:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            rel = str(p.relative_to(ROOT))
+            if p.name != "__init__.py" and p.stat().st_size and not any(
+                    t.owns(rel) for t in targets):
+                out.append(rel)
+    return out
+
+
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+
+def workspace(t: Target, max_children: int) -> Path:
+    """``.mutation/<target>/``: a pyproject.toml with the target's [tool.mutmut], links
+    to the sources mutmut copies, and (in mutants/) links to everything else the tests
+    read (test directories, conftest.py, conformance/, docs/...)."""
+    ws = WORK / t.name
+    (ws / "mutants").mkdir(parents=True, exist_ok=True)
+    (WORK / ".gitignore").write_text("*\n")
+    for src in ("emulator", "wire"):
+        link = ws / src
+        if not link.is_symlink():
+            link.symlink_to(ROOT / src)
+    skip = {"emulator", "wire", "pyproject.toml", ".git", ".mutation", "mutants"}
+    for entry in ROOT.iterdir():
+        link = ws / "mutants" / entry.name
+        if entry.name in skip or link.exists() or link.is_symlink():
+            continue
+        link.symlink_to(entry)
+    base = (ROOT / "pyproject.toml").read_text()
+    section = "\n".join([
+        "", "# written by scripts/mutation/mutate.py for target " + t.name,
+        "[tool.mutmut]",
+        'source_paths = ["emulator", "wire"]',
+        f"only_mutate = {_toml_list(t.modules)}",
+        f"pytest_add_cli_args_test_selection = {_toml_list(t.tests)}",
+        f"pytest_add_cli_args = {_toml_list(PYTEST_ARGS)}",
+        f"do_not_mutate_patterns = {_toml_list(DO_NOT_MUTATE_PATTERNS)}",
+        # the in-process clusters of the client tests start threads and event loops:
+        # each mutant forks from a server process that only imported and collected
+        'process_isolation = "forkserver"',
+        "use_git_change_detection = false",
+        'on_dependency_change = "ignore"',
+        "timeout_multiplier = 10.0",
+        "timeout_constant = 5.0",
+        "",
+    ])
+    text = base + section
+    py = ws / "pyproject.toml"
+    if not py.exists() or py.read_text() != text:
+        py.write_text(text)
+    return ws
+
+
+def run_mutmut(ws: Path, t: Target, names: list[str], max_children: int, log: Path) -> int:
+    env = {**os.environ, **t.env, "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = ["mutmut", "run", "--max-children", str(max_children), *names]
+    print(f"== {t.name}: mutmut run {' '.join(names) or '(every module of the target)'} "
+          f"(log: {log})", flush=True)
+    with open(log, "w") as out:
+        rc = subprocess.call(cmd, cwd=ws, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if rc != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        print(f"mutmut failed (exit {rc}); the end of its log:\n{tail}", file=sys.stderr)
+    return rc
+
+
+def results(ws: Path, paths: list[str]) -> list[Mutant]:
+    """The verdicts mutmut keeps in mutants/<path>.meta, with each survivor's diff."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.stats import status_by_exit_code
+
+    out = []
+    cwd = os.getcwd()
+    os.chdir(ws)
+    try:
+        for path in paths:
+            meta = ws / "mutants" / (path + ".meta")
+            if not meta.exists():
+                continue
+            codes = json.loads(meta.read_text())["exit_code_by_key"]
+            for name, code in sorted(codes.items()):
+                m = Mutant(name, path, status_by_exit_code[code])
+                if m.status in SURVIVING:
+                    diff = get_diff_for_mutant(name, path=path)
+                    m.diff = [ln for ln in diff.splitlines()
+                              if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+                out.append(m)
+    finally:
+        os.chdir(cwd)
+    return out
+
+
+@dataclass
+class Entry:
+    function: str
+    diff: list[str]
+    reason: str
+    mutant: str = ""
+
+    def matches(self, m: Mutant) -> bool:
+        return self.function == m.function and [ln.strip() for ln in self.diff] == [
+            ln.strip() for ln in m.diff]
+
+
+def load_triage() -> list[Entry]:
+    if not TRIAGE.exists():
+        return []
+    data = tomllib.loads(TRIAGE.read_text())
+    entries = []
+    for e in data.get("equivalent", []):
+        if not e.get("reason", "").strip():
+            raise SystemExit(f"{TRIAGE}: {e.get('mutant')}: an equivalent mutant needs a reason")
+        entries.append(Entry(e["function"], e["diff"], e["reason"], e.get("mutant", "")))
+    return entries
+
+
+def triage_text(m: Mutant) -> str:
+    """A stub entry for the triage file: fill in the reason, or kill it with a test."""
+    return "\n".join([
+        "[[equivalent]]",
+        f"mutant = {json.dumps(m.name)}",
+        f"function = {json.dumps(m.function)}",
+        "diff = [" + ", ".join(json.dumps(ln) for ln in m.diff) + "]",
+        'reason = ""', ""])
+
+
+def report(mutants: list[Mutant], entries: list[Entry]) -> tuple[list[Mutant], list[Entry]]:
+    """Print killed / equivalent / surviving per package; return the surviving mutants
+    (not in the triage file) and the stale entries (of a module that ran, matching no
+    survivor)."""
+    rows: dict[str, Counter[str]] = defaultdict(Counter)
+    surviving, used = [], set()
+    for m in mutants:
+        if m.status in KILLED:
+            rows[m.package]["killed"] += 1
+            continue
+        if m.status not in SURVIVING:  # not checked, interrupted, skipped
+            rows[m.package][m.status] += 1
+            continue
+        hit = next((i for i, e in enumerate(entries) if i not in used and e.matches(m)), None)
+        if hit is not None:
+            used.add(hit)
+            rows[m.package]["equivalent"] += 1
+        else:
+            rows[m.package]["surviving"] += 1
+            surviving.append(m)
+    ran = {m.function.rsplit(".", 1)[0] for m in mutants}
+    stale = [e for i, e in enumerate(entries)
+             if i not in used and e.function.rsplit(".", 1)[0] in ran]
+    print(f"\n{'package':32} {'mutants':>8} {'killed':>8} {'equivalent':>11} {'surviving':>10}")
+    total: Counter[str] = Counter()
+    for pkg in sorted(rows):
+        c = rows[pkg]
+        n = sum(c.values())
+        total.update(c)
+        extra = "".join(f"  {k}: {v}" for k, v in c.items()
+                        if k not in ("killed", "equivalent", "surviving"))
+        print(f"{pkg:32} {n:8} {c['killed']:8} {c['equivalent']:11} {c['surviving']:10}{extra}")
+    print(f"{'total':32} {sum(total.values()):8} {total['killed']:8} {total['equivalent']:11} "
+          f"{total['surviving']:10}")
+    return surviving, stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="scripts/mutate", description="Mutation testing of the modules you name "
+        "(or --all), each against the tests targets.toml maps it to.")
+    ap.add_argument("paths", nargs="*", help="modules or package folders to mutate "
+                    "(e.g. emulator/cluster/followers.py)")
+    ap.add_argument("--all", action="store_true", help="every module of every target "
+                    "(the nightly job)")
+    ap.add_argument("--check", action="store_true", help="exit 1 on a survivor missing "
+                    "from scripts/mutation/equivalent.toml or a stale entry there")
+    ap.add_argument("--report-only", action="store_true", help="no mutmut run: report "
+                    "the verdicts the workspaces hold")
+    ap.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                    help="mutants run at once (default: half the cores)")
+    ap.add_argument("--stubs", type=Path, help="write a triage stub for each survivor "
+                    "to this file")
+    args = ap.parse_args(argv)
+
+    targets = load_targets()
+    packages = sorted({g.split("*")[0].rstrip("/").rsplit("/", 1)[0] if g.endswith(".py")
+                       else g.split("*")[0].rstrip("/") for t in targets for g in t.modules})
+    if args.all:
+        missing = uncovered_modules(targets, ["emulator/cluster", "emulator/coordinators",
+                                              "emulator/log", "emulator/handlers",
+                                              "emulator/security", "emulator/faults"])
+        if missing:
+            print("modules no target of scripts/mutation/targets.toml names (give each "
+                  "the tests that pin it):\n  " + "\n  ".join(missing), file=sys.stderr)
+            return 2
+        wanted = mutated_modules(targets)
+    else:
+        if not args.paths:
+            ap.error("name the modules to mutate, or --all")
+        wanted = []
+        for p in args.paths:
+            full = (Path.cwd() / p).resolve()
+            if not full.exists():
+                ap.error(f"{p}: no such file or folder")
+            rel = str(full.relative_to(ROOT))
+            files = [rel] if full.is_file() else [
+                str(f.relative_to(ROOT)) for f in sorted(full.rglob("*.py"))]
+            wanted.extend(f for f in files if Path(f).name != "__init__.py")
+    del packages
+    by_target: dict[str, list[str]] = defaultdict(list)
+    for path in wanted:
+        owners = [t for t in targets if t.owns(path)]
+        if not owners:
+            print(f"{path}: no target of {TARGETS.relative_to(ROOT)} names it; add it with "
+                  "the tests that pin it", file=sys.stderr)
+            return 2
+        by_target[owners[0].name].append(path)
+
+    mutants: list[Mutant] = []
+    failed = []
+    for t in targets:
+        paths = by_target.get(t.name)
+        if not paths:
+            continue
+        ws = workspace(t, args.max_children)
+        if not args.report_only:
+            # the whole target (cached verdicts kept) or the named modules' mutants again
+            names = [] if args.all else [p[:-3].replace("/", ".") + ".*" for p in paths]
+            if run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
+                failed.append(t.name)
+        mutants.extend(results(ws, paths))
+
+    entries = load_triage()
+    surviving, stale = report(mutants, entries)
+    if surviving:
+        print(f"\n{len(surviving)} surviving mutants (kill each with a test, or record it in "
+              f"{TRIAGE.relative_to(ROOT)} with the reason it is equivalent):")
+        for m in surviving:
+            print(f"  {m.name} ({m.status})")
+            for ln in m.diff:
+                print(f"      {ln}")
+        if args.stubs:
+            args.stubs.write_text("\n".join(triage_text(m) for m in surviving))
+            print(f"triage stubs: {args.stubs}")
+    for e in stale:
+        print(f"stale entry in {TRIAGE.relative_to(ROOT)}: {e.mutant or e.function} "
+              f"{e.diff} no longer survives (killed, or the code changed): remove it")
+    if failed:
+        print(f"mutmut failed for: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    if args.check and (surviving or stale):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
