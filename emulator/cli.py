@@ -259,9 +259,21 @@ async def serve(args: argparse.Namespace) -> int:
     except ValueError as e:  # the schedule's adversary section against --fidelity/--seed
         print(f"kafka-emulator: --fault-schedule: {e}", file=sys.stderr)
         return 2
+    if args.schema_registry_port is not None:
+        # Before any port opens, as every refusal: a missing extra is one line, not a
+        # cluster started and torn down (imported only when asked for: h11, the parsers).
+        from emulator.server.schema_registry import check_dependencies
+
+        try:
+            check_dependencies()
+        except RuntimeError as e:
+            return _refused(e)
     try:
         await cluster.start_async()
     except STARTUP_ERRORS as e:
+        # Whatever did start (listeners, their tasks) stops before the one line: a task
+        # left pending when the loop closes is reported as destroyed, on stderr.
+        await stop_serving(cluster)
         return _refused(e)
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
@@ -349,8 +361,9 @@ def _load_schedule(path: str, broker_ids: list[int]) -> FaultSchedule | None:
         return None
     try:
         return FaultSchedule.parse(text, broker_ids, at_start=True)
-    except ScheduleError as e:
-        print(f"kafka-emulator: --fault-schedule {path}: {e}", file=sys.stderr)
+    except ScheduleError as e:  # every problem, on the one line of a refusal
+        print(f"kafka-emulator: --fault-schedule {path}: rejected: {'; '.join(e.problems)}",
+              file=sys.stderr)
         return None
 
 

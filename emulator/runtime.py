@@ -22,22 +22,28 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from emulator.cluster.configs import FIDELITY_KAFKA
 from emulator.cluster.events import BrokerHalted, LogDirFailed, observes
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
-from emulator.faults.adversary import SCALE_ENV, Adversary, parse_scale
 from emulator.faults.injector import Io
 from emulator.faults.schedule import FaultSchedule
 from emulator.fidelity import Fidelity, default_mode
 from emulator.security.config import Security, SecurityConfig
-from emulator.server.tls import TlsFiles
 from emulator.versions import DEFAULT_RELEASE
 
+if TYPE_CHECKING:
+    # Imported where used: TLS (cryptography's x509) only for SSL listeners, the
+    # adversary only under --fidelity adversarial (docs/scale.md, start-up).
+    from emulator.faults.adversary import Adversary
+    from emulator.server.tls import TlsFiles
+
 T = TypeVar("T")
+# emulator.faults.adversary.SCALE_ENV (tests/test_start_imports.py holds them equal)
+ADVERSARY_SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
 log = logging.getLogger("kafka_emulator")
 
 
@@ -134,8 +140,13 @@ class Cluster(ControlHandle):
         self.fidelity = fidelity or default_mode()
         fid = Fidelity(self.fidelity, seed)  # ValueError names the modes
         # ValueError names the kinds; read in every mode so a typo is never silent
-        self.adversary_scale = parse_scale(
-            adversary_scale if adversary_scale is not None else os.environ.get(SCALE_ENV))
+        scale = adversary_scale if adversary_scale is not None else os.environ.get(
+            ADVERSARY_SCALE_ENV)
+        self.adversary_scale: dict[str, float] = {}
+        if scale is not None:
+            from emulator.faults.adversary import parse_scale
+
+            self.adversary_scale = parse_scale(scale)
         cfg = {**(FIDELITY_KAFKA if fid.kafka_timing else {}), **(config or {})}
         cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
         cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
@@ -269,6 +280,8 @@ class Cluster(ControlHandle):
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
         if self.state.fidelity.adversarial:
+            from emulator.faults.adversary import Adversary
+
             script = self.fault_schedule.script if self.fault_schedule is not None else None
             self.adversary = Adversary(self.state.fidelity.seed, self.state, services,
                                        scale=dict(self.adversary_scale),

@@ -15,8 +15,6 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-import crc32c as _crc32c
-
 from wire.codec import read_uvarint, read_varint, write_varint
 
 HEADER_SIZE = 61
@@ -41,9 +39,20 @@ DELETE_HORIZON_BIT = 0x40  # KIP-534: baseTimestamp holds the delete horizon
 NONE, GZIP, SNAPPY, LZ4, ZSTD = range(5)
 
 
+_crc32c: Callable[[bytes | bytearray | memoryview], int] | None = None
+
+
 def crc32c(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C (Castagnoli) using the C-accelerated ``crc32c`` package."""
-    return _crc32c.crc32c(data)
+    """CRC-32C (Castagnoli) using the C-accelerated ``crc32c`` package, imported on first
+    use: its ``__init__`` reads its own version from the installed distributions
+    (importlib.metadata, ~10 ms), a cost a process that never checks a CRC in Python
+    (the emulator's compiled core checks produced batches) should not pay at start."""
+    global _crc32c
+    if _crc32c is None:
+        import crc32c as package
+
+        _crc32c = package.crc32c
+    return _crc32c(data)
 
 
 class InvalidRecordError(ValueError):

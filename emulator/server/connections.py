@@ -22,7 +22,6 @@ from emulator.security.session import RAW_TOKENS, Session
 from emulator.server.dispatch import CloseConnection, Dispatcher, FaultHooks
 from emulator.server.limits import ConnectionLimits, ConnState
 from emulator.server.listeners import BrokerListener
-from emulator.server.tls import peer_principal
 from wire.connection import (
     LARGE_FRAME,
     Frame,
@@ -238,6 +237,10 @@ class ClientConnections:
         the principal of the client certificate, as Kafka's default principal builder."""
         tls_principal = None
         if bl.protocol in ("SSL", "SASL_SSL"):
+            # Imported here: emulator.server.tls loads cryptography's x509, which a
+            # PLAINTEXT cluster never needs (docs/scale.md, start-up).
+            from emulator.server.tls import peer_principal
+
             tls_principal = peer_principal(writer.get_extra_info("ssl_object"))
         return Session.for_listener(bl.name, bl.protocol, tls_principal)
 

@@ -14,11 +14,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import ClusterState
-from emulator.faults.adversary import Adversary
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
@@ -33,6 +32,9 @@ from wire.codec import DecodeError
 from wire.connection import Frame, ServerConnection, encode_response_frame
 from wire.errors import ErrorCode as E
 from wire.messages import REQUESTS
+
+if TYPE_CHECKING:  # imported only under --fidelity adversarial (emulator.runtime)
+    from emulator.faults.adversary import Adversary
 
 log = logging.getLogger("kafka_emulator")
 read_header = ServerConnection.read_header

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-from emulator.faults.adversary import parse_scale
 from emulator.fidelity import FIDELITIES
 
 # Brokers one process may run: each is a listener and a share of one event loop.
@@ -57,7 +56,10 @@ def fidelity(text: str) -> str:
 
 
 def adversary_scale(text: str) -> dict[str, float]:
-    """--adversary-scale: ``KIND=FACTOR,...`` (emulator/faults/adversary.py parse_scale)."""
+    """--adversary-scale: ``KIND=FACTOR,...`` (emulator/faults/adversary.py parse_scale,
+    imported only when the option is given: a plain start does not load the adversary)."""
+    from emulator.faults.adversary import parse_scale
+
     try:
         return parse_scale(text)
     except ValueError as e:
