@@ -1,10 +1,11 @@
 """What a plain start imports: only what the configuration uses (docs/scale.md, start-up).
 
 A default PLAINTEXT cluster started as ``kafka-emulator`` starts it must not load TLS
-(cryptography's x509), the adversary, the schema registry, the control plane or the
-crc32c package (whose ``__init__`` reads the installed distributions); each is imported
-where it is used, and is still there when asked for. The start's speed itself is
-measured by bench/start.py, never here; this holds the imports that decide it.
+(cryptography's x509), the adversary, the schema registry, the control plane, the
+crc32c package (whose ``__init__`` reads the installed distributions) or google-re2 (for
+regex subscriptions only); each is imported where it is used, and is still there when
+asked for. The start's speed itself is measured by bench/start.py, never here; this
+holds the imports that decide it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ print(json.dumps(asyncio.run(go())))
 
 LAZY = ["cryptography", "emulator.server.tls", "emulator.faults.adversary",
         "emulator.schema_registry", "emulator.server.schema_registry",
-        "emulator.server.control", "emulator.control.console", "crc32c", "h11"]
+        "emulator.server.control", "emulator.control.console", "crc32c", "h11", "re2"]
 
 
 def loaded(*args: str) -> set[str]:

@@ -436,9 +436,19 @@ def _struct_is_default(x: dict[str, Any], st: Struct) -> bool:
 
 def compile_message(msg: Message, version: int) -> tuple[Decoder, Encoder, str]:
     """Generate (decode, encode, source) for one message version."""
+    dec, enc, src = _compile(msg, version, decode=True, encode=True)
+    assert dec is not None and enc is not None
+    return dec, enc, src
+
+
+def _compile(msg: Message, version: int, *, decode: bool,
+             encode: bool) -> tuple[Decoder | None, Encoder | None, str]:
+    """The decoder, the encoder or both of one message version (a server only decodes
+    requests and only encodes responses: compiling the other half too would double the
+    first request's cost of each API version, which a client meets when it connects)."""
     gen = _Gen(version, msg.is_flexible(version))
-    dec = gen.decode_struct(msg.struct)
-    enc = gen.encode_struct(msg.struct)
+    dec = gen.decode_struct(msg.struct) if decode else None
+    enc = gen.encode_struct(msg.struct) if encode else None
     src = "\n".join(gen.lines) + "\n"
     ns: dict[str, Any] = dict(_NAMESPACE, _struct_is_default=_struct_is_default)
     ns.update(gen.consts)
@@ -451,38 +461,54 @@ def compile_message(msg: Message, version: int) -> tuple[Decoder, Encoder, str]:
         whole: list[bytes] = []
         ns[fn]({}, whole)
         ns[tail] = b"".join(whole)[ns[s].size:]
-    return ns[dec], ns[enc], src
+    return (ns[dec] if dec else None), (ns[enc] if enc else None), src
 
 
 class CompiledMessage:
-    """Lazily compiled codec for every version of one message."""
+    """Lazily compiled codec for every version of one message: each version's decoder
+    and encoder are compiled apart, when first used."""
 
     def __init__(self, msg: Message) -> None:
         self.msg = msg
-        self._cache: dict[int, tuple[Decoder, Encoder, str]] = {}
+        self._decoders: dict[int, Decoder] = {}
+        self._encoders: dict[int, Encoder] = {}
 
-    def _get(self, version: int) -> tuple[Decoder, Encoder, str]:
-        c = self._cache.get(version)
-        if c is None:
-            lo, hi = self.msg.versions
-            if not lo <= version <= hi:
-                raise DecodeError(f"{self.msg.name} has no version {version}")
-            c = self._cache[version] = compile_message(self.msg, version)
-        return c
+    def _check(self, version: int) -> None:
+        lo, hi = self.msg.versions
+        if not lo <= version <= hi:
+            raise DecodeError(f"{self.msg.name} has no version {version}")
+
+    def _decoder(self, version: int) -> Decoder:
+        d = self._decoders.get(version)
+        if d is None:
+            self._check(version)
+            d = self._decoders[version] = _compile(self.msg, version, decode=True,
+                                                   encode=False)[0]  # type: ignore[assignment]
+        return d
+
+    def _encoder(self, version: int) -> Encoder:
+        e = self._encoders.get(version)
+        if e is None:
+            self._check(version)
+            e = self._encoders[version] = _compile(self.msg, version, decode=False,
+                                                   encode=True)[1]  # type: ignore[assignment]
+        return e
 
     def decode(self, buf: bytes, version: int, pos: int = 0) -> tuple[dict[str, Any], int]:
         try:
-            return self._get(version)[0](buf, pos)
+            return self._decoder(version)(buf, pos)
         except (IndexError, struct.error, UnicodeDecodeError) as e:
             raise DecodeError(f"{self.msg.name} v{version}: {e}") from e
 
     def encode(self, obj: dict[str, Any], version: int) -> bytes:
         out: list[bytes] = []
-        self._get(version)[1](obj, out)
+        self._encoder(version)(obj, out)
         return b"".join(out)
 
     def encode_into(self, obj: dict[str, Any], version: int, out: list[bytes]) -> None:
-        self._get(version)[1](obj, out)
+        self._encoder(version)(obj, out)
 
     def source(self, version: int) -> str:
-        return self._get(version)[2]
+        """The generated source of both halves (for reading and tests)."""
+        self._check(version)
+        return compile_message(self.msg, version)[2]

@@ -13,14 +13,13 @@ RE2 itself (the google-re2 binding), whose syntax RE2/J implements.
 from __future__ import annotations
 
 import functools
-
-import re2
+from typing import TYPE_CHECKING, Any
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # the error goes back to the client, not to stderr
+if TYPE_CHECKING:
+    import re2
 # RE2's error texts (its C++ ErrorCode strings) -> RE2/J's PatternSyntaxException
 # descriptions, which Kafka puts in its message (checked against a real 4.4 broker for
 # the first three).
@@ -41,6 +40,18 @@ _RE2J_DESCRIPTIONS = (
 )
 
 
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The binding and its options, imported at the first regex subscription: google-re2
+    loads RE2 and abseil (~2.5 MB of a process's memory), which a cluster whose clients
+    never subscribe by regex does not need (docs/scale.md, start-up)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the error goes back to the client, not to stderr
+    return re2, options
+
+
 def _description(error: re2.error) -> str:
     text = error.args[0] if error.args else ""
     text = text.decode(errors="replace") if isinstance(text, bytes) else str(text)
@@ -53,9 +64,10 @@ def _description(error: re2.error) -> str:
 @functools.lru_cache(maxsize=1024)
 def compile_topic_regex(pattern: str) -> re2._Regexp:
     """The compiled pattern, or INVALID_REGULAR_EXPRESSION with Kafka's message."""
+    binding, options = _re2()
     try:
-        return re2.compile(pattern, _OPTIONS)
-    except re2.error as e:
+        return binding.compile(pattern, options)
+    except binding.error as e:
         raise KafkaError(E.INVALID_REGULAR_EXPRESSION,
                          f"SubscribedTopicRegex `{pattern}` is not a valid regular "
                          f"expression: {_description(e)}.") from e
