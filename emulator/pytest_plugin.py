@@ -45,6 +45,13 @@ Configuration
     seed when the marker gives none. ``kafka_cluster_factory`` clusters take the same
     default unless given ``fidelity=``. A test that fails against an adversarial cluster
     gets a report section listing the faults injected while it ran (docs/faults.md).
+    ``--kafka-emulator-shrink``: at the end of the session each such failure is shrunk
+    to the fewest of its cluster's faults that still fail the test (each candidate is the
+    test re-run in a pytest subprocess on a cluster injecting exactly those faults, up to
+    ``--kafka-emulator-shrink-runs`` times: emulator/faults/shrink.py), and the terminal
+    summary gives the shrunk fault schedule and the file it was written to;
+    ``--kafka-emulator-schedule FILE`` runs every cluster of the plugin from a fault
+    schedule (one with an adversary section replays those faults under its seed).
 
 Sharing. With a scope broader than ``function``, tests asking for the same broker
 count and options share one cluster for that scope, and tests with other needs get
@@ -63,7 +70,11 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import pytest
@@ -93,6 +104,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     f"adversarial (docs/fidelity.md); overrides ${ENV_VAR} and the ini option")
     group.addoption("--kafka-emulator-seed", type=int, default=None,
                     help="seed of the plugin's clusters (adversarial's faults replay by it)")
+    group.addoption("--kafka-emulator-schedule", default=None, metavar="FILE",
+                    help="run the plugin's clusters from this fault schedule; an adversary "
+                    "section (kafka-emulator shrink's output) makes them adversarial under "
+                    "its seed, injecting exactly its faults (docs/faults.md)")
+    group.addoption("--kafka-emulator-shrink", action="store_true", default=False,
+                    help="shrink a test's failure under --fidelity adversarial to the "
+                    "fewest faults that still fail it (re-runs the test in subprocesses) "
+                    "and report them as a fault schedule")
+    group.addoption("--kafka-emulator-shrink-runs", type=int, default=3, metavar="K",
+                    help="runs a shrink candidate may take to fail before it counts as "
+                    "passing, and replays of the result (default 3)")
     parser.addini("kafka_emulator_brokers", "brokers in kafka_cluster (default 3)",
                   default="3")
     parser.addini("kafka_emulator_fidelity", "fidelity of the plugin's clusters when neither "
@@ -166,6 +188,26 @@ def _start(brokers: int, options: dict[str, Any]) -> Cluster:
     return Cluster(brokers=brokers, port=0, **options).start()
 
 
+def _scheduled(config: pytest.Config, brokers: int,
+               options: dict[str, Any]) -> dict[str, Any]:
+    """Under --kafka-emulator-schedule, a cluster's options run from that schedule: its
+    adversary section decides the fidelity and the seed, so theirs go. A file that cannot
+    be read or is no valid schedule is a usage error naming every problem."""
+    from emulator.faults import FaultSchedule, ScheduleError
+
+    path = config.getoption("--kafka-emulator-schedule", None)
+    if not path:
+        return options
+    first = int(options.get("first_broker_id", 1))
+    try:
+        schedule = FaultSchedule.parse(Path(path).read_text(encoding="utf-8"),
+                                       range(first, first + brokers), at_start=True)
+    except (OSError, ScheduleError) as e:
+        raise pytest.UsageError(f"--kafka-emulator-schedule {path}: {e}") from None
+    out = {k: v for k, v in options.items() if k not in ("fidelity", "seed")}
+    return {**out, "fault_schedule": schedule}
+
+
 class ClusterPool:
     """The clusters of one fixture scope, one per (broker count, options)."""
 
@@ -218,6 +260,7 @@ def kafka_cluster(request: pytest.FixtureRequest,
         options["security"] = security
     if "kafka_schema_registry" in request.fixturenames:
         options.setdefault("schema_registry_port", 0)
+    options = _scheduled(request.config, int(brokers), options)
     cluster = _kafka_cluster_pool.get(int(brokers), options)
     _watch_adversary(request, cluster)
     yield cluster
@@ -260,14 +303,90 @@ def pytest_runtest_makereport(item: pytest.Item,
     report = yield
     if not report.failed:
         return report
-    for cluster, start in item.stash.get(_ADVERSARIES, []):
+    watched = item.stash.get(_ADVERSARIES, [])
+    for cluster, start in watched:
         adversary = cluster.adversary
         lines = [f"{f.seq}: broker {f.broker}, {f.api} #{f.n} from {f.client_id!r}: "
                  f"{f.kind}: {f.detail}" for f in adversary.record[start:]]
         report.sections.append((
             f"kafka-emulator adversary (seed {adversary.seed}, {len(lines)} faults)",
             "\n".join(lines) or "(none injected during this test)"))
+    if watched and call.when == "call" and item.config.getoption(
+            "--kafka-emulator-shrink", False):
+        # The whole record (the settings made at the cluster's start too), shrunk when
+        # the session ends: after the test's clusters stopped, outside its timeout.
+        adversary = watched[0][0].adversary
+        item.config.stash.setdefault(_TO_SHRINK, []).append(
+            (item.nodeid, adversary.seed, list(adversary.record)))
     return report
+
+
+_TO_SHRINK = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """--kafka-emulator-shrink: each adversarial failure shrunk, its schedule printed."""
+    for nodeid, seed, record in config.stash.get(_TO_SHRINK, []):
+        terminalreporter.section(f"kafka-emulator shrink: {nodeid} (seed {seed})")
+        terminalreporter.write_line(_shrink_failure(config, nodeid, seed, record))
+
+
+def _shrink_failure(config: pytest.Config, nodeid: str, seed: int, record: list) -> str:
+    """Shrink the faults of a failed test's adversarial cluster by re-running the test
+    in pytest subprocesses, each on clusters injecting exactly a candidate set
+    (--kafka-emulator-schedule); returns the faults, the schedule, where it was written
+    and how to replay it."""
+    from emulator.faults.schedule import FaultSchedule
+    from emulator.faults.shrink import shrink
+
+    base = FaultSchedule.from_record(seed, record)
+    runs = max(1, int(config.getoption("--kafka-emulator-shrink-runs", 3)))
+    out_dir = Path(tempfile.gettempdir()) / "kafka-emulator-shrunk"
+    out_dir.mkdir(exist_ok=True)
+    stem = re.sub(r"[^a-zA-Z0-9._-]+", "-", nodeid).strip("-")[:150]
+    candidate_file = out_dir / f"{stem}.candidate.json"
+    args = [sys.executable, "-m", "pytest", nodeid, "-q", "-x", "-p", "no:cacheprovider",
+            "--rootdir", str(config.rootpath), "--kafka-emulator-schedule",
+            str(candidate_file)]
+    if config.pluginmanager.hasplugin("xdist"):
+        args += ["-n", "0"]
+    for option in ("--kafka-emulator-brokers", "--kafka-emulator-scope",
+                   "--kafka-emulator-security"):
+        value = config.getoption(option, None)
+        if value is not None:
+            args += [option, str(value)]
+    trouble: list[str] = []
+
+    def run(candidate: tuple[Any, ...]) -> bool:
+        candidate_file.write_text(base.with_adversary(candidate).to_json(), encoding="utf-8")
+        done = subprocess.run(args, cwd=config.rootpath, capture_output=True, text=True,
+                              check=False)
+        if done.returncode not in (0, 1):  # not "passed" or "failed": say why, stop
+            trouble.append(f"exit {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+            raise RuntimeError(trouble[-1])
+        return done.returncode == 1
+
+    try:
+        result = shrink(base.adversary or (), run, runs=runs, confirm=runs)
+    except RuntimeError:
+        return (f"could not re-run {nodeid} in a subprocess to shrink its faults "
+                f"({' '.join(args)}):\n{trouble[-1]}")
+    finally:
+        candidate_file.unlink(missing_ok=True)
+    lines = [result.summary()]
+    if result.cause_found:
+        shrunk = base.with_adversary(result.faults, comment=(
+            f"{nodeid} under seed {seed}: {len(result.faults)} of "
+            f"{len(result.original)} faults, failed {sum(result.confirmed)} of "
+            f"{len(result.confirmed)} replays"))
+        path = out_dir / f"{stem}.json"
+        path.write_text(shrunk.to_json(), encoding="utf-8")
+        lines.append(("this fault fails" if len(result.faults) == 1 else
+                      f"these {len(result.faults)} faults, in this order, fail") + " the test:")
+        lines += [f"  {i}. {f.describe()}" for i, f in enumerate(result.faults, 1)]
+        lines += [f"written to {path}; replay: pytest '{nodeid}' "
+                  f"--kafka-emulator-schedule {path}", shrunk.to_json()]
+    return "\n".join(lines)
 
 
 @pytest.fixture(autouse=True)
@@ -330,7 +449,7 @@ def kafka_cluster_factory(request: pytest.FixtureRequest) -> Iterator[Callable[.
     def make(brokers: int = 3, **options: Any) -> Cluster:
         if "fidelity" not in options:
             options = {**defaults, **options}
-        cluster = _start(brokers, options)
+        cluster = _start(brokers, _scheduled(request.config, brokers, options))
         made.append(cluster)
         _watch_adversary(request, cluster)
         return cluster
