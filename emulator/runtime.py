@@ -285,7 +285,7 @@ class Cluster(ControlHandle):
             script = self.fault_schedule.script if self.fault_schedule is not None else None
             self.adversary = Adversary(self.state.fidelity.seed, self.state, services,
                                        scale=dict(self.adversary_scale),
-                                       **({"script": script} if script is not None else {}))
+                                       script=script)
             self.adversary.start()
             self.server.faults.adversary = self.adversary
         if self.store is not None:
