@@ -28,6 +28,7 @@ from wire.records import build_batch
 
 TOPIC_AUTHORIZATION_FAILED = 29
 CLUSTER_AUTHORIZATION_FAILED = 31
+COORDINATOR_LOAD_IN_PROGRESS = 14
 ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
               "principal_filter": None, "host_filter": None, "operation": 1,
               "permission_type": 1}
@@ -91,9 +92,15 @@ def _produce(alice: Client, topic: str) -> int:
 
 
 def _idempotent_init(alice: Client) -> int:
-    r = alice.call(22, 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
-                           "producer_id": -1, "producer_epoch": -1})
-    return r["error_code"]
+    """InitProducerId without a transactional id; Kafka answers the retriable
+    COORDINATOR_LOAD_IN_PROGRESS while its first producer id block is allocated."""
+    def answer() -> tuple[int] | None:  # a tuple: 0 (NONE) is an answer too
+        r = alice.call(22, 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
+                               "producer_id": -1, "producer_epoch": -1})
+        code: int = r["error_code"]
+        return None if code == COORDINATOR_LOAD_IN_PROGRESS else (code,)
+
+    return wait_for(answer, "InitProducerId answered", timeout=30, interval=0.2)[0]
 
 
 @pytest.fixture
