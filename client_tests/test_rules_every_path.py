@@ -298,9 +298,7 @@ def test_acks_all_is_not_answered_while_an_isr_follower_lags(cluster: Cluster) -
             topic, 0, build_batch([(None, b"one")]), acks=1))) == NONE
         body = produce_body(topic, 0, build_batch([(None, b"all")]), acks=-1)
         body["timeout_ms"] = 1500
-        start = time.monotonic()
         assert produce_error(c.call(0, 9, body)) == REQUEST_TIMED_OUT
-        assert time.monotonic() - start >= 1.4
         assert b3 in replicas_of(cluster, topic)[1]  # still in the ISR: the HW waits for it
         assert _list_offset(c, topic) == (NONE, 1)
         body["timeout_ms"] = 20000

@@ -74,3 +74,34 @@ def test_full_accepts_only_string_and_bytes(old: str, new: str) -> None:
     both = (old, new) in SPEC_PROMOTIONS and (new, old) in SPEC_PROMOTIONS
     got = _kinds(old, new, "FULL")
     assert (got == []) == both, got
+
+
+def _diffs(old: Any, new: Any, level: str) -> list[dict]:
+    import json
+
+    reg = Registry()
+    o = reg.parse("AVRO", json.dumps(old), [])
+    n = reg.parse("AVRO", json.dumps(new), [])
+    return differences(n, o, level)
+
+
+def test_a_difference_names_where_and_which_side() -> None:
+    """Not only the error type: the path of the incompatible node (a JSON pointer, ``/``
+    for the root) and which schema is the reader (the new one under BACKWARD, the old
+    one under FORWARD) are what a user reads in the registry's verbose answer."""
+    old = _shapes("double")["field"]
+    new = _shapes("float")["field"]
+    [back] = _diffs(old, new, "BACKWARD")
+    assert back == {
+        "errorType": "TYPE_MISMATCH", "path": "/fields/0/type",
+        "description": "The type (path '/fields/0/type') of a field in the new schema does "
+                       "not match with the old schema",
+        "additionalInfo": "reader type: FLOAT not compatible with writer type: DOUBLE"}
+    [fwd] = _diffs(new, old, "FORWARD")
+    assert fwd["path"] == "/fields/0/type"
+    assert fwd["description"] == ("The type (path '/fields/0/type') of a field in the old "
+                                  "schema does not match with the new schema")
+    [root] = _diffs("double", "float", "BACKWARD")
+    assert root["path"] == "/" and root["errorType"] == "TYPE_MISMATCH"
+    [items] = _diffs(_shapes("long")["items"], _shapes("int")["items"], "BACKWARD")
+    assert items["path"] == "/items"

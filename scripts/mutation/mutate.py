@@ -63,9 +63,15 @@ class Target:
     modules: list[str]  # globs, relative to the repository
     tests: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    # mutmut names (globs) of the functions in scope, where only part of a module is
+    # (the schema registry's compatibility rules, not its parsers); empty: every function
+    functions: list[str] = field(default_factory=list)
 
     def owns(self, path: str) -> bool:
         return any(fnmatch.fnmatch(path, g) for g in self.modules)
+
+    def in_scope(self, mutant: str) -> bool:
+        return not self.functions or any(fnmatch.fnmatch(mutant, g) for g in self.functions)
 
 
 @dataclass
@@ -87,8 +93,14 @@ class Mutant:
 
 def load_targets() -> list[Target]:
     data = tomllib.loads(TARGETS.read_text())
-    return [Target(t["name"], t["modules"], t["tests"], t.get("env", {}))
-            for t in data["target"]]
+    return [Target(t["name"], t["modules"], t["tests"], t.get("env", {}),
+                   t.get("functions", [])) for t in data["target"]]
+
+
+def missing_tests(targets: list[Target]) -> list[str]:
+    """Test files a target names that do not exist (renamed or deleted: fix the table)."""
+    return [f"{t.name}: {path}" for t in targets for path in t.tests
+            if not (ROOT / path.split("::")[0]).exists()]
 
 
 def mutated_modules(targets: list[Target]) -> list[str]:
@@ -171,7 +183,23 @@ def run_mutmut(ws: Path, t: Target, names: list[str], max_children: int, log: Pa
     return rc
 
 
-def results(ws: Path, paths: list[str]) -> list[Mutant]:
+def module_of(path: str) -> str:
+    return path[:-3].replace("/", ".")
+
+
+def mutant_globs(t: Target, path: str, function: str | None) -> list[str]:
+    """mutmut's names for the mutants of ``path`` in scope (of ``function`` only, if
+    named: a function, or a method as Class.method)."""
+    mod = module_of(path)
+    if function:
+        cls, _, name = function.rpartition(".")
+        mangled = f"x\u01c1{cls}\u01c1{name}" if cls else f"x_{name}"
+        return [f"{mod}.{mangled}__mutmut_*"]
+    own = [g for g in t.functions if g.startswith(mod + ".")]
+    return own if t.functions else [f"{mod}.*"]
+
+
+def results(ws: Path, paths: list[str], keep: list[str] | None = None) -> list[Mutant]:
     """The verdicts mutmut keeps in mutants/<path>.meta, with each survivor's diff."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
@@ -186,6 +214,8 @@ def results(ws: Path, paths: list[str]) -> list[Mutant]:
                 continue
             codes = json.loads(meta.read_text())["exit_code_by_key"]
             for name, code in sorted(codes.items()):
+                if keep is not None and not any(fnmatch.fnmatch(name, g) for g in keep):
+                    continue
                 m = Mutant(name, path, status_by_exit_code[code])
                 if m.status in SURVIVING:
                     diff = get_diff_for_mutant(name, path=path)
@@ -273,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="scripts/mutate", description="Mutation testing of the modules you name "
         "(or --all), each against the tests targets.toml maps it to.")
     ap.add_argument("paths", nargs="*", help="modules or package folders to mutate "
-                    "(e.g. emulator/cluster/followers.py)")
+                    "(e.g. emulator/cluster/followers.py), or one function of a module "
+                    "(emulator/cluster/reads.py::list_offset, path::Class.method)")
     ap.add_argument("--all", action="store_true", help="every module of every target "
                     "(the nightly job)")
     ap.add_argument("--check", action="store_true", help="exit 1 on a survivor missing "
@@ -282,13 +313,28 @@ def main(argv: list[str] | None = None) -> int:
                     "the verdicts the workspaces hold")
     ap.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                     help="mutants run at once (default: half the cores)")
+    ap.add_argument("--shard", metavar="I/N", help="with --all: only every N-th target "
+                    "from the I-th (0-based), to spread the whole set over N runs")
     ap.add_argument("--stubs", type=Path, help="write a triage stub for each survivor "
                     "to this file")
     args = ap.parse_args(argv)
 
     targets = load_targets()
-    packages = sorted({g.split("*")[0].rstrip("/").rsplit("/", 1)[0] if g.endswith(".py")
-                       else g.split("*")[0].rstrip("/") for t in targets for g in t.modules})
+    gone = missing_tests(targets)
+    if gone:
+        print("test files scripts/mutation/targets.toml names but the tree lacks:\n  "
+              + "\n  ".join(gone), file=sys.stderr)
+        return 2
+    if args.shard:
+        try:
+            i, n = (int(x) for x in args.shard.split("/"))
+            assert 0 <= i < n
+        except (ValueError, AssertionError):
+            ap.error(f"--shard {args.shard}: expected I/N with 0 <= I < N")
+        shard = targets[i::n]
+    else:
+        shard = targets
+    functions: dict[str, str] = {}  # path -> the one function asked for
     if args.all:
         missing = uncovered_modules(targets, ["emulator/cluster", "emulator/coordinators",
                                               "emulator/log", "emulator/handlers",
@@ -297,12 +343,15 @@ def main(argv: list[str] | None = None) -> int:
             print("modules no target of scripts/mutation/targets.toml names (give each "
                   "the tests that pin it):\n  " + "\n  ".join(missing), file=sys.stderr)
             return 2
-        wanted = mutated_modules(targets)
+        wanted = mutated_modules(shard)
     else:
         if not args.paths:
             ap.error("name the modules to mutate, or --all")
         wanted = []
         for p in args.paths:
+            p, _, function = p.partition("::")
+            if function:
+                functions[str((Path.cwd() / p).resolve().relative_to(ROOT))] = function
             full = (Path.cwd() / p).resolve()
             if not full.exists():
                 ap.error(f"{p}: no such file or folder")
@@ -310,7 +359,6 @@ def main(argv: list[str] | None = None) -> int:
             files = [rel] if full.is_file() else [
                 str(f.relative_to(ROOT)) for f in sorted(full.rglob("*.py"))]
             wanted.extend(f for f in files if Path(f).name != "__init__.py")
-    del packages
     by_target: dict[str, list[str]] = defaultdict(list)
     for path in wanted:
         owners = [t for t in targets if t.owns(path)]
@@ -327,12 +375,14 @@ def main(argv: list[str] | None = None) -> int:
         if not paths:
             continue
         ws = workspace(t, args.max_children)
+        globs = [g for p in paths for g in mutant_globs(t, p, functions.get(p))]
         if not args.report_only:
-            # the whole target (cached verdicts kept) or the named modules' mutants again
-            names = [] if args.all else [p[:-3].replace("/", ".") + ".*" for p in paths]
+            # the named modules' mutants (again); for the nightly, the whole target in
+            # scope, verdicts of unchanged functions kept from the workspace's last run
+            names = [] if args.all and not t.functions else globs
             if run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
                 failed.append(t.name)
-        mutants.extend(results(ws, paths))
+        mutants.extend(results(ws, paths, globs))
 
     entries = load_triage()
     surviving, stale = report(mutants, entries)
