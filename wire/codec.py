@@ -468,10 +468,24 @@ class CompiledMessage:
     """Lazily compiled codec for every version of one message: each version's decoder
     and encoder are compiled apart, when first used."""
 
-    def __init__(self, msg: Message) -> None:
-        self.msg = msg
+    def __init__(self, msg: Message | None = None, *,
+                 load: Callable[[], Message] | None = None) -> None:
+        """``msg``, or ``load`` to give it at its first use (wire.messages declares each
+        module's messages when a key of it is first used)."""
+        if msg is None and load is None:
+            raise TypeError("CompiledMessage needs msg or load")
+        self._msg = msg
+        self._load = load
         self._decoders: dict[int, Decoder] = {}
         self._encoders: dict[int, Encoder] = {}
+
+    @property
+    def msg(self) -> Message:
+        m = self._msg
+        if m is None:
+            assert self._load is not None
+            m = self._msg = self._load()
+        return m
 
     def _check(self, version: int) -> None:
         lo, hi = self.msg.versions
@@ -482,16 +496,18 @@ class CompiledMessage:
         d = self._decoders.get(version)
         if d is None:
             self._check(version)
-            d = self._decoders[version] = _compile(self.msg, version, decode=True,
-                                                   encode=False)[0]  # type: ignore[assignment]
+            d = _compile(self.msg, version, decode=True, encode=False)[0]
+            assert d is not None
+            self._decoders[version] = d
         return d
 
     def _encoder(self, version: int) -> Encoder:
         e = self._encoders.get(version)
         if e is None:
             self._check(version)
-            e = self._encoders[version] = _compile(self.msg, version, decode=False,
-                                                   encode=True)[1]  # type: ignore[assignment]
+            e = _compile(self.msg, version, decode=False, encode=True)[1]
+            assert e is not None
+            self._encoders[version] = e
         return e
 
     def decode(self, buf: bytes, version: int, pos: int = 0) -> tuple[dict[str, Any], int]:
