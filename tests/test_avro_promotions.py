@@ -105,3 +105,21 @@ def test_a_difference_names_where_and_which_side() -> None:
     assert root["path"] == "/" and root["errorType"] == "TYPE_MISMATCH"
     [items] = _diffs(_shapes("long")["items"], _shapes("int")["items"], "BACKWARD")
     assert items["path"] == "/items"
+
+
+@pytest.mark.parametrize("old,new", PAIRS, ids=[f"{a}-to-{b}" for a, b in PAIRS])
+def test_a_reader_union_reads_a_writer_type_only_through_a_promotable_branch(
+        old: str, new: str) -> None:
+    """BACKWARD with the new schema a union ``[new, "null"]`` (or ``["null", new]``): a
+    writer of ``old`` is read by the branch when ``old`` is promoted to ``new`` (or is
+    null), else MISSING_UNION_BRANCH; a writer union ``[old, "null"]`` read by a plain
+    ``new`` needs every branch readable (null is not read by a non-null type)."""
+    readable = (old, new) in SPEC_PROMOTIONS or old == "null"
+    for union in ([new, "null"], ["null", new]) if new != "null" else ([new, "boolean"],):
+        got = _kinds(old, union, "BACKWARD")
+        readable_here = readable or old in union
+        assert got == ([] if readable_here else ["MISSING_UNION_BRANCH"]), (union, got)
+    if old != "null" and new != "null":
+        got = _kinds([old, "null"], new, "BACKWARD")
+        want = ["TYPE_MISMATCH"] * ((old, new) not in SPEC_PROMOTIONS) + ["TYPE_MISMATCH"]
+        assert got == want, got
