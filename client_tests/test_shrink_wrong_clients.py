@@ -9,9 +9,9 @@ emulator/tools/shrink.py), and check what a user is promised: the empty schedule
 (the faults are the cause), the shrunk schedule is a few faults, and replayed on a fresh
 cluster (``Cluster(fault_schedule=...)``) it still fails with the bug's symptom.
 
-The module's ``producer_retries``, ``retriable_as_fatal`` and ``create_then_use`` are
-wrong programs as checks in the form ``kafka-emulator shrink --check`` takes
-(``FUNCTION(cluster) -> broken promises``)::
+Every wrong program is also a function of this module, named as its module
+(``producer_retries``, ``acks1_durable``, ...): a check in the form ``kafka-emulator
+shrink --check`` takes (``FUNCTION(cluster) -> its bug's broken promises``)::
 
     kafka-emulator shrink --check client_tests.test_shrink_wrong_clients:producer_retries \\
         --seed 3
@@ -58,9 +58,10 @@ def _options(check: Callable[[Cluster], list[str]]) -> dict[str, Any]:
     return dict(getattr(check, "cluster_options", {}))
 
 
+# Every wrong program as a check, named as its module: --check THIS_MODULE:NAME.
+for _case in CASES:
+    globals()[_case.name] = _check(_case)
 producer_retries = _check(CASE["producer_retries"])
-retriable_as_fatal = _check(CASE["retriable_as_fatal"])
-create_then_use = _check(CASE["create_then_use"])
 
 
 def _first_failing_seed(check: Callable[[Cluster], list[str]]) -> int:

@@ -241,3 +241,62 @@ def test_adversary_fault_describe_says_settings_apart() -> None:
         "stale_metadata: broker 2, from the start"
     assert AdversaryFault("tx", -1, "EndTxn", 3, "slow_markers").describe() == \
         "slow_markers: transaction 3 of 'tx'"
+
+
+# ---- the command ------------------------------------------------------------------------
+
+CHECK_MODULE = '''
+def stale(cluster):
+    """Fails whenever the seed's stale-metadata broker is stale: a cause known exactly."""
+    kinds = [f.kind for f in cluster.adversary.record]
+    return ["a broker's metadata was stale"] if "stale_metadata" in kinds else []
+stale.cluster_options = {"brokers": 3}
+
+def never(cluster):
+    return []
+'''
+
+
+def test_the_command_shrinks_a_seed_writes_the_schedule_and_shrinks_it_again(
+        tmp_path, monkeypatch, capsys) -> None:
+    from emulator.tools.shrink import main
+
+    (tmp_path / "shrink_check_mod.py").write_text(CHECK_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "s.json"
+    assert main(["--check", "shrink_check_mod:stale", "--seed", "2", "--runs", "1",
+                 "--confirm", "2", "--out", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "seed 2, run 1: FAILED" in said and "failed 2 of 2 replays" in said, said
+    assert "this fault fails the check:\n  1. stale_metadata: broker" in said, said
+    schedule = FaultSchedule.parse(out.read_text(), IDS, at_start=True)
+    assert schedule.seed == 2 and [f.kind for f in schedule.adversary or ()] == [
+        "stale_metadata"]
+    # --from: the written schedule is shrunk again (already minimal: the same)
+    again = tmp_path / "again.json"
+    assert main(["--check", "shrink_check_mod:stale", "--from", str(out), "--runs", "1",
+                 "--confirm", "1", "--out", str(again)]) == 0
+    assert FaultSchedule.parse(again.read_text(), IDS, at_start=True).script == \
+        schedule.script
+    # a check that never fails: nothing to shrink, exit 1, nothing written
+    assert main(["--check", "shrink_check_mod:never", "--seed", "2", "--runs", "2",
+                 "--out", str(tmp_path / "none.json")]) == 1
+    assert "the check passed every run" in capsys.readouterr().out
+    assert not (tmp_path / "none.json").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--check", "nomodule", "--seed", "1"], "--check expects MODULE:FUNCTION"),
+    (["--check", "no_such_module_x:f", "--seed", "1"], "No module named"),
+    (["--check", "json:dumps"], "give --seed N"),
+    (["--check", "json:dumps", "--seed", "1", "--runs", "0"], "--runs must be 1 or more"),
+])
+def test_the_command_refuses_bad_usage_in_one_line(argv, message, capsys) -> None:
+    from emulator.tools.shrink import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err

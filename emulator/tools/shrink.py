@@ -40,7 +40,7 @@ from emulator.faults.shrink import ShrinkResult, shrink
 from emulator.tools.args import UsageParser, broker_count, whole
 
 # A client's check: runs the program against the cluster, returns the broken promises.
-Check = Callable[[Any], "Iterable[str] | None"]
+Check = Callable[[Any], Iterable[str] | None]
 
 
 @dataclass
@@ -97,12 +97,20 @@ class Report:
         assert self.result is not None
         lines = [self.result.summary()]
         if self.schedule is not None and self.result.cause_found:
-            lines.append(f"these {len(self.result.faults)} fault(s), in this order, fail "
-                         "the check:")
+            if self.result.confirmed and not any(self.result.confirmed):
+                lines.append("the shrunk set did not fail again: the failure needs timing "
+                             "these faults do not fix (more --runs, or a check that waits "
+                             "for what it reads); the faults of the last failing candidate:")
+            else:
+                lines.append(_these(len(self.result.faults)) + " the check:")
             lines += [f"  {i}. {f.describe()}" for i, f in enumerate(self.result.faults, 1)]
             if self.last_failure is not None:
                 lines.append("  a failing replay: " + "; ".join(self.last_failure.problems))
         return "\n".join(lines)
+
+
+def _these(n: int) -> str:
+    return "this fault fails" if n == 1 else f"these {n} faults, in this order, fail"
 
 
 def shrink_seed(check: Check, seed: int, *, cluster_options: dict[str, Any] | None = None,
@@ -225,12 +233,16 @@ def main(argv: list[str] | None = None) -> int:
     if config:
         options["config"] = {**getattr(check, "cluster_options", {}).get("config", {}),
                              **config}
+    seed = args.seed if args.seed is not None else (start.seed if start else 0)
+    muted = logging.root.manager.disable
     if not args.verbose:
         logging.disable(logging.WARNING)  # clients reconnecting; the report is the output
-    seed = args.seed if args.seed is not None else (start.seed if start else 0)
-    report = shrink_seed(check, seed, cluster_options=options, runs=args.runs,
-                         confirm=args.confirm, start=start,
-                         say=lambda line: print(line, flush=True))
+    try:
+        report = shrink_seed(check, seed, cluster_options=options, runs=args.runs,
+                             confirm=args.confirm, start=start,
+                             say=lambda line: print(line, flush=True))
+    finally:
+        logging.disable(muted)
     print(report.text())
     if report.schedule is not None:
         out = Path(args.out or f"shrunk-seed-{report.seed}.json")
