@@ -17,6 +17,7 @@ next request only after answering the previous one).
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 
 from emulator.cluster.state import ClusterState
@@ -134,9 +135,13 @@ class EmulatorServer:
             server: asyncio.Server | TlsServer = await TlsServer.start(
                 bl, self.ssl_context, on_conn)
         else:
-            server = await asyncio.start_server(
-                on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True,
-                limit=1 << 20)
+            sock = bound_socket(bl.bind_host, max(bl.bind_port, 0))
+            if sock is not None:
+                server = await asyncio.start_server(on_conn, sock=sock, limit=1 << 20)
+            else:
+                server = await asyncio.start_server(
+                    on_conn, bl.bind_host, max(bl.bind_port, 0), reuse_address=True,
+                    limit=1 << 20)
         bl.server = server
         if bl.bind_port <= 0:
             bl.bind_port = server.sockets[0].getsockname()[1]
@@ -188,3 +193,28 @@ class EmulatorServer:
         self.purgatory.stop()
         await self.batches.aclose()
         self.state.on_change = None
+
+
+def bound_socket(host: str, port: int) -> socket.socket | None:
+    """A socket bound to ``host`` when it is an IP address, made as start_server makes
+    one (SO_REUSEADDR; an IPv6 socket for IPv6 only), or None for a host name or every
+    interface (start_server resolves those). An address needs no resolving: the loop's
+    getaddrinfo would cost a round trip through its thread pool and, on uvloop, the idna
+    codec's import, for each listener a start opens (docs/scale.md, start-up)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except (OSError, ValueError):
+            continue
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((host, port))
+        except OSError as e:
+            sock.close()
+            raise OSError(e.errno, f"error while attempting to bind on address "
+                          f"{(host, port)!r}: {(e.strerror or str(e)).lower()}") from None
+        return sock
+    return None
