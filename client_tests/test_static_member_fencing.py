@@ -5,7 +5,7 @@ KIP-345: a static member (``group.instance.id``) that rejoins with no member id 
 over its instance id, and the coordinator fences the member id that held it. Every
 request of the classic protocol the old member can still send then answers
 FENCED_INSTANCE_ID (82): Heartbeat, SyncGroup, OffsetCommit, JoinGroup with the old
-member id, and LeaveGroup (per member). Kafka's GroupMetadataManager checks the instance
+member id, LeaveGroup (per member), and TxnOffsetCommit in its name. Kafka's GroupMetadataManager checks the instance
 id first on each of those paths (validateExistingMember, ClassicGroup.validateOffsetCommit,
 the LeaveGroup member loop); issue 38 found only the Heartbeat path pinned. The
 requests are raw (exact codes, no client retries) and go to the group's coordinator;
@@ -22,6 +22,7 @@ from rawkafka import Conn, find_coordinator
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.testing import wait_for
 
 Target = Cluster | KafkaTarget
 FENCED_INSTANCE_ID = 82
@@ -118,3 +119,48 @@ def test_leave_group_of_the_fenced_member(fenced: tuple) -> None:
     assert [(m["member_id"], m["group_instance_id"], m["error_code"])
             for m in r["members"]] == [(a, inst, FENCED_INSTANCE_ID)]
     assert heartbeat(conn, group, inst, b, gen) == 0  # B still holds the instance id
+
+
+def test_txn_offset_commit_of_the_fenced_member(cluster: Target, fenced: tuple) -> None:
+    """A transactional producer commits offsets for the group (AddOffsetsToTxn, then
+    TxnOffsetCommit to the group's coordinator) in the fenced member's name: the group
+    coordinator validates the member as for OffsetCommit."""
+    conn, group, inst, a, b, gen = fenced
+    tid = f"static-txn-{uuid.uuid4().hex[:8]}"
+    txn = Conn(cluster, sorted(cluster.broker_ids).index(find_coordinator(cluster, tid, 1)))
+    retriable = {14, 15, 51}  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, CONCURRENT_TXNS
+
+    def until_answered(key: int, version: int, body: dict) -> dict:
+        def answer() -> dict | None:
+            r = txn.call(key, version, body)
+            return None if r["error_code"] in retriable else r
+        return wait_for(answer, f"API {key} answered", timeout=30, interval=0.1)
+
+    try:
+        init = until_answered(22, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                      "producer_id": -1, "producer_epoch": -1})
+        assert init["error_code"] == 0, init
+        pid, epoch = init["producer_id"], init["producer_epoch"]
+        added = until_answered(25, 3, {"transactional_id": tid, "producer_id": pid,
+                                       "producer_epoch": epoch, "group_id": group})
+        assert added["error_code"] == 0, added
+
+        def commit(member: str) -> list[int]:
+            r = conn.call(28, 3, {"transactional_id": tid, "group_id": group,
+                                  "producer_id": pid, "producer_epoch": epoch,
+                                  "generation_id_or_member_epoch": gen, "member_id": member,
+                                  "group_instance_id": inst, "topics": [
+                                      {"name": conn.topic, "partitions": [
+                                          {"partition_index": 0, "committed_offset": 0,
+                                           "committed_leader_epoch": -1,
+                                           "committed_metadata": ""}]}]})
+            return [p["error_code"] for t in r["topics"] for p in t["partitions"]]
+
+        assert commit(a) == [FENCED_INSTANCE_ID]
+        assert commit(b) == [0]
+        ended = until_answered(26, 3, {"transactional_id": tid, "producer_id": pid,
+                                       "producer_epoch": epoch, "committed": False})
+        assert ended["error_code"] == 0, ended
+    finally:
+        txn.close()
+    assert heartbeat(conn, group, inst, b, gen) == 0
