@@ -160,6 +160,9 @@ def test_every_problem_of_an_adversary_section_is_named_with_its_index() -> None
     assert "adversary[6]: a stale_metadata setting has api '-' and n 0" in text
     assert not any(p.startswith("adversary[4]") for p in problems)
     assert len(problems) == 10, problems
+    with pytest.raises(ScheduleError) as e:  # missing fields are said once each
+        FaultSchedule.parse('{"adversary": [{"kind": "kick"}]}', IDS, at_start=True)
+    assert e.value.problems == ["adversary[0]: missing client_id, broker, api, n"]
     with pytest.raises(ScheduleError, match="adversary must be a list"):
         FaultSchedule.parse('{"adversary": {}}', IDS, at_start=True)
 

@@ -285,11 +285,12 @@ def _parse_adversary(raw: Any, ids: list[int],
         extra = sorted(set(f) - set(ADVERSARY_FIELDS) - {"detail"})
         if extra:
             bad.append(f"unknown field(s) {extra}")
-        cid, broker, api = f.get("client_id", ""), f.get("broker", 0), f.get("api", "")
-        n, kind, detail = f.get("n", 0), f.get("kind", ""), f.get("detail", "")
+        # A missing field is said once (above), not again as a bad value.
+        cid, broker, api = f.get("client_id", ""), f.get("broker", -1), f.get("api", "-")
+        n, kind, detail = f.get("n", 0), f.get("kind"), f.get("detail", "")
         if not isinstance(cid, str):
             bad.append(f"client_id must be a string, got {cid!r}")
-        if not isinstance(kind, str) or kind not in KINDS:
+        if "kind" in f and (not isinstance(kind, str) or kind not in KINDS):
             bad.append(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if isinstance(broker, bool) or not isinstance(broker, int) \
                 or (broker not in ids and broker != -1):
