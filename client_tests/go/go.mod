@@ -3,6 +3,7 @@ module kafka-emulator/client_tests/go
 go 1.26.0
 
 require (
+	github.com/segmentio/kafka-go v0.4.50
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.17.2
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0

@@ -195,6 +195,9 @@ class ClusterMetadata:
         # Topics a stepped CreateTopics/CreatePartitions (emulator/cluster/steps.py) is
         # building but has not published yet: their names are taken until it ends.
         self.pending_topics: set[str] = set()
+        # Topics a Metadata request auto-created, and when Metadata first shows them
+        # (topics.auto_create: Kafka's brokers learn them from the controller later).
+        self.auto_created: dict[str, int] = {}
         self.topics_by_id: dict[bytes, Topic] = {}
         self.version = 0
         self.on_change: Callable[[], None] | None = None
@@ -536,8 +539,21 @@ class ClusterMetadata:
         del self.topics_by_id[topic.id]
         self.topic_order.pop(topic.name, None)
         self._metadata_cache.pop(topic.name, None)
+        self.auto_created.pop(topic.name, None)
         if self.metadata_views.active:
             self.metadata_views.changed(topic.name)
+
+    def not_yet_shown(self, name: str) -> bool:
+        """Whether Metadata still answers ``name`` as unknown: a topic a Metadata request
+        auto-created less than topics.AUTO_CREATE_SHOWN_MS ago (the controller has it,
+        the brokers' metadata not yet)."""
+        due = self.auto_created.get(name)
+        if due is None:
+            return False
+        if self.now() < due:
+            return True
+        del self.auto_created[name]
+        return False
 
     def partition_changed(self, p: Partition) -> None:
         """``p``'s leader, epochs, replicas or ISR changed: its topic's metadata is stale."""

@@ -6,7 +6,10 @@ offline replicas (v5+), lookups by topic ID, and auto topic creation
 As Kafka 4.4, the request that auto-creates a topic is answered with the topic's
 UNKNOWN_TOPIC_OR_PARTITION and no partitions (Kafka's broker forwards the creation to the
 controller and answers before its metadata has the topic); the partitions appear in the
-next answer (client_tests/test_metadata_auto_create.py, on both targets). With an authorizer,
+answers from 30 ms later (AUTO_CREATE_SHOWN_MS in emulator/cluster/topics.py: when Kafka's
+brokers learn it from the controller; until then it is unknown here, by name, by id and in
+an all-topics answer; client_tests/test_metadata_auto_create.py and test_kafka_go.py, on
+both targets). With an authorizer,
 as Kafka: topics without DESCRIBE are left out of an all-topics answer and answered
 TOPIC_AUTHORIZATION_FAILED when named; auto creation needs CREATE on the cluster or
 the topic; authorized operations (v8+) are filled when asked for. Under Kafka's timing
@@ -83,7 +86,8 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
     topics = []
     if requested is None or (version == 0 and not requested):
         topics = [topic_entry(cluster, t) for t in cluster.topics.values()
-                  if allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name)]
+                  if allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name)
+                  and not (cluster.auto_created and cluster.not_yet_shown(t.name))]
         if stale:
             topics = _as_broker_sees(ctx, topics)
     else:
@@ -108,7 +112,7 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
                         continue
                 if t is not None and not allowed(ctx, Op.DESCRIBE, RT.TOPIC, t.name):
                     topics.append(_denied(None, tid))
-                elif t is None:
+                elif t is None or cluster.not_yet_shown(t.name):
                     topics.append({"error_code": E.UNKNOWN_TOPIC_ID, "name": None,
                                    "topic_id": tid, "partitions": []})
                 else:
@@ -126,6 +130,9 @@ def _handle(ctx: RequestContext, req: dict, version: int) -> dict:
                 if img is not CURRENT:
                     topics.append(image_entry(img))
                     continue
+            if t is not None and cluster.not_yet_shown(name):
+                topics.append(_unknown(name))  # auto-created a moment ago (module doc)
+                continue
             if t is None:
                 created = None
                 try:
