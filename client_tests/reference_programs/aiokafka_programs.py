@@ -52,7 +52,7 @@ async def _producer(bootstrap: str, topic: str, values: list[str],
 
 
 def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int = 2,
-             idle_s: float = 8.0, deadline_s: float = 60.0) -> ProgramLog:
+             idle_s: float = 60.0, deadline_s: float = 60.0) -> ProgramLog:
     return asyncio.run(_consumer(bootstrap, topic, group, expected, members, idle_s,
                                  deadline_s))
 
@@ -62,6 +62,7 @@ async def _consumer(bootstrap: str, topic: str, group: str, expected: int, membe
     log = ProgramLog()
     seen: set[str] = set()
     stop = asyncio.Event()
+    stop_at = time.monotonic() + deadline_s
 
     async def member(name: str) -> None:
         c = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
@@ -69,7 +70,8 @@ async def _consumer(bootstrap: str, topic: str, group: str, expected: int, membe
         await c.start()
         idle_since = time.monotonic()
         try:
-            while not stop.is_set() and time.monotonic() - idle_since < idle_s:
+            while (not stop.is_set() and time.monotonic() - idle_since < idle_s
+                   and time.monotonic() < stop_at):
                 got = await c.getmany(timeout_ms=100, max_records=20)
                 if not got:
                     continue
@@ -97,7 +99,7 @@ async def _consumer(bootstrap: str, topic: str, group: str, expected: int, membe
 
 
 def ctp(bootstrap: str, src: str, dst: str, group: str, expected: int,
-        out_partitions: int, instances: int = 1, idle_s: float = 10.0,
+        out_partitions: int, instances: int = 1, idle_s: float = 90.0,
         deadline_s: float = 90.0) -> ProgramLog:
     return asyncio.run(_ctp(bootstrap, src, dst, group, expected, out_partitions,
                             instances, idle_s, deadline_s))

@@ -20,6 +20,10 @@ from client_tests.reference_programs.log import ProgramLog
 from emulator.history import Attempt
 
 BURSTS = 10
+# OffsetFetch errors librdkafka reports as not retriable that a coordinator moving or
+# loading answers: asked again
+RETRY_COMMITTED = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                   KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT)
 COMMON = {"reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 500,
           "retry.backoff.ms": 50, "retry.backoff.max.ms": 500}
 GROUP = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 300,
@@ -53,7 +57,7 @@ def producer(bootstrap: str, topic: str, values: list[str], partitions: int) -> 
 
 
 def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int = 2,
-             idle_s: float = 8.0, deadline_s: float = 60.0) -> ProgramLog:
+             idle_s: float = 60.0, deadline_s: float = 60.0) -> ProgramLog:
     """``members`` cooperative group members; each processes a polled batch, then
     commits the offsets after it (synchronously)."""
     log = ProgramLog()
@@ -94,7 +98,7 @@ def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int
 
 
 def ctp(bootstrap: str, src: str, dst: str, group: str, expected: int,
-        out_partitions: int, instances: int = 2, idle_s: float = 10.0,
+        out_partitions: int, instances: int = 2, idle_s: float = 90.0,
         deadline_s: float = 90.0) -> ProgramLog:
     """``instances`` exactly-once consume-transform-produce instances: read_committed,
     one transaction per polled batch with its offsets (KIP-447 group metadata), abort
@@ -195,10 +199,17 @@ def _rewind(c: Consumer, log: ProgramLog) -> None:
     assignment = c.assignment()
     if not assignment:
         return
-    try:
-        committed = c.committed(assignment, timeout=30)
-    except KafkaException as e:
-        raise RuntimeError(f"rewind: the committed offsets are unknown: {e}") from e
+    deadline = time.monotonic() + 30
+    while True:  # asked again while the coordinator moves or loads
+        try:
+            committed = c.committed(assignment, timeout=10)
+            break
+        except KafkaException as e:
+            if not e.args[0].retriable() and e.args[0].code() not in RETRY_COMMITTED \
+                    or time.monotonic() > deadline:
+                raise RuntimeError(f"rewind: the committed offsets are unknown: {e}") from e
+            log.note(f"rewind: {e}")
+            time.sleep(0.1)
     for tp in committed:
         try:
             c.seek(TopicPartition(tp.topic, tp.partition,

@@ -29,15 +29,15 @@ def _run(args: list[str], timeout: float) -> ProgramLog:
 def producer(bootstrap: str, topic: str, values: list[str], partitions: int) -> ProgramLog:
     prefix = values[0][:-5]
     assert values == [f"{prefix}{i:05d}" for i in range(len(values))], "values: PREFIX%05d"
-    return _run(["producer", bootstrap, topic, str(len(values)), str(partitions), prefix], 180)
+    return _run(["producer", bootstrap, topic, str(len(values)), str(partitions), prefix], 240)
 
 
 def consumer(bootstrap: str, topic: str, group: str, expected: int,
              members: int = 2) -> ProgramLog:
-    return _run(["consumer", bootstrap, topic, group, str(expected), str(members)], 180)
+    return _run(["consumer", bootstrap, topic, group, str(expected), str(members)], 240)
 
 
 def ctp(bootstrap: str, src: str, dst: str, group: str, expected: int,
         out_partitions: int, instances: int = 2) -> ProgramLog:
     return _run(["ctp", bootstrap, src, dst, group, str(expected), str(out_partitions),
-                 str(instances)], 240)
+                 str(instances)], 300)

@@ -46,7 +46,7 @@ def producer(bootstrap: str, topic: str, values: list[str], partitions: int) -> 
 
 
 def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int = 2,
-             idle_s: float = 8.0, deadline_s: float = 60.0) -> ProgramLog:
+             idle_s: float = 60.0, deadline_s: float = 60.0) -> ProgramLog:
     log = ProgramLog()
     seen: set[str] = set()
     stop = threading.Event()
@@ -85,7 +85,7 @@ def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int
 
 
 def ctp(bootstrap: str, src: str, dst: str, group: str, expected: int,
-        out_partitions: int, instances: int = 2, idle_s: float = 10.0,
+        out_partitions: int, instances: int = 2, idle_s: float = 90.0,
         deadline_s: float = 90.0) -> ProgramLog:
     log = ProgramLog()
     done: set[str] = set()

@@ -128,7 +128,7 @@ public final class ReferencePrograms {
                          new KafkaConsumer<>(consumerProps(bootstrap, group, group + "-" + name))) {
                     c.subscribe(List.of(topic));
                     long idleSince = System.nanoTime();
-                    while (!stop.get() && System.nanoTime() - idleSince < 8_000_000_000L) {
+                    while (!stop.get() && System.nanoTime() - idleSince < 60_000_000_000L) {
                         ConsumerRecords<String, String> got = c.poll(Duration.ofMillis(100));
                         if (got.isEmpty()) {
                             continue;
@@ -159,7 +159,7 @@ public final class ReferencePrograms {
             t.start();
         }
         for (Thread t : threads) {
-            t.join(90_000);
+            t.join(120_000);
         }
         stop.set(true);
     }
@@ -201,7 +201,7 @@ public final class ReferencePrograms {
             c.subscribe(List.of(src));
             int n = 0;
             long idleSince = System.nanoTime();
-            while (!stop.get() && System.nanoTime() - idleSince < 10_000_000_000L) {
+            while (!stop.get() && System.nanoTime() - idleSince < 60_000_000_000L) {
                 ConsumerRecords<String, String> got = c.poll(Duration.ofMillis(100));
                 if (got.isEmpty()) {
                     continue;
