@@ -1,4 +1,5 @@
-"""ACLs bound to the wildcard principal ``User:*``, on the emulator and on Apache Kafka 4.4.
+"""ACLs bound to the wildcard principal ``User:*``, on the emulator (here) and on Apache
+Kafka 4.4 (test_acl_wildcard_deny_kafka.py runs the same scenarios).
 
 StandardAuthorizer: a binding whose principal is ``User:*`` matches every principal, a
 DENY that matches wins over any ALLOW (the principal's own or the wildcard's), and a
@@ -17,7 +18,6 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from kafka_cluster import KafkaCluster, small_cluster_config
 from test_security_acls import USERS, Client
 
 from emulator import Cluster
@@ -32,30 +32,16 @@ COORDINATOR_LOAD_IN_PROGRESS = 14
 ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
               "principal_filter": None, "host_filter": None, "operation": 1,
               "permission_type": 1}
-AUTHZ = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-         "super.users": "User:admin;User:ANONYMOUS"}
 
 
-@pytest.fixture(scope="module", params=["emulator", "kafka"])
-def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A SASL_PLAINTEXT listener with an authorizer: the emulator's, or one Kafka 4.4
-    broker's with StandardAuthorizer (client_tests/kafka_cluster.py)."""
-    if request.param == "emulator":
-        with Cluster(1, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-                                  "sasl_users": USERS, "super_users": ["admin"],
-                                  "authorizer": True}) as c:
-            yield c.bootstrap_servers
-        return
-    jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
-            'username="admin" password="admin-pw" '
-            + " ".join(f'user_{u}="{p}"' for u, p in USERS.items()) + ";")
-    cfg = {**small_cluster_config(1), **AUTHZ, "sasl.enabled.mechanisms": "PLAIN",
-           "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas}
-    with KafkaCluster(1, broker_config=cfg, controller_config=AUTHZ,
-                      listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
-        yield k.bootstrap("SASL_PLAINTEXT")
-        for bid in k.broker_ids:
-            k.kill_broker(bid)
+@pytest.fixture(scope="module")
+def bootstrap() -> Iterator[str]:
+    """A SASL_PLAINTEXT listener with the emulator's authorizer (Kafka's:
+    test_acl_wildcard_deny_kafka.py)."""
+    with Cluster(1, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                              "sasl_users": USERS, "super_users": ["admin"],
+                              "authorizer": True}) as c:
+        yield c.bootstrap_servers
 
 
 def _acls(admin: Client) -> int:
@@ -123,8 +109,7 @@ def topic(bootstrap: str) -> Iterator[tuple[Client, Client, str]]:
 ALLOW, DENY = PermissionType.ALLOW, PermissionType.DENY
 
 
-def test_a_wildcard_principal_deny_beats_alices_allow(topic: tuple[Client, Client, str]) -> None:
-    admin, alice, name = topic
+def wildcard_deny_beats_alices_allow(admin: Client, alice: Client, name: str) -> None:
     _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.ALL, ALLOW)])
     assert _describe(alice, name) == 0 and _produce(alice, name) == 0  # the ALLOW works
     _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.ALL, ALLOW),
@@ -137,9 +122,8 @@ def test_a_wildcard_principal_deny_beats_alices_allow(topic: tuple[Client, Clien
     assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
 
 
-def test_a_wildcard_principal_allow_allows_and_alices_deny_beats_it(
-        topic: tuple[Client, Client, str]) -> None:
-    admin, alice, name = topic
+def wildcard_allow_allows_and_alices_deny_beats_it(admin: Client, alice: Client,
+                                                   name: str) -> None:
     _set_acls(admin, [(RT.TOPIC, name, "User:*", Op.WRITE, ALLOW)])
     assert _produce(alice, name) == 0 and _describe(alice, name) == 0  # WRITE implies it
     _set_acls(admin, [(RT.TOPIC, name, "User:*", Op.WRITE, ALLOW),
@@ -147,14 +131,22 @@ def test_a_wildcard_principal_allow_allows_and_alices_deny_beats_it(
     assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
 
 
-def test_a_wildcard_deny_on_every_topic_refuses_an_idempotent_producer(
-        topic: tuple[Client, Client, str]) -> None:
+def wildcard_deny_on_every_topic_refuses_an_idempotent_producer(
+        admin: Client, alice: Client, name: str) -> None:
     """InitProducerId without a transactional id needs WRITE on some topic; a DENY of
     WRITE bound to ``User:*`` on the wildcard topic name leaves none."""
-    admin, alice, name = topic
     _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.WRITE, ALLOW)])
     assert _idempotent_init(alice) == 0
     _set_acls(admin, [(RT.TOPIC, name, "User:alice", Op.WRITE, ALLOW),
                       (RT.TOPIC, "*", "User:*", Op.WRITE, DENY)])
     assert _idempotent_init(alice) == CLUSTER_AUTHORIZATION_FAILED
     assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
+
+
+SCENARIOS = [wildcard_deny_beats_alices_allow, wildcard_allow_allows_and_alices_deny_beats_it,
+             wildcard_deny_on_every_topic_refuses_an_idempotent_producer]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])
+def test_wildcard_principal_acls(topic: tuple[Client, Client, str], scenario) -> None:  # type: ignore[no-untyped-def]
+    scenario(*topic)
