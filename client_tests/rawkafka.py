@@ -119,11 +119,40 @@ def list_offset(conn: Conn, topic: str, partition: int = 0, timestamp: int = -1)
     return part["offset"]
 
 
-def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0) -> int:
+# A coordinator that is not ready for a key yet: COORDINATOR_LOAD_IN_PROGRESS,
+# COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR.
+NOT_READY = (14, 15, 16)
+
+
+def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0,
+                     timeout: float = 60.0) -> int:
     """The node id of the group (0), transaction (1) or share (2, "group:topicId:partition")
-    coordinator of ``key``, found with FindCoordinator as a client does. Kafka may answer
-    COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets/__transaction_state;
-    that is waited out."""
+    coordinator of ``key``, found with FindCoordinator as a client does, once it is ready.
+
+    Kafka answers COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets or
+    __transaction_state, then names the leader of the key's partition as soon as it
+    leads it, before its coordinator has loaded that partition (the coordinator runtime
+    loads it after the ReplicaManager applied the leadership): until then that broker
+    answers the key's requests COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR. So for a
+    group or a transactional id this asks the named broker a request that changes
+    nothing (DescribeGroups, DescribeTransactions) until it answers otherwise, finding
+    the coordinator again each time (a crashed broker is named until it is fenced). A
+    share-partition's share coordinator (2) is returned as named."""
+    def ready(node: int) -> bool:
+        try:
+            conn = Conn(cluster, sorted(cluster.broker_ids).index(node))
+        except OSError:  # a crashed broker, named until it is fenced
+            return False
+        try:
+            if key_type == 0:
+                code = describe_group(conn, key)["error_code"]
+            else:
+                code = conn.call(65, 0, {"transactional_ids": [key]})[
+                    "transaction_states"][0]["error_code"]
+        finally:
+            conn.close()
+        return code not in NOT_READY
+
     def coordinator() -> dict | None:
         c = any_conn(cluster)
         try:
@@ -133,9 +162,12 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
         finally:
             c.close()
         x = r["coordinators"][0]
-        return x if x["error_code"] == 0 else None
+        if x["error_code"] != 0 or (key_type in (0, 1) and not ready(x["node_id"])):
+            return None
+        return x
 
-    return wait_for(coordinator, f"a coordinator for {key}", timeout=30, interval=0.2)["node_id"]
+    return wait_for(coordinator, f"a coordinator ready for {key}", timeout=timeout,
+                    interval=0.2)["node_id"]
 
 
 def classic_generation(conn: Conn, group: str, member_id: str) -> int:

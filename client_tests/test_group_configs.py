@@ -51,19 +51,11 @@ def test_heartbeat_interval_follows_the_groups_override(cluster: Cluster | Kafka
                 state["owned"] = r["assignment"]["topic_partitions"]
         return r
 
-    def join() -> dict | None:
-        """Kafka creates __consumer_offsets on the first FindCoordinator; until its
-        partition is loaded the named coordinator may answer NOT_COORDINATOR or
-        COORDINATOR_LOAD_IN_PROGRESS: find it again and retry, as clients do."""
-        node = find_coordinator(cluster, group)
-        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(node)))
-        r = heartbeat()
-        return None if r["error_code"] in (E.COORDINATOR_LOAD_IN_PROGRESS,
-                                           E.COORDINATOR_NOT_AVAILABLE,
-                                           E.NOT_COORDINATOR) else r
-
     try:
-        first = wait_for(join, "the coordinator loaded", 60, interval=0.2)
+        # (find_coordinator returns once the coordinator has loaded the group's partition)
+        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(
+            find_coordinator(cluster, group))))
+        first = heartbeat()
         assert first["error_code"] == E.NONE, first
         broker_interval = first["heartbeat_interval_ms"]
         assert broker_interval != 7000

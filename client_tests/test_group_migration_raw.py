@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import uuid
 
-from rawkafka import Conn
+from rawkafka import Conn, find_coordinator
 
 from emulator import Cluster
-from emulator.testing import wait_for
 from wire.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from wire.errors import ErrorCode as E
 
@@ -23,20 +22,9 @@ PARTITIONS = 6
 
 
 def coordinator_conn(cluster: Cluster, group: str) -> Conn:
-    """A connection to the group's coordinator (Kafka creates __consumer_offsets on the
-    first FindCoordinator and answers COORDINATOR_NOT_AVAILABLE meanwhile)."""
-    conn = Conn(cluster)
-
-    def find() -> dict | None:
-        node = conn.call(10, 4, {"key_type": 0, "coordinator_keys": [group]})[
-            "coordinators"][0]
-        return node if node["error_code"] == E.NONE else None
-
-    try:
-        node = wait_for(find, "the group coordinator", 60, interval=0.2)
-    finally:
-        conn.close()
-    return Conn(cluster, sorted(cluster.broker_ids).index(node["node_id"]))
+    """A connection to the group's coordinator, once it has loaded the group's partition
+    (rawkafka.find_coordinator)."""
+    return Conn(cluster, sorted(cluster.broker_ids).index(find_coordinator(cluster, group)))
 
 
 def test_classic_member_through_upgrade_and_downgrade_on_the_wire(cluster: Cluster,
@@ -79,11 +67,7 @@ def test_classic_member_through_upgrade_and_downgrade_on_the_wire(cluster: Clust
         return next(g["group_type"] for g in r["groups"] if g["group_id"] == group)
 
     try:
-        # Kafka may still be loading the new __consumer_offsets partition: retry as
-        # clients do on COORDINATOR_LOAD_IN_PROGRESS
-        first = wait_for(lambda: (r := join(""))["error_code"] not in (
-            E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE) and r,
-            "the coordinator loaded", 60, interval=0.2)
+        first = join("")
         assert first["error_code"] == E.MEMBER_ID_REQUIRED, first
         classic = first["member_id"]
         joined = join(classic)  # parks for group.initial.rebalance.delay.ms on Kafka

@@ -39,8 +39,6 @@ from wire.errors import ErrorCode as E
 from wire.records import build_batch, decode_records, iter_batches
 
 Target = Cluster | KafkaTarget
-# What a coordinator answers while it is not ready for a group yet.
-NOT_READY = (E.NOT_COORDINATOR, E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE)
 WAIT = 5000  # MaxWaitMs of a ShareFetch that expects records
 
 
@@ -128,26 +126,9 @@ def values(part: dict) -> list[bytes]:
 
 
 def coordinator(c: Target, group: str) -> int:
-    """The group's coordinator, once it is ready for the group: a new __consumer_offsets
-    partition's leader answers NOT_COORDINATOR and COORDINATOR_LOAD_IN_PROGRESS while it
-    loads (ShareGroupDescribe is asked, which creates nothing)."""
-    found = {}
-
-    def ready() -> bool:
-        node = find_coordinator(c, group)
-        try:
-            conn = conn_to(c, node)
-        except OSError:  # a crashed broker, named until it is fenced
-            return False
-        try:
-            r = conn.call(77, 1, {"group_ids": [group], "include_authorized_operations": False})
-        finally:
-            conn.close()
-        found["node"] = node
-        return r["groups"][0]["error_code"] not in NOT_READY
-
-    wait_for(ready, f"the coordinator of {group}", 60, interval=0.2)
-    return found["node"]
+    """The group's coordinator, once it has loaded the group's __consumer_offsets
+    partition (rawkafka.find_coordinator waits for that)."""
+    return find_coordinator(c, group)
 
 
 def test_share_fetch_acknowledge_and_redelivery(cluster: Target, topic_name: str) -> None:
