@@ -537,4 +537,4 @@ def test_rolled_segments_are_mapped_and_trim_the_heap_leaving_nothing_growing(
     assert start > 0 and first <= start and 2 <= file_segs == log_segs
     assert files == file_segs + 1  # one .log per segment and partition.json
     assert mapped == closed and views > 0  # closed segments' batches are file views
-    assert trims >= (1 if disk._MALLOC_TRIM is not None else 0)
+    assert trims >= (1 if disk._libc_malloc_trim() is not None else 0)

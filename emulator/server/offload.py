@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import pickle
 import struct
 import subprocess
 import sys
@@ -124,12 +123,16 @@ class BatchChecker:
         body = proc.stdout.read(size)
         if len(body) < size:
             raise EOFError("the worker ended")
+        import pickle
+
         return pickle.loads(body)
 
     async def _offline(self, batch: bytes, rules: object, now: int, tp: str) -> tuple | None:
         if self._thread is None:
             self._thread = ThreadPoolExecutor(max_workers=1,
                                               thread_name_prefix="produce-check")
+        import pickle  # here: only a large batch goes to the worker (docs/scale.md)
+
         self.in_flight += 1
         try:
             job = pickle.dumps((batch, rules, now, tp), protocol=5)

@@ -30,8 +30,8 @@ log recovery does; later segment files are dropped.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
+import functools
 import json
 import logging
 import mmap
@@ -84,8 +84,12 @@ class SegmentFile:
     mapped: object = None
 
 
+@functools.cache
 def _libc_malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None (musl, macOS: nothing to call)."""
+    """glibc's ``malloc_trim``, or None (musl, macOS: nothing to call); ctypes is
+    imported at the first trim, not by every start (docs/scale.md, start-up)."""
+    import ctypes
+
     try:
         fn = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
@@ -94,8 +98,6 @@ def _libc_malloc_trim() -> Callable[[int], int] | None:
     fn.restype = ctypes.c_int
     return fn
 
-
-_MALLOC_TRIM = _libc_malloc_trim()
 
 
 def release_freed_heap() -> bool:
@@ -108,9 +110,10 @@ def release_freed_heap() -> bool:
     pages no object uses: one trim in a disk soak gave back 3.9 MB of 40.3 MB.
     ``malloc_trim(0)`` returns every whole free page anywhere in the heap (madvise),
     about 0.2 ms on a fragmented 60 MB heap. Returns whether there was one to call."""
-    if _MALLOC_TRIM is None:
+    trim = _libc_malloc_trim()
+    if trim is None:
         return False
-    _MALLOC_TRIM(0)
+    trim(0)
     return True
 
 
