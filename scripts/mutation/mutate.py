@@ -235,8 +235,11 @@ class Entry:
     mutant: str = ""
 
     def matches(self, m: Mutant) -> bool:
-        return self.function == m.function and [ln.strip() for ln in self.diff] == [
-            ln.strip() for ln in m.diff]
+        """The same function and the same changed lines (indentation aside)."""
+        def norm(lines: list[str]) -> list[str]:
+            return [ln[:1] + ln[1:].strip() for ln in lines]
+
+        return self.function == m.function and norm(self.diff) == norm(m.diff)
 
 
 def load_triage() -> list[Entry]:

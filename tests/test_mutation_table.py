@@ -1,0 +1,74 @@
+"""The mutation-testing table and triage file stay true (scripts/mutation/, docs/mutation.md).
+
+The nightly job (.ci/mutation-nightly) runs for hours; these checks run with the suite,
+so a module added to a mutated package without tests to pin it, a test file renamed
+under the table, or an equivalent-mutant entry without a reason fails at once rather
+than at night.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ["emulator/cluster", "emulator/coordinators", "emulator/log", "emulator/handlers",
+            "emulator/security", "emulator/faults"]
+
+
+def _driver() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_driver",
+                                                  ROOT / "scripts/mutation/mutate.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_module_of_the_mutated_packages_has_tests_to_pin_it() -> None:
+    m = _driver()
+    assert m.uncovered_modules(m.load_targets(), PACKAGES) == []
+
+
+def test_every_test_file_the_table_names_exists() -> None:
+    m = _driver()
+    assert m.missing_tests(m.load_targets()) == []
+
+
+def test_the_schema_registrys_compatibility_rules_are_in_scope() -> None:
+    m = _driver()
+    [t] = [t for t in m.load_targets() if t.name == "schema-registry-compatibility"]
+    assert t.in_scope("emulator.schema_registry.avro.x__check__mutmut_3")
+    assert t.in_scope("emulator.schema_registry.avro.x\u01c1AvroSchema\u01c1check__mutmut_1")
+    assert not t.in_scope("emulator.schema_registry.avro.x__normal__mutmut_1")  # a normal form
+
+
+def test_each_equivalent_mutant_has_a_function_a_diff_and_a_reason() -> None:
+    m = _driver()
+    data = tomllib.loads((ROOT / "scripts/mutation/equivalent.toml").read_text())
+    entries = data.get("equivalent", [])
+    modules = set(m.mutated_modules(m.load_targets()))
+    for e in entries:
+        assert e["reason"].strip(), e
+        assert e["diff"] and all(ln[:1] in "+-" for ln in e["diff"]), e
+        path = e["function"].rsplit(".", 1)[0].replace(".", "/") + ".py"
+        assert path in modules, f"{e['function']}: not a module the table mutates"
+    assert len(m.load_triage()) == len(entries)
+
+
+def test_a_triage_entry_matches_on_the_change_not_mutmuts_number() -> None:
+    m = _driver()
+    e = m.Entry("emulator.cluster.reads.x_list_offset", ["-    a > b", "+    a >= b"], "why")
+    same = m.Mutant("emulator.cluster.reads.x_list_offset__mutmut_41",
+                    "emulator/cluster/reads.py", "survived", ["-  a > b", "+  a >= b"])
+    other = m.Mutant("emulator.cluster.reads.x_list_offset__mutmut_7",
+                     "emulator/cluster/reads.py", "survived", ["-    a > b", "+    a < b"])
+    assert e.matches(same) and not e.matches(other)
+    surviving, stale = m.report([same, other], [e])
+    assert surviving == [other] and stale == []
+    surviving, stale = m.report([other], [e])  # the entry's mutant is killed now: stale
+    assert surviving == [other] and stale == [e]
