@@ -304,7 +304,11 @@ class MetadataViews:
     def leader_hint(self, broker_id: int, topic: str, index: int) -> tuple[int, int] | None:
         """(leader, leader epoch) of the partition in broker ``broker_id``'s view, for
         the current-leader hint of a NOT_LEADER_OR_FOLLOWER answer (Kafka takes it from
-        the broker's metadata cache); None when it sees the controller's state."""
+        the broker's metadata cache); None when it sees the controller's state, or when
+        its view still names the broker itself the leader: the refusal then came from
+        the controller's state, and on Kafka a broker's metadata cache takes a new image
+        before its ReplicaManager acts on it (BrokerMetadataPublisher), so a broker
+        never refuses as a follower while its cache names itself the leader."""
         if not self._pending and not self._dirty:
             return None
         img = self.view(broker_id, topic)
@@ -313,6 +317,8 @@ class MetadataViews:
         if img is None or not 0 <= index < len(img.partitions):
             return (-1, -1)
         p = img.partitions[index]
+        if p.leader == broker_id:
+            return None
         return p.leader, p.leader_epoch
 
     def settled_in(self, name: str) -> int:

@@ -521,7 +521,7 @@ class Adversary:
         if services is None:
             return None
         if plan.api in _GROUP_KEYED:
-            key, topic = req.get(_GROUP_KEYED[plan.api]), services.groups.topic
+            key, topic = _group_id(plan.api, req), services.groups.topic
         else:
             key, topic = req.get(_TXN_KEYED[plan.api]), services.transactions.topic
         if not key or not topic.exists():
@@ -727,6 +727,15 @@ class Adversary:
         return {"seed": self.seed, "enabled": self.enabled, "scale": dict(self.scale),
                 "injected": [f.as_dict() for f in self.record],
                 "violations": list(self.violations)}
+
+
+def _group_id(api: int, req: dict) -> str | None:
+    """The group a group-keyed request names (OffsetFetch v8+: the first of its groups)."""
+    gid = req.get(_GROUP_KEYED[api])
+    if not gid and api == 9:
+        groups = req.get("groups") or ()
+        gid = groups[0].get("group_id") if groups else None
+    return gid if isinstance(gid, str) else None
 
 
 def _appended(result: dict) -> list[tuple[str, int]]:

@@ -23,6 +23,8 @@ The invariants (docs/fidelity.md, "The adversary's soundness"):
    truncated away, and Kafka appends the retry anew).
 4. **The ISR.** NOT_ENOUGH_REPLICAS is answered only while the partition's ISR is below
    its min.insync.replicas.
+5. **The hint.** A NOT_LEADER_OR_FOLLOWER answer to a Produce never names the answering
+   broker itself as the current leader.
 
 Sans I/O: ``snapshot`` is taken when a request arrives, ``check`` when its answer is
 ready; a violation is logged at ERROR (one line naming the answer) and kept in
@@ -117,6 +119,11 @@ class Soundness:
                     continue
                 if err == NOT_LEADER:
                     self._not_leader(broker, "Produce", name, index, snap)
+                    hint = pr.get("current_leader") if isinstance(pr, dict) else None
+                    if isinstance(hint, dict) and hint.get("leader_id") == broker:
+                        self._violation(f"Produce: broker {broker} answered "
+                                        f"NOT_LEADER_OR_FOLLOWER for {name}-{index} naming "
+                                        "itself the current leader")
                 elif err == NOT_ENOUGH:
                     self._not_enough(name, index)
                 elif err == 0:
