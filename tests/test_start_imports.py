@@ -40,8 +40,8 @@ LAZY = ["cryptography", "emulator.server.tls", "emulator.faults.adversary",
         "emulator.schema_registry", "emulator.server.schema_registry",
         "emulator.server.control", "emulator.control.console", "crc32c", "h11", "re2",
         # the stdlib modules of rare paths: member ids (uuid imports platform), the
-        # heap trim of a data dir (ctypes), the produce check worker (pickle)
-        "uuid", "ctypes", "pickle"]
+        # heap trim of a data dir (ctypes), the produce check worker (pickle), SCRAM
+        "uuid", "ctypes", "pickle", "hashlib", "hmac"]
 
 
 def loaded(*args: str) -> set[str]:

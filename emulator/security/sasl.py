@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
 import os
 from dataclasses import dataclass
@@ -146,6 +144,9 @@ class ScramServer(SaslServer):
         cred = self.store.get(self._user, self.mech)
         if cred is None:
             raise ValueError("user removed during the exchange")
+        import hashlib  # here, as in scram.py: only a SCRAM exchange needs them
+        import hmac
+
         h = self.mech.hash_name
         auth_message = f"{self._first_bare},{self._server_first},{without_proof}".encode()
         signature = hmac_(h, cred.stored_key, auth_message)

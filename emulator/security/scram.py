@@ -9,8 +9,6 @@ so no password is ever kept.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import os
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -44,11 +42,18 @@ MAX_ITERATIONS = 16384  # Kafka's limit for AlterUserScramCredentials
 DEFAULT_ITERATIONS = 4096
 
 
+# hashlib and hmac are imported where a credential is made or checked: hashlib builds
+# every OpenSSL digest's constructor when imported (~0.6 MB of a process), which a
+# cluster without SCRAM users never uses (docs/scale.md, start-up).
 def hmac_(hash_name: str, key: bytes, msg: bytes) -> bytes:
+    import hmac
+
     return hmac.new(key, msg, hash_name).digest()
 
 
 def salted_password(mech: ScramMechanism, password: bytes, salt: bytes, iterations: int) -> bytes:
+    import hashlib
+
     return hashlib.pbkdf2_hmac(mech.hash_name, password, salt, iterations)
 
 
@@ -62,6 +67,8 @@ class ScramCredential:
     @classmethod
     def from_salted_password(cls, mech: ScramMechanism, salt: bytes, salted: bytes,
                              iterations: int) -> ScramCredential:
+        import hashlib
+
         h = mech.hash_name
         client_key = hmac_(h, salted, b"Client Key")
         return cls(salt, hashlib.new(h, client_key).digest(), hmac_(h, salted, b"Server Key"),
@@ -76,6 +83,8 @@ class ScramCredential:
             mech, salt, salted_password(mech, password.encode(), salt, iterations), iterations)
 
     def check_password(self, mech: ScramMechanism, password: str) -> bool:
+        import hmac
+
         other = ScramCredential.from_password(mech, password, self.iterations, self.salt)
         return hmac.compare_digest(other.stored_key, self.stored_key)
 
