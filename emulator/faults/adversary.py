@@ -69,8 +69,9 @@ broker, API key, n), n counting that client's requests of that API to that broke
 client that sends the same requests meets the same faults in the same order, whatever
 the other clients do meanwhile (what a fault acts on, such as the partition a leader
 move picks, comes from that request and the cluster's state; a group's rebalances and
-kicks also wait ``GROUP_QUIET_MS`` after its last one, a time, so these replay exactly
-only when the clients' timing does too). ``Adversary.record`` holds every fault
+kicks also wait ``GROUP_QUIET_MS`` after its last one, and a partition's leader moves at
+most once per ``MOVE_QUIET_MS`` (a coordinator's partition ``COORDINATOR_QUIET_MS``),
+times, so these replay exactly only when the clients' timing does too). ``Adversary.record`` holds every fault
 injected, one log line each says it as it happens. ``Adversary.script`` replays a
 chosen set of them instead of drawing (``FaultKey``: a failing seed shrunk to its cause,
 emulator/faults/shrink.py).
@@ -205,6 +206,12 @@ STALE_LAG_MS = (200, 1000)
 # heartbeat every few hundred ms to 3 s, and a per-request rate alone would keep a group
 # with fast heartbeats rebalancing all the time (no progress), one with slow ones never.
 GROUP_QUIET_MS = 3000
+# A partition's leader (a user partition's, or a coordinator's partition) moves at most
+# once per this many ms: Kafka's elections are events, not a steady state, and a client
+# that refreshes its metadata on every NOT_LEADER_OR_FOLLOWER would otherwise meet a move
+# per refresh and make no progress (a chain the first sound version showed).
+MOVE_QUIET_MS = 1000
+COORDINATOR_QUIET_MS = 3000
 STALE_JITTER_MS = 200
 LOAD_MS = 400
 SLOW_MARKERS_RATE = 0.2
@@ -308,6 +315,7 @@ class Adversary:
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     txn_counts: dict[str, int] = field(default_factory=dict)  # transactions ended, per id
     disrupted_at: dict[str, int] = field(default_factory=dict)  # group -> last rebalance/kick
+    moved_at: dict[tuple[str, int], int] = field(default_factory=dict)  # partition -> last move
     soundness: Soundness = field(init=False)
 
     def __post_init__(self) -> None:
@@ -402,9 +410,18 @@ class Adversary:
         if t is None or not 0 <= partition < len(t.partitions):
             return None
         p = t.partitions[partition]
-        if p.leader < 0 or next_leader(self.state, p) is None:
+        if p.leader < 0 or next_leader(self.state, p) is None \
+                or not self._quiet(topic, partition, MOVE_QUIET_MS):
             return None
         return p
+
+    def _quiet(self, topic: str, partition: int, quiet_ms: int) -> bool:
+        """Has the partition's leader been still for ``quiet_ms``? (Always, when a script
+        names the faults: the run being replayed made only moves that passed.)"""
+        if self.script is not None:
+            return True
+        last = self.moved_at.get((topic, partition))
+        return last is None or self.state.now() - last >= quiet_ms
 
     def _pick(self, plan: Plan, items: list[tuple[str, int]], what: str
               ) -> tuple[str, int] | None:
@@ -419,6 +436,7 @@ class Adversary:
         moved = move_leader(self.state, topic, partition)
         if moved is None:
             return False
+        self.moved_at[(topic, partition)] = self.state.now()
         self.state.changed()
         self._note(plan, f"leader of {topic}-{partition} moved {moved[0]} -> {moved[1]} "
                    f"{why}")
@@ -528,13 +546,15 @@ class Adversary:
             return None
         partition = topic.partition_for(key)
         t = self.state.topics[topic.name]
-        if next_leader(self.state, t.partitions[partition]) is None:
+        if next_leader(self.state, t.partitions[partition]) is None \
+                or not self._quiet(topic.name, partition, COORDINATOR_QUIET_MS):
             return None
 
         def move() -> bool:
             moved = move_leader(self.state, topic.name, partition)
             if moved is None:
                 return False
+            self.moved_at[(topic.name, partition)] = self.state.now()
             self.state.changed()
             self._note(plan, f"coordinator of {key!r} ({topic.name}-{partition}) moved "
                        f"{moved[0]} -> {moved[1]} "
@@ -580,7 +600,8 @@ class Adversary:
         if not group_id:
             return None
         now = self.state.now()
-        if now - self.disrupted_at.get(group_id, -GROUP_QUIET_MS) < GROUP_QUIET_MS:
+        if self.script is None and \
+                now - self.disrupted_at.get(group_id, -GROUP_QUIET_MS) < GROUP_QUIET_MS:
             return None  # the group's last rebalance or kick was too recent
         done = self._disrupt(plan, req, group_id, services)
         if done is not None:
