@@ -86,3 +86,19 @@ def test_a_bad_schedule_file_is_refused_naming_its_problems(tmp_path: Path) -> N
     proc = _pytest(tmp_path, "test_child.py", "--kafka-emulator-schedule", "bad.json")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "adversary[0]: missing" in out, out
+
+
+def test_shrink_option_under_xdist_puts_the_result_in_the_failure_report(
+        tmp_path: Path) -> None:
+    """A pytest-xdist worker has no terminal summary of its own: the shrink runs in the
+    worker and its result comes back as a section of the failed test's report."""
+    (tmp_path / "test_child.py").write_text(textwrap.dedent(CHILD))
+    proc = _pytest(tmp_path, "test_child.py", "-n", "1", "--kafka-emulator-shrink",
+                   "--kafka-emulator-shrink-runs", "1")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "kafka-emulator shrink (seed 4)" in out, out
+    assert "this fault fails the test:\n  1. stale_metadata: broker " in out, out
+    written = re.search(r"written to (\S+\.json); replay: pytest", out)
+    assert written is not None, out
+    Path(written[1]).unlink()

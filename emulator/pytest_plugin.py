@@ -314,10 +314,16 @@ def pytest_runtest_makereport(item: pytest.Item,
     if watched and call.when == "call" and item.config.getoption(
             "--kafka-emulator-shrink", False):
         # The whole record (the settings made at the cluster's start too), shrunk when
-        # the session ends: after the test's clusters stopped, outside its timeout.
+        # the session ends: after the test's clusters stopped, outside its timeout. A
+        # pytest-xdist worker has no terminal summary: there it is shrunk now, and the
+        # report (which the worker sends) carries the result.
         adversary = watched[0][0].adversary
-        item.config.stash.setdefault(_TO_SHRINK, []).append(
-            (item.nodeid, adversary.seed, list(adversary.record)))
+        failure = (item.nodeid, adversary.seed, list(adversary.record))
+        if hasattr(item.config, "workerinput"):
+            report.sections.append((f"kafka-emulator shrink (seed {adversary.seed})",
+                                    _shrink_failure(item.config, *failure)))
+        else:
+            item.config.stash.setdefault(_TO_SHRINK, []).append(failure)
     return report
 
 
