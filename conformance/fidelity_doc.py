@@ -103,7 +103,15 @@ def fidelity_page() -> str:
         + " (a `config` given explicitly still wins).",
         "- **adversarial** (with a seed): the timing of `kafka`, plus the races Kafka "
         "permits made to happen often and reproducibly; the same seed replays the same "
-        "faults in the same order against the same request sequence.", "",
+        "faults in the same order against the same request sequence. It never answers "
+        "what Kafka could not: each fault is an event in the cluster (a leader moves, "
+        "followers lag, a coordinator moves and loads, a session expires) or a lost "
+        "answer, the handlers answer from the state it made, and every answer is checked "
+        "against five invariants (leadership; no append after a refusal without a leader "
+        "change; idempotent retries answered with their first offset; NOT_ENOUGH_REPLICAS "
+        "only below min.insync.replicas; no refusal naming the refusing broker the "
+        "leader), a violation failing the test: [adversary.md](adversary.md) has each "
+        "kind's event and rate and the invariants in full.", "",
         "## Choosing the mode", "",
         "Make `kafka` your default in one place: the environment variable "
         f"`{ENV_VAR}=kafka` (read by every way in: the command line, `Cluster()`, the "

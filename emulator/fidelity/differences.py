@@ -653,11 +653,24 @@ DIFFERENCES: list[Difference] = [
               "on FindCoordinator.",
         fast=_AS_ASKED,
         kafka_mode="as fast",
-        adversarial="Answers each at the points Kafka may (per API: "
-                    "emulator/faults/adversary.py RULES), one request in 6 to 12 of each "
-                    "API, per partition where Kafka answers per partition; seeded per "
-                    "(client_id, broker, API, n).",
-        tests=_ADVERSARY_TESTS,
+        adversarial="Makes the events that give them, and the handlers answer from the "
+                    "state: a leader moved just before the request (NOT_LEADER_OR_FOLLOWER), "
+                    "followers lagging (acks=all waits; past replica.lag.time.max.ms the "
+                    "ISR shrinks and NOT_ENOUGH_REPLICAS follows), a coordinator moved and "
+                    "loading (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS), slow markers "
+                    "(CONCURRENT_TRANSACTIONS), a broker with stale metadata "
+                    "(UNKNOWN_TOPIC_OR_PARTITION); never a code drawn beside the state, "
+                    "checked answer by answer (docs/adversary.md: kinds, rates, the "
+                    "soundness invariants).",
+        tests=(*_ADVERSARY_TESTS,
+               "client_tests/test_adversary_kinds.py::"
+               "test_leader_move_before_a_produce_is_answered_from_the_new_state",
+               "client_tests/test_adversary_kinds.py::"
+               "test_follower_lag_holds_the_high_watermark_back",
+               "client_tests/test_adversary_kinds.py::"
+               "test_coordinator_move_before_a_request_answers_not_coordinator",
+               "tests/test_adversary.py::"
+               "test_soundness_names_a_not_leader_answer_from_the_leader"),
     ),
     Difference(
         key="races-lost-responses",
@@ -668,15 +681,24 @@ DIFFERENCES: list[Difference] = [
         fast=_AS_ASKED,
         kafka_mode="as fast",
         adversarial="About 5% of Produce requests are applied and their connection closed "
-                    "before the answer, 5% of acks=all ones answered REQUEST_TIMED_OUT after "
-                    "the append; 2-3% of OffsetCommits and transaction requests "
-                    "(InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn) applied "
-                    "and their answer lost.",
+                    "before the answer; 5% of acks=all ones are appended and replicated, "
+                    "then their leader moves before answering (NOT_LEADER_OR_FOLLOWER for a "
+                    "write that stays); 5% of acks=1 answers are followed by a leader move "
+                    "to an in-sync follower that has not fetched them (the acknowledged "
+                    "records truncated, as acks=1 permits); 2-3% of OffsetCommits and "
+                    "transaction requests (InitProducerId, AddPartitionsToTxn, "
+                    "AddOffsetsToTxn, EndTxn) applied and their answer lost.",
         tests=("client_tests/test_adversarial.py::"
                "test_idempotent_confluent_producer_writes_each_record_once",
                "client_tests/test_adversarial.py::"
                "test_transactional_producer_commits_each_record_once",
-               "tests/test_adversary.py::test_rates_scale_per_kind_and_acks_decide_what_applies"),
+               "tests/test_adversary.py::test_rates_scale_per_kind_and_acks_decide_what_applies",
+               "client_tests/test_adversary_kinds.py::"
+               "test_lost_response_closes_the_connection_after_the_write",
+               "client_tests/test_adversary_kinds.py::"
+               "test_leader_move_after_append_refuses_a_write_that_stays",
+               "client_tests/test_adversary_kinds.py::"
+               "test_unreplicated_leader_move_loses_an_acknowledged_acks_1_write"),
     ),
     Difference(
         key="races-leader-moves",
@@ -687,8 +709,12 @@ DIFFERENCES: list[Difference] = [
         fast=_AS_ASKED,
         kafka_mode="as fast (and the periodic preferred-leader rebalance)",
         adversarial="About one Metadata answer in 8 is followed at once by a leader move of "
-                    "one of its partitions (to the preferred replica if it is not leading, "
-                    "else the next in-sync one: the move_leader fault).",
+                    "one of its partitions, and 3-5% of Produce, Fetch and ListOffsets "
+                    "requests meet one just before they reach the leader (to the preferred "
+                    "replica if it is not leading, else the next in-sync one: the "
+                    "move_leader fault; a partition moves at most once a second). The new "
+                    "leader's log is the follower's: what the old leader held above the "
+                    "high watermark is truncated (KIP-101).",
         tests=("tests/test_adversary.py::"
                "test_move_leader_goes_to_the_preferred_replica_then_the_next_in_sync",
                *_ADVERSARY_TESTS[:1]),
@@ -702,9 +728,11 @@ DIFFERENCES: list[Difference] = [
               "coordinator loads first.",
         fast=_AS_ASKED,
         kafka_mode="as fast; after a move the coordinator loads (coordinator-loading)",
-        adversarial="2-5% of JoinGroup, SyncGroup, Heartbeat, OffsetCommit, "
-                    "ConsumerGroupHeartbeat and transaction requests are followed by a move "
-                    "of their coordinator.",
+        adversarial="2-5% of JoinGroup, SyncGroup, Heartbeat, OffsetCommit, OffsetFetch, "
+                    "TxnOffsetCommit, ConsumerGroupHeartbeat and transaction requests meet a "
+                    "move of their coordinator just before they reach it (NOT_COORDINATOR "
+                    "from the state) or right after their answer; a coordinator's partition "
+                    "moves at most once in 3 s.",
         tests=_ADVERSARY_TESTS[2:3],
     ),
     Difference(
@@ -717,8 +745,9 @@ DIFFERENCES: list[Difference] = [
         fast="Only when members really join, leave or time out.",
         kafka_mode="as fast",
         adversarial="8% of Heartbeats (3% of SyncGroups and OffsetCommits) start a "
-                    "rebalance of the group first, 2% of Heartbeats remove their member as "
-                    "a session timeout would.",
+                    "rebalance of the group first; 2% of Heartbeats are held in the network "
+                    "until the coordinator's own session timer expires their member (when "
+                    "the session is at most 12 s), then answered UNKNOWN_MEMBER_ID.",
         tests=_ADVERSARY_TESTS[2:3],
     ),
     Difference(
