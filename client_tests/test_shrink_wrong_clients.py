@@ -1,4 +1,4 @@
-"""A failing seed of a wrong program shrinks to its cause (issue 37).
+"""A failing seed of a wrong program shrinks to its cause.
 
 The wrong program of client_tests/wrong_clients/ whose run is shortest (a second or
 two): a producer that retries without idempotence, whose bug needs a Produce that was
@@ -38,7 +38,7 @@ from emulator.tools.shrink import Report, run_check, shrink_seed
 pytestmark = pytest.mark.emulator_only
 
 CASE = {c.name: c for c in CASES}
-SEEDS = 20  # the issue's bound: every wrong program fails within 20 seeds
+SEEDS = 20  # the bound the wrong programs are held to: each fails within 20 seeds
 MOST_FAULTS = 5  # "a few faults"
 
 
