@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from emulator.cluster.configs import FIDELITY_KAFKA
+from emulator.cluster import configs
 from emulator.cluster.events import BrokerHalted, LogDirFailed, observes
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
@@ -147,7 +147,7 @@ class Cluster(ControlHandle):
             from emulator.faults.adversary import parse_scale
 
             self.adversary_scale = parse_scale(scale)
-        cfg = {**(FIDELITY_KAFKA if fid.kafka_timing else {}), **(config or {})}
+        cfg = {**(configs.FIDELITY_KAFKA if fid.kafka_timing else {}), **(config or {})}
         cfg.setdefault("offsets.topic.replication.factor", str(min(3, brokers)))
         cfg.setdefault("transaction.state.log.replication.factor", str(min(3, brokers)))
         self.state = ClusterState(

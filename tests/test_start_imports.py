@@ -1,11 +1,11 @@
 """What a plain start imports: only what the configuration uses (docs/scale.md, start-up).
 
 A default PLAINTEXT cluster started as ``kafka-emulator`` starts it must not load TLS
-(cryptography's x509), the adversary, the schema registry, the control plane, the
-crc32c package (whose ``__init__`` reads the installed distributions) or google-re2 (for
-regex subscriptions only); each is imported where it is used, and is still there when
-asked for. The start's speed itself is measured by bench/start.py, never here; this
-holds the imports that decide it.
+(cryptography's x509), the adversary, the fidelity table, the schema registry, the
+control plane, the crc32c package (whose ``__init__`` reads the installed distributions)
+or google-re2 (for regex subscriptions only); each is imported where it is used, and is
+still there when asked for. The start's speed itself is measured by bench/start.py,
+never here; this holds the imports that decide it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ print(json.dumps(asyncio.run(go())))
 LAZY = ["cryptography", "emulator.server.tls", "emulator.faults.adversary",
         "emulator.schema_registry", "emulator.server.schema_registry",
         "emulator.server.control", "emulator.control.console", "crc32c", "h11", "re2",
+        "emulator.fidelity.differences",  # the table (read for --fidelity kafka's configs)
         # the stdlib modules of rare paths: member ids (uuid imports platform), the
         # heap trim of a data dir (ctypes), the produce check worker (pickle), SCRAM
         "uuid", "ctypes", "pickle", "hashlib", "hmac"]
@@ -59,6 +60,7 @@ def test_a_plaintext_start_leaves_the_optional_parts_unimported() -> None:
 
 @pytest.mark.parametrize(("args", "needs"), [
     (["--fidelity", "adversarial"], "emulator.faults.adversary"),
+    (["--fidelity", "kafka"], "emulator.fidelity.differences"),
     (["--listeners", "SSL://127.0.0.1:0"], "cryptography"),
     (["--control-port", "0"], "emulator.server.control"),
 ])

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import emulator.fidelity as _fidelity
 from emulator.cluster import kafka_configs as _kafka
-from emulator.fidelity import DIFFERENCES
 
 # Kafka's ConfigEntry.ConfigType codes (DescribeConfigs v3+).
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -218,9 +218,20 @@ SENSITIVE_KEYS = frozenset(r[0] for r in (*_kafka.BROKER, *_kafka.TOPIC) if r[3]
 # DIFFERENCES (the one table: broker.session.timeout.ms, a crashed broker stays in metadata until
 # fenced; group.initial.rebalance.delay.ms, a new classic group's first rebalance waits),
 # the values Kafka 4.4's defaults from kafka_configs.py, so neither can drift.
+# Computed on first use (emulator.fidelity gives the table then): a cluster in the fast
+# mode never reads the table (docs/scale.md, start-up).
 _KAFKA_DEFAULTS = {r[0]: r[2] for r in (*_kafka.BROKER, *_kafka.TOPIC)}
-FIDELITY_KAFKA: dict[str, str] = {
-    key: str(_KAFKA_DEFAULTS[key]) for d in DIFFERENCES for key in d.configs}
+if TYPE_CHECKING:
+    FIDELITY_KAFKA: dict[str, str]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FIDELITY_KAFKA":
+        value = {key: str(_KAFKA_DEFAULTS[key]) for d in _fidelity.DIFFERENCES
+                 for key in d.configs}
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(ValueError):

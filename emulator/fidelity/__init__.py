@@ -12,7 +12,8 @@ choose its behaviour. Everything is re-exported here, so ``from emulator.fidelit
 
 from __future__ import annotations
 
-from emulator.fidelity.differences import DIFFERENCES, NOT_YET, Difference, difference
+from typing import TYPE_CHECKING, Any
+
 from emulator.fidelity.modes import (
     ADVERSARIAL,
     ENV_VAR,
@@ -27,3 +28,19 @@ __all__ = [
     "ADVERSARIAL", "DIFFERENCES", "ENV_VAR", "FAST", "FIDELITIES", "KAFKA", "NOT_YET",
     "Difference", "Fidelity", "default_mode", "difference",
 ]
+
+if TYPE_CHECKING:
+    from emulator.fidelity.differences import DIFFERENCES, NOT_YET, Difference, difference
+
+_DIFFERENCES_NAMES = frozenset({"DIFFERENCES", "NOT_YET", "Difference", "difference"})
+
+
+def __getattr__(name: str) -> Any:
+    """The table's names, imported on first use: the table (every difference's text, ~0.7
+    MB of a process) is read by the docs generator, the tests and ``--fidelity kafka``'s
+    configs, not by a cluster in the default mode (docs/scale.md, start-up)."""
+    if name in _DIFFERENCES_NAMES:
+        from emulator.fidelity import differences
+
+        return getattr(differences, name)
+    raise AttributeError(f"module 'emulator.fidelity' has no attribute {name!r}")
