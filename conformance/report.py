@@ -12,7 +12,8 @@ plus whatever the response differential finds on the day).
 
 Every figure on the page comes from this one run: results of an earlier run cannot be
 fed in, and the page names the commit it ran on (and says so when the work tree had
-changes not committed).
+changes not committed). The scheduled job .ci/conformance-nightly runs it every night;
+the exit status is 1 when a response-differential case failed (the page is written).
 """
 
 from __future__ import annotations
@@ -146,6 +147,9 @@ def main() -> None:
     lines = write(emu, kafka, schema, codec, battery, timings, ran_on)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)}")
+    failed = [o.name for o in battery if o.failed]
+    if failed:  # the page is written, marking them; the scheduled job fails (.ci/)
+        raise SystemExit(f"response differential: {len(failed)} case(s) failed: {failed}")
 
 
 def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
@@ -208,7 +212,9 @@ def write(emu: dict, kafka: dict, schema: list, codec: codec_diff.Result,
     for o in battery:
         state = ("**fails**" if o.failed else "**differs** (known: " + str(o.known) + ")"
                  if o.differences else "same")
-        lines.append(f"- {state}, {o.fields} fields: {o.name}")
+        few = f" (few fields: {o.few_fields})" if o.few_fields and o.fields < \
+            response_diff.MIN_FIELDS else ""
+        lines.append(f"- {state}, {o.fields} fields: {o.name}{few}")
         lines += [f"  - `{d}`" for d in o.differences]
     lines += ["", "## Codec: messages compared per key", "",
               "| key | kind | versions | messages |", "|---|---|---|---|"]

@@ -131,13 +131,20 @@ def cases() -> list[Case]:
             "rd-dr", lambda s, t: s.call(21, 2, {"topics": [{"name": t, "partitions": [
                 {"partition_index": 0, "offset": 100}]}], "timeout_ms": 30000},
                 s.leader(t)))),
-        Case("OffsetCommit: unknown member of an empty group", lambda s: s.call(
-            8, 8, {"group_id": "rd-g1", "generation_id_or_member_epoch": 5,
-                   "member_id": "nobody", "group_instance_id": None, "topics": []},
-            s.coordinator("rd-g1"))),
+        # a partition of a real topic, so that the answer carries its per-partition
+        # error (with no topics the answer is only the throttle time)
+        Case("OffsetCommit: unknown member of an empty group", with_topic(
+            "rd-oc", lambda s, t: s.call(8, 8, {
+                "group_id": "rd-g1", "generation_id_or_member_epoch": 5,
+                "member_id": "nobody", "group_instance_id": None, "topics": [
+                    {"name": t, "partitions": [{
+                        "partition_index": 0, "committed_offset": 1,
+                        "committed_leader_epoch": -1, "committed_metadata": None}]}]},
+                s.coordinator("rd-g1")))),
         Case("Heartbeat: unknown group", lambda s: s.call(12, 4, {
             "group_id": "rd-g2", "generation_id": 1, "member_id": "nobody",
-            "group_instance_id": None}, s.coordinator("rd-g2"))),
+            "group_instance_id": None}, s.coordinator("rd-g2")),
+            few_fields="Heartbeat's answer is throttle_time_ms and error_code, all of it"),
         Case("JoinGroup: unknown member id", lambda s: s.call(11, 7, {
             "group_id": "rd-g3", "session_timeout_ms": 10000, "rebalance_timeout_ms": 10000,
             "member_id": "nobody", "group_instance_id": None, "protocol_type": "consumer",
@@ -209,7 +216,9 @@ def more_cases(with_topic: Callable[..., Callable[[Side], dict]]) -> list[Case]:
             "groups_names": ["rd-g8"]}, s.coordinator("rd-g8"))),
         Case("OffsetDelete: unknown group", lambda s: s.call(47, 0, {
             "group_id": "rd-g9", "topics": [{"name": "rd-never", "partitions": [
-                {"partition_index": 0}]}]}, s.coordinator("rd-g9"))),
+                {"partition_index": 0}]}]}, s.coordinator("rd-g9")),
+            few_fields="a group-level error answers no topics: error_code and "
+                       "throttle_time_ms are the whole answer"),
         Case("ConsumerGroupHeartbeat: unknown member of a new group", lambda s: s.call(68, 0, {
             "group_id": "rd-g10", "member_id": "nobody-nobody-nob", "member_epoch": 5,
             "instance_id": None, "rack_id": None, "rebalance_timeout_ms": -1,
@@ -292,7 +301,9 @@ def more_cases(with_topic: Callable[..., Callable[[Side], dict]]) -> list[Case]:
             "committed": True}, s.coordinator("rd-txn-never", 1))),
         Case("AddOffsetsToTxn: unknown transactional id", lambda s: s.call(25, 3, {
             "transactional_id": "rd-txn-never2", "producer_id": 4242, "producer_epoch": 0,
-            "group_id": "rd-g12"}, s.coordinator("rd-txn-never2", 1))),
+            "group_id": "rd-g12"}, s.coordinator("rd-txn-never2", 1)),
+            few_fields="AddOffsetsToTxn's answer is throttle_time_ms and error_code, all "
+                       "of it"),
         Case("DescribeTransactions: unknown transactional id", lambda s: s.call(65, 0, {
             "transactional_ids": ["rd-txn-never3"]}, s.coordinator("rd-txn-never3", 1))),
         Case("DescribeClientQuotas: nothing matches", lambda s: s.call(48, 1, {

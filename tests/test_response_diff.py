@@ -72,10 +72,75 @@ def test_a_case_fails_when_both_sides_fail_or_nothing_is_compared() -> None:
     assert empty.fields == 0 and empty.failed
 
 
+KIP848 = "Consumer group (KIP-848): two members reconcile, describe, commit, leave"
+
+def _kip848(overrides: dict[str, tuple[int, int]] | None = None,
+            drop: str | None = None) -> list[str]:
+    """The case's known differences as compare() finds them (each a Diff), with some
+    values replaced or one left out."""
+    _, entries = KNOWN[KIP848]
+    out = []
+    for k in entries:
+        if k.path == drop:
+            continue
+        kafka, emu = (overrides or {}).get(k.path, (k.kafka, k.emulator))
+        out += compare(kafka, emu, k.path)[0]
+    return out
+
+
 def test_a_known_difference_that_is_gone_fails_as_stale() -> None:
-    name = next(n for n in KNOWN if n.startswith("Consumer group (KIP-848)"))
-    epochs = [".a.member_epoch: Kafka 2, emulator 1", ".b.group_epoch: Kafka 3, emulator 2",
-              ".b.assignment_epoch: Kafka 3, emulator 2"]
-    assert not explain(name, epochs, 10).failed
-    assert explain(name, epochs[:2], 10).failed  # assignment_epoch no longer differs
-    assert explain(name, [*epochs, ".x.other: Kafka 2, emulator 1"], 10).failed
+    assert not explain(KIP848, _kip848(), 300).failed
+    gone = explain(KIP848, _kip848(drop=".described.groups[0].assignment_epoch"), 300)
+    assert gone.failed and gone.stale == [
+        ".described.groups[0].assignment_epoch: Kafka 3, emulator 2"]
+    other = explain(KIP848, [*_kip848(), *compare(2, 1, ".x.member_epoch")[0]], 300)
+    assert other.failed and other.unexplained == [".x.member_epoch: Kafka 2, emulator 1"]
+
+
+def test_a_wrong_value_under_a_known_path_is_not_known() -> None:
+    """A known difference is its path and the values on both sides: an invented value at
+    that path (the emulator answering 7 where the known difference is 2) fails the case,
+    and so does a Kafka value other than the known one."""
+    wrong = explain(KIP848, _kip848({".A joins.member_epoch": (2, 7)}), 300)
+    assert wrong.failed and wrong.unexplained == [".A joins.member_epoch: Kafka 2, emulator 7"]
+    moved = explain(KIP848, _kip848({".both reconciled.A.member_epoch": (4, 2)}), 300)
+    assert moved.failed and len(moved.unexplained) == 1
+    # a value of another type that compares equal is not the known value either
+    as_bool = explain(KIP848, _kip848({".A joins.member_epoch": (2, True)}), 300)
+    assert as_bool.failed
+
+
+def test_a_relation_holds_only_for_what_it_says() -> None:
+    name = "DescribeConfigs: with documentation"
+    _, entries = KNOWN[name]
+    path = entries[0].path
+    prose = "The number of hours to keep a log file before deleting it (in hours)"
+    others = [d for k in entries[1:] for d in compare(prose, None, k.path)[0]]
+    assert not explain(name, [*compare(prose, None, path)[0], *others], 30).failed
+    # the emulator sending some text of its own is not the known difference (null)
+    assert explain(name, [*compare(prose, "made up", path)[0], *others], 30).failed
+    assert explain(name, [*compare("", None, path)[0], *others], 30).failed
+
+
+def test_every_known_entry_is_exact() -> None:
+    """No pattern: each known difference names one field path (no regex syntax) and both
+    values, and cites the fidelity table's entry it is (its key first in the reason)."""
+    from emulator.fidelity import difference
+    for name, (why, entries) in KNOWN.items():
+        key = why.split(":", 1)[0]
+        assert difference(key), name
+        assert entries, name
+        for k in entries:
+            assert k.path.startswith(".") and not any(c in k.path for c in "^$*+?()|\\"), k
+
+
+def test_a_case_comparing_too_few_fields_must_say_why() -> None:
+    tiny = {"throttle_time_ms": 0, "error_code": 25}
+    bare = run_case(Case("tiny", lambda s: tiny), side(), side())
+    assert bare.fields == 2 and bare.failed
+    said = run_case(Case("tiny", lambda s: tiny, few_fields="the whole answer"), side(),
+                    side())
+    assert not said.failed
+    from conformance.response_cases import cases
+    reasons = {c.name: c.few_fields for c in cases()}
+    assert reasons["OffsetCommit: unknown member of an empty group"] == ""  # 4 fields now
