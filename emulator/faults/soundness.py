@@ -222,7 +222,7 @@ def _index_error(p: Any, index_key: str) -> tuple[int | None, int]:
 
 
 def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[str, int]]:
-    out = []
+    out: list[tuple[str, object]] = []
     if api == 0:
         for t in req.get("topic_data") or ():
             name = _topic_name(state, t)
