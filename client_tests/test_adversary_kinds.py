@@ -259,6 +259,9 @@ def test_slow_markers_hold_the_last_stable_offset_back(cluster: Cluster) -> None
     p.produce("k", b"x", partition=0)
     p.commit_transaction(30)
     leader = _partition(c).leader
+    # the markers come at least 800 ms after EndTxn (Kafka's own delay is ~15 ms): a
+    # read_committed reader still waits well after the commit returned
+    time.sleep(0.3)
     assert _latest(c, leader, isolation=1) < _latest(c, leader)  # markers not yet written
     wait_for(lambda: _latest(c, leader, isolation=1) == _latest(c, leader),
              "the markers written")
