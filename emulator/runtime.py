@@ -30,7 +30,6 @@ from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
 from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
 from emulator.faults.injector import Io
-from emulator.faults.schedule import FaultSchedule
 from emulator.fidelity import Fidelity, default_mode
 from emulator.security.config import Security, SecurityConfig
 from emulator.versions import DEFAULT_RELEASE
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     # Imported where used: TLS (cryptography's x509) only for SSL listeners, the
     # adversary only under --fidelity adversarial (docs/scale.md, start-up).
     from emulator.faults.adversary import Adversary
+    from emulator.faults.schedule import FaultSchedule
     from emulator.server.tls import TlsFiles
 
 T = TypeVar("T")
@@ -556,6 +556,8 @@ def _schedule(given: str | bytes | FaultSchedule | None,
     """``Cluster(fault_schedule=...)`` parsed as a schedule from the cluster's start."""
     if given is None or not isinstance(given, (str, bytes)):
         return given
+    from emulator.faults.schedule import FaultSchedule  # only with a schedule to parse
+
     return FaultSchedule.parse(given, broker_ids, at_start=True)
 
 

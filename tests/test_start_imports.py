@@ -40,6 +40,7 @@ LAZY = ["cryptography", "emulator.server.tls", "emulator.faults.adversary",
         "emulator.schema_registry", "emulator.server.schema_registry",
         "emulator.server.control", "emulator.control.console", "crc32c", "h11", "re2",
         "emulator.fidelity.differences",  # the table (read for --fidelity kafka's configs)
+        "emulator.faults.schedule",  # only with --fault-schedule or one posted
         # the stdlib modules of rare paths: member ids (uuid imports platform), the
         # heap trim of a data dir (ctypes), the produce check worker (pickle), SCRAM
         "uuid", "ctypes", "pickle", "hashlib", "hmac"]

@@ -26,6 +26,8 @@ One module each, imported in this order (each only uses the ones before it):
 The schedule file's format and its replay rules are described in ``schedule``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from emulator.faults.injector import (
     EFFECTS,
     CloseListener,
@@ -56,13 +58,15 @@ from emulator.faults.ops import (
     Field,
     validate_op,
 )
-from emulator.faults.schedule import (
-    FaultSchedule,
-    ScheduledFault,
-    ScheduleError,
-    ScheduleRunner,
-    run_due,
-)
+
+if TYPE_CHECKING:
+    from emulator.faults.schedule import (
+        FaultSchedule,
+        ScheduledFault,
+        ScheduleError,
+        ScheduleRunner,
+        run_due,
+    )
 
 __all__ = [
     "API_KEYS", "BROKER_OPS", "EFFECTS", "OPS", "SCHEDULE_FIELDS", "CloseListener",
@@ -72,3 +76,16 @@ __all__ = [
     "request_mentions",
     "resolve_broker", "resolve_op", "run_due", "split_request", "validate_op",
 ]
+
+_SCHEDULE_NAMES = frozenset({"FaultSchedule", "ScheduledFault", "ScheduleError",
+                             "ScheduleRunner", "run_due"})
+
+
+def __getattr__(name: str) -> Any:
+    """The schedule's names, imported on first use: a cluster started without a fault
+    schedule never parses or runs one (docs/scale.md, start-up)."""
+    if name in _SCHEDULE_NAMES:
+        from emulator.faults import schedule
+
+        return getattr(schedule, name)
+    raise AttributeError(f"module 'emulator.faults' has no attribute {name!r}")
