@@ -316,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
                     "the verdicts the workspaces hold")
     ap.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                     help="mutants run at once (default: half the cores)")
+    ap.add_argument("--survivors", action="store_true", help="run again only the "
+                    "mutants that survived the workspace's last run (after adding a test)")
     ap.add_argument("--shard", metavar="I/N", help="with --all: only every N-th target "
                     "from the I-th (0-based), to spread the whole set over N runs")
     ap.add_argument("--stubs", type=Path, help="write a triage stub for each survivor "
@@ -383,7 +385,12 @@ def main(argv: list[str] | None = None) -> int:
             # the named modules' mutants (again); for the nightly, the whole target in
             # scope, verdicts of unchanged functions kept from the workspace's last run
             names = [] if args.all and not t.functions else globs
-            if run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
+            if args.survivors:
+                names = [m.name for m in results(ws, paths, globs) if m.status in SURVIVING]
+                if not names:
+                    print(f"== {t.name}: no survivor to run again")
+            if (names or not args.survivors) and \
+                    run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
                 failed.append(t.name)
         mutants.extend(results(ws, paths, globs))
 
