@@ -143,8 +143,49 @@ def wildcard_deny_on_every_topic_refuses_an_idempotent_producer(
     assert _produce(alice, name) == TOPIC_AUTHORIZATION_FAILED
 
 
+def _set_patterned(admin: Client, bindings: list[tuple[str, int, Op, PermissionType]]) -> None:
+    """ACLs of alice on topics: (name, pattern type 3 literal or 4 prefixed, op, perm)."""
+    admin.call(31, 3, {"filters": [ANY_FILTER]})
+    wait_for(lambda: _acls(admin) == 0, "no ACLs")
+    resp = admin.call(30, 3, {"creations": [{
+        "resource_type": int(RT.TOPIC), "resource_name": name, "resource_pattern_type": pt,
+        "principal": "User:alice", "host": "*", "operation": int(op),
+        "permission_type": int(perm)} for name, pt, op, perm in bindings]})
+    assert all(r["error_code"] == 0 for r in resp["results"]), resp
+    wait_for(lambda: _acls(admin) == len(bindings), f"{len(bindings)} ACLs applied")
+
+
+LITERAL, PREFIXED = 3, 4
+
+
+def write_on_some_topic_by_pattern(admin: Client, alice: Client, name: str) -> None:
+    """Kafka's authorizeByResourceType (InitProducerId without a transactional id: WRITE
+    on some topic): an ALLOW counts unless a DENY dominates it: a literal DENY of the
+    same name, or a PREFIXED DENY that is a prefix of the allowed name (for a literal or
+    a prefixed ALLOW); a literal DENY does not dominate a prefixed ALLOW."""
+    cases = [
+        ([("w-foo-bar", LITERAL, Op.WRITE, ALLOW)], 0),
+        ([("w-foo-bar", LITERAL, Op.WRITE, ALLOW), ("w-foo-bar", LITERAL, Op.WRITE, DENY)],
+         CLUSTER_AUTHORIZATION_FAILED),
+        ([("w-foo-bar", LITERAL, Op.WRITE, ALLOW), ("w-foo", PREFIXED, Op.WRITE, DENY)],
+         CLUSTER_AUTHORIZATION_FAILED),
+        ([("w-foo-", PREFIXED, Op.WRITE, ALLOW), ("w-foo", PREFIXED, Op.WRITE, DENY)],
+         CLUSTER_AUTHORIZATION_FAILED),
+        ([("w-foo", PREFIXED, Op.WRITE, ALLOW), ("w-foo-bar", PREFIXED, Op.WRITE, DENY)], 0),
+        ([("w-foo", PREFIXED, Op.WRITE, ALLOW), ("w-foo", LITERAL, Op.WRITE, DENY)], 0),
+        ([("w-foo-bar", LITERAL, Op.WRITE, ALLOW), ("w-foo-bar", LITERAL, Op.READ, DENY)], 0),
+        ([("w-foo-bar", LITERAL, Op.READ, ALLOW)], CLUSTER_AUTHORIZATION_FAILED),
+        ([("w-foo-bar", LITERAL, Op.ALL, ALLOW), ("w-foo", PREFIXED, Op.ALL, DENY),
+          ("w-other", LITERAL, Op.WRITE, ALLOW)], 0),
+    ]
+    for bindings, want in cases:
+        _set_patterned(admin, bindings)
+        assert _idempotent_init(alice) == want, bindings
+
+
 SCENARIOS = [wildcard_deny_beats_alices_allow, wildcard_allow_allows_and_alices_deny_beats_it,
-             wildcard_deny_on_every_topic_refuses_an_idempotent_producer]
+             wildcard_deny_on_every_topic_refuses_an_idempotent_producer,
+             write_on_some_topic_by_pattern]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])

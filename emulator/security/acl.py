@@ -315,21 +315,47 @@ class Authorizer:
     def authorize_any(self, principal: str, host: str, op: AclOperation,
                       rtype: ResourceType) -> bool:
         """Kafka's authorizeByResourceType: may the principal do ``op`` on SOME resource of
-        this type? (InitProducerId without a transactional id: WRITE on any topic.)"""
-        if principal in self.super_users:
+        this type? (InitProducerId without a transactional id: WRITE on any topic.)
+
+        Kafka's default Authorizer.authorizeByResourceType: allowed if ``op`` is allowed
+        on a resource named "hardcode" (a super user, a wildcard or matching prefix
+        ALLOW, allow.everyone.if.no.acl.found); denied by a DENY on the wildcard name;
+        allowed by an ALLOW on the wildcard name; else allowed by any other ALLOW that
+        no DENY dominates: a literal DENY of the same name (for a literal ALLOW), or a
+        PREFIXED DENY naming a prefix of the allowed name."""
+        if self.authorize(principal, host, op, rtype, "hardcode"):
             return True
-        mine = [b for b in self.store.of_type(rtype)
-                if b.principal in (principal, WILDCARD_PRINCIPAL)
-                and b.host in (host, WILDCARD)]
         ops = {op, Op.ALL}
-        if any(b.permission_type == PermissionType.DENY and b.operation in ops
-               and b.pattern_type == PatternType.LITERAL and b.resource_name == WILDCARD
-               for b in mine):
-            return False
-        denied = {(b.pattern_type, b.resource_name) for b in mine
-                  if b.permission_type == PermissionType.DENY and b.operation in ops}
-        return any(b.permission_type == PermissionType.ALLOW and b.operation in ops
-                   and (b.pattern_type, b.resource_name) not in denied for b in mine)
+        deny_literal: set[str] = set()
+        deny_prefixed: set[str] = set()
+        allows: list[AclBinding] = []
+        wildcard_allow = False
+        for b in self.store.of_type(rtype):
+            if b.principal not in (principal, WILDCARD_PRINCIPAL) \
+                    or b.host not in (host, WILDCARD) or b.operation not in ops:
+                continue
+            literal = b.pattern_type == PatternType.LITERAL
+            if b.permission_type == PermissionType.DENY:
+                if literal and b.resource_name == WILDCARD:
+                    return False
+                if literal:
+                    deny_literal.add(b.resource_name)
+                elif b.pattern_type == PatternType.PREFIXED:
+                    deny_prefixed.add(b.resource_name)
+            elif b.permission_type == PermissionType.ALLOW:
+                if literal and b.resource_name == WILDCARD:
+                    wildcard_allow = True
+                elif b.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
+                    allows.append(b)
+        if wildcard_allow:
+            return True
+        for b in allows:
+            name = b.resource_name
+            if b.pattern_type == PatternType.LITERAL and name in deny_literal:
+                continue
+            if not any(name[:k] in deny_prefixed for k in range(1, len(name) + 1)):
+                return True
+        return False
 
     def authorized_operations(self, principal: str, host: str, rtype: ResourceType,
                               name: str) -> int:
