@@ -58,23 +58,18 @@ those events made (``KINDS``, per API in ``RULES``):
   in PrepareCommit/PrepareAbort, read_committed consumers wait, the producer's next
   transaction meets CONCURRENT_TRANSACTIONS from the coordinator's state).
 
-Soundness is also checked, not only built: ``emulator.faults.soundness`` looks at every
-answer of an adversarial cluster against its state and each producer's history and
-records a violation (``Adversary.violations``; ``Cluster`` raises at exit, the pytest
-fixtures fail the test) when one could not come from Kafka.
+Soundness is checked too: emulator/faults/soundness.py looks at every answer
+(``Adversary.violations``; the pytest plugin fails the test). docs/adversary.md says all.
 
-Determinism. Nothing is drawn from one generator shared by every connection (thread
-scheduling would reorder the draws). Each request's fate is a hash of (seed, client_id,
-broker, API key, n), n counting that client's requests of that API to that broker: a
-client that sends the same requests meets the same faults in the same order, whatever
-the other clients do meanwhile (what a fault acts on, such as the partition a leader
-move picks, comes from that request and the cluster's state; a group's rebalances and
-kicks also wait ``GROUP_QUIET_MS`` after its last one, and a partition's leader moves at
-most once per ``MOVE_QUIET_MS`` (a coordinator's partition ``COORDINATOR_QUIET_MS``),
-times, so these replay exactly only when the clients' timing does too). ``Adversary.record`` holds every fault
-injected, one log line each says it as it happens. ``Adversary.script`` replays a
-chosen set of them instead of drawing (``FaultKey``: a failing seed shrunk to its cause,
-emulator/faults/shrink.py).
+Determinism. Each request's fate is a hash of (seed, client_id, broker, API key, n), n
+counting that client's requests of that API to that broker (never one generator shared
+by every connection: threads would reorder the draws), so a client that sends the same
+requests meets the same faults in the same order, whatever the other clients do (what a
+fault acts on comes from that request and the cluster's state; a client's requests move
+one partition at most once per ``MOVE_QUIET_REQUESTS`` of them; a group is disrupted at
+most once per ``GROUP_QUIET_MS``, a time: that replays only when the timing does).
+``Adversary.record`` holds every fault injected (one log line each); ``script`` replays
+a chosen set of them instead of drawing (``FaultKey``; emulator/faults/shrink.py).
 
 Rates (per request, ``Rule.rate``; emulator/faults/adversary_rules.py, docs/adversary.md)
 are high enough that a wrong program fails within a few seeds and low enough that a
@@ -100,7 +95,7 @@ from emulator.faults.adversary_rules import (
     _TXN_KEYED,
     AFTER,
     COORDINATOR_MOVE,
-    COORDINATOR_QUIET_MS,
+    COORDINATOR_QUIET_REQUESTS,
     DEFAULT_SCALE,
     FOLLOWER_LAG,
     FOLLOWER_LAG_MS,
@@ -112,7 +107,7 @@ from emulator.faults.adversary_rules import (
     LEADER_MOVE_AFTER_APPEND,
     LOAD_MS,
     LOST_RESPONSE,
-    MOVE_QUIET_MS,
+    MOVE_QUIET_REQUESTS,
     REBALANCE,
     RULES,
     SCALE_ENV,
@@ -166,7 +161,9 @@ class Adversary:
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     txn_counts: dict[str, int] = field(default_factory=dict)  # transactions ended, per id
     disrupted_at: dict[str, int] = field(default_factory=dict)  # group -> last rebalance/kick
-    moved_at: dict[tuple[str, int], int] = field(default_factory=dict)  # partition -> last move
+    # (client, topic, partition) -> the client's request count at its last move of it
+    moved_at: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # client -> requests seen
     soundness: Soundness = field(init=False)
 
     def __post_init__(self) -> None:
@@ -194,6 +191,7 @@ class Adversary:
         key = (cid, broker, api)
         n = self.counts.get(key, 0) + 1
         self.counts[key] = n
+        self.requests[cid] = self.requests.get(cid, 0) + 1
         if not self.enabled:
             return None
         u = draw(self.seed, cid, broker, api, n)
@@ -252,9 +250,9 @@ class Adversary:
         return None
 
     # ---- leaders ----------------------------------------------------------------------
-    def _movable(self, topic: str, partition: int) -> Partition | None:
+    def _movable(self, plan: Plan, topic: str, partition: int) -> Partition | None:
         """The partition, when it is a user topic's with another live in-sync replica
-        to lead it."""
+        to lead it, and this client's requests have not moved it lately."""
         if topic.startswith("__"):
             return None
         t = self.state.topics.get(topic)
@@ -262,22 +260,25 @@ class Adversary:
             return None
         p = t.partitions[partition]
         if p.leader < 0 or next_leader(self.state, p) is None \
-                or not self._quiet(topic, partition, MOVE_QUIET_MS):
+                or not self._quiet(plan, topic, partition, MOVE_QUIET_REQUESTS):
             return None
         return p
 
-    def _quiet(self, topic: str, partition: int, quiet_ms: int) -> bool:
-        """Has the partition's leader been still for ``quiet_ms``? (Always, when a script
-        names the faults: the run being replayed made only moves that passed.)"""
+    def _quiet(self, plan: Plan, topic: str, partition: int, quiet: int) -> bool:
+        """Have ``quiet`` of this client's requests passed since they last moved it?
+        (Always under a script: the run replayed made only moves that passed.)"""
         if self.script is not None:
             return True
-        last = self.moved_at.get((topic, partition))
-        return last is None or self.state.now() - last >= quiet_ms
+        last = self.moved_at.get((plan.client_id, topic, partition))
+        return last is None or self.requests.get(plan.client_id, 0) - last >= quiet
+
+    def _moved(self, plan: Plan, topic: str, partition: int) -> None:
+        self.moved_at[(plan.client_id, topic, partition)] = self.requests.get(plan.client_id, 0)
 
     def _pick(self, plan: Plan, items: list[tuple[str, int]], what: str
               ) -> tuple[str, int] | None:
         """One of ``items`` that can move, chosen by the seed (sub-choice of a fault)."""
-        movable = [(t, i) for t, i in items if self._movable(t, i) is not None]
+        movable = [(t, i) for t, i in items if self._movable(plan, t, i) is not None]
         if not movable:
             return None
         return movable[int(draw(self.seed, what, plan.client_id, plan.broker, plan.api,
@@ -287,7 +288,7 @@ class Adversary:
         moved = move_leader(self.state, topic, partition)
         if moved is None:
             return False
-        self.moved_at[(topic, partition)] = self.state.now()
+        self._moved(plan, topic, partition)
         self.state.changed()
         self._note(plan, f"leader of {topic}-{partition} moved {moved[0]} -> {moved[1]} "
                    f"{why}")
@@ -339,8 +340,7 @@ class Adversary:
         return result
 
     def _move_after_metadata(self, plan: Plan, result: Any) -> Any:
-        """A leader moves right after this client learnt it: one partition of the answer
-        (user topics with a live leader and another in-sync replica) moves."""
+        """A leader moves right after this client learnt it (a partition of the answer)."""
         if not isinstance(result, dict):
             return result
         items = []
@@ -398,14 +398,14 @@ class Adversary:
         partition = topic.partition_for(key)
         t = self.state.topics[topic.name]
         if next_leader(self.state, t.partitions[partition]) is None \
-                or not self._quiet(topic.name, partition, COORDINATOR_QUIET_MS):
+                or not self._quiet(plan, topic.name, partition, COORDINATOR_QUIET_REQUESTS):
             return None
 
         def move() -> bool:
             moved = move_leader(self.state, topic.name, partition)
             if moved is None:
                 return False
-            self.moved_at[(topic.name, partition)] = self.state.now()
+            self._moved(plan, topic.name, partition)
             self.state.changed()
             self._note(plan, f"coordinator of {key!r} ({topic.name}-{partition}) moved "
                        f"{moved[0]} -> {moved[1]} "

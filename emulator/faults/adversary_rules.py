@@ -108,12 +108,14 @@ STALE_LAG_MS = (200, 1000)
 # heartbeat every few hundred ms to 3 s, and a per-request rate alone would keep a group
 # with fast heartbeats rebalancing all the time (no progress), one with slow ones never.
 GROUP_QUIET_MS = 3000
-# A partition's leader (a user partition's, or a coordinator's partition) moves at most
-# once per this many ms: Kafka's elections are events, not a steady state, and a client
-# that refreshes its metadata on every NOT_LEADER_OR_FOLLOWER would otherwise meet a move
-# per refresh and make no progress (a chain the first sound version showed).
-MOVE_QUIET_MS = 1000
-COORDINATOR_QUIET_MS = 3000
+# A client's requests move one partition's leader (a user partition's, or a
+# coordinator's partition) at most once per this many of that client's requests:
+# Kafka's elections are events, not a steady state, and a client that refreshes its
+# metadata on every NOT_LEADER_OR_FOLLOWER would otherwise meet a move per refresh and
+# make no progress (a chain the first sound version showed). Counted in the client's
+# own requests, not in time, so that the same request sequence meets the same faults.
+MOVE_QUIET_REQUESTS = 25
+COORDINATOR_QUIET_REQUESTS = 50
 STALE_JITTER_MS = 200
 LOAD_MS = 400
 SLOW_MARKERS_RATE = 0.2
