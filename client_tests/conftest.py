@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from client_tests import log_dir_targets
+from client_tests.kafka_cluster import KafkaCluster
 from client_tests.targets import (
     SHARE_TEST_CONFIG,
     TARGET_ENV,
@@ -30,7 +31,7 @@ from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F40
 
 _names = itertools.count()
 TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap",
-                   "kafka_timing_cluster", "log_dir_cluster"}
+                   "kafka_timing_cluster", "log_dir_cluster", "kafka_defaults_cluster"}
 TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
 
 
@@ -124,6 +125,39 @@ def kafka_timing_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | K
     The first rebalance of a classic group waits 0 ms, as in the session's Kafka
     (kafka_cluster.small_cluster_config), not Kafka's default 3 s."""
     yield from _target(request, {"group.initial.rebalance.delay.ms": "0"}, "kafka")
+
+
+# Kafka's own defaults for the timing keys the fidelity table names (configs of its
+# entries: emulator/fidelity/differences.py), which the session's Kafka sets to test pace.
+KAFKA_TIMING_DEFAULTS = {"group.initial.rebalance.delay.ms": "3000",
+                         "log.cleaner.backoff.ms": "15000"}
+
+
+@pytest.fixture(scope="session")
+def _kafka_with_kafkas_defaults(request: pytest.FixtureRequest
+                                ) -> Iterator[KafkaTarget | None]:
+    """With --target kafka, a one-broker Kafka of its own with KAFKA_TIMING_DEFAULTS
+    (started on first use); None on the emulator."""
+    if not on_kafka(request):
+        yield None
+        return
+    with KafkaCluster(brokers=1, broker_config=KAFKA_TIMING_DEFAULTS) as kafka:
+        yield KafkaTarget(kafka)
+
+
+@pytest.fixture
+def kafka_defaults_cluster(request: pytest.FixtureRequest,
+                           _kafka_with_kafkas_defaults: KafkaTarget | None
+                           ) -> Iterator[Cluster | KafkaTarget]:
+    """For client tests of the timing defaults ``--fidelity kafka`` takes from Kafka
+    (group.initial.rebalance.delay.ms 3000, log.cleaner.backoff.ms 15000): a one-broker
+    emulator under ``--fidelity kafka`` with no config of its own, or with --target kafka a
+    one-broker Kafka of its own with Kafka's defaults for them."""
+    if _kafka_with_kafkas_defaults is not None:
+        yield _kafka_with_kafkas_defaults
+        return
+    with Cluster(brokers=1, port=0, fidelity="kafka") as c:
+        yield c
 
 
 @pytest.fixture

@@ -159,8 +159,17 @@ def fidelity_page() -> str:
             lines.append("- configs whose fast default is not Kafka's: " + ", ".join(
                 f"`{k}` (`kafka` takes Kafka's {FIDELITY_KAFKA.get(k, '?')})"
                 for k in d.configs))
-        if d.tests:
-            lines.append("- tests: " + ", ".join(f"`{t}`" for t in d.tests))
+        both = [t for t in d.tests if t.startswith("client_tests/")]
+        unit = [t for t in d.tests if not t.startswith("client_tests/")]
+        if both:
+            lines.append("- tests on both targets (the emulator and `--target kafka`): "
+                         + ", ".join(f"`{t}`" for t in both))
+        if unit or d.emulator_tests:
+            lines.append("- tests on the emulator alone: " + ", ".join(
+                f"`{t}`" for t in [*unit, *d.emulator_tests]))
+        if d.differential:
+            lines.append("- shown by the response differential (conformance/response_diff.py"
+                         "): " + ", ".join(f"\"{c}\"" for c in d.differential))
     return "\n".join(lines) + "\n"
 
 

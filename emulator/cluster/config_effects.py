@@ -113,6 +113,7 @@ ACTED_ON: dict[str, str] = {
     "segment.bytes": "emulator/cluster/metadata.py",
     "offsets.topic.segment.bytes": "emulator/coordinators/groups/base.py (__consumer_offsets' segment.bytes: the cleaner compacts only rolled segments)",
     "transaction.state.log.segment.bytes": "emulator/coordinators/transactions/coordinator.py (__transaction_state's segment.bytes)",
+    "transaction.state.log.min.isr": "emulator/coordinators/transactions/coordinator.py (__transaction_state's min.insync.replicas; the coordinator's own writes are not held to it: docs/fidelity.md)",
     "segment.ms": "emulator/cluster/metadata.py",
     "share.assignment.interval.ms": "emulator/coordinators/share/groups.py",
     "share.auto.offset.reset": "emulator/coordinators/share/coordinator.py",
@@ -120,6 +121,7 @@ ACTED_ON: dict[str, str] = {
     "share.coordinator.state.topic.num.partitions": "emulator/coordinators/share/state.py",
     "share.coordinator.state.topic.replication.factor": "emulator/coordinators/share/state.py",
     "share.coordinator.state.topic.segment.bytes": "emulator/coordinators/share/state.py",
+    "share.coordinator.state.topic.min.isr": "emulator/coordinators/share/state.py (__share_group_state's min.insync.replicas; the coordinator's own writes are not held to it: docs/fidelity.md)",
     "share.delivery.count.limit": "emulator/coordinators/share/coordinator.py",
     "share.heartbeat.interval.ms": "emulator/coordinators/share/groups.py",
     "share.isolation.level": "emulator/coordinators/share/coordinator.py",
@@ -271,8 +273,7 @@ WITHOUT_EFFECT: tuple[tuple[str, tuple[str, ...]], ...] = (
         "compression.*.level", "log.retention.minutes",
         "fetch.max.bytes", "max.request.partition.size.limit",
         "max.decompressed.message.bytes", "producer.id.expiration.ms",
-        "transaction.partition.verification.enable", "transaction.state.log.min.isr",
-        "share.coordinator.state.topic.min.isr", "group.streams.max.standby.replicas")),
+        "transaction.partition.verification.enable", "group.streams.max.standby.replicas")),
 )
 
 

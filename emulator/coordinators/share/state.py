@@ -49,7 +49,8 @@ class ShareStateCoordinator:
         return {"cleanup.policy": "delete", "compression.type": "producer",
                 **segment_size_configs(
                     self.sc.cfg("share.coordinator.state.topic.segment.bytes", 104857600)),
-                "min.insync.replicas": str(min(2, self._state_topic_rf())), "retention.ms": "-1"}
+                "min.insync.replicas": str(self.sc.cfg("share.coordinator.state.topic.min.isr", 2)),
+                "retention.ms": "-1"}
 
     def _state_topic_rf(self) -> int:
         rf: int = min(self.sc.cfg("share.coordinator.state.topic.replication.factor"),

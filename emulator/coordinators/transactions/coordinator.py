@@ -137,7 +137,12 @@ class TransactionCoordinator:
         self.topic = InternalTopic(
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
             lambda: self.cfg("transaction.state.log.replication.factor", 3),
+            # TransactionLog's topic configs (Kafka 4.4): min.insync.replicas from
+            # transaction.state.log.min.isr (2; capped at the replicas, as every
+            # partition's effective min ISR is), no unclean leader election
             lambda: {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                     "min.insync.replicas": str(self.cfg("transaction.state.log.min.isr", 2)),
+                     "unclean.leader.election.enable": "false",
                      **segment_size_configs(self.cfg("transaction.state.log.segment.bytes",
                                                      104857600))})
         self.groups = groups
