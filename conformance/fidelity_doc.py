@@ -140,6 +140,12 @@ def fidelity_page() -> str:
     lines += ["", "Reproduced by `kafka`: "
               + (", ".join(f"`{d.key}`" for d in reproduced) or "none") + ".", "",
               "## The table", "",
+              "What makes an entry true is checked, not trusted (tests/test_fidelity_table.py): "
+              "every test it names exists; those listed as on both targets are collected "
+              "under `--target kafka`, those on the emulator alone are not; each names what "
+              "the difference is about; an entry the response differential shows (a value a "
+              "client reads differs: conformance/response_diff.py) is false green, and a "
+              "false green reproduced by `kafka` names a client test on both targets.", "",
               "| key | difference | false green | `--fidelity kafka` |", "|---|---|---|---|"]
     for d in DIFFERENCES:
         state = ("**open**" if is_open(d) else "reproduced" if d.false_green
