@@ -47,7 +47,12 @@ def _check(case: Case) -> Callable[[Cluster], list[str]]:
     (a run that failed otherwise, e.g. a reader that gave up, is not this bug)."""
 
     def check(cluster: Cluster) -> list[str]:
-        problems = case.run(cluster, False)
+        try:
+            problems = case.run(cluster, False)
+        except Exception as e:  # e.g. the checker could not read to the end in time
+            print(f"{case.name}: the run gave up ({type(e).__name__}: {e}): not its "
+                  f"symptom {case.symptom!r}")
+            return []
         return [p for p in problems if case.symptom in p]
     check.__name__ = case.name
     check.cluster_options = {"brokers": 3, "config": CONFIG}  # type: ignore[attr-defined]
