@@ -287,3 +287,44 @@ def test_stale_metadata_makes_one_broker_learn_late() -> None:
                 E.UNKNOWN_TOPIC_OR_PARTITION
             wait_for(lambda: reader.call(3, 12, ask)["topics"][0]["error_code"] == 0,
                      "the stale broker learning of the topic")
+
+
+def test_share_lock_expiry_holds_an_acknowledgement_past_the_locks() -> None:
+    """A share consumer's ShareAcknowledge held until its records' acquisition locks ran
+    out: the coordinator's own timer released them, the acknowledgement finds them no
+    longer acquired (INVALID_RECORD_STATE), and they are delivered again."""
+    from client_tests.test_share_groups_raw import (
+        assigned,
+        coordinator,
+        fetch,
+        heartbeat,
+        setup,
+    )
+    config = {**CONFIG, "group.share.min.record.lock.duration.ms": "1000",
+              "group.share.record.lock.duration.ms": "1000"}
+    with Cluster(fidelity="adversarial", seed=0, config=config) as c:
+        c.adversary.script = frozenset()
+        tid, leader = setup(c, "sk", "sg", 2)
+        node = coordinator(c, "sg")
+        with _conn(c, node, "share-member") as gconn, \
+                _conn(c, leader, "share-member") as lconn:
+            r = heartbeat(gconn, "sg", "m1", 0, ["sk"])
+            epoch = assigned(gconn, "sg", "m1", r, tid, [0])
+            assert epoch > 0
+            got = fetch(lconn, "sg", "m1", 0, tid, wait=5000)
+            (p,) = got["responses"][0]["partitions"]
+            assert p["acquired_records"][0]["first_offset"] == 0, p
+            _fire(c, ("share-member", leader, "ShareAcknowledge", 1, "share_lock_expiry"))
+            ack = lconn.call(79, 1, {"group_id": "sg", "member_id": "m1",
+                                     "share_session_epoch": 1, "topics": [{
+                                         "topic_id": tid, "partitions": [{
+                                             "partition_index": 0,
+                                             "acknowledgement_batches": [{
+                                                 "first_offset": 0, "last_offset": 1,
+                                                 "acknowledge_types": [1]}]}]}]})
+            assert ack["responses"][0]["partitions"][0]["error_code"] == \
+                E.INVALID_RECORD_STATE, ack
+            again = fetch(lconn, "sg", "m1", 2, tid, wait=5000)
+            (p,) = again["responses"][0]["partitions"]
+            assert p["acquired_records"][0]["delivery_count"] == 2, p
+        assert any(f.kind == "share_lock_expiry" for f in c.adversary.record)

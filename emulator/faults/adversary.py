@@ -90,6 +90,12 @@ from typing import Any
 
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
+from emulator.faults.adversary_coordinators import (
+    classic_group_of,
+    second_instance,
+    session_hold,
+    share_lock_hold,
+)
 from emulator.faults.adversary_rules import (
     _GROUP_KEYED,
     _TXN_KEYED,
@@ -112,6 +118,7 @@ from emulator.faults.adversary_rules import (
     RULES,
     SCALE_ENV,
     SESSION_EVICTED,
+    SHARE_LOCK_EXPIRY,
     SLOW_MARKERS,
     SLOW_MARKERS_MS,
     SLOW_MARKERS_RATE,
@@ -247,6 +254,8 @@ class Adversary:
             return self._evict_session(plan, req)
         if kind == ZOMBIE:
             return self._zombie(plan, req)
+        if kind == SHARE_LOCK_EXPIRY:
+            return self._share_lock_expiry(plan, req)
         return None
 
     # ---- leaders ----------------------------------------------------------------------
@@ -423,31 +432,33 @@ class Adversary:
         return plan if move() else None
 
     def _zombie(self, plan: Plan, req: dict) -> Plan | None:
-        """Another instance of the application calls InitProducerId with this
-        transactional id: the coordinator fences this producer (aborting its open
-        transaction) before its request is handled."""
-        services = self.services
+        """A second instance of the application fences this producer before its request
+        is handled (adversary_coordinators.second_instance)."""
         tid = req.get("transactional_id")
-        if services is None or not tid:
-            return None
-        txns = services.transactions
-        txn = txns.txns.get(tid)
-        if txn is None:
-            return None
-        err, pid, epoch = txns.init_producer_id(tid, txn.timeout_ms)
-        if err and err != E.CONCURRENT_TRANSACTIONS:
+        done = second_instance(self.services, tid) if self.services and tid else None
+        if done is None:
             return None
         self.state.changed()
-        return self._note(plan, f"a second instance of {tid!r} initialised (InitProducerId "
-                          f"answered {E(err).name}): producer {txn.producer_id} now at "
-                          f"epoch {txn.producer_epoch}, the first instance fenced")
+        return self._note(plan, done)
+
+    def _share_lock_expiry(self, plan: Plan, req: dict) -> Plan | None:
+        """The acknowledgement is held until the acknowledged records' acquisition locks
+        ran out (at most KICK_MAX_HOLD_MS): they go back to be delivered again."""
+        hold = share_lock_hold(self.services, req, self.state.now()) if self.services \
+            else None
+        if hold is None or hold[0] > KICK_MAX_HOLD_MS:
+            return None
+        plan.hold_ms = hold[0]
+        return self._note(plan, f"the acknowledgement of {hold[1]} record(s) by member "
+                          f"{req.get('member_id')!r} of share group {req.get('group_id')!r} "
+                          f"held {hold[0]} ms, past their acquisition locks")
 
     # ---- groups -----------------------------------------------------------------------
     def _rebalance(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services
         if services is None:
             return None
-        group_id = req.get("group_id") if plan.api != 1 else self._group_of(plan.client_id)
+        group_id = req.get("group_id") if plan.api != 1 else classic_group_of(services, plan.client_id)
         if not group_id:
             return None
         now = self.state.now()
@@ -464,32 +475,16 @@ class Adversary:
         groups = services.groups
         if plan.rule.kind == KICK:
             member = req.get("member_id") or ""
-            g = groups.groups.peek(group_id)
-            m = None if g is None else g.members.get(member)
-            deadline = getattr(m, "hb_deadline", 0)
-            hold = deadline - self.state.now() + 50
-            if m is None or deadline <= 0 or hold > KICK_MAX_HOLD_MS:
+            hold = session_hold(services, group_id, member, self.state.now())
+            if hold is None or hold > KICK_MAX_HOLD_MS:
                 return None
-            plan.hold_ms = max(hold, 0)
+            plan.hold_ms = hold
             return self._note(plan, f"the Heartbeat of member {member!r} of group "
                               f"{group_id!r} held {plan.hold_ms} ms, past its session: "
                               "the coordinator expires it")
         if not groups.classic.force_rebalance(group_id):
             return None
         return self._note(plan, f"group {group_id!r} made to rebalance")
-
-    def _group_of(self, client_id: str) -> str | None:
-        """The first stable classic group (by id) with a member of this client id: the
-        group a fetching consumer belongs to. Looked up only when a Fetch drew a
-        rebalance, so its cost (the groups) is paid once in many fetches."""
-        assert self.services is not None
-        table = self.services.groups.groups
-        for gid in sorted(table):
-            g = table.peek(gid)
-            if getattr(g, "type", None) == "classic" and g.state == "Stable" and any(
-                    m.client_id == client_id for m in g.members.values()):
-                return str(gid)
-        return None
 
     def _evict_session(self, plan: Plan, req: dict) -> Plan | None:
         services = self.services

@@ -21,11 +21,12 @@ REBALANCE = "rebalance"
 KICK = "kick"
 SESSION_EVICTED = "session_evicted"
 ZOMBIE = "zombie"
+SHARE_LOCK_EXPIRY = "share_lock_expiry"
 SLOW_MARKERS = "slow_markers"
 STALE_METADATA = "stale_metadata"
 KINDS = (LEADER_MOVE, LEADER_MOVE_AFTER_APPEND, UNREPLICATED_LEADER_MOVE, FOLLOWER_LAG,
          COORDINATOR_MOVE, LOST_RESPONSE, REBALANCE, KICK, SESSION_EVICTED, ZOMBIE,
-         SLOW_MARKERS, STALE_METADATA)
+         SHARE_LOCK_EXPIRY, SLOW_MARKERS, STALE_METADATA)
 # Kinds whose default factor is not 1 (``Adversary.scale`` overrides): a zombie needs a
 # second instance of the application, which a test has only when it says so.
 DEFAULT_SCALE = {ZOMBIE: 0.0}
@@ -90,6 +91,9 @@ RULES: dict[int, tuple[Rule, ...]] = {
     28: (_COORDINATOR,),  # TxnOffsetCommit
     68: (Rule(COORDINATOR_MOVE, 0.05), Rule(KICK, 0.02),
          Rule(COORDINATOR_MOVE, 0.02, AFTER)),  # ConsumerGroupHeartbeat
+    # a share consumer's acknowledgement held past its records' acquisition locks
+    78: (Rule(SHARE_LOCK_EXPIRY, 0.03),),  # ShareFetch carrying acknowledgements
+    79: (Rule(SHARE_LOCK_EXPIRY, 0.05),),  # ShareAcknowledge
 }
 # The APIs whose key names a coordinator: which field, and which coordinator.
 _GROUP_KEYED = {8: "group_id", 9: "group_id", 11: "group_id", 12: "group_id",

@@ -1,0 +1,87 @@
+"""What the adversary's coordinator faults find in the coordinators' state: how long a
+request must be held for its member's session or its records' acquisition locks to run
+out, and a second instance of a transactional application. Functions of the services'
+state, no I/O; emulator/faults/adversary.py decides when and records what happened.
+
+A hold is Kafka's own timer doing the work: the request is delayed in the network
+(``Plan.hold_ms``) until the coordinator's deadline has passed, and the handler then
+answers from the state that timer made (UNKNOWN_MEMBER_ID; INVALID_RECORD_STATE for
+records whose locks ran out and went back to be delivered again). Nothing is expired by
+hand, so the answer is one Kafka gives to a request that took that long to arrive.
+"""
+
+from __future__ import annotations
+
+from emulator.coordinators.share.partition import RecordState
+from emulator.services import Services
+from wire.errors import ErrorCode as E
+
+# The slack after a deadline before the held request is let through (ms): the
+# coordinator's timers run on the cluster's tick.
+HOLD_SLACK_MS = 50
+
+
+def classic_group_of(services: Services, client_id: str) -> str | None:
+    """The first stable classic group (by id) with a member of this client id: the group
+    a fetching consumer belongs to. Looked up only when a Fetch drew a rebalance, so its
+    cost (the groups) is paid once in many fetches."""
+    table = services.groups.groups
+    for gid in sorted(table):
+        g = table.peek(gid)
+        if getattr(g, "type", None) == "classic" and g.state == "Stable" and any(
+                m.client_id == client_id for m in g.members.values()):
+            return str(gid)
+    return None
+
+
+def session_hold(services: Services, group_id: str, member_id: str, now: int) -> int | None:
+    """How long to hold a member's heartbeat for its session to run out (ms), or None
+    when the group has no such member."""
+    g = services.groups.groups.peek(group_id)
+    m = None if g is None else g.members.get(member_id)
+    deadline = int(getattr(m, "hb_deadline", 0) or 0)
+    if m is None or deadline <= 0:
+        return None
+    return max(deadline - now + HOLD_SLACK_MS, 0)
+
+
+def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] | None:
+    """(ms to hold, records) for a ShareAcknowledge, or a ShareFetch carrying
+    acknowledgements, to arrive after the acquisition locks of the records it
+    acknowledges (held by this member) have run out; None when it acknowledges none."""
+    share = services.share
+    group_id, member_id = req.get("group_id"), req.get("member_id")
+    deadline, records = 0, 0
+    for t in req.get("topics") or ():
+        tid = t.get("topic_id")
+        for p in t.get("partitions") or ():
+            sp = share.partitions.get((group_id, tid, p.get("partition_index")))
+            if sp is None:
+                continue
+            for b in p.get("acknowledgement_batches") or ():
+                for offset in range(int(b.get("first_offset", 0)),
+                                    int(b.get("last_offset", -1)) + 1):
+                    rec = sp.records.get(offset)
+                    if rec is not None and rec.state == RecordState.ACQUIRED \
+                            and rec.member_id == member_id:
+                        deadline = max(deadline, rec.lock_deadline)
+                        records += 1
+    if not records:
+        return None
+    return max(deadline - now + HOLD_SLACK_MS, 0), records
+
+
+def second_instance(services: Services, transactional_id: str) -> str | None:
+    """Another instance of the application calls InitProducerId with this transactional
+    id: the coordinator fences the first (aborting its open transaction). Returns what
+    happened, or None when there is no such producer yet."""
+    txns = services.transactions
+    txn = txns.txns.get(transactional_id)
+    if txn is None:
+        return None
+    err, _, _ = txns.init_producer_id(transactional_id, txn.timeout_ms)
+    if err and err != E.CONCURRENT_TRANSACTIONS:
+        return None
+    return (f"a second instance of {transactional_id!r} initialised (InitProducerId answered "
+            f"{E(err).name}): producer {txn.producer_id} now at epoch {txn.producer_epoch}, "
+            "the first instance fenced")
