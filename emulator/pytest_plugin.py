@@ -387,8 +387,14 @@ def _shrink_failure(config: pytest.Config, nodeid: str, seed: int, record: list)
             f"{len(result.confirmed)} replays"))
         path = out_dir / f"{stem}.json"
         path.write_text(shrunk.to_json(), encoding="utf-8")
-        lines.append(("this fault fails" if len(result.faults) == 1 else
-                      f"these {len(result.faults)} faults, in this order, fail") + " the test:")
+        if not any(result.confirmed):
+            lines.append("the shrunk set did not fail again: the failure needs timing these "
+                         "faults do not fix (more --kafka-emulator-shrink-runs); the faults "
+                         "of the last failing candidate:")
+        else:
+            lines.append(("this fault fails" if len(result.faults) == 1 else
+                          f"these {len(result.faults)} faults, in this order, fail")
+                         + " the test:")
         lines += [f"  {i}. {f.describe()}" for i, f in enumerate(result.faults, 1)]
         lines += [f"written to {path}; replay: pytest '{nodeid}' "
                   f"--kafka-emulator-schedule {path}", shrunk.to_json()]
