@@ -51,6 +51,8 @@ def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] 
     acknowledges (held by this member) have run out; None when it acknowledges none."""
     share = services.share
     group_id, member_id = req.get("group_id"), req.get("member_id")
+    if not isinstance(group_id, str):
+        return None
     deadline, records = 0, 0
     for t in req.get("topics") or ():
         tid = t.get("topic_id")
