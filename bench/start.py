@@ -5,12 +5,14 @@ Each system is started as its own process(es), the same way for all, on the defa
 PLAINTEXT listener, and a confluent-kafka (librdkafka) producer is created at the moment
 the process is launched; it retries every few ms until a broker answers, then sends one
 record (acks=all) to a topic nobody created (auto-created, one partition) until one is
-acknowledged. The figures, each the median over ``--runs`` runs with the systems
+acknowledged. Ports are below the ephemeral range, which a client polling a port nobody
+listens on yet could be handed as its own source port (a connection to itself). The figures, each the median over ``--runs`` runs with the systems
 interleaved run by run (bench/runs.py):
 
 - ``ready line``: the process printed its ready line (the emulator's "kafka-emulator
   ready", kfake's own); Kafka prints none;
-- ``first ack``: the first acknowledged produce, counted from just before the launch;
+- ``first ack``: the first acknowledged produce, counted from just before the launch
+  (Kafka's client starts once the launcher sees its brokers registered: see kafka());
 - ``idle RSS``: VmRSS of the process(es) ``--idle`` seconds after that ack, the producer
   gone (Kafka: its controller and brokers summed).
 
@@ -31,8 +33,10 @@ every ``--brokers`` count (3, the CLI's default, and 1). Asserts nothing; the ta
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -48,7 +52,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from compare import JVM_OPTS, free_base_port, rss_mb  # noqa: E402
+from compare import JVM_OPTS, rss_mb  # noqa: E402
 
 from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster  # noqa: E402
 from client_tests.kafka_cluster import ensure_jars as ensure_kafka_jars  # noqa: E402
@@ -74,6 +78,29 @@ class Row:
     failed: str | None = None
 
 
+def free_base_port(n: int) -> int:
+    """``n`` consecutive free ports below the ephemeral range (see the module's doc)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for base in range(20000 + os.getpid() % 997, low - n, 13):
+        socks: list[socket.socket] = []
+        try:
+            for i in range(n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", base + i))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no free ports below the ephemeral range")
+
+
 # ---- the client --------------------------------------------------------------------------
 def first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
     """Seconds from ``t0`` until a record (acks=all) to an auto-created topic is
@@ -83,7 +110,11 @@ def first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
                   "socket.connection.setup.timeout.ms": 1000, "reconnect.backoff.ms": 2,
                   "reconnect.backoff.max.ms": 5, "topic.metadata.refresh.interval.ms": 10,
-                  "retry.backoff.ms": 5, "retry.backoff.max.ms": 10, "log_level": 0})
+                  "retry.backoff.ms": 5, "retry.backoff.max.ms": 10, "log_level": 0,
+                  # No re-bootstrap: with no broker up yet (Kafka takes seconds) librdkafka
+                  # would drop and re-add the bootstrap broker at every refresh, killing
+                  # the connection in progress each time.
+                  "metadata.recovery.strategy": "none"})
     acked: list[float] = []
 
     def delivered(err: KafkaError | None, _msg: Message) -> None:
@@ -201,8 +232,12 @@ def kfake(brokers: int, idle_s: float) -> Sample:
 
 
 def kafka(brokers: int, idle_s: float) -> Sample:
-    """Kafka 4.4 as bench/compare.py starts it: the producer polls from the launch on
-    (cluster.start runs in a thread; it formats every node's storage first)."""
+    """Kafka 4.4 as bench/compare.py starts it (its storage format included). The
+    producer starts once the launcher has seen every broker registered (it asks Metadata
+    every 0.2 s): polling a port for the ~10 s a JVM takes to listen, a client's
+    connect would in time be given that very port as its own source port (connected to
+    itself, it holds the port Kafka then cannot bind), so the ack is counted from the
+    launch but the client comes up to 0.2 s late, a few % of Kafka's figure."""
     rf = min(3, brokers)
     workdir = tempfile.mkdtemp(prefix="bench-start-kafka-")
     cluster = KafkaCluster(
@@ -213,30 +248,14 @@ def kafka(brokers: int, idle_s: float) -> Sample:
                        "transaction.state.log.replication.factor": rf,
                        "share.coordinator.state.topic.replication.factor": rf,
                        "group.initial.rebalance.delay.ms": 0})
-    errors: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            cluster.start()
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
     t0 = time.perf_counter()
-    thread = threading.Thread(target=start, daemon=True)
-    thread.start()
     try:
-        while len(cluster.brokers) < brokers:  # the ports are planned first, in ms
-            if errors:
-                raise RuntimeError(f"Kafka did not start: {errors[0]}")
-            time.sleep(0.001)
+        cluster.start()
         ack = first_ack(cluster.bootstrap_servers, t0)
-        thread.join(120)
-        if errors:
-            raise RuntimeError(f"Kafka did not start: {errors[0]}")
         procs = [n.proc for n in [cluster.controller, *cluster.brokers.values()]
                  if n and n.proc]
         return Sample(None, ack, idle_rss([p.pid for p in procs], idle_s))
     finally:
-        thread.join(120)
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -263,14 +282,29 @@ def image(brokers: int, idle_s: float) -> Sample:
          "-p", f"{base}-{base + brokers - 1}:{base}-{base + brokers - 1}", IMAGE],
         check=True, capture_output=True, text=True).stdout.strip()
     try:
-        t0 = time.perf_counter()
+        wall0, t0 = time.time(), time.perf_counter()
         subprocess.Popen(["docker", "start", cid], stdout=subprocess.DEVNULL)
         ack = first_ack(bootstrap, t0)
         pid = subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", cid],
                              capture_output=True, text=True).stdout.strip()
-        return Sample(None, ack, idle_rss([int(pid)] + children(int(pid)), idle_s))
+        rss = idle_rss([int(pid)] + children(int(pid)), idle_s)
+        return Sample(logged_ready(cid, wall0), ack, rss)
     finally:
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
+
+
+def logged_ready(cid: str, wall0: float) -> float | None:
+    """When the container logged its ready line, by the timestamp docker gave the line
+    (the engine's clock, this machine's): seconds after ``wall0``."""
+    logs = subprocess.run(["docker", "logs", "-t", cid], capture_output=True, text=True)
+    for line in (logs.stdout + logs.stderr).splitlines():
+        if "kafka-emulator ready" in line:
+            stamp = line.split(" ", 1)[0]  # 2026-12-06T15:47:05.123456789Z
+            day, frac = stamp.rstrip("Z").split(".")
+            then = datetime.datetime.strptime(day, "%Y-%m-%dT%H:%M:%S").replace(
+                tzinfo=datetime.UTC).timestamp() + float("0." + frac)
+            return then - wall0
+    return None
 
 
 def children(pid: int) -> list[int]:
