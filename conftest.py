@@ -9,6 +9,10 @@ that passes reads as one.
 - A test running longer than SLOW_AFTER_S is named while it runs, then every
   SLOW_EVERY_S, by the process that draws the progress line (with pytest-xdist, the
   controller): no silent minutes at 99%.
+- The tests that share a JVM through a module- or session-scoped fixture (SHARED_JVMS:
+  a Kafka cluster of a module, the SparkSession) are one pytest-xdist group each, so
+  under ``--dist loadgroup`` (scripts/test) one worker starts that JVM once instead of
+  every worker that drew one of its tests starting its own.
 """
 
 from __future__ import annotations
@@ -16,10 +20,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+# Fixture names of the module- or session-scoped fixtures that start JVMs: ``kafka`` (a
+# KafkaCluster of the client_tests/*_kafka.py modules), ``spark`` (spark_validation's
+# SparkSession).
+SHARED_JVMS = frozenset({"kafka", "spark"})
 SLOW_AFTER_S = 30.0
 SLOW_EVERY_S = 30.0
 RDKAFKA_LOGGER = logging.getLogger("librdkafka")
@@ -114,6 +123,54 @@ class SlowTestReporter:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        config.pluginmanager.register(XdistGroupIds(), "kafka-emulator-xdist-group-ids")
     # Only where the progress is drawn: not in pytest-xdist's workers.
     if not hasattr(config, "workerinput") and config.option.verbose >= -1:
         config.pluginmanager.register(SlowTestReporter(config), "kafka-emulator-slow-tests")
+
+
+def shared_jvm_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that uses a SHARED_JVMS fixture scoped wider than the
+    test: the fixture's name, with its module's for a module-scoped one."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    groups = []
+    for name in sorted(SHARED_JVMS & set(info.names_closure)):
+        defs = info.name2fixturedefs.get(name)
+        if not defs or defs[-1].scope == "function":
+            continue
+        if defs[-1].scope == "module":
+            groups.append(f"{Path(str(item.path)).stem}-{name}")
+        else:
+            groups.append(name)
+    return "+".join(groups) or None
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist names the groups in the node ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = shared_jvm_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+class XdistGroupIds:
+    """What pytest-xdist (3.8) does for ``--dist loadgroup`` in a worker, where it did not
+    take: name an item's group in its node id (``nodeid@group``, which the controller's
+    LoadGroupScheduling reads). xdist sets ``item._nodeid``, which pytest 9 no longer
+    reads (a node id is ``item._id``, a NodeId), so no test was grouped."""
+
+    @pytest.hookimpl(trylast=True)  # after pytest-xdist's own hook
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not config.getvalue("loadgroup"):
+            return
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if names and "@" not in item.nodeid and hasattr(item, "_id"):
+                from _pytest.nodeid import coerce_node_id  # pytest >= 9 only
+                item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
+
