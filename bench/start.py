@@ -165,10 +165,12 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def run_process(cmd: list[str], brokers: int, base: int, marker: str,
-                idle_s: float) -> Sample:
+                idle_s: float, cwd: str | None = None) -> Sample:
     bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(brokers))
+    env = None if cwd is None else {**os.environ, "PYTHONPATH": cwd}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            cwd=cwd, env=env)
     try:
         ready = ready_reader(proc, marker)
         ack = first_ack(bootstrap, t0)
@@ -187,12 +189,12 @@ def emulator_cmd() -> list[str]:
     return [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "emulator"]
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(root: str = ROOT) -> None:
     """Write the emulator's bytecode caches, as ``pip install`` does for an installed
     package. An editable install under PYTHONDONTWRITEBYTECODE=1 (set in this project's
     environment) has none, and every start would compile ~300 modules first."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "emulator"),
-                    os.path.join(ROOT, "wire")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(root, "emulator"),
+                    os.path.join(root, "wire")], check=True, stdout=subprocess.DEVNULL)
 
 
 def python_floor(brokers: int, idle_s: float) -> Sample:
@@ -206,10 +208,13 @@ def python_floor(brokers: int, idle_s: float) -> Sample:
     return Sample(time.perf_counter() - t0, None, None)
 
 
-def emulator(brokers: int, idle_s: float) -> Sample:
+def emulator(brokers: int, idle_s: float, root: str | None = None) -> Sample:
+    """``root``: the emulator of another tree (``python -m emulator`` there), e.g. an
+    older commit's ``git archive`` for a before/after figure."""
     base = free_base_port(brokers)
-    return run_process([*emulator_cmd(), "--brokers", str(brokers), "--port", str(base)],
-                       brokers, base, "kafka-emulator ready", idle_s)
+    cmd = emulator_cmd() if root is None else [sys.executable, "-m", "emulator"]
+    return run_process([*cmd, "--brokers", str(brokers), "--port", str(base)],
+                       brokers, base, "kafka-emulator ready", idle_s, cwd=root)
 
 
 def build_kfake() -> str:
@@ -357,6 +362,9 @@ def main() -> None:
     ap.add_argument("--no-kafka", action="store_true", help="leave Kafka out")
     ap.add_argument("--no-kfake", action="store_true", help="leave kfake out")
     ap.add_argument("--no-image", action="store_true", help="leave the Docker image out")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also time the emulator of another tree, e.g. an older commit: "
+                    "git archive C | tar -x -C DIR (its compiled log core copied in)")
     ap.add_argument("--no-compile", action="store_true",
                     help="do not write the emulator's bytecode caches first (see "
                     "compile_bytecode): the start of an editable install without them")
@@ -364,9 +372,15 @@ def main() -> None:
     counts = [int(n) for n in args.brokers.split(",") if n.strip()]
     if not args.no_compile:
         compile_bytecode()
+        if args.baseline:
+            compile_bytecode(args.baseline)
 
     systems: list[tuple[str, Callable[[int, float], Sample], int]] = [
         ("emulator", emulator, args.runs)]
+    if args.baseline:
+        base_dir = os.path.abspath(args.baseline)
+        systems.append((f"emulator at {args.baseline}",
+                        lambda n, idle: emulator(n, idle, base_dir), args.runs))
     skipped: list[str] = []
     if not args.no_kfake:
         try:
