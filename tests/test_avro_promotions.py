@@ -1,4 +1,5 @@
-"""The Avro specification's type promotions, every ordered pair of primitives, both ways.
+"""The Avro specification's type promotions, every ordered pair of primitives, both ways;
+and what the registry says of each kind of incompatibility, whole.
 
 Schema Resolution in the Avro specification: a reader of type R reads data written with
 type W when W == R or W is promoted to R, and only then: int to long, float or double;
@@ -13,6 +14,7 @@ field and as array items, the three places a reader meets a writer's primitive.
 
 from __future__ import annotations
 
+import json as _json
 from itertools import permutations
 from typing import Any
 
@@ -29,11 +31,10 @@ PAIRS = list(permutations(PRIMITIVES, 2))
 
 
 def _kinds(old: Any, new: Any, level: str) -> list[str]:
-    import json
 
     reg = Registry()
-    o = reg.parse("AVRO", json.dumps(old), [])
-    n = reg.parse("AVRO", json.dumps(new), [])
+    o = reg.parse("AVRO", _json.dumps(old), [])
+    n = reg.parse("AVRO", _json.dumps(new), [])
     return [d["errorType"] for d in differences(n, o, level)]
 
 
@@ -77,11 +78,10 @@ def test_full_accepts_only_string_and_bytes(old: str, new: str) -> None:
 
 
 def _diffs(old: Any, new: Any, level: str) -> list[dict]:
-    import json
 
     reg = Registry()
-    o = reg.parse("AVRO", json.dumps(old), [])
-    n = reg.parse("AVRO", json.dumps(new), [])
+    o = reg.parse("AVRO", _json.dumps(old), [])
+    n = reg.parse("AVRO", _json.dumps(new), [])
     return differences(n, o, level)
 
 
@@ -123,3 +123,93 @@ def test_a_reader_union_reads_a_writer_type_only_through_a_promotable_branch(
         got = _kinds([old, "null"], new, "BACKWARD")
         want = ["TYPE_MISMATCH"] * ((old, new) not in SPEC_PROMOTIONS) + ["TYPE_MISMATCH"]
         assert got == want, got
+
+
+# ---- each difference whole ----------------------------------------------------------
+# The error type, the JSON-pointer path of the incompatible node, the description naming
+# the reader side, and the additional info (the registry's verbose compatibility answer
+# prints them). tests/test_schema_registry_compat.py holds the rules by error type; a
+# mutation run of the compatibility rules (docs/mutation.md) found paths, sides and texts
+# unpinned: an array reported at /values, a union branch at the union's own path, or the
+# reader and writer swapped in a description all passed. The texts follow Confluent's
+# (Avro's SchemaIncompatibilityType, with Confluent's descriptions).
+def _rec(*fields: dict, name: str = "R") -> dict:
+    return {"type": "record", "name": name, "fields": list(fields)}
+
+
+def _f(name: str, t: Any) -> dict:
+    return {"name": name, "type": t}
+
+
+def diff(kind: str, path: str, description: str, info: str) -> dict:
+    return {"errorType": kind, "path": path, "description": description,
+            "additionalInfo": info}
+
+
+def mismatch(path: str, reader: str, writer: str, new: str = "new", old: str = "old") -> dict:
+    return diff("TYPE_MISMATCH", path, f"The type (path '{path}') of a field in the {new} "
+                f"schema does not match with the {old} schema",
+                f"reader type: {reader} not compatible with writer type: {writer}")
+
+
+def union_branch(path: str, writer: str, new: str = "new", old: str = "old") -> dict:
+    return diff("MISSING_UNION_BRANCH", path, f"The {new} schema is missing a type inside a "
+                f"union field at path '{path}' in the {old} schema",
+                f"reader union lacking writer type: {writer}")
+
+
+ENUM = {"type": "enum", "name": "E", "symbols": ["A", "B"]}
+CASES = [
+    ("a reader union lacking the writer's type", _rec(_f("a", "int")),
+     _rec(_f("a", ["null", "string"])), "BACKWARD", [union_branch("/fields/0/type", "INT")]),
+    ("a writer union branch the reader union lacks", _rec(_f("a", ["null", "int"])),
+     _rec(_f("a", ["null", "string"])), "BACKWARD", [union_branch("/fields/0/type/1", "INT")]),
+    ("a writer union read by one type", _rec(_f("a", ["null", "int"])), _rec(_f("a", "int")),
+     "BACKWARD", [mismatch("/fields/0/type/0", "INT", "NULL")]),
+    ("a writer union branch the old reader lacks (FORWARD)", _rec(_f("a", ["null", "string"])),
+     _rec(_f("a", ["null", "int"])), "FORWARD",
+     [union_branch("/fields/0/type/1", "INT", "old", "new")]),
+    ("a field added without a default", _rec(_f("a", "int")), _rec(_f("a", "int"), _f("b", "int")),
+     "BACKWARD", [diff("READER_FIELD_MISSING_DEFAULT_VALUE", "/fields/1",
+                       "The field 'b' at path '/fields/1' in the new schema has no default "
+                       "value and is missing in the old schema", "b")]),
+    ("a field removed without a default (FORWARD)", _rec(_f("a", "int"), _f("b", "int")),
+     _rec(_f("a", "int")), "FORWARD",
+     [diff("READER_FIELD_MISSING_DEFAULT_VALUE", "/fields/1",
+           "The field 'b' at path '/fields/1' in the old schema has no default value and "
+           "is missing in the new schema", "b")]),
+    ("an enum symbol removed", _rec(_f("e", ENUM)),
+     _rec(_f("e", {**ENUM, "symbols": ["A"]})), "BACKWARD",
+     [diff("MISSING_ENUM_SYMBOLS", "/fields/0/type/symbols",
+           "The new schema is missing enum symbols '['B']' at path '/fields/0/type/symbols' "
+           "in the old schema", "['B']")]),
+    ("array items narrowed", _rec(_f("xs", {"type": "array", "items": "long"})),
+     _rec(_f("xs", {"type": "array", "items": "int"})), "BACKWARD",
+     [mismatch("/fields/0/type/items", "INT", "LONG")]),
+    ("map values narrowed", _rec(_f("m", {"type": "map", "values": "long"})),
+     _rec(_f("m", {"type": "map", "values": "int"})), "BACKWARD",
+     [mismatch("/fields/0/type/values", "INT", "LONG")]),
+    ("map values narrowed (FORWARD)", _rec(_f("m", {"type": "map", "values": "int"})),
+     _rec(_f("m", {"type": "map", "values": "long"})), "FORWARD",
+     [mismatch("/fields/0/type/values", "INT", "LONG", "old", "new")]),
+    ("a nested record's field narrowed", _rec(_f("n", _rec(_f("x", "long"), name="N"))),
+     _rec(_f("n", _rec(_f("x", "int"), name="N"))), "BACKWARD",
+     [mismatch("/fields/0/type/fields/0/type", "INT", "LONG")]),
+    ("a fixed size changed", _rec(_f("x", {"type": "fixed", "name": "F", "size": 4})),
+     _rec(_f("x", {"type": "fixed", "name": "F", "size": 8})), "BACKWARD",
+     [diff("FIXED_SIZE_MISMATCH", "/fields/0/type/size", "The size of FIXED type field at "
+           "path '/fields/0/type/size' in the new schema does not match with the old schema",
+           "expected: 4, found: 8")]),
+    ("a named type renamed", _rec(_f("n", _rec(_f("x", "int"), name="N"))),
+     _rec(_f("n", _rec(_f("x", "int"), name="M"))), "BACKWARD",
+     [diff("NAME_MISMATCH", "/fields/0/type/name",
+           "The name of the schema has changed (path '/fields/0/type/name')", "expected: N")]),
+]
+
+
+@pytest.mark.parametrize("old,new,level,want", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_the_whole_difference(old: Any, new: Any, level: str, want: list[dict]) -> None:
+    reg = Registry()
+    o = reg.parse("AVRO", _json.dumps(old), [])
+    n = reg.parse("AVRO", _json.dumps(new), [])
+    assert differences(n, o, level) == want
