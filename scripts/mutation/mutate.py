@@ -316,8 +316,9 @@ def main(argv: list[str] | None = None) -> int:
                     "the verdicts the workspaces hold")
     ap.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                     help="mutants run at once (default: half the cores)")
-    ap.add_argument("--survivors", action="store_true", help="run again only the "
-                    "mutants that survived the workspace's last run (after adding a test)")
+    ap.add_argument("--survivors", action="store_true", help="run only the mutants not "
+                    "known killed: those that survived the workspace's last run, and those "
+                    "not run yet (new, or of a function changed since); after adding a test")
     ap.add_argument("--shard", metavar="I/N", help="with --all: only every N-th target "
                     "from the I-th (0-based), to spread the whole set over N runs")
     ap.add_argument("--stubs", type=Path, help="write a triage stub for each survivor "
@@ -386,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
             # scope, verdicts of unchanged functions kept from the workspace's last run
             names = [] if args.all and not t.functions else globs
             if args.survivors:
-                names = [m.name for m in results(ws, paths, globs) if m.status in SURVIVING]
+                names = [m.name for m in results(ws, paths, globs)
+                         if m.status in SURVIVING or m.status == "not checked"]
                 if not names:
                     print(f"== {t.name}: no survivor to run again")
             if (names or not args.survivors) and \
