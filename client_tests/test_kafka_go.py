@@ -18,7 +18,7 @@ never saw a change, and the reader kept its empty assignment (3 runs of 3).
 kafka-go's test itself is a race on Kafka too: if the topic becomes visible between the
 leader's look and the watcher's first look of the same generation, the reader keeps its
 empty assignment. Measured on Kafka 4.4.0 (--target kafka's settings, a busy 2-core
-machine): 5 of 16 runs read the message; on the emulator 10 of 12 (docs/fidelity.md,
+machine): 5 of 16 runs read the message; on the emulator 26 of 32 (docs/fidelity.md,
 ``auto-create-visibility``). So the test asserts what is certain on both targets - the
 first generation assigns nothing, its watcher's first look finds the topic unknown when
 it comes within 20 ms of the creation (client_tests/test_metadata_auto_create.py holds
