@@ -383,3 +383,27 @@ def test_soundness_names_an_append_after_a_refusal_and_a_false_not_enough(make_c
     check.check(p.leader, 0, 9, req, not_enough, check.snapshot(0, req))
     assert len(check.violations) == before + 1 and "NOT_ENOUGH_REPLICAS" in \
         check.violations[-1]
+
+
+def test_a_move_after_the_answer_replays_as_one(make_cluster) -> None:
+    """The two coordinator moves of one API are two kinds, so that a replayed key says
+    which: a move after the answer stays after the answer (shrink.py replays keys)."""
+    from emulator.faults.adversary import COORDINATOR_MOVE_AFTER, parse_scale
+    sim = make_cluster(3)
+    services = build_services(sim.state)
+    services.groups.topic.ensure()
+    p = sim.state.topics["__consumer_offsets"].partitions[services.groups.topic
+                                                         .partition_for("g")]
+    leader = p.leader
+    adv = Adversary(1, sim.state, services, script=_script(
+        ("a", leader, "Heartbeat", 1, COORDINATOR_MOVE_AFTER)))
+    plan = adv.before(leader, 12, 4, "a", {"group_id": "g", "member_id": "m",
+                                           "generation_id": 1})
+    assert plan is not None and plan.post is not None and p.leader == leader  # not yet
+    assert plan.post({"error_code": 0}) == {"error_code": 0} and p.leader != leader
+    assert adv.record[-1].kind == COORDINATOR_MOVE_AFTER
+    # scaling the family scales both, naming one scales it alone
+    fam = Adversary(1, sim.state, scale=parse_scale("coordinator_move=0"))
+    assert all(fam.rate(r) == 0 for r in __import__(
+        "emulator.faults.adversary", fromlist=["RULES"]).RULES[12]
+        if r.kind in (COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER))

@@ -101,8 +101,10 @@ from emulator.faults.adversary_rules import (
     _TXN_KEYED,
     AFTER,
     COORDINATOR_MOVE,
+    COORDINATOR_MOVE_AFTER,
     COORDINATOR_QUIET_REQUESTS,
     DEFAULT_SCALE,
+    FAMILY,
     FOLLOWER_LAG,
     FOLLOWER_LAG_MS,
     GROUP_QUIET_MS,
@@ -183,7 +185,9 @@ class Adversary:
 
     # ---- the decision ----------------------------------------------------------------
     def rate(self, rule: Rule) -> float:
-        factor = self.scale.get(rule.kind, DEFAULT_SCALE.get(rule.kind, 1.0))
+        kind = rule.kind
+        factor = self.scale.get(kind, self.scale.get(FAMILY.get(kind, kind),
+                                                     DEFAULT_SCALE.get(kind, 1.0)))
         return rule.rate * factor * self.scale.get("all", 1.0)
 
     def before(self, broker: int, api: int, version: int, client_id: str | None,
@@ -246,7 +250,7 @@ class Adversary:
             plan.drop = True
             return self._note(plan, "the request applied, its response lost "
                               "(connection closed)")
-        if kind == COORDINATOR_MOVE:
+        if kind in (COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER):
             return self._coordinator_move(plan, req)
         if kind in (REBALANCE, KICK):
             return self._rebalance(plan, req)

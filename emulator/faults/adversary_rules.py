@@ -15,7 +15,9 @@ LEADER_MOVE = "leader_move"
 LEADER_MOVE_AFTER_APPEND = "leader_move_after_append"
 UNREPLICATED_LEADER_MOVE = "unreplicated_leader_move"
 FOLLOWER_LAG = "follower_lag"
-COORDINATOR_MOVE = "coordinator_move"
+COORDINATOR_MOVE = "coordinator_move"  # before the request reaches the coordinator
+# after the coordinator answered: a kind of its own, so that a replayed key says which
+COORDINATOR_MOVE_AFTER = "coordinator_move_after_answer"
 LOST_RESPONSE = "lost_response"
 REBALANCE = "rebalance"
 KICK = "kick"
@@ -25,11 +27,13 @@ SHARE_LOCK_EXPIRY = "share_lock_expiry"
 SLOW_MARKERS = "slow_markers"
 STALE_METADATA = "stale_metadata"
 KINDS = (LEADER_MOVE, LEADER_MOVE_AFTER_APPEND, UNREPLICATED_LEADER_MOVE, FOLLOWER_LAG,
-         COORDINATOR_MOVE, LOST_RESPONSE, REBALANCE, KICK, SESSION_EVICTED, ZOMBIE,
-         SHARE_LOCK_EXPIRY, SLOW_MARKERS, STALE_METADATA)
+         COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER, LOST_RESPONSE, REBALANCE, KICK,
+         SESSION_EVICTED, ZOMBIE, SHARE_LOCK_EXPIRY, SLOW_MARKERS, STALE_METADATA)
 # Kinds whose default factor is not 1 (``Adversary.scale`` overrides): a zombie needs a
 # second instance of the application, which a test has only when it says so.
 DEFAULT_SCALE = {ZOMBIE: 0.0}
+# A kind scaled with another unless named itself (``coordinator_move=2`` scales both).
+FAMILY = {COORDINATOR_MOVE_AFTER: COORDINATOR_MOVE}
 
 # (client_id, broker, API name, n, kind): what replays a fault (``Adversary.script``).
 FaultKey = tuple[str, int, str, int, str]
@@ -56,7 +60,7 @@ class Rule:
 _COORDINATOR = Rule(COORDINATOR_MOVE, 0.05)
 # The transaction APIs: a retried request must find the coordinator's answer the same
 # (Kafka's coordinator recognises a retried InitProducerId, AddPartitionsToTxn, EndTxn).
-_TXN = (_COORDINATOR, Rule(COORDINATOR_MOVE, 0.02, AFTER), Rule(LOST_RESPONSE, 0.02),
+_TXN = (_COORDINATOR, Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER), Rule(LOST_RESPONSE, 0.02),
         Rule(ZOMBIE, 0.02))
 
 # API key -> the faults its requests may meet; each is an event Kafka's cluster has, at
@@ -76,21 +80,21 @@ RULES: dict[int, tuple[Rule, ...]] = {
     ),
     2: (Rule(LEADER_MOVE, 0.05),),  # ListOffsets
     3: (Rule(LEADER_MOVE, 0.12, AFTER),),  # Metadata
-    8: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.02, AFTER),
+    8: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER),
         Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
     9: (_COORDINATOR,),  # OffsetFetch
-    11: (Rule(COORDINATOR_MOVE, 0.05), Rule(COORDINATOR_MOVE, 0.05, AFTER)),  # JoinGroup
+    11: (Rule(COORDINATOR_MOVE, 0.05), Rule(COORDINATOR_MOVE_AFTER, 0.05, AFTER)),  # JoinGroup
     12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), Rule(COORDINATOR_MOVE, 0.02),
-         Rule(COORDINATOR_MOVE, 0.02, AFTER)),  # Heartbeat
-    14: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE, 0.03, AFTER)),
+         Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER)),  # Heartbeat
+    14: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE_AFTER, 0.03, AFTER)),
     22: _TXN[:3],  # InitProducerId (transactional ones only: see _plan)
     24: _TXN,  # AddPartitionsToTxn (a client's, v0-3)
     25: _TXN,  # AddOffsetsToTxn
-    26: (_COORDINATOR, Rule(COORDINATOR_MOVE, 0.02, AFTER), Rule(LOST_RESPONSE, 0.03),
+    26: (_COORDINATOR, Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER), Rule(LOST_RESPONSE, 0.03),
          Rule(ZOMBIE, 0.02)),  # EndTxn
     28: (_COORDINATOR,),  # TxnOffsetCommit
     68: (Rule(COORDINATOR_MOVE, 0.05), Rule(KICK, 0.02),
-         Rule(COORDINATOR_MOVE, 0.02, AFTER)),  # ConsumerGroupHeartbeat
+         Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER)),  # ConsumerGroupHeartbeat
     # a share consumer's acknowledgement held past its records' acquisition locks
     78: (Rule(SHARE_LOCK_EXPIRY, 0.03),),  # ShareFetch carrying acknowledgements
     79: (Rule(SHARE_LOCK_EXPIRY, 0.05),),  # ShareAcknowledge
