@@ -308,7 +308,7 @@ def _parse_adversary(raw: Any, ids: list[int],
         if bad:
             problems.extend(f"{where}: {b}" for b in bad)
             continue
-        entry = AdversaryFault(cid, broker, api, n, kind, detail)
+        entry = AdversaryFault(cid, broker, api, n, str(kind), detail)
         if entry.key() in seen:
             problems.append(f"{where}: the same fault as adversary[{seen[entry.key()]}]")
             continue
