@@ -3,7 +3,8 @@
 Per client (confluent-kafka/librdkafka, kafka-python, aiokafka, Kafka's Java client):
 an idempotent acks=all producer, a transactional consume-transform-produce reading
 read_committed, and a group consumer (cooperative where the client has it, KIP-848 for
-Java) that commits after processing (client_tests/reference_programs/). Each run's
+Java: classic cooperative-sticky, KIP-848 with REFERENCE_GROUP_PROTOCOL=consumer) that
+commits after processing (client_tests/reference_programs/). Each run's
 history is checked over the wire by emulator/history.py (reference_programs/checking.py
 says what each program promises): no loss, no duplicate, no reorder of what it
 promises, no commit ahead of processing; and the cluster's soundness check raises at

@@ -27,8 +27,8 @@ CLIENTS: dict[str, ModuleType] = {
     "aiokafka": aiokafka_programs,
     "java": java,
 }
-# aiokafka sends a transaction's offsets by group id only (no KIP-447 generation), so
-# one instance: see aiokafka_programs.py.
+# aiokafka has no KIP-447, so its pipeline is one instance on partitions it assigns
+# itself: see aiokafka_programs.py.
 CTP_INSTANCES = {"confluent": 2, "kafka-python": 2, "aiokafka": 1, "java": 2}
 
 

@@ -26,8 +26,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The reference programs with Kafka's Java client (client_tests/reference_programs/):
- * an idempotent acks=all producer, a group consumer (the KIP-848 consumer protocol)
- * that commits after processing, and an exactly-once consume-transform-produce
+ * an idempotent acks=all producer, a group consumer (cooperative-sticky, or the KIP-848
+ * consumer protocol with REFERENCE_GROUP_PROTOCOL=consumer) that commits after processing, and an exactly-once consume-transform-produce
  * (read_committed, offsets in the transaction with the consumer's group metadata, abort
  * and rewind on an abortable error, a new producer on a fatal one). Each prints what it
  * did as lines for client_tests/reference_programs/log.py's parse_java:
@@ -76,7 +76,17 @@ public final class ReferencePrograms {
         p.put("value.deserializer", StringDeserializer.class.getName());
         p.put("group.id", group);
         p.put("client.id", clientId);
-        p.put("group.protocol", "consumer");
+        // the classic protocol with the cooperative-sticky assignor, or the KIP-848
+        // consumer protocol when REFERENCE_GROUP_PROTOCOL says "consumer" (under the
+        // adversary of 2026-12-06 its groups starved: docs/fidelity-wrong-clients.md)
+        String protocol = System.getenv().getOrDefault("REFERENCE_GROUP_PROTOCOL", "classic");
+        p.put("group.protocol", protocol);
+        if (protocol.equals("classic")) {
+            p.put("partition.assignment.strategy",
+                  "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+            p.put("session.timeout.ms", "3000");
+            p.put("heartbeat.interval.ms", "300");
+        }
         p.put("enable.auto.commit", "false");
         p.put("auto.offset.reset", "earliest");
         p.put("max.poll.records", "20");
