@@ -2,6 +2,8 @@
 targets: the emulator under ``--fidelity kafka`` with no config of its own, and with
 ``--target kafka`` a one-broker Kafka of its own with Kafka's defaults for these keys
 (the ``kafka_defaults_cluster`` fixture; the session's Kafka has them at test pace).
+Marked kafka_slow: scripts/test's Kafka pass leaves them out, a plain ``--target kafka``
+run and python -m conformance.report run them.
 
 - ``initial-rebalance-delay`` (docs/fidelity.md): the first JoinGroup of a new classic
   group is answered group.initial.rebalance.delay.ms (3000) later, not at once as under
@@ -34,6 +36,7 @@ def join(c: Target, group: str, member_id: str) -> dict:
         "protocols": [{"name": "range", "metadata": b""}]})
 
 
+@pytest.mark.kafka_slow  # on Kafka it starts a Kafka of its own (some 40 s)
 def test_the_first_join_of_a_new_group_waits_the_initial_rebalance_delay(
         kafka_defaults_cluster: Target) -> None:
     c, group = kafka_defaults_cluster, f"initial-delay-{time.monotonic_ns()}"
@@ -77,7 +80,7 @@ def _make_cleanable(c: Target, topic: str) -> None:
         time.sleep(0.15)
 
 
-@pytest.mark.kafka_slow
+@pytest.mark.kafka_slow  # up to 15 s for the cleaner's first pass, then 15 s more
 def test_an_idle_cleaner_waits_its_backoff(kafka_defaults_cluster: Target,
                                            topic_name: str) -> None:
     c = kafka_defaults_cluster
