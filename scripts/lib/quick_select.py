@@ -7,16 +7,19 @@ HEAD plus untracked files; the last commit's files when the tree is clean; or ag
 
 1. every changed test file (tests/, client_tests/, spark_validation/);
 2. for a changed module (emulator/, wire/, conformance/, bench/, a client_tests or
-   spark_validation helper): the test files that import it by name (``import m``,
-   ``from m import``, ``from package import m``), and the unit tests named after it
-   (tests/test_<name>.py, tests/test_<name>_*.py);
+   spark_validation helper): the unit tests named after it (tests/test_<name>.py,
+   tests/test_<name>_*.py), then the test files that import it by name (``import m``,
+   ``from m import``, ``from package import m``), then those that import a module that
+   imports it (up to DEPTH steps: a domain module such as emulator/cluster/followers.py
+   is reached through ClusterState), nearest first;
 3. a small smoke set of client tests (SMOKE): real clients over TCP producing,
    consuming, in groups and in transactions, so a change that breaks the server in a
    way no unit test saw still turns something red.
 
 Client and Spark test files beyond the smoke set are expensive (real clients, JVMs), so
-at most MAX_CLIENT_FILES of them are picked by import (directly changed ones always
-are); unit test files at most MAX_UNIT_FILES. What is left out is printed, and the full
+at most MAX_CLIENT_FILES of them are picked by import, and only one step from the
+change at most (directly changed ones always are); unit test files at most
+MAX_UNIT_FILES. What is left out is printed, and the full
 command runs it. Prints the chosen paths one per line on stdout, the reasons on stderr.
 
     python3 scripts/lib/quick_select.py [--since REF]
@@ -44,7 +47,8 @@ SMOKE = (
     "client_tests/test_bad_input.py",
 )
 MAX_UNIT_FILES = 40
-MAX_CLIENT_FILES = 6
+DEPTH = 2
+MAX_CLIENT_FILES = 4
 # Test files that each take minutes (seed surveys, JVM fleets): never picked by import,
 # only when changed themselves.
 HEAVY = (
@@ -92,62 +96,77 @@ def module_names(path: str) -> list[str]:
     return names
 
 
-def import_lines(text: str) -> str:
-    """The file's import statements, a parenthesized one joined onto one line."""
+def imported(text: str) -> frozenset[str]:
+    """The module names a file's import statements name: ``import a.b`` gives a.b,
+    ``from a import b, c`` gives a, a.b and a.c (b may be a module or a name in a)."""
     text = re.sub(r"\(([^)]*)\)", lambda m: m.group(1).replace("\n", " "), text)
-    return "\n".join(line.strip() for line in text.splitlines()
-                     if line.lstrip().startswith(("import ", "from ")))
+    out: set[str] = set()
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].replace(",", " ").split()
+        if len(words) >= 2 and words[0] == "import":
+            out.update(w for w in words[1:] if w != "as")
+        elif len(words) >= 4 and words[0] == "from" and words[2] == "import":
+            out.add(words[1])
+            out.update(f"{words[1]}.{w}" for w in words[3:] if w != "as")
+    return frozenset(out)
 
 
-def imports(imports_text: str, name: str) -> bool:
-    mod = re.escape(name)
-    if re.search(rf"^(from {mod} import |import {mod}(\s|,|$|\.))", imports_text, re.M):
-        return True
-    if "." in name:
-        parent, stem = name.rsplit(".", 1)
-        return re.search(rf"^from {re.escape(parent)} import .*\b{re.escape(stem)}\b",
-                         imports_text, re.M) is not None
-    return False
+def reached(changed: list[str], depth: int) -> dict[str, int]:
+    """{module name: steps from a changed module}: the changed modules, and the source
+    modules that import one of them, up to ``depth`` steps away."""
+    graph: dict[str, frozenset[str]] = {}  # module -> the names it imports
+    for d in SOURCE_DIRS:
+        for p in (ROOT / d).rglob("*.py"):
+            mod = module_names(str(p.relative_to(ROOT)))
+            if mod and not p.name.startswith("test_"):
+                graph[mod[0]] = imported(p.read_text(errors="replace"))
+    dist = {m: 0 for f in changed for m in module_names(f)}
+    frontier = set(dist)
+    for step in range(1, depth + 1):
+        frontier = {m for m, names in graph.items() if names & frontier and m not in dist}
+        dist.update(dict.fromkeys(frontier, step))
+    return dist
 
 
 def select(since: str | None) -> tuple[list[str], list[str]]:
     """(the test files to run, the reasons), in a stable order."""
     files, against = changed_files(since)
     reasons = [f"changed ({against}): {len(files)} file(s)"]
-    tests = {str(p.relative_to(ROOT)): import_lines(p.read_text(errors="replace"))
+    tests = {str(p.relative_to(ROOT)): imported(p.read_text(errors="replace"))
              for d in TEST_DIRS for p in sorted((ROOT / d).glob("test_*.py"))}
     direct = [f for f in files if is_test(f) and f in tests]
-    unit: dict[str, str] = {}
-    client: dict[str, str] = {}
-    for f in files:
-        names = module_names(f)
-        if not names or is_test(f):
-            continue
+    unit: dict[str, tuple[int, str]] = {}  # test file -> (rank, why)
+    client: dict[str, tuple[int, str]] = {}
+    modules = [f for f in files if module_names(f) and not is_test(f)]
+    for f in modules:
         stem = Path(f).stem if Path(f).stem != "__init__" else Path(f).parent.name
         for t in (f"tests/test_{stem}.py", *sorted(str(p.relative_to(ROOT)) for p in
                                                (ROOT / "tests").glob(f"test_{stem}_*.py"))):
             if t in tests:
-                unit.setdefault(t, f"named after {f}")
-        for t, text in tests.items():
-            if t in HEAVY or not any(imports(text, n) for n in names):
+                unit.setdefault(t, (0, f"named after {f}"))
+    for mod, d in sorted(reached(modules, DEPTH).items(), key=lambda kv: (kv[1], kv[0])):
+        for t, names in tests.items():
+            if t in HEAVY or mod not in names:
                 continue
-            (unit if t.startswith("tests/") else client).setdefault(t, f"imports {f}")
+            if not t.startswith("tests/") and d > 1:
+                continue  # a client test file costs seconds: only the nearer ones
+            why = f"imports {mod}" + (f" ({d} step(s) from a changed module)" if d else "")
+            (unit if t.startswith("tests/") else client).setdefault(t, (1 + d, why))
     chosen = list(dict.fromkeys(direct))
     reasons += [f"  {t}: changed" for t in direct]
     left: list[str] = []
     for table, cap in ((unit, MAX_UNIT_FILES), (client, MAX_CLIENT_FILES)):
-        picked = [t for t in table if t not in chosen]
-        # the ones named after the change first, then by name
-        picked.sort(key=lambda t: (not table[t].startswith("named"), t))
+        # named after the change first, then direct importers, then the nearest
+        picked = sorted((t for t in table if t not in chosen), key=lambda t: (table[t][0], t))
         chosen += picked[:cap]
-        reasons += [f"  {t}: {table[t]}" for t in picked[:cap]]
+        reasons += [f"  {t}: {table[t][1]}" for t in picked[:cap]]
         left += picked[cap:]
     smoke = [t for t in SMOKE if t not in chosen]
     chosen += smoke
     reasons += [f"  {t}: smoke set" for t in smoke]
     if left:
         reasons.append(f"left to the full command ({len(left)} more that import a changed "
-                       "file): " + " ".join(left))
+                       "module or one that does): " + " ".join(left))
     return chosen, reasons
 
 
