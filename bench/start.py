@@ -13,6 +13,8 @@ interleaved run by run (bench/runs.py):
   ready", kfake's own); Kafka prints none;
 - ``first ack``: the first acknowledged produce, counted from just before the launch
   (Kafka's client starts once the launcher sees its brokers registered: see kafka());
+- ``CPU to the ack``: user and system CPU time the process(es) had used at that ack
+  (clock ticks, 10 ms): on a busy machine steadier than the wall clock;
 - ``idle RSS``: VmRSS of the process(es) ``--idle`` seconds after that ack, the producer
   gone (Kafka: its controller and brokers summed).
 
@@ -52,7 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from compare import JVM_OPTS, rss_mb  # noqa: E402
+from compare import JVM_OPTS, cpu_seconds, rss_mb  # noqa: E402
 
 from client_tests.kafka_cluster import DEFAULT_VERSION, KafkaCluster  # noqa: E402
 from client_tests.kafka_cluster import ensure_jars as ensure_kafka_jars  # noqa: E402
@@ -68,6 +70,7 @@ class Sample:
     ready_s: float | None
     ack_s: float | None
     rss_mb: float | None
+    cpu_s: float | None = None  # CPU the process(es) used up to the first ack
 
 
 @dataclass
@@ -174,9 +177,10 @@ def run_process(cmd: list[str], brokers: int, base: int, marker: str,
     try:
         ready = ready_reader(proc, marker)
         ack = first_ack(bootstrap, t0)
+        cpu = cpu_seconds([proc.pid])
         rss = idle_rss([proc.pid], idle_s)
         r = ready()
-        return Sample(None if r is None else r - t0, ack, rss)
+        return Sample(None if r is None else r - t0, ack, rss, cpu)
     finally:
         stop(proc)
 
@@ -257,9 +261,10 @@ def kafka(brokers: int, idle_s: float) -> Sample:
     try:
         cluster.start()
         ack = first_ack(cluster.bootstrap_servers, t0)
-        procs = [n.proc for n in [cluster.controller, *cluster.brokers.values()]
-                 if n and n.proc]
-        return Sample(None, ack, idle_rss([p.pid for p in procs], idle_s))
+        pids = [n.proc.pid for n in [cluster.controller, *cluster.brokers.values()]
+                if n and n.proc]
+        cpu = cpu_seconds(pids)
+        return Sample(None, ack, idle_rss(pids, idle_s), cpu)
     finally:
         cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
@@ -290,10 +295,11 @@ def image(brokers: int, idle_s: float) -> Sample:
         wall0, t0 = time.time(), time.perf_counter()
         subprocess.Popen(["docker", "start", cid], stdout=subprocess.DEVNULL)
         ack = first_ack(bootstrap, t0)
-        pid = subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", cid],
-                             capture_output=True, text=True).stdout.strip()
-        rss = idle_rss([int(pid)] + children(int(pid)), idle_s)
-        return Sample(logged_ready(cid, wall0), ack, rss)
+        pid = int(subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", cid],
+                                 capture_output=True, text=True).stdout.strip())
+        cpu = cpu_seconds([pid, *children(pid)])
+        rss = idle_rss([pid, *children(pid)], idle_s)
+        return Sample(logged_ready(cid, wall0), ack, rss, cpu)
     finally:
         subprocess.run(["docker", "rm", "-f", cid], capture_output=True)
 
@@ -336,17 +342,18 @@ def fmt(values: list[float], unit: str, scale: float = 1.0, digits: int = 3) -> 
 
 
 def table(rows: list[Row]) -> str:
-    head = ("system", "ready line", "first acked produce", "idle RSS")
+    head = ("system", "ready line", "first acked produce", "CPU to the ack", "idle RSS")
     lines = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
     for r in rows:
         if r.failed:
-            lines.append(f"| {r.name} | {r.failed} | | |")
+            lines.append(f"| {r.name} | {r.failed} | | | |")
             continue
         ready = [s.ready_s for s in r.samples if s.ready_s is not None]
         acks = [s.ack_s for s in r.samples if s.ack_s is not None]
         rss = [s.rss_mb for s in r.samples if s.rss_mb is not None]
+        cpu = [s.cpu_s for s in r.samples if s.cpu_s is not None]
         lines.append(f"| {r.name} | {fmt(ready, 's')} | {fmt(acks, 's')} | "
-                     f"{fmt(rss, 'MB', digits=1)} |")
+                     f"{fmt(cpu, 's', digits=2)} | {fmt(rss, 'MB', digits=1)} |")
     return "\n".join(lines)
 
 
@@ -423,7 +430,8 @@ def main() -> None:
                 row.samples.append(s)
                 ready = "-" if s.ready_s is None else f"{s.ready_s:.3f} s"
                 print(f"run {run}: {row.name}: ready line {ready}, first ack "
-                      f"{s.ack_s or 0:.3f} s, idle RSS {s.rss_mb or 0:.1f} MB", flush=True)
+                      f"{s.ack_s or 0:.3f} s, CPU {s.cpu_s or 0:.2f} s, idle RSS "
+                      f"{s.rss_mb or 0:.1f} MB", flush=True)
     load = os.getloadavg()
     print(f"\nmedians (min-max) of {args.runs} runs; load average {load[0]:.2f} "
           f"{load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
