@@ -48,12 +48,32 @@ TRIAGE = HERE / "equivalent.toml"
 WORK = ROOT / ".mutation"
 # What every mutant's pytest gets: no cache, no xdist (mutmut forks one test run per
 # mutant itself), a per-test timeout well under mutmut's own wall-clock limit.
-PYTEST_ARGS = ["-p", "no:cacheprovider", "-n", "0", "--timeout=300", "-W", "ignore"]
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-n", "0", "--timeout=300", "-W", "ignore",
+               "-p", "mutation_preload"]
+# A pytest plugin, written into each workspace's mutants/, that imports the preload list
+# (below) before the first test: the stats and clean runs fork from mutmut's main process,
+# not from the warmed fork server.
+PRELOAD_PLUGIN = '''"""Import the mutated modules before any test (scripts/mutation/mutate.py writes this)."""
+import importlib
+import os
+
+
+def pytest_configure(config):
+    with open(os.environ["MUTATION_PRELOAD"]) as f:
+        for name in f.read().split():
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+'''
 # Lines never mutated: logging and asserts of the emulator's own invariants are not
 # behaviour a client can see (a mutant there is equivalent by construction).
 DO_NOT_MUTATE_PATTERNS = [r"^\s*(log|logger|_log|LOG)\.(debug|info|warning|error|exception)\(",
                           r"^\s*logging\.getLogger\("]
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+PRELOAD = ["pytest", "emulator", "emulator.runtime", "emulator.testing", "emulator.server",
+           "emulator.handlers", "wire.messages", "wire.records", "confluent_kafka",
+           "confluent_kafka.admin", "kafka", "aiokafka"]
 SURVIVING = {"survived", "no tests", "suspicious"}
 
 
@@ -145,6 +165,15 @@ def workspace(t: Target, max_children: int) -> Path:
         if entry.name in skip or link.exists() or link.is_symlink():
             continue
         link.symlink_to(entry)
+    # Each mutant's test run forks from a server process that imported these first: the
+    # target's mutated modules (a mutated module holds every mutant of every function,
+    # emulator/handlers/api_000_produce.py 85,000 lines, seconds to import, which a test
+    # talking to a lazily importing server would spend inside its socket timeouts) and
+    # what every test imports.
+    preload = ws / "preload.txt"
+    modules = [m[:-3].replace("/", ".") for m in mutated_modules([t])]
+    preload.write_text("\n".join(PRELOAD + modules) + "\n")
+    (ws / "mutants" / "mutation_preload.py").write_text(PRELOAD_PLUGIN)
     base = (ROOT / "pyproject.toml").read_text()
     section = "\n".join([
         "", "# written by scripts/mutation/mutate.py for target " + t.name,
@@ -157,6 +186,8 @@ def workspace(t: Target, max_children: int) -> Path:
         # the in-process clusters of the client tests start threads and event loops:
         # each mutant forks from a server process that only imported and collected
         'process_isolation = "forkserver"',
+        'forkserver_warmup = "import"',
+        f"preload_modules_file = {json.dumps(str(preload))}",
         "use_git_change_detection = false",
         'on_dependency_change = "ignore"',
         "timeout_multiplier = 10.0",
@@ -171,7 +202,7 @@ def workspace(t: Target, max_children: int) -> Path:
 
 
 def run_mutmut(ws: Path, t: Target, names: list[str], max_children: int, log: Path) -> int:
-    env = {**os.environ, **t.env, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, **t.env, "MUTATION_PRELOAD": str(ws / "preload.txt")}
     cmd = ["mutmut", "run", "--max-children", str(max_children), *names]
     print(f"== {t.name}: mutmut run {' '.join(names) or '(every module of the target)'} "
           f"(log: {log})", flush=True)
