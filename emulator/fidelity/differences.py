@@ -955,6 +955,26 @@ DIFFERENCES: list[Difference] = [
         kafka_mode=NOT_YET + ": as fast.",
         false_green=True,
     ),
+    Difference(
+        key="internal-topic-replication",
+        title="Internal topics' replication factor fits the brokers",
+        kafka="__consumer_offsets, __transaction_state and __share_group_state are created "
+              "with offsets.topic.replication.factor, transaction.state.log.replication."
+              "factor and share.coordinator.state.topic.replication.factor (3 each); while "
+              "fewer brokers are alive FindCoordinator answers COORDINATOR_NOT_AVAILABLE, so "
+              "a cluster of one or two brokers must set them lower (client_tests/"
+              "kafka_cluster.py small_cluster_config does, as do the usual one-broker "
+              "images).",
+        fast="The first two default to min(3, brokers) when the emulator starts "
+             "(emulator/runtime.py; DescribeConfigs shows that value, as on a small Kafka "
+             "configured so): a one-broker emulator needs no setting. __share_group_state "
+             "takes min(its factor, the brokers alive when it is created) "
+             "(emulator/coordinators/share/state.py): with a broker of three down it is "
+             "created with two replicas where Kafka answers COORDINATOR_NOT_AVAILABLE until "
+             "the broker is back.",
+        kafka_mode=NOT_YET + ": as fast.",
+        false_green=True,
+    ),
 ]
 
 
