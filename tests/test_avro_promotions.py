@@ -200,6 +200,12 @@ CASES = [
      [diff("FIXED_SIZE_MISMATCH", "/fields/0/type/size", "The size of FIXED type field at "
            "path '/fields/0/type/size' in the new schema does not match with the old schema",
            "expected: 4, found: 8")]),
+    ("a fixed type renamed", _rec(_f("x", {"type": "fixed", "name": "F", "size": 4})),
+     _rec(_f("x", {"type": "fixed", "name": "G", "size": 4})), "BACKWARD",
+     [diff("NAME_MISMATCH", "/fields/0/type/name",
+           "The name of the schema has changed (path '/fields/0/type/name')", "expected: F")]),
+    ("a fixed type unchanged", _rec(_f("x", {"type": "fixed", "name": "F", "size": 4})),
+     _rec(_f("x", {"type": "fixed", "name": "F", "size": 4}), name="R"), "FULL", []),
     ("a named type renamed", _rec(_f("n", _rec(_f("x", "int"), name="N"))),
      _rec(_f("n", _rec(_f("x", "int"), name="M"))), "BACKWARD",
      [diff("NAME_MISMATCH", "/fields/0/type/name",
