@@ -60,11 +60,12 @@ def _conn_to(cluster: Target, broker: int) -> Conn:
     return Conn(cluster, sorted(cluster.broker_ids).index(broker))
 
 
-def _list_offset(conn: Conn, topic: str, timestamp: int = -1, isolation: int = 0,
-                 epoch: int = -1) -> tuple[int, int]:
-    """ListOffsets v7 of partition 0: (error code, offset)."""
+def _list_offset(conn: Conn, topic: str, partition: int = 0, *, timestamp: int = -1,
+                 isolation: int = 0, epoch: int = -1) -> tuple[int, int]:
+    """ListOffsets v7 of one partition: (error code, offset)."""
     r = conn.call(2, 7, {"replica_id": -1, "isolation_level": isolation, "topics": [
-        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": epoch,
+        {"name": topic, "partitions": [{"partition_index": partition,
+                                        "current_leader_epoch": epoch,
                                         "timestamp": timestamp}]}]})
     p = r["topics"][0]["partitions"][0]
     return p["error_code"], p["offset"]
@@ -225,38 +226,59 @@ def test_a_stale_leader_epoch_is_fenced_on_every_request_that_carries_one(
 
 
 # ---- DeleteRecords goes to the leader --------------------------------------------------
-def _delete_records(conn: Conn, topic: str, offset: int) -> tuple[int, int]:
+def _delete_records(conn: Conn, topic: str, partition: int, offset: int) -> tuple[int, int]:
+    """DeleteRecords v2 of one partition: (error code, low watermark), the answer's names
+    checked on the way (the topic and the partition it answers for)."""
     r = conn.call(21, 2, {"topics": [{"name": topic, "partitions": [
-        {"partition_index": 0, "offset": offset}]}], "timeout_ms": 10000})
-    p = r["topics"][0]["partitions"][0]
+        {"partition_index": partition, "offset": offset}]}], "timeout_ms": 10000})
+    assert r["throttle_time_ms"] == 0, r
+    [t] = r["topics"]
+    [p] = t["partitions"]
+    assert (t["name"], p["partition_index"]) == (topic, partition), r
     return p["error_code"], p["low_watermark"]
 
 
-def test_delete_records_anywhere_but_the_leader_is_not_leader(cluster: Target) -> None:
+def _delete_records_rule(cluster: Target) -> None:
     b1, b2, b3 = sorted(cluster.broker_ids)
     replicated, lone = _name("dr"), _name("dr-lone")
-    create_assigned(cluster, replicated, {0: [b1, b2, b3]})
-    create_assigned(cluster, lone, {0: [b1]})
+    # partition 1 of each is the one deleted from (an answer for partition 0 would pass
+    # for one that names no partition at all)
+    create_assigned(cluster, replicated, {0: [b2, b1, b3], 1: [b1, b2, b3]})
+    create_assigned(cluster, lone, {0: [b2], 1: [b1]})
     leader = _conn_to(cluster, b1)
     try:
         for topic in (replicated, lone):
             for i in range(4):
                 assert produce_error(leader.call(0, 9, produce_body(
-                    topic, 0, build_batch([(None, b"%d" % i)]), acks=-1))) == NONE
+                    topic, 1, build_batch([(None, b"%d" % i)]), acks=-1))) == NONE
         for other in (b2, b3):  # followers of one, no replica of the other
             c = _conn_to(cluster, other)
             try:
                 for topic in (replicated, lone):
                     for offset in (2, -1):
-                        assert _delete_records(c, topic, offset)[0] == NOT_LEADER_OR_FOLLOWER
+                        # refused, and no low watermark (-1) given
+                        assert _delete_records(c, topic, 1, offset) == (
+                            NOT_LEADER_OR_FOLLOWER, -1)
             finally:
                 c.close()
         for topic in (replicated, lone):  # nothing was deleted meanwhile
-            assert _list_offset(leader, topic, timestamp=-2) == (NONE, 0)
-            assert _delete_records(leader, topic, 2) == (NONE, 2)
-            assert _list_offset(leader, topic, timestamp=-2) == (NONE, 2)
+            assert _list_offset(leader, topic, 1, timestamp=-2) == (NONE, 0)
+            assert _delete_records(leader, topic, 1, 2) == (NONE, 2)
+            assert _list_offset(leader, topic, 1, timestamp=-2) == (NONE, 2)
+            assert _delete_records(leader, topic, 1, -1) == (NONE, 4)  # -1: the HW
     finally:
         leader.close()
+
+
+def test_delete_records_anywhere_but_the_leader_is_not_leader(cluster: Target) -> None:
+    _delete_records_rule(cluster)
+
+
+def test_delete_records_anywhere_but_the_leader_under_kafkas_timing(
+        kafka_timing_cluster: Target) -> None:
+    """The same under --fidelity kafka, where each broker first checks its own (lagging)
+    view of the metadata."""
+    _delete_records_rule(kafka_timing_cluster)
 
 
 # ---- acks=all at the high watermark ----------------------------------------------------
