@@ -501,12 +501,14 @@ def test_share_state_survives_coordinator_and_leader_moves(cluster: Target,
             {"first_offset": 0, "last_offset": 3, "delivery_count": 1}]
         r = conn_ack(lconn, g, member, 1, tid, 0, 1, 1)
         assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        # the partition leader crashes, the session's connection still open (closed, it
+        # would release the acquired records first, as Kafka does): accepted records
+        # stay done, acquired ones come back, with the delivery count they had before
+        # (Kafka 4.4 writes a delivery count with an acknowledgement or release, not with
+        # the acquisition the crash lost)
+        c.stop_broker(leader)
     finally:
         lconn.close()
-    # the partition leader crashes: accepted records stay done, acquired ones come back,
-    # with the delivery count they had before (Kafka 4.4 writes a delivery count with an
-    # acknowledgement or release, not with the acquisition the crash lost)
-    c.stop_broker(leader)
 
     def refetched() -> list[dict] | None:
         """The records the new leader hands out (asked afresh: Metadata may name a leader
@@ -649,18 +651,19 @@ def test_share_fetch_is_throttled_by_the_consumer_byte_rate(cluster: Target,
             # for the member, its acknowledgement applied
             r = fetch(consumer, g, "m", 1, tid, acks=[
                 {"first_offset": 0, "last_offset": 1, "acknowledge_types": [1]}])
+            assert r["error_code"] == E.NONE and r["throttle_time_ms"] > 0
+            (p,) = r["responses"][0]["partitions"]
+            assert (p["acknowledge_error_code"], p["acquired_records"], p["records"]) == (
+                E.NONE, [], b"")
+            # what the throttled answer left out stays acquired by "m" (Kafka 4.4) while
+            # its session lives (its connection open: closed, it would release them):
+            # another member (with no quota) gets only the last record
+            assigned(gconn, g, "m2", heartbeat(gconn, g, "m2", 0, [topic_name]), tid, [0])
+            r = fetch(conn, g, "m2", 0, tid, wait=WAIT)
+            assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+                {"first_offset": 4, "last_offset": 4, "delivery_count": 1}]
         finally:
             consumer.close()
-        assert r["error_code"] == E.NONE and r["throttle_time_ms"] > 0
-        (p,) = r["responses"][0]["partitions"]
-        assert (p["acknowledge_error_code"], p["acquired_records"], p["records"]) == (
-            E.NONE, [], b"")
-        # what the throttled answer left out stays acquired by "m" (Kafka 4.4): another
-        # member (with no quota) gets only the last record
-        assigned(gconn, g, "m2", heartbeat(gconn, g, "m2", 0, [topic_name]), tid, [0])
-        r = fetch(conn, g, "m2", 0, tid, wait=WAIT)
-        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
-            {"first_offset": 4, "last_offset": 4, "delivery_count": 1}]
         wait_for(lambda: (o := share_partition_offsets(c, g, topic_name)) is not None and
                  o["lag"] == 3, "0 and 1 accepted")
     finally:

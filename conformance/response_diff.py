@@ -288,16 +288,6 @@ KAFKAS_PROSE = Relation("Kafka's documentation text (a non-empty string)",
                         lambda v: isinstance(v, str) and len(v) > 20)
 
 
-def _share_batch() -> list[dict]:
-    """The one record batch ``rd-share-conn`` produced, as normalize() shows it."""
-    return [{"base_offset": 0, "batch_length": 58, "partition_leader_epoch": 0, "magic": 2,
-             "attributes": 0, "last_offset_delta": 0, "base_timestamp": "within the case",
-             "max_timestamp": "within the case", "producer_id": -1, "producer_epoch": -1,
-             "base_sequence": -1, "record_count": 1, "crc": "valid",
-             "records": [{"offset": 0, "timestamp": "within the case", "key": "6b",
-                          "value": "76", "headers": []}]}]
-
-
 # Differences the strict comparison finds that are not fixed: {case: (why, each one as
 # its exact path and the values on both sides)}. Every other difference of the case
 # fails it - at another path, or at a listed path with other values - and so does a
@@ -317,20 +307,6 @@ KNOWN: dict[str, tuple[str, tuple[Known, ...]]] = {
          Known(".described.groups[0].group_epoch", 3, 2),
          Known(".described.groups[0].members[0].member_epoch", 3, 2),
          Known(".described.groups[0].members[1].member_epoch", 3, 2))),
-    "Share group: a session ends with its connection": (
-        "share-sessions-outlive-connection: the emulator keeps a share session after the "
-        "connection that opened it closes; Kafka 4.4 closes it and releases its records, "
-        "so an acknowledgement on another connection gets SHARE_SESSION_NOT_FOUND (122) "
-        "and the record is delivered again (delivery count 2)",
-        (Known(".acknowledges on another connection.error_code", 122, 0),
-         Known(".acknowledges on another connection.responses", [], [
-             {"topic_id": "the id of rd-share-conn-t", "partitions": [
-                 {"partition_index": 0, "error_code": 0, "error_message": None,
-                  "current_leader": {"leader_id": 0, "leader_epoch": 0}}]}]),
-         Known(".acquires it again.responses[0].partitions[0].acquired_records",
-               [{"first_offset": 0, "last_offset": 0, "delivery_count": 2}], []),
-         Known(".acquires it again.responses[0].partitions[0].records",
-               _share_batch(), []))),
     "DescribeConfigs: with documentation": (
         "config-documentation: the emulator does not carry Kafka's documentation text "
         "(Kafka's prose, not a fact to generate from): documentation is null",

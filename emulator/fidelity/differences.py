@@ -450,38 +450,6 @@ DIFFERENCES: list[Difference] = [
         kafka_mode="as fast",
     ),
     Difference(
-        key="share-sessions-outlive-connection",
-        title="Share sessions outlive their connection",
-        kafka="Closes a share session when the connection that opened it closes and "
-              "releases the member's acquired records (delivered again, delivery count 2).",
-        fast="Keeps the session until the member's final-epoch request or its leaving the "
-             "group, so the records stay acquired until their lock runs out, then are "
-             "delivered again (later than on Kafka). An acknowledgement sent on another "
-             "connection with the old session's id and epoch is accepted here; Kafka "
-             "answers it SHARE_SESSION_NOT_FOUND (122) and delivers the record again, "
-             "delivery count 2 (the response differential's case): a client that "
-             "acknowledges after reconnecting without a new session passes here and fails "
-             "on Kafka. Clients that reconnect and open a new session (epoch 0) see no "
-             "difference.",
-        kafka_mode=NOT_YET + ": as fast (the server does not tell the share coordinator "
-                   "when a connection closes).",
-        false_green=True,
-        envelope="The response differential against Kafka 4.4.0 (python -m "
-                 "conformance.response_diff, case \"Share group: a session ends with its "
-                 "connection\"). A probe on Kafka 4.4.0 (member A acquires a record on a "
-                 "connection and closes it; member B, on a new connection 0, 0.5 and 2 s "
-                 "later, fetches): B got the record with delivery count 2 each time; on "
-                 "the emulator B got nothing. Closing it as Kafka does (tried: the server "
-                 "tells the share coordinator, which closes the connection's sessions and "
-                 "releases their records) turns two both-target tests of client_tests/"
-                 "test_share_groups_raw.py red that pass on Kafka only by its timing: the "
-                 "throttle test closes a connection Kafka has muted (Kafka notices the "
-                 "close after the throttle), the crash test closes its connection right "
-                 "before SIGKILLing the broker (the release is not persisted); they must "
-                 "keep those connections open first (a crashed broker releases nothing).",
-        differential=("Share group: a session ends with its connection",),
-    ),
-    Difference(
         key="share-state-records",
         title="Share-group state records",
         kafka="__share_group_state records carry the share-partition's start offset from "

@@ -60,7 +60,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     record_limit = version >= 2 and req["share_acquire_mode"] == 1
     try:
         session = sc.session_for_fetch(ctx.broker_id, group_id, member_id, epoch, requested,
-                                       forget, bool(acks))
+                                       forget, bool(acks), ctx.connection_id)
     except KafkaError as e:
         return top_error(e.code, e.message)
     nodes: dict[int, dict] = {}

@@ -33,7 +33,10 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     try:
         sc.session_for_acknowledge(ctx.broker_id, group_id, member_id, epoch)
     except KafkaError as e:
-        return top_error(e.code, e.message)
+        out = top_error(e.code, e.message)
+        if e.code == E.SHARE_SESSION_NOT_FOUND and not e.message:
+            out["error_message"] = None  # as Kafka 4.4 (the response differential)
+        return out
     acks = [(t["topic_id"], p["partition_index"], p["acknowledgement_batches"])
             for t in req["topics"] for p in t["partitions"]]
     nodes: dict[int, dict] = {}

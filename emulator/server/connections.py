@@ -188,6 +188,12 @@ class ClientConnections:
             if conn.frame_size == -2:  # its request bytes were still reserved
                 self.limits.free(conn.frame_read)
             self.limits.release(conn)
+            share = self.dispatcher.services.share
+            if share is not None and bl.server is not None and bl.server.is_serving():
+                # its share sessions close with it, as on Kafka; not when the broker
+                # goes away (a crash or a shutdown closes its listener first): its
+                # share-partitions' next leader loads what was written
+                share.connection_closed(bid, conn_id)
             bl.connections.discard(writer)
             if task is not None:
                 bl.tasks.discard(task)

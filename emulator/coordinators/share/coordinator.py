@@ -41,8 +41,9 @@ earliest member session is due and the share-partitions whose earliest acquisiti
 lock is due (``Deadlines`` heaps); groups looked up (``TouchedTable``) and
 share-partitions written (``_persist``) since the last tick are rescheduled.
 
-Differs from Kafka: no dead-letter queue (KIP-1191); share sessions are not evicted
-when a connection closes (the acquisition lock times out instead).
+Differs from Kafka: no dead-letter queue (KIP-1191). A share session closes with the
+connection that opened it and its records are released, as on Kafka
+(``connection_closed``; a crashed broker releases nothing).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class ShareSession:
     member_id: str
     epoch: int = 1
     partitions: set[tuple[bytes, int]] = field(default_factory=set)
+    connection_id: int = 0  # the connection whose ShareFetch opened it (0: none known)
 
 
 def next_epoch(epoch: int) -> int:
@@ -366,8 +368,9 @@ class ShareCoordinator:
     # ---- share sessions ----------------------------------------------------------------
     def session_for_fetch(self, broker_id: int, group_id: str, member_id: str, epoch: int,
                           add: list[tuple[bytes, int]], forget: list[tuple[bytes, int]],
-                          has_acks: bool) -> ShareSession | None:
-        """ShareFetch's session step; None for the final epoch (the session is closed)."""
+                          has_acks: bool, connection_id: int = 0) -> ShareSession | None:
+        """ShareFetch's session step; None for the final epoch (the session is closed).
+        A new session belongs to ``connection_id`` (``connection_closed``)."""
         key = (broker_id, group_id, member_id)
         if epoch == INITIAL_EPOCH:
             if has_acks:
@@ -377,7 +380,8 @@ class ShareCoordinator:
             if sum(1 for k in self.sessions if k[0] == broker_id) >= \
                     self.cfg("group.share.max.share.sessions"):
                 raise KafkaError(E.SHARE_SESSION_LIMIT_REACHED)
-            created = self.sessions[key] = ShareSession(group_id, member_id, 1, set(add))
+            created = self.sessions[key] = ShareSession(group_id, member_id, 1, set(add),
+                                                        connection_id)
             return created
         session = self.sessions.get(key)
         if session is None:
@@ -413,6 +417,26 @@ class ShareCoordinator:
         """The final epoch: the session goes and the member's records are released."""
         if self.sessions.pop((broker_id, group_id, member_id), None) is not None:
             self._release_member(group_id, member_id)
+            self.mark_changed()
+
+    def connection_closed(self, broker_id: int, connection_id: int) -> None:
+        """A client connection to a running ``broker_id`` closed: as Kafka 4.4's share
+        session cache, the sessions it opened close and their member's records acquired
+        in the session's share-partitions are released (delivered again, the delivery
+        count kept). Measured on Kafka 4.4: another member fetching right after the close
+        gets the record with delivery count 2; an acknowledgement with the old session's
+        epoch meets SHARE_SESSION_NOT_FOUND (the response differential's case "Share
+        group: a session ends with its connection")."""
+        gone = [k for k, s in self.sessions.items()
+                if k[0] == broker_id and s.connection_id == connection_id != 0]
+        for key in gone:
+            session = self.sessions.pop(key)
+            limit = self.group_int(session.group_id, "share.delivery.count.limit")
+            for topic_id, index in session.partitions:
+                sp = self.partitions.get((session.group_id, topic_id, index))
+                if sp is not None and sp.release_member(session.member_id, limit):
+                    self._persist(sp)
+        if gone:
             self.mark_changed()
 
     # ---- acknowledge and acquire -------------------------------------------------------
