@@ -71,6 +71,10 @@ CASES = [
     ("a deny for alice's host", [b("foo"), b("f", P, DENY, host=HOST)], False),
     ("an allow on another resource type", [b("foo", rt=RT.GROUP)], False),
     ("a prefixed allow of a prefix of 'hardcode'", [b("hard", P), b("foo", perm=DENY)], True),
+    ("a wildcard allow beside a deny that covers 'hardcode'", [b("*"), b("hard", P, DENY)],
+     True),
+    ("an allow denied literally, then an undominated one", [b("x"), b("x", perm=DENY), b("y")],
+     True),
 ]
 
 
@@ -89,10 +93,14 @@ def test_a_super_user_may_always() -> None:
 
 
 def test_allow_everyone_if_no_acl_found_asks_of_a_hardcoded_name() -> None:
-    """No ACL names "hardcode": allowed, whatever the other topics' ACLs say."""
+    """No ACL names "hardcode": allowed, whatever the other topics' ACLs say; an ACL that
+    applies to that very name (anyone's: literally, or a prefix of it) is an ACL found."""
     assert any_write(b("foo", perm=DENY), allow_everyone_if_no_acl_found=True)
     assert not any_write(b("foo", perm=DENY))
     assert not any_write(b("*", perm=DENY), allow_everyone_if_no_acl_found=True)
+    for found in (b("hardcode", op=Op.READ, principal="User:bob"),
+                  b("h", P, DENY, principal="User:bob")):
+        assert not any_write(found, allow_everyone_if_no_acl_found=True), found
 
 
 def test_a_replaced_store_authorizes_from_its_new_bindings() -> None:
