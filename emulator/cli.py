@@ -20,11 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from emulator.cluster.configs import ConfigError
 from emulator.fidelity import FIDELITIES
-from emulator.security.config import SecurityConfig
-from emulator.security.listeners import ListenerError
-from emulator.storage.disk import StorageError
 from emulator.tools.args import (
     UsageParser,
     adversary_scale,
@@ -37,6 +33,7 @@ from emulator.versions import DEFAULT_RELEASE, SUPPORTED_RELEASES
 
 if TYPE_CHECKING:
     from emulator.faults import FaultSchedule
+    from emulator.security.config import SecurityConfig
 
 SUBCOMMANDS = {
     "reassign": "emulator.tools.reassign",
@@ -78,6 +75,8 @@ def sasl_users(items: list[str], option: str = "--sasl-user") -> dict[str, str]:
 
 def security_config(args: argparse.Namespace, config: dict[str, str]) -> SecurityConfig:
     """The security options, with Kafka's own config names honoured from --config."""
+    from emulator.security.config import SecurityConfig
+
     users = sasl_users(args.sasl_user)
     supers = list(args.super_user) + [
         u.strip() for u in config.get("super.users", "").split(";") if u.strip()]
@@ -227,6 +226,8 @@ def parse_configs(items: list[str]) -> dict[str, str]:
 async def serve(args: argparse.Namespace) -> int:
     from emulator.runtime import Cluster, stop_serving
 
+    startup_errors = tuple(kind for kind, _, _ in refusals())
+
     adv_ports = {}
     if args.advertised_port:
         adv_ports = {1 + i: args.advertised_port + i for i in range(args.brokers)}
@@ -254,7 +255,7 @@ async def serve(args: argparse.Namespace) -> int:
             schema_registry_host=args.schema_registry_host,
             schema_registry_users=_users(args.schema_registry_user, "--schema-registry-user"),
         )
-    except STARTUP_ERRORS as e:
+    except startup_errors as e:
         return _refused(e)
     except ValueError as e:  # the schedule's adversary section against --fidelity/--seed
         print(f"kafka-emulator: --fault-schedule: {e}", file=sys.stderr)
@@ -270,7 +271,7 @@ async def serve(args: argparse.Namespace) -> int:
             return _refused(e)
     try:
         await cluster.start_async()
-    except STARTUP_ERRORS as e:
+    except startup_errors as e:
         # Whatever did start (listeners, their tasks) stops before the one line: a task
         # left pending when the loop closes is reported as destroyed, on stderr.
         await stop_serving(cluster)
@@ -296,16 +297,21 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-# What stops the emulator before it is ready: (error, what to blame, exit status), the
-# first that matches; one line each, never a traceback.
-REFUSALS: tuple[tuple[type[Exception], str, int], ...] = (
-    (ListenerError, "--listeners: ", 2), (StorageError, "--data-dir: ", 2),
-    (ConfigError, "--config: ", 2), (OSError, "cannot listen: ", 1), (RuntimeError, "", 2))
-STARTUP_ERRORS = tuple(kind for kind, _, _ in REFUSALS)
+def refusals() -> tuple[tuple[type[Exception], str, int], ...]:
+    """What stops the emulator before it is ready: (error, what to blame, exit status),
+    the first that matches; one line each, never a traceback. Imported here, not with the
+    module: ``kafka-emulator --help`` and the subcommands need none of the domain."""
+    from emulator.cluster.configs import ConfigError
+    from emulator.security.listeners import ListenerError
+    from emulator.storage.disk import StorageError
+
+    return ((ListenerError, "--listeners: ", 2), (StorageError, "--data-dir: ", 2),
+            (ConfigError, "--config: ", 2), (OSError, "cannot listen: ", 1),
+            (RuntimeError, "", 2))
 
 
 def _refused(e: Exception) -> int:
-    what, status = next((w, s) for kind, w, s in REFUSALS if isinstance(e, kind))
+    what, status = next((w, s) for kind, w, s in refusals() if isinstance(e, kind))
     print(f"kafka-emulator: {what}{e}", file=sys.stderr)
     return status
 

@@ -83,3 +83,16 @@ def test_a_port_in_use_after_the_brokers_listen(option: str, taken_port: int) ->
     r = start("--port", "0", option, str(taken_port))
     assert_refused(r, "cannot listen")
     assert r.returncode == 1
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--listeners", "FOO://127.0.0.1:0"], "--listeners: listener FOO has no security protocol"),
+    (["--data-dir", "{file}"], "--data-dir: cannot create data directory"),
+])
+def test_a_bad_listener_or_data_dir(args: list[str], says: str, tmp_path: Path) -> None:
+    """The refusals the domain raises (ListenerError, StorageError) map to their option."""
+    file = tmp_path / "a-file"
+    file.write_text("")
+    r = start("--port", "0", *[a.format(file=file) for a in args])
+    assert_refused(r, says)
+    assert r.returncode == 2
