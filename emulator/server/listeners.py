@@ -99,6 +99,10 @@ class TlsServer:
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         await on_conn(reader, writer)
 
+    def is_serving(self) -> bool:
+        """Whether it still accepts (asyncio.Server.is_serving): False once closed."""
+        return self.sockets[0].fileno() != -1
+
     def close(self) -> None:
         self._task.cancel()
         for t in list(self._conns):
