@@ -206,7 +206,9 @@ def bound_socket(host: str, port: int) -> socket.socket | None:
             socket.inet_pton(family, host)
         except (OSError, ValueError):
             continue
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP as getaddrinfo gives it: asyncio sets TCP_NODELAY on the accepted
+        # connections of a socket whose proto says TCP, and only those.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:
