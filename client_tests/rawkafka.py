@@ -6,6 +6,7 @@ directly with our codec to see exactly what the broker answers.
 
 from __future__ import annotations
 
+import base64
 import socket
 
 from client_tests.targets import KafkaTarget
@@ -137,7 +138,10 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
     group or a transactional id this asks the named broker a request that changes
     nothing (DescribeGroups, DescribeTransactions) until it answers otherwise, finding
     the coordinator again each time (a crashed broker is named until it is fenced). A
-    share-partition's share coordinator (2) is returned as named."""
+    share-partition's share coordinator (2) loads __share_group_state the same way and
+    is asked ReadShareGroupStateSummary of the key (a read; for a share-partition never
+    initialized it answers NONE with start offset -1): until it has loaded, the
+    share-partition leader's state read in a ShareFetch waits on it."""
     def ready(node: int) -> bool:
         try:
             conn = Conn(cluster, sorted(cluster.broker_ids).index(node))
@@ -146,9 +150,15 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
         try:
             if key_type == 0:
                 code = describe_group(conn, key)["error_code"]
-            else:
+            elif key_type == 1:
                 code = conn.call(65, 0, {"transactional_ids": [key]})[
                     "transaction_states"][0]["error_code"]
+            else:
+                group, topic_id, partition = key.rsplit(":", 2)
+                code = conn.call(87, 1, {"group_id": group, "topics": [{
+                    "topic_id": base64.urlsafe_b64decode(topic_id + "=="),
+                    "partitions": [{"partition": int(partition), "leader_epoch": 0}]}]})[
+                    "results"][0]["partitions"][0]["error_code"]
         finally:
             conn.close()
         return code not in NOT_READY
@@ -162,7 +172,7 @@ def find_coordinator(cluster: Cluster | KafkaTarget, key: str, key_type: int = 0
         finally:
             c.close()
         x = r["coordinators"][0]
-        if x["error_code"] != 0 or (key_type in (0, 1) and not ready(x["node_id"])):
+        if x["error_code"] != 0 or not ready(x["node_id"]):
             return None
         return x
 

@@ -429,6 +429,10 @@ def test_group_config_resource(cluster: Target, topic_name: str) -> None:
     assert configs["share.delivery.count.limit"]["config_source"] == 5  # DEFAULT
     lconn = conn_to(c, leader)
     hconn = conn_to(c, coordinator(c, g))
+    # the share coordinator of the share-partition has loaded __share_group_state (a
+    # Kafka pass saw the state read of the first fetch below still pending at the end of
+    # its wait, and its UNKNOWN_SERVER_ERROR arrive with the second fetch instead)
+    find_coordinator(c, f"{g}:{kafka_uuid(tid)}:0", key_type=2)
     try:
         # no share coordinator state yet: the group coordinator initializes it when a
         # member's heartbeat subscribes to the topic (InitializeShareGroupState)
