@@ -13,7 +13,10 @@ ApiVersions needs (``write_index`` regenerates it: ``python3 scripts/registry_in
 tests/test_registry_index.py fails while it is stale), so a start imports the handlers
 its first clients use, not all of them (docs/scale.md, start-up). Should the package's
 ``api_*`` modules differ from the index's, every module is imported at once, as before
-the index: slower, never wrong.
+the index: slower, never wrong. A module's ``handle`` is put behind its ``AUTHORIZE``
+guard when the registry first hands the module out (``HandlerInfo.module``, which
+dispatch uses): a unit test importing a handler module directly calls the bare handler
+until then, which is the same without an authorizer.
 """
 
 from __future__ import annotations
