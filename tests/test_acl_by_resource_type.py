@@ -20,7 +20,15 @@ import json
 
 import pytest
 
-from emulator.security.acl import AclBinding, AclStore, Authorizer, Op, PatternType, PermissionType
+from emulator.security.acl import (
+    AclBinding,
+    AclFilter,
+    AclStore,
+    Authorizer,
+    Op,
+    PatternType,
+    PermissionType,
+)
 from emulator.security.acl import ResourceType as RT
 
 L, P = PatternType.LITERAL, PatternType.PREFIXED
@@ -127,3 +135,38 @@ def test_a_binding_serializes_with_plain_numbers() -> None:
     assert all(type(v) in (int, str) for v in d.values()), d
     assert json.loads(json.dumps(d)) == d
     assert AclBinding.from_dict(d) == b("foo", P, DENY)
+
+
+# ---- the filters of DescribeAcls and DeleteAcls (Kafka's AclBindingFilter) -------------
+BOB_HOST = b("foo", op=Op.READ, principal="User:bob", host="10.0.0.9")
+FILTER_CASES = [
+    ("MATCH with no name matches every binding", AclFilter(pattern_type=PatternType.MATCH),
+     b("foo"), True),
+    ("MATCH of a name: the literal binding of it", AclFilter(
+        pattern_type=PatternType.MATCH, resource_name="foo-1"), b("foo-1"), True),
+    ("MATCH of a name: the wildcard binding", AclFilter(
+        pattern_type=PatternType.MATCH, resource_name="foo-1"), b("*"), True),
+    ("MATCH of a name: a prefix binding of it", AclFilter(
+        pattern_type=PatternType.MATCH, resource_name="foo-1"), b("foo", P), True),
+    ("MATCH of a name: not a prefix binding of another", AclFilter(
+        pattern_type=PatternType.MATCH, resource_name="foo-1"), b("bar", P), False),
+    ("MATCH of a name: not a literal binding of its prefix", AclFilter(
+        pattern_type=PatternType.MATCH, resource_name="foo-1"), b("foo"), False),
+    ("a host filter: the binding's host", AclFilter(host="10.0.0.9"), BOB_HOST, True),
+    ("a host filter: another host", AclFilter(host="10.0.0.8"), BOB_HOST, False),
+    ("a host filter is literal: '*' is not every host", AclFilter(host="*"), BOB_HOST, False),
+    ("a principal filter: another principal", AclFilter(principal=ALICE), BOB_HOST, False),
+    ("an operation filter: another operation", AclFilter(operation=Op.WRITE), BOB_HOST, False),
+    ("a permission filter: another permission", AclFilter(permission_type=DENY), BOB_HOST,
+     False),
+    ("a resource type filter: another type", AclFilter(resource_type=RT.GROUP), BOB_HOST,
+     False),
+    ("everything given and equal", AclFilter(RT.TOPIC, "foo", L, "User:bob", "10.0.0.9",
+                                             Op.READ, ALLOW), BOB_HOST, True),
+]
+
+
+@pytest.mark.parametrize("f,binding,want", [c[1:] for c in FILTER_CASES],
+                         ids=[c[0] for c in FILTER_CASES])
+def test_acl_filters(f: AclFilter, binding: AclBinding, want: bool) -> None:
+    assert f.matches(binding) is want
