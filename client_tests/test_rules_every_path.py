@@ -45,7 +45,7 @@ from rawkafka import (
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
-from wire.records import build_batch
+from wire.records import Record, build_batch
 
 Target = Cluster | KafkaTarget
 NONE, MESSAGE_TOO_LARGE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT = 0, 10, 6, 7
@@ -116,6 +116,52 @@ def test_list_offsets_latest_read_committed_is_the_last_stable_offset(cluster: T
         wait_for(lambda: _list_offset(conn, topic, isolation=1) == (NONE, 8),
                  "the last stable offset past the abort marker")
         assert _admin_latest(admin, topic, IsolationLevel.READ_COMMITTED) == 8
+    finally:
+        conn.close()
+
+
+# ---- ListOffsets by timestamp and MAX_TIMESTAMP ----------------------------------------
+def _batch_at(timestamps: list[int]) -> bytes:
+    """One batch whose records carry these CreateTime timestamps."""
+    return build_batch([Record(i, ts, None, b"v") for i, ts in enumerate(timestamps)],
+                       timestamp=min(timestamps))
+
+
+def _by_time(conn: Conn, topic: str, ts: int) -> tuple[int, int, int, int]:
+    """ListOffsets v7 of partition 0 by timestamp: (error, offset, timestamp, epoch)."""
+    r = conn.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                        "timestamp": ts}]}]})
+    p = r["topics"][0]["partitions"][0]
+    return p["error_code"], p["offset"], p["timestamp"], p["leader_epoch"]
+
+
+def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
+        cluster: Target) -> None:
+    """Kafka's fetchOffsetByTimestamp: the first batch whose max timestamp reaches the
+    target, then its first record that does (out-of-order timestamps inside a batch
+    count in offset order); nothing at or after it: offset -1, timestamp -1.
+    MAX_TIMESTAMP (-3): the first record carrying the largest timestamp. After
+    DeleteRecords, only records from the log start offset on are found."""
+    topic = _name("by-time")
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    try:
+        for stamps in ([1000, 3000, 2000], [5000, 5000], [4000]):  # offsets 0-2, 3-4, 5
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, _batch_at(stamps), acks=-1))) == NONE
+        epoch = partition_leader(cluster, topic)[1]
+        want = {0: (0, 1000), 1000: (0, 1000), 1500: (1, 3000), 2500: (1, 3000),
+                3000: (1, 3000), 3500: (3, 5000), 4500: (3, 5000), 5000: (3, 5000)}
+        for ts, (offset, found) in want.items():
+            assert _by_time(conn, topic, ts) == (NONE, offset, found, epoch), ts
+        assert _by_time(conn, topic, 5001) == (NONE, -1, -1, -1)
+        assert _by_time(conn, topic, -3) == (NONE, 3, 5000, epoch)  # MAX_TIMESTAMP
+        # the log starts at 4 now: offset 3 (the first 5000) is gone
+        assert _delete_records(conn, topic, 0, 4) == (NONE, 4)
+        assert _by_time(conn, topic, 0) == (NONE, 4, 5000, epoch)
+        assert _by_time(conn, topic, 4500) == (NONE, 4, 5000, epoch)
+        assert _by_time(conn, topic, 5001) == (NONE, -1, -1, -1)
     finally:
         conn.close()
 
