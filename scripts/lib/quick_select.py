@@ -53,6 +53,7 @@ MAX_CLIENT_FILES = 4
 # only when changed themselves.
 HEAVY = (
     "client_tests/test_wrong_clients.py",
+    "client_tests/test_reference_programs.py",
     "client_tests/test_eos_history.py",
     "client_tests/test_fuzz.py",
     "client_tests/test_adversarial.py",  # 310 s in one process
