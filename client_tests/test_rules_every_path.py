@@ -166,6 +166,39 @@ def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
         conn.close()
 
 
+def _special(conn: Conn, topic: str, ts: int, version: int = 11) -> tuple[int, int, int, int]:
+    r = conn.call(2, version, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                                        "timestamp": ts}]}]})
+    p = r["topics"][0]["partitions"][0]
+    return p["error_code"], p["offset"], p["timestamp"], p["leader_epoch"]
+
+
+def test_list_offsets_special_timestamps(cluster: Target) -> None:
+    """EARLIEST (-2) and EARLIEST_LOCAL (-4): the log start offset; LATEST (-1): the high
+    watermark; all with no timestamp (-1) and the leader epoch. MAX_TIMESTAMP (-3) of an
+    empty log, and without tiered storage LATEST_TIERED (-5) and EARLIEST_PENDING_UPLOAD
+    (-6): nothing (-1, -1, -1)."""
+    topic = _name("special")
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    try:
+        epoch = partition_leader(cluster, topic)[1]
+        assert _special(conn, topic, -3) == (NONE, -1, -1, -1)  # empty
+        for stamps in ([1000, 3000], [2000]):
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, _batch_at(stamps), acks=-1))) == NONE
+        assert _delete_records(conn, topic, 0, 1) == (NONE, 1)
+        assert _special(conn, topic, -2) == (NONE, 1, -1, epoch)
+        assert _special(conn, topic, -4) == (NONE, 1, -1, epoch)
+        assert _special(conn, topic, -1) == (NONE, 3, -1, epoch)
+        assert _special(conn, topic, -3) == (NONE, 1, 3000, epoch)
+        assert _special(conn, topic, -5) == (NONE, -1, -1, -1)
+        assert _special(conn, topic, -6) == (NONE, -1, -1, -1)
+    finally:
+        conn.close()
+
+
 # ---- max.message.bytes -----------------------------------------------------------------
 def _batch_of(size: int) -> bytes:
     """An uncompressed batch of exactly ``size`` bytes (log overhead included)."""
