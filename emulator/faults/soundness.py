@@ -16,7 +16,9 @@ The invariants (docs/fidelity.md, "The adversary's soundness"):
 2. **No append after a refusal without a leader change.** A broker that answered
    NOT_LEADER_OR_FOLLOWER for a partition appends to it again only at a later leader
    epoch than the one it knew when it refused (a broker whose metadata lags refuses
-   at the epoch it knows, then learns that it leads: Kafka's ReplicaManager does so).
+   at the epoch it knows, then learns that it leads: Kafka's ReplicaManager does so; a
+   refusal because leadership changed while the request waited, as a deposed leader's
+   purgatory answers, says nothing of the epoch after it).
 3. **Idempotent retries.** A retried batch of an idempotent producer (same producer id,
    epoch and base sequence) that was appended is answered with the offset of its first
    append, unless a leader change came in between (then the first append may have been
@@ -147,6 +149,8 @@ class Soundness:
                             f"{name}-{index} while it led it at leader epoch "
                             f"{p.leader_epoch} in the controller's state and in its own "
                             "metadata, the whole time the request was in it")
+        if changed:
+            return  # refused because leadership changed while it waited: explained
         # the leader epoch the broker refused at, as it knew it (its metadata may lag)
         self._remember(self._refused, (broker, name, index),
                        hint[1] if hint is not None else p.leader_epoch)
