@@ -166,6 +166,53 @@ def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
         conn.close()
 
 
+def test_list_offsets_by_timestamp_skips_a_batchs_records_below_the_log_start(
+        cluster: Target) -> None:
+    """The first batch whose max timestamp reaches the target may hold the matching
+    record only below the log start offset: the search goes on in the next batch."""
+    topic = _name("by-time-start")
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    try:
+        for stamps in ([6000, 1000], [7000]):  # offsets 0-1, 2
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, _batch_at(stamps), acks=-1))) == NONE
+        epoch = partition_leader(cluster, topic)[1]
+        assert _by_time(conn, topic, 5000) == (NONE, 0, 6000, epoch)
+        assert _delete_records(conn, topic, 0, 1) == (NONE, 1)
+        assert _by_time(conn, topic, 5000) == (NONE, 2, 7000, epoch)
+        assert _by_time(conn, topic, 500) == (NONE, 1, 1000, epoch)
+    finally:
+        conn.close()
+
+
+@pytest.mark.emulator_only
+def test_list_offsets_by_timestamp_finds_nothing_above_the_high_watermark(
+        cluster: Cluster) -> None:
+    """Kafka filters what the time lookup finds by the high watermark (a client's
+    lookup): a record only a paused follower lacks is not found yet (emulator: the
+    follower paused by a fault)."""
+    b1, b2, b3 = sorted(cluster.broker_ids)
+    topic = _name("by-time-hw")
+    create_assigned(cluster, topic, {0: [b1, b2, b3]})
+    c = _conn_to(cluster, b1)
+    try:
+        assert produce_error(c.call(0, 9, produce_body(topic, 0, _batch_at([1000]),
+                                                       acks=-1))) == NONE
+        cluster.pause_follower(b3, topic=topic)
+        assert produce_error(c.call(0, 9, produce_body(topic, 0, _batch_at([2000]),
+                                                       acks=1))) == NONE
+        assert _list_offset(c, topic) == (NONE, 1)  # the high watermark stays at 1
+        epoch = partition_leader(cluster, topic)[1]
+        assert _by_time(c, topic, 1500) == (NONE, -1, -1, -1)
+        assert _by_time(c, topic, 500) == (NONE, 0, 1000, epoch)
+        cluster.resume_follower(b3, topic=topic)
+        wait_for(lambda: _by_time(c, topic, 1500) == (NONE, 1, 2000, epoch),
+                 "the record found once the high watermark passes it")
+    finally:
+        c.close()
+
+
 def _special(conn: Conn, topic: str, ts: int, version: int = 11) -> tuple[int, int, int, int]:
     r = conn.call(2, version, {"replica_id": -1, "isolation_level": 0, "topics": [
         {"name": topic, "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
