@@ -3,7 +3,7 @@ Kafka 4.4 (test_acl_wildcard_deny_kafka.py runs the same scenarios).
 
 StandardAuthorizer: a binding whose principal is ``User:*`` matches every principal, a
 DENY that matches wins over any ALLOW (the principal's own or the wildcard's), and a
-wildcard ALLOW alone allows. Issue 38 found that a DENY bound to ``User:*`` could be
+wildcard ALLOW alone allows. A mutation run found that a DENY bound to ``User:*`` could be
 ignored with 234 tests green: the ACL table (test_security_acls.py) binds every ACL to
 ``User:alice``. Here the same raw requests go to both targets, sent by ``alice`` logged in
 with PLAIN (``admin`` is a super user who creates the topic and the ACLs): Metadata of

@@ -1,4 +1,4 @@
-"""Every kind of adversarial fault acts, seen over the wire (issue 37: a kind made a
+"""Every kind of adversarial fault acts, seen over the wire (a kind made a
 no-op must turn a test red, not only change the record).
 
 Each test fires exactly one fault through ``Adversary.script`` (the replay hook the

@@ -9,7 +9,7 @@ of a confluent-kafka transactional application, and 4 faults drawn from the seed
 restarts). ``KAFKA_EMULATOR_HISTORY_SEEDS`` picks the seeds: a count (``50`` runs
 seeds 1-50), a range (``100-199``) or a list (``3,17``); the default, seeds 1 and 2, is
 the README's test command's sample (about 10 s each on two cores; ten took ~100 s per
-xdist worker, issue 42), and the nightly job (.ci/adversary-nightly) runs 50.
+xdist worker), and the nightly job (.ci/adversary-nightly) runs 50.
 bench/eos_history.py runs many and prints a table.
 """
 

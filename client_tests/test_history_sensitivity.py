@@ -12,7 +12,7 @@ test:
 
 - the emulator, for that test only (a method of the running cluster replaced):
   offsets sent with an aborted transaction committed anyway (the pipeline's next
-  session resumes past records it never wrote: **lost**; the survivor issue 38 saw over
+  session resumes past records it never wrote: **lost**; the survivor a mutation run saw over
   the 10 default seeds), a commit's markers written as ABORT markers in the data
   partitions (the application saw its commit succeed: **committed missing**), an
   abort's markers written as COMMIT markers (**aborted visible**);

@@ -10,7 +10,7 @@ says what each program promises): no loss, no duplicate, no reorder of what it
 promises, no commit ahead of processing; and the adversary's soundness check
 (emulator/faults/soundness.py) found no answer Kafka could not have given.
 
-The README's test command runs a sample sized to its time budget (issue 42): seeds 1 and
+The README's test command runs a sample sized to its time budget: seeds 1 and
 2 for each producer (a few seconds a run), seed 1 for each consumer and pipeline (10-20
 s a run); ``KAFKA_EMULATOR_REFERENCE_SEEDS`` gives every program other seeds (``N`` for
 seeds 0..N-1, ``A-B`` or ``A,B``). The nightly job

@@ -1,5 +1,5 @@
 """Rules of the data path held on every path a client reaches them, on the emulator and
-on Apache Kafka 4.4 (issue 38: each was pinned by one test on one path, or by none).
+on Apache Kafka 4.4 (each was pinned by one test on one path, or by none).
 
 - ListOffsets LATEST under read_committed answers the last stable offset while a
   transaction is open (the high watermark under read_uncommitted), on the wire and

@@ -7,7 +7,7 @@ request of the classic protocol the old member can still send then answers
 FENCED_INSTANCE_ID (82): Heartbeat, SyncGroup, OffsetCommit, JoinGroup with the old
 member id, LeaveGroup (per member), and TxnOffsetCommit in its name. Kafka's GroupMetadataManager checks the instance
 id first on each of those paths (validateExistingMember, ClassicGroup.validateOffsetCommit,
-the LeaveGroup member loop); issue 38 found only the Heartbeat path pinned. The
+the LeaveGroup member loop); a mutation run found only the Heartbeat path pinned. The
 requests are raw (exact codes, no client retries) and go to the group's coordinator;
 none of them may disturb the member that took the instance id over.
 """

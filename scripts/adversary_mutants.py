@@ -5,7 +5,7 @@ the tests that must notice. Prints one line per mutant and exits 1 if any surviv
     python3 scripts/adversary_mutants.py            # all mutants (about 6 minutes)
     python3 scripts/adversary_mutants.py kick zombie
 
-Issue 37: a kind whose effect nothing checks (the first adversary's lost_response made a
+A kind whose effect nothing checks (the first adversary's lost_response made a
 no-op still wrote the record, and every test stayed green) is a kind that proves
 nothing. The copy keeps the developer's tree untouched while the tests run.
 """

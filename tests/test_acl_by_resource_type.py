@@ -10,7 +10,7 @@ dominates (a literal DENY of the same name for a literal ALLOW; a PREFIXED DENY 
 prefix of the allowed name, for either). Only the principal's bindings (or ``User:*``'s)
 for its host (or ``*``) and for the operation (or ALL) count.
 client_tests/test_acl_wildcard_deny.py's ``write_on_some_topic_by_pattern`` asks the same
-of a real Kafka 4.4 and of the emulator over the wire; issue 38's mutation run found these
+of a real Kafka 4.4 and of the emulator over the wire; the mutation run found these
 rules unpinned (and the prefix domination missing).
 """
 

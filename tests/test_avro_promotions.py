@@ -7,7 +7,7 @@ long to float or double; float to double; string to bytes and bytes to string. S
 BACKWARD (the new schema reads the old one's data) accepts exactly (old, new) among
 those pairs and FORWARD (the old schema reads the new one's data) exactly (new, old);
 every other pair is a TYPE_MISMATCH, in either direction: double to float, long to int,
-float to int, boolean to int, and so on (issue 38: ``double`` -> ``float`` was once
+float to int, boolean to int, and so on (``double`` -> ``float`` was once
 accepted as a promotion and 170 tests passed). Checked on a bare type, as a record
 field and as array items, the three places a reader meets a writer's primitive.
 """

@@ -124,7 +124,7 @@ def missing_tests(targets: list[Target]) -> list[str]:
 
 
 def mutated_modules(targets: list[Target]) -> list[str]:
-    """Every module the targets cover (the packages of issue 38), sorted."""
+    """Every module the targets cover (the domain and the rules' packages), sorted."""
     out = set()
     for t in targets:
         for g in t.modules:
