@@ -11,6 +11,7 @@ import pytest
 from emulator.faults import FaultError
 from emulator.faults.adversary import (
     COORDINATOR_MOVE,
+    COORDINATOR_MOVE_OFFSET_FETCH,
     FOLLOWER_LAG,
     KICK,
     KINDS,
@@ -104,6 +105,17 @@ def test_rates_scale_per_kind_and_acks_decide_what_applies(make_cluster) -> None
     plans = [(ack, landed.before(1, 0, 9, "a", _produce(acks=ack))) for ack in (1, -1) * 50]
     kinds_by_acks = {(ack, p.rule.kind) for ack, p in plans if p is not None}
     assert kinds_by_acks == {(1, UNREPLICATED_LEADER_MOVE), (-1, LEADER_MOVE_AFTER_APPEND)}
+
+
+def test_the_offset_fetch_move_is_off_unless_asked_for() -> None:
+    """librdkafka 2.16's group consumer hangs on it (docs/adversary.md): named only."""
+    from emulator.faults.adversary import RULES
+    rule = RULES[9][0]
+    assert rule.kind == COORDINATOR_MOVE_OFFSET_FETCH
+    assert Adversary(0, None).rate(rule) == 0  # type: ignore[arg-type]
+    assert Adversary(0, None, scale={"coordinator_move": 2}).rate(rule) == 0  # type: ignore[arg-type]
+    assert Adversary(0, None, scale={COORDINATOR_MOVE_OFFSET_FETCH: 1}).rate(  # type: ignore[arg-type]
+        rule) == rule.rate
 
 
 def test_zombies_are_off_unless_asked_for() -> None:
@@ -209,12 +221,12 @@ def test_coordinator_move_before_a_request_moves_the_groups_partition(make_clust
     p = state.topics["__consumer_offsets"].partitions[part]
     leader = p.leader
     adv = Adversary(1, state, services, script=_script(
-        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE)))
+        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE_OFFSET_FETCH)))
     assert adv.before(leader, 9, 8, "a", {"group_id": "g"}) is not None
     assert p.leader != leader
     # asked of a broker that is not the coordinator, a move would add nothing
     other = Adversary(1, state, services, script=_script(
-        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE)))
+        ("a", leader, "OffsetFetch", 1, COORDINATOR_MOVE_OFFSET_FETCH)))
     assert other.before(leader, 9, 8, "a", {"group_id": "g"}) is None
 
 

@@ -102,6 +102,7 @@ from emulator.faults.adversary_rules import (
     AFTER,
     COORDINATOR_MOVE,
     COORDINATOR_MOVE_AFTER,
+    COORDINATOR_MOVE_OFFSET_FETCH,
     COORDINATOR_QUIET_REQUESTS,
     DEFAULT_SCALE,
     FAMILY,
@@ -110,6 +111,7 @@ from emulator.faults.adversary_rules import (
     GROUP_QUIET_MS,
     KICK,
     KICK_MAX_HOLD_MS,
+    KICK_QUIET_MS,
     KINDS,
     LEADER_MOVE,
     LEADER_MOVE_AFTER_APPEND,
@@ -148,7 +150,6 @@ from wire.messages import NAMES
 
 log = logging.getLogger("kafka_emulator")
 
-# The vocabulary (adversary_rules.py), re-exported: callers import it from here.
 __all__ = ["AFTER", "COORDINATOR_MOVE", "FOLLOWER_LAG", "FOLLOWER_LAG_MS", "KICK", "KINDS",
            "LEADER_MOVE", "LEADER_MOVE_AFTER_APPEND", "LOST_RESPONSE", "REBALANCE", "RULES",
            "SCALE_ENV", "SESSION_EVICTED", "SLOW_MARKERS", "SLOW_MARKERS_MS",
@@ -169,7 +170,7 @@ class Adversary:
     script: frozenset[FaultKey] | None = None
     counts: dict[tuple[str, int, int], int] = field(default_factory=dict)
     txn_counts: dict[str, int] = field(default_factory=dict)  # transactions ended, per id
-    disrupted_at: dict[str, int] = field(default_factory=dict)  # group -> last rebalance/kick
+    quiet_until: dict[str, int] = field(default_factory=dict)  # group -> left alone until
     # (client, topic, partition) -> the client's request count at its last move of it
     moved_at: dict[tuple[str, str, int], int] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)  # client -> requests seen
@@ -250,7 +251,7 @@ class Adversary:
             plan.drop = True
             return self._note(plan, "the request applied, its response lost "
                               "(connection closed)")
-        if kind in (COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER):
+        if kind in (COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER, COORDINATOR_MOVE_OFFSET_FETCH):
             return self._coordinator_move(plan, req)
         if kind in (REBALANCE, KICK):
             return self._rebalance(plan, req)
@@ -354,9 +355,9 @@ class Adversary:
 
     def _move_after_metadata(self, plan: Plan, result: Any) -> Any:
         """A leader moves right after this client learnt it (a partition of the answer)."""
+        items: list[tuple[str, int]] = []
         if not isinstance(result, dict):
             return result
-        items = []
         for t in result.get("topics") or ():
             name = t.get("name")
             if not name or t.get("error_code") or t.get("is_internal"):
@@ -466,12 +467,12 @@ class Adversary:
         if not group_id:
             return None
         now = self.state.now()
-        if self.script is None and \
-                now - self.disrupted_at.get(group_id, -GROUP_QUIET_MS) < GROUP_QUIET_MS:
+        if self.script is None and now < self.quiet_until.get(group_id, 0):
             return None  # the group's last rebalance or kick was too recent
         done = self._disrupt(plan, req, group_id, services)
         if done is not None:
-            self.disrupted_at[group_id] = now
+            self.quiet_until[group_id] = now + (done.hold_ms + KICK_QUIET_MS
+                                                if done.rule.kind == KICK else GROUP_QUIET_MS)
         return done
 
     def _disrupt(self, plan: Plan, req: dict, group_id: str, services: Services

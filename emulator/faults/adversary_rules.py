@@ -18,6 +18,10 @@ FOLLOWER_LAG = "follower_lag"
 COORDINATOR_MOVE = "coordinator_move"  # before the request reaches the coordinator
 # after the coordinator answered: a kind of its own, so that a replayed key says which
 COORDINATOR_MOVE_AFTER = "coordinator_move_after_answer"
+# before an OffsetFetch: a kind of its own, off by default, because librdkafka 2.16's
+# group consumer hangs on it for good (docs/adversary.md): every librdkafka consumer
+# test would fail on the client's bug, not the application's
+COORDINATOR_MOVE_OFFSET_FETCH = "coordinator_move_before_offset_fetch"
 LOST_RESPONSE = "lost_response"
 REBALANCE = "rebalance"
 KICK = "kick"
@@ -27,13 +31,14 @@ SHARE_LOCK_EXPIRY = "share_lock_expiry"
 SLOW_MARKERS = "slow_markers"
 STALE_METADATA = "stale_metadata"
 KINDS = (LEADER_MOVE, LEADER_MOVE_AFTER_APPEND, UNREPLICATED_LEADER_MOVE, FOLLOWER_LAG,
-         COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER, LOST_RESPONSE, REBALANCE, KICK,
+         COORDINATOR_MOVE, COORDINATOR_MOVE_AFTER, COORDINATOR_MOVE_OFFSET_FETCH,
+         LOST_RESPONSE, REBALANCE, KICK,
          SESSION_EVICTED, ZOMBIE, SHARE_LOCK_EXPIRY, SLOW_MARKERS, STALE_METADATA)
 # Kinds whose default factor is not 1 (``Adversary.scale`` overrides): a zombie needs a
 # second instance of the application, which a test has only when it says so.
-DEFAULT_SCALE = {ZOMBIE: 0.0}
+DEFAULT_SCALE = {ZOMBIE: 0.0, COORDINATOR_MOVE_OFFSET_FETCH: 0.0}
 # A kind scaled with another unless named itself (``coordinator_move=2`` scales both).
-FAMILY = {COORDINATOR_MOVE_AFTER: COORDINATOR_MOVE}
+FAMILY = {COORDINATOR_MOVE_AFTER: COORDINATOR_MOVE}  # (not the OffsetFetch one: named only)
 
 # (client_id, broker, API name, n, kind): what replays a fault (``Adversary.script``).
 FaultKey = tuple[str, int, str, int, str]
@@ -82,7 +87,7 @@ RULES: dict[int, tuple[Rule, ...]] = {
     3: (Rule(LEADER_MOVE, 0.12, AFTER),),  # Metadata
     8: (_COORDINATOR, Rule(REBALANCE, 0.03), Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER),
         Rule(LOST_RESPONSE, 0.02)),  # OffsetCommit
-    9: (_COORDINATOR,),  # OffsetFetch
+    9: (Rule(COORDINATOR_MOVE_OFFSET_FETCH, 0.05),),  # OffsetFetch
     11: (Rule(COORDINATOR_MOVE, 0.05), Rule(COORDINATOR_MOVE_AFTER, 0.05, AFTER)),  # JoinGroup
     12: (Rule(REBALANCE, 0.08), Rule(KICK, 0.02), Rule(COORDINATOR_MOVE, 0.02),
          Rule(COORDINATOR_MOVE_AFTER, 0.02, AFTER)),  # Heartbeat
@@ -116,6 +121,10 @@ STALE_LAG_MS = (200, 1000)
 # heartbeat every few hundred ms to 3 s, and a per-request rate alone would keep a group
 # with fast heartbeats rebalancing all the time (no progress), one with slow ones never.
 GROUP_QUIET_MS = 3000
+# After a kick the group is left alone longer: the member lost a session's worth of
+# time and rejoins; a second kick at once would keep a fast-heartbeating group (a
+# 200 ms heartbeat draws five times a second) from ever getting back to work.
+KICK_QUIET_MS = 15000
 # A client's requests move one partition's leader (a user partition's, or a
 # coordinator's partition) at most once per this many of that client's requests:
 # Kafka's elections are events, not a steady state, and a client that refreshes its
