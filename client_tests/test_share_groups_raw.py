@@ -429,9 +429,7 @@ def test_group_config_resource(cluster: Target, topic_name: str) -> None:
     assert configs["share.delivery.count.limit"]["config_source"] == 5  # DEFAULT
     lconn = conn_to(c, leader)
     hconn = conn_to(c, coordinator(c, g))
-    # the share coordinator of the share-partition has loaded __share_group_state (a
-    # Kafka pass saw the state read of the first fetch below still pending at the end of
-    # its wait, and its UNKNOWN_SERVER_ERROR arrive with the second fetch instead)
+    # the share coordinator of the share-partition has loaded __share_group_state
     find_coordinator(c, f"{g}:{kafka_uuid(tid)}:0", key_type=2)
     try:
         # no share coordinator state yet: the group coordinator initializes it when a
@@ -449,7 +447,15 @@ def test_group_config_resource(cluster: Target, topic_name: str) -> None:
         else:
             assert isinstance(c, KafkaTarget), "the emulator answers UNKNOWN_SERVER_ERROR"
         r = fetch(lconn, g, "m", 1, tid)
-        assert (r["error_code"], r["responses"]) == (E.NONE, [])
+        assert r["error_code"] == E.NONE, r
+        if r["responses"]:
+            # Kafka 4.4 tries the share-partition's state read again on this fetch, and
+            # its UNKNOWN_SERVER_ERROR may come back before the answer does (two Kafka
+            # passes saw it, once with the share coordinator loaded): the share-partition
+            # leader's timing. Nothing is acquired either way; the emulator answers nothing.
+            assert isinstance(c, KafkaTarget), r
+            (p,) = r["responses"][0]["partitions"]
+            assert (p["error_code"], p["acquired_records"]) == (E.UNKNOWN_SERVER_ERROR, [])
         assigned(hconn, g, "m", heartbeat(hconn, g, "m", 0, [topic_name]), tid, [0])
         r = fetch(lconn, g, "m", 2, tid, wait=WAIT)
         assert r["acquisition_lock_timeout_ms"] == 20000
