@@ -45,6 +45,13 @@ def test_a_closed_session_connection_releases_its_records(cluster: Target,
         first.close()  # the session's connection: the session closes with it
     other = conn_to(c, leader)
     try:
+        # the records were released: another member gets them, delivered a second time.
+        # Asked first, with a wait: Kafka closes the session when its network thread has
+        # seen the disconnect, after the close returned here, so this waits that out
+        # (an acknowledgement sent first could still find the session open on Kafka)
+        r = fetch(other, g, "b", 0, tid, wait=WAIT)
+        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
+            {"first_offset": 0, "last_offset": 1, "delivery_count": 2}]
         # "a" acknowledges on another connection with its old session's next epoch
         r = other.call(79, 1, {"group_id": g, "member_id": "a", "share_session_epoch": 1,
                                "topics": [{"topic_id": tid, "partitions": [{
@@ -52,9 +59,5 @@ def test_a_closed_session_connection_releases_its_records(cluster: Target,
                                        "first_offset": 0, "last_offset": 1,
                                        "acknowledge_types": [1]}]}]}]})
         assert r["error_code"] == E.SHARE_SESSION_NOT_FOUND, r
-        # the records were released: another member gets them, delivered a second time
-        r = fetch(other, g, "b", 0, tid, wait=WAIT)
-        assert r["responses"][0]["partitions"][0]["acquired_records"] == [
-            {"first_offset": 0, "last_offset": 1, "delivery_count": 2}]
     finally:
         other.close()
