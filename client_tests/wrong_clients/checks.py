@@ -71,6 +71,27 @@ def end_offsets(bootstrap: str, topic: str, partitions: int, timeout: float = 30
         c.close()
 
 
+# How long the high watermarks must stay still before a checker takes them as the end:
+# longer than the adversary's longest follower lag (FOLLOWER_LAG_MS), during which an
+# acknowledged acks=1 record sits above the high watermark, unreadable but not lost.
+SETTLE_S = 1.8
+
+
+def settled_ends(bootstrap: str, topic: str, partitions: int,
+                 timeout: float = 30.0) -> dict[int, int]:
+    """The high watermarks once they stopped moving for ``SETTLE_S``: the followers
+    have fetched what the leaders hold (a record still above a high watermark then is
+    one the followers never got, as a leader move would show)."""
+    deadline = time.monotonic() + timeout
+    ends = end_offsets(bootstrap, topic, partitions, timeout)
+    while True:
+        time.sleep(SETTLE_S)
+        again = end_offsets(bootstrap, topic, partitions, timeout)
+        if again == ends or time.monotonic() > deadline:
+            return again
+        ends = again
+
+
 def stable_ends(bootstrap: str, topic: str, partitions: int,
                 timeout: float = 30.0) -> dict[int, int]:
     """The end offsets once no transaction is open on ``topic`` (the last stable offset
@@ -79,7 +100,7 @@ def stable_ends(bootstrap: str, topic: str, partitions: int,
     open count as a failure of the program, after ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:
-        high = end_offsets(bootstrap, topic, partitions, timeout)
+        high = settled_ends(bootstrap, topic, partitions, timeout)
         stable = end_offsets(bootstrap, topic, partitions, timeout, read_committed=True)
         if stable == high:
             return high
@@ -103,7 +124,7 @@ def read_records(bootstrap: str, topic: str, partitions: int,
                  ) -> list[tuple[bytes, int, int]]:
     """read_topic's records with where each sits: (value, partition, offset)."""
     ends = (stable_ends(bootstrap, topic, partitions, timeout) if read_committed
-            else end_offsets(bootstrap, topic, partitions, timeout))
+            else settled_ends(bootstrap, topic, partitions, timeout))
     c = Consumer({
         "bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
         "enable.auto.commit": False,
