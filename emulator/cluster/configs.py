@@ -225,7 +225,7 @@ if TYPE_CHECKING:
     FIDELITY_KAFKA: dict[str, str]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> dict[str, str]:
     if name == "FIDELITY_KAFKA":
         value = {key: str(_KAFKA_DEFAULTS[key]) for d in _fidelity.DIFFERENCES
                  for key in d.configs}

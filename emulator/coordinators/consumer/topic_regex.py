@@ -13,7 +13,8 @@ RE2 itself (the google-re2 binding), whose syntax RE2/J implements.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+import types
+from typing import TYPE_CHECKING
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -41,7 +42,7 @@ _RE2J_DESCRIPTIONS = (
 
 
 @functools.cache
-def _re2() -> tuple[Any, Any]:
+def _re2() -> tuple[types.ModuleType, re2.Options]:
     """The binding and its options, imported at the first regex subscription: google-re2
     loads RE2 and abseil (~2.5 MB of a process's memory), which a cluster whose clients
     never subscribe by regex does not need (docs/scale.md, start-up)."""
