@@ -357,6 +357,39 @@ def test_soundness_names_a_not_leader_answer_from_the_leader(make_cluster) -> No
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_judges_a_refusal_by_the_metadata_the_broker_had_when_it_refused(
+        make_cluster) -> None:
+    """A broker whose metadata lags refuses a batch for a partition it now leads, and
+    learns that it leads while the answer waits (on another partition's acks=all): Kafka
+    answers so. Judged by the view at the answer alone, it looked like a leader refusing
+    its own partition, and the append after it at the same epoch like a second lie."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    new = next(b for b in p.replicas if b != p.leader)
+    state.metadata_views.set_lag(new, 5_000)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": new})
+    assert p.leader == new
+    state.metadata_views.flush()
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    snap = check.snapshot(0, req, new)  # it arrives while the broker's view lags
+    sim.clock.advance(5_000)
+    state.metadata_views.flush()
+    assert state.metadata_views.leader_hint(new, "t", 0) is None  # it knows it leads
+    refused = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": E.NOT_LEADER_OR_FOLLOWER, "base_offset": -1}]}]}
+    check.check(new, 0, 9, req, refused, snap)
+    ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
+    check.check(new, 0, 9, req, ok, check.snapshot(0, req, new))
+    assert check.violations == []
+    # knowing it led when the request came, the same refusal is the lie
+    check.check(new, 0, 9, req, refused, check.snapshot(0, req, new))
+    assert len(check.violations) == 1 and "while it led it" in check.violations[0]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
 def test_soundness_names_a_retried_batch_written_twice(make_cluster) -> None:
     sim = make_cluster(3)
     state = sim.state

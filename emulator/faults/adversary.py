@@ -559,9 +559,10 @@ class Adversary:
         return max(normal, delay)
 
     # ---- the answers ------------------------------------------------------------------
-    def snapshot(self, api: int, req: dict) -> Snapshot | None:
-        """What the soundness check needs of the state as a request arrives."""
-        return self.soundness.snapshot(api, req)
+    def snapshot(self, api: int, req: dict, broker: int) -> Snapshot | None:
+        """What the soundness check needs of the state as a request arrives at
+        ``broker``."""
+        return self.soundness.snapshot(api, req, broker)
 
     def check(self, broker: int, api: int, version: int, req: dict, result: Any,
               snap: Snapshot | None) -> None:

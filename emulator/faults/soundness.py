@@ -52,8 +52,9 @@ MAX_TRACKED = 200_000
 NOT_LEADER = int(E.NOT_LEADER_OR_FOLLOWER)
 NOT_ENOUGH = int(E.NOT_ENOUGH_REPLICAS)
 
-# (topic, partition) -> (leader, leader epoch) when the request arrived
-Snapshot = dict[tuple[str, int], tuple[int, int]]
+# (topic, partition) -> (leader, leader epoch) in the controller's state, then (leader,
+# leader epoch) in the receiving broker's own metadata view, when the request arrived
+Snapshot = dict[tuple[str, int], tuple[int, int, int, int]]
 
 
 class Soundness:
@@ -70,16 +71,19 @@ class Soundness:
         self._appended: dict[tuple[int, int, str, int, int], tuple[int, int]] = {}
 
     # ---- when a request arrives ---------------------------------------------------------
-    def snapshot(self, api: int, req: dict) -> Snapshot | None:
+    def snapshot(self, api: int, req: dict, broker: int = -1) -> Snapshot | None:
         """Leader and leader epoch of the partitions a Produce, Fetch or ListOffsets
-        names, as the request arrives."""
+        names, as the request arrives: in the controller's state and in ``broker``'s
+        metadata view (a broker whose view lags refuses from what it knew then, and may
+        learn that it leads before its answer leaves: the answer is Kafka's)."""
         if api not in (0, 1, 2):
             return None
         snap: Snapshot = {}
         for name, index in _request_partitions(self.state, api, req):
             p = self._partition(name, index)
             if p is not None:
-                snap[(name, index)] = (p.leader, p.leader_epoch)
+                view = self._view(broker, name, index, p)
+                snap[(name, index)] = (p.leader, p.leader_epoch, view[0], view[1])
         return snap
 
     # ---- when its answer is ready -------------------------------------------------------
@@ -140,20 +144,19 @@ class Soundness:
         if p is None:
             return
         arrived = snap.get((name, index))
-        views = getattr(self.state, "metadata_views", None)
-        hint = views.leader_hint(broker, name, index) if views is not None else None
-        view_leader = hint[0] if hint is not None else p.leader
-        changed = arrived is None or arrived != (p.leader, p.leader_epoch)
-        if p.leader == broker and view_leader == broker and not changed:
+        view_leader, _ = self._view(broker, name, index, p)
+        changed = arrived is None or arrived[:2] != (p.leader, p.leader_epoch)
+        if p.leader == broker and view_leader == broker and not changed \
+                and arrived is not None and arrived[2] == broker:
             self._violation(f"{api}: broker {broker} answered NOT_LEADER_OR_FOLLOWER for "
                             f"{name}-{index} while it led it at leader epoch "
                             f"{p.leader_epoch} in the controller's state and in its own "
                             "metadata, the whole time the request was in it")
-        if changed:
+        if changed or arrived is None:
             return  # refused because leadership changed while it waited: explained
-        # the leader epoch the broker refused at, as it knew it (its metadata may lag)
-        self._remember(self._refused, (broker, name, index),
-                       hint[1] if hint is not None else p.leader_epoch)
+        # the leader epoch the broker refused at, as it knew it when the request arrived
+        # (its metadata may lag, and catch up before the answer leaves)
+        self._remember(self._refused, (broker, name, index), arrived[3])
 
     def _not_enough(self, name: str, index: int) -> None:
         t = self.state.topics.get(name)
@@ -187,6 +190,14 @@ class Soundness:
                             "retried batch written twice")
 
     # ---- helpers ----------------------------------------------------------------------------
+    def _view(self, broker: int, name: str, index: int, p: Any) -> tuple[int, int]:
+        """(leader, leader epoch) of the partition in ``broker``'s metadata view (the
+        controller's state when the view is current, or names the broker the leader)."""
+        views = getattr(self.state, "metadata_views", None)
+        hint = views.leader_hint(broker, name, index) \
+            if views is not None and broker >= 0 else None
+        return hint if hint is not None else (p.leader, p.leader_epoch)
+
     def _partition(self, name: str, index: int) -> Any:
         t = self.state.topics.get(name)
         if t is None or not 0 <= index < len(t.partitions):

@@ -46,7 +46,10 @@ ACCEPTED = (3, 13)
 LEADER_HINT_ERRORS = (E.NOT_LEADER_OR_FOLLOWER, E.FENCED_LEADER_EPOCH)
 
 
-def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendResult) -> dict:
+def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendResult,
+                        hint: tuple[int, int] | None = None) -> dict:
+    """One partition's answer; ``hint`` is the current leader this broker named when it
+    refused the batch (else the one it names now)."""
     out: dict[str, Any] = {
         "index": index,
         "error_code": r.error,
@@ -61,15 +64,23 @@ def _partition_response(ctx: RequestContext, topic: str, index: int, r: AppendRe
         "record_errors": r.record_errors,
     }
     if r.error in LEADER_HINT_ERRORS:
-        # the leader this broker's metadata names (metadata_views: lags under Kafka's timing)
-        hint = ctx.cluster.metadata_views.leader_hint(ctx.broker_id, topic, index)
-        t = ctx.cluster.topics.get(topic)
+        hint = hint or current_leader(ctx, topic, index)
         if hint is not None:
             out["current_leader"] = {"leader_id": hint[0], "leader_epoch": hint[1]}
-        elif t is not None and index < len(t.partitions):
-            p = t.partitions[index]
-            out["current_leader"] = {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
     return out
+
+
+def current_leader(ctx: RequestContext, topic: str, index: int) -> tuple[int, int] | None:
+    """(leader, leader epoch) as this broker's metadata names it now (metadata_views:
+    lags under Kafka's timing), for the current-leader hint."""
+    hint = ctx.cluster.metadata_views.leader_hint(ctx.broker_id, topic, index)
+    if hint is not None:
+        return hint
+    t = ctx.cluster.topics.get(topic)
+    if t is not None and index < len(t.partitions):
+        p = t.partitions[index]
+        return p.leader, p.leader_epoch
+    return None
 
 
 def view_error(views: MetadataViews, broker_id: int, topic: str, index: int) -> int:
@@ -183,6 +194,13 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                              ctx.broker_id, name, idx, ctx.client_id, E(r.error).name, r.reason)
             entries.append((name or "", idx, r))
         results.append((td, entries))
+    # The hint of a batch refused now is the leader this broker names now. An answer
+    # that waits for another partition's acks=all leaves later, when a broker whose
+    # metadata lagged may know that it leads; Kafka looks the hint up as the response
+    # leaves, so either is an answer it gives, and the one kept here never has a broker
+    # name itself the leader of what it refused (the soundness check's rule).
+    refused_hints = {(n, i): current_leader(ctx, n, i) for _, es in results for n, i, r in es
+                     if r.error in LEADER_HINT_ERRORS}
     # KIP-13 producer_byte_rate: the bytes count against the quota even when refused
     quotas = ctx.services.quotas
     throttle = quota_throttle(ctx, "producer_byte_rate", sum(
@@ -220,7 +238,7 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                                       r.log_start_offset)) if with_start
                                  else Row((idx, 0, r.base_offset, r.log_append_time)))
                     continue
-                pr = _partition_response(ctx, name, idx, r)
+                pr = _partition_response(ctx, name, idx, r, refused_hints.get((name, idx)))
                 hint = pr.get("current_leader")
                 leader = hint["leader_id"] if hint is not None else -1
                 if leader >= 0:

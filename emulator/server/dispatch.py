@@ -120,7 +120,7 @@ class Dispatcher:
             plan = adversary.before(bl.broker.id, key, version, hdr.client_id, req)
             if plan is not None and plan.hold_ms > 0:
                 await asyncio.sleep(plan.hold_ms / 1000)  # the request held in the network
-            snap = adversary.snapshot(key, req)  # the state the request arrives in
+            snap = adversary.snapshot(key, req, bl.broker.id)  # the state it arrives in
         if injected is None:
             result = await self.handle(info.module, ctx, req, version)
         else:
