@@ -287,7 +287,7 @@ def test_new_controller_resumes_a_reassignment_left_mid_way(make_cluster: MakeCl
     settle(s, clock)
     assert (p.replicas, p.isr, p.adding_replicas, p.removing_replicas) == \
         ([2, 4], [2, 4], [], [])
-    assert s.controller.replicas.state(("t", 0, 1)).value == "NonExistentReplica"
+    assert s.controller.machines.replicas.state(("t", 0, 1)).value == "NonExistentReplica"
 
 
 def test_new_controller_elects_leaders_for_partitions_left_offline(
@@ -299,10 +299,10 @@ def test_new_controller_elects_leaders_for_partitions_left_offline(
     assert p.leader == -1
     controller.broker_stopped(s, 1)  # controller failover while the partition is offline
     assert s.controller_id == 2
-    assert s.controller.partitions.state(p.key).value == "OfflinePartition"
+    assert s.controller.machines.partitions.state(p.key).value == "OfflinePartition"
     controller.broker_started(s, 3)
     assert p.leader == 3
-    assert s.controller.partitions.state(p.key).value == "OnlinePartition"
+    assert s.controller.machines.partitions.state(p.key).value == "OnlinePartition"
 
 
 def test_controller_moves_when_the_controller_shuts_down_cleanly(make_cluster: MakeCluster) -> None:

@@ -141,7 +141,7 @@ def test_creation_with_every_replica_down_stays_new_until_one_starts() -> None:
     s, rec = cluster()
     controller.broker_stopped(s, 3)
     s.create_topic("solo", assignments={0: [3]})
-    c = s.controller
+    c = s.controller.machines
     assert c.partitions.state(("solo", 0)) is PS.NewPartition
     assert c.replicas.state(("solo", 0, 3)) is RS.OfflineReplica
     rec.take()
@@ -169,8 +169,8 @@ def test_follower_failure_only_moves_its_replica() -> None:
     s.create_topic("t", assignments={0: [2, 3, 1]})
     rec.take()
     controller.broker_stopped(s, 1)  # 1 is the controller and a follower
-    c = s.controller
-    assert c.broker_id == 2
+    c = s.controller.machines
+    assert s.controller_id == 2
     assert c.partitions.state(("t", 0)) is PS.OnlinePartition
     assert c.replicas.state(("t", 0, 1)) is RS.OfflineReplica
     assert s.get_partition("t", 0).isr == [2, 3]
@@ -207,7 +207,7 @@ def test_deletion_walks_offline_then_nonexistent() -> None:
         ("replica_state", ("t", 0, 2), "OnlineReplica", "OfflineReplica"),
         ("replica_state", ("t", 0, 2), "OfflineReplica", "NonExistentReplica"),
     ]
-    assert len(s.controller.partitions) == 0 and len(s.controller.replicas) == 0
+    assert len(s.controller.machines.partitions) == 0 and len(s.controller.machines.replicas) == 0
 
 
 def test_reassignment_walks_new_online_offline_nonexistent() -> None:
@@ -237,10 +237,10 @@ def test_controller_failover_rebuilds_the_machines_from_metadata() -> None:
     controller.broker_stopped(s, 1)  # the controller
     new = s.controller
     assert (old.broker_id, new.broker_id) == (1, 2) and new.epoch == old.epoch + 1
-    assert new.partitions.state(("a", 0)) is PS.OnlinePartition
-    assert new.partitions.state(("solo", 0)) is PS.OfflinePartition
-    assert new.replicas.state(("a", 1, 3)) is RS.OfflineReplica
-    assert new.replicas.state(("a", 1, 2)) is RS.OnlineReplica
+    assert new.machines.partitions.state(("a", 0)) is PS.OnlinePartition
+    assert new.machines.partitions.state(("solo", 0)) is PS.OfflinePartition
+    assert new.machines.replicas.state(("a", 1, 3)) is RS.OfflineReplica
+    assert new.machines.replicas.state(("a", 1, 2)) is RS.OnlineReplica
     assert s.controller_id == 2
 
 

@@ -279,7 +279,7 @@ def test_stepped_create_is_published_whole_at_the_end(make_cluster: MakeCluster)
     assert s.topics["big"] is topic and not s.pending_topics
     assert [p.index for p in topic.partitions] == list(range(1000))
     assert all(p.leader == p.replicas[0] and p.isr == p.replicas for p in topic.partitions)
-    c = s.controller
+    c = s.controller.machines
     assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
     # Stepping gives what one call gives (same seed, same placement).
     same = make_cluster().state.create_topic("big", 1000, 3)
@@ -296,7 +296,7 @@ def test_stepped_create_starts_again_when_a_broker_dies_under_it(make_cluster: M
     # Built as if it came after the failure: nothing leads on broker 2 or lists it in
     # an ISR, and the controller knows every partition (no leftover of the first try).
     assert all(p.leader != 2 and 2 not in p.replicas for p in topic.partitions)
-    c = s.controller
+    c = s.controller.machines
     assert sum(1 for k, _ in c.partitions if k[0] == "big") == 1000
     assert all(c.partitions.state(p.key) is PS.OnlinePartition for p in topic.partitions)
 
@@ -308,8 +308,8 @@ def test_abandoned_stepped_create_leaves_nothing_behind(make_cluster: MakeCluste
         next(steps)
     steps.close()  # the server stopped meanwhile
     assert "big" not in s.topics and not s.pending_topics
-    assert not [k for k, _ in s.controller.partitions if k[0] == "big"]
-    assert not [k for k, _ in s.controller.replicas if k[0] == "big"]
+    assert not [k for k, _ in s.controller.machines.partitions if k[0] == "big"]
+    assert not [k for k, _ in s.controller.machines.replicas if k[0] == "big"]
     assert len(s.create_topic("big", 5, 3).partitions) == 5
 
 
@@ -328,7 +328,7 @@ def test_stepped_create_partitions_and_a_deletion_under_it(make_cluster: MakeClu
     with pytest.raises(KafkaError) as e:
         _steps_until_end(steps)
     assert e.value.code == E.UNKNOWN_TOPIC_OR_PARTITION
-    assert not [k for k, _ in s.controller.partitions if k[0] == "t"]
+    assert not [k for k, _ in s.controller.machines.partitions if k[0] == "t"]
 
 
 def test_stepped_delete_unpublishes_first_and_frees_the_name_last(
@@ -340,7 +340,7 @@ def test_stepped_delete_unpublishes_first_and_frees_the_name_last(
     assert "big" not in s.topics and "big" in s.pending_topics
     _steps_until_end(steps)
     assert not s.pending_topics
-    assert not [k for k, _ in s.controller.partitions if k[0] == "big"]
+    assert not [k for k, _ in s.controller.machines.partitions if k[0] == "big"]
     assert len(s.create_topic("big", 2, 3).partitions) == 2
 
 

@@ -24,13 +24,16 @@ in-memory view, enforced on every transition:
 
 Every change bumps the partition epoch; a leader change (or a replica-set shrink)
 bumps the leader epoch. Functions take the cluster's data (``ClusterMetadata``);
-the active controller is ``state.controller``.
+the active controller is ``state.controller`` (typed there as
+``ports.ControllerRole``: the cluster's data sits below this module).
 
 The controller is the only writer of leadership and replica sets: elections and
 partition changes go through ``emulator.cluster.leadership``, reassignments through
-``emulator.cluster.reassignment``; both sit below this module. Replication tells
+``emulator.cluster.reassignment``; both sit below this module and move the
+controller's state machines (``ControllerStateMachines``, emulator.cluster.
+state_machines, below them all) without calling this role back. Replication tells
 the controller of ISR changes through its ``isr_listeners`` (AlterPartition), so
-nothing below imports this module.
+nothing below imports or calls this module.
 """
 
 
@@ -45,8 +48,6 @@ from emulator.cluster.events import (
     ControllerChanged,
     ControllerFailover,
     LogDirFailed,
-    PartitionStateChanged,
-    ReplicaStateChanged,
 )
 from emulator.cluster.leadership import (
     CONTROLLED_SHUTDOWN,
@@ -70,12 +71,12 @@ from emulator.cluster.log_dirs import (
 )
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import ControllerRole
 from emulator.cluster.reassignment import maybe_complete_reassignment
 from emulator.cluster.state_machines import (
+    ControllerStateMachines,
     PartitionState,
-    PartitionStateMachine,
     ReplicaState,
-    ReplicaStateMachine,
 )
 from wire.errors import ErrorCode as E
 
@@ -93,14 +94,14 @@ def _conf(state: ClusterMetadata, key: str, default: str) -> str:
 
 
 class Controller:
-    """The active controller and its in-memory state machines."""
+    """The active controller: which broker holds the role, its epoch, failover and its
+    timers; its in-memory state machines are ``machines`` (ports.ControllerRole)."""
 
     def __init__(self, state: ClusterMetadata, broker_id: int, epoch: int) -> None:
         self.state = state
         self.broker_id = broker_id
         self.epoch = epoch
-        self.partitions = PartitionStateMachine(self._on_partition_transition)
-        self.replicas = ReplicaStateMachine(self._on_replica_transition)
+        self.machines = ControllerStateMachines(state.emit)
         now = state.now()
         self.next_rebalance_ms = now + self.rebalance_interval_ms()
         self.next_unclean_ms = now + int(_conf(state, "unclean.leader.election.interval.ms",
@@ -108,37 +109,6 @@ class Controller:
 
     def __repr__(self) -> str:
         return f"Controller(broker={self.broker_id}, epoch={self.epoch})"
-
-    # ---- state machine plumbing -----------------------------------------------------
-    def _on_partition_transition(self, key: object, old: PS, new: PS) -> None:
-        self.state.emit(PartitionStateChanged(key=key, old=old.value, new=new.value))
-
-    def _on_replica_transition(self, key: object, old: RS, new: RS) -> None:
-        self.state.emit(ReplicaStateChanged(key=key, old=old.value, new=new.value))
-
-    def move_replica(self, p: Partition, broker_id: int, target: RS) -> None:
-        """Transition one replica unless it is there already (Online -> Online is a
-        real transition in the table, used to force a resend; others are not).
-
-        A replica the metadata has but this controller has not seen (added behind
-        its back) is first registered as New, as Kafka's controller does on
-        discovering it."""
-        key = (p.topic, p.index, broker_id)
-        current = self.replicas.state(key)
-        if current is target and target is not RS.OnlineReplica:
-            return
-        if current is RS.NonExistentReplica and target is not RS.NewReplica:
-            self.replicas.transition(key, RS.NewReplica)
-        self.replicas.transition(key, target)
-
-    def move_partition(self, p: Partition, target: PS) -> None:
-        key = p.key
-        current = self.partitions.state(key)
-        if current is target and target is not PS.OnlinePartition:
-            return
-        if current is PS.NonExistentPartition and target is not PS.NewPartition:
-            self.partitions.transition(key, PS.NewPartition)
-        self.partitions.transition(key, target)
 
     def acceptable_leader(self, broker_id: int) -> bool:
         """Registered, unfenced (alive) and not in controlled shutdown."""
@@ -151,33 +121,27 @@ class Controller:
     def on_controller_failover(self) -> None:
         """Seed 002's onControllerFailover: rebuild the state machines, then resume."""
         st = self.state
-        self.partitions.clear()
-        self.replicas.clear()
+        m = self.machines
+        m.clear()
         for p in all_partitions(st):
             for b in _replica_set(p):
-                self.replicas.set_initial((p.topic, p.index, b), RS.OnlineReplica
-                                          if st.is_alive(b) else RS.OfflineReplica)
+                m.replicas.set_initial((p.topic, p.index, b), RS.OnlineReplica
+                                       if st.is_alive(b) else RS.OfflineReplica)
             if p.leader >= 0 and st.is_alive(p.leader):
                 initial = PS.OnlinePartition
             elif p.leader < 0 and p.leader_epoch == 0:
                 initial = PS.NewPartition
             else:
                 initial = PS.OfflinePartition
-            self.partitions.set_initial(p.key, initial)
-        for key, s in self.replicas:
+            m.partitions.set_initial(p.key, initial)
+        for key, s in m.replicas:
             if s is RS.OnlineReplica:
-                self.replicas.transition(key, RS.OnlineReplica)
-        self.trigger_online_partitions()
+                m.replicas.transition(key, RS.OnlineReplica)
+        trigger_online_partitions(st, m)
         for p in all_partitions(st):
             if p.adding_replicas or p.removing_replicas:
                 maybe_complete_reassignment(st, p)
         st.emit(ControllerFailover(controller=self.broker_id, epoch=self.epoch))
-
-    def trigger_online_partitions(self) -> None:
-        """Offline and New partitions -> Online, with the offline leader selector."""
-        for p in all_partitions(self.state):
-            if self.partitions.state(p.key) in (PS.OfflinePartition, PS.NewPartition):
-                elect_leader(self.state, p)
 
     # ---- periodic work -------------------------------------------------------------------
     def tick(self, now: int) -> bool:
@@ -211,19 +175,22 @@ def _replica_set(p: Partition) -> list[int]:
     return list(dict.fromkeys(p.replicas + p.adding_replicas + p.removing_replicas))
 
 
-def active(state: ClusterMetadata) -> Controller | None:
-    c: Controller | None = state.controller
-    return c
+def trigger_online_partitions(state: ClusterMetadata, machines: ControllerStateMachines
+                              ) -> None:
+    """Offline and New partitions -> Online, with the offline leader selector."""
+    for p in all_partitions(state):
+        if machines.partitions.state(p.key) in (PS.OfflinePartition, PS.NewPartition):
+            elect_leader(state, p)
 
 
 # ---- controller election -----------------------------------------------------------------
-def elect_controller(state: ClusterMetadata) -> Controller | None:
+def elect_controller(state: ClusterMetadata) -> ControllerRole | None:
     """Give the role to the lowest live broker if the current one is gone.
 
     The new controller gets the next controller epoch and resumes the old one's
     unfinished work (``on_controller_failover``).
     """
-    c: Controller | None = state.controller
+    c = state.controller
     if c is not None and state.is_alive(c.broker_id):
         return c
     alive = state.alive_brokers()
@@ -232,10 +199,11 @@ def elect_controller(state: ClusterMetadata) -> Controller | None:
         state.emit(ControllerChanged(controller=-1))
         return None
     state.controller_epoch += 1
-    c = state.controller = Controller(state, alive[0], state.controller_epoch)
-    state.emit(ControllerChanged(controller=c.broker_id, epoch=c.epoch))
-    c.on_controller_failover()
-    return c
+    new = Controller(state, alive[0], state.controller_epoch)
+    state.controller = new
+    state.emit(ControllerChanged(controller=new.broker_id, epoch=new.epoch))
+    new.on_controller_failover()
+    return new
 
 
 def elect_leaders(state: ClusterMetadata, p: Partition, election_type: int) -> int:
@@ -308,10 +276,10 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
     if c is not None:
         for p in all_partitions(state):
             if p.leader == broker_id:
-                c.move_partition(p, PS.OfflinePartition)
+                c.machines.move_partition(p, PS.OfflinePartition)
         for p in all_partitions(state):
             if broker_id in _replica_set(p):
-                c.move_replica(p, broker_id, RS.OfflineReplica)
+                c.machines.move_replica(p, broker_id, RS.OfflineReplica)
     for p in all_partitions(state):
         if broker_id in p.isr or p.leader == broker_id:
             partition_change(state, p, OFFLINE,
@@ -321,7 +289,7 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
     if state.controller is None:
         elect_controller(state)
     elif c is not None:
-        c.trigger_online_partitions()
+        trigger_online_partitions(state, c.machines)
     state.emit(BrokerStopped(broker=broker_id))
     state.changed()
 
@@ -356,9 +324,10 @@ def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[st
         others = [b for b in state.alive_brokers() if b not in state.shutting_down]
         if others:
             state.controller_epoch += 1
-            c = state.controller = Controller(state, others[0], state.controller_epoch)
-            state.emit(ControllerChanged(controller=c.broker_id, epoch=c.epoch))
-            c.on_controller_failover()
+            new = Controller(state, others[0], state.controller_epoch)
+            state.controller = c = new
+            state.emit(ControllerChanged(controller=new.broker_id, epoch=new.epoch))
+            new.on_controller_failover()
     stranded = []
     for p in all_partitions(state):
         if broker_id in p.isr or p.leader == broker_id:
@@ -369,7 +338,7 @@ def controlled_shutdown(state: ClusterMetadata, broker_id: int) -> list[tuple[st
             if was_leader and p.leader < 0:
                 stranded.append(p.key)
         if c is not None and broker_id in _replica_set(p):
-            c.move_replica(p, broker_id, RS.OfflineReplica)
+            c.machines.move_replica(p, broker_id, RS.OfflineReplica)
     state.emit(ControlledShutdown(broker=broker_id))
     state.changed()
     return stranded
@@ -428,9 +397,9 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         # its fetcher restarts: it must check for divergence before fetching
         p.fetcher_epoch.pop(broker_id, None)
         if c is not None:
-            c.move_replica(p, broker_id, RS.OnlineReplica)
+            c.machines.move_replica(p, broker_id, RS.OnlineReplica)
     if c is not None:
-        c.trigger_online_partitions()
+        trigger_online_partitions(state, c.machines)
         for p in all_partitions(state):
             if broker_id in p.adding_replicas:
                 maybe_complete_reassignment(state, p)
@@ -479,9 +448,9 @@ def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: st
             partition_change(state, p, OFFLINE, target_isr=[r for r in p.isr if r != broker_id],
                              exclude=broker_id)
         if c is not None:
-            c.move_replica(p, broker_id, RS.OfflineReplica)
+            c.machines.move_replica(p, broker_id, RS.OfflineReplica)
     if c is not None:
-        c.trigger_online_partitions()
+        trigger_online_partitions(state, c.machines)
     state.changed()
     return False
 
@@ -515,9 +484,9 @@ def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
         _place_in_live_dirs(state, p)
     c = state.controller
     if c is not None:
-        c.move_partition(p, PS.NewPartition)
+        c.machines.move_partition(p, PS.NewPartition)
         for b in p.replicas:
-            c.move_replica(p, b, RS.NewReplica)
+            c.machines.move_replica(p, b, RS.NewReplica)
     p.isr = [b for b in p.replicas if state.is_alive(b) and b not in state.shutting_down]
     p.leader = p.isr[0] if p.isr else -1
     if p.leader < 0:
@@ -528,9 +497,10 @@ def on_new_partition(state: ClusterMetadata, p: Partition) -> None:
     p.reset_follower_states(state.now())
     if c is not None:
         if p.leader >= 0:
-            c.move_partition(p, PS.OnlinePartition)
+            c.machines.move_partition(p, PS.OnlinePartition)
         for b in p.replicas:
-            c.move_replica(p, b, RS.OnlineReplica if state.is_alive(b) else RS.OfflineReplica)
+            c.machines.move_replica(p, b, RS.OnlineReplica if state.is_alive(b)
+                                    else RS.OfflineReplica)
 
 
 def on_partition_deletion(state: ClusterMetadata, p: Partition) -> None:
@@ -541,14 +511,15 @@ def on_partition_deletion(state: ClusterMetadata, p: Partition) -> None:
     c = state.controller
     if c is None:
         return
-    if c.partitions.state(p.key) is not PS.NonExistentPartition:
-        c.move_partition(p, PS.OfflinePartition)
-        c.move_partition(p, PS.NonExistentPartition)
+    m = c.machines
+    if m.partitions.state(p.key) is not PS.NonExistentPartition:
+        m.move_partition(p, PS.OfflinePartition)
+        m.move_partition(p, PS.NonExistentPartition)
     for b in _replica_set(p):
         key = (p.topic, p.index, b)
-        if c.replicas.state(key) is not RS.NonExistentReplica:
-            c.move_replica(p, b, RS.OfflineReplica)
-            c.move_replica(p, b, RS.NonExistentReplica)
+        if m.replicas.state(key) is not RS.NonExistentReplica:
+            m.move_replica(p, b, RS.OfflineReplica)
+            m.move_replica(p, b, RS.NonExistentReplica)
 
 
 def fence_due(state: ClusterMetadata, now: int) -> None:
@@ -560,8 +531,8 @@ def fence_due(state: ClusterMetadata, now: int) -> None:
 
 __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
-    "active", "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
+    "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
     "broker_stopped", "broker_unregistered", "change_leader", "controlled_shutdown", "crash_fence_delay",
     "elect_controller", "elect_leader", "elect_leaders", "fence_due", "log_dir_failed", "on_new_partition",
-    "on_partition_deletion", "partition_change", "select_leader",
+    "on_partition_deletion", "partition_change", "select_leader", "trigger_online_partitions",
 ]

@@ -119,14 +119,16 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
                    epoch=p.leader_epoch, unclean=unclean))
     c = state.controller
     if c is not None:
-        current = c.partitions.state(p.key)
+        # the controller's partition state machine, below this module (state_machines)
+        m = c.machines
+        current = m.partitions.state(p.key)
         if p.leader >= 0 and state.is_alive(p.leader):
             # Online -> Online is an election; an ISR change or an epoch bump that
             # keeps the leader (a reassignment starting) is not a transition.
             if current is not PS.OnlinePartition or new_leader != old:
-                c.move_partition(p, PS.OnlinePartition)
+                m.move_partition(p, PS.OnlinePartition)
         elif current in (PS.OnlinePartition, PS.NewPartition):
-            c.move_partition(p, PS.OfflinePartition)
+            m.move_partition(p, PS.OfflinePartition)
     if p.leader >= 0:
         advance_hw(state, p)
     state.touch(p)

@@ -24,6 +24,7 @@ from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_c
 from emulator.cluster.events import DomainEvent
 from emulator.cluster.metadata_views import MetadataViews, PartitionImage, TopicImage
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import ControllerRole, FaultConditions
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.fidelity import Fidelity
 from emulator.log.validator import TopicRules
@@ -222,7 +223,9 @@ class ClusterMetadata:
         # AlterReplicaLogDirs moved the replica to (emulator/cluster/log_dirs.py)
         self.offline_log_dirs: dict[int, set[str]] = {}
         self.replica_dir_moves: dict[tuple[str, int, int], str] = {}
-        self.faults: Any = None  # emulator.faults.FaultModel when faults are wired in
+        # The faults in force (emulator.faults.FaultModel) when faults are wired in: what
+        # replication and the followers ask of them (emulator.cluster.ports).
+        self.faults: FaultConditions | None = None
         # What replication must look at next (emulator.cluster.replication): the
         # partitions touched since the last tick (an append, a leader or ISR change, a
         # new replica), or every partition after a cluster-wide change (a broker, a
@@ -243,9 +246,10 @@ class ClusterMetadata:
         # topic -> (key, Metadata partition entries): see partition_metadata
         self._metadata_cache: dict[str, tuple[tuple[Any, ...], EncodedList]] = {}
         self._next_topic_rank = 0
-        # The active controller (emulator.cluster.controller.Controller); the metadata
-        # it acts on (partitions, brokers, controller_epoch) lives here and survives it.
-        self.controller: Any = None
+        # The active controller (emulator.cluster.controller.Controller, seen through
+        # ports.ControllerRole); the metadata it acts on (partitions, brokers,
+        # controller_epoch) lives here and survives it.
+        self.controller: ControllerRole | None = None
         self.controller_epoch = 0
         # Replication throttles (leader/follower.replication.throttled.*), Kafka's quotas
         self.replication_quotas = ReplicationQuotas(self)

@@ -214,9 +214,9 @@ def create_replicas(state: ClusterMetadata, p: Partition, brokers: Iterable[int]
         p.add_replica(b)
         p.fetcher_epoch.pop(b, None)
         if c is not None:
-            c.move_replica(p, b, ReplicaState.NewReplica)
-            c.move_replica(p, b, ReplicaState.OnlineReplica if state.is_alive(b)
-                           else ReplicaState.OfflineReplica)
+            c.machines.move_replica(p, b, ReplicaState.NewReplica)
+            c.machines.move_replica(p, b, ReplicaState.OnlineReplica if state.is_alive(b)
+                                    else ReplicaState.OfflineReplica)
 
 
 def delete_replicas(state: ClusterMetadata, p: Partition, brokers: Iterable[int]) -> None:
@@ -224,8 +224,8 @@ def delete_replicas(state: ClusterMetadata, p: Partition, brokers: Iterable[int]
     c = state.controller
     for b in brokers:
         if c is not None:
-            c.move_replica(p, b, ReplicaState.OfflineReplica)
-            c.move_replica(p, b, ReplicaState.NonExistentReplica)
+            c.machines.move_replica(p, b, ReplicaState.OfflineReplica)
+            c.machines.move_replica(p, b, ReplicaState.NonExistentReplica)
         p.delete_replica(b)
 
 

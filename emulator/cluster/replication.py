@@ -18,6 +18,7 @@ from emulator.cluster.events import Appended
 from emulator.cluster.followers import Followers, advance_hw
 from emulator.cluster.metadata import ClusterMetadata, ProduceConfigs, Topic
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import StorageConditions
 from emulator.log import Log
 from emulator.log.validator import (
     Checked,
@@ -72,7 +73,8 @@ class _Shared:
     window: tuple[int, int]  # the validator's timestamp bounds at ``now``
     log_append_time: int  # ``now`` for a LogAppendTime topic, else -1
     observed: bool  # does anyone observe Appended?
-    storage_faults: Any  # the fault model when a storage fault is in force, else None
+    # the faults in force when a storage fault is among them, else None (ports)
+    storage_faults: StorageConditions | None
     recompress: bool  # the topic names a codec and Kafka's timing rewrites batches
 
 

@@ -9,9 +9,12 @@ raises ``IllegalStateTransition``, as Kafka's controller refuses it (it logs
 "Invalid state transition" and leaves the state alone; here the caller learns of it
 at once, because in the emulator it can only be our own bug or a test asking).
 
-The active controller owns one instance of each; a new controller rebuilds them
-from the cluster's metadata on failover (``Controller.on_controller_failover``),
-exactly as Kafka's ``partitionStateMachine.startup()`` does.
+The active controller owns one instance of each (``ControllerStateMachines``); a new
+controller rebuilds them from the cluster's metadata on failover
+(``Controller.on_controller_failover``), exactly as Kafka's
+``partitionStateMachine.startup()`` does. The pair lives here, below everything that
+moves it (leadership, reassignment, the controller), so that those call down into it
+rather than up into the controller role that owns it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
 from typing import Any, cast
 
+from emulator.cluster.events import DomainEvent, PartitionStateChanged, ReplicaStateChanged
+from emulator.cluster.partition import Partition
 from wire.errors import KafkaError
 
 
@@ -142,6 +147,52 @@ class ReplicaStateMachine(StateMachine):
         return [k for k in keys if k[2] == broker_id]
 
 
+class ControllerStateMachines:
+    """The active controller's partition and replica state machines, with the moves its
+    drivers make (leadership's elections, reassignment's new and removed replicas, the
+    controller's broker changes). Each transition is told as a domain event."""
+
+    def __init__(self, emit: Callable[[DomainEvent], None]) -> None:
+        self._emit = emit
+        self.partitions = PartitionStateMachine(self._on_partition_transition)
+        self.replicas = ReplicaStateMachine(self._on_replica_transition)
+
+    def _on_partition_transition(self, key: Hashable, old: Enum, new: Enum) -> None:
+        self._emit(PartitionStateChanged(key=key, old=old.value, new=new.value))
+
+    def _on_replica_transition(self, key: Hashable, old: Enum, new: Enum) -> None:
+        self._emit(ReplicaStateChanged(key=key, old=old.value, new=new.value))
+
+    def move_replica(self, p: Partition, broker_id: int, target: ReplicaState) -> None:
+        """Transition one replica unless it is there already (Online -> Online is a
+        real transition in the table, used to force a resend; others are not).
+
+        A replica the metadata has but this controller has not seen (added behind
+        its back) is first registered as New, as Kafka's controller does on
+        discovering it."""
+        key = (p.topic, p.index, broker_id)
+        current = self.replicas.state(key)
+        if current is target and target is not R.OnlineReplica:
+            return
+        if current is R.NonExistentReplica and target is not R.NewReplica:
+            self.replicas.transition(key, R.NewReplica)
+        self.replicas.transition(key, target)
+
+    def move_partition(self, p: Partition, target: PartitionState) -> None:
+        """Transition one partition unless it is there already (as ``move_replica``)."""
+        key = p.key
+        current = self.partitions.state(key)
+        if current is target and target is not P.OnlinePartition:
+            return
+        if current is P.NonExistentPartition and target is not P.NewPartition:
+            self.partitions.transition(key, P.NewPartition)
+        self.partitions.transition(key, target)
+
+    def clear(self) -> None:
+        self.partitions.clear()
+        self.replicas.clear()
+
+
 class TransitionTable:
     """One coordinator state machine's rules: for each target state, the states it may
     be entered from (h11's way: the table is the machine, the code only asks it).
@@ -175,7 +226,8 @@ class TransitionTable:
 
 
 __all__ = [
-    "PARTITION_TRANSITIONS", "REPLICA_TRANSITIONS", "IllegalStateTransition", "PartitionState",
+    "PARTITION_TRANSITIONS", "REPLICA_TRANSITIONS", "ControllerStateMachines",
+    "IllegalStateTransition", "PartitionState",
     "PartitionStateMachine", "ReplicaState", "ReplicaStateMachine", "StateMachine",
     "TransitionTable",
 ]

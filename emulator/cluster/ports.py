@@ -1,0 +1,95 @@
+"""What the cluster's data asks of the roles that sit above it, typed.
+
+Two things are reached through ``ClusterMetadata`` although they are built above it:
+the active controller (emulator.cluster.controller, which imports leadership and
+reassignment, so it cannot be imported by them) and the faults in force
+(emulator.faults, a layer above the whole domain). An attribute typed ``Any`` hid
+both from every check: leadership and reassignment called the controller back, and
+replication and the followers called the fault model, with nothing to say which
+calls existed. This module declares those seams as protocols, so that mypy checks
+every call through them and a new one has to be added here, in plain sight:
+
+- ``ControllerRole``: which broker holds the role and its epoch, its timers
+  (``tick``, asked by the facade above it), and its partition and replica state
+  machines (``machines``, emulator.cluster.state_machines: a leaf below their
+  drivers, so leadership and reassignment move them by calling down).
+- ``FaultConditions``: the fetch conditions (follower faults, broker cuts, fetch
+  budgets) followers.py asks, the storage conditions (a failing or slow log dir)
+  replication.py asks, and the checkpoint timer the facade's tick runs. The fault
+  model (emulator.faults.model.FaultModel) implements it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Protocol
+
+from emulator.cluster.partition import Partition
+from emulator.cluster.state_machines import ControllerStateMachines
+
+
+class ControllerRole(Protocol):
+    """The active controller as the cluster's data holds it (``ClusterMetadata.controller``)."""
+
+    @property
+    def broker_id(self) -> int: ...
+
+    @property
+    def epoch(self) -> int: ...
+
+    @property
+    def machines(self) -> ControllerStateMachines:
+        """The partition and replica state machines every leadership and replica-set
+        change moves (leadership.apply_change, reassignment's replicas)."""
+        ...
+
+    def tick(self, now: int) -> bool:
+        """The role's timers (unclean elections, the leader rebalance); whether any
+        leadership changed."""
+        ...
+
+
+class FetchConditions(Protocol):
+    """What a follower's fetch asks of the faults in force (emulator.cluster.followers)."""
+
+    @property
+    def affects_fetching(self) -> bool:
+        """Is any follower, broker-link or storage fault in force? When none is, the
+        followers ask nothing per fetch."""
+        ...
+
+    def follower_can_fetch(self, p: Partition, follower: int, now: int) -> bool:
+        """May ``follower`` fetch ``p`` now (not paused, not cut from the leader, not
+        delayed, its log dir able to write)? A failing log dir fails here, as a
+        follower's append fails on Kafka."""
+        ...
+
+    def fetch_budget(self, p: Partition, follower: int, budget: int) -> int:
+        """The bytes ``follower`` may fetch of ``p`` this time, under ``budget``."""
+        ...
+
+
+class StorageConditions(Protocol):
+    """What the leader's append asks of the faults in force (emulator.cluster.replication)."""
+
+    @property
+    def storage(self) -> Collection[object]:
+        """The storage faults in force: the append asks ``storage_write`` only when
+        there are some."""
+        ...
+
+    def storage_write(self, p: Partition, broker: int, now: int) -> tuple[str | None, int]:
+        """A write of ``p``'s batch on ``broker``: (the error that fails it, or None;
+        when a slow write is done, else 0)."""
+        ...
+
+
+class FaultConditions(FetchConditions, StorageConditions, Protocol):
+    """The faults in force as the cluster asks them (``ClusterMetadata.faults``)."""
+
+    def tick(self, now: int) -> bool:
+        """Storage faults' checkpoints that came due; whether one failed a log dir."""
+        ...
+
+
+__all__ = ["ControllerRole", "FaultConditions", "FetchConditions", "StorageConditions"]
