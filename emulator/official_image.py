@@ -17,10 +17,10 @@ starting the cluster is ``emulator.official_image_run``'s job; files the plan ne
 them as a dict.
 
 One node described by these variables is one broker, with the node's id (unless
-``KAFKA_EMULATOR_BROKERS_PER_NODE`` asks for more): a Compose file of three
-apache/kafka nodes is three containers, and a client of one container sees that
-container's broker. The emulator's own ``KAFKA_EMULATOR_*`` path keeps its
-multi-broker default.
+``KAFKA_EMULATOR_BROKERS_PER_NODE`` asks for more). Nodes whose
+``KAFKA_CONTROLLER_QUORUM_VOTERS`` name each other are one cluster
+(emulator.official_cluster says how). The emulator's own ``KAFKA_EMULATOR_*`` path
+keeps its multi-broker default.
 """
 
 from __future__ import annotations
@@ -131,6 +131,13 @@ class NodePlan:
     tls_client_ca_pem: bytes | None = None
     zookeeper: bool = False
     roles: tuple[str, ...] = ("broker", "controller")
+    # controller.quorum.voters: node id -> (host, port). Several voters make this node
+    # one of a cluster of nodes (emulator.official_cluster).
+    voters: dict[int, tuple[str, int]] = field(default_factory=dict)
+    quorum_bootstrap_servers: str = ""  # controller.quorum.bootstrap.servers (KIP-853)
+    # Where each property came from (a variable's name, or a server.properties key),
+    # so that a refusal names what the user wrote.
+    origin: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # INFO lines for the log
     warnings: list[str] = field(default_factory=list)
 
@@ -410,7 +417,9 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
             "allow.everyone.if.no.acl.found", "false").strip().lower() == "true",
         tls_client_auth=client_auth, tls_cert_pem=cert_pem, tls_key_pem=key_pem,
         tls_client_ca_pem=client_ca_pem,
-        zookeeper=zookeeper, roles=roles, notes=notes, warnings=warnings)
+        zookeeper=zookeeper, roles=roles, voters=voters,
+        quorum_bootstrap_servers=props.get("controller.quorum.bootstrap.servers", ""),
+        origin={k: var(k) for k in props}, notes=notes, warnings=warnings)
 
 
 def _listener_key(key: str, value: str, props: Mapping[str, str],

@@ -19,10 +19,12 @@ import os
 import socket
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emulator.fidelity import default_mode
+from emulator.official_cluster import NodeCluster, Registration, cluster_of
 from emulator.official_image import (
     APACHE,
     CONFLUENT,
@@ -125,6 +127,9 @@ async def _serve(plan: NodePlan) -> int:
     from emulator.cli import _on_stop_signals
     from emulator.runtime import stop_serving
 
+    nodes = cluster_of(plan, os.environ)
+    if nodes is not None:
+        return await _serve_node_of_cluster(plan, nodes)
     cluster = cluster_for(plan, os.environ.get("KAFKA_EMULATOR_TLS_DIR"))
     try:
         await cluster.start_async()
@@ -141,6 +146,67 @@ async def _serve(plan: NodePlan) -> int:
     print(f"kafka-emulator ready: node {plan.node_id} listeners {served}{extra}", flush=True)
     await stop.wait()
     await stop_serving(cluster)
+    log.info("stopped")
+    return 0
+
+
+def state_plan(plan: NodePlan, nodes: NodeCluster) -> NodePlan:
+    """The cluster the state node runs: one broker per voter, every listener of every
+    broker on a free port of every interface (the nodes' fronts forward to them; each
+    broker's advertised addresses come with its node's registration)."""
+    return replace(plan, node_id=nodes.state_node, brokers=len(nodes.voters),
+                   listeners=[replace(ls, bind_host="0.0.0.0", port=0) for ls in plan.listeners])
+
+
+async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
+    """One node of a cluster of nodes (emulator.official_cluster): the state node runs
+    the cluster and the link, every node its front; ready once this node's broker is
+    registered."""
+    from emulator.cli import _on_stop_signals
+    from emulator.runtime import stop_serving
+    from emulator.server.node_link import LinkServer, NodeFront
+
+    stop = asyncio.Event()
+    _on_stop_signals(asyncio.get_running_loop(), stop)
+    cluster: Cluster | None = None
+    link: LinkServer | None = None
+    if nodes.holds_state:
+        cluster = cluster_for(state_plan(plan, nodes))
+        await cluster.start_async()
+        for bid in nodes.broker_ids:  # each starts when its node registers
+            await cluster.stop_broker_async(bid, fence_after_ms=0)
+        link = LinkServer(cluster, nodes, plan.listeners)
+    front = NodeFront(plan.listeners, Registration.of(plan), nodes)
+    try:
+        if link is not None:
+            await link.start()
+        await front.open()
+    except OSError as e:
+        print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr, flush=True)
+        return 1
+    log.info("node %d of the cluster of nodes %s; its state is in node %d%s", plan.node_id,
+             ",".join(map(str, nodes.broker_ids)), nodes.state_node,
+             " (this one)" if nodes.holds_state else
+             f", reached at {nodes.link_host}:{nodes.link_port}")
+    running = asyncio.ensure_future(front.run(stop))
+    registered = asyncio.ensure_future(front.registered.wait())
+    await asyncio.wait({running, registered}, return_when=asyncio.FIRST_COMPLETED)
+    if registered.done():
+        for line in ready_lines(plan):
+            ready_log.info("%s", line)
+        served = " ".join(f"{ls.name} {ls.advertised_host}:{ls.advertised_port}"
+                          for ls in plan.listeners)
+        print(f"kafka-emulator ready: node {plan.node_id} listeners {served} (one of "
+              f"{len(nodes.voters)} nodes; state in node {nodes.state_node})", flush=True)
+    registered.cancel()
+    try:
+        await running  # until SIGTERM; a refusal by the state node raises Refused
+    finally:
+        await front.close()
+        if link is not None:
+            await link.stop()
+        if cluster is not None:
+            await stop_serving(cluster)
     log.info("stopped")
     return 0
 
