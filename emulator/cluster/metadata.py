@@ -209,8 +209,9 @@ class ClusterMetadata:
         self._routes: dict[type, list[Callable[[str, DomainEvent], None]]] = {}
         self._routed = 0  # len(hooks) when _routes was built
         # Domain services driven by time (group and transaction coordinators): called
-        # with the current time at the end of every tick.
-        self.tick_hooks: list[Callable[[int], None]] = []
+        # with the current time at the end of every tick (what they answer is ignored:
+        # the coordinators' ticks say whether they changed anything, for their tests).
+        self.tick_hooks: list[Callable[[int], object]] = []
         self.isr_shrinks = 0
         self.isr_expands = 0
         # per leader broker, for IsrShrinksPerSec / IsrExpandsPerSec

@@ -25,12 +25,12 @@ writes out before the request is answered.
 from __future__ import annotations
 
 import struct
-from typing import Any
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged, observes
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
@@ -143,7 +143,7 @@ def parse_txn(key: bytes, value: bytes) -> TxnMetadata:
 class CoordinatorLog:
     """Writes the coordinators' changes as records; expires offsets."""
 
-    def __init__(self, state: Any, groups: GroupCoordinator,
+    def __init__(self, state: ClusterHost, groups: GroupCoordinator,
                  transactions: TransactionCoordinator) -> None:
         self.state = state
         self.groups = groups
@@ -196,7 +196,7 @@ class CoordinatorLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def replay(state: Any, groups: GroupCoordinator,
+def replay(state: ClusterHost, groups: GroupCoordinator,
            transactions: TransactionCoordinator) -> tuple[int, int]:
     """Rebuild committed offsets and transaction state from the internal topics.
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -67,7 +68,7 @@ class GroupsBase:
     migration: Any
     streams: Any
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: ClusterHost) -> None:
         self.state = state
         self.topic = InternalTopic(
             state, OFFSETS_TOPIC, lambda: self.cfg("offsets.topic.num.partitions", 50),

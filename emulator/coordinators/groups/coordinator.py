@@ -63,6 +63,7 @@ from emulator.coordinators.groups.base import (
     OffsetCheck,
 )
 from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.streams.group import StreamsGroup, streams_due
 from emulator.coordinators.streams.protocol import StreamsProtocol
 from wire.errors import ErrorCode as E
@@ -75,7 +76,7 @@ CommitTopics = Iterable[tuple[str, Iterable[tuple[int, int, int, str | None]]]]
 class GroupCoordinator(GroupsBase):
     """All consumer groups of the cluster and their committed offsets."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: ClusterHost) -> None:
         super().__init__(state)
         self.classic = ClassicProtocol(self)
         self.consumer = ConsumerProtocol(self)
@@ -97,9 +98,7 @@ class GroupCoordinator(GroupsBase):
         self.offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = {}
         # group -> producer id -> pending transactional offsets (TxnOffsetCommit)
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
-        hooks = getattr(state, "tick_hooks", None)
-        if hooks is not None:
-            hooks.append(self.tick)
+        state.tick_hooks.append(self.tick)
         state.hooks.append(self._on_event)
 
     @observes(TopicDeleted)

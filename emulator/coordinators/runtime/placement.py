@@ -28,10 +28,10 @@ waking when it ends.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from emulator.cluster.events import Appended, DomainEvent, LeaderChanged, observes
 from emulator.cluster.partition import Partition
+from emulator.coordinators.runtime.host import ClusterHost
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import Record, build_batch, decode_records, read_header
@@ -80,7 +80,7 @@ class InternalTopic:
     (they read the broker configs of the moment: offsets.topic.num.partitions, ...).
     """
 
-    def __init__(self, state: Any, name: str, partitions: Callable[[], int],
+    def __init__(self, state: ClusterHost, name: str, partitions: Callable[[], int],
                  replication: Callable[[], int], configs: Callable[[], dict[str, str]]
                  ) -> None:
         self.state = state
@@ -101,9 +101,7 @@ class InternalTopic:
         # partition -> (the new leader, NOT_COORDINATOR until, loading until): elections
         # seen under Kafka's timing whose load has not been found finished yet.
         self._loading: dict[int, tuple[int, int, int]] = {}
-        hooks = getattr(state, "hooks", None)
-        if hooks is not None:
-            hooks.append(self._on_event)
+        state.hooks.append(self._on_event)
 
     def num_partitions(self) -> int:
         t = self.state.topics.get(self.name)
@@ -133,9 +131,8 @@ class InternalTopic:
         FindCoordinator answers COORDINATOR_NOT_AVAILABLE for ``create_ms``, then each
         partition's first leader answers NOT_COORDINATOR for ``first_learn_ms`` and
         COORDINATOR_LOAD_IN_PROGRESS for ``first_load_ms``, as Kafka's do."""
-        fidelity = getattr(self.state, "fidelity", None)
         t = self.state.topics.get(self.name)
-        if fidelity is None or not fidelity.kafka_timing or t is None:
+        if not self.state.fidelity.kafka_timing or t is None:
             return
         self.available_at = self.state.now() + max(0, self.create_ms)
         learned = self.available_at + max(0, self.first_learn_ms)
@@ -207,8 +204,7 @@ class InternalTopic:
         """``leader`` became ``partition``'s leader: under Kafka's timing it answers
         NOT_COORDINATOR for ``learn_ms``, then COORDINATOR_LOAD_IN_PROGRESS for
         ``load_ms``; under ``fast`` it serves at once."""
-        fidelity = getattr(self.state, "fidelity", None)
-        if leader < 0 or fidelity is None or not fidelity.kafka_timing \
+        if leader < 0 or not self.state.fidelity.kafka_timing \
                 or self.learn_ms + self.load_ms <= 0:
             self._loading.pop(partition, None)
             return

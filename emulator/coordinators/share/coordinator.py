@@ -63,6 +63,7 @@ from emulator.cluster.metadata import Topic
 from emulator.cluster.partition import AbortedTxn, Partition
 from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroups
 from emulator.coordinators.share.partition import Acquired, SharePartition
 from emulator.coordinators.share.state import (
@@ -106,7 +107,7 @@ def next_epoch(epoch: int) -> int:
 class ShareCoordinator:
     """Every share group, share-partition and share session of the cluster."""
 
-    def __init__(self, state: Any, groups: Any) -> None:
+    def __init__(self, state: ClusterHost, groups: Any) -> None:
         self.state = state
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
@@ -141,9 +142,7 @@ class ShareCoordinator:
         self.state_summary = self.state_coordinator.state_summary
         self.write_state = self.state_coordinator.write_state
         state.hooks.append(self._on_event)
-        hooks = getattr(state, "tick_hooks", None)
-        if hooks is not None:
-            hooks.append(self.tick)
+        state.tick_hooks.append(self.tick)
 
     @observes(TopicDeleted)
     def _on_event(self, kind: str, event: DomainEvent) -> None:

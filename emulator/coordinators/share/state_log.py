@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, observes
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.partition import SharePartition
@@ -96,7 +97,7 @@ def compress(offsets: OffsetStates) -> list[dict[str, Any]]:
 class ShareStateLog:
     """Writes share-partition state changes as ShareSnapshot/ShareUpdate records."""
 
-    def __init__(self, state: Any, share: ShareCoordinator) -> None:
+    def __init__(self, state: ClusterHost, share: ShareCoordinator) -> None:
         self.state = state
         self.share = share
         self.persisted: dict[Key, Persisted] = {}
@@ -155,7 +156,7 @@ class ShareStateLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def replay(state: Any, share: ShareCoordinator, log: ShareStateLog) -> tuple[int, int]:
+def replay(state: ClusterHost, share: ShareCoordinator, log: ShareStateLog) -> tuple[int, int]:
     """Rebuild share-partitions from ``__share_group_state``; returns (loaded, unreadable
     records skipped)."""
     loaded: dict[Key, Persisted] = {}

@@ -61,6 +61,7 @@ from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.coordinators.runtime.deadlines import Deadlines
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.transactions.markers import (
     MARKER_DELAY_MS,
@@ -132,7 +133,7 @@ class TxnMetadata:
 class TransactionCoordinator:
     """Producer ids for the whole cluster, and every transactional id's state."""
 
-    def __init__(self, state: Any, groups: Any = None) -> None:
+    def __init__(self, state: ClusterHost, groups: Any = None) -> None:
         self.state = state
         self.topic = InternalTopic(
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
@@ -158,9 +159,7 @@ class TransactionCoordinator:
         self.marker_delay_ms = MARKER_DELAY_MS
         self._expiry: int | None = None  # the expiration the timers were computed with
         self.visits = 0  # transactions a tick looked at (tests/test_scale.py counts)
-        hooks = getattr(state, "tick_hooks", None)
-        if hooks is not None:
-            hooks.append(self.tick)
+        state.tick_hooks.append(self.tick)
 
     # ---- plumbing -----------------------------------------------------------------
     def now(self) -> int:
@@ -421,7 +420,7 @@ class TransactionCoordinator:
         ``--fidelity fast``, ``marker_delay_ms`` under Kafka's timing (``prepare_window``).
         Adversarial mode may set ``marker_delay_ms`` or replace this method (per
         transaction, seeded)."""
-        return prepare_window(getattr(self.state, "fidelity", None), self.marker_delay_ms)
+        return prepare_window(self.state.fidelity, self.marker_delay_ms)
 
     def _end(self, txn: TxnMetadata, commit: bool) -> None:
         now = self.now()

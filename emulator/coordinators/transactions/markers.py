@@ -21,9 +21,9 @@ nothing yet.
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
+from emulator.coordinators.runtime.host import ClusterHost
+from emulator.fidelity import Fidelity
 from wire.records import control_batch
 
 # --fidelity kafka: the time from EndTxn (the prepare record) to the markers, the window
@@ -35,15 +35,15 @@ from wire.records import control_batch
 MARKER_DELAY_MS = 15
 
 
-def prepare_window(fidelity: Any, delay_ms: int) -> int:
+def prepare_window(fidelity: Fidelity, delay_ms: int) -> int:
     """How long a transaction stays in Prepare* before its markers are written: 0 under
-    ``--fidelity fast`` (or with no fidelity), ``delay_ms`` under Kafka's timing."""
-    if fidelity is None or not fidelity.kafka_timing:
+    ``--fidelity fast``, ``delay_ms`` under Kafka's timing."""
+    if not fidelity.kafka_timing:
         return 0
     return max(0, int(delay_ms))
 
 
-def write_markers(state: Any, pending: set[tuple[str, int]], producer_id: int,
+def write_markers(state: ClusterHost, pending: set[tuple[str, int]], producer_id: int,
                   producer_epoch: int, commit: bool, now: int) -> None:
     """Write the markers of ``pending`` (topic, partition) whose partition has a live
     leader, and take them out of it; those of __consumer_offsets need none (the group
