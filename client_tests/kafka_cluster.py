@@ -208,10 +208,21 @@ class KafkaCluster:
         kafka_defaults: bool = False,
         workdir: str | os.PathLike | None = None,
         start_timeout: float = 120.0,
+        nodes: Mapping[int, Mapping[str, str]] | None = None,
+        cluster_id: str | None = None,
     ) -> None:
         """``listeners`` maps extra listener names to security protocols, e.g.
         {"SASL_PLAINTEXT": "SASL_PLAINTEXT"}; every broker gets a port for each besides
-        PLAINTEXT (the inter-broker listener and ``bootstrap_servers``)."""
+        PLAINTEXT (the inter-broker listener and ``bootstrap_servers``).
+
+        ``nodes`` (node id -> server properties) replaces that layout with nodes of the
+        caller's own, e.g. the combined-mode (broker,controller) nodes of a Compose file
+        written for apache/kafka, their variables turned into properties on this host
+        (client_tests/official_nodes.py): every node is then a broker whose
+        ``listeners`` ports are its own, and only ``log.dirs`` is replaced (by one in the
+        work dir). ``cluster_id`` formats them with a given id."""
+        if nodes is not None:
+            brokers = len(nodes)
         if brokers < 1:
             raise ValueError("a Kafka cluster needs at least one broker")
         self.version = version
@@ -225,7 +236,8 @@ class KafkaCluster:
         self.start_timeout = start_timeout
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kafka-cluster-"))
-        self.cluster_id = new_cluster_id()
+        self.cluster_id = cluster_id or new_cluster_id()
+        self.given_nodes = {i: dict(props) for i, props in (nodes or {}).items()}
         self.jars = jars_dir(version)
         self.controller: Node | None = None
         self.brokers: dict[int, Node] = {}
@@ -239,7 +251,8 @@ class KafkaCluster:
         self._plan()
         try:
             self._format()
-            self._launch(self.controller)
+            if self.controller is not None:
+                self._launch(self.controller)
             for node in self.brokers.values():
                 self._launch(node)
             self.wait_for_brokers(set(self.brokers), self.start_timeout)
@@ -420,11 +433,14 @@ class KafkaCluster:
                                f"\n{tails}") from None
 
     def _names(self, node_id: int, ids: set[int]) -> bool:
-        seen = metadata_brokers(self.brokers[node_id].ports["PLAINTEXT"])
+        seen = metadata_brokers(next(iter(self.brokers[node_id].ports.values())))
         return seen is not None and ids <= seen[0]
 
     # ---- internals ------------------------------------------------------------------
     def _plan(self) -> None:
+        if self.given_nodes:
+            self._plan_given()
+            return
         # free_port releases the port it found, so the OS may hand it out again: a plan
         # of many ports (7 brokers x 3 listeners) must not give one port twice.
         taken: set[int] = set()
@@ -472,6 +488,22 @@ class KafkaCluster:
             props.update(extra or {})
             _write_properties(node.config_path, props)
 
+    def _plan_given(self) -> None:
+        """Nodes from the caller's properties: each listens where its ``listeners`` say
+        (its first non-controller listener first: the one ``_names`` asks Metadata)."""
+        for i, props in sorted(self.given_nodes.items()):
+            controllers = {n.strip() for n in props.get("controller.listener.names",
+                                                        "").split(",")}
+            ports: dict[str, int] = {}
+            for item in props["listeners"].split(","):
+                name, _, addr = item.strip().partition("://")
+                ports[name] = int(addr.rsplit(":", 1)[1])
+            ports = dict(sorted(ports.items(), key=lambda kv: kv[0] in controllers))
+            self.brokers[i] = Node(i, "broker", ports, self.workdir / f"node-{i}.properties",
+                                   self.workdir / f"node-{i}.log")
+            _write_properties(self.brokers[i].config_path,
+                              {**props, "log.dirs": self.workdir / f"data-{i}"})
+
     def _java(self, heap: str) -> list[str]:
         return ["java", f"-Xmx{heap}", f"-Xms{heap}", *self.jvm_opts,
                 f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
@@ -479,7 +511,7 @@ class KafkaCluster:
 
     def _format(self) -> None:
         """kafka-storage format for every node, in parallel (one JVM each)."""
-        nodes = [self.controller, *self.brokers.values()]
+        nodes = [n for n in (self.controller, *self.brokers.values()) if n is not None]
         procs = [subprocess.Popen(
             [*self._java("128m"), "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
              "-c", str(n.config_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
