@@ -5,7 +5,11 @@ the count of errors in scripts/mypy-baseline.txt, which may only go down.
 
 An area is wire/, the domain (emulator/cluster, emulator/log and the coordinators'
 package, counted together so that moving a module between them changes nothing), each
-other package of emulator/, and emulator's top-level modules. The run fails when an area
+other package of emulator/, and emulator's top-level modules. An explicit ``Any``
+(``disallow_any_explicit``, on for the domain) counts in an area of its own, "<area>
+(explicit Any)": the domain has no other errors left, while its ``Any`` are many and
+go one seam at a time; each is a place no check sees (a call through an attribute
+typed ``Any`` may climb a layer unseen), so their count too may only go down. The run fails when an area
 has more errors than its baseline (the new ones are printed) and when it has fewer: then
 the baseline is lowered with ``python3 scripts/typecheck.py --update``, which never
 raises a count or adds an area. An area missing from the baseline may have no errors.
@@ -24,12 +28,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / "scripts" / "mypy-baseline.txt"
-ERROR = re.compile(r"^(?P<path>[\w/.]+\.pyi?):\d+: error: ")
+ERROR = re.compile(r"^(?P<path>[\w/.]+\.pyi?):\d+: error: .*?(?:\[(?P<code>[\w-]+)\])?$")
+EXPLICIT_ANY = "explicit-any"  # mypy's code for disallow_any_explicit
 DOMAIN = ("emulator/cluster/", "emulator/log/", "emulator/coordinator")
 
 
-def area(path: str) -> str:
-    """The area a file's errors count against (see the module's docstring)."""
+def area(path: str, code: str | None = None) -> str:
+    """The area an error of a file counts against (see the module's docstring)."""
+    if code == EXPLICIT_ANY:
+        return f"{area(path)} (explicit Any)"
     if path.startswith("wire/"):
         return "wire"
     if path.startswith(DOMAIN):
@@ -68,7 +75,7 @@ def main(argv: list[str]) -> int:
     for line in run.stdout.splitlines():
         m = ERROR.match(line)
         if m:
-            errors[area(m["path"])].append(line)
+            errors[area(m["path"], m["code"])].append(line)
     found = Counter({name: len(lines) for name, lines in errors.items()})
     baseline = read_baseline()
     over = {name: n for name, n in found.items() if n > baseline.get(name, 0)}
