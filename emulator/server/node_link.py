@@ -67,17 +67,34 @@ class LinkServer:
         # Broker starts and stops one at a time, in the order the links asked.
         self._lock = asyncio.Lock()
         self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "0.0.0.0", self.nodes.link_port,
                                                   reuse_address=True)
 
     async def stop(self) -> None:
+        """No more registrations, and the links' own work (a goodbye's broker stop)
+        ended before the cluster stops under it."""
         if self._server is not None:
             self._server.close()
             self._server = None
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self._link(r, w)
+        except asyncio.CancelledError:
+            w.transport.abort()  # the state node is stopping: its cluster goes too
+        finally:
+            self._tasks.discard(task)  # type: ignore[arg-type]
+
+    async def _link(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         try:
             line = await asyncio.wait_for(r.readline(), LINK_TIMEOUT_S * 3)
             reg = Registration.decode(line)

@@ -1,0 +1,91 @@
+"""Three official-image nodes from a Compose file's variables are one three-broker
+cluster (docs/official-images.md, "Several nodes, one cluster"): the image's entry
+point as plain processes on this host, real clients over TCP. The containers
+themselves are client_tests/test_official_image.py's; the same scenario on Kafka 4.4's
+own nodes is .ci/official-cluster-nightly's (client_tests/official_nodes.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import NewTopic
+
+from client_tests.official_nodes import (
+    AdminClient,
+    EmulatorNodes,
+    metadata,
+    scenario,
+    wait_ready,
+)
+from emulator.testing import wait_for
+
+# The emulator's image entry point in processes of its own; Kafka's side of the same
+# scenario needs three JVMs and waits out broker.session.timeout.ms after the kill
+# (29 s), so it runs nightly, not in CI's Kafka pass.
+pytestmark = pytest.mark.emulator_only
+
+
+@pytest.fixture
+def nodes() -> EmulatorNodes:
+    n = EmulatorNodes()
+    try:
+        yield n
+    finally:
+        n.stop()
+        for i in n.ids:  # what the in-process watch does for a cluster in this process
+            assert "Traceback" not in n.log(i) and "] ERROR " not in n.log(i), n.log(i)
+
+
+def test_three_nodes_are_one_cluster_through_a_node_crash(nodes: EmulatorNodes) -> None:
+    """Every node names all three brokers, an RF 3 topic is created through node 1,
+    records produced through node 1 with acks=all and min.insync.replicas=2 while node 2
+    is killed are all read back through node 3, and node 2 rejoins every ISR."""
+    started = time.monotonic()
+    f = scenario(nodes.start(), started)
+    print(f"emulator nodes: ready {f.ready_s:.2f} s, failover {f.failover_s:.2f} s, "
+          f"rejoin {f.rejoin_s:.2f} s, {f.acknowledged} acknowledged, none lost")
+    assert "broker 2 crashed" in nodes.log(1)
+
+
+def test_the_state_nodes_stop_is_the_clusters_end(nodes: EmulatorNodes) -> None:
+    """Node 1 holds the cluster's state: killed, the other nodes refuse clients (a
+    cluster that is not there); back, the others register again and the cluster starts
+    empty, as a Kafka cluster whose every log is gone."""
+    wait_ready(nodes.start(), time.monotonic())
+    admin = AdminClient({"bootstrap.servers": nodes.bootstrap(2)})
+    admin.create_topics([NewTopic("before", 1, 3)])["before"].result(10)
+    assert "before" in metadata(nodes.bootstrap(3)).topics
+    nodes.kill(1)
+    wait_for(lambda: "the link to node 1 closed" in nodes.log(3), "node 3 to lose its link", 10)
+    with pytest.raises(KafkaException):
+        metadata(nodes.bootstrap(3), timeout=2)
+    nodes.restart(1)
+    wait_ready(nodes, time.monotonic(), timeout=30)
+    assert "before" not in metadata(nodes.bootstrap(2)).topics
+
+
+def test_a_node_the_cluster_cannot_take_is_refused_in_one_line() -> None:
+    """A node whose listeners differ from the state node's is refused by the link, and a
+    dedicated controller among several voters by the node itself: exit code 1 and one
+    line naming the variable, never a cluster of its own."""
+    nodes = EmulatorNodes()
+    env = nodes.nodes[3].env
+    for key in ("KAFKA_LISTENERS", "KAFKA_ADVERTISED_LISTENERS",
+                "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"):
+        env[key] = env[key].replace("PLAINTEXT_HOST", "EXTERNAL")
+    nodes.nodes[2].env["KAFKA_PROCESS_ROLES"] = "controller"
+    try:
+        for i in nodes.ids:
+            nodes.restart(i)
+        for i, variable in ((3, "KAFKA_LISTENERS"), (2, "KAFKA_PROCESS_ROLES")):
+            assert nodes.procs[i].wait(30) == 1, nodes.log(i)
+            refused = [ln for ln in nodes.log(i).splitlines()
+                       if ln.startswith("kafka-emulator: refused")]
+            assert len(refused) == 1 and refused[0].startswith(
+                f"kafka-emulator: refused: {variable}: "), nodes.log(i)
+            assert "Traceback" not in nodes.log(i)
+    finally:
+        nodes.stop()
