@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from emulator.faults.adversary import Adversary
     from emulator.faults.schedule import FaultSchedule
     from emulator.server.tls import TlsFiles
+    from emulator.server.watch import Watch
 
 T = TypeVar("T")
 # emulator.faults.adversary.SCALE_ENV (tests/test_start_imports.py holds them equal)
@@ -168,6 +169,9 @@ class Cluster(ControlHandle):
             store, state = self.store, self.state
             state.hooks.append(lambda kind, event: store.on_event(state, event))
         self.faults = FaultInjector(self.state)  # the fault model, wired in at start
+        # The request journal, barriers and waits (emulator/server/watch.py), made on
+        # first use: until then a request costs one attribute test for them.
+        self.watch: Watch | None = None
         # --fidelity adversarial's seeded faults (emulator/faults/adversary.py), made at
         # start; its ``record`` says every fault it injected. None in the other modes.
         self.adversary: Adversary | None = None
@@ -279,6 +283,7 @@ class Cluster(ControlHandle):
         self.server.faults.latency = model.latency_s
         self.server.faults.drop_response = model.drop_response
         self.server.faults.client_allowed = model.client_allowed
+        self.server.faults.watch = self.watch
         if self.state.fidelity.adversarial:
             from emulator.faults.adversary import Adversary
 
@@ -337,6 +342,8 @@ class Cluster(ControlHandle):
         if self.control is not None:
             await self.control.stop()
             self.control = None
+        if self.watch is not None:
+            self.watch.close()  # held requests go on, to find their connections closing
         if self.server is not None:
             await self.server.stop()
             self.server = None
@@ -424,7 +431,8 @@ class Cluster(ControlHandle):
         """Run an async operation on the cluster's loop from a plain thread."""
         assert self._loop is not None
         if self._owns_loop and not self._in_loop():
-            return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=60)
+            # a wait of the control surface may take its longest (MAX_WAIT_MS) and more
+            return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=90)
         raise RuntimeError("use the *_async methods from inside the cluster's event loop")
 
     # ---- operations (emulator.control: one table for Python, HTTP, CLI, schedules) -----
@@ -465,6 +473,38 @@ class Cluster(ControlHandle):
                        event.reason)
             if self.server is not None and self._loop is not None:
                 self._loop.create_task(self.server.close_listener(event.broker))
+
+    def ensure_watch(self) -> Watch:
+        """The journal, barriers and waits, made (and wired into the server) on first use."""
+        if self.watch is None:
+            from emulator.server.watch import Watch
+
+            self.watch = Watch(self.state, self.faults.model, lambda: (
+                self.server.services.groups if self.server is not None else None))
+            if self.server is not None:
+                self.server.faults.watch = self.watch
+        return self.watch
+
+    async def operation_async(self, name: str, fields: dict[str, Any]) -> dict:
+        """One operation of the table that is not a fault (rules, groups, the journal,
+        barriers: emulator.server.watch), its fields already checked."""
+        from emulator.server.watch import run
+
+        return await run(self.ensure_watch(), name, fields)
+
+    def operation(self, name: str, **fields: Any) -> Any:
+        """One operation of the table by name, e.g. ``operation("journal",
+        group="billing")``, as the control plane would run it; a refusal raises
+        ``ControlError`` (its ``status`` and ``message``)."""
+        from emulator.control.operations import BY_NAME, ControlError, check_fields
+        from emulator.faults import FaultError
+
+        op = BY_NAME[name]
+        checked = check_fields(op, fields, self.state.brokers)
+        try:
+            return self.run_async(lambda: self.operation_async(name, checked))
+        except FaultError as e:
+            raise ControlError(e.status, str(e)) from None
 
     def fault(self, op: dict) -> dict:
         """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",

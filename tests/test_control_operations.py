@@ -25,7 +25,13 @@ def test_the_routes_are_the_control_planes() -> None:
         "POST /brokers/{id}/controlled-shutdown", "GET /faults", "POST /faults",
         "DELETE /faults", "POST /faults/schedule", "GET /faults/schedule",
         "POST /reassignments", "DELETE /reassignments", "POST /elections/preferred",
-        "GET /adversary", "POST /adversary", "GET /ui", "GET /ui/snapshot", "GET /events"]
+        "GET /adversary", "POST /adversary", "GET /rules", "GET /rules/{rule}",
+        "DELETE /rules/{rule}", "POST /rules/{rule}/wait", "GET /groups/{group}",
+        "POST /groups/{group}/wait", "GET /journal", "POST /journal", "DELETE /journal",
+        "GET /barriers", "POST /barriers", "GET /barriers/{barrier}",
+        "POST /barriers/{barrier}/wait", "POST /barriers/{barrier}/release",
+        "DELETE /barriers/{barrier}", "GET /openapi.json", "GET /ui", "GET /ui/snapshot",
+        "GET /events"]
 
 
 def test_every_fault_operation_is_in_the_table_with_one_effect() -> None:

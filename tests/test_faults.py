@@ -11,13 +11,13 @@ from emulator.control.metrics import prometheus, replication_view
 from emulator.faults import (
     FaultError,
     FaultSchedule,
-    Injection,
     ScheduleError,
     ScheduleRunner,
     run_due,
     split_request,
     validate_op,
 )
+from emulator.faults.rules import RuleInjection
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
@@ -78,9 +78,12 @@ def test_error_injection_counts_only_matching_requests(make_cluster: MakeCluster
     assert m.inject_error(1, 0, req) is None  # another partition
     assert m.inject_error(1, 1, req) is None  # another API
     hit = {"topic_data": [{"name": "a", "partition_data": [{"index": 1}]}]}
-    assert m.inject_error(2, 0, hit) == Injection(E.NOT_LEADER_OR_FOLLOWER, "a", 1)
-    assert m.inject_error(3, 0, hit) == Injection(E.NOT_LEADER_OR_FOLLOWER, "a", 1)
-    assert m.inject_error(3, 0, hit) is None  # the next N requests, then gone
+    leader = s.topics["a"].partitions[1].leader
+    other = next(b for b in s.brokers if b != leader)
+    assert m.inject_error(other, 0, hit) is None  # fires on the partition's leader only
+    assert m.inject_error(leader, 0, hit) == RuleInjection(E.NOT_LEADER_OR_FOLLOWER, "a", 1, "r1")
+    assert m.inject_error(leader, 0, hit) == RuleInjection(E.NOT_LEADER_OR_FOLLOWER, "a", 1, "r1")
+    assert m.inject_error(leader, 0, hit) is None  # the next N requests, then gone
     # topic ids (Fetch v13+) resolve to names
     f.apply({"op": "inject_error", "api": 1, "error": 6, "topic": "a"})
     tid = s.topics["a"].id
@@ -94,7 +97,7 @@ def test_error_injection_per_client_id(make_cluster: MakeCluster) -> None:
     m = f.model
     assert m.inject_error(1, 3, {"topics": None}, "app-2") is None
     assert m.inject_error(1, 3, {"topics": None}, None) is None
-    assert m.inject_error(1, 3, {"topics": None}, "app-1") == Injection(5)
+    assert m.inject_error(1, 3, {"topics": None}, "app-1") == RuleInjection(5, rule="r1")
     f.apply({"op": "drop_response", "api": "Fetch", "client_id": "app-1"})
     assert not m.drop_response(1, 1, "app-2")
     assert m.drop_response(1, 1, "app-1")

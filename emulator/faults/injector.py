@@ -25,8 +25,9 @@ from emulator.cluster.leadership import change_leader
 from emulator.cluster.log_dirs import log_dirs
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
-from emulator.faults.model import DropRule, ErrorRule, FaultModel, FollowerFault, StorageFault
+from emulator.faults.model import FaultModel, FollowerFault, StorageFault
 from emulator.faults.ops import FaultError, validate_op
+from emulator.faults.rules import RuledFaultModel
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class DropClients(BrokerAsk):
 
 
 Io = BrokerAsk  # CloseListener, OpenListener or DropClients
-Effect = Callable[[ClusterState, FaultModel, dict], Iterator[Io]]
+Effect = Callable[[ClusterState, RuledFaultModel, dict], Iterator[Io]]
 
 
 def resolve_broker(state: ClusterState, value: Any) -> int:
@@ -153,9 +154,10 @@ def _heal_clients(state: ClusterState, model: FaultModel, op: dict) -> Iterator[
     yield from ()
 
 
-def _inject_error(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
-    model.errors.append(ErrorRule(op["api"], op["error"], op["count"], op.get("broker"),
-                                  op.get("topic"), op.get("partition"), op.get("client_id")))
+def _request_rule(state: ClusterState, model: RuledFaultModel, op: dict) -> Iterator[Io]:
+    """inject_error, drop_response, observe: a rule of the rule book (emulator.faults.rules),
+    its id set in ``op`` when it had none."""
+    model.rules.add(op)
     yield from ()
 
 
@@ -165,11 +167,6 @@ def _add_latency(state: ClusterState, model: FaultModel, op: dict) -> Iterator[I
         model.latency_ms[key] = op["ms"]
     else:
         model.latency_ms.pop(key, None)
-    yield from ()
-
-
-def _drop_response(state: ClusterState, model: FaultModel, op: dict) -> Iterator[Io]:
-    model.drops.append(DropRule(op["api"], op["count"], op.get("broker"), op.get("client_id")))
     yield from ()
 
 
@@ -246,8 +243,8 @@ EFFECTS: dict[str, Effect] = {
     "pause_follower": _follower, "slow_follower": _follower, "resume_follower": _follower,
     "cut_brokers": _brokers_link, "heal_brokers": _brokers_link,
     "cut_clients": _cut_clients, "heal_clients": _heal_clients,
-    "inject_error": _inject_error, "add_latency": _add_latency,
-    "drop_response": _drop_response, "move_leader": _move_leader, "clear": _clear,
+    "inject_error": _request_rule, "drop_response": _request_rule, "observe": _request_rule,
+    "add_latency": _add_latency, "move_leader": _move_leader, "clear": _clear,
     "disk_full": _storage, "fail_writes": _storage, "fail_fsyncs": _storage,
     "slow_writes": _storage, "heal_storage": _storage,
 }
@@ -259,7 +256,7 @@ class FaultInjector:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self.model = FaultModel(state)
+        self.model = RuledFaultModel(state)
         state.faults = self.model
         self.log: list[dict] = []  # every operation applied, in order
 

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any
 
+from emulator.faults.match import MatchError, parse
 from wire.errors import ErrorCode
 from wire.messages import NAMES
 
-BROKER, BROKERS, INT, BOOL, STR, API, ERROR = (
-    "broker", "two brokers", "int", "bool", "str", "api", "error")
+BROKER, BROKERS, INT, BOOL, STR, API, ERROR, MATCH = (
+    "broker", "two brokers", "int", "bool", "str", "api", "error", "match")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,19 @@ _COUNT = Field(INT, help="how many (default 1)", default=1)
 _API = Field(API, True, "API name or key, e.g. Produce or 0")
 _CUT = Field(BROKERS, True, "the two brokers' ids")
 _LOG_DIR = Field(STR, help="only this one of the broker's log.dirs (default: all of them)")
+# What a request rule (inject_error, drop_response, observe) selects besides its API, and
+# its name and hits (emulator.faults.rules; docs/faults.md, "Fault rules").
+_RULE_FIELDS = {
+    "group": Field(STR, help="only requests naming this group id (on its coordinator "
+                   "unless --broker)"),
+    "transactional_id": Field(STR, help="only requests naming this transactional id (on "
+                              "its coordinator unless --broker)"),
+    "match": Field(MATCH, help='only requests this predicate holds for, e.g. '
+                   '\'generation_id >= 2 and client_id == "b"\' (docs/faults.md)'),
+    "after": Field(INT, help="let this many matching requests through first"),
+    "id": Field(STR, help="the rule's name (default r1, r2, ...): its hits are "
+                "GET /rules/ID"),
+}
 
 # op -> what it does and its fields (the operations table, emulator.control.operations,
 # adds how each travels over HTTP and the command line)
@@ -86,11 +100,19 @@ OPS: dict[str, FaultOp] = {
         "count": _COUNT, "broker": _ONLY_BROKER,
         "topic": Field(STR, help="only requests naming this topic; only its items get "
                        "the error"),
-        "partition": _PARTITION, "client_id": _CLIENT_ID}),
+        "partition": _PARTITION, "client_id": _CLIENT_ID, **_RULE_FIELDS}),
     "add_latency": FaultOp("delay every request of an API (0 removes)", {
         "api": _API, "ms": Field(INT, True, "the delay in ms"), "broker": _ONLY_BROKER}),
     "drop_response": FaultOp("apply requests of an API but drop responses", {
-        "api": _API, "count": _COUNT, "broker": _ONLY_BROKER, "client_id": _CLIENT_ID}),
+        "api": _API, "count": _COUNT, "broker": _ONLY_BROKER, "client_id": _CLIENT_ID,
+        "topic": Field(STR, help="only requests naming this topic"),
+        "partition": _PARTITION, **_RULE_FIELDS}),
+    "observe": FaultOp("count the requests a rule selects, failing none (its hits: "
+                       "GET /rules/ID)", {
+        "api": Field(API, help="API name or key (default: every API)"),
+        "broker": _ONLY_BROKER, "client_id": _CLIENT_ID,
+        "topic": Field(STR, help="only requests naming this topic"),
+        "partition": _PARTITION, **_RULE_FIELDS}),
     "move_leader": FaultOp("move a partition's leader to another in-sync replica, as a "
                            "preferred-replica election or a leader's failover does", {
         "topic": Field(STR, True, "the topic"),
@@ -183,11 +205,14 @@ def _broker(value: Any, broker_ids: Iterable[int], name: str = "broker") -> Any:
     return value
 
 
-def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> dict:
+def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False,
+                fields: dict[str, Field] | None = None) -> dict:
     """Check one operation; returns it normalized (API keys and error codes as ints).
 
     ``symbolic`` allows the schedule's broker choices ("random", "controller",
-    "leader:T:P"); the direct ways in take broker ids only.
+    "leader:T:P"); the direct ways in take broker ids only. ``fields`` checks the
+    fields of an operation that is not a fault (emulator.control.operations) the same
+    way.
     """
     if not isinstance(op, dict):
         raise FaultError(f"a fault is a JSON object, got {type(op).__name__}")
@@ -198,7 +223,7 @@ def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> d
     fault = OPS.get(kind)
     if fault is None:
         raise FaultError(f"unknown fault {name!r}; faults are {', '.join(OPS)}", 404)
-    spec = fault.fields
+    spec = fault.fields if fields is None else fields
     ids = list(broker_ids)
     out: dict[str, Any] = {"op": kind}
     for key, value in op.items():
@@ -239,6 +264,14 @@ def validate_op(op: Any, broker_ids: Iterable[int], symbolic: bool = False) -> d
             out[key] = _api_key(value)
         elif t == ERROR:
             out[key] = _error_code(value)
+        elif t == MATCH:
+            if not isinstance(value, str):
+                raise FaultError(f"{kind}: match must be a string, got {value!r}")
+            try:
+                parse(value)
+            except MatchError as e:
+                raise FaultError(f"{kind}: match: {e}") from None
+            out[key] = value
     for key, f in spec.items():
         if f.required and key not in out:
             raise FaultError(f"{kind}: missing field {key!r}")

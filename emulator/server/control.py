@@ -27,6 +27,10 @@ Routes (every body is JSON; errors are ``{"error": "..."}`` with a 4xx status):
                                           (?interval_ms=N, default 1000): one
                                           ``snapshot`` event, then ``delta`` events
                                           carrying only the topics that changed
+    GET    /openapi.json                  all of this, described (OpenAPI 3.1)
+    ...    /rules, /groups/{group}, /journal, /barriers: request rules and their
+           hits, group states, the request journal, barriers, and the waits on
+           them (emulator/server/watch.py; docs/journal.md)
 
 The control plane runs on the cluster's own event loop, so what it does is ordered
 with the brokers' work like any request. h11 does the HTTP; this module only routes.
@@ -60,10 +64,12 @@ import h11
 from emulator.control import operations
 from emulator.control.console import ConsoleCache, console_snapshot
 from emulator.control.metrics import cluster_view, prometheus
+from emulator.control.openapi import document
 from emulator.control.operations import ControlError, ControlTarget
 from emulator.faults import FaultError, FaultSchedule, ScheduleError, ScheduleRunner
 from emulator.server.http import send_response, serve_connection
 from emulator.server.schedule import start_schedule
+from emulator.server.watch import WATCH_OPS
 
 log = logging.getLogger("kafka_emulator.control")
 MAX_BODY = 1 << 20
@@ -309,6 +315,11 @@ class ControlPlane:
             return 200, Raw(resources.files("emulator.server.ui").joinpath(name).read_bytes(),
                             ctype)
         op, params = operations.match(method, path)
+        if op.name in WATCH_OPS:
+            data = self._json(body, default={}) if method != "GET" else None
+            fields = operations.read_fields(op, params, data, query or {},
+                                            self.cluster.state.brokers)
+            return op.status, await self.cluster.operation_async(op.name, fields)
         if (op.method, op.path) == operations.FAULT_ROUTE:
             return await self._fault(body)
         if "id" in params:  # a broker's own route: /brokers/{id}/stop, start...
@@ -320,6 +331,11 @@ class ControlPlane:
 
     async def _cluster(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         return 200, {**cluster_view(self.cluster.state), **self.cluster.security_view()}
+
+    async def _openapi(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
+        from emulator import __version__
+
+        return 200, document(__version__)
 
     async def _metrics(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         return 200, prometheus(self.cluster.state)

@@ -35,6 +35,7 @@ from wire.messages import REQUESTS
 
 if TYPE_CHECKING:  # imported only under --fidelity adversarial (emulator.runtime)
     from emulator.faults.adversary import Adversary
+    from emulator.server.watch import Visit, Watch
 
 log = logging.getLogger("kafka_emulator")
 read_header = ServerConnection.read_header
@@ -46,22 +47,30 @@ class CloseConnection(Exception):
     """Raised to drop a client connection after logging why."""
 
 
+class ResponseDropped(CloseConnection):
+    """The request was served and its answer is dropped (a fault): the connection closes."""
+
+
 @dataclass
 class FaultHooks:
     """Server-side fault points, filled by the fault injector (emulator.faults)."""
 
-    # (broker_id, api_key, request, client_id) -> the error to answer (for the whole
-    # request or for the items naming a topic/partition), or None
-    inject_error: Callable[[int, int, dict, str | None], Injection | None] | None = None
+    # (broker_id, api_key, request, client_id, version) -> the error to answer (for the
+    # whole request or for the items naming a topic/partition), or None
+    inject_error: Callable[[int, int, dict, str | None, int], Injection | None] | None = None
     # (broker_id, api_key) -> extra seconds before answering
     latency: Callable[[int, int], float] | None = None
-    # (broker_id, api_key, client_id) -> True to apply the request but drop its response
-    drop_response: Callable[[int, int, str | None], bool] | None = None
+    # (broker_id, api_key, client_id, request, version) -> True to apply the request but
+    # drop its response
+    drop_response: Callable[[int, int, str | None, dict, int], bool] | None = None
     # (broker_id, client host) -> False to refuse/cut client connections
     client_allowed: Callable[[int, str], bool] | None = None
     # --fidelity adversarial's seeded faults (emulator/faults/adversary.py); None in the
     # other modes, where it costs one attribute test per request
     adversary: Adversary | None = None
+    # The request journal and barriers (emulator/server/watch.py); None until the
+    # runtime wires them, then asked ``active`` per request
+    watch: Watch | None = None
 
 
 @dataclass(eq=False)
@@ -105,13 +114,30 @@ class Dispatcher:
         except DecodeError as e:
             raise CloseConnection(f"malformed {REQUESTS[key].msg.name} v{version}: {e}") from e
         ctx = self.context(bl, hdr, conn_id, host, session)
+        watch = self.faults.watch
+        if watch is None or not watch.active:
+            return await self.serve(bl, hdr, req, ctx, info.module, session, None, None)
+        visit = await watch.arrive(bl.broker.id, key, version, hdr.client_id, req)
+        try:
+            return await self.serve(bl, hdr, req, ctx, info.module, session, watch, visit)
+        except CloseConnection as e:
+            watch.answered(visit, hdr.correlation_id, None,
+                           "dropped" if isinstance(e, ResponseDropped) else "closed")
+            raise
+
+    async def serve(self, bl: BrokerListener, hdr: Any, req: dict, ctx: RequestContext,
+                    module: Any, session: Session | None, watch: Watch | None,
+                    visit: Visit | None) -> Frame | None:
+        """Serve a decoded request: the fault points, the handler, the encoding; a
+        watched request (``visit``) is told to the journal once answered."""
+        key, version = hdr.api_key, hdr.api_version
         f = self.faults
         if f.latency is not None:
             delay = f.latency(bl.broker.id, key)
             if delay > 0:
                 await asyncio.sleep(delay)
         name = REQUESTS[key].msg.name
-        injected = (f.inject_error(bl.broker.id, key, req, hdr.client_id)
+        injected = (f.inject_error(bl.broker.id, key, req, hdr.client_id, version)
                     if f.inject_error else None)
         plan = None
         snap = None
@@ -122,14 +148,16 @@ class Dispatcher:
                 await asyncio.sleep(plan.hold_ms / 1000)  # the request held in the network
             snap = adversary.snapshot(key, req, bl.broker.id)  # the state it arrives in
         if injected is None:
-            result = await self.handle(info.module, ctx, req, version)
+            result = await self.handle(module, ctx, req, version)
         else:
-            result = await self.inject(info.module, ctx, req, version, injected)
+            result = await self.inject(module, ctx, req, version, injected)
             if key == 0 and req.get("acks") == 0:
                 # Kafka answers an acks=0 produce that failed by closing the connection.
                 raise CloseConnection(f"fault: {name} with acks=0 answered error "
                                       f"{injected.error}: closing, as Kafka does")
         if result is NO_RESPONSE:
+            if watch is not None and visit is not None:
+                watch.answered(visit, hdr.correlation_id, None, "no_response", injected)
             return None
         if plan is not None and plan.post is not None:
             result = plan.post(result)
@@ -137,10 +165,13 @@ class Dispatcher:
             adversary.check(bl.broker.id, key, version, req, result, snap)
         if plan is not None:
             if plan.drop:
-                raise CloseConnection(f"adversary: dropped the response to {name} "
+                raise ResponseDropped(f"adversary: dropped the response to {name} "
                                       f"(seed {f.adversary.seed if f.adversary else 0})")
-        if f.drop_response is not None and f.drop_response(bl.broker.id, key, hdr.client_id):
-            raise CloseConnection(f"fault: dropped the response to {name}")
+        if f.drop_response is not None and f.drop_response(bl.broker.id, key, hdr.client_id,
+                                                           req, version):
+            raise ResponseDropped(f"fault: dropped the response to {name}")
+        if watch is not None and visit is not None:
+            watch.answered(visit, hdr.correlation_id, result, "answered", injected)
         if session is not None and self.state.fidelity.kafka_timing \
                 and isinstance(result, dict):
             # a throttled client's connection is muted for its throttle time, as

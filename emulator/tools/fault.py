@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.control.operations import OPERATIONS, Operation, http_request
-from emulator.faults.ops import API, BOOL, BROKER, BROKERS, ERROR, INT, STR, Field
+from emulator.faults.ops import API, BOOL, BROKER, BROKERS, ERROR, INT, MATCH, STR, Field
 from emulator.tools.args import UsageParser, non_negative
 
 
@@ -33,7 +33,7 @@ def _int_or_name(text: str) -> int | str:
 # How a field of each kind is given on the command line (emulator.faults.ops' kinds).
 _TYPES: dict[str, Callable[[str], Any]] = {
     BROKER: int, BROKERS: int, INT: non_negative, API: _int_or_name, ERROR: _int_or_name,
-    STR: str}
+    STR: str, MATCH: str}
 
 
 def _add_field(sp: argparse.ArgumentParser, name: str, f: Field) -> None:
