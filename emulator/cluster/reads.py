@@ -7,14 +7,11 @@ produce or fetch path.
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.cluster.metadata import ClusterMetadata
+from emulator.log import Log
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import InvalidRecordError, iter_timestamps, read_header
-
-Log = Any  # emulator.log's Log (Cython or pure twin)
 
 
 def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, timestamp: int,
@@ -74,6 +71,8 @@ def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, in
         if base >= limit:
             return -1, -1, -1
         batch = log.batch_at(base)
+        # offset_for_timestamp named a batch of this log, and nothing ran since
+        assert batch is not None
         h = read_header(batch)
         try:
             for offset, rts in iter_timestamps(batch):

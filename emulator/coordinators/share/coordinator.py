@@ -62,6 +62,7 @@ from emulator.cluster.group_configs import (
 from emulator.cluster.metadata import Topic
 from emulator.cluster.partition import AbortedTxn, Partition
 from emulator.coordinators.groups.base import group_key
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.groups import DEAD, ShareGroup, ShareGroups
@@ -107,7 +108,7 @@ def next_epoch(epoch: int) -> int:
 class ShareCoordinator:
     """Every share group, share-partition and share session of the cluster."""
 
-    def __init__(self, state: ClusterHost, groups: Any) -> None:
+    def __init__(self, state: ClusterHost, groups: GroupCoordinator) -> None:
         self.state = state
         self.gc = groups
         self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup

@@ -60,6 +60,7 @@ from emulator.cluster.configs import segment_size_configs
 from emulator.cluster.events import TxnChanged
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.deadlines import Deadlines
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
@@ -133,7 +134,7 @@ class TxnMetadata:
 class TransactionCoordinator:
     """Producer ids for the whole cluster, and every transactional id's state."""
 
-    def __init__(self, state: ClusterHost, groups: Any = None) -> None:
+    def __init__(self, state: ClusterHost, groups: GroupCoordinator | None = None) -> None:
         self.state = state
         self.topic = InternalTopic(
             state, TXN_TOPIC, lambda: self.cfg("transaction.state.log.num.partitions", 50),
