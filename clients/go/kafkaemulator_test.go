@@ -1,0 +1,216 @@
+package kafkaemulator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	kafkaemulator "github.com/kafka-emulator/kafka-emulator/clients/go"
+)
+
+// One cluster for the tests of this package (KAFKA_EMULATOR_IMAGE, default kafka-emulator:latest).
+var kafka *kafkaemulator.Container
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	image := os.Getenv("KAFKA_EMULATOR_IMAGE")
+	if image == "" {
+		image = kafkaemulator.DefaultImage
+	}
+	t0 := time.Now()
+	var err error
+	kafka, err = kafkaemulator.Run(ctx, image, kafkaemulator.WithBrokers(3))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the emulator:", err)
+		return 1
+	}
+	defer func() { _ = kafka.Terminate(context.Background()) }()
+	fmt.Printf("started in %d ms\n", time.Since(t0).Milliseconds())
+	if _, err := kafka.EnableJournal(ctx, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "enabling the journal:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+func client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	brokers, err := kafka.Brokers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func createTopic(t *testing.T, name string, partitions int32) {
+	t.Helper()
+	minISR := "2"
+	resp, err := kadm.NewClient(client(t)).CreateTopic(context.Background(), partitions, 3,
+		map[string]*string{"min.insync.replicas": &minISR}, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic %s: %v", name, err)
+	}
+}
+
+func TestIsThreeBrokers(t *testing.T) {
+	brokers, _ := kafka.Brokers(context.Background())
+	view, err := kafka.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(brokers) != 3 || len(view.Brokers) != 3 {
+		t.Fatalf("bootstrap %v, cluster %+v", brokers, view.Brokers)
+	}
+}
+
+func TestProducingContinuesThroughABrokerCrash(t *testing.T) {
+	ctx := context.Background()
+	createTopic(t, "orders", 3)
+	view, err := kafka.Cluster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, _ := view.Partition("orders", 0)
+	leader := p0.Leader
+	producer := client(t, kgo.DefaultProduceTopic("orders"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)}
+			if err := producer.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("record %d not acknowledged: %v", i, err)
+			}
+		}
+	}
+	produce(0, 100)
+	if err := kafka.StopBroker(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	if view, _ = kafka.Cluster(ctx); func() bool { b, _ := view.Broker(leader); return b.Up() }() {
+		t.Fatalf("broker %d still up after StopBroker", leader)
+	}
+	produce(100, 200) // each acknowledged while the leader is down
+	if err := kafka.StartBroker(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	produce(200, 300)
+
+	consumer := client(t, kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	read := map[string]bool{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(read) < 300 && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		consumer.PollFetches(pctx).EachRecord(func(r *kgo.Record) { read[string(r.Value)] = true })
+		cancel()
+	}
+	for i := 0; i < 300; i++ {
+		if !read[fmt.Sprintf("v%d", i)] {
+			t.Fatalf("acknowledged record v%d lost (read %d)", i, len(read))
+		}
+	}
+	// The journal saw the stream move: Produce answered by the crashed leader before the
+	// crash and by the other brokers while it was down.
+	j, err := kafka.Journal(ctx, kafkaemulator.JournalQuery{API: "Produce", Topic: "orders", Error: "NONE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := map[int]bool{}
+	for _, e := range j.Entries {
+		brokers[e.Broker] = true
+	}
+	if !brokers[leader] || len(brokers) < 2 {
+		t.Fatalf("Produce answered by %v (leader %d)", brokers, leader)
+	}
+}
+
+func TestAnErrorOnOneGroupsCommitsOnly(t *testing.T) {
+	ctx := context.Background()
+	createTopic(t, "payments", 1)
+	producer := client(t, kgo.DefaultProduceTopic("payments"))
+	for i := 0; i < 10; i++ {
+		if err := producer.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := kafka.Fault(ctx, kafkaemulator.InjectError("OffsetCommit", "GROUP_AUTHORIZATION_FAILED").
+		Group("billing").ID("billing-commit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := func(group string) *kgo.Client {
+		cl := client(t, kgo.ConsumeTopics("payments"), kgo.ConsumerGroup(group),
+			kgo.ClientID(group+"-1"), kgo.DisableAutoCommit(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		seen := 0
+		deadline := time.Now().Add(30 * time.Second)
+		for seen < 10 && time.Now().Before(deadline) {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			seen += len(cl.PollFetches(pctx).Records())
+			cancel()
+		}
+		if seen != 10 {
+			t.Fatalf("%s read %d of 10 records", group, seen)
+		}
+		return cl
+	}
+	billing, audit := consumer("billing"), consumer("audit")
+	if err := audit.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("audit's commit failed: %v", err)
+	}
+	if err := billing.CommitUncommittedOffsets(ctx); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("billing's first commit: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	if err := billing.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("billing's second commit (the rule is spent): %v", err)
+	}
+	rule, err := kafka.WaitForRule(ctx, "billing-commit", 1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule.Hits != 1 || rule.Active {
+		t.Fatalf("rule %+v", rule)
+	}
+	j, err := kafka.Journal(ctx, kafkaemulator.JournalQuery{API: "OffsetCommit", Group: "billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs [][]string
+	for _, e := range j.Entries {
+		errs = append(errs, e.Errors)
+	}
+	if len(j.Entries) != 2 || !slices.Equal(errs[0], []string{"GROUP_AUTHORIZATION_FAILED"}) ||
+		len(errs[1]) != 0 || !slices.Equal(j.Entries[0].Rules, []string{"billing-commit"}) {
+		t.Fatalf("billing's commits in the journal: %+v", j.Entries)
+	}
+	j, err = kafka.Journal(ctx, kafkaemulator.JournalQuery{API: "OffsetCommit", Group: "audit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) == 0 {
+		t.Fatal("no OffsetCommit of audit in the journal")
+	}
+	for _, e := range j.Entries {
+		if !e.Succeeded() {
+			t.Fatalf("audit's commit failed in the journal: %+v", e)
+		}
+	}
+}
