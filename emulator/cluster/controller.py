@@ -14,8 +14,9 @@ in-memory view, enforced on every transition:
   leader's rules); Offline and New partitions try to elect a leader.
 - Controlled shutdown: the broker is no longer an acceptable leader; it leaves every
   ISR and leaderships move to other ISR members before it stops.
-- Reassignment (driven by a reassignment module through ``start_reassignment``,
-  ``cancel_reassignment``; completed here when every target replica is in sync).
+- Reassignment (emulator.cluster.reassignment: started and cancelled by
+  AlterPartitionReassignments, completed by ``reassignment.on_isr_change`` when every
+  target replica is in sync; here only resumed on failover and on a broker's return).
 - Preferred leader election (ElectLeaders, auto.leader.rebalance.enable).
 - Controller failover: the role moves to the lowest live broker id, the controller
   epoch goes up, and the new controller rebuilds its state machines from the

@@ -9,9 +9,11 @@ maybeIncrementLeaderHW), visiting only the partitions with work to do.
 Split out of replication.py, which held both roles: a produce touches a partition here
 (``dirty``, ``wake``) and the tick does the rest, so the two meet only in ``active``,
 ``parked_at`` and ``wake``. Nothing here writes leadership or replica sets: that is the
-controller's. When a leader changes an ISR (Kafka's AlterPartition) the controller hears
-of it through ``isr_listeners``, an explicit, upward-pointing interface: the controller
-registers itself there, so this module imports nothing above it.
+controller's. When a leader changes an ISR (Kafka's AlterPartition) the controller's
+side hears of it through ``isr_listeners``, an explicit, upward-pointing interface:
+ClusterState registers ``reassignment.on_isr_change`` there (a reassignment may
+complete), so this module imports nothing above it. The faults in force are asked
+through ``ClusterMetadata.faults``, typed by emulator.cluster.ports (FetchConditions).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """Leader election and partition changes: the controller's pen (PartitionChangeBuilder).
 
 Every write of a partition's leader, leader epoch and ISR by the controller goes
-through ``apply_change`` here; replica sets are written by the reassignment module
-through the same function. Both are the controller's own code: replication and
-the cluster's data never call in here. Kafka 4.x decides with KRaft's
+through ``apply_change`` here; the reassignment module writes replica sets
+(``reassignment.replay_change``) and their leader and ISR through the same function.
+Both are the controller's own code: replication and the cluster's data never call in
+here. An election moves the controller's partition state machine, which sits below
+(``ClusterMetadata.controller.machines``, emulator.cluster.state_machines): nothing
+here calls the controller role back. Kafka 4.x decides with KRaft's
 PartitionChangeBuilder.
 
 Every change bumps the partition epoch; a leader change (or a replica-set shrink)

@@ -178,9 +178,12 @@ def build_change(state: ClusterMetadata, p: Partition, *, isr: list[int] | None 
     return None if rec.is_noop() else rec
 
 
-def apply_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> None:
-    """Replay a change: new replicas start empty, the leader moves (LeaderAndIsr),
-    replicas that left the list are stopped and their logs deleted."""
+def replay_change(state: ClusterMetadata, p: Partition, rec: PartitionChange) -> None:
+    """Replay a change (the controller's replay of a PartitionChangeRecord): new
+    replicas start empty, the leader and ISR are written through
+    ``leadership.apply_change`` (LeaderAndIsr), replicas that left the list are stopped
+    and their logs deleted. Named apart from that function: this one writes replica
+    sets, that one only leaders and ISRs."""
     state.before_metadata_change()
     before = set(p.replicas)
     was_reassigning = is_reassigning(p)
@@ -354,7 +357,7 @@ def alter_partition_reassignments(
             tr.partitions.append(res)
         results.append(tr)
     for p, rec in changes:
-        apply_change(state, p, rec)
+        replay_change(state, p, rec)
     if changes:
         state.emit(ReassignmentsAltered(count=len(changes)))
     return results
@@ -428,7 +431,7 @@ def start_reassignment(state: ClusterMetadata, p: Partition, target: list[int]) 
     """changePartitionReassignment for one partition, applied at once (may complete)."""
     rec = change_reassignment(state, p, target)
     if rec is not None:
-        apply_change(state, p, rec)
+        replay_change(state, p, rec)
 
 
 def maybe_complete_reassignment(state: ClusterMetadata, p: Partition) -> bool:
@@ -444,7 +447,7 @@ def maybe_complete_reassignment(state: ClusterMetadata, p: Partition) -> bool:
     rec = build_change(state, p)
     if rec is None:
         return False
-    apply_change(state, p, rec)
+    replay_change(state, p, rec)
     return not is_reassigning(p)
 
 
@@ -452,7 +455,7 @@ def cancel_partition_reassignment(state: ClusterMetadata, p: Partition) -> None:
     """cancelPartitionReassignment: back to the replicas minus the adding ones."""
     rec = cancel_reassignment(state, state.topics[p.topic], p)
     if rec is not None:
-        apply_change(state, p, rec)
+        replay_change(state, p, rec)
 
 
 def on_isr_change(state: ClusterMetadata, p: Partition) -> None:
@@ -464,9 +467,9 @@ def on_isr_change(state: ClusterMetadata, p: Partition) -> None:
 __all__ = [
     "ONLINE", "PREFERRED", "UNCLEAN", "OngoingReassignment", "PartitionChange",
     "PartitionResult", "ReassignmentReplicas", "ReplicaProgress", "Revert", "TopicResult",
-    "alter_partition_reassignments", "apply_change", "build_change",
+    "alter_partition_reassignments", "build_change",
     "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "find_partition",
     "is_reassigning", "list_partition_reassignments",
-    "maybe_complete_reassignment", "on_isr_change", "progress", "start_reassignment", "unclean_allowed",
+    "maybe_complete_reassignment", "on_isr_change", "progress", "replay_change", "start_reassignment", "unclean_allowed",
     "validate_assignment", "validate_rf_unchanged",
 ]
