@@ -294,7 +294,7 @@ def test_compose_single_node(image: str) -> None:
 def test_compose_cluster_combined_sasl(image: str) -> None:
     """Kafka's three-node combined-mode example over SASL_PLAINTEXT, its users in the
     JAAS file KAFKA_OPTS names: every node serves SASL/PLAIN clients on its host port,
-    and a wrong password is refused."""
+    all three are one cluster, and a wrong password is refused."""
     project = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext"
     with compose_slot(29094, 39094, 49094):
         compose(project, "down", "-v", check=False)
@@ -306,6 +306,15 @@ def test_compose_cluster_combined_sasl(image: str) -> None:
                     "sasl.username": "alice", "sasl.password": "alice-secret"}
             for port in (29094, 39094, 49094):
                 round_trip({**sasl, "bootstrap.servers": f"localhost:{port}"}, f"sasl-{port}")
+            # one cluster: every node names the three brokers at their host ports
+            from confluent_kafka.admin import AdminClient as Admin
+
+            for port in (29094, 39094, 49094):
+                md = Admin({**sasl, "bootstrap.servers": f"localhost:{port}"}).list_topics(
+                    timeout=10)
+                assert sorted(f"{b.host}:{b.port}" for b in md.brokers.values()) == [
+                    "localhost:29094", "localhost:39094", "localhost:49094"]
+                assert {f"sasl-{p}" for p in (29094, 39094, 49094)} <= set(md.topics)
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
 
@@ -318,6 +327,49 @@ def test_compose_cluster_combined_sasl(image: str) -> None:
             bad.poll(1)
             assert any("Authentication failed" in e for e in errors), errors
             del bad
+        finally:
+            compose(project, "down", "-v", check=False)
+
+
+class ComposeNodes:
+    """The containers of Kafka's three-node combined-mode PLAINTEXT example as a
+    client_tests.official_nodes.NodeSet: each node's host port, `docker kill` (SIGKILL,
+    no goodbye: a crash) and `docker start`."""
+
+    ids = [1, 2, 3]
+    ports = {1: 29092, 2: 39092, 3: 49092}
+
+    def bootstrap(self, node: int) -> str:
+        return f"localhost:{self.ports[node]}"
+
+    def kill(self, node: int) -> None:
+        subprocess.run(["docker", "kill", f"kafka-{node}"], check=True, capture_output=True)
+
+    def restart(self, node: int) -> None:
+        subprocess.run(["docker", "start", f"kafka-{node}"], check=True, capture_output=True)
+
+
+def test_compose_cluster_combined_is_one_cluster_through_a_crash(image: str) -> None:
+    """Kafka's three-node combined-mode example with only the image swapped is one
+    three-broker cluster (client_tests/official_nodes.py's scenario: all brokers in
+    every node's Metadata, an RF 3 topic, produce through node 1 and consume through
+    node 3 with acks=all and min.insync.replicas=2 while node 2's container is killed,
+    nothing acknowledged lost, node 2 back in every ISR after `docker start`)."""
+    from client_tests.official_nodes import scenario
+
+    project = COMPOSE_DIR / "cluster" / "combined" / "plaintext"
+    with compose_slot(*ComposeNodes.ports.values()):
+        compose(project, "down", "-v", check=False)
+        try:
+            started = time.monotonic()
+            compose(project, "up", "-d")
+            f = scenario(ComposeNodes(), started)
+            print(f"compose cluster: ready {f.ready_s:.2f} s after `up`, failover "
+                  f"{f.failover_s:.2f} s, rejoin {f.rejoin_s:.2f} s, {f.acknowledged} "
+                  "acknowledged, none lost")
+            logs = docker.from_env().api.logs("kafka-1").decode()
+            assert "node 2 lost" in logs and "broker 2 crashed" in logs, logs
+            assert "Traceback" not in logs, logs
         finally:
             compose(project, "down", "-v", check=False)
 
