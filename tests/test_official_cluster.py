@@ -50,7 +50,8 @@ def test_voters_naming_each_other_are_one_cluster_with_its_state_in_the_lowest()
     assert (one.state_node, one.holds_state, one.link_host) == (1, True, "127.0.0.1")
     assert (two.state_node, two.holds_state, two.link_host) == (1, False, "kafka-1")
     assert two.link_port == DEFAULT_LINK_PORT
-    assert nodes_of(node_env(2, **{LINK_PORT_ENV: "7777"})).link_port == 7777  # type: ignore[union-attr]
+    other_port = nodes_of(node_env(2, **{LINK_PORT_ENV: "7777"}))
+    assert other_port is not None and other_port.link_port == 7777
 
 
 def test_a_single_voter_is_a_node_of_its_own() -> None:

@@ -67,7 +67,7 @@ class LinkServer:
         # Broker starts and stops one at a time, in the order the links asked.
         self._lock = asyncio.Lock()
         self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[object]] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "0.0.0.0", self.nodes.link_port,
@@ -85,14 +85,14 @@ class LinkServer:
 
     async def _serve(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        assert task is not None, "asyncio runs a connection's callback in a task"
+        self._tasks.add(task)
         try:
             await self._link(r, w)
         except asyncio.CancelledError:
             w.transport.abort()  # the state node is stopping: its cluster goes too
         finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
 
     async def _link(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         try:
