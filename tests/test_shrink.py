@@ -303,3 +303,21 @@ def test_the_command_refuses_bad_usage_in_one_line(argv, message, capsys) -> Non
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_a_shrunk_set_that_never_replays_gives_way_to_the_next_larger_one() -> None:
+    """ddmin kept {3} on one lucky run, but {3} alone never fails again (a race it won
+    once): the confirming replays fail none, and the set before it, which does replay,
+    is what the user gets, with the summary saying so."""
+    lucky = [True]
+
+    def run(candidate: tuple[int, ...]) -> bool:
+        if set(candidate) == {3} and lucky[0]:
+            lucky[0] = False
+            return True
+        return {3, 5} <= set(candidate)
+    result = shrink(tuple(range(8)), run, runs=1, confirm=2)
+    assert result.faults != (3,) and {3, 5} <= set(result.faults)
+    assert result.confirmed == [True, True]
+    assert result.stepped_back == [1]
+    assert "a set of 1 failed once" in result.summary()

@@ -35,10 +35,13 @@ def send_all(bootstrap: str, topic: str, values: list[bytes], *, fixed: bool) ->
 
     # as a service writes what comes in: a burst, then its delivery, twenty times (so the
     # run sends about as many Produce requests on a loaded machine as on an idle one,
-    # where one tight loop could go out as a single batch per partition)
+    # where one tight loop could go out as a single batch per partition). Each record is
+    # keyed (by its value), so each burst reaches every partition whatever the timing:
+    # with no key, librdkafka's sticky partitioner sends a burst to one partition it
+    # draws, and a replayed fault on "the second Produce to broker 1" finds none.
     burst = max(1, len(values) // 20)
     for i, v in enumerate(values):
-        producer.produce(topic, value=v, on_delivery=delivered)
+        producer.produce(topic, key=v, value=v, on_delivery=delivered)
         producer.poll(0)
         if i % burst == burst - 1:
             producer.flush(60)

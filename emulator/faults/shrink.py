@@ -33,13 +33,16 @@ T = TypeVar("T")
 
 
 def ddmin(items: Sequence[T], fails: Callable[[tuple[T, ...]], bool],
-          on_test: Callable[[tuple[T, ...], bool], None] | None = None) -> tuple[T, ...]:
+          on_test: Callable[[tuple[T, ...], bool], None] | None = None,
+          trail: list[tuple[T, ...]] | None = None) -> tuple[T, ...]:
     """A 1-minimal subsequence of ``items`` (which must fail) that still fails.
 
     ``fails`` is asked about subsequences (the order of ``items`` is kept), each at most
     once; ``on_test`` hears every answer. Splits the current set into n chunks, tries each
     chunk, then (n > 2) each chunk's complement; a failing one becomes the current set,
-    else n doubles, until n is the set's size and every one-fault removal passed."""
+    else n doubles, until n is the set's size and every one-fault removal passed.
+    ``trail`` (when given) receives every set that became the current one, the largest
+    first: the way back when the result turns out not to replay."""
     current = list(range(len(items)))
     verdicts: dict[tuple[int, ...], bool] = {}
 
@@ -58,12 +61,16 @@ def ddmin(items: Sequence[T], fails: Callable[[tuple[T, ...]], bool],
         reduced = next((c for c in chunks if test(c)), None)
         if reduced is not None:
             current, n = reduced, 2
+            if trail is not None:
+                trail.append(tuple(items[i] for i in current))
             continue
         if n > 2:  # with two chunks each complement is the other chunk, tried already
             complement = next((rest for i in range(len(chunks)) if test(
                 rest := [x for j, c in enumerate(chunks) if j != i for x in c])), None)
             if complement is not None:
                 current, n = complement, max(n - 1, 2)
+                if trail is not None:
+                    trail.append(tuple(items[i] for i in current))
                 continue
         if n >= len(current):
             break
@@ -105,6 +112,8 @@ class ShrinkResult(Generic[T]):
     empty_fails: bool = False  # the check fails with no fault at all: not their doing
     full_fails: bool = True  # the whole record, replayed, still fails
     confirmed: list[bool] = field(default_factory=list)  # the result's replays, failed?
+    # sizes of smaller sets that failed in ddmin but never in their confirming replays
+    stepped_back: list[int] = field(default_factory=list)
 
     @property
     def cause_found(self) -> bool:
@@ -117,9 +126,11 @@ class ShrinkResult(Generic[T]):
         if not self.full_fails:
             return (f"the {len(self.original)} faults of the record, replayed, never failed "
                     f"the check: the run does not replay (nothing to shrink)")
+        back = "".join(f" (a set of {n} failed once, then in none of its confirming "
+                       "replays: a larger one kept)" for n in self.stepped_back)
         return (f"{len(self.original)} faults shrunk to {len(self.faults)} in "
-                f"{len(self.tests)} candidates ({self.replays} runs); the shrunk set failed "
-                f"{sum(self.confirmed)} of {len(self.confirmed)} replays")
+                f"{len(self.tests)} candidates ({self.replays} runs){back}; the shrunk set "
+                f"failed {sum(self.confirmed)} of {len(self.confirmed)} replays")
 
 
 def shrink(faults: Sequence[T], run: Callable[[tuple[T, ...]], bool], *, runs: int = 3,
@@ -132,7 +143,9 @@ def shrink(faults: Sequence[T], run: Callable[[tuple[T, ...]], bool], *, runs: i
     failed. First the empty set (it must pass: else the faults are not the cause), then
     (``check_full``) the whole record (it must fail again: else the run does not replay),
     then ddmin, each candidate judged by up to ``runs`` replays; the result is replayed
-    ``confirm`` times more. ``on_test(candidate, failed, replays)`` hears each verdict."""
+    ``confirm`` times more (when none of those fails, the next larger set ddmin kept on
+    its way is confirmed instead, up to the whole record).
+    ``on_test(candidate, failed, replays)`` hears each verdict."""
     result: ShrinkResult[T] = ShrinkResult(tuple(faults), tuple(faults))
 
     def fails(candidate: tuple[T, ...]) -> bool:
@@ -149,9 +162,23 @@ def shrink(faults: Sequence[T], run: Callable[[tuple[T, ...]], bool], *, runs: i
     if check_full and faults and not fails(tuple(faults)):
         result.full_fails = False
         return result
+    trail: list[tuple[T, ...]] = []
     if faults:
-        result.faults = ddmin(tuple(faults), fails)
-    for _ in range(confirm):
-        result.confirmed.append(run(result.faults))
-        result.replays += 1
+        result.faults = ddmin(tuple(faults), fails, trail=trail)
+    # A set that failed once in ddmin may have hit a rare interleaving: when none of its
+    # confirming replays fails, the next larger set that failed on the way is confirmed
+    # instead (then the next), so that what the user gets replays, smallest first.
+    larger = [c for c in reversed(trail) if len(c) > len(result.faults)]
+    if check_full and faults:
+        larger.append(tuple(faults))
+    while True:
+        confirmed = []
+        for _ in range(confirm):
+            confirmed.append(run(result.faults))
+            result.replays += 1
+        if confirm == 0 or any(confirmed) or not larger:
+            break
+        result.stepped_back.append(len(result.faults))
+        result.faults = larger.pop(0)
+    result.confirmed = confirmed
     return result
