@@ -84,3 +84,22 @@ def test_the_controller_role_and_the_fault_model_implement_their_ports(
         names = {n for c in proto.__mro__ if c.__module__ == ports.__name__
                  for n in vars(c) if not n.startswith("_")}
         assert names and obj is not None and all(hasattr(obj, n) for n in names), proto
+
+
+def test_a_failed_log_dir_reaches_the_controller_after_the_check(
+        make_cluster: MakeCluster) -> None:
+    """The fault model's write check answers and keeps the failure; the cluster tells
+    the controller through ``log_dir_listeners`` (ports.LogDirFailure), not the check."""
+    s, _, f = make_cluster(**{"log.dirs": "/a,/b"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    f.apply({"op": "fail_writes", "broker": 1, "log_dir": "/b"})
+    p1 = s.get_partition("t", 1)
+    assert s.faults is not None
+    err, _ = s.faults.storage_write(p1, 1, s.now())  # the check alone: nothing acts yet
+    assert err is not None and p1.offline == set() and p1.leader == 1
+    told: list[ports.LogDirFailure] = []
+    s.followers.log_dir_listeners.insert(0, told.append)
+    s.followers.tell_log_dir_failures(s.faults)
+    assert [(x.broker, x.log_dir) for x in told] == [(1, "/b")]
+    assert (p1.offline, p1.leader, s.offline_log_dirs[1]) == ({1}, 2, {"/b"})
+    assert s.faults.take_log_dir_failures() == []

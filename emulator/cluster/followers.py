@@ -26,6 +26,7 @@ from collections.abc import Callable
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition, epoch_end_offset
+from emulator.cluster.ports import LogDirListener, WriteChecks
 
 
 def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None,
@@ -96,6 +97,9 @@ class Followers:
         self.state = state
         # The controller's ear (AlterPartition): called after a leader changed an ISR.
         self.isr_listeners: list[Callable[[Partition], None]] = []
+        # The controller's ear for storage (its log_dir_failed): told each log dir a
+        # fault check found failing, once the check has answered (ports.LogDirFailure).
+        self.log_dir_listeners: list[LogDirListener] = []
         self._next_isr_expiration: int | None = None
         self.active: set[Partition] = set()
         self._parked: list[tuple[int, int, Partition]] = []  # (deadline, seq, partition)
@@ -280,8 +284,18 @@ class Followers:
         faults = st.faults
         if faults is None or not faults.affects_fetching:
             return True
-        can: bool = faults.follower_can_fetch(p, follower, st.now() if now is None else now)
-        return can
+        if faults.follower_can_fetch(p, follower, st.now() if now is None else now):
+            return True
+        self.tell_log_dir_failures(faults)
+        return False
+
+    def tell_log_dir_failures(self, checks: WriteChecks) -> None:
+        """Tell ``log_dir_listeners`` the log dirs ``checks`` found failing: after the
+        check, so the controller acts on a failed dir from here (as on an ISR change)
+        and never from inside the fault model's check."""
+        for failure in checks.take_log_dir_failures():
+            for listener in self.log_dir_listeners:
+                listener(failure)
 
     def replicate_partition(self, p: Partition, now: int) -> bool:
         """One fetch round for each follower of ``p``; shares the leader's batch bytes.
@@ -310,6 +324,7 @@ class Followers:
             if quotas is not None and quotas.follower_excluded(p, b):
                 continue  # follower throttle: left out of its fetcher's requests
             if faults is not None and not faults.follower_can_fetch(p, b, now):
+                self.tell_log_dir_failures(faults)
                 continue
             log = p.logs.get(b)
             if log is None:

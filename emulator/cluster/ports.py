@@ -17,15 +17,37 @@ every call through them and a new one has to be added here, in plain sight:
   budgets) followers.py asks, the storage conditions (a failing or slow log dir)
   replication.py asks, and the checkpoint timer the facade's tick runs. The fault
   model (emulator.faults.model.FaultModel) implements it.
+
+A check that finds a write failing does not act on it: it answers no, and keeps the
+failure (``LogDirFailure``) for the caller to take (``take_log_dir_failures``) and tell
+its ``log_dir_listeners`` (emulator.cluster.followers), which ClusterState points at
+the controller's ``log_dir_failed``, as the ISR's news reaches the controller's side
+through ``isr_listeners``. The controller thus never runs inside a fault check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from typing import Protocol
 
 from emulator.cluster.partition import Partition
 from emulator.cluster.state_machines import ControllerStateMachines
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirFailure:
+    """A write to a broker's log dir failed (Kafka's LogDirFailureChannel gets the
+    IOException): what the controller's ``log_dir_failed`` is told."""
+
+    broker: int
+    log_dir: str
+    reason: str
+
+
+# Told each failed log dir in the order the checks found them (emulator.cluster.followers
+# ``log_dir_listeners``); what a listener answers is ignored.
+LogDirListener = Callable[[LogDirFailure], object]
 
 
 class ControllerRole(Protocol):
@@ -49,7 +71,16 @@ class ControllerRole(Protocol):
         ...
 
 
-class FetchConditions(Protocol):
+class WriteChecks(Protocol):
+    """What a check that may find a log dir failing leaves for its caller."""
+
+    def take_log_dir_failures(self) -> list[LogDirFailure]:
+        """The log dirs the checks found failing since the last call, in order (the
+        caller tells them to its ``log_dir_listeners`` at once); empties the list."""
+        ...
+
+
+class FetchConditions(WriteChecks, Protocol):
     """What a follower's fetch asks of the faults in force (emulator.cluster.followers)."""
 
     @property
@@ -60,8 +91,8 @@ class FetchConditions(Protocol):
 
     def follower_can_fetch(self, p: Partition, follower: int, now: int) -> bool:
         """May ``follower`` fetch ``p`` now (not paused, not cut from the leader, not
-        delayed, its log dir able to write)? A failing log dir fails here, as a
-        follower's append fails on Kafka."""
+        delayed, its log dir able to write)? A failing log dir answers no here, as a
+        follower's append fails on Kafka, and leaves its ``LogDirFailure`` to take."""
         ...
 
     def fetch_budget(self, p: Partition, follower: int, budget: int) -> int:
@@ -69,7 +100,7 @@ class FetchConditions(Protocol):
         ...
 
 
-class StorageConditions(Protocol):
+class StorageConditions(WriteChecks, Protocol):
     """What the leader's append asks of the faults in force (emulator.cluster.replication)."""
 
     @property
@@ -80,7 +111,8 @@ class StorageConditions(Protocol):
 
     def storage_write(self, p: Partition, broker: int, now: int) -> tuple[str | None, int]:
         """A write of ``p``'s batch on ``broker``: (the error that fails it, or None;
-        when a slow write is done, else 0)."""
+        when a slow write is done, else 0). A failed write leaves its
+        ``LogDirFailure`` to take."""
         ...
 
 
@@ -92,4 +124,5 @@ class FaultConditions(FetchConditions, StorageConditions, Protocol):
         ...
 
 
-__all__ = ["ControllerRole", "FaultConditions", "FetchConditions", "StorageConditions"]
+__all__ = ["ControllerRole", "FaultConditions", "FetchConditions", "LogDirFailure",
+           "LogDirListener", "StorageConditions", "WriteChecks"]

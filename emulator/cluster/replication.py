@@ -227,6 +227,7 @@ class Replication:
                 # takes the directory offline first, as Kafka's appendAsLeader does
                 err, written_at = faults.storage_write(p, broker_id, now)
                 if err is not None:
+                    fol.tell_log_dir_failures(faults)
                     raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
                                      f"records to {p.topic}-{p.index}: {err}")
             logs = p.logs

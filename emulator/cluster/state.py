@@ -12,7 +12,8 @@ the module that owns the work (docs/CONTRIBUTING.md shows the layers):
 - ``emulator.cluster.topics``: CreateTopics, DeleteTopics, CreatePartitions.
 
 This module sits on top and wires them: replication's ISR news (AlterPartition)
-goes to the controller through ``Followers.isr_listeners``. It never awaits,
+goes to the controller's side through ``Followers.isr_listeners``, a log dir a fault
+check found failing to the controller through ``Followers.log_dir_listeners``. It never awaits,
 never touches sockets, and reads time from the injected clock. The server calls
 ``tick`` to let replication and expiry happen; every change bumps ``version`` and
 calls ``on_change`` so the server can wake waiters (Kafka's purgatory).
@@ -36,6 +37,7 @@ from emulator.cluster.metadata import (
     validate_topic_name,
 )
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import LogDirFailure
 from emulator.cluster.replication import AppendResult, Replication
 from emulator.cluster.steps import Steps
 from emulator.fidelity import Fidelity
@@ -59,6 +61,7 @@ class ClusterState(ClusterMetadata):
                          cluster_id=cluster_id, fidelity=fidelity)
         self.followers = Followers(self)
         self.followers.isr_listeners.append(self._on_isr_change)
+        self.followers.log_dir_listeners.append(self._on_log_dir_failed)
         self.replication = Replication(self, self.followers)
         self.cleaner = LogCleaner(self)
         self.retention_schedule = retention.RetentionSchedule()
@@ -66,6 +69,9 @@ class ClusterState(ClusterMetadata):
 
     def _on_isr_change(self, p: Partition) -> None:
         reassignment.on_isr_change(self, p)
+
+    def _on_log_dir_failed(self, failure: LogDirFailure) -> None:
+        controller.log_dir_failed(self, failure.broker, failure.log_dir, failure.reason)
 
     # ---- controller ----------------------------------------------------------------------
     def elect_controller(self) -> None:

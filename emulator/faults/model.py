@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from emulator.cluster import controller
 from emulator.cluster.log_dirs import is_offline, log_dirs, metadata_log_dir, replica_log_dir
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import LogDirFailure
 from emulator.cluster.state import ClusterState
 
 
@@ -205,6 +206,9 @@ class FaultModel:
     latency_ms: dict[tuple[int, int | None], int] = field(default_factory=dict)
     drops: list[DropRule] = field(default_factory=list)
     storage: list[StorageFault] = field(default_factory=list)
+    # Log dirs a fetch or append check found failing, for its caller in the cluster to
+    # take and tell the controller (ports.WriteChecks): a check never calls it itself.
+    log_dir_failures: list[LogDirFailure] = field(default_factory=list)
 
     # ---- cluster hooks (replication) ------------------------------------------------
     @property
@@ -291,12 +295,16 @@ class FaultModel:
             if f.kind in ("disk_full", "fail_writes") or (
                     f.kind == "fail_fsyncs" and self._flushes_every_append(p)):
                 why = f"{STORAGE_ERRORS[f.kind]} while appending to {p.topic}-{p.index} in {path}"
-                controller.log_dir_failed(st, broker, path, why)
+                self.log_dir_failures.append(LogDirFailure(broker, path, why))
                 return why, 0
             if f.kind == "slow_writes" and f.delay_ms:
                 done = max(done, max(now, f.busy_until.get(path, 0)) + f.delay_ms)
                 f.busy_until[path] = done
         return None, done
+
+    def take_log_dir_failures(self) -> list[LogDirFailure]:
+        failures, self.log_dir_failures = self.log_dir_failures, []
+        return failures
 
     def _flushes_every_append(self, p: Partition) -> bool:
         """flush.messages=1: Kafka's append flushes (fsyncs) the log at once, so a
@@ -319,9 +327,9 @@ class FaultModel:
             if not f.covers(follower, path):
                 continue
             if f.kind in ("disk_full", "fail_writes"):
-                controller.log_dir_failed(st, follower, path, f"{STORAGE_ERRORS[f.kind]} "
-                                          f"while appending to {p.topic}-{p.index} in {path} "
-                                          "as a follower")
+                self.log_dir_failures.append(LogDirFailure(
+                    follower, path, f"{STORAGE_ERRORS[f.kind]} while appending to "
+                    f"{p.topic}-{p.index} in {path} as a follower"))
                 return False
             if f.kind == "slow_writes" and f.delay_ms:
                 key = f"{path}\0{p.topic}\0{p.index}"
