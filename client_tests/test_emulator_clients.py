@@ -1,0 +1,94 @@
+"""The emulator's own client modules (clients/java, clients/go, clients/node) run their
+tests against the image: Java's KafkaEmulatorContainer (a Testcontainers KafkaContainer)
+with a JUnit 5 test, the testcontainers-go module with a Go test, the Testcontainers for
+Node module with a node:test test. Each test crashes a broker in the middle of a stream
+(producing goes on, nothing acknowledged is lost), fails one group's commits with a fault
+rule, and asserts on the request journal.
+
+Needs a Docker engine and kafka-emulator:latest (scripts/setup.d/50-docker.sh) and the
+modules built (scripts/setup.d/54-emulator-clients.sh: Java jars from Maven Central, the
+Go test binary from the Go module proxy, the Node package's dependencies from npm).
+Without them these tests fail and say which script to run. As in test_official_image.py,
+no registry is reachable here: Ryuk is off and the Docker host is named.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import docker
+import pytest
+
+# Not run with --target kafka: the emulator's image and its control plane.
+pytestmark = [pytest.mark.emulator_only, pytest.mark.xdist_group("docker-clients")]
+
+IMAGE = os.environ.get("KAFKA_EMULATOR_IMAGE", "kafka-emulator:latest")
+CLIENTS = Path(__file__).resolve().parent.parent / "clients"
+SETUP = "scripts/setup.d/54-emulator-clients.sh"
+TC_ENV = {"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE": "localhost",
+          "KAFKA_EMULATOR_IMAGE": IMAGE}
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    """Fail (not skip) with the reason when the engine or the image is missing."""
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as e:  # noqa: BLE001 - any failure means the same thing here
+        pytest.fail(f"no Docker engine answers ({e}); run scripts/setup.d/50-docker.sh")
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.fail(f"image {IMAGE} is missing; run scripts/setup.d/50-docker.sh to build it")
+    return IMAGE
+
+
+def run_tests(cmd: list[str], cwd: Path, passed: str) -> str:
+    """Run one language's tests; their output, after checking every test passed."""
+    proc = subprocess.run(cmd, cwd=cwd, env={**os.environ, **TC_ENV}, capture_output=True,
+                          text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-6000:]}"
+    assert re.search(passed, out), out[-6000:]
+    started = re.search(r"started in \d+ ms", out)
+    assert started is not None, out[-6000:]
+    print(started.group(0))
+    return out
+
+
+def need(path: Path, what: str) -> None:
+    if not path.exists():
+        pytest.fail(f"{what} is not built ({path}); run {SETUP}")
+
+
+def test_java_kafka_emulator_container(image: str) -> None:
+    """KafkaEmulatorContainerTest on JUnit's console launcher: 3 tests."""
+    java = CLIENTS / "java"
+    need(java / ".classes" / "test", "the Java module")
+    run_tests(["java", f"-Dimage={image}", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+               "-cp", f"{java}/.classes/main:{java}/.classes/test:{java}/.jars/*",
+               "org.junit.platform.console.ConsoleLauncher", "execute", "--disable-banner",
+               "--details=summary", "--select-class",
+               "io.github.kafkaemulator.testcontainers.KafkaEmulatorContainerTest"],
+              java, r"\[\s+3 tests successful\s+\]")
+
+
+def test_go_module(image: str) -> None:
+    """The Go module's tests (go test -c, run here): 3 tests."""
+    go = CLIENTS / "go"
+    binary = go / ".bin" / "kafkaemulator.test"
+    need(binary, "the Go module's test binary")
+    out = run_tests([str(binary), "-test.v", "-test.count=1"], go, r"(?m)^PASS$")
+    assert len(re.findall(r"(?m)^--- PASS", out)) == 3, out[-6000:]
+
+
+def test_node_package(image: str) -> None:
+    """The Node package's tests under node:test: 2 tests."""
+    node = CLIENTS / "node"
+    need(node / "node_modules" / "testcontainers", "the Node package's dependencies")
+    run_tests(["node", "--test", "--test-concurrency=1", "test/"], node,
+              r"(?m)^# pass 2$")
