@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -120,7 +119,7 @@ class ClientConnections:
                     head = await reader.readexactly(4)
                 except (asyncio.IncompleteReadError, ConnectionError, RuntimeError):
                     return  # RuntimeError: uvloop, the sweeper closed the transport
-                conn.last_active = time.monotonic()
+                conn.last_active = self.limits.clock()
                 size = frame_size(head)
                 if not wire.size_allowed(size):
                     hint = ""
@@ -169,7 +168,7 @@ class ClientConnections:
                     await writer.drain()
                 self.limits.free(size)
                 conn.frame_size = -1
-                conn.last_active = time.monotonic()
+                conn.last_active = self.limits.clock()
                 if session.close_after_response is not None:
                     flush()
                     log.warning("broker %d: closing connection from %s:%s on listener %s: %s",
@@ -213,7 +212,7 @@ class ClientConnections:
                 and not await self.limits.reserve(size, closing):
             return None  # closed (idle) while it waited; it holds none of the budget
         conn.frame_size, conn.frame_read = size, 0
-        conn.last_active = time.monotonic()
+        conn.last_active = self.limits.clock()
         chunks: list[bytes] = []
         try:
             if conn.transport.is_closing():
@@ -225,7 +224,7 @@ class ClientConnections:
                     return None
                 chunks.append(chunk)
                 conn.frame_read += len(chunk)
-                conn.last_active = time.monotonic()
+                conn.last_active = self.limits.clock()
         except (ConnectionError, RuntimeError):  # RuntimeError: uvloop, transport closed
             self.limits.free(size)
             return None

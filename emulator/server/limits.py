@@ -39,6 +39,10 @@
   timer does not spare a connection muted for memory). Kafka refuses to start when the budget is smaller than
   socket.request.max.bytes (so no single request can be over it); so does the emulator.
   Kafka's default (-1) is no limit.
+
+Time is read from an injected monotonic clock (``ConnectionLimits.clock``, seconds;
+``time.monotonic`` by default), as the domain reads its ``Clock``: the idle and stall
+sweep and the creation rates can be stepped by a test instead of slept through.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from emulator.cluster.configs import ConfigError
 
@@ -129,7 +133,7 @@ class ConnState:
     broker_id: int
     host: str
     transport: asyncio.WriteTransport
-    last_active: float = field(default_factory=time.monotonic)
+    last_active: float  # the last byte in or out, by ConnectionLimits.clock
     busy: bool = False  # its response is being written
     frame_size: int = -1  # >= 0 while a request's body is being read
     frame_read: int = 0
@@ -141,8 +145,11 @@ class ConnectionLimits:
 
     def __init__(self, config: dict[str, str],
                  ip_rate: Callable[[str], int | None] | None = None,
-                 dynamic: Callable[[int, str], str | None] | None = None) -> None:
+                 dynamic: Callable[[int, str], str | None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
+        # Monotonic seconds: every time this reads, and the connections' last_active
+        self.clock = clock
         # A broker's dynamic value of a key (IncrementalAlterConfigs), or None: Kafka
         # applies max.connections, max.connections.per.ip(.overrides) and
         # max.connection.creation.rate (the last two and max.connections per listener
@@ -237,7 +244,7 @@ class ConnectionLimits:
     def _throttle_ms(self, broker_id: int, listener: str) -> int:
         """recordConnectionAndGetThrottleTimeMs: the connection is recorded in the
         broker's and the listener's rates; the longer delay of the two."""
-        now = int(time.monotonic() * 1000)
+        now = int(self.clock() * 1000)
         delays = [r.record(now) for r in (self._rate(broker_id, None),
                                           self._rate(broker_id, listener)) if r is not None]
         return max(delays, default=0)
@@ -253,7 +260,7 @@ class ConnectionLimits:
             r = self._ip_rates[(broker_id, host)] = CreationRate(quota, self.window_num,
                                                                  self.window_ms)
         r.quota = quota
-        throttle = r.record(int(time.monotonic() * 1000))
+        throttle = r.record(int(self.clock() * 1000))
         if throttle > 0:
             for rate in (r, self._rate(broker_id, None), self._rate(broker_id, listener)):
                 if rate is not None:
@@ -292,7 +299,7 @@ class ConnectionLimits:
                             self.max_for(broker_id, host))
                 return None
             if ip_throttle <= 0:
-                c = ConnState(broker_id, host, transport, listener=listener)
+                c = ConnState(broker_id, host, transport, self.clock(), listener=listener)
                 self.conns.add(c)
                 self._per_broker[broker_id] = self._per_broker.get(broker_id, 0) + 1
                 self._per_listener[key] = self._per_listener.get(key, 0) + 1
@@ -365,7 +372,7 @@ class ConnectionLimits:
 
     def sweep(self, now: float | None = None) -> None:
         """Close connections idle past connections.max.idle.ms, or stalled mid-frame."""
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         for c in list(self.conns):
             if c.busy:
                 continue
