@@ -20,14 +20,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.cluster.clock import Clock, SystemClock
-from emulator.cluster.configs import TOPIC_CONFIGS, ConfigDict, default_broker_config
+from emulator.cluster.configs import ConfigDict, default_broker_config
+from emulator.cluster.effective_configs import (
+    EffectiveConfigs,
+    ProduceConfigs,
+    produce_configs_of,
+    resolve_topic_config,
+    retention_configs_of,
+)
 from emulator.cluster.events import DomainEvent
 from emulator.cluster.metadata_views import MetadataViews, PartitionImage, TopicImage
 from emulator.cluster.partition import Partition
 from emulator.cluster.ports import ControllerRole, FaultConditions
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.fidelity import Fidelity
-from emulator.log.validator import TopicRules
 from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -93,50 +99,6 @@ class Topic:
     @property
     def is_internal(self) -> bool:
         return self.name in INTERNAL_TOPICS
-
-
-class EffectiveConfigs:
-    """A topic's effective configs, resolved once and kept until any config changes.
-
-    ``topic_config`` resolves a key through the topic's override, the broker's dynamic
-    default, its static config and Kafka's default; a produced batch asked that some
-    thirteen times. This keeps the resolved strings (``values``) and, for the produce
-    path, the typed values it needs. It is valid while ``ConfigDict.generation`` is the
-    one it was built at (any config change anywhere bumps it) and the topic still has
-    the same ``configs`` object: a change takes effect at the next lookup.
-    """
-
-    __slots__ = ("generation", "configs", "values", "produce", "retention")
-
-    def __init__(self, configs: dict[str, str]) -> None:
-        self.generation = ConfigDict.generation
-        self.configs = configs
-        self.values: dict[str, str] = {}
-        self.produce: ProduceConfigs | None = None
-        # (cleanup.policy has delete, retention.ms, retention.bytes)
-        self.retention: tuple[bool, int, int] | None = None
-
-
-@dataclass(slots=True, frozen=True)
-class ProduceConfigs:
-    """What an append reads of its topic's configs, typed (EffectiveConfigs)."""
-
-    rules: TopicRules  # what the produce validator applies
-    log_append_time: bool
-    max_message_bytes: int
-    min_insync_replicas: int
-    segment_bytes: int
-    segment_ms: int
-    # The codec the topic's compression.type asks for (wire.records NONE..ZSTD), or -1
-    # for "producer": under --fidelity kafka the leader recompresses a batch in another
-    # codec to it, as Kafka's LogValidator does (docs/fidelity.md, topic-compression-type).
-    codec: int = -1
-
-
-# compression.type's values -> the codec id of a batch's attributes (-1: keep the
-# producer's); Kafka's BrokerCompressionType.
-TOPIC_CODECS = {"producer": -1, "uncompressed": 0, "gzip": 1, "snappy": 2, "lz4": 3,
-                "zstd": 4}
 
 
 def validate_topic_name(name: str) -> None:
@@ -404,25 +366,8 @@ class ClusterMetadata:
         e = self.effective_configs(topic)
         pc = e.produce
         if pc is None:
-            c = self.topic_config
-            ts_type = c(topic, "message.timestamp.type")
-            pc = e.produce = ProduceConfigs(
-                rules=TopicRules(
-                    compacted="compact" in c(topic, "cleanup.policy").replace(" ", "").split(","),
-                    create_time=ts_type == "CreateTime",
-                    before_max_ms=int(c(topic, "message.timestamp.before.max.ms")),
-                    after_max_ms=int(c(topic, "message.timestamp.after.max.ms")),
-                ),
-                log_append_time=ts_type == "LogAppendTime",
-                max_message_bytes=int(c(topic, "max.message.bytes")),
-                min_insync_replicas=int(c(topic, "min.insync.replicas")),
-                # internal.segment.bytes, where set, is the segment size (Kafka's
-                # LogConfig.segmentSize): the way to segments under segment.bytes' 1 MB
-                segment_bytes=int(topic.configs.get("internal.segment.bytes")
-                                  or c(topic, "segment.bytes")),
-                segment_ms=int(c(topic, "segment.ms")),
-                codec=TOPIC_CODECS.get(c(topic, "compression.type").strip().lower(), -1),
-            )
+            pc = e.produce = produce_configs_of(
+                topic.configs, lambda key: self.topic_config(topic, key))
         return pc
 
     def retention_configs(self, topic: Topic) -> tuple[bool, int, int]:
@@ -431,25 +376,11 @@ class ClusterMetadata:
         e = self.effective_configs(topic)
         r = e.retention
         if r is None:
-            c = self.topic_config
-            r = e.retention = (
-                "delete" in c(topic, "cleanup.policy").replace(" ", "").split(","),
-                int(c(topic, "retention.ms")), int(c(topic, "retention.bytes")))
+            r = e.retention = retention_configs_of(lambda key: self.topic_config(topic, key))
         return r
 
     def _resolve_topic_config(self, topic: Topic, key: str) -> str:
-        if key in topic.configs:
-            return topic.configs[key]
-        defn = TOPIC_CONFIGS[key]
-        if key == "retention.ms":
-            ms = self._broker_value("log.retention.ms")
-            return ms if ms is not None else str(int(self.broker_config("log.retention.hours"))
-                                                 * 3600000)
-        if defn.broker_synonym:
-            v = self._broker_value(defn.broker_synonym)
-            if v is not None:
-                return v
-        return defn.default or ""
+        return resolve_topic_config(topic.configs, key, self._broker_value, self.broker_config)
 
     def _broker_value(self, key: str) -> str | None:
         if key in self.dynamic_default:

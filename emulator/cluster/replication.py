@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emulator.cluster.effective_configs import ProduceConfigs
 from emulator.cluster.events import Appended
 from emulator.cluster.followers import Followers, advance_hw
-from emulator.cluster.metadata import ClusterMetadata, ProduceConfigs, Topic
+from emulator.cluster.metadata import ClusterMetadata, Topic
 from emulator.cluster.partition import Partition
 from emulator.cluster.ports import StorageConditions
 from emulator.log import Log
