@@ -132,7 +132,7 @@ type TopicPartition struct {
 }
 
 // JournalEntry is one request the cluster received: broker, client, API and version, what it
-// named, the error names of its answer (empty: success), the rules that fired on it.
+// named, the error names of its answer (empty: success), the rule that answered it.
 type JournalEntry struct {
 	Seq              int64            `json:"seq"`
 	TimeMs           int64            `json:"time_ms"`
@@ -147,7 +147,7 @@ type JournalEntry struct {
 	Groups           []string         `json:"groups"`
 	TransactionalIDs []string         `json:"transactional_ids"`
 	Errors           []string         `json:"errors"`
-	Rules            []string         `json:"rules"`
+	Injected         *string          `json:"injected"` // the rule that answered it, if one did
 	HeldMs           int64            `json:"held_ms"`
 	Outcome          string           `json:"outcome"`
 }
@@ -209,10 +209,10 @@ func (q JournalQuery) encode() string {
 	return "?" + v.Encode()
 }
 
-// EnableJournal starts recording every request, keeping at most capacity entries (0: the
-// emulator's default).
+// EnableJournal starts recording every request, keeping the last capacity entries (0: the
+// emulator's default); on a running journal it resizes.
 func (c *Container) EnableJournal(ctx context.Context, capacity int) (*Journal, error) {
-	body := map[string]any{"enabled": true}
+	body := map[string]any{}
 	if capacity > 0 {
 		body["capacity"] = capacity
 	}
@@ -221,13 +221,13 @@ func (c *Container) EnableJournal(ctx context.Context, capacity int) (*Journal, 
 	return &j, err
 }
 
-// DisableJournal stops recording; the entries stay readable.
-func (c *Container) DisableJournal(ctx context.Context) error {
-	return c.Control(ctx, "POST", "/journal", map[string]any{"enabled": false}, nil)
+// ClearJournal forgets the entries recorded so far; recording goes on.
+func (c *Container) ClearJournal(ctx context.Context) error {
+	return c.Control(ctx, "POST", "/journal", map[string]any{"clear": true}, nil)
 }
 
-// ClearJournal forgets the entries recorded so far.
-func (c *Container) ClearJournal(ctx context.Context) error {
+// DisableJournal stops recording and drops the entries.
+func (c *Container) DisableJournal(ctx context.Context) error {
 	return c.Control(ctx, "DELETE", "/journal", nil, nil)
 }
 

@@ -140,7 +140,7 @@ export interface JournalEntry {
   seq: number;
   timeMs: number;
   broker: number;
-  clientId: string;
+  clientId: string | null;
   api: string;
   apiKey: number;
   version: number;
@@ -151,8 +151,8 @@ export interface JournalEntry {
   transactionalIds: string[];
   /** The answer's error codes by name; empty: success. */
   errors: string[];
-  /** The rules that fired on it. */
-  rules: string[];
+  /** The fault rule that answered it, if one did. */
+  injected: string | null;
   heldMs: number;
   outcome: "answered" | "dropped" | "closed" | "no_response";
 }
@@ -190,7 +190,7 @@ export interface BarrierOptions extends Selector {
 export interface BarrierView {
   id: string;
   held: number;
-  holding: Array<{ seq?: number; api: string; clientId: string; broker: number }>;
+  holding: Array<{ api: string; clientId: string | null; broker: number; heldMs: number }>;
   caught: number;
   released: number;
   active: boolean;
@@ -266,9 +266,12 @@ export declare class StartedKafkaEmulatorContainer extends AbstractStartedContai
   waitForGroup(group: string,
                options?: { state?: string; members?: number; timeoutMs?: number }): Promise<GroupView>;
 
+  /** Start recording (or resize): the last `capacity` entries are kept. */
   enableJournal(options?: { capacity?: number }): Promise<Journal>;
-  disableJournal(): Promise<Journal>;
+  /** Forget the entries so far; recording goes on. */
   clearJournal(): Promise<Journal>;
+  /** Stop recording and drop the entries. */
+  disableJournal(): Promise<Journal>;
   journal(query?: JournalQuery): Promise<Journal & { entries: JournalEntry[] }>;
 
   addBarrier(barrier?: BarrierOptions): Promise<BarrierView>;

@@ -379,15 +379,18 @@ class StartedKafkaEmulatorContainer extends AbstractStartedContainer {
   }
 
   // ---- the request journal -------------------------------------------------------------
+  /** Start recording (or resize): the last `capacity` entries are kept. */
   enableJournal({ capacity } = {}) {
-    return this.control("POST", "/journal", { enabled: true, capacity });
+    return this.control("POST", "/journal", { capacity });
   }
 
-  disableJournal() {
-    return this.control("POST", "/journal", { enabled: false });
-  }
-
+  /** Forget the entries recorded so far; recording goes on. */
   clearJournal() {
+    return this.control("POST", "/journal", { clear: true });
+  }
+
+  /** Stop recording and drop the entries. */
+  disableJournal() {
     return this.control("DELETE", "/journal");
   }
 

@@ -7,7 +7,8 @@ import java.util.Map;
 /**
  * One request the cluster received, as its journal recorded it: which broker, client, API and
  * version, the topics, partitions, groups and transactional ids it named, the error names of
- * its answer (empty: success), the fault rules that fired on it and how long a barrier held it.
+ * its answer (empty: success), the fault rule that answered it, if one did, and how long a
+ * barrier held it.
  */
 public record JournalEntry(
         long seq,
@@ -23,7 +24,7 @@ public record JournalEntry(
         List<String> groups,
         List<String> transactionalIds,
         List<String> errors,
-        List<String> rules,
+        String injected,
         long heldMs,
         String outcome) {
 
@@ -47,7 +48,7 @@ public record JournalEntry(
             Values.i(m.get("api_key")), Values.i(m.get("version")),
             Values.i(m.get("correlation_id")), strings(m.get("topics")), List.copyOf(parts),
             strings(m.get("groups")), strings(m.get("transactional_ids")),
-            strings(m.get("errors")), strings(m.get("rules")), Values.l(m.get("held_ms")),
+            strings(m.get("errors")), Values.str(m.get("injected")), Values.l(m.get("held_ms")),
             Values.str(m.get("outcome")));
     }
 

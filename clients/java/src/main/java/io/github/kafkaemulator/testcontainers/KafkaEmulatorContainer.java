@@ -506,22 +506,21 @@ public class KafkaEmulatorContainer extends KafkaContainer {
 
     /** Start recording every request (bounded: the oldest entries go first). */
     public Journal enableJournal() {
-        return Journal.from(control("POST", "/journal", Map.of("enabled", true)));
+        return Journal.from(control("POST", "/journal", Map.of()));
     }
 
-    /** Start recording, keeping at most {@code capacity} entries. */
+    /** Start recording, keeping the last {@code capacity} entries (or resize). */
     public Journal enableJournal(int capacity) {
-        return Journal.from(control("POST", "/journal",
-            Map.of("enabled", true, "capacity", capacity)));
+        return Journal.from(control("POST", "/journal", Map.of("capacity", capacity)));
     }
 
-    /** Stop recording (the entries stay readable). */
-    public Journal disableJournal() {
-        return Journal.from(control("POST", "/journal", Map.of("enabled", false)));
-    }
-
-    /** Forget the entries recorded so far. */
+    /** Forget the entries recorded so far; recording goes on. */
     public Journal clearJournal() {
+        return Journal.from(control("POST", "/journal", Map.of("clear", true)));
+    }
+
+    /** Stop recording and drop the entries. */
+    public Journal disableJournal() {
         return Journal.from(control("DELETE", "/journal", null));
     }
 

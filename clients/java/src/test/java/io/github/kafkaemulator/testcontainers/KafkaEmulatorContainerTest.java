@@ -134,7 +134,7 @@ class KafkaEmulatorContainerTest {
         List<JournalEntry> billing = kafka.journal(JournalQuery.api("OffsetCommit").group("billing")).entries();
         assertEquals(List.of(List.of("GROUP_AUTHORIZATION_FAILED"), List.of()),
             billing.stream().map(JournalEntry::errors).toList());
-        assertEquals(List.of("billing-commit"), billing.get(0).rules());
+        assertEquals("billing-commit", billing.get(0).injected());
         List<JournalEntry> audit = kafka.journal(JournalQuery.api("OffsetCommit").group("audit")).entries();
         assertFalse(audit.isEmpty());
         assertTrue(audit.stream().allMatch(JournalEntry::succeeded), audit.toString());
