@@ -47,16 +47,18 @@ def image() -> str:
     return IMAGE
 
 
-def run_tests(cmd: list[str], cwd: Path, passed: str) -> str:
-    """Run one language's tests; their output, after checking every test passed."""
+def run_tests(cmd: list[str], cwd: Path, passed: str, started: bool = True) -> str:
+    """Run one language's tests; their output, after checking every test passed (and
+    printing the time from the container's start to ready that the test printed)."""
     proc = subprocess.run(cmd, cwd=cwd, env={**os.environ, **TC_ENV}, capture_output=True,
                           text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-6000:]}"
     assert re.search(passed, out), out[-6000:]
-    started = re.search(r"started in \d+ ms", out)
-    assert started is not None, out[-6000:]
-    print(started.group(0))
+    if started:
+        ready = re.search(r"started in \d+ ms", out)
+        assert ready is not None, out[-6000:]
+        print(ready.group(0))
     return out
 
 
@@ -75,6 +77,23 @@ def test_java_kafka_emulator_container(image: str) -> None:
                "--details=summary", "--select-class",
                "io.github.kafkaemulator.testcontainers.KafkaEmulatorContainerTest"],
               java, r"\[\s+3 tests successful\s+\]")
+
+
+def test_java_spring_service_connection(image: str) -> None:
+    """KafkaEmulatorContainer as a Spring Boot @ServiceConnection (Spring Boot's jars of
+    client_tests/testcontainers_spring): the auto-configured template and consumer factory
+    move records, and the journal saw the template's Produce requests."""
+    java = CLIENTS / "java"
+    spring = java.parent.parent / "client_tests" / "testcontainers_spring"
+    need(java / ".classes" / "spring", "the Java module's Spring Boot test")
+    out = run_tests(
+        ["java", f"-Dimage={image}", "-Dlogging.level.root=WARN", "-cp",
+         f"{java}/.classes/spring:{java}/.classes/main:{spring}/.jars/*",
+         "org.junit.platform.console.ConsoleLauncher", "execute", "--disable-banner",
+         "--details=summary", "--select-class",
+         "io.github.kafkaemulator.testcontainers.SpringServiceConnectionTest"],
+        java, r"\[\s+1 tests successful\s+\]", started=False)
+    assert "ok: spring produced 20 consumed 20" in out, out[-6000:]
 
 
 def test_go_module(image: str) -> None:

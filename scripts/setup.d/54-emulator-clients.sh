@@ -2,7 +2,8 @@
 # The emulator's own client modules in clients/ (client_tests/test_emulator_clients.py runs
 # their tests against the image): Java's KafkaEmulatorContainer with its test dependencies
 # and JUnit's console launcher from Maven Central (clients/java/pom.xml, -P console) into
-# clients/java/.jars, main and test classes compiled into .classes; the Go module's test
+# clients/java/.jars, main and test classes compiled into .classes, and its Spring Boot
+# @ServiceConnection test against 52-testcontainers.sh's Spring Boot jars; the Go module's test
 # binary from the Go module proxy (versions pinned by clients/go/go.sum) into
 # clients/go/.bin; the Node package's dependencies from npm (package-lock.json). Idempotent:
 # each part is redone only when its inputs changed. The image itself is 50-docker.sh's.
@@ -30,6 +31,17 @@ if [ ! -f "$stamp" ] || [ -n "$(find src -newer "$stamp")" ]; then
   mkdir -p .classes/main .classes/test
   javac -Xlint:all,-processing -Werror -d .classes/main -cp '.jars/*' $(find src/main -name '*.java')
   javac -nowarn -d .classes/test -cp ".classes/main:.jars/*" $(find src/test -name '*.java')
+fi
+spring=../../client_tests/testcontainers_spring/.jars
+if [ ! -d "$spring" ]; then
+  echo "54-emulator-clients.sh: $spring is missing; run scripts/setup.d/52-testcontainers.sh first" >&2
+  exit 1
+fi
+stamp=.classes/spring/io/github/kafkaemulator/testcontainers/SpringServiceConnectionTest.class
+if [ ! -f "$stamp" ] || [ -n "$(find src .classes/main -newer "$stamp")" ]; then
+  rm -rf .classes/spring
+  mkdir -p .classes/spring
+  javac -nowarn -d .classes/spring -cp ".classes/main:$spring/*" $(find src/spring -name '*.java')
 fi
 cd ..
 
