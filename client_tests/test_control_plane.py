@@ -173,13 +173,29 @@ def run_schedule(base: str) -> list[dict]:
     return [(step["op"], step.get("error"), step["cluster"]) for step in st["applied"]]
 
 
+def _without_restarted_isr(run: list[tuple]) -> list[tuple]:
+    """The run with each partition's ISR left out: a broker started again rejoins the
+    ISR once its first fetches caught up, a race with the next step's snapshot (three
+    starts at 200 ms: broker 2 is back in the ISR when broker 3 starts, or not yet), as
+    on Kafka. Everything the schedule decides (which broker each step hit, the
+    controller, who is alive, leaders, leader epochs, replicas) stays compared."""
+    out = []
+    for op, err, state in run:
+        parts = {k: [v[0], v[1], v[3]] for k, v in state["partitions"].items()}
+        out.append((op, err, {**state, "partitions": parts}))
+    return out
+
+
 def test_the_same_schedule_twice_gives_the_same_cluster_states() -> None:
     runs = []
     for _ in range(2):
         with Cluster(brokers=3, port=0, control_port=0, seed=5) as c:
             c.create_topic("s", 2, 3)
             runs.append(run_schedule(f"http://127.0.0.1:{c.control.port}"))
-    assert runs[0] == runs[1]
+    assert _without_restarted_isr(runs[0]) == _without_restarted_isr(runs[1])
+    for _, _, state in runs[0] + runs[1]:  # each ISR is still a leader's own
+        for leader, _, isr, replicas in state["partitions"].values():
+            assert leader < 0 or leader in isr and set(isr) <= set(replicas), state
     assert len(runs[0]) == 7 and all(err is None for _, err, _ in runs[0])
     controllers = [state["controller"] for _, _, state in runs[0]]
     assert len(set(controllers)) > 1  # the controller moved during the run
