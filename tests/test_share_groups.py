@@ -15,6 +15,7 @@ from emulator.cluster.clock import ManualClock
 from emulator.cluster.group_configs import parse_duration_ms
 from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share import group_offsets
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import simple_assign
 from emulator.coordinators.share.partition import (
@@ -438,26 +439,26 @@ def test_leave_and_list_describe_delete() -> None:
 def test_alter_describe_delete_offsets() -> None:
     h = Harness()
     h.produce(10)
-    assert h.sc.alter_offsets(G, [("t", [(0, 4)]), ("nope", [(0, 1)])])[1]["partitions"][0][
+    assert group_offsets.alter_offsets(h.sc, G, [("t", [(0, 4)]), ("nope", [(0, 1)])])[1]["partitions"][0][
         "error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
-    (t,) = h.sc.describe_offsets(G, None, with_lag=True)
+    (t,) = group_offsets.describe_offsets(h.sc, G, None, with_lag=True)
     assert t["topic_name"] == "t"
     assert t["partitions"][0]["start_offset"] == 4 and t["partitions"][0]["lag"] == 6
     assert h.acquire("a").ranges == [(4, 9, 1)]
     h.ack("a", 5, 6, A.ACCEPT)
-    (t,) = h.sc.describe_offsets(G, [("t", [0])], with_lag=True)
+    (t,) = group_offsets.describe_offsets(h.sc, G, [("t", [0])], with_lag=True)
     assert t["partitions"][0]["start_offset"] == 4 and t["partitions"][0]["lag"] == 4
     hb(h, "m", 0)
     with pytest.raises(KafkaError) as e:
-        h.sc.alter_offsets(G, [("t", [(0, 0)])])
+        group_offsets.alter_offsets(h.sc, G, [("t", [(0, 0)])])
     assert e.value.code == E.NON_EMPTY_GROUP
     hb(h, "m", -1, topics=None)
-    assert h.sc.delete_offsets(G, ["t"])[0]["error_code"] == E.NONE
-    (t,) = h.sc.describe_offsets(G, [("t", [0])], with_lag=True)
+    assert group_offsets.delete_offsets(h.sc, G, ["t"])[0]["error_code"] == E.NONE
+    (t,) = group_offsets.describe_offsets(h.sc, G, [("t", [0])], with_lag=True)
     assert t["partitions"][0]["start_offset"] == -1
     # Kafka 4.4 answers a group id not in use as a share group without state
-    assert h.sc.describe_offsets("missing", None, with_lag=False) == []
-    (t,) = h.sc.describe_offsets("missing", [("t", [0])], with_lag=False)
+    assert group_offsets.describe_offsets(h.sc, "missing", None, with_lag=False) == []
+    (t,) = group_offsets.describe_offsets(h.sc, "missing", [("t", [0])], with_lag=False)
     assert (t["partitions"][0]["start_offset"], t["partitions"][0]["leader_epoch"]) == (-1, 0)
 
 

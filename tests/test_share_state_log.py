@@ -7,6 +7,7 @@ from __future__ import annotations
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.share import group_offsets
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.partition import AcknowledgeType as A
 from emulator.coordinators.share.partition import RecordState as S
@@ -158,7 +159,7 @@ def test_deleted_state_writes_tombstones_and_stays_deleted() -> None:
     h = Harness()
     h.join()
     h.sc.share_group_heartbeat(G, "m", -1, rack_id=None, subscribed_topic_names=None)
-    h.sc.delete_offsets(G, ["t"])
+    group_offsets.delete_offsets(h.sc, G, ["t"])
     tombstones = [(kind, k["partition"]) for kind, k, v in h.records() if v is None]
     assert sorted(tombstones) == [(SNAPSHOT, 0), (SNAPSHOT, 1), (UPDATE, 0), (UPDATE, 1)]
     sc = ShareCoordinator(h.state, h.gc)

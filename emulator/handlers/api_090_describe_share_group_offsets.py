@@ -12,6 +12,7 @@ offset -1. v1 adds Lag (KIP-1226): high watermark - SPSO - records already finis
 
 from __future__ import annotations
 
+from emulator.coordinators.share.group_offsets import describe_offsets
 from emulator.handlers.authz import RT, TOPIC_DENIED, Each, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -37,7 +38,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             topics = [x for x in topics or [] if x not in denied]
         try:
             sc.gc.check_coordinator(ctx.broker_id, gid)
-            row["topics"] = sc.describe_offsets(gid, topics, with_lag=version >= 1) + [
+            row["topics"] = describe_offsets(sc, gid, topics, with_lag=version >= 1) + [
                 {"topic_name": n, "topic_id": b"\x00" * 16, "partitions": [
                     {"partition_index": i, "start_offset": -1, "leader_epoch": 0, "lag": -1,
                      "error_code": E.TOPIC_AUTHORIZATION_FAILED,

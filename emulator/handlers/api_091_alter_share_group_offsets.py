@@ -9,6 +9,7 @@ dropped and the state epoch bumped. A group id not in use becomes an empty share
 
 from __future__ import annotations
 
+from emulator.coordinators.share.group_offsets import alter_offsets
 from emulator.handlers.authz import RT, TOPIC_DENIED, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -36,7 +37,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                                  for p in t["partitions"]]) for t in req["topics"] if t not in refused]
     try:
         sc.gc.check_coordinator(ctx.broker_id, gid)
-        responses = sc.alter_offsets(gid, topics)
+        responses = alter_offsets(sc, gid, topics)
     except KafkaError as e:
         return {"throttle_time_ms": 0, "error_code": e.code, "error_message": e.message,
                 "responses": [{"topic_name": name, "partitions": [

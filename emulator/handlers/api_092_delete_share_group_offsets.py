@@ -9,6 +9,7 @@ all when the group-level answer is an error (Kafka 4.4, measured).
 
 from __future__ import annotations
 
+from emulator.coordinators.share.group_offsets import delete_offsets
 from emulator.handlers.authz import RT, TOPIC_DENIED, One, Op, allowed
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -29,7 +30,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     names = [n for n in names if n not in refused]
     try:
         sc.gc.check_coordinator(ctx.broker_id, gid)
-        responses = sc.delete_offsets(gid, names)
+        responses = delete_offsets(sc, gid, names)
     except KafkaError as e:
         return {"throttle_time_ms": 0, "error_code": e.code, "error_message": e.message,
                 "responses": []}

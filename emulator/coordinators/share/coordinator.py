@@ -4,7 +4,8 @@ Kafka splits share groups over three parts, and so do the APIs here:
 - the group coordinator (membership: ShareGroupHeartbeat, ShareGroupDescribe, the
   admin offsets APIs 90-92, ListGroups/DeleteGroups) - the leader of the group's
   ``__consumer_offsets`` partition, exactly as for consumer groups (membership is the
-  part ``share.groups.ShareGroups``, the admin APIs are here);
+  part ``share.groups.ShareGroups``, the offsets admin APIs ``share.group_offsets``,
+  group deletion is here);
 - the share-partition leader (ShareFetch, ShareAcknowledge) - the topic partition's
   leader, holding share sessions (``ShareSession``) and the in-flight records of each
   ``SharePartition`` (here; the records' state machine is ``share.partition``);
@@ -39,7 +40,7 @@ are archived as they are acquired (never delivered), like transaction markers.
 Cost follows what changed (docs/architecture.md): ``tick`` visits only the share groups whose
 earliest member session is due and the share-partitions whose earliest acquisition
 lock is due (``Deadlines`` heaps); groups looked up (``TouchedTable``) and
-share-partitions written (``_persist``) since the last tick are rescheduled.
+share-partitions written (``persist``) since the last tick are rescheduled.
 
 Differs from Kafka: no dead-letter queue (KIP-1191). A share session closes with the
 connection that opened it and its records are released, as on Kafka
@@ -49,7 +50,7 @@ connection that opened it and its records are released, as on Kafka
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, TopicDeleted, observes
 from emulator.cluster.group_configs import (
@@ -152,10 +153,10 @@ class ShareCoordinator:
             return
         live = self.state.topics_by_id
         for key in [k for k in self.partitions if k[1] not in live]:
-            self._forget(key)
+            self.forget(key)
 
     # ---- persistence (emulator.coordinators.share.state_log writes the records) -------------
-    def _persist(self, sp: SharePartition) -> None:
+    def persist(self, sp: SharePartition) -> None:
         """The share coordinator's state of ``sp`` may have changed: write it. Every
         acquisition (a new lock) passes here, so its lock timer is rescheduled."""
         self._written.add((sp.group_id, sp.topic_id, sp.partition))
@@ -163,7 +164,7 @@ class ShareCoordinator:
         self.state.emit(ShareStateChanged(key=(sp.group_id, sp.topic_id, sp.partition),
                         sp=sp))
 
-    def _forget(self, key: tuple[str, bytes, int]) -> None:
+    def forget(self, key: tuple[str, bytes, int]) -> None:
         """DeleteShareGroupState: the state goes (tombstones)."""
         if self.partitions.pop(key, None) is not None:
             mine = self._by_group.get(key[0])
@@ -192,6 +193,11 @@ class ShareCoordinator:
         known = {k[1] for k in self._by_group.get(gid, ())}
         for tid, p in missing:
             self.state_coordinator.initialize_state(gid, tid, p, group.group_epoch, 0 if tid in known else -1)
+
+    def partition_keys(self, group_id: str) -> list[tuple[str, bytes, int]]:
+        """The (group, topic id, partition) keys of the group's share-partitions, in the
+        order they were created."""
+        return list(self._by_group.get(group_id, ()))
 
     def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool:
         # the share coordinator holds state for it (its start offset may still be -1,
@@ -254,7 +260,7 @@ class ShareCoordinator:
             self.visits += 1
             if sp.records and sp.expire_locks(now, self.group_int(
                     sp.group_id, "share.delivery.count.limit")):
-                self._persist(sp)
+                self.persist(sp)
                 changed = True
             self._written.discard(key)
             self.lock_timers.set(key, sp.next_lock_deadline())
@@ -308,7 +314,7 @@ class ShareCoordinator:
         for key in list(self._by_group.get(group_id, ())):
             sp = self.partitions[key]
             if sp.release_member(member_id, limit):
-                self._persist(sp)
+                self.persist(sp)
 
     # ---- share-partitions -------------------------------------------------------------
     def share_partition(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
@@ -349,7 +355,9 @@ class ShareCoordinator:
             return found[0] if found is not None else p.high_watermark
         return p.high_watermark
 
-    def _limit(self, group_id: str, p: Partition) -> int:
+    def read_limit(self, group_id: str, p: Partition) -> int:
+        """Where a share-partition's records end for the group: the last stable
+        offset under share.isolation.level read_committed, else the high watermark."""
         if self.group_cfg(group_id, "share.isolation.level") == "read_committed":
             return p.last_stable_offset()
         return p.high_watermark
@@ -435,7 +443,7 @@ class ShareCoordinator:
             for topic_id, index in session.partitions:
                 sp = self.partitions.get((session.group_id, topic_id, index))
                 if sp is not None and sp.release_member(session.member_id, limit):
-                    self._persist(sp)
+                    self.persist(sp)
         if gone:
             self.mark_changed()
 
@@ -451,7 +459,7 @@ class ShareCoordinator:
                        lock_ms=self.group_int(group_id, "share.record.lock.duration.ms"),
                        delivery_limit=self.group_int(group_id, "share.delivery.count.limit"),
                        renew_allowed=renew_allowed, renew_enabled=enabled)
-        self._persist(sp)
+        self.persist(sp)
         self.mark_changed()
 
     def acquire(self, broker_id: int, group_id: str, member_id: str, topic_id: bytes,
@@ -462,7 +470,7 @@ class ShareCoordinator:
         sp = self._loaded(group_id, topic, p)
         before = (sp.start_offset, sp.next_offset)
         log = p.leader_log
-        limit = self._limit(group_id, p)
+        limit = self.read_limit(group_id, p)
         new: list[tuple[int, int, bool]] = []
         aborted = p.aborted_between(sp.next_offset, limit) if \
             self.group_cfg(group_id, "share.isolation.level") == "read_committed" else []
@@ -479,7 +487,7 @@ class ShareCoordinator:
                          record_limit=record_limit)
         if not got.ranges and (sp.start_offset, sp.next_offset) == before:
             return b"", got
-        self._persist(sp)
+        self.persist(sp)
         self.mark_changed()
         if not got.ranges:
             return b"", got
@@ -499,101 +507,7 @@ class ShareCoordinator:
                 out.append(data)
         return b"".join(out)
 
-    # ---- admin: offsets (90-92) and group deletion ----------------------------------------
-    def describe_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None,
-                         with_lag: bool) -> list[dict[str, Any]]:
-        """DescribeShareGroupOffsets for one group; raises group-level KafkaError (a group
-        of another type). A group id not in use is answered as a share group without
-        state (no topics, or the named partitions at start offset -1), as Kafka 4.4
-        answers it (measured)."""
-        if group_id not in self.groups:
-            other = self.gc.groups.get(group_id)
-            if other is not None and other.state != DEAD:
-                self.membership.share_group(group_id)  # GROUP_ID_NOT_FOUND: not a share group
-        by_name = self.state.topics
-        if topics is None:
-            by_id = self.state.topics_by_id
-            found: dict[str, list[int]] = {}
-            for key in sorted(self._by_group.get(group_id, ()), key=lambda k: (k[1], k[2])):
-                t = by_id.get(key[1])
-                if t is not None and self.partitions[key].initialized:
-                    found.setdefault(t.name, []).append(key[2])
-            topics = sorted(found.items())
-        out = []
-        for name, parts in topics:
-            topic = by_name.get(name)
-            rows = []
-            for idx in parts:
-                # Kafka's state summary for a partition without state: leader epoch 0
-                row: dict[str, Any] = {"partition_index": idx, "start_offset": -1,
-                                       "leader_epoch": 0, "lag": -1, "error_code": E.NONE}
-                if topic is None or not 0 <= idx < len(topic.partitions):
-                    row.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
-                               error_message="This server does not host this topic-partition.")
-                else:
-                    sp = self.partitions.get((group_id, topic.id, idx))
-                    if sp is not None and sp.initialized:
-                        p = topic.partitions[idx]
-                        row.update(start_offset=sp.reported_start,
-                                   leader_epoch=sp.leader_epoch)
-                        if with_lag:
-                            row["lag"] = max(0, self._limit(group_id, p) - sp.start_offset
-                                             - sp.delivery_complete_count())
-                rows.append(row)
-            out.append({"topic_name": name, "topic_id": topic.id if topic else b"\x00" * 16,
-                        "partitions": rows})
-        return out
-
-    def _admin_group(self, group_id: str, create: bool) -> ShareGroup:
-        if not group_id:
-            raise KafkaError(E.INVALID_GROUP_ID, "The group id is invalid.")
-        group = self.membership.share_group(group_id, create=create)
-        if not group.is_empty:
-            raise KafkaError(E.NON_EMPTY_GROUP, "The group is not empty.")
-        return group
-
-    def alter_offsets(self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
-                      ) -> list[dict[str, Any]]:
-        """AlterShareGroupOffsets: set SPSOs of an empty (or new) share group."""
-        self._admin_group(group_id, create=True)
-        out = []
-        for name, parts in topics:
-            topic = self.state.topics.get(name)
-            rows = []
-            for idx, offset in parts:
-                if topic is None or not 0 <= idx < len(topic.partitions):
-                    rows.append({"partition_index": idx,
-                                 "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
-                                 "error_message": "This server does not host this "
-                                                  "topic-partition."})
-                    continue
-                self.state_coordinator.ensure_state_topic()
-                sp = self.share_partition(group_id, topic.id, idx)
-                sp.initialize(offset, sp.state_epoch + 1)
-                self._persist(sp)
-                rows.append({"partition_index": idx, "error_code": E.NONE})
-            out.append({"topic_name": name, "topic_id": topic.id if topic else b"\x00" * 16,
-                        "partitions": rows})
-        self.mark_changed()
-        return out
-
-    def delete_offsets(self, group_id: str, topic_names: list[str]) -> list[dict[str, Any]]:
-        """DeleteShareGroupOffsets: forget the state of whole topics for an empty group."""
-        self._admin_group(group_id, create=False)
-        out = []
-        for name in topic_names:
-            topic = self.state.topics.get(name)
-            if topic is None:
-                out.append({"topic_name": name, "topic_id": b"\x00" * 16,
-                            "error_code": E.UNKNOWN_TOPIC_OR_PARTITION,
-                            "error_message": "This server does not host this topic-partition."})
-                continue
-            for key in [k for k in self._by_group.get(group_id, ()) if k[1] == topic.id]:
-                self._forget(key)
-            out.append({"topic_name": name, "topic_id": topic.id, "error_code": E.NONE})
-        self.mark_changed()
-        return out
-
+    # ---- group deletion (the offsets admin APIs 90-92: share.group_offsets) -------------
     def delete_group(self, group_id: str) -> int | None:
         """DeleteGroups for a share group; None when ``group_id`` is not a share group."""
         group = self.groups.get(group_id)
@@ -603,7 +517,7 @@ class ShareCoordinator:
             return E.NON_EMPTY_GROUP
         del self.groups[group_id]
         for key in list(self._by_group.get(group_id, ())):
-            self._forget(key)
+            self.forget(key)
         self.state.group_configs.pop(group_id, None)
         self.mark_changed()
         return E.NONE

@@ -89,7 +89,7 @@ class ShareStateCoordinator:
             raise KafkaError(E.FENCED_STATE_EPOCH, FENCED_STATE_MESSAGE)
         sp = self.sc.share_partition(group_id, topic_id, index)
         sp.initialize(start_offset, state_epoch)
-        self.sc._persist(sp)
+        self.sc.persist(sp)
         self.sc.mark_changed()
 
     def read_state(self, group_id: str, topic_id: bytes, index: int, leader_epoch: int
@@ -123,9 +123,9 @@ class ShareStateCoordinator:
             raise KafkaError(E.FENCED_LEADER_EPOCH, FENCED_LEADER_MESSAGE)
         sp.leader_epoch = max(sp.leader_epoch, leader_epoch)
         sp.write_state(start_offset, batches, advance=False)
-        self.sc._persist(sp)
+        self.sc.persist(sp)
         self.sc.mark_changed()
 
     def delete_state(self, group_id: str, topic_id: bytes, index: int) -> None:
-        self.sc._forget((group_id, topic_id, index))
+        self.sc.forget((group_id, topic_id, index))
         self.sc.mark_changed()
