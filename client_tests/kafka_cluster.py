@@ -243,9 +243,11 @@ class KafkaCluster:
         self.brokers: dict[int, Node] = {}
 
     # ---- lifecycle ------------------------------------------------------------------
-    def start(self) -> KafkaCluster:
+    def start(self, wait: bool = True) -> KafkaCluster:
         """Format every node's storage, start the JVMs, return once every broker is
-        registered and unfenced (named in Metadata)."""
+        registered and unfenced (named in Metadata); with ``wait=False`` once they are
+        launched (the caller waits its own way: given nodes whose every listener wants
+        SASL, which this launcher's raw Metadata cannot ask)."""
         ensure_jars(self.version)
         (self.workdir / "log4j2.properties").write_text(LOG4J2)
         self._plan()
@@ -255,7 +257,8 @@ class KafkaCluster:
                 self._launch(self.controller)
             for node in self.brokers.values():
                 self._launch(node)
-            self.wait_for_brokers(set(self.brokers), self.start_timeout)
+            if wait:
+                self.wait_for_brokers(set(self.brokers), self.start_timeout)
         except BaseException:
             self.stop()
             raise

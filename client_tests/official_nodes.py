@@ -41,13 +41,17 @@ import yaml
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
 
-from client_tests.kafka_cluster import KafkaCluster, free_port
+from client_tests.kafka_cluster import TEST_JVM_OPTS, KafkaCluster, free_port
 from emulator.official_image import APACHE, merged_properties
 from emulator.testing import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_DIR = ROOT / "client_tests" / "compose" / "apache-kafka"
 COMBINED_PLAINTEXT = COMPOSE_DIR / "cluster" / "combined" / "plaintext" / "docker-compose.yml"
+COMBINED_SASL = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext" / "docker-compose.yml"
+# A user of the SASL example's JAAS file (fixtures/sasl/broker_jaas.conf)
+SASL_CLIENT = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+               "sasl.username": "alice", "sasl.password": "alice-secret"}
 LINK_PORT_ENV = "KAFKA_EMULATOR_CLUSTER_LINK_PORT"
 
 
@@ -55,6 +59,7 @@ class NodeSet(Protocol):
     """Nodes a test can reach, kill and start again, by node id."""
 
     ids: list[int]
+    client: dict[str, str]  # what a client needs besides bootstrap.servers (SASL)
 
     def bootstrap(self, node: int) -> str: ...
 
@@ -90,7 +95,8 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
     """The file's nodes with every host 127.0.0.1 and every port a free one: a
     listener's port, the advertised address naming it (its service's host name, or
     localhost and the port published for it) and the voter naming it all move to the
-    same port."""
+    same port; a path inside a mounted volume (the JAAS file KAFKA_OPTS names) becomes
+    the mounted file's path here."""
     doc = yaml.safe_load(compose_file.read_text())
     envs = compose_environments(compose_file)
     moved: dict[tuple[str, int], int] = {}
@@ -112,6 +118,10 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
     nodes = {}
     for name, svc in doc["services"].items():
         env, host = dict(envs[name]), svc.get("hostname", name)
+        for volume in svc.get("volumes", []):
+            src, _, dst = str(volume).partition(":")
+            here = str((compose_file.parent / src).resolve())
+            env = {k: v.replace(dst.split(":")[0], here) for k, v in env.items()}
         listeners = [item.split("://") for item in env["KAFKA_LISTENERS"].split(",")]
         env["KAFKA_LISTENERS"] = ",".join(
             f"{n}://127.0.0.1:{moved[(host, int(a.rsplit(':', 1)[1]))]}" for n, a in listeners)
@@ -138,8 +148,10 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
 class EmulatorNodes:
     """The image's entry point, one process per node, as the containers run it."""
 
-    def __init__(self, compose_file: Path = COMBINED_PLAINTEXT) -> None:
+    def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
+                 client: Mapping[str, str] | None = None) -> None:
         self.nodes = localhost_nodes(compose_file)
+        self.client = dict(client or {})
         link = str(free_port())
         for node in self.nodes.values():
             node.env[LINK_PORT_ENV] = link
@@ -188,15 +200,21 @@ class KafkaNodes:
     """Kafka's own JVMs from the same variables (merged_properties: the image's rule
     for turning KAFKA_* variables into server properties)."""
 
-    def __init__(self, compose_file: Path = COMBINED_PLAINTEXT) -> None:
+    def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
+                 client: Mapping[str, str] | None = None) -> None:
         self.nodes = localhost_nodes(compose_file)
+        self.client = dict(client or {})
         props = {i: merged_properties(n.env, APACHE)[0] for i, n in self.nodes.items()}
-        cluster_id = next(iter(self.nodes.values())).env.get("CLUSTER_ID")
-        self.kafka = KafkaCluster(nodes=props, cluster_id=cluster_id)
+        first = next(iter(self.nodes.values())).env
+        # KAFKA_OPTS is the JVM's (the JAAS file of the SASL users), as the image passes it
+        jvm = [*TEST_JVM_OPTS, *first.get("KAFKA_OPTS", "").split()]
+        self.kafka = KafkaCluster(nodes=props, cluster_id=first.get("CLUSTER_ID"),
+                                  jvm_opts=jvm)
         self.ids = sorted(self.nodes)
 
     def start(self) -> KafkaNodes:
-        self.kafka.start()
+        """The JVMs launched; the scenario waits for them through its clients."""
+        self.kafka.start(wait=False)
         return self
 
     def bootstrap(self, node: int) -> str:
@@ -224,14 +242,16 @@ class Figures:
     notes: list[str] = field(default_factory=list)
 
 
-def metadata(bootstrap: str, timeout: float = 5) -> ClusterMetadata:
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0}).list_topics(
-        timeout=timeout)
+def metadata(bootstrap: str, timeout: float = 5,
+             client: Mapping[str, str] | None = None) -> ClusterMetadata:
+    return AdminClient({**(client or {}), "bootstrap.servers": bootstrap,
+                        "log_level": 0}).list_topics(timeout=timeout)
 
 
 def _names_all(nodes: NodeSet, among: list[int]) -> bool:
     try:
-        return all(sorted(metadata(nodes.bootstrap(n)).brokers) == nodes.ids for n in among)
+        return all(sorted(metadata(nodes.bootstrap(n), client=nodes.client).brokers)
+                   == nodes.ids for n in among)
     except Exception:  # noqa: BLE001 - KafkaException while a node still starts
         return False
 
@@ -239,7 +259,7 @@ def _names_all(nodes: NodeSet, among: list[int]) -> bool:
 def _partitions(nodes: NodeSet, node: int, topic: str) -> list[tuple[int, list[int], list[int]]]:
     """(leader, replicas, ISR) of each partition, as ``node`` answers Metadata."""
     try:
-        t = metadata(nodes.bootstrap(node)).topics.get(topic)
+        t = metadata(nodes.bootstrap(node), client=nodes.client).topics.get(topic)
     except Exception:  # noqa: BLE001 - KafkaException: the node is not answering
         return []
     if t is None or t.error is not None:
@@ -260,7 +280,7 @@ def scenario(nodes: NodeSet, started: float, topic: str = "one-cluster",
     failed. ``started`` is when the nodes were started (time.monotonic())."""
     figures = Figures(ready_s=wait_ready(nodes, started))
     first, last = nodes.ids[0], nodes.ids[-1]
-    admin = AdminClient({"bootstrap.servers": nodes.bootstrap(first)})
+    admin = AdminClient({**nodes.client, "bootstrap.servers": nodes.bootstrap(first)})
     admin.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})])[
         topic].result(30)
     # Kafka applies a new topic on each broker a moment after CreateTopics answers.
@@ -276,7 +296,8 @@ def scenario(nodes: NodeSet, started: float, topic: str = "one-cluster",
         if err is None:
             acked.add(msg.value() or b"")
 
-    producer = Producer({"bootstrap.servers": nodes.bootstrap(first), "acks": "all",
+    producer = Producer({**nodes.client, "bootstrap.servers": nodes.bootstrap(first),
+                         "acks": "all",
                          "enable.idempotence": True, "linger.ms": 5})
     sent = 0
 
@@ -313,15 +334,16 @@ def scenario(nodes: NodeSet, started: float, topic: str = "one-cluster",
     assert producer.flush(30) == 0
     figures.acknowledged = len(acked)
     assert len(acked) == sent, f"{sent - len(acked)} of {sent} records never acknowledged"
-    got = consume(nodes.bootstrap(last), topic, len(acked))
+    got = consume(nodes.bootstrap(last), topic, len(acked), nodes.client)
     lost = acked - got
     assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
     return figures
 
 
-def consume(bootstrap: str, topic: str, want: int, timeout: float = 60) -> set[bytes]:
+def consume(bootstrap: str, topic: str, want: int, client: Mapping[str, str] | None = None,
+            timeout: float = 60) -> set[bytes]:
     """Every value of the topic read from the beginning (a group through ``bootstrap``)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-{topic}",
+    c = Consumer({**(client or {}), "bootstrap.servers": bootstrap, "group.id": f"read-{topic}",
                   "auto.offset.reset": "earliest", "enable.auto.commit": False})
     c.subscribe([topic])
     got: set[bytes] = set()
@@ -353,10 +375,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the image's entry point as processes, or Kafka's own JVMs")
     ap.add_argument("--compose", type=Path, default=COMBINED_PLAINTEXT,
                     help="a Compose file written for apache/kafka (combined-mode nodes)")
+    ap.add_argument("--sasl", action="store_true",
+                    help="clients log in as the SASL example's user (SASL_PLAINTEXT, PLAIN)")
     args = ap.parse_args(argv)
+    client = SASL_CLIENT if args.sasl else {}
     make: Mapping[str, Callable[[], EmulatorNodes | KafkaNodes]] = {
-        "emulator": lambda: EmulatorNodes(args.compose),
-        "kafka": lambda: KafkaNodes(args.compose)}
+        "emulator": lambda: EmulatorNodes(args.compose, client),
+        "kafka": lambda: KafkaNodes(args.compose, client)}
     f = run(make[args.target])
     print(f"{args.target}: {args.compose.parent.name} ready {f.ready_s:.2f} s, failover "
           f"{f.failover_s:.2f} s, rejoin {f.rejoin_s:.2f} s, {f.acknowledged} acknowledged "

@@ -339,6 +339,9 @@ class ComposeNodes:
     ids = [1, 2, 3]
     ports = {1: 29092, 2: 39092, 3: 49092}
 
+    def __init__(self) -> None:
+        self.client: dict[str, str] = {}
+
     def bootstrap(self, node: int) -> str:
         return f"localhost:{self.ports[node]}"
 

@@ -14,6 +14,8 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import NewTopic
 
 from client_tests.official_nodes import (
+    COMBINED_SASL,
+    SASL_CLIENT,
     AdminClient,
     EmulatorNodes,
     metadata,
@@ -48,6 +50,18 @@ def test_three_nodes_are_one_cluster_through_a_node_crash(nodes: EmulatorNodes) 
     print(f"emulator nodes: ready {f.ready_s:.2f} s, failover {f.failover_s:.2f} s, "
           f"rejoin {f.rejoin_s:.2f} s, {f.acknowledged} acknowledged, none lost")
     assert "broker 2 crashed" in nodes.log(1)
+
+
+def test_sasl_nodes_are_one_cluster_through_a_node_crash() -> None:
+    """The same over Kafka's SASL_PLAINTEXT example, its users in the JAAS file
+    KAFKA_OPTS names (the mounted file's path here): every node's listener logs the
+    user in, the state node's users serve every broker."""
+    nodes = EmulatorNodes(COMBINED_SASL, SASL_CLIENT)
+    try:
+        scenario(nodes.start(), time.monotonic(), records=600)
+    finally:
+        nodes.stop()
+    assert "Traceback" not in nodes.log(1) and "broker 2 crashed" in nodes.log(1)
 
 
 def test_the_state_nodes_stop_is_the_clusters_end(nodes: EmulatorNodes) -> None:
