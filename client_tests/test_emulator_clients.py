@@ -68,7 +68,7 @@ def need(path: Path, what: str) -> None:
 
 
 def test_java_kafka_emulator_container(image: str) -> None:
-    """KafkaEmulatorContainerTest on JUnit's console launcher: 3 tests."""
+    """KafkaEmulatorContainerTest on JUnit's console launcher: 4 tests."""
     java = CLIENTS / "java"
     need(java / ".classes" / "test", "the Java module")
     run_tests(["java", f"-Dimage={image}", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
@@ -76,7 +76,7 @@ def test_java_kafka_emulator_container(image: str) -> None:
                "org.junit.platform.console.ConsoleLauncher", "execute", "--disable-banner",
                "--details=summary", "--select-class",
                "io.github.kafkaemulator.testcontainers.KafkaEmulatorContainerTest"],
-              java, r"\[\s+3 tests successful\s+\]")
+              java, r"\[\s+4 tests successful\s+\]")
 
 
 def test_java_spring_service_connection(image: str) -> None:
@@ -97,17 +97,17 @@ def test_java_spring_service_connection(image: str) -> None:
 
 
 def test_go_module(image: str) -> None:
-    """The Go module's tests (go test -c, run here): 3 tests."""
+    """The Go module's tests (go test -c, run here): 4 tests."""
     go = CLIENTS / "go"
     binary = go / ".bin" / "kafkaemulator.test"
     need(binary, "the Go module's test binary")
     out = run_tests([str(binary), "-test.v", "-test.count=1"], go, r"(?m)^PASS$")
-    assert len(re.findall(r"(?m)^--- PASS", out)) == 3, out[-6000:]
+    assert len(re.findall(r"(?m)^--- PASS", out)) == 4, out[-6000:]
 
 
 def test_node_package(image: str) -> None:
-    """The Node package's tests under node:test: 2 tests."""
+    """The Node package's tests under node:test: 3 tests."""
     node = CLIENTS / "node"
     need(node / "node_modules" / "testcontainers", "the Node package's dependencies")
     run_tests(["node", "--test", "--test-concurrency=1", "test/"], node,
-              r"(?m)^# pass 2$")
+              r"(?m)^# pass 3$")

@@ -173,6 +173,13 @@ func TestAnErrorOnOneGroupsCommitsOnly(t *testing.T) {
 		return cl
 	}
 	billing, audit := consumer("billing"), consumer("audit")
+	group, err := kafka.WaitForGroup(ctx, "billing", "Stable", 1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if group.Members[0].ClientID != "billing-1" {
+		t.Fatalf("billing's members: %+v", group.Members)
+	}
 	if err := audit.CommitUncommittedOffsets(ctx); err != nil {
 		t.Fatalf("audit's commit failed: %v", err)
 	}
@@ -212,5 +219,50 @@ func TestAnErrorOnOneGroupsCommitsOnly(t *testing.T) {
 		if !e.Succeeded() {
 			t.Fatalf("audit's commit failed in the journal: %+v", e)
 		}
+	}
+}
+
+func TestABarrierHoldsOneClientsProduceUntilReleased(t *testing.T) {
+	ctx := context.Background()
+	createTopic(t, "held", 1)
+	if err := kafka.Fault(ctx, kafkaemulator.Observe("Produce").ClientID("held-producer").ID("watch")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := kafka.AddBarrier(ctx, kafkaemulator.Barrier{ID: "hold", API: "Produce", ClientID: "held-producer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = kafka.RemoveBarrier(ctx, "hold") }()
+	producer := client(t, kgo.ClientID("held-producer"), kgo.DefaultProduceTopic("held"))
+	done := make(chan error, 1)
+	producer.Produce(ctx, &kgo.Record{Value: []byte("v")}, func(_ *kgo.Record, err error) { done <- err })
+	b, err := kafka.WaitForBarrier(ctx, "hold", 1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Held != 1 {
+		t.Fatalf("barrier %+v", b)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the held Produce was answered (%v) before its release", err)
+	default:
+	}
+	if b, err = kafka.ReleaseBarrier(ctx, "hold", 0); err != nil || b.Released != 1 {
+		t.Fatalf("release: %+v, %v", b, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the released Produce failed: %v", err)
+	}
+	rule, err := kafka.WaitForRule(ctx, "watch", 1, 10*time.Second)
+	if err != nil || rule.Matched != 1 {
+		t.Fatalf("observe rule %+v, %v", rule, err)
+	}
+	j, err := kafka.Journal(ctx, kafkaemulator.JournalQuery{API: "Produce", ClientID: "held-producer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) != 1 || j.Entries[0].HeldMs <= 0 || !j.Entries[0].Succeeded() {
+		t.Fatalf("the held Produce in the journal: %+v", j.Entries)
 	}
 }

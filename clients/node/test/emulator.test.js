@@ -117,6 +117,8 @@ test("an error on one group's commits only", async () => {
   };
   const billing = await consume("billing");
   const audit = await consume("audit");
+  const group = await kafka.waitForGroup("billing", { state: "Stable", members: 1 });
+  assert.equal(group.members[0].clientId, "billing-1");
   const offsets = [{ topic: "payments", partition: 0, offset: "10" }];
   try {
     await audit.commitOffsets(offsets);
@@ -136,4 +138,29 @@ test("an error on one group's commits only", async () => {
   assert.equal(commits[0].injected, "billing-commit");
   const audits = (await kafka.journal({ api: "OffsetCommit", group: "audit" })).entries;
   assert.ok(audits.length > 0 && audits.every((e) => e.errors.length === 0), JSON.stringify(audits));
+});
+
+test("a barrier holds one client's Produce until released", async () => {
+  await createTopic("held", 1);
+  await kafka.observe({ api: "Produce", clientId: "held-producer", id: "watch" });
+  await kafka.addBarrier({ id: "hold", api: "Produce", clientId: "held-producer" });
+  const producer = new Kafka({ brokers: kafka.getBrokers(), clientId: "held-producer", logLevel: logLevel.NOTHING })
+    .producer();
+  await producer.connect();
+  try {
+    let answered = false;
+    const sent = producer.send({ topic: "held", messages: [{ value: "v" }] }).finally(() => { answered = true; });
+    assert.equal((await kafka.waitForBarrier("hold", 1)).held, 1);
+    assert.equal(answered, false);
+    assert.equal((await kafka.releaseBarrier("hold")).released, 1);
+    const [meta] = await sent;
+    assert.equal(meta.baseOffset, "0");
+  } finally {
+    await producer.disconnect();
+    await kafka.removeBarrier("hold");
+  }
+  assert.equal((await kafka.waitForRule("watch", 1)).matched, 1);
+  const { entries } = await kafka.journal({ api: "Produce", clientId: "held-producer" });
+  assert.equal(entries.length, 1);
+  assert.ok(entries[0].heldMs > 0 && entries[0].errors.length === 0, JSON.stringify(entries));
 });

@@ -124,6 +124,8 @@ class KafkaEmulatorContainerTest {
              KafkaConsumer<String, String> audit = new KafkaConsumer<>(consumerProps("audit", "audit-1"))) {
             pollAll(billing);
             pollAll(audit);
+            GroupView group = kafka.waitForGroup("billing", "Stable", 1, Duration.ofSeconds(10));
+            assertEquals("billing-1", group.members().get(0).clientId());
             audit.commitSync();
             assertThrows(GroupAuthorizationException.class, billing::commitSync);
             billing.commitSync();  // the rule failed one commit: the next goes through
@@ -138,6 +140,29 @@ class KafkaEmulatorContainerTest {
         List<JournalEntry> audit = kafka.journal(JournalQuery.api("OffsetCommit").group("audit")).entries();
         assertFalse(audit.isEmpty());
         assertTrue(audit.stream().allMatch(JournalEntry::succeeded), audit.toString());
+    }
+
+    @Test
+    void aBarrierHoldsOneClientsProduceUntilReleased() throws Exception {
+        createTopic("held", 1);
+        kafka.fault(Fault.observe("Produce").clientId("held-producer").id("watch"));
+        kafka.addBarrier(Barrier.api("Produce").clientId("held-producer").id("hold"));
+        Properties props = producerProps();
+        props.put("client.id", "held-producer");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            Future<RecordMetadata> sent = producer.send(new ProducerRecord<>("held", "k", "v"));
+            assertEquals(1, kafka.waitForBarrier("hold", 1, Duration.ofSeconds(10)).held());
+            assertFalse(sent.isDone());
+            assertEquals(1, kafka.releaseBarrier("hold").released());
+            assertEquals(0, get(sent).offset());
+        } finally {
+            kafka.removeBarrier("hold");
+        }
+        assertEquals(1, kafka.waitForRule("watch", 1, Duration.ofSeconds(10)).matched());
+        List<JournalEntry> held = kafka.journal(JournalQuery.api("Produce").clientId("held-producer"))
+            .entries();
+        assertEquals(1, held.size());
+        assertTrue(held.get(0).heldMs() > 0 && held.get(0).succeeded(), held.toString());
     }
 
     private static void createTopic(String name, int partitions) {
