@@ -52,6 +52,10 @@ class ClusterHost(Protocol):
 
     def is_alive(self, broker_id: int) -> bool: ...
 
+    def alive_brokers(self) -> list[int]:
+        """The registered, unfenced brokers (the share state topic's replication factor)."""
+        ...
+
     # ---- time and randomness -----------------------------------------------------------
     def now(self) -> int: ...
 

@@ -34,9 +34,12 @@ partitions are shared by several members.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from emulator.cluster.metadata import Topic
 from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.deadlines import TouchedTable
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.members import JOIN_EPOCH, LEAVE_EPOCH
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -115,6 +118,36 @@ def simple_assign(members: list[str], partitions: list[tuple[bytes, int]]
     return out
 
 
+class ShareGroupsHost(Protocol):
+    """What the share groups' membership asks of the share coordinator that composes it
+    (emulator.coordinators.share.coordinator, which imports this module): its cluster,
+    tables and configs, the share-partitions' state, and the news of a change. Typed
+    here so that each call back up is one mypy checks and a reader sees listed."""
+
+    @property
+    def state(self) -> ClusterHost: ...
+
+    @property
+    def groups(self) -> TouchedTable: ...
+
+    @property
+    def gc(self) -> GroupCoordinator:
+        """The group coordinator: share groups share its group-id namespace."""
+        ...
+
+    def cfg(self, key: str, default: int | None = None) -> int: ...
+
+    def group_int(self, group_id: str, key: str) -> int: ...
+
+    def initialize_subscribed(self, group: ShareGroup) -> None: ...
+
+    def share_state_initialized(self, group_id: str, topic_id: bytes, index: int) -> bool: ...
+
+    def on_member_gone(self, group_id: str, member_id: str) -> None: ...
+
+    def mark_changed(self) -> None: ...
+
+
 class ShareGroups:
     """Share group membership; a part of the share coordinator (``share.coordinator``).
 
@@ -122,7 +155,7 @@ class ShareGroups:
     share the group-id namespace) and, through ``sc``, the configs and the
     share-partitions' state."""
 
-    def __init__(self, sc: Any) -> None:
+    def __init__(self, sc: ShareGroupsHost) -> None:
         self.sc = sc  # the share coordinator: configs, share-partition state, sessions
         self.state = sc.state
         self.groups = sc.groups
@@ -130,9 +163,8 @@ class ShareGroups:
 
 
 
-    def _topics(self) -> dict[str, Any]:
-        topics: dict[str, Any] = self.state.topics
-        return topics
+    def _topics(self) -> dict[str, Topic]:
+        return self.state.topics
 
     def _now(self) -> int:
         now: int = self.state.now()

@@ -12,9 +12,10 @@ service (``share.coordinator``) keeps, so this part reads and writes through it.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Protocol
 
 from emulator.cluster.configs import segment_size_configs
+from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
 from emulator.coordinators.share.partition import SharePartition
 from wire.errors import ErrorCode as E
@@ -31,11 +32,34 @@ def kafka_uuid(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+class ShareStateHost(Protocol):
+    """What the share-group state RPCs ask of the share coordinator that composes them
+    (emulator.coordinators.share.coordinator, which imports this module): its cluster
+    and configs, and its share-partitions, which are the state. Typed here so that each
+    call back up is one mypy checks and a reader sees listed."""
+
+    @property
+    def state(self) -> ClusterHost: ...
+
+    @property
+    def partitions(self) -> dict[tuple[str, bytes, int], SharePartition]: ...
+
+    def cfg(self, key: str, default: int | None = None) -> int: ...
+
+    def share_partition(self, group_id: str, topic_id: bytes, index: int) -> SharePartition: ...
+
+    def persist(self, sp: SharePartition) -> None: ...
+
+    def forget(self, key: tuple[str, bytes, int]) -> None: ...
+
+    def mark_changed(self) -> None: ...
+
+
 class ShareStateCoordinator:
     """The share-group state RPCs; a part of ``ShareCoordinator`` (``sc``), whose
     share-partitions are the state."""
 
-    def __init__(self, sc: Any) -> None:
+    def __init__(self, sc: ShareStateHost) -> None:
         self.sc = sc
         self.state = sc.state
         self.topic = InternalTopic(
