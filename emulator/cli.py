@@ -289,6 +289,10 @@ async def serve(args: argparse.Namespace) -> int:
         extra += f" tls-ca {cluster.tls.trust} truststore {cluster.tls.truststore}"
     print(f"kafka-emulator ready: bootstrap servers {cluster.bootstrap_servers}{extra}",
           flush=True)
+    # What start-up made lives as long as the process: out of the collector's way for
+    # good (gc.freeze), then collection as main() set it (disabled while starting).
+    gc.freeze()
+    gc.enable()
     if schedule is not None:  # started with the cluster (Cluster(fault_schedule=...))
         _log_schedule(schedule, args.fault_schedule)
     await stop.wait()
@@ -396,14 +400,22 @@ def main(argv: list[str] | None = None) -> int:
     check_args(parser, args)
     logging.basicConfig(level=args.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from emulator.runtime import new_event_loop
-
-    gc.set_threshold(*GC_THRESHOLDS)
-    loop = new_event_loop()
+    # No collection while the domain's modules load and the cluster starts: they
+    # allocate hundreds of thousands of objects that all live as long as the process
+    # (classes, dataclass methods, tables), which the collector would trace again and
+    # again for nothing (a quarter of the start). serve() freezes them once ready.
+    gc.disable()
     try:
-        return loop.run_until_complete(serve(args))
+        from emulator.runtime import new_event_loop
+
+        gc.set_threshold(*GC_THRESHOLDS)
+        loop = new_event_loop()
+        try:
+            return loop.run_until_complete(serve(args))
+        finally:
+            loop.close()
     finally:
-        loop.close()
+        gc.enable()  # a refusal before ready returns here (main() may run in-process)
 
 
 if __name__ == "__main__":
