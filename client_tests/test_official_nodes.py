@@ -7,12 +7,17 @@ own nodes is .ci/official-cluster-nightly's (client_tests/official_nodes.py).
 
 from __future__ import annotations
 
+import json
+import signal
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import NewTopic
 
+from client_tests.kafka_cluster import free_port
 from client_tests.official_nodes import (
     COMBINED_SASL,
     SASL_CLIENT,
@@ -68,7 +73,10 @@ def test_the_state_nodes_stop_is_the_clusters_end(nodes: EmulatorNodes) -> None:
     """Node 1 holds the cluster's state: killed, the other nodes refuse clients (a
     cluster that is not there); back, the others register again and the cluster starts
     empty, as a Kafka cluster whose every log is gone."""
+    health = free_port()  # node 3's control port: the image's HEALTHCHECK asks it
+    nodes.nodes[3].env["KAFKA_EMULATOR_CONTROL_PORT"] = str(health)
     wait_ready(nodes.start(), time.monotonic())
+    assert healthcheck(health) == (200, {"node": 3, "registered": True})
     admin = AdminClient({"bootstrap.servers": nodes.bootstrap(2)})
     admin.create_topics([NewTopic("before", 1, 3)])["before"].result(10)
     assert "before" in metadata(nodes.bootstrap(3)).topics
@@ -76,9 +84,33 @@ def test_the_state_nodes_stop_is_the_clusters_end(nodes: EmulatorNodes) -> None:
     wait_for(lambda: "the link to node 1 closed" in nodes.log(3), "node 3 to lose its link", 10)
     with pytest.raises(KafkaException):
         metadata(nodes.bootstrap(3), timeout=2)
+    assert healthcheck(health) == (503, {"node": 3, "registered": False})
     nodes.restart(1)
     wait_ready(nodes, time.monotonic(), timeout=30)
     assert "before" not in metadata(nodes.bootstrap(2)).topics
+
+
+def test_a_paused_node_is_crashed_and_rejoins_when_resumed(nodes: EmulatorNodes) -> None:
+    """A node that stops answering without closing anything (`docker pause`: SIGSTOP)
+    is crashed after the link's 3 s of silence; resumed, it registers again."""
+    wait_ready(nodes.start(), time.monotonic())
+    nodes.procs[2].send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: sorted(metadata(nodes.bootstrap(3)).brokers) == [1, 3],
+                 "broker 2 to leave the cluster's Metadata", 10)
+    finally:
+        nodes.procs[2].send_signal(signal.SIGCONT)
+    wait_ready(nodes, time.monotonic(), timeout=15)
+    assert "broker 2 crashed" in nodes.log(1)
+
+
+def healthcheck(port: int) -> tuple[int, dict[str, object]]:
+    """What docker/healthcheck.py's request to the control port gets."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/cluster", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 def test_a_node_the_cluster_cannot_take_is_refused_in_one_line() -> None:

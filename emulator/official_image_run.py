@@ -164,7 +164,7 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
     registered."""
     from emulator.cli import _on_stop_signals
     from emulator.runtime import stop_serving
-    from emulator.server.node_link import LinkServer, NodeFront
+    from emulator.server.node_link import LinkServer, NodeFront, NodeHealth
 
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
@@ -177,9 +177,16 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
             await cluster.stop_broker_async(bid, fence_after_ms=0)
         link = LinkServer(cluster, nodes, plan.listeners)
     front = NodeFront(plan.listeners, Registration.of(plan), nodes)
+    health: NodeHealth | None = None
+    control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
+    if cluster is None and control:  # the state node's control plane answers its own
+        health = NodeHealth(front)
     try:
         if link is not None:
             await link.start()
+        if health is not None:
+            await health.start(os.environ.get("KAFKA_EMULATOR_CONTROL_HOST", "127.0.0.1"),
+                               int(control or 0))
         await front.open()
     except OSError as e:
         print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr, flush=True)
@@ -203,6 +210,8 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
         await running  # until SIGTERM; a refusal by the state node raises Refused
     finally:
         await front.close()
+        if health is not None:
+            health.close()
         if link is not None:
             await link.stop()
         if cluster is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
@@ -159,6 +160,7 @@ class LinkServer:
                     return False
                 if line == GOODBYE:
                     return True
+                w.write(HEARTBEAT)  # answered, so that the front knows the state node lives
         except (TimeoutError, OSError):
             return False
 
@@ -218,21 +220,34 @@ class NodeFront:
 
     async def _heartbeat(self, r: asyncio.StreamReader, w: asyncio.StreamWriter,
                          stop: asyncio.Event) -> None:
-        eof = asyncio.ensure_future(r.read(1))
+        """A heartbeat every HEARTBEAT_S, each answered by the state node; returns when
+        the link closes, when the state node has not answered for LINK_TIMEOUT_S (a
+        paused container sends no FIN), or on ``stop`` after saying goodbye."""
+        loop = asyncio.get_running_loop()
+        heard = loop.time()
+        line = asyncio.ensure_future(r.readline())
         stopped = asyncio.ensure_future(stop.wait())
         try:
-            while True:
+            while loop.time() - heard <= LINK_TIMEOUT_S:
                 w.write(HEARTBEAT)
                 await w.drain()
-                done, _ = await asyncio.wait({eof, stopped}, timeout=HEARTBEAT_S,
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if stopped in done:  # SIGTERM: a controlled shutdown, as Kafka's
-                    w.write(GOODBYE)
-                    await asyncio.wait_for(w.drain(), 2)
-                if done:
-                    return
+                beat = loop.time() + HEARTBEAT_S
+                while (left := beat - loop.time()) > 0:
+                    done, _ = await asyncio.wait({line, stopped}, timeout=left,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if stopped in done:  # SIGTERM: a controlled shutdown, as Kafka's
+                        w.write(GOODBYE)
+                        await asyncio.wait_for(w.drain(), 2)
+                        return
+                    if line in done:
+                        if not line.result():
+                            return  # the state node closed the link
+                        heard = loop.time()
+                        line = asyncio.ensure_future(r.readline())
+            log.warning("node %d: node %d did not answer for %.0f s", self.registration.node_id,
+                        self.nodes.state_node, LINK_TIMEOUT_S)
         finally:
-            eof.cancel()
+            line.cancel()
             stopped.cancel()
 
     def _lost(self, w: asyncio.StreamWriter) -> None:
@@ -294,3 +309,34 @@ async def _copy(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), seconds)
+
+
+class NodeHealth:
+    """The control port of a node that holds no state: a 200 while the node's broker is
+    registered, else 503, for the image's HEALTHCHECK (docker/healthcheck.py asks the
+    control plane, which only the state node runs)."""
+
+    def __init__(self, front: NodeFront) -> None:
+        self.front = front
+        self._server: asyncio.Server | None = None
+
+    async def start(self, host: str, port: int) -> None:
+        self._server = await asyncio.start_server(self._answer, host, port,
+                                                  reuse_address=True)
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _answer(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, TimeoutError, asyncio.LimitOverrunError):
+            while (await asyncio.wait_for(r.readline(), 5)).strip():
+                pass  # the request line and headers: every path answers the same
+            up = self.front.endpoints is not None
+            body = json.dumps({"node": self.front.registration.node_id,
+                               "registered": up}).encode()
+            w.write(b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d"
+                    b"\r\nConnection: close\r\n\r\n%s" % (
+                        b"200 OK" if up else b"503 Service Unavailable", len(body), body))
+            await w.drain()
+        w.close()
