@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from emulator.cluster import ports
+from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.groups import ShareGroupsHost
 from emulator.coordinators.share.state import ShareStateHost
@@ -129,6 +130,13 @@ UPWARD_SEAMS: dict[type, set[str]] = {
                       "share_state_initialized", "on_member_gone", "mark_changed"},
     ShareStateHost: {"state", "partitions", "cfg", "share_partition", "persist", "forget",
                      "mark_changed"},
+    # and the calls between the group coordinator's parts, through its core
+    ClassicPart: {"prepare_rebalance"},
+    ConsumerPart: {"compute_subscription_metadata", "update_group_epoch",
+                   "maybe_update_target", "reconcile", "remove_consumer_member"},
+    MigrationPart: {"classic_join_to_consumer", "classic_sync_to_consumer",
+                    "classic_heartbeat_to_consumer", "classic_leave_consumer", "maybe_upgrade",
+                    "can_downgrade_without", "convert_to_classic", "tick_classic_members"},
 }
 
 

@@ -197,18 +197,18 @@ class ClassicProtocol(GroupPart):
             else:
                 self._maybe_prepare_rebalance_or_complete_join(group)
         elif group.state == COMPLETING_REBALANCE:
-            self._prepare_rebalance(group)
+            self.prepare_rebalance(group)
         else:
             self._maybe_complete_join_phase(group)
 
     # ---- rebalance machinery ----------------------------------------------------------
     def _maybe_prepare_rebalance_or_complete_join(self, group: ClassicGroup) -> None:
         if group.can_rebalance():
-            self._prepare_rebalance(group)
+            self.prepare_rebalance(group)
         else:
             self._maybe_complete_join_phase(group)
 
-    def _prepare_rebalance(self, group: ClassicGroup) -> None:
+    def prepare_rebalance(self, group: ClassicGroup) -> None:
         now = self.gc.now()
         if group.state == COMPLETING_REBALANCE:
             for m in group.members.values():
@@ -288,7 +288,7 @@ class ClassicProtocol(GroupPart):
         if group is None or group.type != "classic" or group.state not in (
                 STABLE, COMPLETING_REBALANCE):
             return False
-        self._prepare_rebalance(group)
+        self.prepare_rebalance(group)
         self.gc.mark_changed()
         return True
 
@@ -485,4 +485,4 @@ class ClassicProtocol(GroupPart):
         if group.state in (COMPLETING_REBALANCE, STABLE) and group.pending_sync:
             for mid in list(group.pending_sync):
                 group.remove(mid)
-            self._prepare_rebalance(group)
+            self.prepare_rebalance(group)

@@ -79,9 +79,8 @@ class GroupMigration(GroupPart):
     """Conversions and classic members inside consumer groups; a part of GroupCoordinator.
 
     Uses the coordinator's ``groups``, ``state``, ``now()``, ``cfg()``,
-    ``new_member_uuid()``, ``mark_changed()`` and the consumer group operations
-    (``_subscription_metadata``, ``_update_target_assignment``, ``_reconcile``,
-    ``_remove_consumer_member``).
+    ``new_member_uuid()``, ``mark_changed()``, the consumer group operations it needs
+    (``groups.parts.ConsumerPart``) and the classic one (``ClassicPart``).
     """
 
     # ---- policy ----------------------------------------------------------------------
@@ -141,7 +140,7 @@ class GroupMigration(GroupPart):
             if cm.instance_id is not None:
                 new.static_members[cm.instance_id] = cm.member_id
             new.target[cm.member_id] = {t: set(ps) for t, ps in assigned.items()}
-        new.subscription_metadata = self.gc.consumer._subscription_metadata(new)
+        new.subscription_metadata = self.gc.consumer.compute_subscription_metadata(new)
         new.loaded_epoch = group.loaded_epoch
         self.groups[group.group_id] = new
         return new
@@ -185,7 +184,7 @@ class GroupMigration(GroupPart):
         classic.loaded_epoch = group.loaded_epoch
         self.groups[group.group_id] = classic
         if rebalance:
-            self.gc.classic._prepare_rebalance(classic)
+            self.gc.classic.prepare_rebalance(classic)
         return classic
 
     # ---- classic members inside a consumer group ------------------------------------
@@ -272,7 +271,7 @@ class GroupMigration(GroupPart):
         self.gc.consumer.update_group_epoch(
             group, is_new or before != member.subscribed_topic_names)
         now = self.gc.now()
-        self.gc.consumer._reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
+        self.gc.consumer.reconcile(group, member, self._topic_ids(sub.owned_partitions), now)
         member.join_deadline = None
         member.hb_deadline = now + session_ms
         member.sync_deadline = now + rebalance_ms
@@ -306,7 +305,7 @@ class GroupMigration(GroupPart):
             return ConsumerMember(member_id, instance_id=instance_id), True
         # A static member comes back with a new member id: it replaces the old one.
         target = group.target.get(existing.member_id)
-        self.gc.consumer._remove_consumer_member(group, existing)
+        self.gc.consumer.remove_consumer_member(group, existing)
         existing.member_id = member_id
         existing.member_epoch = existing.previous_member_epoch = 0
         existing.partition_epochs.clear()
@@ -388,11 +387,11 @@ class GroupMigration(GroupPart):
             except KafkaError as e:
                 results.append(e.code)
                 continue
-            self.gc.consumer._remove_consumer_member(group, m)
+            self.gc.consumer.remove_consumer_member(group, m)
             left.append(m)
             results.append(E.NONE)
         if left:
-            group.subscription_metadata = self.gc.consumer._subscription_metadata(group)
+            group.subscription_metadata = self.gc.consumer.compute_subscription_metadata(group)
             group.group_epoch += 1
             self.gc.consumer.maybe_update_target(group)
             self.gc.mark_changed()

@@ -164,7 +164,7 @@ class ConsumerProtocol(GroupPart):
             group, is_new or before != (member.subscribed_topic_names,
                                         member.subscribed_topic_regex))
         old_assigned = _copy(member.assigned)
-        self._reconcile(group, member, owned, now)
+        self.reconcile(group, member, owned, now)
         member.hb_deadline = now + self.consumer_cfg(group_id, "session.timeout.ms")
         full = member_epoch == 0 or (rebalance_timeout_ms != -1 and names is not None
                                      and owned is not None)
@@ -186,7 +186,7 @@ class ConsumerProtocol(GroupPart):
                     raise membership.unknown_member(group.group_id, member_id)
                 return ConsumerMember(member_id), True
             if epoch == 0:
-                self._remove_consumer_member(group, m)  # it starts over
+                self.remove_consumer_member(group, m)  # it starts over
                 fresh = ConsumerMember(member_id, rebalance_timeout_ms=m.rebalance_timeout_ms,
                                        server_assignor=m.server_assignor)
                 return fresh, True
@@ -215,7 +215,7 @@ class ConsumerProtocol(GroupPart):
         if epoch != m.member_epoch:
             membership.check_member_epoch("consumer", m, epoch, _is_subset(owned, m.assigned))
 
-    def _subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
+    def compute_subscription_metadata(self, group: ConsumerGroup) -> dict[str, tuple[bytes, int]]:
         """The subscribed topics' ids and partition counts. Named topics are looked up,
         so a heartbeat costs its group's subscriptions, not the cluster's topics; a
         regex is matched against the topic names once per change of the topic set."""
@@ -279,7 +279,7 @@ class ConsumerProtocol(GroupPart):
         group.target = assign(subs, group.subscription_metadata, group.target)
         group.assignment_epoch = group.group_epoch
 
-    def _reconcile(self, group: ConsumerGroup, m: ConsumerMember, owned: Assignment | None,
+    def reconcile(self, group: ConsumerGroup, m: ConsumerMember, owned: Assignment | None,
                    now: int) -> None:
         """Kafka's CurrentAssignmentBuilder: one step towards the target assignment."""
         target_epoch = group.assignment_epoch
@@ -348,7 +348,7 @@ class ConsumerProtocol(GroupPart):
         return {"error_code": E.NONE, "member_id": member_id, "member_epoch": epoch,
                 "heartbeat_interval_ms": 0, "assignment": None}
 
-    def _remove_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
+    def remove_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
         membership.remove(group, m)
 
     def _fence_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
@@ -357,8 +357,8 @@ class ConsumerProtocol(GroupPart):
         if self.gc.migration.can_downgrade_without(group, m):
             self.gc.migration.convert_to_classic(group, m)
             return
-        self._remove_consumer_member(group, m)
-        group.subscription_metadata = self._subscription_metadata(group)
+        self.remove_consumer_member(group, m)
+        group.subscription_metadata = self.compute_subscription_metadata(group)
         group.group_epoch += 1
         self.maybe_update_target(group)
 
@@ -376,7 +376,7 @@ class ConsumerProtocol(GroupPart):
         """After a member's heartbeat: the group epoch moves when its subscriptions
         (``changed``) or the subscribed topics' metadata changed, and a new target
         assignment follows a new group epoch."""
-        metadata = self._subscription_metadata(group)
+        metadata = self.compute_subscription_metadata(group)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
             changed = True

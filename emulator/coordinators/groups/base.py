@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from emulator.cluster.configs import segment_size_configs
+from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
@@ -62,11 +63,11 @@ class GroupsBase:
     """What every part of the group coordinator reaches: ``state``, ``groups``, the
     placement of group ids (``topic``), ``timers``, and the other parts."""
 
-    # The parts (set by GroupCoordinator): each names the others through the core.
-    classic: Any
-    consumer: Any
-    migration: Any
-    streams: Any
+    # The parts (set by GroupCoordinator): each names the others through the core, by
+    # what it calls of them (groups/parts.py); the streams part is called by no other.
+    classic: ClassicPart
+    consumer: ConsumerPart
+    migration: MigrationPart
 
     def __init__(self, state: ClusterHost) -> None:
         self.state = state

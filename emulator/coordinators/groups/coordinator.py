@@ -78,9 +78,11 @@ class GroupCoordinator(GroupsBase):
 
     def __init__(self, state: ClusterHost) -> None:
         super().__init__(state)
-        self.classic = ClassicProtocol(self)
-        self.consumer = ConsumerProtocol(self)
-        self.migration = GroupMigration(self)
+        # The concrete parts: the core types them by what the parts call of one
+        # another (groups/parts.py), this class by all they serve.
+        self.classic: ClassicProtocol = ClassicProtocol(self)
+        self.consumer: ConsumerProtocol = ConsumerProtocol(self)
+        self.migration: GroupMigration = GroupMigration(self)
         self.streams = StreamsProtocol(self)
         # The group APIs, each served by its protocol's part.
         self.join_group = self.classic.join_group
