@@ -370,9 +370,14 @@ def test_compose_cluster_combined_is_one_cluster_through_a_crash(image: str) -> 
             print(f"compose cluster: ready {f.ready_s:.2f} s after `up`, failover "
                   f"{f.failover_s:.2f} s, rejoin {f.rejoin_s:.2f} s, {f.acknowledged} "
                   "acknowledged, none lost")
-            logs = docker.from_env().api.logs("kafka-1").decode()
+            api = docker.from_env().api
+            logs = api.logs("kafka-1").decode()
             assert "node 2 lost" in logs and "broker 2 crashed" in logs, logs
             assert "Traceback" not in logs, logs
+            # the image's HEALTHCHECK: node 1's control plane, the other nodes' fronts
+            wait_for(lambda: [api.inspect_container(f"kafka-{n}")["State"]["Health"][
+                "Status"] for n in ComposeNodes.ids] == ["healthy"] * 3,
+                "every node healthy", 30, interval=0.5)
         finally:
             compose(project, "down", "-v", check=False)
 
