@@ -7,7 +7,8 @@ the group type's name in the messages ("The consumer group member has a greater 
 epoch ..."); so does this module, once. A group here has ``group_id``, ``members`` (member
 id -> member), ``static_members`` (instance id -> member id) and ``target`` (member id ->
 target assignment); a member has ``member_id``, ``instance_id``, ``member_epoch`` and
-``previous_member_epoch``.
+``previous_member_epoch`` (the protocols ``MemberGroup`` and ``Member``: each function
+answers the caller's own member class, which mypy checks has those fields).
 
 One piece serves classic groups too: :func:`expire`, a member removed as its session
 running out would (what the removal then does is the group kind's own).
@@ -16,7 +17,7 @@ running out would (what the removal then does is the group kind's own).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -24,6 +25,30 @@ from wire.errors import KafkaError
 JOIN_EPOCH = 0
 LEAVE_EPOCH = -1
 STATIC_LEAVE_EPOCH = -2  # a static member leaving for a while: it keeps its assignment
+
+
+class Member(Protocol):
+    """A KIP-848-style member, as this module reads and writes it."""
+
+    member_id: str
+    instance_id: str | None
+    member_epoch: int
+    previous_member_epoch: int
+
+
+M = TypeVar("M", bound=Member)  # the group kind's member class
+T = TypeVar("T")  # the group kind's target assignment of one member
+
+
+class MemberGroup(Protocol[M, T]):
+    """A KIP-848-style group (consumer, streams), as this module reads and writes it;
+    generic in its member class and target assignment, so that each function answers
+    the caller's own member type."""
+
+    group_id: str
+    members: dict[str, M]
+    static_members: dict[str, str]  # instance id -> member id
+    target: dict[str, T]  # member id -> its target assignment
 
 
 def unknown_member(group_id: str, member_id: str) -> KafkaError:
@@ -41,7 +66,8 @@ def unreleased_instance(member_id: str, instance_id: str, owner: str) -> KafkaEr
                       f"by {owner} member.")
 
 
-def static_member(group: Any, member_id: str, instance_id: str, fenced: str) -> Any:
+def static_member(group: MemberGroup[M, T], member_id: str, instance_id: str,
+                  fenced: str) -> M:
     """The member that holds ``instance_id``; FENCED_INSTANCE_ID when it is not
     ``member_id`` (``fenced``: how the group type words it, formatted with the owner)."""
     mid = group.static_members.get(instance_id)
@@ -54,7 +80,8 @@ def static_member(group: Any, member_id: str, instance_id: str, fenced: str) -> 
     return m
 
 
-def leaving_member(group: Any, member_id: str, instance_id: str | None, fenced: str) -> Any:
+def leaving_member(group: MemberGroup[M, T], member_id: str, instance_id: str | None,
+                   fenced: str) -> M:
     """The member a leave (member epoch -1 or -2) names."""
     if instance_id is None:
         m = group.members.get(member_id)
@@ -64,7 +91,8 @@ def leaving_member(group: Any, member_id: str, instance_id: str | None, fenced: 
     return static_member(group, member_id, instance_id, fenced)
 
 
-def check_member_epoch(kind: str, m: Any, epoch: int, owned_within_assignment: bool) -> None:
+def check_member_epoch(kind: str, m: Member, epoch: int, owned_within_assignment: bool
+                       ) -> None:
     """Kafka's throwIfMemberEpochIsInvalid: a greater epoch than the coordinator's is
     fenced; a smaller one only passes as the previous epoch with nothing owned beyond the
     assignment (the response to the last heartbeat was lost)."""
@@ -81,8 +109,8 @@ def check_member_epoch(kind: str, m: Any, epoch: int, owned_within_assignment: b
                          "rejoin.")
 
 
-def committing_member(group: Any, member_id: str, epoch: int, transactional: bool,
-                      unknown: KafkaError) -> Any:
+def committing_member(group: MemberGroup[M, T], member_id: str, epoch: int,
+                      transactional: bool, unknown: KafkaError) -> M | None:
     """The member an OffsetCommit/TxnOffsetCommit names (Kafka's validateOffsetCommit), or
     None when the commit needs no member: an empty group committing with a negative epoch
     (an admin's), a transactional commit without member id and generation. ``unknown``:
@@ -97,14 +125,15 @@ def committing_member(group: Any, member_id: str, epoch: int, transactional: boo
     return m
 
 
-def set_epoch(m: Any, epoch: int) -> None:
+def set_epoch(m: Member, epoch: int) -> None:
     """A new member epoch; the one before it stays as the previous epoch."""
     if epoch != m.member_epoch:
         m.previous_member_epoch = m.member_epoch
         m.member_epoch = epoch
 
 
-def replace_static(group: Any, old: Any, member_id: str, instance_id: str) -> None:
+def replace_static(group: MemberGroup[M, T], old: M, member_id: str, instance_id: str
+                   ) -> None:
     """A static member comes back under a new member id: it takes over the old member's
     assignment (and target), at member epoch 0."""
     old_id = old.member_id
@@ -117,14 +146,14 @@ def replace_static(group: Any, old: Any, member_id: str, instance_id: str) -> No
     group.static_members[instance_id] = member_id
 
 
-def add(group: Any, m: Any) -> None:
+def add(group: MemberGroup[M, T], m: M) -> None:
     """A new member in the group (and its static instance id)."""
     group.members[m.member_id] = m
     if m.instance_id is not None:
         group.static_members[m.instance_id] = m.member_id
 
 
-def remove(group: Any, m: Any) -> None:
+def remove(group: MemberGroup[M, T], m: M) -> None:
     """Take ``m`` out of the group, its target assignment and its static instance id."""
     group.members.pop(m.member_id, None)
     group.target.pop(m.member_id, None)
@@ -138,7 +167,8 @@ def expire(groups: Mapping[str, Any], kind: str, group_id: str, member_id: str,
     ``group_id`` as its session running out would (--fidelity adversarial's kick,
     emulator/faults/adversary.py): ``remove(group, member)`` is what that kind does when a
     session expires. False, with nothing done, when there is no such group of that kind or
-    no such member in it."""
+    no such member in it. (Any group kind, of a table of every kind: which remover fits
+    is known only once ``group.type`` is, so this one stays untyped.)"""
     group = groups.get(group_id)
     if group is None or group.type != kind:
         return False
