@@ -207,7 +207,9 @@ class ClusterMetadata:
                                          Iterable[ChangeKey]]] = []
         self.topic_order: dict[str, int] = {}  # topic -> creation rank (replication order)
         # topic -> (key, Metadata partition entries): see partition_metadata
-        self._metadata_cache: dict[str, tuple[tuple[Any, ...], EncodedList]] = {}
+        # (id of the topic, partition count, metadata_version, which brokers are alive)
+        self._metadata_cache: dict[str, tuple[tuple[int, int, int, tuple[bool, ...]],
+                                              EncodedList]] = {}
         self._next_topic_rank = 0
         # The active controller (emulator.cluster.controller.Controller, seen through
         # ports.ControllerRole); the metadata it acts on (partitions, brokers,

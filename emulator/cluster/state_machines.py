@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
-from typing import Any, cast
+from typing import Generic, TypeVar, cast
 
 from emulator.cluster.events import DomainEvent, PartitionStateChanged, ReplicaStateChanged
 from emulator.cluster.partition import Partition
@@ -63,40 +63,40 @@ REPLICA_TRANSITIONS: dict[ReplicaState, frozenset[ReplicaState]] = {
 class IllegalStateTransition(Exception):
     """A transition the table does not allow."""
 
-    def __init__(self, key: Hashable, current: Enum, target: Enum) -> None:
+    def __init__(self, key: Hashable, current: Enum, target: Enum,
+                 valid: Iterable[Enum]) -> None:
         super().__init__(f"Invalid state transition for {key}: {current.value} -> "
                          f"{target.value} (valid previous states of {target.value}: "
-                         f"{sorted(s.value for s in _table_of(target)[target])})")
+                         f"{sorted(s.value for s in valid)})")
         self.key = key
         self.current = current
         self.target = target
 
 
-def _table_of(state: Enum) -> dict[Any, Any]:
-    return PARTITION_TRANSITIONS if isinstance(state, PartitionState) else REPLICA_TRANSITIONS
+S = TypeVar("S", bound=Enum)  # a machine's own state enum
 
 
-class StateMachine:
+class StateMachine(Generic[S]):
     """States of many keys under one transition table; absent keys are NonExistent."""
 
-    def __init__(self, table: dict[Any, Any], nonexistent: Enum,
-                 on_transition: Callable[[Hashable, Enum, Enum], None] | None = None) -> None:
+    def __init__(self, table: Mapping[S, frozenset[S]], nonexistent: S,
+                 on_transition: Callable[[Hashable, S, S], None] | None = None) -> None:
         self.table = table
         self.nonexistent = nonexistent
-        self.states: dict[Hashable, Enum] = {}
+        self.states: dict[Hashable, S] = {}
         self.on_transition = on_transition
 
-    def state(self, key: Hashable) -> Enum:
+    def state(self, key: Hashable) -> S:
         return self.states.get(key, self.nonexistent)
 
-    def can_transition(self, key: Hashable, target: Enum) -> bool:
+    def can_transition(self, key: Hashable, target: S) -> bool:
         return self.state(key) in self.table[target]
 
-    def transition(self, key: Hashable, target: Enum) -> Enum:
+    def transition(self, key: Hashable, target: S) -> S:
         """Move ``key`` to ``target``; returns the previous state. Raises when invalid."""
         current = self.state(key)
         if current not in self.table[target]:
-            raise IllegalStateTransition(key, current, target)
+            raise IllegalStateTransition(key, current, target, self.table[target])
         if target is self.nonexistent:
             self.states.pop(key, None)
         else:
@@ -105,17 +105,17 @@ class StateMachine:
             self.on_transition(key, current, target)
         return current
 
-    def set_initial(self, key: Hashable, state: Enum) -> None:
+    def set_initial(self, key: Hashable, state: S) -> None:
         """Initialize a key's state on controller failover (no transition is made)."""
         if state is self.nonexistent:
             self.states.pop(key, None)
         else:
             self.states[key] = state
 
-    def keys_in(self, *states: Enum) -> list[Hashable]:
+    def keys_in(self, *states: S) -> list[Hashable]:
         return [k for k, s in self.states.items() if s in states]
 
-    def __iter__(self) -> Iterator[tuple[Hashable, Enum]]:
+    def __iter__(self) -> Iterator[tuple[Hashable, S]]:
         return iter(list(self.states.items()))
 
     def __len__(self) -> int:
@@ -125,19 +125,19 @@ class StateMachine:
         self.states.clear()
 
 
-class PartitionStateMachine(StateMachine):
+class PartitionStateMachine(StateMachine[PartitionState]):
     """Keys are (topic, partition)."""
 
-    # The callback takes this machine's key and its own state enum.
-    def __init__(self, on_transition: Callable[[Any, Any, Any], None] | None = None) -> None:
+    def __init__(self, on_transition: Callable[[Hashable, PartitionState, PartitionState],
+                                               None] | None = None) -> None:
         super().__init__(PARTITION_TRANSITIONS, P.NonExistentPartition, on_transition)
 
 
-class ReplicaStateMachine(StateMachine):
+class ReplicaStateMachine(StateMachine[ReplicaState]):
     """Keys are (topic, partition, broker id)."""
 
-    # The callback takes this machine's key and its own state enum.
-    def __init__(self, on_transition: Callable[[Any, Any, Any], None] | None = None) -> None:
+    def __init__(self, on_transition: Callable[[Hashable, ReplicaState, ReplicaState],
+                                               None] | None = None) -> None:
         super().__init__(REPLICA_TRANSITIONS, R.NonExistentReplica, on_transition)
 
     def replicas_on(self, broker_id: int, keys: Iterable[tuple[str, int, int]] | None = None

@@ -12,7 +12,7 @@ tools, auto creation) run it to completion with ``drain``. No I/O, no clock here
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ def drain(steps: Steps[T]) -> T:
         return result
 
 
-def finished(value: Any) -> Steps[Any]:
+def finished(value: T) -> Steps[T]:
     """A Steps that yields nothing and returns ``value``."""
     return value
     yield  # pragma: no cover - makes this a generator

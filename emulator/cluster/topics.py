@@ -8,7 +8,6 @@ machines and elects its first leader (``controller.on_new_partition``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from emulator.cluster import controller
 from emulator.cluster.configs import ConfigError, validate_topic_configs
@@ -20,6 +19,7 @@ from emulator.cluster.metadata import (
     validate_topic_name,
 )
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import ControllerRole
 from emulator.cluster.steps import STEP_PARTITIONS, Steps, drain
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -164,7 +164,7 @@ class _Building:
         self.parts: list[Partition] = []
         self.seen = self._snapshot()
 
-    def _snapshot(self) -> tuple[Any, ...]:
+    def _snapshot(self) -> tuple[ControllerRole | None, tuple[bool, ...], frozenset[int]]:
         st = self.state
         return (st.controller, tuple(st.is_alive(b) for b in sorted(st.brokers)),
                 frozenset(st.shutting_down))
