@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
@@ -33,6 +33,22 @@ def group_key(group_id: str) -> tuple[str, str]:
     """The change key of a group: a ``Delayed`` waiting on a group (a parked JoinGroup
     or SyncGroup) names it in ``keys``; it cannot equal a partition's (topic, index)."""
     return ("group", group_id)
+
+
+class LoadedGroup(Protocol):
+    """A group of any kind, as the core creates and reloads it: its id, its kind, and
+    the coordinator (leader, epoch) it was last loaded under."""
+
+    group_id: str
+    loaded_epoch: tuple[int, int] | None
+
+    def __init__(self, group_id: str) -> None: ...
+
+    @property
+    def type(self) -> str: ...
+
+
+NewGroup = TypeVar("NewGroup", bound=LoadedGroup)
 
 
 class GroupTable(TouchedTable):
@@ -107,7 +123,8 @@ class GroupsBase:
         news.clear()
         self.state.changed(partitions_only=True, keys=keys)  # nothing replication uses
 
-    def typed_group(self, group_id: str, create: bool, cls: Any, label: str) -> Any:
+    def typed_group(self, group_id: str, create: bool, cls: type[NewGroup],
+                    label: str) -> NewGroup:
         """The KIP-848-style group ``group_id`` of ``cls`` (ConsumerGroup, StreamsGroup):
         GROUP_ID_NOT_FOUND when absent or of another type; with ``create``, a new one
         (also in place of an empty classic group)."""
@@ -120,9 +137,10 @@ class GroupsBase:
         if group.type != cls.type:
             raise KafkaError(E.GROUP_ID_NOT_FOUND,
                              f"Group {group_id} is not a {label.lower()}.")
-        return group
+        typed: NewGroup = group  # of cls's type, as its ``type`` says
+        return typed
 
-    def group_created(self, group: Any) -> None:
+    def group_created(self, group: LoadedGroup) -> None:
         group.loaded_epoch = self.topic.epoch(group.group_id)
 
     # ---- placement (emulator/coordinators/runtime/placement.py) ----------------------
