@@ -145,7 +145,7 @@ class FetchSession:
     pending: set[CachedPartition] = field(default_factory=set)
     topics: dict[str | None, int] = field(default_factory=dict)  # topic -> partitions
     next_seq: int = 0
-    params: Any = None
+    params: object = None  # opaque here: only compared with the next request's
     generation: int = -1
     wake_key: tuple[str, int] = ("fetch session", 0)
     visits: int = 0
@@ -317,7 +317,7 @@ class FetchContext:
     session: FetchSession | None = None
     error: int = E.NONE
     watch: SessionWatch | None = None
-    params: Any = None  # of the last ``select``: remembered by the session when answered
+    params: object = None  # of the last ``select``: remembered by the session when answered
     isolation: int = 0
 
     def topic_names(self) -> set[str]:
@@ -327,7 +327,8 @@ class FetchContext:
             return {t for t in self.session.topics if t is not None}
         return {cp.topic for cp in self.partitions if cp.topic is not None}
 
-    def select(self, params: Any, isolation: int, settled: bool = True) -> list[CachedPartition]:
+    def select(self, params: object, isolation: int, settled: bool = True
+               ) -> list[CachedPartition]:
         """The partitions to read now, in the session's order (``partitions``).
 
         ``params``: what else a partition's answer depends on, from the request and the
