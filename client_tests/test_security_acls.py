@@ -726,6 +726,120 @@ def test_acl_operations_over_10000_records_are_refused_as_kafka(cluster: Cluster
     assert acl_cap_scenario(cluster.bootstrap_servers) == ACL_CAP_ANSWER
 
 
+def acl_validation_scenario(boot: str) -> dict[str, object]:
+    """What CreateAcls, DescribeAcls and DeleteAcls answer to bindings and filters Kafka
+    refuses, one request per case on a connection of its own (admin): ``"closed"`` when
+    the broker closed the connection instead of answering (a code 0 fails Kafka's
+    parsing of the request), else each creation's or filter's (code, message), a
+    DescribeAcls' (code, message, resources). Bindings belong to their own principal."""
+    principal = f"User:validate-{uuid.uuid4().hex[:8]}"
+
+    def creation(rt: int = 2, name: str = "t-valid", pt: int = 3, who: str = principal,
+                 op: int = 3, perm: int = 3) -> dict:
+        return {"resource_type": rt, "resource_name": name, "resource_pattern_type": pt,
+                "principal": who, "host": "*", "operation": op, "permission_type": perm}
+
+    def flt(rt: int = 1, pt: int = 1, op: int = 1, perm: int = 1) -> dict:
+        return {"resource_type_filter": rt, "resource_name_filter": None,
+                "pattern_type_filter": pt, "principal_filter": principal,
+                "host_filter": None, "operation": op, "permission_type": perm}
+
+    def call(key: int, body: dict) -> dict | str:
+        c = Client(boot, "admin")
+        try:
+            return BlockingConnection.call(c, key, 3, body)
+        except ConnectionClosed:
+            return "closed"
+        finally:
+            c.close()
+
+    def msg(m: str | None) -> str | None:
+        return m or None  # a success's message: null here, "" from a Kafka controller
+
+    creations = {
+        "resource type 0": [creation(rt=0)], "pattern type 0": [creation(pt=0)],
+        "operation 0": [creation(op=0)], "permission type 0": [creation(perm=0)],
+        "resource type ANY": [creation(rt=1)], "pattern type ANY": [creation(pt=1)],
+        "pattern type MATCH": [creation(pt=2)], "operation ANY": [creation(op=1)],
+        "permission type ANY": [creation(perm=1)],
+        "ANY beside valid ones": [creation(), creation(op=1), creation(name="")],
+        "resource type 99": [creation(rt=99)], "pattern type 99": [creation(pt=99)],
+        "operation 99": [creation(op=99)], "permission type 99": [creation(perm=99)],
+        "empty name": [creation(name="")], "empty prefix": [creation(name="", pt=4)],
+        "CLUSTER other": [creation(rt=4, name="other", op=7)],
+        "CLUSTER empty": [creation(rt=4, name="", op=7)],
+        "CLUSTER prefix kaf": [creation(rt=4, name="kaf", pt=4, op=7)],
+        "CLUSTER kafka-cluster PREFIXED": [creation(rt=4, name="kafka-cluster", pt=4, op=7)],
+        "principal without type": [creation(who="alice")],
+        "each its own answer": [creation(), creation(name=""), creation(op=99)],
+    }
+    filters = {"resource type 0": flt(rt=0), "pattern type 0": flt(pt=0),
+               "operation 0": flt(op=0), "permission type 0": flt(perm=0),
+               "resource type 99": flt(rt=99), "pattern type 99": flt(pt=99),
+               "operation 99": flt(op=99), "permission type 99": flt(perm=99)}
+    out: dict[str, object] = {}
+    try:
+        for name, cs in creations.items():
+            r = call(30, {"creations": cs})
+            out["create " + name] = r if isinstance(r, str) else [
+                (x["error_code"], msg(x["error_message"])) for x in r["results"]]
+        for name, f in filters.items():
+            r = call(29, f)
+            out["describe " + name] = r if isinstance(r, str) else (
+                r["error_code"], msg(r["error_message"]), len(r["resources"]))
+            r = call(31, {"filters": [f]})
+            out["delete " + name] = r if isinstance(r, str) else [
+                (x["error_code"], msg(x["error_message"]), len(x["matching_acls"]))
+                for x in r["filter_results"]]
+        r = call(29, flt())
+        assert isinstance(r, dict), r
+        out["created"] = sorted((x["resource_type"], x["resource_name"], x["pattern_type"])
+                                for x in r["resources"])
+    finally:
+        call(31, {"filters": [flt()]})
+    return out
+
+
+_CLUSTER_ONLY = (42, "The only valid name for the CLUSTER resource is kafka-cluster")
+ACL_VALIDATION_ANSWER: dict[str, object] = {
+    **{f"create {e} 0": "closed" for e in ("resource type", "pattern type", "operation",
+                                           "permission type")},
+    **{f"create {e}": [(-1, None)] for e in ("resource type ANY", "pattern type ANY",
+                                             "pattern type MATCH", "operation ANY",
+                                             "permission type ANY")},
+    "create ANY beside valid ones": [(-1, None)] * 3,
+    "create resource type 99": [(42, "Invalid resourceType UNKNOWN")],
+    "create pattern type 99": [(42, "Invalid patternType UNKNOWN")],
+    "create operation 99": [(42, "Invalid operation UNKNOWN")],
+    "create permission type 99": [(42, "Invalid permissionType UNKNOWN")],
+    "create empty name": [(42, "Invalid empty resource name")],
+    "create empty prefix": [(42, "Invalid empty resource name")],
+    "create CLUSTER other": [_CLUSTER_ONLY],
+    "create CLUSTER empty": [_CLUSTER_ONLY],
+    "create CLUSTER prefix kaf": [_CLUSTER_ONLY],
+    "create CLUSTER kafka-cluster PREFIXED": [(0, None)],
+    "create principal without type": [(42, (
+        "Could not parse principal from `alice` (no colon is present separating the "
+        "principal type from the principal name)"))],
+    "create each its own answer": [(0, None), (42, "Invalid empty resource name"),
+                                   (42, "Invalid operation UNKNOWN")],
+    **{f"{api} {e} 0": "closed" for api in ("describe", "delete")
+       for e in ("resource type", "pattern type", "operation", "permission type")},
+    **{f"describe {e} 99": (0, None, 0) for e in ("resource type", "pattern type",
+                                                  "operation", "permission type")},
+    "delete resource type 99": [(42, "Unknown patternFilter.", 0)],
+    "delete pattern type 99": [(42, "Unknown patternFilter.", 0)],
+    "delete operation 99": [(42, "Unknown entryFilter.", 0)],
+    "delete permission type 99": [(42, "Unknown entryFilter.", 0)],
+    "created": [(2, "t-valid", 3), (4, "kafka-cluster", 4)],
+}
+
+
+def test_acl_requests_kafka_refuses_are_answered_as_kafka(cluster: Cluster) -> None:
+    """Measured on Kafka 4.4 (test_security_acls_kafka.py runs the same scenario)."""
+    assert acl_validation_scenario(cluster.bootstrap_servers) == ACL_VALIDATION_ANSWER
+
+
 def offset_fetch_scenario(boot: str, grant: Callable[[RT, str, Op], None]
                           ) -> tuple[dict[str, tuple[int, int]], list[str]]:
     """OffsetFetch and topic DESCRIBE: admin commits offset 5 on topics ``a`` and ``b``

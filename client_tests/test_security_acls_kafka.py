@@ -14,6 +14,7 @@ import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
 from test_security_acls import (
     ACL_CAP_ANSWER,
+    ACL_VALIDATION_ANSWER,
     CASES,
     CONSUMER_HEARTBEAT_SUBSCRIPTION,
     FETCH_SESSION_CODES,
@@ -24,6 +25,7 @@ from test_security_acls import (
     _names,
     _records,
     acl_cap_scenario,
+    acl_validation_scenario,
     answer,
     check,
     check_refusal_messages,
@@ -232,6 +234,10 @@ def test_offset_fetch_needs_describe_on_topics_on_real_kafka(kafka: KafkaCluster
 
 def test_acl_operations_over_10000_records_on_real_kafka(kafka: KafkaCluster) -> None:
     assert acl_cap_scenario(kafka.bootstrap("SASL_PLAINTEXT")) == ACL_CAP_ANSWER
+
+
+def test_acl_requests_kafka_refuses_on_real_kafka(kafka: KafkaCluster) -> None:
+    assert acl_validation_scenario(kafka.bootstrap("SASL_PLAINTEXT")) == ACL_VALIDATION_ANSWER
 
 
 # ---- the SASL wire scenarios of test_security_sasl.py on this Kafka (PLAIN only) -------

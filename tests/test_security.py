@@ -22,6 +22,8 @@ from emulator.security.acl import (
     all_operations,
     applies,
     binding_error,
+    filter_error,
+    names_a_filter,
 )
 from emulator.security.acl import ResourceType as RT
 from emulator.security.config import Security, SecurityConfig
@@ -131,11 +133,66 @@ def test_the_index_finds_exactly_the_bindings_that_apply() -> None:
         assert len(store.applying(rtype, name)) == len(expected)  # none twice
 
 
-def test_binding_validation_as_kafka() -> None:
-    assert binding_error(acl(RT.CLUSTER, "other", Op.ALTER)) is not None
-    assert binding_error(acl(RT.TOPIC, "t", Op.ANY)) == "Invalid operation"
-    assert binding_error(acl(RT.TOPIC, "t", Op.READ, principal="alice")) is not None
-    assert binding_error(acl(RT.TOPIC, "t", Op.READ)) is None
+NO_COLON = ("Could not parse principal from `alice` (no colon is present separating the "
+            "principal type from the principal name)")
+CLUSTER_ONLY = "The only valid name for the CLUSTER resource is kafka-cluster"
+
+
+@pytest.mark.parametrize("binding, expected", [
+    # the broker's checks come first, the CLUSTER name's before the empty name's; the
+    # pattern type of kafka-cluster is not checked (Kafka 4.4 creates a PREFIXED one)
+    (acl(RT.CLUSTER, "other", Op.ALTER), CLUSTER_ONLY),
+    (acl(RT.CLUSTER, "", Op.ALTER), CLUSTER_ONLY),
+    (acl(RT.CLUSTER, "kafka-cluster", Op.ALTER, pt=PRE), None),
+    (acl(RT.TOPIC, "", Op.READ), "Invalid empty resource name"),
+    (acl(RT.TOPIC, "", Op.READ, pt=PRE), "Invalid empty resource name"),
+    # then the controller's: a code Kafka does not know reads as UNKNOWN
+    (acl(RT.UNKNOWN, "t", Op.READ), "Invalid resourceType UNKNOWN"),
+    (acl(RT.TOPIC, "t", Op.READ, pt=PatternType.UNKNOWN), "Invalid patternType UNKNOWN"),
+    (acl(RT.TOPIC, "t", Op.UNKNOWN), "Invalid operation UNKNOWN"),
+    (acl(RT.TOPIC, "t", Op.READ, perm=PermissionType.UNKNOWN),
+     "Invalid permissionType UNKNOWN"),
+    (acl(RT.TOPIC, "t", Op.READ, principal="alice"), NO_COLON),
+    (acl(RT.TOPIC, "t", Op.READ), None),
+    (acl(RT.GROUP, "g", Op.READ, perm=DENY, pt=PRE), None),
+    (acl(RT.CLUSTER, "kafka-cluster", Op.ALTER), None),
+])
+def test_binding_validation_as_kafka(binding: AclBinding, expected: str | None) -> None:
+    """CreateAcls' INVALID_REQUEST messages, each as Kafka 4.4 words it (the same cases
+    over the wire on both targets: client_tests/test_security_acls.py)."""
+    assert binding_error(binding) == expected
+
+
+@pytest.mark.parametrize("binding, expected", [
+    (acl(RT.ANY, "t", Op.READ), True),
+    (acl(RT.TOPIC, "t", Op.READ, pt=PatternType.ANY), True),
+    (acl(RT.TOPIC, "t", Op.READ, pt=PatternType.MATCH), True),
+    (acl(RT.TOPIC, "t", Op.ANY), True),
+    (acl(RT.TOPIC, "t", Op.READ, perm=PermissionType.ANY), True),
+    (acl(RT.TOPIC, "t", Op.READ, pt=PRE), False),
+    (acl(RT.UNKNOWN, "t", Op.UNKNOWN, perm=PermissionType.UNKNOWN,
+         pt=PatternType.UNKNOWN), False),
+])
+def test_a_creation_naming_any_or_match_is_a_filter(binding: AclBinding,
+                                                    expected: bool) -> None:
+    """What fails a whole CreateAcls request in Kafka (its AclBinding cannot hold ANY or
+    MATCH), apart from what binding_error refuses per creation."""
+    assert names_a_filter(binding) is expected
+
+
+@pytest.mark.parametrize("f, expected", [
+    (AclFilter(resource_type=RT.UNKNOWN), "Unknown patternFilter."),
+    (AclFilter(pattern_type=PatternType.UNKNOWN), "Unknown patternFilter."),
+    (AclFilter(operation=Op.UNKNOWN), "Unknown entryFilter."),
+    (AclFilter(permission_type=PermissionType.UNKNOWN), "Unknown entryFilter."),
+    (AclFilter(RT.UNKNOWN, operation=Op.UNKNOWN), "Unknown patternFilter."),
+    (AclFilter(), None),
+    (AclFilter(RT.TOPIC, "t", PatternType.MATCH, "User:a", "*", Op.READ, DENY), None),
+])
+def test_delete_filter_validation_as_kafka(f: AclFilter, expected: str | None) -> None:
+    """DeleteAcls' INVALID_REQUEST messages (AclControlManager.validateFilter): any one
+    unknown element of the pattern, then of the entry, refuses the filter."""
+    assert filter_error(f) == expected
 
 
 # ---- SCRAM ----------------------------------------------------------------------------

@@ -2,17 +2,24 @@
 
 The bindings matching the filter, grouped by resource pattern (MATCH finds every
 binding that applies to a name: literal, wildcard and prefixes). Needs DESCRIBE on
-CLUSTER; without an authorizer Kafka answers SECURITY_DISABLED, as here.
+CLUSTER; without an authorizer Kafka answers SECURITY_DISABLED, as here. A code 0
+(UNKNOWN) in the filter closes the connection, as Kafka's parsing of the request
+does; a code Kafka does not know reads as UNKNOWN and matches nothing (both measured
+on Kafka 4.4).
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
+from typing import TypeVar
+
 from emulator.handlers.authz import ClusterOp, Op
-from emulator.handlers.base import RequestContext
-from emulator.security.acl import AclFilter, AclOperation, PatternType, PermissionType, filter_error
+from emulator.handlers.base import MalformedRequest, RequestContext
+from emulator.security.acl import AclFilter, AclOperation, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
 from wire.errors import ErrorCode as E
 
+C = TypeVar("C", bound=IntEnum)
 API_KEY = 29
 VERSIONS = (1, 3)
 AUTHORIZE = (ClusterOp(Op.DESCRIBE),)
@@ -21,26 +28,33 @@ NO_AUTHORIZER = "No Authorizer is configured."  # CreateAcls' and DeleteAcls' wo
 NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
 
 
-def acl_filter(req: dict, prefix: str = "") -> AclFilter | None:
-    """The request's filter, or None when a code is not one of Kafka's."""
+def known(kind: type[C], code: int) -> C:
+    """A code as Kafka's fromCode reads it: one Kafka does not know is UNKNOWN (0)."""
     try:
-        return AclFilter(RT(req["resource_type_filter"]), req["resource_name_filter"],
-                         PatternType(req["pattern_type_filter"]), req["principal_filter"],
-                         req["host_filter"], AclOperation(req["operation"]),
-                         PermissionType(req["permission_type"]))
+        return kind(code)
     except ValueError:
-        return None
+        return kind(0)
+
+
+def acl_filter(req: dict) -> AclFilter:
+    """The request's filter. A code 0 (UNKNOWN) is refused while Kafka parses the
+    request (DescribeAcls/DeleteAclsRequest's own checks): MalformedRequest."""
+    codes = (req["resource_type_filter"], req["pattern_type_filter"], req["operation"],
+             req["permission_type"])
+    if 0 in codes:
+        raise MalformedRequest(f"the filter contains UNKNOWN elements: {codes}")
+    return AclFilter(known(RT, codes[0]), req["resource_name_filter"],
+                     known(PatternType, codes[1]), req["principal_filter"],
+                     req["host_filter"], known(AclOperation, codes[2]),
+                     known(PermissionType, codes[3]))
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    f = acl_filter(req)
     sec = ctx.services.security
     if sec is None or sec.authorizer is None:
         return {"error_code": E.SECURITY_DISABLED, "error_message": NO_AUTHORIZER_DESCRIBE,
                 "resources": []}
-    f = acl_filter(req)
-    problem = "Unknown code in the filter" if f is None else filter_error(f)
-    if f is None or problem:
-        return {"error_code": E.INVALID_REQUEST, "error_message": problem, "resources": []}
     groups: dict[tuple, list[dict]] = {}
     for b in sec.acls.describe(f):
         groups.setdefault((b.resource_type, b.resource_name, b.pattern_type), []).append(

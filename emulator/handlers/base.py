@@ -53,6 +53,12 @@ class RequestContext:
         return self.session.principal if self.session is not None else ANONYMOUS
 
 
+class MalformedRequest(Exception):
+    """A request Kafka refuses while parsing it (its request class's own checks throw,
+    e.g. an ACL code 0, UNKNOWN): the broker closes the connection without an answer,
+    and so does the server when a handler raises this."""
+
+
 @dataclass
 class Delayed:
     """A response that waits on the cluster: Kafka's purgatory, sans I/O."""

@@ -152,29 +152,43 @@ class AclFilter:
 
 
 def filter_error(f: AclFilter) -> str | None:
-    """Why Kafka rejects this filter (INVALID_REQUEST), or None."""
-    if RT.UNKNOWN in (f.resource_type,) or f.pattern_type == PatternType.UNKNOWN:
-        return "Filter contains UNKNOWN elements"
+    """Why Kafka's controller refuses this DeleteAcls filter (INVALID_REQUEST), or None:
+    a code Kafka does not know (AclControlManager.validateFilter; code 0 itself never gets
+    this far, the request's parsing refuses it). DescribeAcls takes such a filter and
+    finds nothing."""
+    if f.resource_type == RT.UNKNOWN or f.pattern_type == PatternType.UNKNOWN:
+        return "Unknown patternFilter."
     if f.operation == Op.UNKNOWN or f.permission_type == PermissionType.UNKNOWN:
-        return "Filter contains UNKNOWN elements"
+        return "Unknown entryFilter."
     return None
 
 
+def names_a_filter(b: AclBinding) -> bool:
+    """Does this creation name ANY (or the MATCH pattern), which only a filter may?
+    Kafka's AclBinding cannot hold one: building it throws, and the broker fails the
+    whole CreateAcls request (UNKNOWN_SERVER_ERROR, no message) before any check below."""
+    return (b.resource_type == RT.ANY or b.operation == Op.ANY
+            or b.pattern_type in (PatternType.ANY, PatternType.MATCH)
+            or b.permission_type == PermissionType.ANY)
+
+
 def binding_error(b: AclBinding) -> str | None:
-    """Why Kafka refuses to create this binding (INVALID_REQUEST), or None."""
-    if b.resource_type in (RT.ANY, RT.UNKNOWN):
-        return "Invalid resource type"
-    if b.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
-        return "Invalid pattern type"
-    if b.operation in (Op.ANY, Op.UNKNOWN):
-        return "Invalid operation"
-    if b.permission_type not in (PermissionType.ALLOW, PermissionType.DENY):
-        return "Invalid permission type"
-    if not b.resource_name:
-        return "Resource name should not be empty"
-    if b.resource_type == RT.CLUSTER and (b.resource_name != CLUSTER_NAME
-                                         or b.pattern_type != PatternType.LITERAL):
+    """Why Kafka refuses to create this binding (INVALID_REQUEST), or None: the broker's
+    checks first (AclApis: the CLUSTER resource's name, whatever its pattern type; an
+    empty name), then the controller's (AclControlManager: a code Kafka does not know,
+    read as UNKNOWN; a principal without its type)."""
+    if b.resource_type == RT.CLUSTER and b.resource_name != CLUSTER_NAME:
         return "The only valid name for the CLUSTER resource is kafka-cluster"
+    if not b.resource_name:
+        return "Invalid empty resource name"
+    if b.resource_type == RT.UNKNOWN:
+        return "Invalid resourceType UNKNOWN"
+    if b.pattern_type == PatternType.UNKNOWN:
+        return "Invalid patternType UNKNOWN"
+    if b.operation == Op.UNKNOWN:
+        return "Invalid operation UNKNOWN"
+    if b.permission_type == PermissionType.UNKNOWN:
+        return "Invalid permissionType UNKNOWN"
     if ":" not in b.principal:
         return f"Could not parse principal from `{b.principal}` (no colon is present " \
                "separating the principal type from the principal name)"

@@ -21,7 +21,7 @@ from emulator.cluster.state import ClusterState
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
-from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext, Sliced
+from emulator.handlers.base import NO_RESPONSE, Delayed, MalformedRequest, RequestContext, Sliced
 from emulator.handlers.errors import build_error_response, merge, safe_error_response
 from emulator.security.session import Session
 from emulator.server.listeners import BrokerListener
@@ -216,6 +216,9 @@ class Dispatcher:
                 else:
                     break
             return self.request_quota(ctx, result, spent)
+        except MalformedRequest as e:  # Kafka's parsing refuses it: no answer
+            raise CloseConnection(f"malformed {REQUESTS[ctx.api_key].msg.name} v{version}: "
+                                  f"{e}") from e
         except Exception as e:  # noqa: BLE001 - our bug: answer an error, keep serving
             log.exception("broker %d: %s v%d failed", ctx.broker_id,
                           REQUESTS[ctx.api_key].msg.name, version)
