@@ -55,7 +55,7 @@ import re
 import socket
 import time
 from collections.abc import Iterable
-from importlib import resources
+from importlib import metadata, resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -333,9 +333,11 @@ class ControlPlane:
         return 200, {**cluster_view(self.cluster.state), **self.cluster.security_view()}
 
     async def _openapi(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
-        from emulator import __version__
-
-        return 200, document(__version__)
+        try:
+            version = metadata.version("kafka-emulator")
+        except metadata.PackageNotFoundError:  # run from a checkout not installed
+            version = "0"
+        return 200, document(version)
 
     async def _metrics(self, params: dict, body: bytes, query: dict) -> tuple[int, Any]:
         return 200, prometheus(self.cluster.state)
