@@ -236,7 +236,7 @@ class TxnChanged(DomainEvent):
     """A transaction's metadata changed (``removed``: it expired and is gone)."""
 
     kind: ClassVar[str] = "txn_changed"
-    txn: Any
+    txn: Any  # the coordinators' TxnMetadata (above this module)
     removed: bool = False
 
 
@@ -246,8 +246,8 @@ class ShareStateChanged(DomainEvent):
     topic id, partition)."""
 
     kind: ClassVar[str] = "share_state_changed"
-    key: tuple[Any, ...]
-    sp: Any
+    key: tuple[str, bytes, int]
+    sp: Any  # the coordinators' SharePartition (above this module), or None
 
 
 # ---- faults ------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from emulator.cluster.partition import Partition
@@ -138,7 +138,7 @@ class ClusterState(Protocol):
     which owns the quotas: a protocol here, so that the two modules are no cycle)."""
 
     @property
-    def config(self) -> Mapping[str, Any]: ...
+    def config(self) -> Mapping[str, str]: ...
     @property
     def topics(self) -> Mapping[str, Topic]: ...
     def now(self) -> int: ...

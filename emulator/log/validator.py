@@ -20,7 +20,7 @@ offsets are not 0, 1, 2 ..., and KIP-467 per-record errors for keys and timestam
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 from emulator.log import scan_records, validate_batch
 from emulator.log.scan import NO_KEY, InnerOffsetError
@@ -69,6 +69,13 @@ def _wrap(n: int) -> int:
     return (n - _MIN64) % (1 << 64) + _MIN64
 
 
+# validate_produce_batch's outcome as plain data (it crosses to another process):
+# ("ok", header), ("invalid", message, corrupt) or ("record", code, message,
+# record_errors, reason)
+Outcome = (tuple[Literal["ok"], BatchHeader] | tuple[Literal["invalid"], str, bool]
+           | tuple[Literal["record"], int, str | None, tuple[tuple[int, str], ...], str])
+
+
 @dataclass(frozen=True, slots=True)
 class Checked:
     """What the server found out about a batch before the domain appends it (emulator/
@@ -77,18 +84,17 @@ class Checked:
     loop (``outcome``, see ``check_outcome``)."""
 
     inflated: bytes | memoryview | None = None
-    outcome: tuple[Any, ...] | None = None
+    outcome: Outcome | None = None
 
     def result(self) -> BatchHeader:
         """The outcome as validate_produce_batch would have returned or raised it."""
-        assert self.outcome is not None
-        kind, *rest = self.outcome
-        if kind == "ok":
-            header: BatchHeader = rest[0]
-            return header
-        if kind == "invalid":
-            raise InvalidRecordError(rest[0], corrupt=rest[1])
-        code, message, record_errors, reason = rest
+        outcome = self.outcome
+        assert outcome is not None
+        if outcome[0] == "ok":
+            return outcome[1]
+        if outcome[0] == "invalid":
+            raise InvalidRecordError(outcome[1], corrupt=outcome[2])
+        _, code, message, record_errors, reason = outcome
         raise RecordValidationError(code, message, list(record_errors), reason)
 
 
@@ -119,7 +125,7 @@ def needs_offline_check(batch: bytes | bytearray | memoryview) -> bool:
 
 
 def check_outcome(batch: bytes, rules: TopicRules, now: int, topic_partition: str
-                  ) -> tuple[Any, ...]:
+                  ) -> Outcome:
     """validate_produce_batch's outcome as plain data (it crosses to another process):
     ("ok", header), ("invalid", message, corrupt) or ("record", code, message,
     record_errors, reason). ``Checked(outcome=...).result()`` turns it back."""
