@@ -1,0 +1,66 @@
+"""The match language (emulator.faults.match): what parses, what it means over names
+with several values, and refusals that say where the predicate went wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from emulator.faults.match import MatchError, parse
+
+VALUES: dict[str, list[object]] = {
+    "api": ["JoinGroup"], "client_id": ["consumer-b"], "partition": [0, 3],
+    "generation_id": [2], "member_id": [""], "acks": [True], "none": []}
+
+
+def lookup(name: str) -> Sequence[object]:
+    return VALUES.get(name, [])
+
+
+@pytest.mark.parametrize(("text", "holds"), [
+    ('api == "JoinGroup"', True),
+    ("api == 'JoinGroup' and client_id in [\"consumer-a\", 'consumer-b']", True),
+    ('api != "JoinGroup"', False),
+    ("partition in [1, 2]", False),
+    ("partition == 3", True),  # one of the values is enough
+    ("partition != 3", False),  # != is not ==
+    ("partition >= 3 and partition < 1", True),  # each comparison on its own value
+    ("generation_id >= 2 and not member_id == \"x\"", True),
+    ("generation_id > 2 or (api == \"Produce\")", False),
+    ("member_id", False),  # a bare name: is one value truthy
+    ("generation_id", True),
+    ("none == null", True),  # a name reaching nothing equals null
+    ("none == 1", False),
+    ("acks == 1", False),  # a boolean is not an integer
+    ("acks == true", True),
+    ("api < 1", False),  # a text never compares with a number
+    ("not not api == \"JoinGroup\"", True),
+    ("a.b.c == -1 or client_id == 'consumer-\\'b'", False),
+])
+def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
+    assert parse(text)(lookup) is holds
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("api ==", "expected a value"),
+    ("api == JoinGroup", "found 'JoinGroup' at column 8"),
+    ("(api == 1", "expected ')'"),
+    ("api in [1", "expected ',' or ']'"),
+    ("api in 1", "'[' after 'in'"),
+    ("api == 1 client_id", "expected 'and', 'or' or the end"),
+    ("api == 1 && x == 2", "cannot read '&"),
+    ("and == 1", "expected a field name"),
+    ("", "non-empty"),
+    ("x == 1 or " * 300 + "x == 1", "at most"),
+])
+def test_bad_predicates_are_refused_saying_where(text: str, message: str) -> None:
+    with pytest.raises(MatchError, match=None) as e:
+        parse(text)
+    assert message in str(e.value)
+
+
+def test_names_lists_what_a_predicate_reads() -> None:
+    p = parse('api == "Produce" and (topic in ["a"] or not request.acks)')
+    assert p.names() == {"api", "topic", "request.acks"}
+    assert p.text.startswith("api ==")

@@ -1,0 +1,119 @@
+"""Request rules (emulator.faults.rules) and the key fields they select on
+(emulator.faults.facts): groups, transactional ids and topics in every shape, the owner
+a rule fires on, ``after``, observe-only counts, drops, and the views."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from emulator.coordinators.runtime.placement import partition_for
+from emulator.faults import FaultError
+from emulator.faults.facts import request_facts
+from emulator.faults.rules import RuleInjection
+from wire.errors import ErrorCode as E
+
+if TYPE_CHECKING:
+    from tests.conftest import MakeCluster
+
+OFFSET_COMMIT, JOIN_GROUP, FIND_COORDINATOR, END_TXN, PRODUCE, METADATA = 8, 11, 10, 26, 0, 3
+
+
+def commit(group: str) -> dict:
+    return {"group_id": group, "topics": [{"name": "t", "partitions": [
+        {"partition_index": 0, "committed_offset": 1}]}]}
+
+
+def test_facts_find_the_key_fields_in_every_shape() -> None:
+    f = request_facts(None, 1, 9, 9, "c", {"groups": [
+        {"group_id": "g1", "topics": [{"name": "t", "partitions": [0, 2]}]},
+        {"group_id": "g2", "topics": None}]})  # OffsetFetch v8+
+    assert (f.groups, f.topics, f.partitions) == (["g1", "g2"], ["t"], [("t", 0), ("t", 2)])
+    f = request_facts(None, 1, FIND_COORDINATOR, 4, None,
+                      {"key_type": 1, "coordinator_keys": ["tx-1", "tx-2"]})
+    assert (f.groups, f.transactional_ids) == ([], ["tx-1", "tx-2"])
+    f = request_facts(None, 1, FIND_COORDINATOR, 2, None, {"key_type": 0, "key": "g"})
+    assert f.groups == ["g"]
+    f = request_facts(None, 1, 24, 4, None, {"transactions": [  # AddPartitionsToTxn v4+
+        {"transactional_id": "tx", "topics": [{"name": "t", "partitions": [1]}]}]})
+    assert (f.transactional_ids, f.partitions) == (["tx"], [("t", 1)])
+    f = request_facts(None, 1, JOIN_GROUP, 9, None, {"group_id": "g", "protocols": [
+        {"name": "range", "metadata": b""}]})
+    assert (f.groups, f.topics) == (["g"], [])  # a protocol's name is no topic
+    f = request_facts(None, 2, METADATA, 12, "x", {"topics": [{"name": "a"}, {"name": "b"}]})
+    assert f.topics == ["a", "b"]
+    assert list(f.lookup("topic")) == ["a", "b"] and list(f.lookup("api")) == ["Metadata"]
+    assert list(f.lookup("topics.name")) == ["a", "b"]  # a path into the request
+
+
+def test_a_group_rule_fires_on_the_third_commit_at_the_coordinator_only(
+        make_cluster: MakeCluster) -> None:
+    s, _, f = make_cluster()
+    s.create_topic("__consumer_offsets", 3, 3)
+    t = s.topics["__consumer_offsets"]
+    coordinator = t.partitions[partition_for("billing", 3)].leader
+    other = next(b for b in s.brokers if b != coordinator)
+    op = f.apply({"op": "inject_error", "api": "OffsetCommit", "error": "NOT_COORDINATOR",
+                  "group": "billing", "after": 2})
+    assert op["id"] == "r1"
+    m = f.model
+    assert m.inject_error(coordinator, OFFSET_COMMIT, commit("audit")) is None
+    assert m.inject_error(other, OFFSET_COMMIT, commit("billing")) is None  # not the owner
+    assert m.inject_error(coordinator, OFFSET_COMMIT, commit("billing")) is None
+    assert m.inject_error(coordinator, OFFSET_COMMIT, commit("billing")) is None
+    assert m.inject_error(coordinator, OFFSET_COMMIT, commit("billing")) == RuleInjection(
+        E.NOT_COORDINATOR, rule="r1")
+    assert m.inject_error(coordinator, OFFSET_COMMIT, commit("billing")) is None  # used up
+    view = m.rules.get("r1").view()
+    assert (view["matched"], view["hits"], view["remaining"], view["active"]) == (3, 1, 0, False)
+    assert view["error_name"] == "NOT_COORDINATOR" and view["api_name"] == "OffsetCommit"
+    # a used-up rule stays listed, out of the faults in force
+    assert m.describe()["errors"] == [] and m.describe()["rules"][0]["id"] == "r1"
+    # Metadata goes to any broker: a group there is not the coordinator's business
+    f.apply({"op": "observe", "group": "billing", "id": "any"})
+    m.inject_error(other, FIND_COORDINATOR, {"key_type": 0, "key": "billing"})
+    assert m.rules.get("any").hits == 1
+
+
+def test_transactional_id_and_broker_named_rules(make_cluster: MakeCluster) -> None:
+    s, _, f = make_cluster()
+    s.create_topic("__transaction_state", 3, 3)
+    t = s.topics["__transaction_state"]
+    coordinator = t.partitions[partition_for("tx", 3)].leader
+    other = next(b for b in s.brokers if b != coordinator)
+    f.apply({"op": "inject_error", "api": "EndTxn", "error": "CONCURRENT_TRANSACTIONS",
+             "transactional_id": "tx", "count": 2, "id": "end"})
+    f.apply({"op": "inject_error", "api": "EndTxn", "error": "PRODUCER_FENCED",
+             "transactional_id": "tx", "broker": other, "id": "named"})
+    m = f.model
+    end = {"transactional_id": "tx", "producer_id": 1, "producer_epoch": 0, "committed": True}
+    assert m.inject_error(other, END_TXN, end) == RuleInjection(E.PRODUCER_FENCED, rule="named")
+    assert m.inject_error(coordinator, END_TXN, {**end, "transactional_id": "ty"}) is None
+    assert m.inject_error(coordinator, END_TXN, end).error == E.CONCURRENT_TRANSACTIONS
+    with pytest.raises(FaultError, match="exists already"):
+        f.apply({"op": "observe", "id": "end"})
+    f.apply({"op": "clear"})
+    assert m.rules.rules == {} and m.inject_error(coordinator, END_TXN, end) is None
+
+
+def test_observe_counts_every_match_and_drop_rules_select_too(
+        make_cluster: MakeCluster) -> None:
+    s, _, f = make_cluster()
+    s.create_topic("t", 2, 3)
+    leader = s.topics["t"].partitions[1].leader
+    f.apply({"op": "observe", "api": "Produce", "match": "partition == 1 and acks == -1",
+             "id": "w"})
+    f.apply({"op": "drop_response", "api": "Produce", "topic": "t", "partition": 1,
+             "after": 1, "id": "d"})
+    m = f.model
+    produce = {"acks": -1, "topic_data": [{"name": "t", "partition_data": [{"index": 1}]}]}
+    for _ in range(3):
+        assert m.inject_error(leader, PRODUCE, produce) is None  # observing fails nothing
+    m.inject_error(leader, PRODUCE, {**produce, "acks": 1})
+    assert m.rules.get("w").hits == 3
+    assert not m.drop_response(leader, PRODUCE, None, produce)  # after 1
+    assert m.drop_response(leader, PRODUCE, None, produce)
+    assert not m.drop_response(leader, PRODUCE, None, produce)  # count 1, used
+    with pytest.raises(FaultError, match="match: expected"):
+        f.apply({"op": "observe", "match": "partition =="})
