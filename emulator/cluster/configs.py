@@ -15,12 +15,15 @@ actually act, and where, is declared once in emulator/cluster/config_effects.py
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Self, TypeVar, overload
 
 import emulator.fidelity as _fidelity
 from emulator.cluster import kafka_configs as _kafka
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsKeysAndGetItem
 
 # Kafka's ConfigEntry.ConfigType codes (DescribeConfigs v3+).
 BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD = range(1, 10)
@@ -32,6 +35,9 @@ SOURCE_DYNAMIC_BROKER = 2
 SOURCE_DYNAMIC_DEFAULT_BROKER = 3
 SOURCE_STATIC_BROKER = 4
 SOURCE_DEFAULT = 5
+
+
+_D = TypeVar("_D")  # a default of ConfigDict.pop
 
 
 class ConfigDict(dict[str, str]):
@@ -56,22 +62,42 @@ class ConfigDict(dict[str, str]):
         super().__delitem__(key)
         ConfigDict.generation += 1
 
-    def __ior__(self, other: Any) -> ConfigDict:  # type: ignore[override,misc]
+    def __ior__(self, other: SupportsKeysAndGetItem[str, str]  # type: ignore[override,misc]
+                | Iterable[tuple[str, str]]) -> Self:
         r = super().__ior__(other)
         ConfigDict.generation += 1
         return r
 
-    def update(self, *args: Any, **kwargs: str) -> None:
-        super().update(*args, **kwargs)
+    @overload
+    def update(self, other: SupportsKeysAndGetItem[str, str], /, **kwargs: str) -> None: ...
+
+    @overload
+    def update(self, other: Iterable[tuple[str, str]], /, **kwargs: str) -> None: ...
+
+    @overload
+    def update(self, /, **kwargs: str) -> None: ...
+
+    def update(self, other: SupportsKeysAndGetItem[str, str] | Iterable[tuple[str, str]] = (),
+               /, **kwargs: str) -> None:
+        super().update(other, **kwargs)
         ConfigDict.generation += 1
 
     def clear(self) -> None:
         super().clear()
         ConfigDict.generation += 1
 
-    def pop(self, *args: Any) -> Any:
+    @overload
+    def pop(self, key: str, /) -> str: ...
+
+    @overload
+    def pop(self, key: str, default: str, /) -> str: ...
+
+    @overload
+    def pop(self, key: str, default: _D, /) -> str | _D: ...
+
+    def pop(self, key: str, *default: object) -> object:
         try:
-            return super().pop(*args)
+            return super().pop(key, *default)
         finally:
             ConfigDict.generation += 1
 
