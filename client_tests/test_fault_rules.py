@@ -6,6 +6,8 @@ consumers (docs/faults.md "Fault rules", docs/journal.md)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -166,3 +168,36 @@ def test_journal_and_rules_over_http(cluster: Cluster) -> None:
     assert call("GET", "/journal?since=" + str(j["next_seq"]))[1]["entries"] == []
     assert call("DELETE", "/journal")[1]["enabled"] is False
     assert call("POST", "/rules/r9/wait", {"hits": 1, "timeout_ms": 10})[0] == 404
+
+
+def cli(base: str, *args: str) -> tuple[int, object, str]:
+    done = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
+                           *args], capture_output=True, text=True, timeout=60)
+    out = json.loads(done.stdout) if done.stdout.strip() else None
+    return done.returncode, out, done.stderr
+
+
+def test_the_command_line_drives_rules_the_journal_and_barriers(cluster: Cluster) -> None:
+    base = f"http://127.0.0.1:{cluster.control.port}"
+    assert cli(base, "journal-on", "--capacity", "100")[1]["enabled"] is True
+    rc, out, _ = cli(base, "inject-error", "OffsetCommit", "OFFSET_METADATA_TOO_LARGE",
+                     "--group", "billing", "--after", "1", "--id", "second")
+    assert rc == 0 and out["applied"][0]["id"] == "second"
+    billing = consumer(cluster, "billing", "billing-cli")
+    try:
+        assert [commit(billing, n) for n in (1, 2)] == [None, "OFFSET_METADATA_TOO_LARGE"]
+    finally:
+        billing.close()
+    rc, out, _ = cli(base, "wait-rule", "second", "--hits", "1", "--timeout-ms", "5000")
+    assert rc == 0 and out["reached"] and out["rule"]["hits"] == 1
+    rc, out, _ = cli(base, "journal", "--group", "billing", "--match",
+                     'error == "OFFSET_METADATA_TOO_LARGE"')
+    assert [e["client_id"] for e in out["entries"]] == ["billing-cli"]
+    assert cli(base, "add-barrier", "--api", "Metadata", "--client-id", "nobody",
+               "--id", "b")[1]["id"] == "b"
+    assert [b["id"] for b in cli(base, "barriers")[1]["barriers"]] == ["b"]
+    assert cli(base, "remove-barrier", "b")[1]["removed"]["held"] == 0
+    rc, out, _ = cli(base, "wait-group", "nobody-here", "--members", "1", "--timeout-ms", "50")
+    assert rc == 0 and out == {"reached": False, "group": None}
+    rc, _, err = cli(base, "observe", "--match", "api ==")
+    assert rc == 1 and "match: expected a value" in err

@@ -203,10 +203,15 @@ class RuleBook:
         observe rule it matches counts it."""
         if not self.rules:
             return None
+        # the request is read (request_facts) only when a rule could want it
+        candidates = [r for r in self.rules.values() if r.op != DROP and r.active
+                      and (r.api is None or r.api == api_key)]
+        if not candidates:
+            return None
         facts = request_facts(self.state, broker, api_key, version, client_id, request)
         fired: RequestRule | None = None
-        for rule in list(self.rules.values()):
-            if rule.op == DROP or not rule.active or not rule.selects(facts, self.at_owner):
+        for rule in candidates:
+            if not rule.selects(facts, self.at_owner):
                 continue
             if rule.op == OBSERVE:
                 self._hit(rule, count=True)
@@ -224,7 +229,8 @@ class RuleBook:
         """Is this request's response to be dropped (the request applied)?"""
         if not self.rules:
             return False
-        drops = [r for r in self.rules.values() if r.op == DROP and r.active]
+        drops = [r for r in self.rules.values() if r.op == DROP and r.active
+                 and (r.api is None or r.api == api_key)]
         if not drops:
             return False
         facts = request_facts(self.state, broker, api_key, version, client_id, request or {})
