@@ -63,6 +63,12 @@ def test_client_requests_follow_each_operations_route() -> None:
         "POST", "/faults", {"op": "inject_error", "api": "Produce", "error": 6})
     assert http_request("clear", {}) == ("DELETE", "/faults", None)
     assert http_request("cluster", {}) == ("GET", "/cluster", None)
+    assert http_request("journal", {"group": "g 1", "since": 3, "api": None}) == (
+        "GET", "/journal?group=g+1&since=3", None)
+    assert http_request("wait_rule", {"rule": "a/b", "hits": 2}) == (
+        "POST", "/rules/a%2Fb/wait", {"hits": 2})
+    assert match("POST", "/rules/a%2Fb/wait") == (BY_NAME["wait_rule"], {"rule": "a/b"})
+    assert http_request("journal_on", {"clear": True}) == ("POST", "/journal", {"clear": True})
 
 
 def test_the_command_line_has_a_command_per_operation_with_one() -> None:

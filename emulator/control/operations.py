@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode
 
 from emulator.cluster.election import PREFERRED, elect_leaders
 from emulator.cluster.reassignment import alter_partition_reassignments
@@ -239,7 +239,7 @@ def match(method: str, path: str) -> tuple[Operation, dict[str, str]]:
             continue
         if op.method == method:
             # POST /faults: the first fault operation there; the body says which
-            return op, m.groupdict()
+            return op, {k: unquote(v) for k, v in m.groupdict().items()}
         allowed.append(op.method)
     if allowed:
         *rest, last = dict.fromkeys(allowed)
@@ -253,7 +253,8 @@ def http_request(name: str, args: dict[str, Any]) -> tuple[str, str, Any]:
     """(method, path, JSON body or None) of one operation with these arguments, for a
     client of the control plane (the command line, the testcontainers module)."""
     op = BY_NAME[name]
-    path = re.sub(r"\{(\w+)\}", lambda m: str(args[_PATH_FIELDS[m.group(1)]]), op.path)
+    path = re.sub(r"\{(\w+)\}", lambda m: quote(str(args[_PATH_FIELDS[m.group(1)]]), safe=""),
+                  op.path)
     given = {k: v for k, v in args.items() if v is not None}
     if op.fault and (op.method, op.path) == FAULT_ROUTE:
         return op.method, path, {"op": name, **given}
