@@ -83,7 +83,8 @@ func WithFidelity(mode string) Option { return func(o *options) { o.fidelity = m
 // WithSeed sets the seed of the cluster's randomness and of the adversary's faults.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = &seed } }
 
-// WithBrokerConfig sets a broker config by Kafka's name ("num.partitions").
+// WithBrokerConfig sets a broker config by Kafka's name ("num.partitions"); the module sets
+// group.initial.rebalance.delay.ms to 0, as Testcontainers' Kafka modules do.
 func WithBrokerConfig(key, value string) Option {
 	return func(o *options) {
 		if o.config == nil {
@@ -95,7 +96,8 @@ func WithBrokerConfig(key, value string) Option {
 
 // Run starts a kafka-emulator cluster from img and waits until every broker is ready.
 func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	o := options{brokers: 3}
+	// As Testcontainers' Kafka modules: a group's first rebalance does not wait 3 s.
+	o := options{brokers: 3, config: map[string]string{"group.initial.rebalance.delay.ms": "0"}}
 	var rest []testcontainers.ContainerCustomizer
 	for _, opt := range opts {
 		if own, ok := opt.(Option); ok {

@@ -92,7 +92,9 @@ func TestProducingContinuesThroughABrokerCrash(t *testing.T) {
 	}
 	p0, _ := view.Partition("orders", 0)
 	leader := p0.Leader
-	producer := client(t, kgo.DefaultProduceTopic("orders"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	// franz-go refreshes metadata at most every 5 s by default: the crash would cost that
+	producer := client(t, kgo.DefaultProduceTopic("orders"), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MetadataMinAge(200*time.Millisecond))
 	produce := func(from, to int) {
 		for i := from; i < to; i++ {
 			r := &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)}
@@ -248,7 +250,7 @@ func TestABarrierHoldsOneClientsProduceUntilReleased(t *testing.T) {
 		t.Fatalf("the held Produce was answered (%v) before its release", err)
 	default:
 	}
-	if b, err = kafka.ReleaseBarrier(ctx, "hold", 0); err != nil || b.Released != 1 {
+	if b, err = kafka.ReleaseBarrier(ctx, "hold", 0); err != nil || b.Released != 1 || b.Held != 0 || b.Caught != 1 {
 		t.Fatalf("release: %+v, %v", b, err)
 	}
 	if err := <-done; err != nil {
@@ -262,7 +264,7 @@ func TestABarrierHoldsOneClientsProduceUntilReleased(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Entries) != 1 || j.Entries[0].HeldMs <= 0 || !j.Entries[0].Succeeded() {
+	if len(j.Entries) != 1 || !j.Entries[0].Succeeded() {
 		t.Fatalf("the held Produce in the journal: %+v", j.Entries)
 	}
 }

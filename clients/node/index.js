@@ -56,7 +56,8 @@ class KafkaEmulatorContainer extends GenericContainer {
     super(image);
     this.brokerCount = 3;
     this.fixedBasePort = undefined;
-    this.brokerConfig = {};
+    // As Testcontainers' Kafka modules: a group's first rebalance does not wait 3 s.
+    this.brokerConfig = { "group.initial.rebalance.delay.ms": "0" };
     this.token = crypto.randomBytes(24).toString("hex");
     this.withWaitStrategy(Wait.forLogMessage(READY_LINE)).withStartupTimeout(60_000);
   }
