@@ -190,8 +190,9 @@ def test_list_offsets_by_timestamp_skips_a_batchs_records_below_the_log_start(
 def test_list_offsets_by_timestamp_finds_nothing_above_the_high_watermark(
         cluster: Cluster) -> None:
     """Kafka filters what the time lookup finds by the high watermark (a client's
-    lookup): a record only a paused follower lacks is not found yet (emulator: the
-    follower paused by a fault)."""
+    lookup): a record only a paused follower lacks is not found yet, by a timestamp or
+    as MAX_TIMESTAMP's (ReplicaManager answers an offset at or above the last fetchable
+    one as nothing; emulator: the follower paused by a fault)."""
     b1, b2, b3 = sorted(cluster.broker_ids)
     topic = _name("by-time-hw")
     create_assigned(cluster, topic, {0: [b1, b2, b3]})
@@ -206,11 +207,31 @@ def test_list_offsets_by_timestamp_finds_nothing_above_the_high_watermark(
         epoch = partition_leader(cluster, topic)[1]
         assert _by_time(c, topic, 1500) == (NONE, -1, -1, -1)
         assert _by_time(c, topic, 500) == (NONE, 0, 1000, epoch)
+        assert _by_time(c, topic, -3) == (NONE, -1, -1, -1)  # MAX_TIMESTAMP's too
         cluster.resume_follower(b3, topic=topic)
         wait_for(lambda: _by_time(c, topic, 1500) == (NONE, 1, 2000, epoch),
                  "the record found once the high watermark passes it")
+        assert _by_time(c, topic, -3) == (NONE, 1, 2000, epoch)
     finally:
         c.close()
+
+
+def test_list_offsets_max_timestamp_of_records_without_timestamps(cluster: Target) -> None:
+    """Records that carry no timestamp (-1, which CreateTime accepts): MAX_TIMESTAMP
+    answers the first of them with timestamp -1 and its leader epoch (Kafka 4.4 measured),
+    a lookup by time finds nothing."""
+    topic = _name("no-timestamps")
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    try:
+        batch = build_batch([Record(0, -1, None, b"v"), Record(1, -1, None, b"w")],
+                            timestamp=-1)
+        assert produce_error(conn.call(0, 9, produce_body(topic, 0, batch, acks=-1))) == NONE
+        epoch = partition_leader(cluster, topic)[1]
+        assert _by_time(conn, topic, -3) == (NONE, 0, -1, epoch)
+        assert _by_time(conn, topic, 0) == (NONE, -1, -1, -1)
+    finally:
+        conn.close()
 
 
 def _special(conn: Conn, topic: str, ts: int, version: int = 11) -> tuple[int, int, int, int]:

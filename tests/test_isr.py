@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from emulator.cluster import controller
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import build_batch
+from wire.records import Record, build_batch
 
 if TYPE_CHECKING:
     from conftest import MakeCluster
@@ -261,3 +263,57 @@ def test_caught_up_replica_outside_the_isr_holds_the_hw(make_cluster: MakeCluste
     clock.advance(LAG + 1)
     s.advance_hw(p)
     assert p.high_watermark == 2
+
+
+def _append_at(s: ClusterState, p: Partition, stamps: list[int], acks: int = -1) -> None:
+    recs = [Record(i, ts, None, b"v") for i, ts in enumerate(stamps)]
+    r = s.append(p.leader, p.topic, p.index, build_batch(recs, timestamp=min(stamps)), acks)
+    assert r.error == 0, r
+
+
+def test_max_timestamp_on_a_lagging_new_leader(make_cluster: MakeCluster) -> None:
+    """KIP-207 refuses what lies at or above a lagging new leader's high watermark, not
+    below it: MAX_TIMESTAMP's record below the HW is answered (its timestamp is not an
+    offset), one above it is OFFSET_NOT_AVAILABLE; records with no timestamp (-1) below
+    the HW answer the first of them, as Kafka 4.4 does on a healthy leader."""
+    s, clock, f = make_cluster()
+    for topic in "tuv":
+        s.create_topic(topic, assignments={0: [1, 2, 3]})
+    parts = {t: s.get_partition(t, 0) for t in "tuv"}
+    for topic, first in (("t", [9000, 1000, 2000]), ("u", [1000, 2000, 3000]),
+                         ("v", [-1, -1, -1])):
+        _append_at(s, parts[topic], first)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    for topic, rest in (("t", [3000, 4000]), ("u", [9000, 4000]), ("v", [-1, -1])):
+        _append_at(s, parts[topic], rest)
+    s.tick()  # 2 has all five records, but 3 holds the HW at 3
+    controller.broker_stopped(s, 1)
+    for p in parts.values():
+        assert (p.leader, p.high_watermark, p.leader_epoch_start()) == (2, 3, 5)
+    assert s.list_offset(2, "t", 0, -3, 0) == (0, 9000, 0)
+    with pytest.raises(KafkaError) as e:
+        s.list_offset(2, "u", 0, -3, 0)
+    assert e.value.code == E.OFFSET_NOT_AVAILABLE
+    assert s.list_offset(2, "v", 0, -3, 0) == (0, -1, 0)
+
+
+def test_max_timestamp_above_the_high_watermark_is_nothing_yet(
+        make_cluster: MakeCluster) -> None:
+    """Without a leader change, a MAX_TIMESTAMP record the high watermark has not
+    reached is not answered: (-1, -1, -1), as Kafka's ReplicaManager answers a lookup
+    that found an offset at or above the last fetchable one; found once it is reached."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    _append_at(s, p, [1000])
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    _append_at(s, p, [5000, 2000], acks=1)
+    s.tick()
+    assert (p.high_watermark, p.log_end_offset) == (1, 3)
+    assert s.list_offset(1, "t", 0, -3, 0) == (-1, -1, -1)
+    assert s.list_offset(1, "t", 0, -3, 0, client=False) == (1, 5000, 0)  # a replica's
+    f.apply({"op": "resume_follower", "broker": 3})
+    s.tick()
+    assert s.list_offset(1, "t", 0, -3, 0) == (1, 5000, 0)

@@ -355,3 +355,49 @@ def test_a_budgeted_tick_leaves_the_rest_for_the_next(make_cluster: MakeCluster)
     s.tick(full=False, budget=500)
     assert s.followers.visits - visits == 1200 and s.followers.backlog == 0
     assert all(p.fetcher_epoch for p in s.topics["big"].partitions)
+
+
+def _append_at(s: ClusterState, topic: str, stamps: list[int]) -> None:
+    """One batch on partition 0's leader whose records carry these CreateTime stamps."""
+    p = s.get_partition(topic, 0)
+    recs = [Record(i, ts, None, b"v") for i, ts in enumerate(stamps)]
+    assert s.append(p.leader, topic, 0, build_batch(recs, timestamp=min(stamps)), 1).error == 0
+
+
+def _make_unreadable(s: ClusterState, topic: str, base: int) -> None:
+    """Compression codec 7 for the leader's batch at ``base``, in place: bytes the log
+    holds whose header reads and whose records do not (Produce validation never lets
+    such a batch in; the time lookup then answers from the header)."""
+    log = s.get_partition(topic, 0).leader_log
+    data = log.batch_at(base)
+    assert data is not None
+    bad = bytearray(data)
+    bad[22] = (bad[22] & 0xF8) | 7
+    [entry] = [e for e in log.batches_from(-1, 1 << 40) if e[1] == base]
+    log.replace_batches(base, entry[2] + 1, [(bytes(bad), *entry[1:])])
+
+
+def test_a_time_lookup_answers_an_unreadable_batch_by_its_header(
+        make_cluster: MakeCluster) -> None:
+    """The batch whose records cannot be read is found as its header says: its base
+    offset and max timestamp, when that timestamp reaches the target (equal counts) and
+    the batch starts at or after the log start; else the search goes on."""
+    s = make_cluster().state
+    s.create_topic("t", 1, 1)
+    _append_at(s, "t", [1000, 3000, 2000])  # offsets 0-2
+    _append_at(s, "t", [4000])  # offset 3
+    _make_unreadable(s, "t", 0)
+    leader, epoch = s.get_partition("t", 0).leader, s.get_partition("t", 0).leader_epoch
+    assert s.list_offset(leader, "t", 0, 3000, 0) == (0, 3000, epoch)
+    assert s.list_offset(leader, "t", 0, 1500, 0) == (0, 3000, epoch)
+    assert s.list_offset(leader, "t", 0, 3500, 0) == (3, 4000, epoch)
+    # below the target by its header: skipped, though it starts after the log start
+    s.create_topic("u", 1, 1)
+    _append_at(s, "u", [5000, 1000])  # offsets 0-1
+    _append_at(s, "u", [2000, 3000])  # offsets 2-3
+    _append_at(s, "u", [4000])  # offset 4
+    _make_unreadable(s, "u", 2)
+    assert s.delete_records("u", 0, 1) == 1  # 5000 (offset 0) is gone; its batch stays
+    leader = s.get_partition("u", 0).leader
+    assert s.list_offset(leader, "u", 0, 4000, 0) == (4, 4000, epoch)
+    assert s.list_offset(leader, "u", 0, 2500, 0) == (2, 3000, epoch)

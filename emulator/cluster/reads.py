@@ -24,7 +24,9 @@ def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, 
     LATEST, or a timestamp lookup that finds nothing below the high watermark,
     gets the retriable OFFSET_NOT_AVAILABLE until the high watermark reaches the
     start of the leader's epoch; otherwise offsets seen by a consumer could go
-    backwards, which Spark's connector reports as data loss.
+    backwards, which Spark's connector reports as data loss. Without that lag, what a
+    lookup finds at or above the high watermark (MAX_TIMESTAMP's record) is nothing,
+    as Kafka's ReplicaManager answers.
     """
     p = state.get_partition(topic, index)
     p.check_leader(broker_id, current_leader_epoch)
@@ -43,16 +45,20 @@ def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, 
             raise KafkaError(E.OFFSET_NOT_AVAILABLE)
         return limit, -1, p.leader_epoch
     if timestamp == -3:  # MAX_TIMESTAMP
-        found = _exact_max_timestamp(log) if log.max_timestamp_offset >= 0 \
-            else (-1, -1, -1)
+        found = _exact_max_timestamp(log)
     else:
-        found = _offset_for_time(log, timestamp, limit, p.leader_epoch)
-    if lagging and (found[0] < 0 or found[0] >= limit):
-        raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+        found = _offset_for_time(log, timestamp, limit)
+    if found[0] < 0 or found[0] >= limit:  # nothing, or nothing a client may read yet
+        if lagging:
+            raise KafkaError(E.OFFSET_NOT_AVAILABLE)
+        return -1, -1, -1
     return found
 
 
 def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
+    """The first record carrying the log's largest timestamp. When no record carries
+    one (every timestamp -1: max_timestamp_offset is -1, and batch_at(-1) is the first
+    batch), Kafka 4.4 answers the first record with timestamp -1; an empty log nothing."""
     batch = log.batch_at(log.max_timestamp_offset)
     if batch is None:
         return -1, -1, -1
@@ -64,7 +70,7 @@ def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
     return offset, ts, h.partition_leader_epoch
 
 
-def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, int, int]:
+def _offset_for_time(log: Log, ts: int, limit: int) -> tuple[int, int, int]:
     found = log.offset_for_timestamp(ts)
     while found is not None:
         base, _ = found
@@ -82,11 +88,11 @@ def _offset_for_time(log: Log, ts: int, limit: int, epoch: int) -> tuple[int, in
             if h.max_timestamp >= ts and log.log_start_offset <= h.base_offset < limit:
                 return max(h.base_offset, log.log_start_offset), h.max_timestamp, \
                     h.partition_leader_epoch
-        found = _next_batch(log, h.last_offset + 1, ts)
+        found = _next_batch(log, h.last_offset + 1)
     return -1, -1, -1
 
 
-def _next_batch(log: Log, offset: int, ts: int) -> tuple[int, int] | None:
+def _next_batch(log: Log, offset: int) -> tuple[int, int] | None:
     batch = log.batch_at(offset)
     if batch is None:
         return None
