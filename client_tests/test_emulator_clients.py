@@ -106,11 +106,11 @@ def test_go_module(image: str) -> None:
 
 
 def test_node_package(image: str) -> None:
-    """The Node package's tests under node:test: 3 tests."""
+    """The Node package's tests under node:test: 4 tests."""
     node = CLIENTS / "node"
     need(node / "node_modules" / "testcontainers", "the Node package's dependencies")
     run_tests(["node", "--test", "--test-concurrency=1", "test/emulator.test.js"], node,
-              r"(?m)^# pass 3$")
+              r"(?m)^# pass 4$")
 
 
 def test_node_package_types() -> None:

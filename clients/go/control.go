@@ -225,6 +225,28 @@ func (c *Container) ClearFaults(ctx context.Context) error {
 	return c.Control(ctx, "DELETE", "/faults", map[string]any{}, nil)
 }
 
+// RunSchedule runs a fault schedule ({"seed": N, "faults": [...]}, docs/faults.md),
+// validated whole first; the answer names its seed and number of steps.
+func (c *Container) RunSchedule(ctx context.Context, schedule any) (map[string]any, error) {
+	var out map[string]any
+	err := c.Control(ctx, "POST", "/faults/schedule", schedule, &out)
+	return out, err
+}
+
+// ScheduleStatus returns the progress of the last fault schedule.
+func (c *Container) ScheduleStatus(ctx context.Context) (map[string]any, error) {
+	var out map[string]any
+	err := c.Control(ctx, "GET", "/faults/schedule", nil, &out)
+	return out, err
+}
+
+// OpenAPI returns the control plane's OpenAPI 3.1 document.
+func (c *Container) OpenAPI(ctx context.Context) (map[string]any, error) {
+	var out map[string]any
+	err := c.Control(ctx, "GET", "/openapi.json", nil, &out)
+	return out, err
+}
+
 // ---- reassignments, elections ----------------------------------------------------------
 
 // Reassignment is a partition's replica sets right after a reassignment started or stopped.

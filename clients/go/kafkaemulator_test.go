@@ -81,6 +81,18 @@ func TestIsThreeBrokers(t *testing.T) {
 	if len(brokers) != 3 || len(view.Brokers) != 3 {
 		t.Fatalf("bootstrap %v, cluster %+v", brokers, view.Brokers)
 	}
+	doc, err := kafka.OpenAPI(context.Background())
+	if err != nil || doc["openapi"] != "3.1.0" {
+		t.Fatalf("openapi document: %v %v", doc["openapi"], err)
+	}
+	run, err := kafka.RunSchedule(context.Background(), map[string]any{"seed": 5, "faults": []any{
+		map[string]any{"at_ms": 0, "op": "add_latency", "api": "Metadata", "ms": 0}}})
+	if err != nil || run["steps"] != float64(1) {
+		t.Fatalf("schedule: %v %v", run, err)
+	}
+	if status, err := kafka.ScheduleStatus(context.Background()); err != nil || status["seed"] != float64(5) {
+		t.Fatalf("schedule status: %v %v", status, err)
+	}
 }
 
 func TestProducingContinuesThroughABrokerCrash(t *testing.T) {

@@ -246,7 +246,18 @@ export declare class StartedKafkaEmulatorContainer extends AbstractStartedContai
   cutClients(broker: number, options?: { host?: string }): Promise<unknown>;
   healClients(broker: number): Promise<unknown>;
   moveLeader(topic: string, partition: number, broker?: number): Promise<unknown>;
+  /** Storage faults of a broker's log dirs (logDir: only this one). */
+  diskFull(broker: number, options?: { logDir?: string }): Promise<unknown>;
+  failWrites(broker: number, options?: { logDir?: string }): Promise<unknown>;
+  failFsyncs(broker: number, options?: { logDir?: string }): Promise<unknown>;
+  slowWrites(broker: number, delayMs: number, options?: { logDir?: string }): Promise<unknown>;
+  healStorage(broker: number, options?: { logDir?: string }): Promise<unknown>;
   faults(): Promise<Record<string, unknown>>;
+  /** Run a fault schedule ({seed, faults: [{at_ms, op, ...}]}): its seed and step count. */
+  runSchedule(schedule: Record<string, unknown>): Promise<{ seed: number; steps: number }>;
+  scheduleStatus(): Promise<Record<string, unknown>>;
+  /** The control plane's OpenAPI 3.1 document, as served (not camelCased). */
+  openApi(): Promise<Record<string, unknown>>;
   clearFaults(): Promise<unknown>;
 
   reassign(topic: string, partition: number, replicas: number[]): Promise<Reassignment>;

@@ -306,8 +306,42 @@ class StartedKafkaEmulatorContainer extends AbstractStartedContainer {
     return this.fault({ op: "move_leader", topic, partition, broker });
   }
 
+  diskFull(broker, options = {}) {
+    return this.fault({ op: "disk_full", broker, ...options });
+  }
+
+  failWrites(broker, options = {}) {
+    return this.fault({ op: "fail_writes", broker, ...options });
+  }
+
+  failFsyncs(broker, options = {}) {
+    return this.fault({ op: "fail_fsyncs", broker, ...options });
+  }
+
+  slowWrites(broker, delayMs, options = {}) {
+    return this.fault({ op: "slow_writes", broker, delayMs, ...options });
+  }
+
+  healStorage(broker, options = {}) {
+    return this.fault({ op: "heal_storage", broker, ...options });
+  }
+
   faults() {
     return this.control("GET", "/faults");
+  }
+
+  /** Run a fault schedule ({seed, faults: [{at_ms, op, ...}]}, docs/faults.md). */
+  runSchedule(schedule) {
+    return this.control("POST", "/faults/schedule", schedule);
+  }
+
+  scheduleStatus() {
+    return this.control("GET", "/faults/schedule");
+  }
+
+  /** The control plane's OpenAPI 3.1 document, as served. */
+  openApi() {
+    return this.control("GET", "/openapi.json", undefined, { raw: true });
   }
 
   clearFaults() {

@@ -166,3 +166,10 @@ test("a barrier holds one client's Produce until released", async () => {
   assert.equal(entries.length, 1);
   assert.ok(entries[0].errors.length === 0 && entries[0].outcome === "answered", JSON.stringify(entries));
 });
+
+test("the control plane's document and a fault schedule", async () => {
+  assert.equal((await kafka.openApi()).openapi, "3.1.0");
+  const run = await kafka.runSchedule({ seed: 5, faults: [{ at_ms: 0, op: "add_latency", api: "Metadata", ms: 0 }] });
+  assert.equal(run.steps, 1);
+  assert.equal((await kafka.scheduleStatus()).seed, 5);
+});

@@ -390,6 +390,27 @@ public class KafkaEmulatorContainer extends KafkaContainer {
         control("DELETE", "/faults", Map.of());
     }
 
+    /**
+     * Run a fault schedule ({@code {"seed": N, "faults": [{"at_ms": 0, "op": ...}, ...]}},
+     * docs/faults.md), validated whole first: its seed and number of steps.
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> runSchedule(Map<String, Object> schedule) {
+        return (Map<String, Object>) control("POST", "/faults/schedule", schedule);
+    }
+
+    /** The progress of the last fault schedule. */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> scheduleStatus() {
+        return (Map<String, Object>) control("GET", "/faults/schedule", null);
+    }
+
+    /** The control plane described: its OpenAPI 3.1 document. */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> openApi() {
+        return (Map<String, Object>) control("GET", "/openapi.json", null);
+    }
+
     /** Start moving a partition to these replicas (AlterPartitionReassignments). */
     public Reassignment reassign(String topic, int partition, List<Integer> replicas) {
         return Reassignment.from(control("POST", "/reassignments",

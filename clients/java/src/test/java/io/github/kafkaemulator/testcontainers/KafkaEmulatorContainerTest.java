@@ -60,6 +60,11 @@ class KafkaEmulatorContainerTest {
         assertEquals(3, plain.getBootstrapServers().split(",").length);
         assertEquals(List.of(1, 2, 3), kafka.cluster().brokers().stream()
             .map(ClusterView.Broker::id).toList());
+        assertEquals("3.1.0", kafka.openApi().get("openapi"));
+        Map<String, Object> run = kafka.runSchedule(Map.of("seed", 5, "faults", List.of(
+            Map.of("at_ms", 0, "op", "add_latency", "api", "Metadata", "ms", 0))));
+        assertEquals(1L, run.get("steps"));
+        assertEquals(5L, kafka.scheduleStatus().get("seed"));
     }
 
     @Test
