@@ -2,8 +2,9 @@
 with schemathesis: every documented request is answered as documented (status, content
 type, schema), never with a server error, and no route is left out of the document.
 
-Bounded: a few examples per operation, the waits' timeouts narrowed to 50 ms in the
-copy of the document the tester reads, and GET /events (a stream that never ends) only
+Valid and invalid requests (an invalid one must be refused with a 4xx). Bounded (about
+10 s): a dozen examples per operation, the waits' timeouts narrowed to 50 ms in the copy
+of the document the tester reads, and GET /events (a stream that never ends) only
 checked to be described."""
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    negative_data_rejection,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -28,6 +32,7 @@ from emulator.control.operations import OPERATIONS, routes
 
 # Not run with --target kafka: the emulator's control plane.
 pytestmark = pytest.mark.emulator_only
+WAITS = {"/rules/{rule}/wait", "/groups/{group}/wait", "/barriers/{barrier}/wait"}
 CHECKS = (not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance)
 
@@ -47,7 +52,8 @@ def fetch(base: str) -> dict[str, Any]:
 
 
 def narrowed(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document with the waits' timeouts given and at most 50 ms, /events left out."""
+    """The document with the waits' timeouts given and at most 50 ms (``WAITS``), /events
+    left out."""
     doc = json.loads(json.dumps(doc))
     doc["paths"].pop("/events")
     for item in doc["paths"].values():
@@ -86,11 +92,18 @@ def test_the_live_plane_answers_as_documented(plane: tuple[Cluster, str]) -> Non
         operation = result.ok()
         tried.append(operation.label)
 
-        @given(case=operation.as_strategy())
-        @settings(max_examples=4, deadline=None, database=None, derandomize=True,
+        modes = [GenerationMode.POSITIVE]
+        if operation.path not in WAITS:  # a wait without its narrowed timeout takes 10 s
+            modes.append(GenerationMode.NEGATIVE)
+
+        @given(case=st.one_of([operation.as_strategy(mode) for mode in modes]))
+        @settings(max_examples=12, deadline=None, database=None, derandomize=True,
                   suppress_health_check=list(HealthCheck))
         def answers_as_documented(case: Any) -> None:
-            case.call_and_validate(base_url=base, checks=CHECKS, timeout=10)
+            checks = CHECKS
+            if case.meta is not None and case.meta.generation.mode == GenerationMode.NEGATIVE:
+                checks = (*CHECKS, negative_data_rejection)  # refused with a 4xx
+            case.call_and_validate(base_url=base, checks=checks, timeout=10)
 
         answers_as_documented()
     assert len(tried) == len(routes()) - 1  # all but /events

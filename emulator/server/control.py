@@ -285,7 +285,8 @@ class ControlPlane:
         method = req.method.decode()
         target = req.target.decode("latin-1")
         path = target.split("?", 1)[0].rstrip("/") or "/"
-        query = parse_qs(target.split("?", 1)[1]) if "?" in target else {}
+        query = (parse_qs(target.split("?", 1)[1], keep_blank_values=True) if "?" in target
+                 else {})
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in req.headers}
         try:
             self.guard.check(method, headers, public=method == "GET" and path in UI_FILES)
@@ -315,6 +316,17 @@ class ControlPlane:
             return 200, Raw(resources.files("emulator.server.ui").joinpath(name).read_bytes(),
                             ctype)
         op, params = operations.match(method, path)
+        if method != "GET" and body.strip() and (op.method, op.path) != operations.FAULT_ROUTE \
+                and op.name != "run_schedule":
+            # a body the route does not read is refused too: a client that thinks it
+            # says something must learn that it does not
+            data = self._json(body)
+            if not isinstance(data, dict):
+                raise HttpError(400, f"{op.name}: the body must be a JSON object")
+            unknown = sorted(set(data) - set(op.body))
+            if unknown:
+                raise HttpError(400, f"{op.name}: unknown field(s) {', '.join(unknown)} "
+                                f"(allowed: {', '.join(op.body) or 'none'})")
         if op.name in WATCH_OPS:
             data = self._json(body, default={}) if method != "GET" else None
             fields = operations.read_fields(op, params, data, query or {},
