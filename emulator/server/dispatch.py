@@ -31,6 +31,7 @@ from emulator.services import Services
 from wire.codec import DecodeError
 from wire.connection import Frame, ServerConnection, encode_response_frame
 from wire.errors import ErrorCode as E
+from wire.frames import RequestHeader
 from wire.messages import REQUESTS
 
 if TYPE_CHECKING:  # imported only under --fidelity adversarial (emulator.runtime)
@@ -125,7 +126,7 @@ class Dispatcher:
                            "dropped" if isinstance(e, ResponseDropped) else "closed")
             raise
 
-    async def serve(self, bl: BrokerListener, hdr: Any, req: dict, ctx: RequestContext,
+    async def serve(self, bl: BrokerListener, hdr: RequestHeader, req: dict, ctx: RequestContext,
                     module: Any, session: Session | None, watch: Watch | None,
                     visit: Visit | None) -> Frame | None:
         """Serve a decoded request: the fault points, the handler, the encoding; a
