@@ -150,19 +150,42 @@ class EmulatorNodes:
 
     def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
                  client: Mapping[str, str] | None = None) -> None:
+        self.compose_file = compose_file
         self.nodes = localhost_nodes(compose_file)
         self.client = dict(client or {})
-        link = str(free_port())
-        for node in self.nodes.values():
-            node.env[LINK_PORT_ENV] = link
+        self._new_link_port()
         self.ids = sorted(self.nodes)
         self.procs: dict[int, subprocess.Popen] = {}
         self.logs = Path(tempfile.mkdtemp(prefix="official-nodes-"))
 
-    def start(self) -> EmulatorNodes:
-        for node in self.ids:
-            self.restart(node)
-        return self
+    def _new_link_port(self) -> None:
+        link = str(free_port())
+        for node in self.nodes.values():
+            node.env[LINK_PORT_ENV] = link
+
+    def start(self, attempts: int = 3) -> EmulatorNodes:
+        """Every node launched and ready (its ready line logged). A port free_port
+        picked is free when picked, not when the node binds it: when another process
+        took one first ("cannot listen"), the nodes start again on new ports (the
+        variables a test added kept)."""
+        for _ in range(attempts):
+            for node in self.ids:
+                (self.logs / f"node-{node}.log").unlink(missing_ok=True)
+                self.restart(node)
+            wait_for(lambda: all(self.procs[n].poll() is not None or "kafka-emulator ready"
+                                 in self.log(n) for n in self.ids),
+                     "every node ready or exited", 60, interval=0.1)
+            if all(self.procs[n].poll() is None for n in self.ids):
+                return self
+            logs = "".join(self.log(n) for n in self.ids)
+            self.stop()
+            if "cannot listen" not in logs:
+                raise RuntimeError(f"a node exited while starting:\n{logs}")
+            for node_id, node in localhost_nodes(self.compose_file).items():
+                node.env = {**self.nodes[node_id].env, **node.env}
+                self.nodes[node_id] = node
+            self._new_link_port()
+        raise RuntimeError(f"no free ports for the nodes in {attempts} attempts")
 
     def bootstrap(self, node: int) -> str:
         return self.nodes[node].bootstrap
