@@ -3,7 +3,8 @@ cp-kafka's ``/etc/confluent/docker/{configure,launch}``.
 
 ``python -m emulator.official_image_run run`` reads the environment and a mounted
 ``/mnt/shared/config/server.properties``, lets ``emulator.official_image`` translate
-them, and runs the node until SIGTERM; ``configure`` writes cp-kafka's
+them, and runs the node until SIGTERM (a node of a cluster of nodes, when its
+controller quorum voters name several: emulator.official_cluster); ``configure`` writes cp-kafka's
 ``/etc/kafka/kafka.properties`` from the environment (scripts that Testcontainers
 modules append to that step then run), ``launch`` starts from that file. A setting
 the emulator cannot honour ends the process with one line naming the variable.
