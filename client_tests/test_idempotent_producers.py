@@ -27,7 +27,8 @@ def drop_produce_responses(cluster: Cluster, count: int) -> dict:
     """Drop the next ``count`` Produce responses; returns the live counter."""
     state = {"left": count, "dropped": 0}
 
-    def hook(broker_id: int, api_key: int, client_id: str | None = None) -> bool:
+    def hook(broker_id: int, api_key: int, client_id: str | None = None,
+             request: dict | None = None, version: int = 0) -> bool:
         if api_key == 0 and state["left"] > 0:
             state["left"] -= 1
             state["dropped"] += 1
