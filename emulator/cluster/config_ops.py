@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from emulator.cluster.configs import (
     BROKER_CONFIGS,
@@ -436,10 +436,11 @@ def refuse_all(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # Resources validated or altered per step when a request is answered in steps.
 STEP_RESOURCES = 32
+R = TypeVar("R")  # a resource of the request, as the caller holds it
 
 
-def over_records_per_user_op(resources: list[Any], upper_bound: int,
-                             records_of: Callable[[Any], int]) -> Steps[bool]:
+def over_records_per_user_op(resources: list[R], upper_bound: int,
+                             records_of: Callable[[R], int]) -> Steps[bool]:
     """QuorumController.MAX_RECORDS_PER_USER_OP for (Incremental)AlterConfigs: Kafka's
     ConfigurationControlManager collects the records of every resource that validates in
     one BoundedList of 10,000, and more fail the whole request. ``upper_bound`` (the

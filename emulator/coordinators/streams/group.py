@@ -37,7 +37,6 @@ __consumer_offsets (offsets are).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from emulator.coordinators.streams import assignment as sa
 from emulator.coordinators.streams import topology as st
@@ -78,7 +77,7 @@ class StreamsMember:
         sa.MEMBER_TRANSITIONS.check(self.member_id, self.state, target)
         self.state = target
 
-    def metadata(self) -> tuple[Any, ...]:
+    def metadata(self) -> tuple[object, ...]:
         """What, changed, makes the group recompute its assignment."""
         return (self.instance_id, self.rack_id, self.rebalance_timeout_ms, self.topology_epoch,
                 self.process_id, self.user_endpoint, tuple(sorted(self.client_tags.items())),

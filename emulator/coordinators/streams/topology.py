@@ -136,7 +136,7 @@ class ConfiguredTopology:
     """The topology against the cluster's topics at one moment (``metadata_key``)."""
 
     epoch: int
-    metadata_key: tuple[Any, ...]
+    metadata_key: MetadataKey
     subtopologies: dict[str, ConfiguredSubtopology] | None
     to_create: dict[str, tuple[int, int, dict[str, str]]] = field(default_factory=dict)
     status: tuple[int, str] | None = None  # (status code, detail)
@@ -174,7 +174,11 @@ def summarize(topics: Iterable[str]) -> str:
     return text + (f" and {len(names) - 3} additional topics" if len(names) > 3 else "")
 
 
-def metadata_key(topology: StreamsTopology, count: PartitionCount) -> tuple[Any, ...]:
+# the required topics' partition counts, by name (-1: missing)
+MetadataKey = tuple[tuple[str, int], ...]
+
+
+def metadata_key(topology: StreamsTopology, count: PartitionCount) -> MetadataKey:
     """What the configuration depends on: the partition counts of the required topics."""
     return tuple(sorted((t, count(t) or -1) for t in topology.required_topics()))
 
