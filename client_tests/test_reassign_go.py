@@ -77,8 +77,16 @@ def test_kadm_reassigns_lists_cancels_and_elects(cluster: Target) -> None:
     wait_for(lambda: b3 in metadata_brokers(cluster), f"broker {b3} back", 60)
     assert brief(kadm(cluster, "alter", f"{t}:0={b3},{b2}")) == {(t, 0): ("", "")}
     # the leader b1 is removed: the first target replica in the ISR leads
-    wait_for(lambda: replicas_of(cluster, t) == ([b3, b2], sorted([b2, b3]), b3),
-             "the reassignment", 60)
+    want = ([b3, b2], sorted([b2, b3]), b3)
+    seen = [replicas_of(cluster, t)]
+
+    def reassigned() -> bool:
+        seen.append(replicas_of(cluster, t))
+        return seen[-1] == want
+    try:
+        wait_for(reassigned, "the reassignment", 60)
+    except AssertionError as e:  # say where it stood: (replicas, ISR, leader)
+        raise AssertionError(f"{e}: want {want}, first {seen[0]}, last {seen[-1]}") from None
     rows = kadm(cluster, "elect", "preferred", f"{t}:0", f"{t}:1", f"{t}:9")
     assert {k: (v["error"], v["code"]) for k, v in rows.items()} == {
         (t, 0): ("ELECTION_NOT_NEEDED", 84), (t, 1): ("ELECTION_NOT_NEEDED", 84),
