@@ -48,20 +48,20 @@ def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, 
         found = _exact_max_timestamp(log)
     else:
         found = _offset_for_time(log, timestamp, limit)
-    if found[0] < 0 or found[0] >= limit:  # nothing, or nothing a client may read yet
+    if found is None or found[0] >= limit:  # nothing, or nothing a client may read yet
         if lagging:
             raise KafkaError(E.OFFSET_NOT_AVAILABLE)
         return -1, -1, -1
     return found
 
 
-def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
+def _exact_max_timestamp(log: Log) -> tuple[int, int, int] | None:
     """The first record carrying the log's largest timestamp. When no record carries
     one (every timestamp -1: max_timestamp_offset is -1, and batch_at(-1) is the first
     batch), Kafka 4.4 answers the first record with timestamp -1; an empty log nothing."""
     batch = log.batch_at(log.max_timestamp_offset)
     if batch is None:
-        return -1, -1, -1
+        return None
     h = read_header(batch)
     try:
         offset, ts = max(iter_timestamps(batch), key=lambda r: (r[1], -r[0]))
@@ -70,12 +70,14 @@ def _exact_max_timestamp(log: Log) -> tuple[int, int, int]:
     return offset, ts, h.partition_leader_epoch
 
 
-def _offset_for_time(log: Log, ts: int, limit: int) -> tuple[int, int, int]:
+def _offset_for_time(log: Log, ts: int, limit: int) -> tuple[int, int, int] | None:
+    """The first record at or after ``ts`` from the log start on and below ``limit``, as
+    (offset, timestamp, its batch's leader epoch); None when there is none."""
     found = log.offset_for_timestamp(ts)
     while found is not None:
         base, _ = found
-        if base >= limit:
-            return -1, -1, -1
+        if base >= limit:  # this batch and those after it: nothing below the limit
+            return None
         batch = log.batch_at(base)
         # offset_for_timestamp named a batch of this log, and nothing ran since
         assert batch is not None
@@ -89,7 +91,7 @@ def _offset_for_time(log: Log, ts: int, limit: int) -> tuple[int, int, int]:
                 return max(h.base_offset, log.log_start_offset), h.max_timestamp, \
                     h.partition_leader_epoch
         found = _next_batch(log, h.last_offset + 1)
-    return -1, -1, -1
+    return None
 
 
 def _next_batch(log: Log, offset: int) -> tuple[int, int] | None:
