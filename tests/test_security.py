@@ -195,6 +195,35 @@ def test_delete_filter_validation_as_kafka(f: AclFilter, expected: str | None) -
     assert filter_error(f) == expected
 
 
+_FOO = acl(RT.TOPIC, "foo", Op.READ)
+_ALL_DENY = acl(RT.TOPIC, "*", Op.WRITE, perm=DENY, principal="User:bob", host="10.0.0.1")
+_FO = acl(RT.TOPIC, "fo", Op.READ, pt=PRE, host="10.0.0.1")
+_BAR = acl(RT.TOPIC, "bar", Op.READ, pt=PRE)
+_GROUP_FOO = acl(RT.GROUP, "foo", Op.READ)
+
+
+@pytest.mark.parametrize("f, expected", [
+    # MATCH: every binding that applies to the name (literal, "*", prefixes of it);
+    # with no name, every binding of the type
+    (AclFilter(RT.TOPIC, None, PatternType.MATCH), {_FOO, _ALL_DENY, _FO, _BAR}),
+    (AclFilter(RT.TOPIC, "foo", PatternType.MATCH), {_FOO, _ALL_DENY, _FO}),
+    (AclFilter(RT.TOPIC, "bar-1", PatternType.MATCH), {_ALL_DENY, _BAR}),
+    # ANY, or a pattern type: the name exactly
+    (AclFilter(RT.TOPIC, "foo", PatternType.ANY), {_FOO}),
+    (AclFilter(pattern_type=PRE), {_FO, _BAR}),
+    (AclFilter(RT.GROUP), {_GROUP_FOO}),
+    (AclFilter(principal="User:bob"), {_ALL_DENY}),
+    (AclFilter(host="10.0.0.1"), {_ALL_DENY, _FO}),
+    (AclFilter(operation=Op.WRITE), {_ALL_DENY}),
+    (AclFilter(permission_type=DENY), {_ALL_DENY}),
+])
+def test_describe_filters_match_as_kafka(f: AclFilter, expected: set[AclBinding]) -> None:
+    """Kafka's AclBindingFilter.matches, each element on its own: what DescribeAcls
+    lists and DeleteAcls removes."""
+    store = AclStore([_FOO, _ALL_DENY, _FO, _BAR, _GROUP_FOO])
+    assert set(store.describe(f)) == expected
+
+
 # ---- SCRAM ----------------------------------------------------------------------------
 def test_scram_sha_256_matches_rfc_7677_example() -> None:
     """RFC 7677 section 3: user "user", password "pencil"."""
