@@ -38,6 +38,11 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = kafka.Terminate(context.Background()) }()
 	fmt.Printf("started in %d ms\n", time.Since(t0).Milliseconds())
+	if info, err := kafka.Inspect(ctx); err == nil {
+		if started, err := time.Parse(time.RFC3339Nano, info.State.StartedAt); err == nil {
+			fmt.Printf("ready %d ms after docker start\n", time.Since(started).Milliseconds())
+		}
+	}
 	if _, err := kafka.EnableJournal(ctx, 0); err != nil {
 		fmt.Fprintln(os.Stderr, "enabling the journal:", err)
 		return 1

@@ -5,6 +5,7 @@
 const assert = require("node:assert/strict");
 const { after, before, test } = require("node:test");
 const { Kafka, logLevel } = require("kafkajs");
+const { getContainerRuntimeClient } = require("testcontainers");
 const { KafkaEmulatorContainer } = require("..");
 
 let kafka;
@@ -14,6 +15,9 @@ before(async () => {
   const t0 = Date.now();
   kafka = await new KafkaEmulatorContainer(process.env.KAFKA_EMULATOR_IMAGE).withBrokers(3).start();
   console.log(`started in ${Date.now() - t0} ms`);
+  const runtime = await getContainerRuntimeClient();
+  const info = await runtime.container.inspect(runtime.container.getById(kafka.getId()));
+  console.log(`ready ${Date.now() - Date.parse(info.State.StartedAt)} ms after docker start`);
   await kafka.enableJournal();
   client = new Kafka({ brokers: kafka.getBrokers(), clientId: "node-test", logLevel: logLevel.NOTHING });
 });

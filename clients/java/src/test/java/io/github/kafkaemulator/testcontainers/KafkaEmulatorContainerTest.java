@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -44,6 +45,9 @@ class KafkaEmulatorContainerTest {
         long t0 = System.nanoTime();
         kafka.start();
         System.out.println("started in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        Instant dockerStart = Instant.parse(kafka.getContainerInfo().getState().getStartedAt());
+        System.out.println("ready " + Duration.between(dockerStart, Instant.now()).toMillis()
+            + " ms after docker start");
         kafka.enableJournal();
     }
 
