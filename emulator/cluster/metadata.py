@@ -397,6 +397,22 @@ class ClusterMetadata:
     def alive_brokers(self) -> list[int]:
         return sorted(b.id for b in self.brokers.values() if b.alive)
 
+    def add_broker(self, broker: Broker) -> None:
+        """A broker the cluster was not made with joins it (Kafka's brokers register with
+        the controller by their own node id when they first start: an official-image
+        broker node in isolated mode). It joins fenced, with its per-broker tables and
+        its metadata view; controller.broker_started unfences it as any broker coming
+        back. A known id is a ValueError: a broker coming back is broker_started's."""
+        if broker.id in self.brokers:
+            raise ValueError(f"broker {broker.id} is a broker of the cluster already")
+        broker.alive = broker.crashed = broker.unregistered = False
+        self.brokers[broker.id] = broker
+        self.broker_overrides[broker.id] = {}
+        self.isr_shrinks_by_broker[broker.id] = 0
+        self.isr_expands_by_broker[broker.id] = 0
+        self.metadata_views.add_broker(broker.id)
+        self.changed()
+
     def is_alive(self, broker_id: int) -> bool:
         b = self.brokers.get(broker_id)
         return b is not None and b.alive
