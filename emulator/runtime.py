@@ -522,6 +522,15 @@ class Cluster(ControlHandle):
     async def start_broker_async(self, broker_id: int) -> None:
         await self.fault_async(operation("start_broker", broker=broker_id))
 
+    async def add_broker_async(self, broker_id: int) -> None:
+        """A broker the cluster was not made with joins it, fenced and not listening
+        (a broker node of the official image registering in isolated mode:
+        emulator.server.node_link); start_broker_async starts it. ValueError for a
+        broker of the cluster."""
+        self.state.add_broker(Broker(broker_id, self.advertised_host, 0))
+        if self.server is not None:
+            self.server.add_broker(broker_id)
+
     def stop_broker(self, broker_id: int, controlled: bool = False,
                     fence_after_ms: int | None = None) -> None:
         """Crash (or, with ``controlled``, cleanly shut down) one broker.

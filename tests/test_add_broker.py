@@ -7,12 +7,15 @@ leads and follows, it leaves the ISRs when it stops."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from emulator.cluster import controller
 from emulator.cluster.state import Broker, ClusterState
 from emulator.cluster.topics import create_topic
 from emulator.handlers.util import live_brokers, reported_controller_id
+from emulator.runtime import Cluster, new_event_loop
 
 
 def test_an_added_broker_is_fenced_until_it_starts_then_takes_replicas() -> None:
@@ -55,3 +58,36 @@ def test_metadata_names_an_added_broker_once_it_starts_at_its_listeners() -> Non
     assert live_brokers(s, "HOST")[1] == {"node_id": 5, "host": "localhost", "port": 39092,
                                           "rack": None}
     assert {reported_controller_id(s) for _ in range(50)} == {4, 5}
+
+
+async def _add_start_stop() -> tuple[bool, bool, list[int], bool]:
+    c = Cluster(1, port=0, first_broker_id=4)
+    await c.start_async()
+    try:
+        await c.add_broker_async(5)
+        fenced = not c.state.brokers[5].alive
+        await c.start_broker_async(5)
+        port = c.server.endpoints[5][0].bind_port
+        _, w = await asyncio.open_connection("127.0.0.1", port)
+        w.close()
+        listening = port > 0
+        alive = c.state.alive_brokers()
+        await c.stop_broker_async(5)
+        try:
+            await asyncio.open_connection("127.0.0.1", port)
+            closed = False
+        except OSError:
+            closed = True
+        return fenced, listening, alive, closed
+    finally:
+        await c.stop_async()
+
+
+def test_a_running_cluster_adds_a_broker_that_listens_once_started() -> None:
+    """Cluster.add_broker_async: the server gets the broker's listeners, closed until
+    it starts; started it answers on its own port, stopped it closes it."""
+    loop = new_event_loop()
+    try:
+        assert loop.run_until_complete(_add_start_stop()) == (True, True, [4, 5], True)
+    finally:
+        loop.close()

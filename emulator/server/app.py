@@ -20,7 +20,7 @@ import asyncio
 import socket
 import ssl
 
-from emulator.cluster.state import ClusterState
+from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers import HANDLERS
 from emulator.security.config import Security
 from emulator.security.listeners import ListenerSpec
@@ -55,22 +55,12 @@ class EmulatorServer:
         self.services.features = features(self.advertised, kafka_version)
         self.security: Security | None = self.services.security
         self.ssl_context = ssl_context
-        specs = listener_specs or [ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0)]
-        first = specs[0]
+        self._specs = listener_specs or [ListenerSpec("PLAINTEXT", "PLAINTEXT", "", 0)]
         # The primary (first) listener of each broker; ``endpoints`` holds every listener.
-        self.listeners: dict[int, BrokerListener] = {
-            b.id: BrokerListener(b, first.host or bind_host, bind_port=b.port, name=first.name,
-                                 protocol=first.protocol)
-            for b in state.brokers.values()
-        }
-        self.endpoints: dict[int, list[BrokerListener]] = {
-            bid: [bl] + [
-                BrokerListener(bl.broker, sp.host or bind_host,
-                               bind_port=sp.port + n if sp.port else 0, name=sp.name,
-                               protocol=sp.protocol, primary=False)
-                for sp in specs[1:]]
-            for n, (bid, bl) in enumerate(sorted(self.listeners.items()))
-        }
+        self.listeners: dict[int, BrokerListener] = {}
+        self.endpoints: dict[int, list[BrokerListener]] = {}
+        for b in sorted(state.brokers.values(), key=lambda b: b.id):
+            self._add_listeners(b)
         self.faults = FaultHooks()
         self.max_request_bytes = int(state.config["socket.request.max.bytes"])
         self.limits = ConnectionLimits(state.config, ip_rate=self._ip_connection_rate,
@@ -95,6 +85,25 @@ class EmulatorServer:
         self._process = self.dispatcher.process
         self.wait_delayed = self.purgatory.wait_delayed
         self.run_sliced = self.purgatory.run_sliced
+
+    def _add_listeners(self, b: Broker) -> None:
+        """Broker ``b``'s listeners, not open yet: the first on the broker's port, each
+        other one on its given port plus the broker's rank (0: a free port)."""
+        n = len(self.listeners)
+        first = self._specs[0]
+        bl = BrokerListener(b, first.host or self.bind_host, bind_port=b.port,
+                            name=first.name, protocol=first.protocol)
+        self.listeners[b.id] = bl
+        self.endpoints[b.id] = [bl] + [
+            BrokerListener(b, sp.host or self.bind_host, bind_port=sp.port + n if sp.port else 0,
+                           name=sp.name, protocol=sp.protocol, primary=False)
+            for sp in self._specs[1:]]
+
+    def add_broker(self, broker_id: int) -> None:
+        """Listeners for a broker added to the cluster after the server started
+        (ClusterMetadata.add_broker); they open when the broker starts (reopen_listener)."""
+        if broker_id not in self.listeners:
+            self._add_listeners(self.state.brokers[broker_id])
 
     def _dynamic_broker_config(self, broker_id: int, key: str) -> str | None:
         """A broker's dynamic value of ``key``: its own, else the cluster default."""
