@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_DIR = ROOT / "client_tests" / "compose" / "apache-kafka"
 COMBINED_PLAINTEXT = COMPOSE_DIR / "cluster" / "combined" / "plaintext" / "docker-compose.yml"
 COMBINED_SASL = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext" / "docker-compose.yml"
+ISOLATED_PLAINTEXT = COMPOSE_DIR / "cluster" / "isolated" / "plaintext" / "docker-compose.yml"
 # A user of the SASL example's JAAS file (fixtures/sasl/broker_jaas.conf)
 SASL_CLIENT = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                "sasl.username": "alice", "sasl.password": "alice-secret"}
@@ -59,6 +60,7 @@ class NodeSet(Protocol):
     """Nodes a test can reach, kill and start again, by node id."""
 
     ids: list[int]
+    brokers: list[int]  # the ids of the broker nodes (all of them in combined mode)
     client: dict[str, str]  # what a client needs besides bootstrap.servers (SASL)
 
     def bootstrap(self, node: int) -> str: ...
@@ -88,7 +90,11 @@ class LocalNode:
 
     node_id: int
     env: dict[str, str]
-    bootstrap: str
+    bootstrap: str  # "" for a controller-only node: it serves no client
+
+    @property
+    def broker(self) -> bool:
+        return "broker" in self.env.get("KAFKA_PROCESS_ROLES", "broker")
 
 
 def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
@@ -127,7 +133,7 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
             f"{n}://127.0.0.1:{moved[(host, int(a.rsplit(':', 1)[1]))]}" for n, a in listeners)
         bootstrap = ""
         advertised = []
-        for item in env.get("KAFKA_ADVERTISED_LISTENERS", "").split(","):
+        for item in filter(None, env.get("KAFKA_ADVERTISED_LISTENERS", "").split(",")):
             n, a = item.split("://")
             h, p = a.rsplit(":", 1)
             advertised.append(f"{n}://127.0.0.1:{where(h, int(p))}")
@@ -155,6 +161,7 @@ class EmulatorNodes:
         self.client = dict(client or {})
         self._new_link_port()
         self.ids = sorted(self.nodes)
+        self.brokers = [i for i in self.ids if self.nodes[i].broker]
         self.procs: dict[int, subprocess.Popen] = {}
         self.logs = Path(tempfile.mkdtemp(prefix="official-nodes-"))
 
@@ -234,6 +241,7 @@ class KafkaNodes:
         self.kafka = KafkaCluster(nodes=props, cluster_id=first.get("CLUSTER_ID"),
                                   jvm_opts=jvm)
         self.ids = sorted(self.nodes)
+        self.brokers = [i for i in self.ids if self.nodes[i].broker]
 
     def start(self) -> KafkaNodes:
         """The JVMs launched; the scenario waits for them through its clients."""
@@ -274,7 +282,7 @@ def metadata(bootstrap: str, timeout: float = 5,
 def _names_all(nodes: NodeSet, among: list[int]) -> bool:
     try:
         return all(sorted(metadata(nodes.bootstrap(n), client=nodes.client).brokers)
-                   == nodes.ids for n in among)
+                   == nodes.brokers for n in among)
     except Exception:  # noqa: BLE001 - KafkaException while a node still starts
         return False
 
@@ -291,27 +299,30 @@ def _partitions(nodes: NodeSet, node: int, topic: str) -> list[tuple[int, list[i
 
 
 def wait_ready(nodes: NodeSet, started: float, timeout: float = 120) -> float:
-    """Until Metadata from every node names every broker; seconds since ``started``."""
-    wait_for(lambda: _names_all(nodes, nodes.ids), f"every node to name brokers {nodes.ids}",
-             timeout, interval=0.2)
+    """Until Metadata from every broker node names every broker; seconds since
+    ``started``."""
+    wait_for(lambda: _names_all(nodes, nodes.brokers),
+             f"every broker node to name brokers {nodes.brokers}", timeout, interval=0.2)
     return time.monotonic() - started
 
 
 def scenario(nodes: NodeSet, started: float, topic: str = "one-cluster",
-             records: int = 3000, victim: int = 2) -> Figures:
+             records: int = 3000, victim: int | None = None) -> Figures:
     """The Compose user's expectations (module docstring); AssertionError says which
-    failed. ``started`` is when the nodes were started (time.monotonic())."""
+    failed. ``started`` is when the nodes were started (time.monotonic()); ``victim``
+    is the broker node killed (default: the second broker node)."""
     figures = Figures(ready_s=wait_ready(nodes, started))
-    first, last = nodes.ids[0], nodes.ids[-1]
+    first, last = nodes.brokers[0], nodes.brokers[-1]
+    victim = nodes.brokers[1] if victim is None else victim
     admin = AdminClient({**nodes.client, "bootstrap.servers": nodes.bootstrap(first)})
     admin.create_topics([NewTopic(topic, 3, 3, config={"min.insync.replicas": "2"})])[
         topic].result(30)
     # Kafka applies a new topic on each broker a moment after CreateTopics answers.
     wait_for(lambda: all(len(_partitions(nodes, n, topic)) == 3 and all(
         leader >= 0 and len(isr) == 3 for leader, _, isr in _partitions(nodes, n, topic))
-        for n in nodes.ids), f"topic {topic} with 3 in-sync replicas on every node", 60)
+        for n in nodes.brokers), f"topic {topic} with 3 in-sync replicas on every node", 60)
     layout = _partitions(nodes, last, topic)
-    assert sorted(r[0] for _, r, _ in layout) == nodes.ids, f"leaders not spread: {layout}"
+    assert sorted(r[0] for _, r, _ in layout) == nodes.brokers, f"leaders not spread: {layout}"
 
     acked: set[bytes] = set()
 
@@ -349,7 +360,7 @@ def scenario(nodes: NodeSet, started: float, topic: str = "one-cluster",
     assert producer.flush(60) == 0, "records still unacknowledged 60 s after the failover"
     restarted = time.monotonic()
     nodes.restart(victim)
-    wait_for(lambda: _names_all(nodes, nodes.ids) and all(
+    wait_for(lambda: _names_all(nodes, nodes.brokers) and all(
         len(isr) == 3 for _, _, isr in _partitions(nodes, victim, topic)),
         f"node {victim} back in Metadata and in every ISR", 120, interval=0.2)
     figures.rejoin_s = time.monotonic() - restarted

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +21,7 @@ from confluent_kafka.admin import NewTopic
 from client_tests.kafka_cluster import free_port
 from client_tests.official_nodes import (
     COMBINED_SASL,
+    ISOLATED_PLAINTEXT,
     SASL_CLIENT,
     AdminClient,
     EmulatorNodes,
@@ -114,15 +116,18 @@ def healthcheck(port: int) -> tuple[int, dict[str, object]]:
 
 
 def test_a_node_the_cluster_cannot_take_is_refused_in_one_line() -> None:
-    """A node whose listeners differ from the state node's is refused by the link, and a
-    dedicated controller among several voters by the node itself: exit code 1 and one
-    line naming the variable, never a cluster of its own."""
+    """A node whose listeners differ from the state node's is refused by the link, and so
+    is a controller-only voter among combined ones: exit code 1 and one line naming the
+    variable, never a cluster of its own."""
     nodes = EmulatorNodes()
     env = nodes.nodes[3].env
     for key in ("KAFKA_LISTENERS", "KAFKA_ADVERTISED_LISTENERS",
                 "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"):
         env[key] = env[key].replace("PLAINTEXT_HOST", "EXTERNAL")
-    nodes.nodes[2].env["KAFKA_PROCESS_ROLES"] = "controller"
+    # a controller-only voter among combined ones: the link refuses the mixture
+    nodes.nodes[2].env.update(KAFKA_PROCESS_ROLES="controller",
+                              KAFKA_LISTENERS=nodes.nodes[2].env["KAFKA_LISTENERS"].split(",")[1])
+    del nodes.nodes[2].env["KAFKA_ADVERTISED_LISTENERS"]
     try:
         for i in nodes.ids:
             nodes.restart(i)
@@ -135,3 +140,69 @@ def test_a_node_the_cluster_cannot_take_is_refused_in_one_line() -> None:
             assert "Traceback" not in nodes.log(i)
     finally:
         nodes.stop()
+
+
+# ---- isolated mode: controllers 1-3, brokers 4-6 ----------------------------------------
+@pytest.fixture
+def isolated() -> EmulatorNodes:
+    n = EmulatorNodes(ISOLATED_PLAINTEXT)
+    try:
+        yield n
+    finally:
+        n.stop()
+        for i in n.ids:
+            assert "Traceback" not in n.log(i) and "] ERROR " not in n.log(i), n.log(i)
+
+
+def test_isolated_nodes_are_one_cluster_through_a_broker_crash(isolated: EmulatorNodes) -> None:
+    """Kafka's isolated-mode example: every broker node names brokers 4, 5 and 6 (each
+    added when its node registered), an RF 3 topic is created through broker 4, records
+    produced through it with acks=all and min.insync.replicas=2 while broker node 5 is
+    killed are all read back through broker 6, and broker 5 rejoins every ISR. The
+    controllers listen nowhere for clients."""
+    assert isolated.brokers == [4, 5, 6]
+    f = scenario(isolated.start(), time.monotonic(), records=1500)
+    print(f"emulator isolated nodes: ready {f.ready_s:.2f} s, failover {f.failover_s:.2f} s, "
+          f"rejoin {f.rejoin_s:.2f} s, {f.acknowledged} acknowledged, none lost")
+    state = isolated.log(1)
+    assert "broker 5 crashed" in state and "node 4 registered: broker 4" in state
+    for controller in (1, 2, 3):
+        port = int(isolated.nodes[controller].env["KAFKA_LISTENERS"].rsplit(":", 1)[1])
+        with pytest.raises(OSError):  # Kafka's clients never reach a controller
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        assert "a controller, no client listener" in isolated.log(controller)
+
+
+def test_an_isolated_controller_that_holds_no_state_stops_unseen(
+        isolated: EmulatorNodes) -> None:
+    """Controller 2 killed: nothing a client sees changes (the quorum's state is in
+    controller 1's process), only its own health answers 503 until it is back; killed
+    controller 1 is the cluster's end, as in combined mode."""
+    health = free_port()
+    isolated.nodes[2].env["KAFKA_EMULATOR_CONTROL_PORT"] = str(health)
+    wait_ready(isolated.start(), time.monotonic())
+    assert healthcheck(health) == (200, {"node": 2, "registered": True})
+    admin = AdminClient({"bootstrap.servers": isolated.bootstrap(4)})
+    admin.create_topics([NewTopic("kept", 3, 3)])["kept"].result(10)
+    before = sorted((p.leader, tuple(p.isrs))
+                    for p in metadata(isolated.bootstrap(6)).topics["kept"].partitions.values())
+    isolated.kill(2)
+    wait_for(lambda: "controller node 2 lost" in isolated.log(1), "node 1 to lose node 2", 10)
+    assert sorted(metadata(isolated.bootstrap(5)).brokers) == [4, 5, 6]
+    assert sorted((p.leader, tuple(p.isrs)) for p in metadata(
+        isolated.bootstrap(6)).topics["kept"].partitions.values()) == before
+    isolated.restart(2)
+    wait_for(lambda: _healthy(health), "controller 2 registered again", 15)
+    isolated.kill(1)
+    wait_for(lambda: "the link to node 1 closed" in isolated.log(6), "node 6 to lose its link",
+             10)
+    with pytest.raises(KafkaException):
+        metadata(isolated.bootstrap(6), timeout=2)
+
+
+def _healthy(port: int) -> bool:
+    """The health check passes (False while the node is not listening yet)."""
+    try:
+        return healthcheck(port)[0] == 200
+    except urllib.error.URLError:
+        return False

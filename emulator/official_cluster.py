@@ -19,6 +19,14 @@ nodes, one cluster"):
   is that broker crashed; its next registration is the broker started again. A front
   stopped by SIGTERM says so first: a controlled shutdown, as Kafka's broker does.
 
+In isolated mode (Kafka's dedicated controllers, ``KAFKA_PROCESS_ROLES=controller``,
+and broker nodes, ``broker``, whose ids are not voters) the state node is the lowest
+controller. Controller nodes serve no client listener (a Kafka client never talks to
+a controller): they only register with the link, for the health check. Each broker node
+registers with its own node id, and the cluster gains that broker then, as Kafka's
+controller learns its brokers when they register; the first broker's listener names
+and protocols are the ones every later broker must serve.
+
 This module only computes: which node holds the state, what a registration says, and
 which configurations cannot be one cluster (:class:`Refused`, one line naming the
 variable). The sockets are emulator.server.node_link's.
@@ -27,7 +35,7 @@ variable). The sockets are emulator.server.node_link's.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from emulator.official_image import Listener, NodePlan, Refused
@@ -41,6 +49,9 @@ LINK_TIMEOUT_S = 3.0
 HEARTBEAT, GOODBYE = b".\n", b"bye\n"
 
 
+COMBINED = ("broker", "controller")
+
+
 @dataclass(frozen=True)
 class NodeCluster:
     """This node's place in a cluster of official-image nodes."""
@@ -48,6 +59,15 @@ class NodeCluster:
     node_id: int
     voters: dict[int, tuple[str, int]]
     link_port: int
+    roles: tuple[str, ...] = COMBINED  # sorted: broker, controller or both
+
+    @property
+    def controller_only(self) -> bool:
+        return self.roles == ("controller",)
+
+    @property
+    def broker_only(self) -> bool:
+        return self.roles == ("broker",)
 
     @property
     def state_node(self) -> int:
@@ -66,7 +86,9 @@ class NodeCluster:
 
     @property
     def broker_ids(self) -> list[int]:
-        return sorted(self.voters)
+        """The brokers the state node starts with: every voter when the voters are
+        combined nodes; none in isolated mode (brokers come by registration)."""
+        return [] if self.controller_only else sorted(self.voters)
 
 
 def cluster_of(plan: NodePlan, env: Mapping[str, str]) -> NodeCluster | None:
@@ -85,22 +107,35 @@ def cluster_of(plan: NodePlan, env: Mapping[str, str]) -> NodeCluster | None:
     if len(plan.voters) < 2:
         return None
     voters_var = var("controller.quorum.voters")
-    if set(plan.roles) != {"broker", "controller"}:
-        raise Refused(f"{var('process.roles')}: in a cluster of several nodes (named by "
-                      f"{voters_var}) only combined nodes (broker,controller) are served; "
-                      "dedicated controller or broker nodes are not")
-    if plan.node_id not in plan.voters:
+    roles = tuple(sorted(set(plan.roles)))
+    voter_ids = ", ".join(map(str, sorted(plan.voters)))
+    if roles == ("broker",):
+        if plan.node_id in plan.voters:  # as Kafka's KafkaConfig refuses it
+            raise Refused(f"{var('node.id')}: broker-only node {plan.node_id} is one of the "
+                          f"voters {voters_var} names ({voter_ids}); a broker node needs an "
+                          "id of its own")
+        for ls in plan.listeners:
+            if ls.protocol.startswith("SASL_"):
+                raise Refused(f"{var('listener.security.protocol.map')}: listener {ls.name} "
+                              f"is {ls.protocol}; broker nodes apart from their controllers "
+                              f"(named by {voters_var}) are served over PLAINTEXT only")
+    elif plan.node_id not in plan.voters:
         raise Refused(f"{var('node.id')}: node {plan.node_id} is not one of the voters "
-                      f"{voters_var} names ({', '.join(map(str, sorted(plan.voters)))})")
+                      f"{voters_var} names ({voter_ids})")
+    if roles == ("controller",):
+        served = [ls.name for ls in plan.listeners if not ls.controller]
+        if served:  # as Kafka's KafkaConfig refuses it
+            raise Refused(f"{var('listeners')}: controller-only node {plan.node_id} may "
+                          f"only have controller listeners, not {', '.join(served)}")
     ids = sorted(plan.voters)
-    if ids != list(range(ids[0], ids[0] + len(ids))):
+    if roles == COMBINED and ids != list(range(ids[0], ids[0] + len(ids))):
         raise Refused(f"{voters_var}: voter ids {ids} must be consecutive (each voter is "
                       "one virtual broker of the cluster)")
     if plan.brokers != 1:
         raise Refused("KAFKA_EMULATOR_BROKERS_PER_NODE: a node of a cluster of several "
                       f"nodes (named by {voters_var}) is one broker")
     for ls in plan.listeners:
-        if ls.protocol in ("SSL", "SASL_SSL"):
+        if ls.protocol in ("SSL", "SASL_SSL") and roles != ("controller",):
             raise Refused(f"{var('listener.security.protocol.map')}: listener {ls.name} is "
                           f"{ls.protocol}; a cluster of several nodes (named by {voters_var}) "
                           "serves PLAINTEXT and SASL_PLAINTEXT listeners only")
@@ -114,25 +149,33 @@ def cluster_of(plan: NodePlan, env: Mapping[str, str]) -> NodeCluster | None:
     if any(ls.port == link_port for ls in plan.listeners):
         raise Refused(f"{LINK_PORT_ENV}: port {link_port} is one of the node's listeners; "
                       "give the link another port")
-    return NodeCluster(plan.node_id, dict(plan.voters), link_port)
+    return NodeCluster(plan.node_id, dict(plan.voters), link_port, roles)
 
 
 @dataclass(frozen=True)
 class Registration:
-    """What a front tells the link: its node id and each listener's name, security
-    protocol and advertised address."""
+    """What a front tells the link: its node id, its process roles, and each listener's
+    name, security protocol and advertised address (none for a controller-only node:
+    it serves no client)."""
 
     node_id: int
     listeners: tuple[tuple[str, str, str, int], ...]
+    roles: tuple[str, ...] = COMBINED
+
+    @property
+    def controller_only(self) -> bool:
+        return self.roles == ("controller",)
 
     def encode(self) -> bytes:
-        return json.dumps({"node": self.node_id,
+        return json.dumps({"node": self.node_id, "roles": list(self.roles),
                            "listeners": [list(ls) for ls in self.listeners]}).encode() + b"\n"
 
     @classmethod
     def of(cls, plan: NodePlan) -> Registration:
+        roles = tuple(sorted(set(plan.roles)))
+        served = [] if roles == ("controller",) else plan.listeners
         return cls(plan.node_id, tuple((ls.name, ls.protocol, ls.advertised_host,
-                                        ls.advertised_port) for ls in plan.listeners))
+                                        ls.advertised_port) for ls in served), roles)
 
     @classmethod
     def decode(cls, line: bytes) -> Registration:
@@ -140,24 +183,49 @@ class Registration:
         msg = json.loads(line)
         listeners = tuple((str(n), str(p), str(h), int(port))
                           for n, p, h, port in msg["listeners"])
-        return cls(int(msg["node"]), listeners)
+        roles = tuple(sorted({str(r) for r in msg.get("roles", COMBINED)}))
+        return cls(int(msg["node"]), listeners, roles)
+
+
+def listener_kinds(listeners: Iterable[Listener]) -> list[tuple[str, str]]:
+    """(name, security protocol) of each listener: what every broker must serve alike."""
+    return sorted((ls.name, ls.protocol) for ls in listeners)
 
 
 def check_registration(reg: Registration, cluster: NodeCluster,
-                       state_listeners: list[Listener]) -> str | None:
+                       served: list[tuple[str, str]] | None,
+                       served_by: int | None = None) -> str | None:
     """Why the state node cannot take this registration (one line naming the variable),
-    or None. Every node must serve the state node's listener names with the same
-    security protocols: a client on listener L is answered every broker's L address."""
-    if reg.node_id not in cluster.voters:
-        return (f"KAFKA_NODE_ID: node {reg.node_id} is not one of the voters of node "
+    or None. ``served`` is the listener names and security protocols every broker must
+    serve (a client on listener L is answered every broker's L address): the state
+    node's, or in isolated mode those of the first broker that registered
+    (``served_by``), None before one did. Combined nodes register only with a combined
+    state node, broker-only ones only with a controller-only one: a mixture would be
+    brokers the state node does not know how to count."""
+    what = cluster.state_node if served_by is None else served_by
+    if reg.controller_only or reg.roles == COMBINED:
+        if reg.node_id not in cluster.voters:
+            return (f"KAFKA_NODE_ID: node {reg.node_id} is not one of the voters of node "
+                    f"{cluster.state_node}'s KAFKA_CONTROLLER_QUORUM_VOTERS")
+        if reg.roles != cluster.roles:
+            return (f"KAFKA_PROCESS_ROLES: node {reg.node_id} is {','.join(reg.roles)}, node "
+                    f"{cluster.state_node} {','.join(cluster.roles)}; the voters of a cluster "
+                    "of several nodes are all combined nodes or all controller-only ones")
+        if reg.controller_only:
+            return None
+    elif not cluster.controller_only:
+        return (f"KAFKA_PROCESS_ROLES: broker-only node {reg.node_id} with combined voters "
+                f"(node {cluster.state_node} is broker,controller) is not served; broker "
+                "nodes are served with controller-only voters (isolated mode)")
+    elif reg.node_id in cluster.voters:
+        return (f"KAFKA_NODE_ID: broker-only node {reg.node_id} is one of the voters of node "
                 f"{cluster.state_node}'s KAFKA_CONTROLLER_QUORUM_VOTERS")
-    want = sorted((ls.name, ls.protocol) for ls in state_listeners)
     have = sorted((name, proto) for name, proto, _, _ in reg.listeners)
-    if want != have:
+    if served is not None and served != have:
         return ("KAFKA_LISTENERS: node {} serves {}, node {} serves {}; every node of the "
                 "cluster must have the same listener names and security protocols".format(
-                    reg.node_id, ", ".join(f"{n}:{p}" for n, p in have), cluster.state_node,
-                    ", ".join(f"{n}:{p}" for n, p in want)))
+                    reg.node_id, ", ".join(f"{n}:{p}" for n, p in have), what,
+                    ", ".join(f"{n}:{p}" for n, p in served)))
     return None
 
 

@@ -252,9 +252,6 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
             raise Refused(f"{var('process.roles')}: unknown role {r!r} (broker, controller)")
     if not roles:
         roles = ("broker",)
-    if roles == ("controller",):
-        notes.append(f"{var('process.roles')}=controller: this node serves its controller "
-                     "listener as a broker would (Metadata, Produce, Fetch...)")
     id_key = "node.id" if props.get("node.id") else "broker.id"
     try:
         node_id = int(props.get(id_key) or 1)
@@ -301,6 +298,9 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
         m = re.match(r"^\s*(\d+)@(\[[^\]]*\]|[^:]+):(\d+)\s*$", item)
         if m:
             voters[int(m.group(1))] = (m.group(2).strip("[]"), int(m.group(3)))
+    if roles == ("controller",) and len(voters) < 2:  # several: emulator.official_cluster
+        notes.append(f"{var('process.roles')}=controller: this node serves its controller "
+                     "listener as a broker would (Metadata, Produce, Fetch...)")
     names = [n for n, _, _ in served]
     if len(set(names)) != len(names):
         raise Refused(f"{var('listeners')}: listener names must be unique")
@@ -581,6 +581,8 @@ def _truststore(props: dict[str, str], var: Callable[[str], str],
 # Testcontainers' KafkaContainer/ConfluentKafkaContainer (Java) and the Go module wait
 # for the first, Python's KRaft mode for the second, its ZooKeeper mode for the third.
 def ready_lines(plan: NodePlan) -> list[str]:
+    if plan.roles == ("controller",) and len(plan.voters) > 1:  # a controller, not a broker
+        return [f"[KafkaRaftServer nodeId={plan.node_id}] Kafka Server started"]
     lines = []
     for n in range(plan.brokers):
         bid = plan.node_id + n

@@ -29,6 +29,7 @@ from emulator.official_cluster import NodeCluster, Registration, cluster_of
 from emulator.official_image import (
     APACHE,
     CONFLUENT,
+    Listener,
     NodePlan,
     Refused,
     merged_properties,
@@ -70,11 +71,12 @@ def _refuse(e: Refused) -> int:
     return 1
 
 
-def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
+def cluster_for(plan: NodePlan, tls_dir: str | None = None, control: bool = True) -> Cluster:
     """The (unstarted) cluster a plan describes; a mounted keystore's certificate and
     key are written to ``tls_dir`` (a new temporary directory by default, in the
     container's /tmp). Without a keystore the cluster generates its CA (in ``tls_dir``
-    when given, else in a directory it removes when it stops)."""
+    when given, else in a directory it removes when it stops). ``control`` False: no
+    HTTP control plane, whatever KAFKA_EMULATOR_CONTROL_PORT says."""
     from emulator.runtime import Cluster
     from emulator.security.config import SecurityConfig
 
@@ -96,12 +98,12 @@ def cluster_for(plan: NodePlan, tls_dir: str | None = None) -> Cluster:
         allow_everyone_if_no_acl_found=plan.allow_everyone_if_no_acl_found,
         tls_dir=tls_dir, tls_cert=tls_cert, tls_key=tls_key,
         tls_client_auth=plan.tls_client_auth, tls_client_ca=client_ca)
-    control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
+    control_port = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT") if control else None
     fidelity, seed = _fidelity_from_env()
     cluster = Cluster(
         plan.brokers, host=plan.listeners[0].bind_host, first_broker_id=plan.node_id,
         advertised_listeners=plan.advertised, security=security, config=plan.config,
-        control_port=int(control) if control else None,
+        control_port=int(control_port) if control_port else None,
         control_host=os.environ.get("KAFKA_EMULATOR_CONTROL_HOST", "127.0.0.1"),
         control_token=os.environ.get("KAFKA_EMULATOR_CONTROL_TOKEN"),
         seed=seed, fidelity=fidelity)
@@ -159,6 +161,22 @@ def state_plan(plan: NodePlan, nodes: NodeCluster) -> NodePlan:
                    listeners=[replace(ls, bind_host="0.0.0.0", port=0) for ls in plan.listeners])
 
 
+def isolated_state_plan(plan: NodePlan, first: Registration) -> NodePlan:
+    """The cluster an isolated-mode state node (a controller) runs once the first
+    broker node registers: that one broker, every listener it registered on a free port
+    of every interface, the controller's configs (Kafka's controller applies the topic
+    defaults); later brokers are added as they register. Internal topics keep Kafka's
+    replication factor of 3 unless the configs say otherwise (the emulator's default
+    for a cluster made with fewer brokers would be lower)."""
+    config = dict(plan.config)
+    for key in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
+        config.setdefault(key, "3")
+    return replace(plan, node_id=first.node_id, brokers=1, roles=("broker",), voters={},
+                   config=config,
+                   listeners=[Listener(name, protocol, "0.0.0.0", 0, host, port)
+                              for name, protocol, host, port in first.listeners])
+
+
 async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
     """One node of a cluster of nodes (emulator.official_cluster): the state node runs
     the cluster and the link, every node its front; ready once this node's broker is
@@ -170,17 +188,29 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
     stop = asyncio.Event()
     _on_stop_signals(asyncio.get_running_loop(), stop)
     cluster: Cluster | None = None
+    made: list[Cluster] = []  # isolated mode: the cluster made for the first broker
     link: LinkServer | None = None
-    if nodes.holds_state:
+
+    async def make(first: Registration) -> Cluster:
+        c = cluster_for(isolated_state_plan(plan, first), control=False)
+        made.append(c)
+        await c.start_async()
+        return c
+
+    if nodes.holds_state and nodes.controller_only:
+        link = LinkServer(None, nodes, [], make)
+    elif nodes.holds_state:
         cluster = cluster_for(state_plan(plan, nodes))
         await cluster.start_async()
         for bid in nodes.broker_ids:  # each starts when its node registers
             await cluster.stop_broker_async(bid, fence_after_ms=0)
         link = LinkServer(cluster, nodes, plan.listeners)
-    front = NodeFront(plan.listeners, Registration.of(plan), nodes)
+    # A controller serves no client: its front only keeps its registration.
+    front = NodeFront([] if nodes.controller_only else plan.listeners, Registration.of(plan),
+                      nodes)
     health: NodeHealth | None = None
     control = os.environ.get("KAFKA_EMULATOR_CONTROL_PORT")
-    if cluster is None and control:  # the state node's control plane answers its own
+    if cluster is None and control:  # a combined state node's control plane answers its own
         health = NodeHealth(front)
     try:
         if link is not None:
@@ -192,8 +222,9 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
     except OSError as e:
         print(f"kafka-emulator: cannot listen: {e}", file=sys.stderr, flush=True)
         return 1
-    log.info("node %d of the cluster of nodes %s; its state is in node %d%s", plan.node_id,
-             ",".join(map(str, nodes.broker_ids)), nodes.state_node,
+    log.info("node %d (%s) of the cluster of voters %s; its state is in node %d%s",
+             plan.node_id, ",".join(nodes.roles), ",".join(map(str, sorted(nodes.voters))),
+             nodes.state_node,
              " (this one)" if nodes.holds_state else
              f", reached at {nodes.link_host}:{nodes.link_port}")
     running = asyncio.ensure_future(front.run(stop))
@@ -203,9 +234,11 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
         for line in ready_lines(plan):
             ready_log.info("%s", line)
         served = " ".join(f"{ls.name} {ls.advertised_host}:{ls.advertised_port}"
-                          for ls in plan.listeners)
-        print(f"kafka-emulator ready: node {plan.node_id} listeners {served} (one of "
-              f"{len(nodes.voters)} nodes; state in node {nodes.state_node})", flush=True)
+                          for ls in front.listeners)
+        what = f"listeners {served}" if served else "a controller, no client listener"
+        print(f"kafka-emulator ready: node {plan.node_id} {what} (a node of the cluster of "
+              f"voters {','.join(map(str, sorted(nodes.voters)))}; state in node "
+              f"{nodes.state_node})", flush=True)
     registered.cancel()
     try:
         await running  # until SIGTERM; a refusal by the state node raises Refused
@@ -215,8 +248,8 @@ async def _serve_node_of_cluster(plan: NodePlan, nodes: NodeCluster) -> int:
             health.close()
         if link is not None:
             await link.stop()
-        if cluster is not None:
-            await stop_serving(cluster)
+        for c in ([cluster] if cluster is not None else []) + made:
+            await stop_serving(c)
     log.info("stopped")
     return 0
 

@@ -16,9 +16,10 @@ from emulator.official_cluster import (
     cluster_of,
     decode_reply,
     encode_reply,
+    listener_kinds,
 )
 from emulator.official_image import Refused, translate
-from emulator.official_image_run import state_plan
+from emulator.official_image_run import isolated_state_plan, state_plan
 
 
 def node_env(node: int, **extra: str) -> dict[str, str]:
@@ -62,8 +63,14 @@ def test_a_single_voter_is_a_node_of_its_own() -> None:
 
 
 @pytest.mark.parametrize(("extra", "variable", "words"), [
-    ({"KAFKA_PROCESS_ROLES": "controller"}, "KAFKA_PROCESS_ROLES", "only combined nodes"),
-    ({"KAFKA_PROCESS_ROLES": "broker"}, "KAFKA_PROCESS_ROLES", "only combined nodes"),
+    ({"KAFKA_PROCESS_ROLES": "controller"}, "KAFKA_LISTENERS",
+     "controller-only node 2 may only have controller listeners, not PLAINTEXT"),
+    ({"KAFKA_PROCESS_ROLES": "broker"}, "KAFKA_NODE_ID", "broker-only node 2 is one of the"),
+    ({"KAFKA_PROCESS_ROLES": "broker", "KAFKA_NODE_ID": "4", "KAFKA_LISTENERS":
+      "SASL_PLAINTEXT://:19092", "KAFKA_ADVERTISED_LISTENERS": "SASL_PLAINTEXT://kafka-4:19092",
+      "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+      "KAFKA_LISTENER_NAME_SASL_PLAINTEXT_PLAIN_SASL_JAAS_CONFIG": 'user_a="b";'},
+     "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "PLAINTEXT only"),
     ({"KAFKA_NODE_ID": "4"}, "KAFKA_NODE_ID", "not one of the voters"),
     ({"KAFKA_CONTROLLER_QUORUM_VOTERS": "1@kafka-1:9093,2@kafka-2:9093,4@kafka-3:9093"},
      "KAFKA_CONTROLLER_QUORUM_VOTERS", "consecutive"),
@@ -105,14 +112,14 @@ def test_the_state_node_takes_only_voters_with_its_listeners() -> None:
     nodes = nodes_of(node_env(1))
     assert nodes is not None
     fine = Registration.of(translate(node_env(3), hostname="kafka-3"))
-    assert check_registration(fine, nodes, state.listeners) is None
+    served = listener_kinds(state.listeners)
+    assert check_registration(fine, nodes, served) is None
     stranger = Registration(7, fine.listeners)
-    assert "KAFKA_NODE_ID: node 7" in (check_registration(stranger, nodes, state.listeners)
-                                        or "")
+    assert "KAFKA_NODE_ID: node 7" in (check_registration(stranger, nodes, served) or "")
     other = translate(node_env(3, KAFKA_LISTENERS="PLAINTEXT://:19092,CONTROLLER://:9093",
                                KAFKA_ADVERTISED_LISTENERS="PLAINTEXT://kafka-3:19092"),
                       hostname="kafka-3")
-    why = check_registration(Registration.of(other), nodes, state.listeners) or ""
+    why = check_registration(Registration.of(other), nodes, served) or ""
     assert why.startswith("KAFKA_LISTENERS: node 3 serves") and "same listener names" in why
 
 
@@ -130,3 +137,92 @@ def test_the_state_node_runs_one_broker_per_voter_on_free_ports() -> None:
     assert (cluster.node_id, cluster.brokers) == (1, 3)
     assert {(ls.bind_host, ls.port) for ls in cluster.listeners} == {("0.0.0.0", 0)}
     assert [ls.name for ls in cluster.listeners] == [ls.name for ls in plan.listeners]
+
+
+# ---- isolated mode: controller-only voters, broker-only nodes ---------------------------
+def isolated_env(node: int) -> dict[str, str]:
+    """Node ``node`` of Kafka's isolated-mode Compose example: controllers 1-3 (services
+    controller-1..3), brokers 4-6 (services kafka-1..3)."""
+    env = {"KAFKA_NODE_ID": str(node),
+           "KAFKA_CONTROLLER_QUORUM_VOTERS":
+               "1@controller-1:9093,2@controller-2:9093,3@controller-3:9093",
+           "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+           "CLUSTER_ID": "4L6g3nShT-eMCtK--X86sw"}
+    if node <= 3:
+        return {**env, "KAFKA_PROCESS_ROLES": "controller",
+                "KAFKA_LISTENERS": "CONTROLLER://:9093"}
+    return {**env, "KAFKA_PROCESS_ROLES": "broker",
+            "KAFKA_LISTENERS": "PLAINTEXT://:19092,PLAINTEXT_HOST://:9092",
+            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP":
+                "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT",
+            "KAFKA_ADVERTISED_LISTENERS":
+                f"PLAINTEXT://kafka-{node - 3}:19092,PLAINTEXT_HOST://localhost:{node - 2}9092"}
+
+
+def isolated(node: int) -> tuple[NodeCluster, Registration]:
+    plan = translate(isolated_env(node), hostname="kafka-x")
+    nodes = cluster_of(plan, isolated_env(node))
+    assert nodes is not None
+    return nodes, Registration.of(plan)
+
+
+def test_isolated_nodes_are_one_cluster_with_its_state_in_the_lowest_controller() -> None:
+    (one, one_reg), (two, two_reg) = isolated(1), isolated(2)
+    (broker, broker_reg) = isolated(5)
+    assert (one.holds_state, one.controller_only, one.broker_ids) == (True, True, [])
+    assert (two.holds_state, two.link_host) == (False, "controller-1")
+    assert (broker.holds_state, broker.broker_only, broker.link_host) == (
+        False, True, "controller-1")
+    # controllers serve no client: they register without listeners
+    assert one_reg.listeners == two_reg.listeners == ()
+    assert Registration.decode(two_reg.encode()) == two_reg and two_reg.controller_only
+    assert Registration.decode(broker_reg.encode()).roles == ("broker",)
+    assert ("PLAINTEXT_HOST", "PLAINTEXT", "localhost", 39092) in broker_reg.listeners
+    # no voter ids to count: broker ids come by registration, any ids
+    assert isolated(4)[0].voters == one.voters
+
+
+def test_the_isolated_state_node_takes_controllers_and_brokers_alike() -> None:
+    state, _ = isolated(1)
+    _, broker4 = isolated(4)
+    _, broker6 = isolated(6)
+    _, controller2 = isolated(2)
+    assert check_registration(controller2, state, None) is None
+    assert check_registration(broker4, state, None) is None  # the first broker: any listeners
+    served = sorted((n, p) for n, p, _, _ in broker4.listeners)
+    assert check_registration(broker6, state, served, 4) is None
+    other = Registration(6, (("EXTERNAL", "PLAINTEXT", "localhost", 1),), ("broker",))
+    why = check_registration(other, state, served, 4) or ""
+    assert why.startswith("KAFKA_LISTENERS: node 6 serves EXTERNAL:PLAINTEXT, node 4 serves")
+    voter = Registration(2, broker4.listeners, ("broker",))
+    assert (check_registration(voter, state, served, 4) or "").startswith(
+        "KAFKA_NODE_ID: broker-only node 2 is one of the voters")
+    combined = Registration(3, broker4.listeners)
+    assert (check_registration(combined, state, served, 4) or "").startswith(
+        "KAFKA_PROCESS_ROLES: node 3 is broker,controller, node 1 controller")
+
+
+def test_a_combined_state_node_refuses_controllers_and_brokers_apart() -> None:
+    """A mixture is refused, never a cluster that counts its brokers wrong."""
+    combined = nodes_of(node_env(1))
+    assert combined is not None
+    _, controller2 = isolated(2)
+    _, broker4 = isolated(4)
+    assert (check_registration(controller2, combined, None) or "").startswith(
+        "KAFKA_PROCESS_ROLES: node 2 is controller, node 1 broker,controller")
+    assert (check_registration(broker4, combined, None) or "").startswith(
+        "KAFKA_PROCESS_ROLES: broker-only node 4 with combined voters")
+
+
+def test_the_isolated_state_node_runs_the_first_broker_on_free_ports() -> None:
+    plan = translate(isolated_env(1), hostname="controller-1")
+    _, broker5 = isolated(5)
+    cluster = isolated_state_plan(plan, broker5)
+    assert (cluster.node_id, cluster.brokers, cluster.voters) == (5, 1, {})
+    assert [(ls.name, ls.bind_host, ls.port, ls.advertised_host, ls.advertised_port)
+            for ls in cluster.listeners] == [("PLAINTEXT", "0.0.0.0", 0, "kafka-2", 19092),
+                                             ("PLAINTEXT_HOST", "0.0.0.0", 0, "localhost", 39092)]
+    assert cluster.config["offsets.topic.replication.factor"] == "3"  # Kafka's default
+    given = translate({**isolated_env(1), "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1"},
+                      hostname="controller-1")
+    assert isolated_state_plan(given, broker5).config["offsets.topic.replication.factor"] == "1"

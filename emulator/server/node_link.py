@@ -4,6 +4,10 @@ emulator.official_cluster says the design (the state in the lowest voter's proce
 every node a front forwarding its listeners to its virtual broker there) and computes
 the messages; this module moves the bytes. ``LinkServer`` runs in the state node: a
 front's registration starts its broker, the front's silence or goodbye stops it.
+In isolated mode the state node is a controller: its cluster is made when the first
+broker node registers (with that broker's listeners), and each later broker is added
+to it when it first registers (``Cluster.add_broker_async``). Controller nodes' fronts
+listen nowhere: they only keep a registration, for the health check.
 ``NodeFront`` runs in every node: it listens where the node's ``KAFKA_LISTENERS`` say,
 keeps its registration alive, and pipes each client connection to its broker's
 listener of the same name. While the link is down (the state node stopped) a front
@@ -30,6 +34,7 @@ from emulator.official_cluster import (
     check_registration,
     decode_reply,
     encode_reply,
+    listener_kinds,
 )
 
 if TYPE_CHECKING:
@@ -50,18 +55,32 @@ class BrokerHost(Protocol):
 
     async def start_broker_async(self, broker_id: int) -> None: ...
 
+    async def add_broker_async(self, broker_id: int) -> None: ...
+
     async def stop_broker_async(self, broker_id: int, controlled: bool = False,
                                 fence_after_ms: int | None = None) -> None: ...
 
 
-class LinkServer:
-    """The state node's end of the link: one connection per registered node."""
+# Isolated mode: the state node's cluster, made (started) for the first broker node's
+# registration.
+ClusterMaker = Callable[[Registration], Awaitable[BrokerHost]]
 
-    def __init__(self, cluster: BrokerHost, nodes: NodeCluster,
-                 listeners: list[Listener]) -> None:
+
+class LinkServer:
+    """The state node's end of the link: one connection per registered node. Given a
+    running ``cluster`` (combined nodes), every broker must serve ``listeners``' names
+    and protocols; given ``make_cluster`` instead (isolated mode), the first broker's
+    registration makes the cluster and sets them."""
+
+    def __init__(self, cluster: BrokerHost | None, nodes: NodeCluster,
+                 listeners: list[Listener], make_cluster: ClusterMaker | None = None) -> None:
+        assert (cluster is None) != (make_cluster is None), "a cluster or its maker"
         self.cluster = cluster
+        self.make_cluster = make_cluster
         self.nodes = nodes
-        self.listeners = listeners
+        self.served: list[tuple[str, str]] | None = (
+            listener_kinds(listeners) if cluster is not None else None)
+        self.served_by: int | None = None  # the broker node whose listeners set them
         # The registration currently in force per node: an old link that ends after its
         # node registered again must not stop the new incarnation.
         self._current: dict[int, object] = {}
@@ -104,7 +123,7 @@ class LinkServer:
                         w.get_extra_info("peername"))
             w.close()
             return
-        refused = check_registration(reg, self.nodes, self.listeners)
+        refused = check_registration(reg, self.nodes, self.served, self.served_by)
         if refused is not None:
             log.warning("link: node %d refused: %s", reg.node_id, refused)
             w.write(encode_reply(None, refused))
@@ -112,16 +131,19 @@ class LinkServer:
                 await w.drain()
             w.close()
             return
+        if reg.controller_only:
+            await self._controller(reg, r, w)
+            return
         token = object()
         self._current[reg.node_id] = token
         async with self._lock:
-            endpoints = await self._start(reg)
+            cluster, endpoints = await self._start(reg)
         w.write(encode_reply(endpoints))
         controlled = await self._watch(r, w, reg.node_id)
         if self._current.get(reg.node_id) is token:
             del self._current[reg.node_id]
             async with self._lock:
-                await self.cluster.stop_broker_async(reg.node_id, controlled=controlled)
+                await cluster.stop_broker_async(reg.node_id, controlled=controlled)
             if controlled:
                 log.info("node %d said goodbye: broker %d shut down", reg.node_id, reg.node_id)
             else:
@@ -129,24 +151,44 @@ class LinkServer:
                             "crashed", reg.node_id, reg.node_id)
         w.close()
 
-    async def _start(self, reg: Registration) -> dict[str, int]:
+    async def _controller(self, reg: Registration, r: asyncio.StreamReader,
+                          w: asyncio.StreamWriter) -> None:
+        """A controller node's link: no broker, nothing for clients to see when it
+        ends (the quorum's state is in this process); only its health depends on it."""
+        w.write(encode_reply({}))
+        controlled = await self._watch(r, w, reg.node_id)
+        log.info("controller node %d %s", reg.node_id,
+                 "said goodbye" if controlled else "lost (its link closed or went silent)")
+        w.close()
+
+    async def _start(self, reg: Registration) -> tuple[BrokerHost, dict[str, int]]:
         """The node's broker at its advertised addresses, started (a running earlier
-        incarnation stopped first, as Kafka fences it); its listener ports by name."""
-        state, server = self.cluster.state, self.cluster.server
+        incarnation stopped first, as Kafka fences it; in isolated mode the cluster made
+        for the first broker, a new broker id added); the cluster, and the broker's
+        listener ports by name."""
+        if self.cluster is None:
+            assert self.make_cluster is not None
+            self.cluster = await self.make_cluster(reg)
+            self.served = sorted((n, p) for n, p, _, _ in reg.listeners)
+            self.served_by = reg.node_id
+        cluster = self.cluster
+        state, server = cluster.state, cluster.server
         assert server is not None, "the cluster is started before the link"
+        if reg.node_id not in state.brokers:
+            await cluster.add_broker_async(reg.node_id)
         b = state.brokers[reg.node_id]
         if b.alive or b.crashed:
-            await self.cluster.stop_broker_async(reg.node_id, fence_after_ms=0)
+            await cluster.stop_broker_async(reg.node_id, fence_after_ms=0)
         primary = server.endpoints[reg.node_id][0].name
         for name, _protocol, host, port in reg.listeners:
             if name == primary:
                 b.host, b.port = host, port
             else:
                 b.endpoint_hosts[name], b.endpoints[name] = host, port
-        await self.cluster.start_broker_async(reg.node_id)
+        await cluster.start_broker_async(reg.node_id)
         log.info("node %d registered: broker %d at %s", reg.node_id, reg.node_id,
                  ", ".join(f"{n} {h}:{p}" for n, _, h, p in reg.listeners))
-        return {bl.name: bl.bind_port for bl in server.endpoints[reg.node_id]}
+        return cluster, {bl.name: bl.bind_port for bl in server.endpoints[reg.node_id]}
 
     @staticmethod
     async def _watch(r: asyncio.StreamReader, w: asyncio.StreamWriter, node: int) -> bool:
@@ -177,6 +219,7 @@ class NodeFront:
         self.registered = asyncio.Event()
         self._servers: list[asyncio.Server] = []
         self._pipes: set[asyncio.StreamWriter] = set()
+        self._forwards: set[asyncio.Task[object]] = set()  # each client connection's
 
     async def open(self) -> None:
         """Listen on every listener of the node (before registering: a client that
@@ -257,32 +300,49 @@ class NodeFront:
             pipe.transport.abort()
 
     async def close(self) -> None:
-        """Stop listening and end every forwarded connection."""
+        """Stop listening and end every forwarded connection, its task awaited: a task
+        still pending when the node's loop closes is reported destroyed pending."""
         for server in self._servers:
             server.close()
         for pipe in list(self._pipes):
             pipe.transport.abort()
+        for task in list(self._forwards):
+            task.cancel()
+        await asyncio.gather(*self._forwards, return_exceptions=True)
 
     def _forwarder(self, name: str) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter],
                                                 Awaitable[None]]:
         """asyncio's client_connected_cb for one listener."""
         async def forward(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-            endpoints = self.endpoints
-            if endpoints is None or name not in endpoints:
-                w.transport.abort()
-                return
+            task = asyncio.current_task()
+            assert task is not None, "asyncio runs a connection's callback in a task"
+            self._forwards.add(task)
             try:
-                up_r, up_w = await asyncio.open_connection(self.nodes.link_host,
-                                                           endpoints[name])
-            except OSError:
-                w.transport.abort()  # the broker is stopped: a refused connection
-                return
-            self._pipes.update((w, up_w))
-            try:
-                await _pipe(r, w, up_r, up_w)
+                await self._forward(name, r, w)
+            except asyncio.CancelledError:
+                w.transport.abort()  # the node is stopping
             finally:
-                self._pipes.difference_update((w, up_w))
+                self._forwards.discard(task)
         return forward
+
+    async def _forward(self, name: str, r: asyncio.StreamReader,
+                       w: asyncio.StreamWriter) -> None:
+        """One client connection piped to the broker's listener ``name``."""
+        endpoints = self.endpoints
+        if endpoints is None or name not in endpoints:
+            w.transport.abort()
+            return
+        try:
+            up_r, up_w = await asyncio.open_connection(self.nodes.link_host,
+                                                       endpoints[name])
+        except OSError:
+            w.transport.abort()  # the broker is stopped: a refused connection
+            return
+        self._pipes.update((w, up_w))
+        try:
+            await _pipe(r, w, up_r, up_w)
+        finally:
+            self._pipes.difference_update((w, up_w))
 
 
 async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter,
@@ -297,6 +357,7 @@ async def _pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter,
             t.cancel()
         w.transport.abort()
         up_w.transport.abort()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _copy(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
