@@ -334,22 +334,30 @@ def test_compose_cluster_combined_sasl(image: str) -> None:
 class ComposeNodes:
     """The containers of Kafka's three-node combined-mode PLAINTEXT example as a
     client_tests.official_nodes.NodeSet: each node's host port, `docker kill` (SIGKILL,
-    no goodbye: a crash) and `docker start`."""
+    no goodbye: a crash) and `docker start`. The broker containers are kafka-1..3 in
+    both examples; in the isolated one they are nodes 4-6 (``first_broker``)."""
 
-    ids = [1, 2, 3]
     ports = {1: 29092, 2: 39092, 3: 49092}
 
-    def __init__(self) -> None:
+    def __init__(self, first_broker: int = 1) -> None:
         self.client: dict[str, str] = {}
+        self.first = first_broker
+        self.brokers = [first_broker + n for n in range(3)]
+        self.ids = sorted({1, 2, 3, *self.brokers})
+
+    def container(self, node: int) -> str:
+        return f"kafka-{node - self.first + 1}"
 
     def bootstrap(self, node: int) -> str:
-        return f"localhost:{self.ports[node]}"
+        return f"localhost:{self.ports[node - self.first + 1]}"
 
     def kill(self, node: int) -> None:
-        subprocess.run(["docker", "kill", f"kafka-{node}"], check=True, capture_output=True)
+        subprocess.run(["docker", "kill", self.container(node)], check=True,
+                       capture_output=True)
 
     def restart(self, node: int) -> None:
-        subprocess.run(["docker", "start", f"kafka-{node}"], check=True, capture_output=True)
+        subprocess.run(["docker", "start", self.container(node)], check=True,
+                       capture_output=True)
 
 
 def test_compose_cluster_combined_is_one_cluster_through_a_crash(image: str) -> None:
@@ -376,8 +384,41 @@ def test_compose_cluster_combined_is_one_cluster_through_a_crash(image: str) -> 
             assert "Traceback" not in logs, logs
             # the image's HEALTHCHECK: node 1's control plane, the other nodes' fronts
             wait_for(lambda: [api.inspect_container(f"kafka-{n}")["State"]["Health"][
-                "Status"] for n in ComposeNodes.ids] == ["healthy"] * 3,
+                "Status"] for n in (1, 2, 3)] == ["healthy"] * 3,
                 "every node healthy", 30, interval=0.5)
+        finally:
+            compose(project, "down", "-v", check=False)
+
+
+def test_compose_cluster_isolated_is_one_cluster_through_a_crash(image: str) -> None:
+    """Kafka's isolated-mode example (controllers 1-3, brokers 4-6 in containers
+    kafka-1..3) with only the image swapped is one three-broker cluster: the same
+    scenario, broker 5's container killed and started again; the state is in
+    controller-1, whose log says each broker registered and broker 5 crashed; all six
+    containers become healthy (the controllers by their registration)."""
+    from client_tests.official_nodes import scenario
+
+    project = COMPOSE_DIR / "cluster" / "isolated" / "plaintext"
+    with compose_slot(*ComposeNodes.ports.values()):
+        compose(project, "down", "-v", check=False)
+        try:
+            started = time.monotonic()
+            compose(project, "up", "-d")
+            f = scenario(ComposeNodes(first_broker=4), started)
+            print(f"compose isolated cluster: ready {f.ready_s:.2f} s after `up`, failover "
+                  f"{f.failover_s:.2f} s, rejoin {f.rejoin_s:.2f} s, {f.acknowledged} "
+                  "acknowledged, none lost")
+            api = docker.from_env().api
+            ids = compose(project, "ps", "-a", "-q").stdout.split()
+            names = {api.inspect_container(i)["Name"].lstrip("/"): i for i in ids}
+            assert len(names) == 6, names
+            state = next(i for name, i in names.items() if "controller-1" in name)
+            logs = api.logs(state).decode()
+            assert all(f"node {n} registered: broker {n}" in logs for n in (4, 5, 6)), logs
+            assert "broker 5 crashed" in logs and "Traceback" not in logs, logs
+            wait_for(lambda: [api.inspect_container(i)["State"]["Health"]["Status"]
+                              for i in ids] == ["healthy"] * 6,
+                     "every container healthy", 30, interval=0.5)
         finally:
             compose(project, "down", "-v", check=False)
 
