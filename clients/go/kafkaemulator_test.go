@@ -31,7 +31,7 @@ func run(m *testing.M) int {
 	}
 	t0 := time.Now()
 	var err error
-	kafka, err = kafkaemulator.Run(ctx, image, kafkaemulator.WithBrokers(3))
+	kafka, err = kafkaemulator.Run(ctx, image, kafkaemulator.WithBrokers(3), kafkaemulator.WithSeed(11))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the emulator:", err)
 		return 1
@@ -83,8 +83,8 @@ func TestIsThreeBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(brokers) != 3 || len(view.Brokers) != 3 {
-		t.Fatalf("bootstrap %v, cluster %+v", brokers, view.Brokers)
+	if len(brokers) != 3 || len(view.Brokers) != 3 || view.Fidelity.Seed != 11 {
+		t.Fatalf("bootstrap %v, cluster %+v, fidelity %+v", brokers, view.Brokers, view.Fidelity)
 	}
 	doc, err := kafka.OpenAPI(context.Background())
 	if err != nil || doc["openapi"] != "3.1.0" {
@@ -97,6 +97,33 @@ func TestIsThreeBrokers(t *testing.T) {
 	}
 	if status, err := kafka.ScheduleStatus(context.Background()); err != nil || status["seed"] != float64(5) {
 		t.Fatalf("schedule status: %v %v", status, err)
+	}
+}
+
+// A second cluster, adversarial under seed 7: the mode and seed reach it, and its
+// adversary can be turned off for a test's setup.
+func TestAnAdversarialClusterOfOneBroker(t *testing.T) {
+	ctx := context.Background()
+	image := os.Getenv("KAFKA_EMULATOR_IMAGE")
+	if image == "" {
+		image = kafkaemulator.DefaultImage
+	}
+	adv, err := kafkaemulator.Run(ctx, image, kafkaemulator.WithBrokers(1),
+		kafkaemulator.WithFidelity("adversarial"), kafkaemulator.WithSeed(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = adv.Terminate(context.Background()) }()
+	view, err := adv.Cluster(ctx)
+	if err != nil || view.Fidelity.Mode != "adversarial" || view.Fidelity.Seed != 7 || len(view.Brokers) != 1 {
+		t.Fatalf("cluster %+v, %v", view, err)
+	}
+	if err := adv.SetAdversaryEnabled(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	record, err := adv.Adversary(ctx)
+	if err != nil || record.Seed != 7 || record.Enabled {
+		t.Fatalf("adversary %+v, %v", record, err)
 	}
 }
 

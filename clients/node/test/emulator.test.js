@@ -13,7 +13,7 @@ let client;
 
 before(async () => {
   const t0 = Date.now();
-  kafka = await new KafkaEmulatorContainer(process.env.KAFKA_EMULATOR_IMAGE).withBrokers(3).start();
+  kafka = await new KafkaEmulatorContainer(process.env.KAFKA_EMULATOR_IMAGE).withBrokers(3).withSeed(11).start();
   console.log(`started in ${Date.now() - t0} ms`);
   const runtime = await getContainerRuntimeClient();
   const info = await runtime.container.inspect(runtime.container.getById(kafka.getId()));
@@ -171,7 +171,8 @@ test("a barrier holds one client's Produce until released", async () => {
   assert.ok(entries[0].errors.length === 0 && entries[0].outcome === "answered", JSON.stringify(entries));
 });
 
-test("the control plane's document and a fault schedule", async () => {
+test("the seed, the control plane's document and a fault schedule", async () => {
+  assert.deepEqual((await kafka.cluster()).fidelity, { mode: "fast", seed: 11 });
   assert.equal((await kafka.openApi()).openapi, "3.1.0");
   const run = await kafka.runSchedule({ seed: 5, faults: [{ at_ms: 0, op: "add_latency", api: "Metadata", ms: 0 }] });
   assert.equal(run.steps, 1);

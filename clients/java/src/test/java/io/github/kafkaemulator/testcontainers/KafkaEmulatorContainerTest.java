@@ -41,7 +41,7 @@ class KafkaEmulatorContainerTest {
     @BeforeAll
     static void start() {
         kafka = new KafkaEmulatorContainer(System.getProperty("image", KafkaEmulatorContainer.DEFAULT_IMAGE))
-            .withBrokers(3);
+            .withBrokers(3).withSeed(11);
         long t0 = System.nanoTime();
         kafka.start();
         System.out.println("started in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
@@ -64,6 +64,8 @@ class KafkaEmulatorContainerTest {
         assertEquals(3, plain.getBootstrapServers().split(",").length);
         assertEquals(List.of(1, 2, 3), kafka.cluster().brokers().stream()
             .map(ClusterView.Broker::id).toList());
+        assertEquals(11, kafka.seed());
+        assertEquals("fast", kafka.fidelity());
         assertEquals("3.1.0", kafka.openApi().get("openapi"));
         Map<String, Object> run = kafka.runSchedule(Map.of("seed", 5, "faults", List.of(
             Map.of("at_ms", 0, "op", "add_latency", "api", "Metadata", "ms", 0))));
