@@ -218,9 +218,11 @@ class KafkaCluster:
         ``nodes`` (node id -> server properties) replaces that layout with nodes of the
         caller's own, e.g. the combined-mode (broker,controller) nodes of a Compose file
         written for apache/kafka, their variables turned into properties on this host
-        (client_tests/official_nodes.py): every node is then a broker whose
-        ``listeners`` ports are its own, and only ``log.dirs`` is replaced (by one in the
-        work dir). ``cluster_id`` formats them with a given id."""
+        (client_tests/official_nodes.py): every node, controller-only ones of an
+        isolated-mode file too, is then kept in ``brokers`` by its id (kill_broker and
+        start_broker take any of them) with ``listeners`` ports of its own, and only
+        ``log.dirs`` is replaced (by one in the work dir). ``cluster_id`` formats them
+        with a given id; start them with ``wait=False`` when some are controllers."""
         if nodes is not None:
             brokers = len(nodes)
         if brokers < 1:
@@ -502,7 +504,11 @@ class KafkaCluster:
                 name, _, addr = item.strip().partition("://")
                 ports[name] = int(addr.rsplit(":", 1)[1])
             ports = dict(sorted(ports.items(), key=lambda kv: kv[0] in controllers))
-            self.brokers[i] = Node(i, "broker", ports, self.workdir / f"node-{i}.properties",
+            # a controller-only node (isolated mode) is kept with the others, by its id,
+            # and started with the controller's heap
+            role = "controller" if props.get("process.roles", "").strip() == "controller" \
+                else "broker"
+            self.brokers[i] = Node(i, role, ports, self.workdir / f"node-{i}.properties",
                                    self.workdir / f"node-{i}.log")
             _write_properties(self.brokers[i].config_path,
                               {**props, "log.dirs": self.workdir / f"data-{i}"})

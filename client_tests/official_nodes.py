@@ -1,10 +1,11 @@
 """A Compose file of official-image Kafka nodes as one cluster, on both targets.
 
-A three-node Compose file written for apache/kafka (KAFKA_NODE_ID,
-KAFKA_PROCESS_ROLES, KAFKA_CONTROLLER_QUORUM_VOTERS, KAFKA_LISTENERS, ...) is one
-three-broker cluster in Kafka. ``scenario`` holds a set of such nodes to what a user
-of that file expects (docs/official-images.md, "Several nodes, one cluster"): every
-node's Metadata names all the brokers, a topic of replication factor 3 is created
+A Compose file written for apache/kafka (KAFKA_NODE_ID, KAFKA_PROCESS_ROLES,
+KAFKA_CONTROLLER_QUORUM_VOTERS, KAFKA_LISTENERS, ...) of three combined-mode nodes, or
+of three controllers and three brokers (isolated mode), is one three-broker cluster in
+Kafka. ``scenario`` holds a set of such nodes to what a user of that file expects
+(docs/official-images.md, "Several nodes, one cluster"): every broker node's Metadata
+names all the brokers, a topic of replication factor 3 is created
 through one node, records produced through one node with acks=all and
 min.insync.replicas=2 are consumed through another, one node is killed mid-stream and
 no acknowledged record is lost, the node returns and rejoins every ISR.
@@ -139,7 +140,8 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
             advertised.append(f"{n}://127.0.0.1:{where(h, int(p))}")
             if h == "localhost" or not bootstrap:
                 bootstrap = f"127.0.0.1:{where(h, int(p))}"
-        env["KAFKA_ADVERTISED_LISTENERS"] = ",".join(advertised)
+        if advertised:  # a controller-only node advertises none
+            env["KAFKA_ADVERTISED_LISTENERS"] = ",".join(advertised)
         voters = []
         for item in env["KAFKA_CONTROLLER_QUORUM_VOTERS"].split(","):
             vid, _, addr = item.partition("@")
@@ -404,11 +406,12 @@ def run(make: Callable[[], EmulatorNodes | KafkaNodes]) -> Figures:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(description="The three-node Compose scenario on this host.")
+    ap = argparse.ArgumentParser(description="The three-broker Compose scenario on this host.")
     ap.add_argument("--target", choices=("emulator", "kafka"), default="emulator",
                     help="the image's entry point as processes, or Kafka's own JVMs")
     ap.add_argument("--compose", type=Path, default=COMBINED_PLAINTEXT,
-                    help="a Compose file written for apache/kafka (combined-mode nodes)")
+                    help="a Compose file written for apache/kafka (combined-mode nodes, or "
+                    "isolated-mode controllers and brokers)")
     ap.add_argument("--sasl", action="store_true",
                     help="clients log in as the SASL example's user (SASL_PLAINTEXT, PLAIN)")
     args = ap.parse_args(argv)

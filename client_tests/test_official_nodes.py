@@ -175,7 +175,7 @@ def test_isolated_nodes_are_one_cluster_through_a_broker_crash(isolated: Emulato
 
 def test_an_isolated_controller_that_holds_no_state_stops_unseen(
         isolated: EmulatorNodes) -> None:
-    """Controller 2 killed: nothing a client sees changes (the quorum's state is in
+    """Controller 2 killed: nothing a client sees changes (the cluster's state is in
     controller 1's process), only its own health answers 503 until it is back; killed
     controller 1 is the cluster's end, as in combined mode."""
     health = free_port()

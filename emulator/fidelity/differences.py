@@ -425,21 +425,24 @@ DIFFERENCES: list[Difference] = [
     Difference(
         key="official-nodes-one-state",
         title="A Compose file's nodes keep one copy of the state",
-        kafka="Three combined-mode nodes (KAFKA_CONTROLLER_QUORUM_VOTERS naming each other) "
-              "each keep the metadata log and their replicas: any one node stopped is a "
-              "broker crashed, the quorum and the data live on; dedicated controllers "
-              "(isolated mode) are served as well.",
+        kafka="Three combined-mode nodes (KAFKA_CONTROLLER_QUORUM_VOTERS naming each other), "
+              "or three controllers and three brokers (isolated mode), each keep the "
+              "metadata log (and the brokers their replicas): any one node stopped is a "
+              "broker crashed or a controller gone, the quorum and the data live on.",
         fast="The nodes are one cluster whose state lives in the lowest voter's process, "
              "the others forwarding their listeners to it (docs/official-images.md, "
              "\"Several nodes, one cluster\"): another node stopped is its broker crashed, "
-             "as on Kafka, but the state node stopped is the whole cluster gone (the other "
-             "nodes close every connection until it is back, and it comes back empty). "
-             "Dedicated controller or broker nodes, SSL listeners and dynamic quorums among "
-             "several nodes are refused in one line naming the variable (stricter: a test "
-             "that passes here passes on Kafka).",
+             "or in isolated mode another controller stopped changes nothing, as on Kafka, "
+             "but the state node stopped is the whole cluster gone (the other nodes close "
+             "every connection until it is back, and it comes back empty). Combined and "
+             "dedicated nodes mixed, SSL listeners, SASL listeners on broker-only nodes and "
+             "dynamic quorums among several nodes are refused in one line naming the "
+             "variable (stricter: a test that passes here passes on Kafka).",
         kafka_mode="as fast",
         emulator_tests=("client_tests/test_official_nodes.py::"
                         "test_the_state_nodes_stop_is_the_clusters_end",
+                        "client_tests/test_official_nodes.py::"
+                        "test_an_isolated_controller_that_holds_no_state_stops_unseen",
                         "client_tests/test_official_nodes.py::"
                         "test_a_node_the_cluster_cannot_take_is_refused_in_one_line"),
         exercises=("cluster's state", "KAFKA_PROCESS_ROLES"),
