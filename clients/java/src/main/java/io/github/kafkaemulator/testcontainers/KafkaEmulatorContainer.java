@@ -210,9 +210,12 @@ public class KafkaEmulatorContainer extends KafkaContainer {
                 super.start();
                 return;
             } catch (ContainerLaunchException e) {
-                String why = String.valueOf(e.getCause()) + e.getMessage();
-                boolean taken = why.contains("port is already allocated")
-                    || why.contains("address already in use");
+                StringBuilder why = new StringBuilder();
+                for (Throwable t = e; t != null; t = t.getCause()) {
+                    why.append(t.getMessage()).append('\n');
+                }
+                boolean taken = why.indexOf("port is already allocated") >= 0
+                    || why.indexOf("address already in use") >= 0;
                 if (!taken || fixedBasePort != null || attempt == 2) {
                     throw e;
                 }
