@@ -5,6 +5,8 @@ client_tests/test_official_image.py)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from emulator.official_cluster import (
@@ -226,3 +228,72 @@ def test_the_isolated_state_node_runs_the_first_broker_on_free_ports() -> None:
     given = translate({**isolated_env(1), "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1"},
                       hostname="controller-1")
     assert isolated_state_plan(given, broker5).config["offsets.topic.replication.factor"] == "1"
+
+
+async def _register(port: int, reg: Registration) -> dict[str, int] | str:
+    """One registration over the link: the endpoints given, or the refusal line."""
+    r, w = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        w.write(reg.encode())
+        try:
+            return decode_reply(await asyncio.wait_for(r.readline(), 10))
+        except Refused as e:
+            return str(e)
+    finally:
+        w.close()
+
+
+async def _isolated_link() -> tuple[list[dict[str, int] | str], list[int]]:
+    from emulator.official_image_run import cluster_for
+    from emulator.runtime import Cluster, stop_serving
+    from emulator.server.node_link import LinkServer
+
+    made: list[Cluster] = []
+
+    async def make(first: Registration) -> Cluster:
+        c = cluster_for(isolated_state_plan(translate(isolated_env(1)), first), control=False)
+        made.append(c)
+        await c.start_async()
+        return c
+
+    state, controller = isolated(1)[0], isolated(2)[1]
+    link = LinkServer(None, NodeCluster(1, state.voters, 0, state.roles), [], make)
+    server = await asyncio.start_server(link._serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    other = Registration(5, (("EXTERNAL", "PLAINTEXT", "localhost", 1),), ("broker",))
+    try:
+        answers = list(await asyncio.gather(
+            _register(port, isolated(4)[1]), _register(port, other),
+            _register(port, controller)))
+        return answers, (sorted(made[0].state.brokers) if len(made) == 1 else [])
+    finally:
+        server.close()
+        await link.stop()
+        for c in made:
+            await stop_serving(c)
+
+
+def test_the_isolated_link_makes_the_cluster_for_the_first_broker_only() -> None:
+    """Two broker nodes with different listeners registering at once: the first makes
+    the cluster with its listeners, the other is refused naming KAFKA_LISTENERS (never
+    a broker serving listeners the cluster does not have); a controller gets no
+    endpoints and starts no broker. (The link ends each broker's registration when its
+    connection closes: the broker is crashed then.)"""
+    from emulator.runtime import new_event_loop
+
+    loop = new_event_loop()
+    try:
+        answers, brokers = loop.run_until_complete(_isolated_link())
+    finally:
+        loop.close()
+    four, five, controller = answers
+    assert controller == {}
+    # whichever came first made the cluster (one cluster, its one broker); the other
+    # was refused against it
+    if isinstance(four, dict):
+        assert sorted(four) == ["PLAINTEXT", "PLAINTEXT_HOST"] and brokers == [4]
+        assert isinstance(five, str) and five.startswith(
+            "KAFKA_LISTENERS: node 5 serves EXTERNAL:PLAINTEXT, node 4 serves"), five
+    else:
+        assert isinstance(five, dict) and sorted(five) == ["EXTERNAL"] and brokers == [5]
+        assert four.startswith("KAFKA_LISTENERS: node 4 serves PLAINTEXT:PLAINTEXT"), four

@@ -123,21 +123,24 @@ class LinkServer:
                         w.get_extra_info("peername"))
             w.close()
             return
-        refused = check_registration(reg, self.nodes, self.served, self.served_by)
-        if refused is not None:
-            log.warning("link: node %d refused: %s", reg.node_id, refused)
-            w.write(encode_reply(None, refused))
-            with contextlib.suppress(OSError):
-                await w.drain()
-            w.close()
-            return
         if reg.controller_only:
-            await self._controller(reg, r, w)
+            refused = check_registration(reg, self.nodes, self.served, self.served_by)
+            if refused is None:
+                await self._controller(reg, r, w)
+            else:
+                await self._refuse(reg, w, refused)
             return
-        token = object()
-        self._current[reg.node_id] = token
         async with self._lock:
-            cluster, endpoints = await self._start(reg)
+            # checked under the lock: in isolated mode the first broker's start sets the
+            # listeners the next one must serve, and two may register at once
+            refused = check_registration(reg, self.nodes, self.served, self.served_by)
+            if refused is None:
+                token = object()
+                self._current[reg.node_id] = token
+                cluster, endpoints = await self._start(reg)
+        if refused is not None:
+            await self._refuse(reg, w, refused)
+            return
         w.write(encode_reply(endpoints))
         controlled = await self._watch(r, w, reg.node_id)
         if self._current.get(reg.node_id) is token:
@@ -149,6 +152,14 @@ class LinkServer:
             else:
                 log.warning("node %d lost (its link closed or went silent): broker %d "
                             "crashed", reg.node_id, reg.node_id)
+        w.close()
+
+    @staticmethod
+    async def _refuse(reg: Registration, w: asyncio.StreamWriter, why: str) -> None:
+        log.warning("link: node %d refused: %s", reg.node_id, why)
+        w.write(encode_reply(None, why))
+        with contextlib.suppress(OSError):
+            await w.drain()
         w.close()
 
     async def _controller(self, reg: Registration, r: asyncio.StreamReader,
