@@ -161,7 +161,8 @@ def test_isolated_nodes_are_one_cluster_through_a_broker_crash(isolated: Emulato
     killed are all read back through broker 6, and broker 5 rejoins every ISR. The
     controllers listen nowhere for clients."""
     assert isolated.brokers == [4, 5, 6]
-    f = scenario(isolated.start(), time.monotonic(), records=1500)
+    started = time.monotonic()
+    f = scenario(isolated.start(), started, records=1500)
     print(f"emulator isolated nodes: ready {f.ready_s:.2f} s, failover {f.failover_s:.2f} s, "
           f"rejoin {f.rejoin_s:.2f} s, {f.acknowledged} acknowledged, none lost")
     state = isolated.log(1)
