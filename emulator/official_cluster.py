@@ -25,7 +25,11 @@ controller. Controller nodes serve no client listener (a Kafka client never talk
 a controller): they only register with the link, for the health check. Each broker node
 registers with its own node id, and the cluster gains that broker then, as Kafka's
 controller learns its brokers when they register; the first broker's listener names
-and protocols are the ones every later broker must serve.
+and protocols are the ones every later broker must serve. A broker node with SASL
+listeners also sends the users its own JAAS file gives (its ``KAFKA_OPTS``), since in
+Kafka's example only the brokers hold that file while here the controller's process
+serves the brokers' listeners: the first broker's users are the cluster's, and a later
+broker whose users differ is refused.
 
 This module only computes: which node holds the state, what a registration says, and
 which configurations cannot be one cluster (:class:`Refused`, one line naming the
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from emulator.official_image import Listener, NodePlan, Refused
 
@@ -114,11 +118,6 @@ def cluster_of(plan: NodePlan, env: Mapping[str, str]) -> NodeCluster | None:
             raise Refused(f"{var('node.id')}: broker-only node {plan.node_id} is one of the "
                           f"voters {voters_var} names ({voter_ids}); a broker node needs an "
                           "id of its own")
-        for ls in plan.listeners:
-            if ls.protocol.startswith("SASL_"):
-                raise Refused(f"{var('listener.security.protocol.map')}: listener {ls.name} "
-                              f"is {ls.protocol}; broker nodes apart from their controllers "
-                              f"(named by {voters_var}) are served over PLAINTEXT only")
     elif plan.node_id not in plan.voters:
         raise Refused(f"{var('node.id')}: node {plan.node_id} is not one of the voters "
                       f"{voters_var} names ({voter_ids})")
@@ -156,35 +155,53 @@ def cluster_of(plan: NodePlan, env: Mapping[str, str]) -> NodeCluster | None:
 class Registration:
     """What a front tells the link: its node id, its process roles, and each listener's
     name, security protocol and advertised address (none for a controller-only node:
-    it serves no client)."""
+    it serves no client). A broker-only node with SASL listeners adds its SASL users
+    (name, password; sorted by name): the state node, a controller, has no JAAS file of
+    its own to serve them from. Combined nodes send none: their state node's own JAAS
+    file gives the cluster's users, as before."""
 
     node_id: int
     listeners: tuple[tuple[str, str, str, int], ...]
     roles: tuple[str, ...] = COMBINED
+    # not in repr: a registration in a log or a failed assertion shows no password
+    sasl_users: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @property
     def controller_only(self) -> bool:
         return self.roles == ("controller",)
 
+    @property
+    def sasl(self) -> bool:
+        """Whether a listener of this node is SASL_PLAINTEXT (the only SASL served)."""
+        return any(p.startswith("SASL_") for _, p, _, _ in self.listeners)
+
     def encode(self) -> bytes:
-        return json.dumps({"node": self.node_id, "roles": list(self.roles),
-                           "listeners": [list(ls) for ls in self.listeners]}).encode() + b"\n"
+        msg: dict[str, object] = {"node": self.node_id, "roles": list(self.roles),
+                                  "listeners": [list(ls) for ls in self.listeners]}
+        if self.sasl_users:  # absent otherwise: a registration an older link reads alike
+            msg["sasl_users"] = dict(self.sasl_users)
+        return json.dumps(msg).encode() + b"\n"
 
     @classmethod
     def of(cls, plan: NodePlan) -> Registration:
         roles = tuple(sorted(set(plan.roles)))
         served = [] if roles == ("controller",) else plan.listeners
+        users = tuple(sorted(plan.sasl_users.items())) if roles == ("broker",) else ()
         return cls(plan.node_id, tuple((ls.name, ls.protocol, ls.advertised_host,
-                                        ls.advertised_port) for ls in served), roles)
+                                        ls.advertised_port) for ls in served), roles,
+                   users if any(ls.protocol.startswith("SASL_") for ls in served) else ())
 
     @classmethod
     def decode(cls, line: bytes) -> Registration:
-        """Raises ValueError on anything but a registration."""
+        """Raises ValueError on anything but a registration (an older node's, without
+        roles or users, reads as a combined node without users)."""
         msg = json.loads(line)
         listeners = tuple((str(n), str(p), str(h), int(port))
                           for n, p, h, port in msg["listeners"])
         roles = tuple(sorted({str(r) for r in msg.get("roles", COMBINED)}))
-        return cls(int(msg["node"]), listeners, roles)
+        users = tuple(sorted((str(u), str(pw))
+                             for u, pw in dict(msg.get("sasl_users") or {}).items()))
+        return cls(int(msg["node"]), listeners, roles, users)
 
 
 def listener_kinds(listeners: Iterable[Listener]) -> list[tuple[str, str]]:
@@ -194,14 +211,18 @@ def listener_kinds(listeners: Iterable[Listener]) -> list[tuple[str, str]]:
 
 def check_registration(reg: Registration, cluster: NodeCluster,
                        served: list[tuple[str, str]] | None,
-                       served_by: int | None = None) -> str | None:
+                       served_by: int | None = None,
+                       users: tuple[tuple[str, str], ...] = ()) -> str | None:
     """Why the state node cannot take this registration (one line naming the variable),
     or None. ``served`` is the listener names and security protocols every broker must
     serve (a client on listener L is answered every broker's L address): the state
     node's, or in isolated mode those of the first broker that registered
-    (``served_by``), None before one did. Combined nodes register only with a combined
-    state node, broker-only ones only with a controller-only one: a mixture would be
-    brokers the state node does not know how to count."""
+    (``served_by``), None before one did; ``users`` are that first broker's SASL
+    users, which every later broker must give alike (a client that logs in through one
+    broker must log in through all, as with Kafka's brokers sharing one JAAS file).
+    Combined nodes register only with a combined state node, broker-only ones only
+    with a controller-only one: a mixture would be brokers the state node does not know
+    how to count."""
     what = cluster.state_node if served_by is None else served_by
     if reg.controller_only or reg.roles == COMBINED:
         if reg.node_id not in cluster.voters:
@@ -226,6 +247,18 @@ def check_registration(reg: Registration, cluster: NodeCluster,
                 "cluster must have the same listener names and security protocols".format(
                     reg.node_id, ", ".join(f"{n}:{p}" for n, p in have), what,
                     ", ".join(f"{n}:{p}" for n, p in served)))
+    if reg.roles == COMBINED:
+        return None  # the state node's own users serve combined nodes
+    if reg.sasl and not reg.sasl_users:  # a node from before users were sent
+        return (f"KAFKA_OPTS: broker node {reg.node_id} sent no SASL users for its SASL "
+                f"listeners; node {cluster.state_node} serves them only with the users of "
+                "the broker node's JAAS file (run every node from the same image)")
+    if served is not None and reg.sasl_users != users:
+        # names only: a password never goes to a log
+        return ("KAFKA_OPTS: the SASL users of node {}'s JAAS file ({}) differ from node "
+                "{}'s ({}); every broker node must give the same users and passwords".format(
+                    reg.node_id, ", ".join(u for u, _ in reg.sasl_users) or "none", what,
+                    ", ".join(u for u, _ in users) or "none"))
     return None
 
 

@@ -167,12 +167,13 @@ def isolated_state_plan(plan: NodePlan, first: Registration) -> NodePlan:
     of every interface, the controller's configs (Kafka's controller applies the topic
     defaults); later brokers are added as they register. Internal topics keep Kafka's
     replication factor of 3 unless the configs say otherwise (the emulator's default
-    for a cluster made with fewer brokers would be lower)."""
+    for a cluster made with fewer brokers would be lower). The SASL users are the ones
+    the broker registered: in Kafka's example only the brokers mount the JAAS file."""
     config = dict(plan.config)
     for key in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor"):
         config.setdefault(key, "3")
     return replace(plan, node_id=first.node_id, brokers=1, roles=("broker",), voters={},
-                   config=config,
+                   config=config, sasl_users=dict(first.sasl_users),
                    listeners=[Listener(name, protocol, "0.0.0.0", 0, host, port)
                               for name, protocol, host, port in first.listeners])
 

@@ -68,11 +68,6 @@ def test_a_single_voter_is_a_node_of_its_own() -> None:
     ({"KAFKA_PROCESS_ROLES": "controller"}, "KAFKA_LISTENERS",
      "controller-only node 2 may only have controller listeners, not PLAINTEXT"),
     ({"KAFKA_PROCESS_ROLES": "broker"}, "KAFKA_NODE_ID", "broker-only node 2 is one of the"),
-    ({"KAFKA_PROCESS_ROLES": "broker", "KAFKA_NODE_ID": "4", "KAFKA_LISTENERS":
-      "SASL_PLAINTEXT://:19092", "KAFKA_ADVERTISED_LISTENERS": "SASL_PLAINTEXT://kafka-4:19092",
-      "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-      "KAFKA_LISTENER_NAME_SASL_PLAINTEXT_PLAIN_SASL_JAAS_CONFIG": 'user_a="b";'},
-     "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "PLAINTEXT only"),
     ({"KAFKA_NODE_ID": "4"}, "KAFKA_NODE_ID", "not one of the voters"),
     ({"KAFKA_CONTROLLER_QUORUM_VOTERS": "1@kafka-1:9093,2@kafka-2:9093,4@kafka-3:9093"},
      "KAFKA_CONTROLLER_QUORUM_VOTERS", "consecutive"),
@@ -297,3 +292,81 @@ def test_the_isolated_link_makes_the_cluster_for_the_first_broker_only() -> None
     else:
         assert isinstance(five, dict) and sorted(five) == ["EXTERNAL"] and brokers == [5]
         assert four.startswith("KAFKA_LISTENERS: node 4 serves PLAINTEXT:PLAINTEXT"), four
+
+
+# ---- isolated mode over SASL_PLAINTEXT: the users come with the brokers' registrations --
+def isolated_sasl(node: int, jaas: str = 'user_admin="admin-secret" user_alice="alice-secret";'
+                  ) -> tuple[NodeCluster, Registration]:
+    """Node ``node`` of Kafka's isolated SASL_PLAINTEXT example: the broker nodes' JAAS
+    file (given inline here) lists the users; the controllers have none."""
+    env = isolated_env(node)
+    if node > 3:
+        env.update({
+            "KAFKA_LISTENERS": "SASL_PLAINTEXT://:19094,SASL_PLAINTEXT_HOST://:9094",
+            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:"
+                                                    "SASL_PLAINTEXT,SASL_PLAINTEXT_HOST:SASL_PLAINTEXT",
+            "KAFKA_ADVERTISED_LISTENERS": f"SASL_PLAINTEXT://kafka-{node - 3}:19094,"
+                                          f"SASL_PLAINTEXT_HOST://localhost:{node - 2}9094",
+            "KAFKA_SASL_ENABLED_MECHANISMS": "PLAIN",
+            "KAFKA_LISTENER_NAME_SASL_PLAINTEXT_PLAIN_SASL_JAAS_CONFIG": jaas})
+    plan = translate(env, hostname="kafka-x")
+    nodes = cluster_of(plan, env)
+    assert nodes is not None
+    return nodes, Registration.of(plan)
+
+
+USERS = (("admin", "admin-secret"), ("alice", "alice-secret"))
+
+
+def test_an_isolated_sasl_broker_registers_with_its_jaas_users() -> None:
+    """A broker-only SASL node is one of the cluster (no longer refused) and its
+    registration carries its users, through the wire and back; a controller's and a
+    PLAINTEXT broker's carry none, and the users never show in a registration's repr."""
+    broker, reg = isolated_sasl(5)
+    assert broker.broker_only and reg.sasl and reg.sasl_users == USERS
+    assert Registration.decode(reg.encode()) == reg
+    assert Registration.decode(reg.encode()).sasl_users == USERS
+    assert "secret" not in repr(reg)
+    assert isolated_sasl(2)[1].sasl_users == () and isolated(5)[1].sasl_users == ()
+    assert b"sasl_users" not in isolated(5)[1].encode()  # read alike by an older link
+    # a combined node's registration carries none: the state node's own file serves it
+    combined = Registration.of(translate(node_env(
+        2, KAFKA_LISTENER_SECURITY_PROTOCOL_MAP="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,"
+        "PLAINTEXT_HOST:SASL_PLAINTEXT",
+        KAFKA_LISTENER_NAME_PLAINTEXT_HOST_PLAIN_SASL_JAAS_CONFIG='user_a="b";'),
+        hostname="kafka-2"))
+    assert combined.sasl and combined.sasl_users == ()
+
+
+def test_the_isolated_state_node_takes_the_first_brokers_users_and_refuses_others() -> None:
+    """Every broker must give the users the first one gave (a client logs in through
+    any broker, as with Kafka's brokers that share one JAAS file); a different set, or a
+    SASL broker sending none (a node from before users were sent), is refused in one
+    line naming KAFKA_OPTS and naming users but never a password."""
+    state, _ = isolated_sasl(1)
+    _, four = isolated_sasl(4)
+    served = sorted((n, p) for n, p, _, _ in four.listeners)
+    assert check_registration(four, state, None) is None
+    assert check_registration(isolated_sasl(6)[1], state, served, 4, USERS) is None
+    other = isolated_sasl(6, 'user_admin="admin-secret" user_alice="other";')[1]
+    why = check_registration(other, state, served, 4, USERS) or ""
+    assert why.startswith("KAFKA_OPTS: the SASL users of node 6's JAAS file (admin, alice) "
+                          "differ from node 4's (admin, alice)"), why
+    assert "secret" not in why and "other" not in why and "\n" not in why
+    fewer = isolated_sasl(6, 'user_admin="admin-secret";')[1]
+    assert (check_registration(fewer, state, served, 4, USERS) or "").startswith(
+        "KAFKA_OPTS: the SASL users of node 6's JAAS file (admin) differ")
+    old = Registration.decode(Registration(6, four.listeners, ("broker",)).encode())
+    assert (check_registration(old, state, served, 4, USERS) or "").startswith(
+        "KAFKA_OPTS: broker node 6 sent no SASL users for its SASL listeners")
+    assert (check_registration(old, state, None) or "").startswith("KAFKA_OPTS: broker node 6")
+
+
+def test_the_isolated_state_node_serves_the_first_brokers_users() -> None:
+    """The cluster made for the first broker logs in its users: the controller's own
+    plan (no JAAS file in Kafka's example) has none."""
+    plan = translate(isolated_env(1), hostname="controller-1")
+    assert plan.sasl_users == {}
+    cluster = isolated_state_plan(plan, isolated_sasl(4)[1])
+    assert cluster.sasl_users == dict(USERS)
+    assert {ls.protocol for ls in cluster.listeners} == {"SASL_PLAINTEXT"}

@@ -5,7 +5,8 @@ every node a front forwarding its listeners to its virtual broker there) and com
 the messages; this module moves the bytes. ``LinkServer`` runs in the state node: a
 front's registration starts its broker, the front's silence or goodbye stops it.
 In isolated mode the state node is a controller: its cluster is made when the first
-broker node registers (with that broker's listeners), and each later broker is added
+broker node registers (with that broker's listeners and the SASL users its JAAS file
+gives), and each later broker is added
 to it when it first registers (``Cluster.add_broker_async``). Controller nodes' fronts
 listen nowhere: they only keep a registration, for the health check.
 ``NodeFront`` runs in every node: it listens where the node's ``KAFKA_LISTENERS`` say,
@@ -81,6 +82,8 @@ class LinkServer:
         self.served: list[tuple[str, str]] | None = (
             listener_kinds(listeners) if cluster is not None else None)
         self.served_by: int | None = None  # the broker node whose listeners set them
+        # isolated mode: the SASL users of that first broker's JAAS file, the cluster's
+        self.users: tuple[tuple[str, str], ...] = ()
         # The registration currently in force per node: an old link that ends after its
         # node registered again must not stop the new incarnation.
         self._current: dict[int, object] = {}
@@ -124,7 +127,8 @@ class LinkServer:
             w.close()
             return
         if reg.controller_only:
-            refused = check_registration(reg, self.nodes, self.served, self.served_by)
+            refused = check_registration(reg, self.nodes, self.served, self.served_by,
+                                         self.users)
             if refused is None:
                 await self._controller(reg, r, w)
             else:
@@ -132,8 +136,10 @@ class LinkServer:
             return
         async with self._lock:
             # checked under the lock: in isolated mode the first broker's start sets the
-            # listeners the next one must serve, and two may register at once
-            refused = check_registration(reg, self.nodes, self.served, self.served_by)
+            # listeners (and SASL users) the next one must serve, and two may register
+            # at once
+            refused = check_registration(reg, self.nodes, self.served, self.served_by,
+                                         self.users)
             if refused is None:
                 token = object()
                 self._current[reg.node_id] = token
@@ -182,6 +188,7 @@ class LinkServer:
             self.cluster = await self.make_cluster(reg)
             self.served = sorted((n, p) for n, p, _, _ in reg.listeners)
             self.served_by = reg.node_id
+            self.users = reg.sasl_users
         cluster = self.cluster
         state, server = cluster.state, cluster.server
         assert server is not None, "the cluster is started before the link"
