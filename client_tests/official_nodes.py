@@ -51,6 +51,7 @@ COMPOSE_DIR = ROOT / "client_tests" / "compose" / "apache-kafka"
 COMBINED_PLAINTEXT = COMPOSE_DIR / "cluster" / "combined" / "plaintext" / "docker-compose.yml"
 COMBINED_SASL = COMPOSE_DIR / "cluster" / "combined" / "sasl_plaintext" / "docker-compose.yml"
 ISOLATED_PLAINTEXT = COMPOSE_DIR / "cluster" / "isolated" / "plaintext" / "docker-compose.yml"
+ISOLATED_SASL = COMPOSE_DIR / "cluster" / "isolated" / "sasl_plaintext" / "docker-compose.yml"
 # A user of the SASL example's JAAS file (fixtures/sasl/broker_jaas.conf)
 SASL_CLIENT = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                "sasl.username": "alice", "sasl.password": "alice-secret"}
@@ -238,8 +239,12 @@ class KafkaNodes:
         self.client = dict(client or {})
         props = {i: merged_properties(n.env, APACHE)[0] for i, n in self.nodes.items()}
         first = next(iter(self.nodes.values())).env
-        # KAFKA_OPTS is the JVM's (the JAAS file of the SASL users), as the image passes it
-        jvm = [*TEST_JVM_OPTS, *first.get("KAFKA_OPTS", "").split()]
+        # KAFKA_OPTS is the JVM's (the JAAS file of the SASL users), as the image passes it;
+        # in isolated mode only the broker nodes name one (a controller JVM given it too
+        # reads nothing from it: its CONTROLLER listener is PLAINTEXT)
+        opts = next((n.env["KAFKA_OPTS"] for n in self.nodes.values() if "KAFKA_OPTS" in n.env),
+                    "")
+        jvm = [*TEST_JVM_OPTS, *opts.split()]
         self.kafka = KafkaCluster(nodes=props, cluster_id=first.get("CLUSTER_ID"),
                                   jvm_opts=jvm)
         self.ids = sorted(self.nodes)

@@ -13,6 +13,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
@@ -22,6 +23,7 @@ from client_tests.kafka_cluster import free_port
 from client_tests.official_nodes import (
     COMBINED_SASL,
     ISOLATED_PLAINTEXT,
+    ISOLATED_SASL,
     SASL_CLIENT,
     AdminClient,
     EmulatorNodes,
@@ -207,3 +209,61 @@ def _healthy(port: int) -> bool:
         return healthcheck(port)[0] == 200
     except urllib.error.URLError:
         return False
+
+
+# ---- isolated mode over SASL_PLAINTEXT: the users only in the broker nodes' JAAS file ----
+def test_isolated_sasl_nodes_are_one_cluster_through_a_broker_crash() -> None:
+    """Kafka's isolated SASL_PLAINTEXT example: the JAAS file is mounted on the broker
+    nodes only, and each sends its users with its registration, so controller 1, which
+    serves the brokers' listeners, logs alice in through every broker node; the
+    scenario of the PLAINTEXT file holds (nothing acknowledged lost while broker 5 is
+    killed); a wrong password is refused through every broker node, and no password
+    reaches a log."""
+    nodes = EmulatorNodes(ISOLATED_SASL, SASL_CLIENT)
+    assert nodes.brokers == [4, 5, 6] and "KAFKA_OPTS" not in nodes.nodes[1].env
+    started = time.monotonic()
+    try:
+        f = scenario(nodes.start(), started, records=900)
+        print(f"emulator isolated SASL nodes: ready {f.ready_s:.2f} s, failover "
+              f"{f.failover_s:.2f} s, rejoin {f.rejoin_s:.2f} s, {f.acknowledged} "
+              "acknowledged, none lost")
+        wrong = {**SASL_CLIENT, "sasl.password": "not-alice-secret"}
+        for broker in nodes.brokers:
+            with pytest.raises(KafkaException):
+                metadata(nodes.bootstrap(broker), timeout=3, client=wrong)
+            assert sorted(metadata(nodes.bootstrap(broker), client=SASL_CLIENT).brokers) == [
+                4, 5, 6]
+    finally:
+        nodes.stop()
+    state = nodes.log(1)
+    assert "broker 5 crashed" in state and "node 6 registered: broker 6" in state
+    for i in nodes.ids:
+        log = nodes.log(i)
+        assert "Traceback" not in log and "] ERROR " not in log, log
+        # users by name only, never their passwords
+        assert "admin-secret" not in log and "alice-secret" not in log, log
+
+
+def test_an_isolated_sasl_broker_with_other_users_is_refused(tmp_path: Path) -> None:
+    """A broker node whose JAAS file gives other users than the first broker's is
+    refused by the link in one line naming KAFKA_OPTS (never a broker where the
+    cluster's users fail to log in), and the cluster goes on with the others."""
+    nodes = EmulatorNodes(ISOLATED_SASL, SASL_CLIENT)
+    other = tmp_path / "other_jaas.conf"
+    other.write_text('KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule '
+                     'required\n  user_admin="admin-secret"\n  user_bob="bob-secret";\n};\n')
+    six = nodes.nodes[6].env
+    six["KAFKA_OPTS"] = f"-Djava.security.auth.login.config={other}"
+    try:
+        for i in (1, 2, 3, 4):
+            nodes.restart(i)
+        wait_for(lambda: "kafka-emulator ready" in nodes.log(4), "broker 4 registered", 30)
+        nodes.restart(6)
+        assert nodes.procs[6].wait(30) == 1, nodes.log(6)
+        refused = [ln for ln in nodes.log(6).splitlines() if ln.startswith("kafka-emulator: ")]
+        assert refused == ["kafka-emulator: refused: KAFKA_OPTS: the SASL users of node 6's "
+                           "JAAS file (admin, bob) differ from node 4's (admin, alice); every "
+                           "broker node must give the same users and passwords"], nodes.log(6)
+        assert sorted(metadata(nodes.bootstrap(4), client=SASL_CLIENT).brokers) == [4]
+    finally:
+        nodes.stop()
