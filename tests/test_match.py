@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from emulator.faults.match import MatchError, parse
+from emulator.faults.match import BoolOp, Compare, MatchError, Not, Truthy, parse
 
 VALUES: dict[str, list[object]] = {
     "api": ["JoinGroup"], "client_id": ["consumer-b"], "partition": [0, 3],
-    "generation_id": [2], "member_id": [""], "acks": [True], "none": []}
+    "generation_id": [2], "member_id": [""], "acks": [True], "none": [], "quoted": ["a'b"]}
 
 
 def lookup(name: str) -> Sequence[object]:
@@ -37,13 +37,25 @@ def lookup(name: str) -> Sequence[object]:
     ("api < 1", False),  # a text never compares with a number
     ("not not api == \"JoinGroup\"", True),
     ("a.b.c == -1 or client_id == 'consumer-\\'b'", False),
+    ("quoted == 'a\\'b'", True),  # a backslash escapes the quote
+    ("quoted == \"a'b\"", True),
+    ("generation_id <= 2 and generation_id >= 2 and generation_id > 1", True),
+    ("generation_id <= 1", False),
+    ("generation_id > 2 or generation_id < 2", False),
+    ('api < "K" and api <= "JoinGroup" and api >= "JoinGroup"', True),  # text order
+    ('api < "JoinGroup" or api > "JoinGroup"', False),
+    ("acks >= 1 or acks > 0", False),  # a boolean has no order with numbers
+    ('acks == true and api == "JoinGroup"', True),  # a constant, then more
 ])
 def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
     assert parse(text)(lookup) is holds
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("api ==", "expected a value"),
+    ("api ==", "expected a value (a quoted string, an integer, true, false or null), found "
+     "the end"),
+    ("api == and", "expected a value"),  # a keyword that is not a constant
+    ("api == 1 true", "expected 'and', 'or' or the end, found 'true' at column 10"),
     ("api == JoinGroup", "found 'JoinGroup' at column 8"),
     ("(api == 1", "expected ')'"),
     ("api in [1", "expected ',' or ']'"),
@@ -58,6 +70,12 @@ def test_bad_predicates_are_refused_saying_where(text: str, message: str) -> Non
     with pytest.raises(MatchError, match=None) as e:
         parse(text)
     assert message in str(e.value)
+
+
+def test_the_tree_is_what_was_written() -> None:
+    assert parse("a == 1").tree == Compare("a", "==", (1,))
+    assert parse("a or not b and c in [1, 'x']").tree == BoolOp("or", (
+        Truthy("a"), BoolOp("and", (Not(Truthy("b")), Compare("c", "in", (1, "x"))))))
 
 
 def test_names_lists_what_a_predicate_reads() -> None:
