@@ -435,8 +435,9 @@ DIFFERENCES: list[Difference] = [
              "or in isolated mode another controller stopped changes nothing, as on Kafka, "
              "but the state node stopped is the whole cluster gone (the other nodes close "
              "every connection until it is back, and it comes back empty). Combined and "
-             "dedicated nodes mixed, SSL listeners, SASL listeners on broker-only nodes and "
-             "dynamic quorums among several nodes are refused in one line naming the "
+             "dedicated nodes mixed, SSL listeners, isolated-mode broker nodes whose JAAS "
+             "files give different SASL users (each sends its users with its registration) "
+             "and dynamic quorums among several nodes are refused in one line naming the "
              "variable (stricter: a test that passes here passes on Kafka).",
         kafka_mode="as fast",
         emulator_tests=("client_tests/test_official_nodes.py::"
