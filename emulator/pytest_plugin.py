@@ -350,7 +350,11 @@ def _shrink_failure(config: pytest.Config, nodeid: str, seed: int, record: list)
     out_dir = Path(tempfile.gettempdir()) / "kafka-emulator-shrunk"
     out_dir.mkdir(exist_ok=True)
     stem = re.sub(r"[^a-zA-Z0-9._-]+", "-", nodeid).strip("-")[:150]
-    candidate_file = out_dir / f"{stem}.candidate.json"
+    # The candidates' file is this shrink's own: two shrinks of a test of the same name
+    # at once (two xdist workers, two checkouts) must not replay each other's candidates.
+    fd, name = tempfile.mkstemp(prefix=f"{stem}.", suffix=".candidate.json", dir=out_dir)
+    os.close(fd)
+    candidate_file = Path(name)
     args = [sys.executable, "-m", "pytest", nodeid, "-q", "-x", "-p", "no:cacheprovider",
             "--rootdir", str(config.rootpath), "--kafka-emulator-schedule",
             str(candidate_file)]
@@ -385,7 +389,7 @@ def _shrink_failure(config: pytest.Config, nodeid: str, seed: int, record: list)
             f"{nodeid} under seed {seed}: {len(result.faults)} of "
             f"{len(result.original)} faults, failed {sum(result.confirmed)} of "
             f"{len(result.confirmed)} replays"))
-        path = out_dir / f"{stem}.json"
+        path = Path(str(candidate_file).removesuffix(".candidate.json") + ".json")
         path.write_text(shrunk.to_json(), encoding="utf-8")
         if not any(result.confirmed):
             lines.append("the shrunk set did not fail again: the failure needs timing these "
