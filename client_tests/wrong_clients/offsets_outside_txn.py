@@ -24,6 +24,7 @@ import uuid
 from confluent_kafka import (
     OFFSET_BEGINNING,
     Consumer,
+    KafkaError,
     KafkaException,
     Message,
     Producer,
@@ -106,12 +107,27 @@ def commit_transaction(producer: Producer, attempts: int = 10) -> None:
             time.sleep(0.05)
 
 
-def rewind(consumer: Consumer) -> None:
+# What a coordinator moving or loading answers an OffsetFetch with: librdkafka's
+# committed() hands them to the application (not all flagged retriable), which asks again.
+COORDINATOR_MOVED = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                     KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError._TIMED_OUT)
+
+
+def rewind(consumer: Consumer, attempts: int = 20) -> None:
     """Back to the committed offsets of the assignment: the aborted batch is read again."""
     assignment = consumer.assignment()
     if not assignment:
         return
-    for tp in consumer.committed(assignment, timeout=30):
+    for attempt in range(attempts):
+        try:
+            committed = consumer.committed(assignment, timeout=30)
+            break
+        except KafkaException as e:
+            err = e.args[0]
+            if attempt == attempts - 1 or not (err.retriable() or err.code() in COORDINATOR_MOVED):
+                raise
+            time.sleep(0.1)
+    for tp in committed:
         offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
         consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
 
