@@ -210,8 +210,15 @@ def compose(project_dir: Path, *args: str, check: bool = True) -> subprocess.Com
 
 
 def _in_use(port: int) -> bool:
+    """Whether docker-proxy could not bind the port now: a listener has it, or a
+    connection uses it as its source port (which a connect() does not see)."""
     with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as docker-proxy binds
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return True
+    return False
 
 
 @contextlib.contextmanager

@@ -47,6 +47,16 @@ if ! docker info >/dev/null 2>&1; then
 fi
 echo "docker engine $(docker version --format '{{.Server.Version}}'), storage $(docker info --format '{{.Driver}}')"
 
+# The Compose examples publish Kafka's fixed host ports; those in the kernel's ephemeral
+# range (32768-60999) could be lent to any test's outgoing connection as its source port,
+# and docker-proxy then cannot bind them. Reserved, the kernel never lends them.
+RESERVED=29092-29094,39092-39094,49092-49094
+if [ "$(cat /proc/sys/net/ipv4/ip_local_reserved_ports 2>/dev/null)" != "$RESERVED" ]; then
+  $SUDO sysctl -qw net.ipv4.ip_local_reserved_ports="$RESERVED" 2>/dev/null \
+    || echo "50-docker: could not reserve the Compose examples' host ports ($RESERVED):" \
+      "a test's outgoing connection may take one of them"
+fi
+
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   progress "building $BASE (debootstrap + docker import)" \
     $SUDO bash docker/build-base-image.sh "$BASE"
