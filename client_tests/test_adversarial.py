@@ -15,8 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -26,6 +24,7 @@ from confluent_kafka import Consumer, Producer
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import CommitFailedError, RebalanceInProgressError
 
+from client_tests.control_http import http
 from emulator import Cluster
 from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.faults.adversary import KINDS
@@ -290,40 +289,29 @@ def test_every_kind_of_fault_is_met() -> None:
     assert wanted <= set(met), f"met {dict(met)}; never met {wanted - set(met)}"
 
 
-def _http(base: str, method: str, path: str, body: object = None) -> tuple[int, dict]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-
-
 def test_the_record_and_the_rates_through_the_control_plane_and_the_cli() -> None:
     """GET /adversary prints what was injected (a failing test's evidence), POST turns
     the faults off for a setup and scales them; the same through kafka-emulator fault."""
     with Cluster(fidelity="adversarial", seed=3, control_port=0,
                  adversary_scale="lost_response=0") as c:
         base = f"http://127.0.0.1:{c.control.port}"
-        status, view = _http(base, "GET", "/adversary")
+        status, view = http(base, "GET", "/adversary")
         assert status == 200 and view["seed"] == 3 and view["scale"] == {"lost_response": 0}
-        assert _http(base, "POST", "/adversary", {"off": True})[1]["enabled"] is False
+        assert http(base, "POST", "/adversary", {"off": True})[1]["enabled"] is False
         c.create_topic("quiet", 1, 3)
         p = Producer({"bootstrap.servers": c.bootstrap_servers, "client.id": "quiet"})
         for _ in range(50):
             p.produce("quiet", b"x")
             p.flush(10)
         assert not [f for f in c.adversary.record if f.client_id == "quiet"]
-        status, view = _http(base, "POST", "/adversary", {"on": True, "scale": "all=3"})
+        status, view = http(base, "POST", "/adversary", {"on": True, "scale": "all=3"})
         assert status == 200 and view["enabled"] and view["scale"]["all"] == 3
         for _ in range(100):
             p.produce("quiet", b"x")
             p.flush(10)
-        injected = _http(base, "GET", "/adversary")[1]["injected"]
+        injected = http(base, "GET", "/adversary")[1]["injected"]
         assert [f for f in injected if f["client_id"] == "quiet"], injected
-        assert _http(base, "POST", "/adversary", {"scale": "kik=1"})[0] == 400
+        assert http(base, "POST", "/adversary", {"scale": "kik=1"})[0] == 400
         out = subprocess.run([sys.executable, "-m", "emulator", "fault", "--control", base,
                               "adversary-tune", "--off"], capture_output=True, text=True,
                              timeout=60)
@@ -335,7 +323,7 @@ def test_the_record_and_the_rates_through_the_control_plane_and_the_cli() -> Non
         with Cluster(control_port=0, fidelity=mode) as other:
             # no adversary at all: the server's one test per request finds None
             assert other.adversary is None and other.server.faults.adversary is None
-            status, view = _http(f"http://127.0.0.1:{other.control.port}", "GET",
+            status, view = http(f"http://127.0.0.1:{other.control.port}", "GET",
                                  "/adversary")
             assert status == 404 and f"fidelity {mode}" in view["error"]
 

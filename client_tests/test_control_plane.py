@@ -10,8 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +17,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.errors import NotEnoughReplicasError
 
+from client_tests.control_http import http
 from emulator import Cluster
 from emulator.testing import wait_for
 
@@ -31,19 +30,6 @@ def cp() -> Iterator[tuple[Cluster, str]]:
     with Cluster(brokers=3, port=0, control_port=0,
                  config={"replica.lag.time.max.ms": "1000"}) as c:
         yield c, f"http://127.0.0.1:{c.control.port}"
-
-
-def http(base: str, method: str, path: str, body: Any = None,
-         raw: bytes | None = None) -> tuple[int, Any]:
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            status, payload, ctype = r.status, r.read(), r.headers["Content-Type"]
-    except urllib.error.HTTPError as e:
-        status, payload, ctype = e.code, e.read(), e.headers["Content-Type"]
-    return status, json.loads(payload) if ctype == "application/json" else payload.decode()
 
 
 def cli(base: str, *args: str) -> subprocess.CompletedProcess:

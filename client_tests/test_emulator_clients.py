@@ -19,8 +19,9 @@ import re
 import subprocess
 from pathlib import Path
 
-import docker
 import pytest
+
+from client_tests.docker_image import require_image
 
 # Not run with --target kafka: the emulator's image and its control plane.
 pytestmark = [pytest.mark.emulator_only, pytest.mark.xdist_group("docker-clients")]
@@ -35,16 +36,7 @@ TC_ENV = {"TESTCONTAINERS_RYUK_DISABLED": "true", "TESTCONTAINERS_HOST_OVERRIDE"
 @pytest.fixture(scope="module")
 def image() -> str:
     """Fail (not skip) with the reason when the engine or the image is missing."""
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as e:  # noqa: BLE001 - any failure means the same thing here
-        pytest.fail(f"no Docker engine answers ({e}); run scripts/setup.d/50-docker.sh")
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"image {IMAGE} is missing; run scripts/setup.d/50-docker.sh to build it")
-    return IMAGE
+    return require_image(IMAGE)
 
 
 def run_tests(cmd: list[str], cwd: Path, passed: str, started: bool = True) -> str:

@@ -9,12 +9,12 @@ import json
 import subprocess
 import sys
 import threading
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
+from client_tests.control_http import http
 from emulator import Cluster
 from emulator.control.operations import ControlError
 
@@ -144,30 +144,20 @@ def test_a_barrier_holds_b_join_until_a_has_committed(cluster: Cluster) -> None:
 def test_journal_and_rules_over_http(cluster: Cluster) -> None:
     base = f"http://127.0.0.1:{cluster.control.port}"
 
-    def call(method: str, path: str, body: object = None) -> tuple[int, dict]:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
-
-    assert call("POST", "/journal", {"capacity": 3})[1]["capacity"] == 3
-    status, out = call("POST", "/faults", {"op": "inject_error", "api": "Metadata",
+    assert http(base, "POST", "/journal", {"capacity": 3})[1]["capacity"] == 3
+    status, out = http(base, "POST", "/faults", {"op": "inject_error", "api": "Metadata",
                                            "error": "NOT_CONTROLLER", "match": "bad =="})
     assert status == 400 and "match" in out["error"]
     p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "client.id": "w2"})
     for _ in range(3):
         p.produce("orders", b"x", partition=0)
         p.flush(10)
-    status, j = call("GET", "/journal?client_id=w2")
+    status, j = http(base, "GET", "/journal?client_id=w2")
     assert status == 200 and j["size"] == 3 and j["dropped"] > 0  # a ring of 3
     assert all(e["client_id"] == "w2" for e in j["entries"])
-    assert call("GET", "/journal?since=" + str(j["next_seq"]))[1]["entries"] == []
-    assert call("DELETE", "/journal")[1]["enabled"] is False
-    assert call("POST", "/rules/r9/wait", {"hits": 1, "timeout_ms": 10})[0] == 404
+    assert http(base, "GET", "/journal?since=" + str(j["next_seq"]))[1]["entries"] == []
+    assert http(base, "DELETE", "/journal")[1]["enabled"] is False
+    assert http(base, "POST", "/rules/r9/wait", {"hits": 1, "timeout_ms": 10})[0] == 404
 
 
 def cli(base: str, *args: str) -> tuple[int, object, str]:

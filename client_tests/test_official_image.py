@@ -33,6 +33,7 @@ import docker
 import pytest
 from confluent_kafka import Consumer, Producer
 
+from client_tests.docker_image import require_image
 from emulator.testing import wait_for
 
 # Not run with --target kafka: the emulator's container image. The Compose files fix
@@ -55,16 +56,7 @@ RECORDS = 100
 @pytest.fixture(scope="module")
 def image() -> str:
     """Fail (not skip) with the reason when the engine or the image is missing."""
-    try:
-        client = docker.from_env()
-        client.ping()
-    except Exception as e:  # noqa: BLE001 - any failure means the same thing here
-        pytest.fail(f"no Docker engine answers ({e}); run scripts/setup.d/50-docker.sh")
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"image {IMAGE} is missing; run scripts/setup.d/50-docker.sh to build it")
-    return IMAGE
+    return require_image(IMAGE)
 
 
 def tagged(image: str, tag: str) -> str:

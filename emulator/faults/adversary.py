@@ -560,8 +560,7 @@ class Adversary:
 
     # ---- the answers ------------------------------------------------------------------
     def snapshot(self, api: int, req: dict, broker: int) -> Snapshot | None:
-        """What the soundness check needs of the state as a request arrives at
-        ``broker``."""
+        """What the soundness check needs of the state as ``broker`` gets a request."""
         return self.soundness.snapshot(api, req, broker)
 
     def check(self, broker: int, api: int, version: int, req: dict, result: Any,
