@@ -17,7 +17,10 @@ reports them missing in this response; so do we (they exist by the next heartbea
 
 from __future__ import annotations
 
+from typing import cast
+
 from emulator.cluster.metadata import INTERNAL_TOPICS, validate_topic_name
+from emulator.coordinators.streams.messages import StreamsGroupHeartbeatRequest
 from emulator.coordinators.streams.topology import MISSING_INTERNAL_TOPICS
 from emulator.handlers.authz import RT, One, Op, allowed
 from emulator.handlers.base import RequestContext
@@ -75,11 +78,14 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if share is not None and share.is_share_group(gid):
         return _error(E.GROUP_ID_NOT_FOUND, f"Group {gid} is not a streams group.")
     gc.tick()
-    resp, to_create = gc.streams_group_heartbeat(
-        req, client_id=ctx.client_id or "", client_host="/" + ctx.client_host, version=version)
+    # The codec decoded req by the schema the coordinator's shape is held to.
+    typed, to_create = gc.streams_group_heartbeat(
+        cast(StreamsGroupHeartbeatRequest, req), client_id=ctx.client_id or "",
+        client_host="/" + ctx.client_host, version=version)
+    resp = dict(typed, throttle_time_ms=0)
     if to_create:
         _create_internal_topics(ctx, resp, to_create)
-    return dict(resp, throttle_time_ms=0)
+    return resp
 
 
 def _create_internal_topics(ctx: RequestContext, resp: dict, to_create: dict) -> None:

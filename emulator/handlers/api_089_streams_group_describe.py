@@ -25,7 +25,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc.tick()
 
     def describe(gid: str) -> dict:
-        [d] = gc.describe_streams_groups([gid], version)
+        [typed] = gc.describe_streams_groups([gid], version)
+        d = dict(typed)
         if not d["error_code"]:
             d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
                 if req["include_authorized_operations"] else NOT_REQUESTED

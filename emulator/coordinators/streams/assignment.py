@@ -20,12 +20,12 @@ assignment unchanged) and standby placement does not look at client tags.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
 
 from emulator.cluster.state_machines import TransitionTable
+from emulator.coordinators.streams.messages import TaskIds
 from wire.errors import ErrorCode as E
 
 Task = tuple[str, int]
@@ -99,13 +99,13 @@ def _clean(a: dict[str, set[int]]) -> dict[str, set[int]]:
     return {s: set(ps) for s, ps in a.items() if ps}
 
 
-def task_ids(a: dict[str, Any]) -> list[dict[str, Any]]:
+def task_ids(a: Mapping[str, Collection[int]]) -> list[TaskIds]:
     """Tasks as the wire's TaskIds list, sorted."""
     return [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in sorted(a.items()) if ps]
 
 
-def owned_from_wire(active: list[dict[str, Any]] | None, standby: list[dict[str, Any]] | None,
-                    warmup: list[dict[str, Any]] | None) -> Tasks | None:
+def owned_from_wire(active: list[TaskIds] | None, standby: list[TaskIds] | None,
+                    warmup: list[TaskIds] | None) -> Tasks | None:
     """The tasks a heartbeat reports owning; None when it did not say (all three null)."""
     if active is None or standby is None or warmup is None:
         return None

@@ -9,13 +9,12 @@ fencing are the runtime's (``runtime.members``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.cluster.group_configs import GROUP_CONFIGS, group_value
 from emulator.coordinators.groups.base import GroupPart, OffsetCheck
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from emulator.coordinators.streams import assignment as sa
+from emulator.coordinators.streams import messages as sm
 from emulator.coordinators.streams import topology as st
 from emulator.coordinators.streams.group import (
     _BROKER_ONLY,
@@ -54,13 +53,14 @@ class StreamsProtocol(GroupPart):
         return len(t.partitions) if t is not None else None
 
     # ---- heartbeat ----------------------------------------------------------------------
-    def streams_group_heartbeat(self, req: dict[str, Any], *, client_id: str = "", client_host: str = "",
-                                version: int = 1) -> tuple[dict[str, Any], dict[str, Any]]:
+    def streams_group_heartbeat(self, req: sm.StreamsGroupHeartbeatRequest, *, client_id: str = "",
+                                client_host: str = "", version: int = 1
+                                ) -> tuple[sm.StreamsGroupHeartbeatResponse, st.ToCreate]:
         """StreamsGroupHeartbeat. Returns the response and the internal topics to create
         (name -> (partitions, replication factor, configs))."""
         try:
             _validate(req)
-            create: dict[str, tuple[int, int, dict[str, str]]]
+            create: st.ToCreate
             if req["member_epoch"] in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
                 out, create = self._streams_leave(req), {}
             else:
@@ -75,8 +75,8 @@ class StreamsProtocol(GroupPart):
                                                   "Streams group")
         return typed
 
-    def _streams_heartbeat(self, req: dict[str, Any], client_id: str, client_host: str,
-                           version: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _streams_heartbeat(self, req: sm.StreamsGroupHeartbeatRequest, client_id: str, client_host: str,
+                           version: int) -> tuple[sm.StreamsGroupHeartbeatResponse, st.ToCreate]:
         now = self.gc.now()
         gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
         instance_id = req["instance_id"]
@@ -99,7 +99,7 @@ class StreamsProtocol(GroupPart):
             if member.instance_id is not None:
                 group.static_members[member.instance_id] = member.member_id
         recompute = is_new or before != member.metadata()
-        statuses: list[dict[str, Any]] = []
+        statuses: list[sm.Status] = []
         topology = self._maybe_update_topology(group, req["topology"])
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
             statuses.append(_status(st.STALE_TOPOLOGY, f"The member's topology epoch "
@@ -116,11 +116,10 @@ class StreamsProtocol(GroupPart):
             validated = topology.epoch
             for tasks in (req["active_tasks"], req["standby_tasks"], req["warmup_tasks"]):
                 _check_tasks(configured, tasks)
-        for name, attr in (("task_offsets", "task_offsets"),
-                           ("task_end_offsets", "task_end_offsets")):
-            if req[name] is not None:
-                getattr(member, attr).update(
-                    {(o["subtopology_id"], o["partition"]): o["offset"] for o in req[name]})
+        for reported, kept in ((req["task_offsets"], member.task_offsets),
+                               (req["task_end_offsets"], member.task_end_offsets)):
+            if reported is not None:
+                kept.update({(o["subtopology_id"], o["partition"]): o["offset"] for o in reported})
         if validated != group.validated_topology_epoch:
             recompute = True
         configs = self._assignment_configs(gid)
@@ -143,7 +142,7 @@ class StreamsProtocol(GroupPart):
         changed = not member.assigned.same_tasks(old)
         if changed and member.user_endpoint is not None:
             group.endpoint_information_epoch += 1
-        out: dict[str, Any] = {
+        out: sm.StreamsGroupHeartbeatResponse = {
             "error_code": E.NONE, "error_message": None, "member_id": member.member_id,
             "member_epoch": member.member_epoch,
             "heartbeat_interval_ms": self.streams_cfg(gid, "heartbeat.interval.ms"),
@@ -153,7 +152,7 @@ class StreamsProtocol(GroupPart):
             "acceptable_recovery_lag_legacy": 0,
             "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
             "endpoint_information_epoch": group.endpoint_information_epoch,
-            "partitions_by_user_endpoint": None,
+            "partitions_by_user_endpoint": None, "status": statuses,
         }
         if joining or changed:
             out["active_tasks"] = sa.task_ids(member.assigned.active)
@@ -161,7 +160,7 @@ class StreamsProtocol(GroupPart):
             out["warmup_tasks"] = sa.task_ids(member.assigned.warmup)
         if group.endpoint_information_epoch != req["endpoint_information_epoch"]:
             out["partitions_by_user_endpoint"] = self._endpoints(group, member)
-        create: dict[str, tuple[int, int, dict[str, str]]] = {}
+        create: st.ToCreate = {}
         if configured.status is not None:
             create = dict(configured.to_create)
             statuses.append(_status(*configured.status))
@@ -177,24 +176,25 @@ class StreamsProtocol(GroupPart):
                                         f"for rack-aware standby assignment: [{', '.join(missing)}]. "
                                         "Configure them via 'client.tag.<tagKey>' in your "
                                         "Streams config."))
-        out["status"] = statuses
         return out, create
 
-    def _update_member(self, m: StreamsMember, req: dict[str, Any], joining: bool, client_id: str,
-                       client_host: str) -> None:
+    def _update_member(self, m: StreamsMember, req: sm.StreamsGroupHeartbeatRequest, joining: bool,
+                       client_id: str, client_host: str) -> None:
         if req["instance_id"] is not None:
             m.instance_id = req["instance_id"]
         if req["rack_id"] is not None:
             m.rack_id = req["rack_id"]
         if req["rebalance_timeout_ms"] != -1:
             m.rebalance_timeout_ms = req["rebalance_timeout_ms"]
-        if req["topology"] is not None:
-            m.topology_epoch = req["topology"]["epoch"]
+        topology = req["topology"]
+        if topology is not None:
+            m.topology_epoch = topology["epoch"]
         m.client_id, m.client_host = client_id, client_host
         if req["process_id"] is not None:
             m.process_id = req["process_id"]
-        if req["client_tags"] is not None:
-            m.client_tags = {kv["key"]: kv["value"] for kv in req["client_tags"]}
+        tags = req["client_tags"]
+        if tags is not None:
+            m.client_tags = {kv["key"]: kv["value"] for kv in tags}
         ep = req["user_endpoint"]
         if joining or ep is not None:
             m.user_endpoint = (ep["host"], ep["port"]) if ep is not None else None
@@ -227,7 +227,8 @@ class StreamsProtocol(GroupPart):
         return m, False
 
     @staticmethod
-    def _maybe_update_topology(group: StreamsGroup, wire: dict[str, Any] | None) -> st.StreamsTopology:
+    def _maybe_update_topology(group: StreamsGroup, wire: sm.TopologyWire | None
+                               ) -> st.StreamsTopology:
         if wire is not None:
             topo = st.StreamsTopology.from_wire(wire)
             if group.topology is None:
@@ -244,7 +245,7 @@ class StreamsProtocol(GroupPart):
         return group.topology
 
     def _maybe_update_target(self, group: StreamsGroup, now: int,
-                             statuses: list[dict[str, Any]] | None) -> None:
+                             statuses: list[sm.Status] | None) -> None:
         if group.initial_delay_deadline is not None:
             if statuses is not None:
                 statuses.append(_status(st.ASSIGNMENT_DELAYED, "Assignment delayed due to the "
@@ -297,11 +298,12 @@ class StreamsProtocol(GroupPart):
         else:
             m.revocation_deadline = None
 
-    def _endpoints(self, group: StreamsGroup, member: StreamsMember) -> list[dict[str, Any]]:
+    def _endpoints(self, group: StreamsGroup, member: StreamsMember
+                   ) -> list[sm.EndpointToPartitions]:
         """Kafka's EndpointToPartitionsManager: one entry per member with an endpoint,
         the asking member last."""
         subs = (group.configured.subtopologies if group.configured is not None else None) or {}
-        out = []
+        out: list[sm.EndpointToPartitions] = []
         order = [m for m in group.members.values() if m is not member] + [member]
         for m in order:
             if m.user_endpoint is None:
@@ -317,8 +319,9 @@ class StreamsProtocol(GroupPart):
             })
         return out
 
-    def _topic_partitions(self, tasks: dict[str, set[int]], subs: dict[str, Any]) -> list[dict[str, Any]]:
-        out = []
+    def _topic_partitions(self, tasks: dict[str, set[int]],
+                          subs: dict[str, st.ConfiguredSubtopology]) -> list[sm.TopicPartitions]:
+        out: list[sm.TopicPartitions] = []
         for sid, parts in sorted(tasks.items()):
             s = subs.get(sid)
             if s is None or not parts:
@@ -331,14 +334,14 @@ class StreamsProtocol(GroupPart):
         return out
 
     # ---- leaving and fencing ---------------------------------------------------------------
-    def _streams_leave(self, req: dict[str, Any]) -> dict[str, Any]:
+    def _streams_leave(self, req: sm.StreamsGroupHeartbeatRequest) -> sm.StreamsGroupHeartbeatResponse:
         gid, member_id, epoch = req["group_id"], req["member_id"], req["member_epoch"]
         instance_id = req["instance_id"]
         group = self._streams_group(gid, False)
         if req["shutdown_application"]:
             group.shutdown_requested_by = member_id
         out = _error(E.NONE, None)
-        out.update(member_id=member_id, member_epoch=epoch, status=[])
+        out["member_id"], out["member_epoch"], out["status"] = member_id, epoch, []
         m = membership.leaving_member(group, member_id, instance_id, FENCED)
         if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
             m.member_epoch = STATIC_LEAVE_EPOCH
@@ -384,8 +387,9 @@ class StreamsProtocol(GroupPart):
         return changed
 
     # ---- describe ---------------------------------------------------------------------------
-    def describe_streams_groups(self, group_ids: list[str], version: int = 1) -> list[dict[str, Any]]:
-        out = []
+    def describe_streams_groups(self, group_ids: list[str], version: int = 1
+                                ) -> list[sm.DescribedStreamsGroup]:
+        out: list[sm.DescribedStreamsGroup] = []
         for gid in group_ids:
             group = self.groups.get(gid)
             if group is None or group.type != "streams":
@@ -398,20 +402,20 @@ class StreamsProtocol(GroupPart):
             out.append(self._describe_streams(group))
         return out
 
-    def _describe_streams(self, g: StreamsGroup) -> dict[str, Any]:
+    def _describe_streams(self, g: StreamsGroup) -> sm.DescribedStreamsGroup:
         if g.configured is not None and g.configured.is_ready:
             topology = g.configured.describe()
         else:
             assert g.topology is not None
             topology = g.topology.describe()
 
-        def assignment(t: sa.Tasks | None) -> dict[str, Any]:
+        def assignment(t: sa.Tasks | None) -> sm.Assignment:
             t = t or sa.Tasks()
             return {"active_tasks": sa.task_ids(t.active),
                     "standby_tasks": sa.task_ids(t.standby),
                     "warmup_tasks": sa.task_ids(t.warmup)}
 
-        def offsets(d: dict[tuple[str, int], int]) -> list[dict[str, Any]]:
+        def offsets(d: dict[tuple[str, int], int]) -> list[sm.TaskOffset]:
             return [{"subtopology_id": s, "partition": p, "offset": o}
                     for (s, p), o in sorted(d.items())]
 
@@ -477,7 +481,7 @@ class StreamsProtocol(GroupPart):
         return check
 
 
-def _validate(req: dict[str, Any]) -> None:
+def _validate(req: sm.StreamsGroupHeartbeatRequest) -> None:
     """Kafka's GroupCoordinatorService checks of a StreamsGroupHeartbeat request."""
     def bad(msg: str) -> KafkaError:
         return KafkaError(E.INVALID_REQUEST, msg)
@@ -530,7 +534,7 @@ def _check_epoch(m: StreamsMember, epoch: int, owned: sa.Tasks | None) -> None:
     membership.check_member_epoch("streams", m, epoch, subset)
 
 
-def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict[str, Any]] | None) -> None:
+def _check_tasks(configured: st.ConfiguredTopology, tasks: list[sm.TaskIds] | None) -> None:
     """Kafka's throwIfRequestContainsInvalidTasks."""
     subs = configured.subtopologies or {}
     for t in tasks or ():
@@ -545,11 +549,11 @@ def _check_tasks(configured: st.ConfiguredTopology, tasks: list[dict[str, Any]] 
                                  f"subtopology: {s.num_tasks}")
 
 
-def _status(code: int, detail: str) -> dict[str, Any]:
+def _status(code: int, detail: str) -> sm.Status:
     return {"status_code": code, "status_detail": detail}
 
 
-def _error(code: int, message: str | None) -> dict[str, Any]:
+def _error(code: int, message: str | None) -> sm.StreamsGroupHeartbeatResponse:
     return {"error_code": code, "error_message": message, "member_id": "", "member_epoch": 0,
             "heartbeat_interval_ms": 0, "task_offset_interval_ms": 0,
             "acceptable_recovery_lag": -1, "acceptable_recovery_lag_legacy": 0, "status": None,

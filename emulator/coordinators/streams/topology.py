@@ -22,8 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
+from emulator.coordinators.streams.messages import (
+    DescribedSubtopology,
+    DescribedTopology,
+    SubtopologyWire,
+    TopicInfoWire,
+    TopologyWire,
+)
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -47,11 +53,11 @@ class TopicInfo:
     configs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_wire(cls, d: dict[str, Any]) -> TopicInfo:
+    def from_wire(cls, d: TopicInfoWire) -> TopicInfo:
         return cls(d["name"], d["partitions"], d["replication_factor"],
                    tuple(sorted((c["key"], c["value"]) for c in d["topic_configs"] or [])))
 
-    def to_wire(self, partitions: int | None = None) -> dict[str, Any]:
+    def to_wire(self, partitions: int | None = None) -> TopicInfoWire:
         return {"name": self.name,
                 "partitions": self.partitions if partitions is None else partitions,
                 "replication_factor": self.replication_factor,
@@ -68,7 +74,7 @@ class Subtopology:
     copartition_groups: tuple[frozenset[str], ...]
 
     @classmethod
-    def from_wire(cls, d: dict[str, Any]) -> Subtopology:
+    def from_wire(cls, d: SubtopologyWire) -> Subtopology:
         sources = list(d["source_topics"])
         reparts = [TopicInfo.from_wire(t) for t in d["repartition_source_topics"]]
         groups = []
@@ -92,7 +98,7 @@ class StreamsTopology:
     subtopologies: tuple[Subtopology, ...]
 
     @classmethod
-    def from_wire(cls, d: dict[str, Any]) -> StreamsTopology:
+    def from_wire(cls, d: TopologyWire) -> StreamsTopology:
         subs = sorted((Subtopology.from_wire(s) for s in d["subtopologies"]),
                       key=lambda s: s.subtopology_id)
         return cls(d["epoch"], tuple(subs))
@@ -108,7 +114,7 @@ class StreamsTopology:
     def source_topics(self) -> set[str]:
         return {t for s in self.subtopologies for t in s.all_sources()}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> DescribedTopology:
         """StreamsGroupDescribe's topology before it could be configured."""
         return {"epoch": self.epoch, "subtopologies": [{
             "subtopology_id": s.subtopology_id,
@@ -131,6 +137,11 @@ class ConfiguredSubtopology:
     topology: Subtopology
 
 
+# The internal topics a heartbeat found missing: name -> (partitions, replication factor,
+# configs), for the handler to create.
+ToCreate = dict[str, tuple[int, int, dict[str, str]]]
+
+
 @dataclass
 class ConfiguredTopology:
     """The topology against the cluster's topics at one moment (``metadata_key``)."""
@@ -138,15 +149,15 @@ class ConfiguredTopology:
     epoch: int
     metadata_key: MetadataKey
     subtopologies: dict[str, ConfiguredSubtopology] | None
-    to_create: dict[str, tuple[int, int, dict[str, str]]] = field(default_factory=dict)
+    to_create: ToCreate = field(default_factory=dict)
     status: tuple[int, str] | None = None  # (status code, detail)
 
     @property
     def is_ready(self) -> bool:
         return self.status is None
 
-    def describe(self) -> dict[str, Any]:
-        subs = []
+    def describe(self) -> DescribedTopology:
+        subs: list[DescribedSubtopology] = []
         for sid, s in sorted((self.subtopologies or {}).items()):
             t = s.topology
             subs.append({
