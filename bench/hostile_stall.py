@@ -220,10 +220,10 @@ def loop_cpu(rounds: int, batch_1k: bytes, batch_100: bytes) -> None:
         longest[0] = max(longest[0], time.thread_time() - c0)
 
     events.Handle._run = timed  # type: ignore[method-assign]
-    import emulator.runtime
+    import emulator.runtime.cluster
 
     # The standard loop (its callbacks are the Handles timed here; uvloop's are not).
-    emulator.runtime.new_event_loop = asyncio.new_event_loop
+    emulator.runtime.cluster.new_event_loop = asyncio.new_event_loop
     with Cluster(port=0) as cluster:
         addrs = [(b.host, b.port) for b in sorted(cluster.state.brokers.values(),
                                                   key=lambda b: b.id)]

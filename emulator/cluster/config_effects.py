@@ -94,7 +94,7 @@ ACTED_ON: dict[str, str] = {
     "offsets.retention.check.interval.ms": "emulator/coordinators/coordinator_log.py",
     "offsets.retention.minutes": "emulator/coordinators/coordinator_log.py",
     "offsets.topic.num.partitions": "emulator/coordinators/groups/base.py",
-    "offsets.topic.replication.factor": "emulator/coordinators/groups/base.py, emulator/runtime.py",
+    "offsets.topic.replication.factor": "emulator/coordinators/groups/base.py, emulator/runtime/cluster.py",
     "process.roles": "official image: KAFKA_* variables and server.properties (emulator/official_image.py)",
     "queued.max.request.bytes": "emulator/server/limits.py",
     "quota.window.num": "emulator/server/limits.py",
@@ -150,7 +150,7 @@ ACTED_ON: dict[str, str] = {
     "streams.session.timeout.ms": "emulator/coordinators/groups/coordinator.py, emulator/coordinators/streams/protocol.py",
     "transaction.max.timeout.ms": "emulator/coordinators/transactions/coordinator.py",
     "transaction.state.log.num.partitions": "emulator/coordinators/transactions/coordinator.py",
-    "transaction.state.log.replication.factor": "emulator/coordinators/transactions/coordinator.py, emulator/runtime.py",
+    "transaction.state.log.replication.factor": "emulator/coordinators/transactions/coordinator.py, emulator/runtime/cluster.py",
     "transactional.id.expiration.ms": "emulator/coordinators/transactions/coordinator.py",
     "unclean.leader.election.enable": "emulator/cluster/leadership.py, emulator/cluster/reassignment.py",
 }

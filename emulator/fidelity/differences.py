@@ -960,7 +960,7 @@ DIFFERENCES: list[Difference] = [
               "kafka_cluster.py small_cluster_config does, as do the usual one-broker "
               "images).",
         fast="The first two default to min(3, brokers) when the emulator starts "
-             "(emulator/runtime.py; DescribeConfigs shows that value, as on a small Kafka "
+             "(emulator/runtime/cluster.py; DescribeConfigs shows that value, as on a small Kafka "
              "configured so): a one-broker emulator needs no setting. __share_group_state "
              "takes min(its factor, the brokers alive when it is created) "
              "(emulator/coordinators/share/state.py): with a broker of three down it is "

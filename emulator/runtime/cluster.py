@@ -1,4 +1,6 @@
-"""``emulator.Cluster``: a running emulated cluster, in-process.
+"""``emulator.Cluster``: a running emulated cluster, in-process: what it is made of,
+its addresses, starting and stopping it (its control-facing half, the operations, is
+emulator/runtime/control.py).
 
 Usable as a context manager from plain code (the event loop runs in a background
 thread) and from asyncio code (it runs in the caller's loop)::
@@ -20,17 +22,14 @@ import concurrent.futures
 import logging
 import os
 import threading
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from emulator.cluster import configs
 from emulator.cluster.events import BrokerHalted, LogDirFailed, observes
 from emulator.cluster.state import Broker, ClusterState
-from emulator.control.handle import ControlHandle, operation
-from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
-from emulator.faults.injector import Io
+from emulator.faults import FaultInjector
 from emulator.fidelity import Fidelity, default_mode
+from emulator.runtime.control import ClusterControl
 from emulator.security.config import Security, SecurityConfig
 from emulator.versions import DEFAULT_RELEASE
 
@@ -42,7 +41,6 @@ if TYPE_CHECKING:
     from emulator.server.tls import TlsFiles
     from emulator.server.watch import Watch
 
-T = TypeVar("T")
 # emulator.faults.adversary.SCALE_ENV (tests/test_start_imports.py holds them equal)
 ADVERSARY_SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
 log = logging.getLogger("kafka_emulator")
@@ -59,9 +57,10 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
 
 
-class Cluster(ControlHandle):
-    """An emulated Kafka cluster of ``brokers`` virtual brokers; its fault methods
-    (``pause_follower``, ``inject_error``...) are emulator.control.handle's."""
+class Cluster(ClusterControl):
+    """An emulated Kafka cluster of ``brokers`` virtual brokers; its operations
+    (``stop_broker``, ``fault``, ``operation``...) are emulator/runtime/control.py's,
+    its fault methods (``pause_follower``, ``inject_error``...) emulator.control.handle's."""
 
     def __init__(
         self,
@@ -155,7 +154,7 @@ class Cluster(ControlHandle):
             [Broker(i, self.advertised_host, port + n if port else 0) for n, i in enumerate(ids)],
             clock=clock, seed=seed, broker_config=cfg, fidelity=fid,
         )
-        self.server: Any = None
+        self.server = None
         self.control: Any = None
         # --data-dir: topics and logs loaded now, kept in step from then on
         # (emulator/storage; docs/storage.md). None: everything stays in memory.
@@ -410,55 +409,7 @@ class Cluster(ControlHandle):
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # ---- control ------------------------------------------------------------------------
-    def _in_loop(self) -> bool:
-        try:
-            return asyncio.get_running_loop() is self._loop
-        except RuntimeError:
-            return False
-
-    def call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` on the cluster's loop (safe from any thread) and return its result."""
-        if self._loop is None or self._in_loop() or not self._owns_loop:
-            return fn()
-
-        async def wrapped() -> T:
-            return fn()
-
-        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result(timeout=60)
-
-    def run_async(self, coro_fn: Callable[[], Any]) -> Any:
-        """Run an async operation on the cluster's loop from a plain thread."""
-        assert self._loop is not None
-        if self._owns_loop and not self._in_loop():
-            # a wait of the control surface may take its longest (MAX_WAIT_MS) and more
-            return asyncio.run_coroutine_threadsafe(coro_fn(), self._loop).result(timeout=90)
-        raise RuntimeError("use the *_async methods from inside the cluster's event loop")
-
-    # ---- operations (emulator.control: one table for Python, HTTP, CLI, schedules) -----
-    async def fault_async(self, op: dict) -> dict:
-        """Validate and apply one operation of the fault vocabulary, broker stops and
-        starts included; returns it as applied. Its effect (emulator.faults.EFFECTS)
-        is the one a unit test runs without listeners; here each network ask it makes
-        is answered by the server's listeners."""
-        op = self.faults.prepare(op)
-        for ask in self.faults.effect(op):
-            await self._answer(ask)
-        return op
-
-    async def _answer(self, ask: Io) -> None:
-        if self.server is None:
-            return
-        if isinstance(ask, CloseListener):
-            await self.server.close_listener(ask.broker)
-        elif isinstance(ask, OpenListener):
-            await self.server.reopen_listener(ask.broker)
-        elif isinstance(ask, DropClients):
-            for w in self.server.client_connections(ask.broker):
-                peer = w.get_extra_info("peername") or ("?", 0)
-                if ask.host is None or peer[0] == ask.host:
-                    w.transport.abort()
-
+    # ---- news of the domain ----------------------------------------------------------
     @observes(LogDirFailed, BrokerHalted)
     def _on_storage_event(self, kind: str, event: Any) -> None:
         """A log dir failed (a storage fault): say so as Kafka's broker does; a broker
@@ -474,79 +425,7 @@ class Cluster(ControlHandle):
             if self.server is not None and self._loop is not None:
                 self._loop.create_task(self.server.close_listener(event.broker))
 
-    def ensure_watch(self) -> Watch:
-        """The journal, barriers and waits, made (and wired into the server) on first use."""
-        if self.watch is None:
-            from emulator.server.watch import Watch
-
-            self.watch = Watch(self.state, self.faults.model, lambda: (
-                self.server.services.groups if self.server is not None else None))
-            if self.server is not None:
-                self.server.faults.watch = self.watch
-        return self.watch
-
-    async def operation_async(self, name: str, fields: dict[str, Any]) -> dict:
-        """One operation of the table that is not a fault (rules, groups, the journal,
-        barriers: emulator.server.watch), its fields already checked."""
-        from emulator.server.watch import run
-
-        return await run(self.ensure_watch(), name, fields)
-
-    def operation(self, name: str, **fields: Any) -> Any:
-        """One operation of the table by name, e.g. ``operation("journal",
-        group="billing")``, as the control plane would run it; a refusal raises
-        ``ControlError`` (its ``status`` and ``message``)."""
-        from emulator.control.operations import BY_NAME, ControlError, check_fields
-        from emulator.faults import FaultError
-
-        op = BY_NAME[name]
-        checked = check_fields(op, fields, self.state.brokers)
-        try:
-            return self.run_async(lambda: self.operation_async(name, checked))
-        except FaultError as e:
-            raise ControlError(e.status, str(e)) from None
-
-    def fault(self, op: dict) -> dict:
-        """Apply a fault from any thread, e.g. ``fault({"op": "pause_follower",
-        "broker": 3})``; see ``emulator.faults.OPS`` for every operation."""
-        if self._owns_loop and not self._in_loop():
-            return self.run_async(lambda: self.fault_async(op))
-        raise RuntimeError("use fault_async from inside the cluster's event loop")
-
-    async def stop_broker_async(self, broker_id: int, controlled: bool = False,
-                                fence_after_ms: int | None = None) -> None:
-        await self.fault_async(operation("stop_broker", broker=broker_id,
-                                         controlled=controlled or None,
-                                         fence_after_ms=fence_after_ms))
-
-    async def start_broker_async(self, broker_id: int) -> None:
-        await self.fault_async(operation("start_broker", broker=broker_id))
-
-    async def add_broker_async(self, broker_id: int) -> None:
-        """A broker the cluster was not made with joins it, fenced and not listening
-        (a broker node of the official image registering in isolated mode:
-        emulator.server.node_link); start_broker_async starts it. ValueError for a
-        broker of the cluster."""
-        self.state.add_broker(Broker(broker_id, self.advertised_host, 0))
-        if self.server is not None:
-            self.server.add_broker(broker_id)
-
-    def stop_broker(self, broker_id: int, controlled: bool = False,
-                    fence_after_ms: int | None = None) -> None:
-        """Crash (or, with ``controlled``, cleanly shut down) one broker.
-
-        A crash is fenced by the controller at once, or after ``fence_after_ms`` (default:
-        the ``broker.session.timeout.ms`` given in the config, else 0); until then
-        metadata still names the dead broker, as on Kafka while its session runs out.
-        """
-        self.run_async(lambda: self.stop_broker_async(broker_id, controlled, fence_after_ms))
-
-    def start_broker(self, broker_id: int) -> None:
-        self.run_async(lambda: self.start_broker_async(broker_id))
-
-    async def controlled_shutdown_async(self, broker_id: int) -> None:
-        await self.stop_broker_async(broker_id, controlled=True)
-
+    # ---- views (GET /cluster, GET /metrics) -------------------------------------------
     def cluster_info(self) -> dict:
         """What GET /cluster returns."""
         from emulator.control.metrics import cluster_view
@@ -569,6 +448,7 @@ class Cluster(ControlHandle):
 
         return self.call(lambda: prometheus(self.state))
 
+    # ---- fault schedules (the whole cluster is their ControlTarget) --------------------
     async def run_fault_schedule_async(self, schedule: str | bytes) -> dict:
         """Validate a whole schedule (ScheduleError if anything is wrong), run it, and
         return each step's result with the replication state right after it."""
@@ -582,22 +462,6 @@ class Cluster(ControlHandle):
     def run_fault_schedule(self, schedule: str | bytes) -> dict:
         """``run_fault_schedule(Path("faults.jsonl").read_text())``: blocks until done."""
         return self.run_async(lambda: self.run_fault_schedule_async(schedule))
-
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int = -1,
-                     config: dict[str, str] | None = None) -> None:
-        """Create a topic directly (no admin client needed). Under Kafka's timing
-        (``--fidelity kafka``), return once every broker knows it (each learns it a few ms
-        late: emulator/cluster/metadata_views.py), as the Kafka target's create_topic
-        waits until every broker knows the leaders; from the loop's own thread, at once."""
-        rf = replication_factor if replication_factor > 0 else min(3, len(self.broker_ids))
-        self.call(lambda: self.state.create_topic(name, partitions, rf, configs=config))
-        views = self.state.metadata_views
-        if not views.active or self._in_loop():
-            return
-        deadline = time.monotonic() + 60
-        while (left := self.call(lambda: views.settled_in(name))) > 0 \
-                and time.monotonic() < deadline:
-            time.sleep(min(left / 1000, 0.05))
 
 
 def _schedule(given: str | bytes | FaultSchedule | None,
