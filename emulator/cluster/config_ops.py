@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 from emulator.cluster.configs import (
     BROKER_CONFIGS,
@@ -423,7 +423,24 @@ def dynamic_count(state: ClusterState, rtype: int, name: str) -> int:
 POLICY_VIOLATION_MESSAGE = "Unable to perform excessively large batch operation."
 
 
-def refuse_all(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class ResourceRef(TypedDict):
+    """A resource of an AlterConfigs or IncrementalAlterConfigs request, as decoded
+    (the fields read here)."""
+
+    resource_type: int
+    resource_name: str
+
+
+class ResourceAnswer(TypedDict):
+    """A resource's entry of an AlterConfigs or IncrementalAlterConfigs response."""
+
+    error_code: int
+    error_message: str | None
+    resource_type: int
+    resource_name: str
+
+
+def refuse_all(resources: list[ResourceRef]) -> list[ResourceAnswer]:
     """Every resource of a request over the cap: POLICY_VIOLATION (Kafka's controller
     fails the whole forwarded request); broker loggers are the broker's own business."""
     return [{"error_code": E.NONE if r["resource_type"] == BROKER_LOGGER

@@ -17,7 +17,6 @@ import random
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from emulator.cluster.clock import Clock, SystemClock
 from emulator.cluster.configs import ConfigDict, default_broker_config
@@ -542,7 +541,7 @@ class ClusterMetadata:
                   for p in t.partitions),
             dict(t.configs), self.partition_metadata(t))
 
-    def partition_metadata(self, topic: Topic) -> list[dict[str, Any]]:
+    def partition_metadata(self, topic: Topic) -> EncodedList:
         """The Metadata response's partition entries of ``topic``, built once per change.
 
         Whole-cluster Metadata then costs what changed since the last request, not

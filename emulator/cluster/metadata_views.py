@@ -29,12 +29,14 @@ the clock, nothing of topics or partitions (emulator/cluster/metadata.py wires i
 
 from __future__ import annotations
 
+import enum
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final, Literal, TypeAlias
 
 from emulator.cluster.partition import check_current_leader_epoch
+from wire.codec import EncodedList
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -71,17 +73,21 @@ class TopicImage:
     is_internal: bool
     partitions: tuple[PartitionImage, ...]
     configs: Mapping[str, str]  # the topic's dynamic configs
-    entries: list[dict[str, Any]] = field(compare=False)  # Metadata's partition entries
+    entries: EncodedList = field(compare=False)  # Metadata's partition entries
 
 
-class _Current:
-    """The broker sees the controller's state: read the cluster itself."""
+class _Current(enum.Enum):
+    """The broker sees the controller's state: read the cluster itself. An enum of one
+    member, so ``x is CURRENT`` narrows a lookup's answer to the image (or None)."""
+
+    CURRENT = "CURRENT"
 
     def __repr__(self) -> str:
         return "CURRENT"
 
 
-CURRENT: Any = _Current()
+CURRENT: Final = _Current.CURRENT
+Current: TypeAlias = Literal[_Current.CURRENT]  # the type of CURRENT, for annotations
 
 
 @dataclass(slots=True)
@@ -234,7 +240,7 @@ class MetadataViews:
             self.flush()  # let go of what every broker has seen by now
         return not self._pending and not self._dirty
 
-    def view(self, broker_id: int, name: str) -> Any:
+    def view(self, broker_id: int, name: str) -> TopicImage | None | Current:
         """The image of topic ``name`` broker ``broker_id`` sees now (None: it does not
         know the topic), or ``CURRENT`` when it sees the controller's state."""
         if not self._pending and not self._dirty:
@@ -260,7 +266,7 @@ class MetadataViews:
         self.flush()
         return list(self._pending)
 
-    def name_of_id(self, broker_id: int, topic_id: bytes) -> Any:
+    def name_of_id(self, broker_id: int, topic_id: bytes) -> str | None | Current:
         """The name broker ``broker_id`` knows topic id ``topic_id`` by (None: unknown to
         it), or ``CURRENT`` when no pending change concerns that id."""
         if not self._pending and not self._dirty:

@@ -41,7 +41,7 @@ handler's (Kafka adds its network threads' time).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TypedDict
 
 from wire.errors import ErrorCode as E
 
@@ -58,6 +58,32 @@ REQUEST_QUOTA_EXEMPT = frozenset({27, 83, 84, 85, 86, 87})
 Entity = tuple[tuple[str, str | None], ...]  # sorted (type, name); name None: default
 
 
+# The request parts this module reads, as the handlers decode them (wire/messages/
+# alter_client_quotas.py, describe_client_quotas.py): typed so a misspelt field fails
+# the type check rather than a request.
+class EntityPart(TypedDict):
+    """One (type, name) of an AlterClientQuotas entity; name None: the default."""
+
+    entity_type: str
+    entity_name: str | None
+
+
+class QuotaOp(TypedDict):
+    """One change of an AlterClientQuotas entry: set ``key`` to ``value``, or remove it."""
+
+    key: str
+    value: float
+    remove: bool
+
+
+class FilterComponent(TypedDict):
+    """One component of a DescribeClientQuotas filter (``match`` None: no name)."""
+
+    entity_type: str
+    match_type: int
+    match: str | None
+
+
 class QuotaError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -65,7 +91,7 @@ class QuotaError(Exception):
         self.message = message
 
 
-def entity_of(pairs: list[dict[str, Any]]) -> Entity:
+def entity_of(pairs: list[EntityPart]) -> Entity:
     """An entity from request pairs, validated as Kafka's ClientQuotaEntity is."""
     types = [p["entity_type"] for p in pairs]
     if not types:
@@ -95,7 +121,7 @@ class ClientQuotas:
         self.buckets: dict[tuple[str, str], tuple[float, int]] = {}
 
     # ---- AlterClientQuotas / DescribeClientQuotas ---------------------------------------
-    def alter(self, entity: Entity, ops: list[dict[str, Any]], validate_only: bool) -> None:
+    def alter(self, entity: Entity, ops: list[QuotaOp], validate_only: bool) -> None:
         keys = IP_KEYS if entity[0][0] == IP else CLIENT_KEYS
         for op in ops:
             if op["key"] not in keys:
@@ -115,8 +141,8 @@ class ClientQuotas:
         if not values:
             del self.quotas[entity]
 
-    def describe(self, components: list[dict[str, Any]], strict: bool
-                 ) -> list[tuple[Entity, dict[str, Any]]]:
+    def describe(self, components: list[FilterComponent], strict: bool
+                 ) -> list[tuple[Entity, dict[str, float]]]:
         wanted: dict[str, tuple[int, str | None]] = {}
         for c in components:
             t, match_type = c["entity_type"], c["match_type"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from emulator.cluster.effective_configs import ProduceConfigs
 from emulator.cluster.events import Appended
@@ -41,6 +41,13 @@ from wire.records import (
 _LENGTH = struct.Struct(">i")  # a batch's length field (after its base offset)
 
 
+class RecordError(TypedDict):
+    """One record a batch was refused for (KIP-467: Produce v8+'s record_errors)."""
+
+    batch_index: int
+    batch_index_error_message: str | None
+
+
 @dataclass(slots=True)
 class AppendResult:
     error: int = 0
@@ -49,7 +56,7 @@ class AppendResult:
     log_append_time: int = -1
     log_start_offset: int = -1
     message: str | None = None
-    record_errors: list[dict[str, Any]] = field(default_factory=list)
+    record_errors: list[RecordError] = field(default_factory=list)
     leader_epoch: int = -1  # the leader epoch the append was made in (acks=all waits)
     reason: str = ""  # why a batch was refused, for the broker's log (Kafka may send no message)
     # a slow log dir (storage fault slow_writes): the write is done only at this time
@@ -61,7 +68,7 @@ class AppendResult:
 
 
 
-_NO_ERRORS: list[dict[str, Any]] = []  # shared by the appended results: never changed
+_NO_ERRORS: list[RecordError] = []  # shared by the appended results: never changed
 
 
 @dataclass(slots=True)
