@@ -11,6 +11,7 @@ the session, and tests marked ``emulator_only`` are deselected.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from client_tests import log_dir_targets
+from client_tests.group_members import GROUP_CONFIG, stop_live
 from client_tests.kafka_cluster import KafkaCluster
 from client_tests.targets import (
     SHARE_TEST_CONFIG,
@@ -32,7 +34,7 @@ from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F40
 _names = itertools.count()
 TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap",
                    "kafka_timing_cluster", "log_dir_cluster", "kafka_defaults_cluster"}
-TARGET_MODULES = {"conftest", "_groups_fixtures"}  # where the target-aware ones live
+TARGET_MODULES = {"conftest"}  # where the target-aware ones live
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -89,6 +91,7 @@ def on_kafka(request: pytest.FixtureRequest) -> bool:
     return request.config.getoption("--target") == "kafka"
 
 
+@contextlib.contextmanager
 def _target(request: pytest.FixtureRequest, config: dict[str, str] | None,
             fidelity: str | None = None) -> Iterator[Cluster | KafkaTarget]:
     """The session's Kafka with --target kafka (restored after the test), else a fresh
@@ -107,7 +110,21 @@ def _target(request: pytest.FixtureRequest, config: dict[str, str] | None,
 @pytest.fixture
 def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
     """The emulator (a fresh one per test), or with --target kafka the session's Kafka."""
-    yield from _target(request, None)
+    with _target(request, None) as c:
+        yield c
+
+
+@pytest.fixture
+def group_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
+    """For the group client tests (client_tests/group_members.py): an emulator with
+    GROUP_CONFIG's short group timeouts, or with --target kafka the session's Kafka, whose
+    group timeouts are these too. The members a failing test left running are stopped
+    before the cluster is."""
+    with _target(request, GROUP_CONFIG) as c:
+        try:
+            yield c
+        finally:
+            stop_live()
 
 
 @pytest.fixture
@@ -115,7 +132,8 @@ def share_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTar
     """For share-group client tests: an emulator with SHARE_TEST_CONFIG (test-paced share
     heartbeats and lock durations), or with --target kafka the session's Kafka, which
     has it too."""
-    yield from _target(request, SHARE_TEST_CONFIG)
+    with _target(request, SHARE_TEST_CONFIG) as c:
+        yield c
 
 
 @pytest.fixture
@@ -124,7 +142,8 @@ def kafka_timing_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | K
     an emulator under ``--fidelity kafka``, or with --target kafka the session's Kafka.
     The first rebalance of a classic group waits 0 ms, as in the session's Kafka
     (kafka_cluster.small_cluster_config), not Kafka's default 3 s."""
-    yield from _target(request, {"group.initial.rebalance.delay.ms": "0"}, "kafka")
+    with _target(request, {"group.initial.rebalance.delay.ms": "0"}, "kafka") as c:
+        yield c
 
 
 # Kafka's own defaults for the timing keys the fidelity table names (configs of its

@@ -31,7 +31,7 @@ TARGET_ENV = "KAFKA_EMULATOR_TARGET"
 VERSION_ENV = "KAFKA_EMULATOR_KAFKA_VERSION"
 
 # Kafka's group timeouts brought down to what the emulator's group tests use
-# (client_tests/_groups_fixtures.py GROUP_CONFIG); Kafka also needs its minimums lowered.
+# (client_tests/group_members.py GROUP_CONFIG); Kafka also needs its minimums lowered.
 KAFKA_TEST_CONFIG = {
     "group.min.session.timeout.ms": "1000",
     "group.consumer.min.session.timeout.ms": "1000",

@@ -18,14 +18,13 @@ import threading
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from client_tests._groups_fixtures import (
+from client_tests.group_members import (
     PARTITIONS,
     ConfluentMember,
     KafkaPythonMember,
     Member,
     balanced,
     check_no_loss,
-    group_cluster,  # noqa: F401 - fixture
 )
 from client_tests.test_share_groups_java import JVM, require_java
 from emulator import Cluster
@@ -67,7 +66,7 @@ def group_type(admin: AdminClient, group: str) -> str:
     return ""
 
 
-def test_classic_group_upgrades_and_downgrades_online(group_cluster: Cluster,  # noqa: F811
+def test_classic_group_upgrades_and_downgrades_online(group_cluster: Cluster,
                                                       topic_name: str) -> None:
     c = group_cluster
     group = f"mig-{topic_name}"
@@ -145,7 +144,7 @@ class JavaMember(Member):
                 self._committed(kind == "C")
 
 
-def test_java_classic_cooperative_members_migrate_online(group_cluster: Cluster,  # noqa: F811
+def test_java_classic_cooperative_members_migrate_online(group_cluster: Cluster,
                                                           topic_name: str) -> None:
     """Kafka's own 4.4 consumers: two classic members with the cooperative-sticky assignor
     (their JoinGroup metadata reports owned partitions, so revocation is the two-step

@@ -3,19 +3,18 @@ and a newcomer resumes from the committed offsets without loss."""
 
 from __future__ import annotations
 
-from client_tests._groups_fixtures import (
+from client_tests.group_members import (
     PARTITIONS,
     AioKafkaMember,
     balanced,
     check_no_loss,
-    group_cluster,  # noqa: F401 - fixture
     produce,
 )
 from emulator import Cluster
 from emulator.testing import wait_for
 
 
-def test_members_join_balance_and_resume(group_cluster: Cluster,  # noqa: F811
+def test_members_join_balance_and_resume(group_cluster: Cluster,
                                          topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)

@@ -8,11 +8,10 @@ wrong broker. Each gets its error code, and the real members keep their generati
 
 from __future__ import annotations
 
-from client_tests._groups_fixtures import (
+from client_tests.group_members import (
     PARTITIONS,
     ConfluentMember,
     balanced,
-    group_cluster,  # noqa: F401 - fixture
 )
 from client_tests.rawkafka import Conn, classic_generation, describe_group, find_coordinator
 from client_tests.targets import KafkaTarget
@@ -25,7 +24,7 @@ from wire.errors import ErrorCode as E
 Target = Cluster | KafkaTarget
 
 
-def test_bad_requests_leave_the_group_intact(group_cluster: Target,  # noqa: F811
+def test_bad_requests_leave_the_group_intact(group_cluster: Target,
                                              topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)
@@ -111,7 +110,7 @@ def check_bad_requests(c: Target, members: list[ConfluentMember], GROUP: str) ->
     assert balanced(members, [3, 3])()
 
 
-def test_find_coordinator_batched_keys(group_cluster: Target) -> None:  # noqa: F811
+def test_find_coordinator_batched_keys(group_cluster: Target) -> None:
     c = group_cluster
     conn = Conn(c)
     try:

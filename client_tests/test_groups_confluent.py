@@ -14,12 +14,11 @@ import textwrap
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 
-from client_tests._groups_fixtures import (
+from client_tests.group_members import (
     PARTITIONS,
     ConfluentMember,
     balanced,
     check_no_loss,
-    group_cluster,  # noqa: F401 - fixture
     produce,
 )
 from emulator import Cluster
@@ -37,7 +36,7 @@ CRASHING_MEMBER = textwrap.dedent("""
 """)
 
 
-def test_eager_members_with_a_crash_and_admin(group_cluster: Cluster,  # noqa: F811
+def test_eager_members_with_a_crash_and_admin(group_cluster: Cluster,
                                               topic_name: str) -> None:
     c = group_cluster
     group = "cf-eager"
@@ -78,7 +77,7 @@ def test_eager_members_with_a_crash_and_admin(group_cluster: Cluster,  # noqa: F
     assert admin.delete_consumer_groups([group])[group].result(10) is None
 
 
-def test_cooperative_sticky_moves_only_what_must_move(group_cluster: Cluster,  # noqa: F811
+def test_cooperative_sticky_moves_only_what_must_move(group_cluster: Cluster,
                                                       topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)
@@ -105,7 +104,7 @@ def test_cooperative_sticky_moves_only_what_must_move(group_cluster: Cluster,  #
     check_no_loss(produced, members)
 
 
-def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> None:  # noqa: F811
+def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)
     produced = produce(c.bootstrap_servers, topic_name, 60)
@@ -126,7 +125,7 @@ def test_consumer_group_protocol(group_cluster: Cluster, topic_name: str) -> Non
     check_no_loss(produced, members)
 
 
-def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,  # noqa: F811
+def test_static_member_restart_keeps_its_partitions(group_cluster: Cluster,
                                                     topic_name: str) -> None:
     """The generation and state are read on the wire (Heartbeat, DescribeGroups), so
     this runs on both targets."""

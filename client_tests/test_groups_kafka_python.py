@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from client_tests._groups_fixtures import (
+from client_tests.group_members import (
     PARTITIONS,
     KafkaPythonMember,
     balanced,
     check_no_loss,
-    group_cluster,  # noqa: F401 - fixture
     produce,
 )
 from client_tests.rawkafka import find_coordinator
@@ -18,7 +17,7 @@ from emulator import Cluster
 from emulator.testing import wait_for
 
 
-def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa: F811
+def test_three_members_balance_leave_and_resume(group_cluster: Cluster,
                                                 topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)
@@ -48,7 +47,7 @@ def test_three_members_balance_leave_and_resume(group_cluster: Cluster,  # noqa:
 
 
 @pytest.mark.kafka_slow  # a crash: fencing, restart and rebalance on Kafka
-def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster,  # noqa: F811
+def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster,
                                                           topic_name: str) -> None:
     c = group_cluster
     c.create_topic(topic_name, PARTITIONS, 3)

@@ -30,7 +30,7 @@ from client_tests.wrong_clients import (
 )
 from emulator import Cluster
 
-# The brokers' group settings of the client tests (client_tests/_groups_fixtures.py):
+# The brokers' group settings of the client tests (client_tests/group_members.py):
 # sessions as short as 1 s allowed, and no initial rebalance delay (as in fast mode;
 # kafka and adversarial would otherwise take Kafka's 3 s).
 CONFIG = {

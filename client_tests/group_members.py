@@ -1,13 +1,11 @@
-"""Fixtures and helpers for the group, idempotence and transaction client tests.
+"""Helpers for the group, idempotence and transaction client tests.
 
-``group_cluster`` is a 3-broker cluster whose group timeouts are short enough for a
-fast suite (a 1 s minimum session timeout, KIP-848 heartbeats every 500 ms). The
-``*Member`` classes run one real group consumer each on a thread, polling as an
+The ``*Member`` classes run one real group consumer each on a thread, polling as an
 application does, and record what they were assigned and what they read, so a test can
-wait for a state of the group and check records for loss and duplicates.
-
-Import the fixtures into a test module with ``from client_tests._groups_fixtures
-import group_cluster  # noqa: F401``.
+wait for a state of the group and check records for loss and duplicates. Their cluster is
+conftest.py's ``group_cluster`` (GROUP_CONFIG: group timeouts short enough for a fast
+suite, a 1 s minimum session timeout, KIP-848 heartbeats every 500 ms), which stops the
+members a failing test left running (``stop_live``) before it stops the cluster.
 """
 
 from __future__ import annotations
@@ -15,13 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from confluent_kafka import Producer
 
-from client_tests.targets import KafkaTarget, kafka_target
-from emulator import Cluster
 from emulator.testing import wait_for
 
 PARTITIONS = 6
@@ -35,26 +30,8 @@ GROUP_CONFIG = {
 _live: list[Member] = []  # members started by the current test
 
 
-@pytest.fixture
-def group_cluster(request: pytest.FixtureRequest) -> Iterator[Cluster | KafkaTarget]:
-    """The cluster; members a failing test left running are stopped before it is. With
-    --target kafka the session's Kafka cluster, whose group timeouts are these too."""
-    if request.config.getoption("--target") == "kafka":
-        target = kafka_target()
-        try:
-            yield target
-        finally:
-            _stop_live()
-            target.restore()
-        return
-    with Cluster(brokers=3, port=0, config=GROUP_CONFIG) as c:
-        try:
-            yield c
-        finally:
-            _stop_live()
-
-
-def _stop_live() -> None:
+def stop_live() -> None:
+    """Stop the members the current test started (and left running)."""
     for m in _live:
         m.stopping.set()
     for m in _live:
