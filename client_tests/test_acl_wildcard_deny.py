@@ -14,13 +14,13 @@ authorizeByResourceType, where a wildcard DENY on every topic name refuses).
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 
 import pytest
-from test_security_acls import USERS, Client
+from test_security_acls import Client, authorizer_cluster
 
-from emulator import Cluster
 from emulator.security.acl import Op, PermissionType
 from emulator.security.acl import ResourceType as RT
 from emulator.testing import wait_for
@@ -38,9 +38,7 @@ ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_
 def bootstrap() -> Iterator[str]:
     """A SASL_PLAINTEXT listener with the emulator's authorizer (Kafka's:
     test_acl_wildcard_deny_kafka.py)."""
-    with Cluster(1, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-                              "sasl_users": USERS, "super_users": ["admin"],
-                              "authorizer": True}) as c:
+    with authorizer_cluster(1) as c:
         yield c.bootstrap_servers
 
 
@@ -91,6 +89,14 @@ def _idempotent_init(alice: Client) -> int:
 
 @pytest.fixture
 def topic(bootstrap: str) -> Iterator[tuple[Client, Client, str]]:
+    with scenario_topic(bootstrap) as t:
+        yield t
+
+
+@contextlib.contextmanager
+def scenario_topic(bootstrap: str) -> Iterator[tuple[Client, Client, str]]:
+    """A scenario's (admin, alice, topic): a new topic both clients know, its ACLs deleted
+    after (test_acl_wildcard_deny_kafka.py's ``topic`` on Kafka too)."""
     admin = Client(bootstrap, "admin")
     name = f"wild-{uuid.uuid4().hex[:8]}"
     resp = admin.call(19, 7, {"topics": [{"name": name, "num_partitions": 1,

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
-from test_acl_wildcard_deny import SCENARIOS, topic  # noqa: F401 - the fixture, on Kafka
+from test_acl_wildcard_deny import SCENARIOS, scenario_topic
 from test_security_acls import USERS, Client
 
 AUTHZ = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -32,7 +32,13 @@ def bootstrap() -> Iterator[str]:
             k.kill_broker(bid)
 
 
+@pytest.fixture
+def topic(bootstrap: str) -> Iterator[tuple[Client, Client, str]]:
+    with scenario_topic(bootstrap) as t:
+        yield t
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])
-def test_wildcard_principal_acls_on_real_kafka(topic: tuple[Client, Client, str],  # noqa: F811
+def test_wildcard_principal_acls_on_real_kafka(topic: tuple[Client, Client, str],
                                                scenario) -> None:  # type: ignore[no-untyped-def]
     scenario(*topic)

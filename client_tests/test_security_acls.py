@@ -35,11 +35,18 @@ USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 _n = itertools.count()
 
 
+def authorizer_cluster(brokers: int = 3) -> Cluster:
+    """An emulator (to enter with ``with``) whose listener is SASL_PLAINTEXT with the PLAIN
+    users USERS, ``admin`` a super user, and the authorizer on: the cluster of this
+    module, test_share_groups_authz.py and test_acl_wildcard_deny.py."""
+    return Cluster(brokers, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+                                      "sasl_users": USERS, "super_users": ["admin"],
+                                      "authorizer": True})
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    with Cluster(3, security={"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
-                              "sasl_users": USERS, "super_users": ["admin"],
-                              "authorizer": True}) as c:
+    with authorizer_cluster() as c:
         yield c
 
 

@@ -13,12 +13,19 @@ import base64
 import itertools
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from client_tests.test_security_acls import NOT_READY, Case, Client, _grant, _messages, check
-from client_tests.test_security_acls import cluster as cluster  # noqa: F401 - fixture
+from client_tests.test_security_acls import (
+    NOT_READY,
+    Case,
+    Client,
+    _grant,
+    _messages,
+    authorizer_cluster,
+    check,
+)
 from emulator import Cluster
 from emulator.security.acl import AclFilter, Op, PermissionType
 from emulator.security.acl import ResourceType as RT
@@ -29,6 +36,13 @@ ZERO_ID = b"\x00" * 16
 # Kafka parses a share member's id as a Uuid (ShareFetch, ShareAcknowledge): members
 # send the string form of a random one, as Java's KafkaShareConsumer does.
 MEMBER = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """test_security_acls.py's cluster: PLAIN users over SASL_PLAINTEXT, the authorizer on."""
+    with authorizer_cluster() as c:
+        yield c
 
 
 def member_id() -> str:
@@ -151,7 +165,7 @@ def share_api_code(case: Case, acl: str, topic: str, group: str, grant: Grant,
 
 @pytest.mark.parametrize("acl", ["none", "allow", "deny"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_share_api_authorization(cluster: Cluster, case: Case, acl: str) -> None:  # noqa: F811
+def test_share_api_authorization(cluster: Cluster, case: Case, acl: str) -> None:
     topic, group = names()
     cluster.create_topic(topic, 1, 3)
 
@@ -210,7 +224,7 @@ def share_fetch_topic_read_scenario(
 SHARE_FETCH_TOPIC_READ = [(0, 29), (0, 0)]
 
 
-def test_share_fetch_needs_read_on_each_topic(cluster: Cluster) -> None:  # noqa: F811
+def test_share_fetch_needs_read_on_each_topic(cluster: Cluster) -> None:
     topic, group = names()
     cluster.create_topic(topic, 1, 3)
     share = cluster.server.services.share
@@ -338,7 +352,7 @@ def share_topic_acls_answer(group: str) -> dict[str, object]:
     return out
 
 
-def test_share_apis_need_topic_acls(cluster: Cluster) -> None:  # noqa: F811
+def test_share_apis_need_topic_acls(cluster: Cluster) -> None:
     topic, group = names()
     other = topic + "-o"
     for t in (topic, other):
@@ -371,7 +385,7 @@ SHARE_REFUSAL_MESSAGES = {
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_share_refusal_messages_as_kafka(cluster: Cluster, case: Case) -> None:  # noqa: F811
+def test_share_refusal_messages_as_kafka(cluster: Cluster, case: Case) -> None:
     topic, group = names()
     cluster.create_topic(topic, 1, 3)
     c = Client(cluster, "alice")
