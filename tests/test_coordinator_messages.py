@@ -18,8 +18,21 @@ from typing import NotRequired, Union, get_args, get_origin, get_type_hints, is_
 
 import pytest
 
+from emulator.coordinators.groups import messages as groups
+from emulator.coordinators.share import messages as share
 from emulator.coordinators.streams import messages as streams
-from wire.messages import streams_group
+from wire.messages import (
+    consumer_group_describe,
+    consumer_group_heartbeat,
+    describe_groups,
+    join_group,
+    list_groups,
+    offset_fetch,
+    share_group_describe,
+    share_group_heartbeat,
+    streams_group,
+    sync_group,
+)
 from wire.schema import (
     BOOL,
     BYTES,
@@ -122,11 +135,26 @@ SHAPES: list[tuple[type, Message, tuple[str, ...]]] = [
      ()),
     (streams.DescribedStreamsGroup, streams_group.STREAMS_GROUP_DESCRIBE_RESPONSE,
      ("groups",)),
+    (groups.JoinGroupResponse, join_group.JOIN_GROUP_RESPONSE, ()),
+    (groups.SyncGroupResponse, sync_group.SYNC_GROUP_RESPONSE, ()),
+    (groups.DescribedClassicGroup, describe_groups.DESCRIBE_GROUPS_RESPONSE, ("groups",)),
+    (groups.ListedGroup, list_groups.LIST_GROUPS_RESPONSE, ("groups",)),
+    (groups.FetchedOffset, offset_fetch.OFFSET_FETCH_RESPONSE,
+     ("groups", "topics", "partitions")),
+    (groups.TopicPartitionsById, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_REQUEST,
+     ("topic_partitions",)),
+    (groups.GroupHeartbeatResponse, consumer_group_heartbeat.CONSUMER_GROUP_HEARTBEAT_RESPONSE,
+     ()),
+    (groups.GroupHeartbeatResponse, share_group_heartbeat.SHARE_GROUP_HEARTBEAT_RESPONSE, ()),
+    (groups.DescribedConsumerGroup, consumer_group_describe.CONSUMER_GROUP_DESCRIBE_RESPONSE,
+     ("groups",)),
+    (share.DescribedShareGroup, share_group_describe.SHARE_GROUP_DESCRIBE_RESPONSE,
+     ("groups",)),
 ]
 
 
 @pytest.mark.parametrize(("shape", "message", "path"), SHAPES,
-                         ids=[s[0].__qualname__ for s in SHAPES])
+                         ids=[f"{s[0].__qualname__}-{s[1].name}" for s in SHAPES])
 def test_shape_matches_the_wire(shape: type, message: Message, path: tuple[str, ...]) -> None:
     where = ".".join((message.name, *path))
     read = message.kind == "request"

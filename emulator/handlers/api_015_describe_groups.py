@@ -15,12 +15,13 @@ from wire.errors import ErrorCode as E
 API_KEY = 15
 VERSIONS = (0, 6)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
     want_ops = version >= 3 and req["include_authorized_operations"]
-    groups = []
+    groups: list[dict[str, object]] = []
     for gid in req["groups"]:
         if gid is None or gid == "" and version >= 6:
             groups.append({"group_id": gid or "", "error_code": E.INVALID_GROUP_ID,
@@ -31,8 +32,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             groups.append({"group_id": gid, "error_code": err, "group_state": "",
                            "protocol_type": "", "protocol_data": ""})
             continue
-        gc.tick()
-        d = gc.describe_group(gid, version)
+        d = dict(gc.describe_group(gid, version))
         share = ctx.services.share
         if version >= 6 and share is not None and share.is_share_group(gid):
             d["error_message"] = f"Group {gid} is not a classic group."  # a share group

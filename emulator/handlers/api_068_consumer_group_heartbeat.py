@@ -17,12 +17,14 @@ from wire.errors import ErrorCode as E
 API_KEY = 68
 VERSIONS = (0, 1)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_described))
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
     err = gc.coordinator_error(ctx.broker_id, req["group_id"])
     share = ctx.services.share
+    r: dict[str, object]
     if not err and share is not None and share.is_share_group(req["group_id"]):
         r = {"error_code": E.GROUP_ID_NOT_FOUND, "member_id": None, "member_epoch": 0,
              "error_message": f"Group {req['group_id']} is not a consumer group.",
@@ -31,8 +33,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         r = {"error_code": err, "error_message": E(err).name, "member_id": None,
              "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     else:
-        gc.tick()
-        r = gc.consumer_group_heartbeat(
+        r = dict(gc.consumer_group_heartbeat(
             req["group_id"], req["member_id"], req["member_epoch"],
             instance_id=req["instance_id"], rack_id=req["rack_id"],
             rebalance_timeout_ms=req["rebalance_timeout_ms"],
@@ -40,5 +41,5 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             subscribed_topic_regex=req["subscribed_topic_regex"] if version >= 1 else None,
             server_assignor=req["server_assignor"], topic_partitions=req["topic_partitions"],
             client_id=ctx.client_id or "", client_host="/" + ctx.client_host,
-            version=version)
+            version=version))
     return dict(r, throttle_time_ms=0)

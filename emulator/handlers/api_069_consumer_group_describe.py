@@ -11,14 +11,15 @@ from emulator.handlers.util import describe_groups
 API_KEY = 69
 VERSIONS = (0, 1)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
-    gc.tick()
 
     def describe(gid: str) -> dict:
-        [d] = gc.describe_consumer_groups([gid])
+        [typed] = gc.describe_consumer_groups([gid])
+        d = dict(typed)
         d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) \
             if req["include_authorized_operations"] else NOT_REQUESTED
         return d

@@ -18,6 +18,7 @@ from wire.errors import ErrorCode as E
 API_KEY = 76
 VERSIONS = (1, 1)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Custom(subscribed_topics_described))
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -27,9 +28,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         r = {"error_code": err, "error_message": E(err).name, "member_id": None,
              "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     else:
-        sc.tick()
-        r = sc.share_group_heartbeat(
+        r = dict(sc.share_group_heartbeat(
             req["group_id"], req["member_id"], req["member_epoch"], rack_id=req["rack_id"],
             subscribed_topic_names=req["subscribed_topic_names"],
-            client_id=ctx.client_id or "", client_host="/" + ctx.client_host)
+            client_id=ctx.client_id or "", client_host="/" + ctx.client_host))
     return dict(r, throttle_time_ms=0)

@@ -13,16 +13,16 @@ from emulator.handlers.util import describe_groups
 API_KEY = 77
 VERSIONS = (1, 1)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services.share
-    sc.tick()
 
     def describe(gid: str) -> dict:
         (row,) = sc.describe_share_groups([gid])
         if req["include_authorized_operations"] and not row["error_code"]:
             row["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid)
-        return row
+        return dict(row)
 
     return describe_groups(ctx, req["group_ids"], sc.gc.coordinator_error, describe)

@@ -34,9 +34,9 @@ partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from emulator.cluster.state_machines import TransitionTable
+from emulator.coordinators.groups.messages import TopicPartitionsById
 from wire.errors import ErrorCode as E
 
 Assignment = dict[bytes, set[int]]  # topic id -> partitions
@@ -283,11 +283,11 @@ def _copy(a: Assignment) -> Assignment:
     return {t: set(ps) for t, ps in a.items() if ps}
 
 
-def to_wire(a: Assignment) -> list[dict[str, Any]]:
+def to_wire(a: Assignment) -> list[TopicPartitionsById]:
     return [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sorted(a.items()) if ps]
 
 
-def _owned(topic_partitions: list[dict[str, Any]] | None) -> Assignment | None:
+def _owned(topic_partitions: list[TopicPartitionsById] | None) -> Assignment | None:
     if topic_partitions is None:
         return None
     return {tp["topic_id"]: set(tp["partitions"]) for tp in topic_partitions}

@@ -9,8 +9,6 @@ The groups, members, their state table and the server-side assignors are in
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.cluster.group_configs import group_value
 from emulator.coordinators.consumer.group import (
     ASSIGNOR_FUNCS,
@@ -29,6 +27,7 @@ from emulator.coordinators.consumer.group import (
     to_wire,
 )
 from emulator.coordinators.consumer.topic_regex import compile_topic_regex
+from emulator.coordinators.groups import messages as gm
 from emulator.coordinators.groups.base import GroupPart, GroupsBase
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
@@ -58,9 +57,9 @@ class ConsumerProtocol(GroupPart):
         instance_id: str | None = None, rack_id: str | None = None,
         rebalance_timeout_ms: int = -1, subscribed_topic_names: list[str] | None = None,
         subscribed_topic_regex: str | None = None, server_assignor: str | None = None,
-        topic_partitions: list[dict[str, Any]] | None = None, client_id: str = "",
+        topic_partitions: list[gm.TopicPartitionsById] | None = None, client_id: str = "",
         client_host: str = "", version: int = 1,
-    ) -> dict[str, Any]:
+    ) -> gm.GroupHeartbeatResponse:
         try:
             self._validate_heartbeat(group_id, member_id, member_epoch, instance_id, rack_id,
                                      rebalance_timeout_ms, subscribed_topic_names,
@@ -84,7 +83,7 @@ class ConsumerProtocol(GroupPart):
                             instance_id: str | None, rack_id: str | None,
                             rebalance_timeout_ms: int, names: list[str] | None,
                             regex: str | None, assignor: str | None,
-                            owned: list[dict[str, Any]] | None, version: int) -> None:
+                            owned: list[gm.TopicPartitionsById] | None, version: int) -> None:
         def bad(msg: str) -> KafkaError:
             return KafkaError(E.INVALID_REQUEST, msg)
 
@@ -133,7 +132,7 @@ class ConsumerProtocol(GroupPart):
                             rebalance_timeout_ms: int, names: list[str] | None,
                             regex: str | None, assignor: str | None,
                             owned: Assignment | None, client_id: str,
-                            client_host: str) -> dict[str, Any]:
+                            client_host: str) -> gm.GroupHeartbeatResponse:
         now = self.gc.now()
         create = member_epoch == 0
         group = self._consumer_group(group_id, create)
@@ -168,7 +167,7 @@ class ConsumerProtocol(GroupPart):
         member.hb_deadline = now + self.consumer_cfg(group_id, "session.timeout.ms")
         full = member_epoch == 0 or (rebalance_timeout_ms != -1 and names is not None
                                      and owned is not None)
-        assignment = None
+        assignment: gm.HeartbeatAssignment | None = None
         if full or _copy(member.assigned) != old_assigned:
             assignment = {"topic_partitions": to_wire(member.assigned)}
         return {"error_code": E.NONE, "error_message": None, "member_id": member.member_id,
@@ -333,7 +332,7 @@ class ConsumerProtocol(GroupPart):
         m.sync_partition_epochs()
 
     def _consumer_leave(self, group_id: str, member_id: str, epoch: int,
-                        instance_id: str | None) -> dict[str, Any]:
+                        instance_id: str | None) -> gm.GroupHeartbeatResponse:
         group = self._consumer_group(group_id, False)
         m = membership.leaving_member(group, member_id, instance_id, FENCED)
         if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
@@ -403,10 +402,10 @@ class ConsumerProtocol(GroupPart):
                 changed = True
         return changed
 
-    def describe_consumer_group(self, group: ConsumerGroup) -> dict[str, Any]:
+    def describe_consumer_group(self, group: ConsumerGroup) -> gm.DescribedConsumerGroup:
         by_id = self.state.topics_by_id
 
-        def wire(a: Assignment) -> dict[str, Any]:
+        def wire(a: Assignment) -> gm.DescribedAssignment:
             return {"topic_partitions": [
                 {"topic_id": t, "topic_name": by_id[t].name if t in by_id else "",
                  "partitions": sorted(ps)}

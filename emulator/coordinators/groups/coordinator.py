@@ -37,8 +37,8 @@ restart; their groups come back Empty with their offsets).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, cast
+from collections.abc import Iterable, Mapping
+from typing import cast
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted, observes
 from emulator.coordinators.classic.group import (
@@ -56,6 +56,7 @@ from emulator.coordinators.classic.protocol import ClassicProtocol
 from emulator.coordinators.consumer.group import ConsumerGroup, consumer_due
 from emulator.coordinators.consumer.migration import GroupMigration
 from emulator.coordinators.consumer.protocol import ConsumerProtocol
+from emulator.coordinators.groups import messages as gm
 from emulator.coordinators.groups.base import (
     OFFSET_METADATA_MAX_BYTES,
     GroupsBase,
@@ -71,6 +72,9 @@ from wire.errors import KafkaError
 
 # An OffsetCommit's topics: (name, [(partition, offset, leader epoch, metadata)]).
 CommitTopics = Iterable[tuple[str, Iterable[tuple[int, int, int, str | None]]]]
+
+# A group of the group coordinator's table (one namespace of ids for every kind).
+Group = ClassicGroup | ConsumerGroup | StreamsGroup
 
 
 class GroupCoordinator(GroupsBase):
@@ -180,27 +184,27 @@ class GroupCoordinator(GroupsBase):
                 table.news.add(gid)
         return changed
 
-    def _maybe_reload(self, group: Any, now: int) -> bool:
+    def _maybe_reload(self, group: Group, now: int) -> bool:
         """The coordinator moved: answer parked requests NOT_COORDINATOR, restart sessions."""
         epoch = self.topic.epoch(group.group_id)
         if epoch == group.loaded_epoch:
             return False
         group.loaded_epoch = epoch
-        if group.type == "classic":
+        if isinstance(group, ClassicGroup):
             for m in group.members.values():
                 group.complete_join(m, join_error(E.NOT_COORDINATOR, m.member_id))
                 group.complete_sync(m, sync_error(E.NOT_COORDINATOR))
                 m.hb_deadline = now + m.session_timeout_ms
             for mid in group.pending_members:
                 group.pending_members[mid] = now + 10000
-        elif group.type == "streams":
+        elif isinstance(group, StreamsGroup):
             session = self.streams.streams_cfg(group.group_id, "session.timeout.ms")
-            for m in group.members.values():
-                m.hb_deadline = now + session
+            for sm in group.members.values():
+                sm.hb_deadline = now + session
         else:
             session = self.consumer.consumer_cfg(group.group_id, "session.timeout.ms")
-            for m in group.members.values():
-                m.hb_deadline = now + (m.classic.session_timeout_ms if m.classic else session)
+            for cm in group.members.values():
+                cm.hb_deadline = now + (cm.classic.session_timeout_ms if cm.classic else session)
         return True
 
     # ---- offsets -------------------------------------------------------------------------
@@ -226,7 +230,7 @@ class GroupCoordinator(GroupsBase):
                                                  group_instance_id, version)
         except KafkaError as e:
             return [(t, [(p[0], e.code) for p in parts]) for t, parts in topics]
-        if group.type == "classic" and group.state in (STABLE, PREPARING_REBALANCE):
+        if isinstance(group, ClassicGroup) and group.state in (STABLE, PREPARING_REBALANCE):
             m = group.members.get(member_id)
             if m is not None:
                 m.hb_deadline = self.now() + m.session_timeout_ms
@@ -260,15 +264,16 @@ class GroupCoordinator(GroupsBase):
             out.append((topic, res))
         return out
 
-    def _offsets_changed(self, group_id: str, offsets: dict[tuple[str, int], Any]) -> None:
+    def _offsets_changed(self, group_id: str,
+                         offsets: Mapping[tuple[str, int], OffsetAndMetadata | None]) -> None:
         """News for the __consumer_offsets records (emulator.coordinators.coordinator_log);
         None as a value is a deletion (a tombstone)."""
         if offsets:
-            self.state.emit(OffsetsChanged(group=group_id, offsets=offsets))
+            self.state.emit(OffsetsChanged(group=group_id, offsets=dict(offsets)))
 
     def _validate_commit(self, group_id: str, member_id: str, generation: int,
                          instance_id: str | None, version: int, transactional: bool = False
-                         ) -> tuple[Any, OffsetCheck | None]:
+                         ) -> tuple[Group, OffsetCheck | None]:
         """(group, per-partition check or None); raises KafkaError for the whole request."""
         group = self.groups.get(group_id)
         if group is None:
@@ -364,7 +369,7 @@ class GroupCoordinator(GroupsBase):
 
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, *,
                       require_stable: bool = False, member_id: str | None = None,
-                      member_epoch: int = -1) -> list[tuple[str, list[dict[str, Any]]]]:
+                      member_epoch: int = -1) -> list[tuple[str, list[gm.FetchedOffset]]]:
         """OffsetFetch for one group; ``topics=None`` means every committed offset.
 
         Raises KafkaError for group-level errors (a consumer group member's stale epoch).
@@ -385,7 +390,7 @@ class GroupCoordinator(GroupsBase):
         exists = group is not None and group.state != DEAD
         store = self.offsets.get(group_id, {}) if exists else {}
 
-        def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> dict[str, Any]:
+        def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> gm.FetchedOffset:
             if require_stable and self._has_pending(group_id, topic, p):
                 return {"partition_index": p, "committed_offset": -1,
                         "committed_leader_epoch": -1, "metadata": "",
@@ -398,7 +403,7 @@ class GroupCoordinator(GroupsBase):
                     "error_code": E.NONE}
 
         if topics is None:
-            by_topic: dict[str, list[dict[str, Any]]] = {}
+            by_topic: dict[str, list[gm.FetchedOffset]] = {}
             for (topic, p), o in sorted(store.items()):
                 by_topic.setdefault(topic, []).append(entry(topic, p, o))
             return list(by_topic.items())
@@ -439,7 +444,7 @@ class GroupCoordinator(GroupsBase):
         return out
 
     # ---- administration -------------------------------------------------------------------
-    def describe_group(self, group_id: str, version: int = 6) -> dict[str, Any]:
+    def describe_group(self, group_id: str, version: int = 6) -> gm.DescribedClassicGroup:
         group = self.groups.get(group_id)
         if group is None or group.type != "classic":
             if version >= 6:
@@ -464,11 +469,11 @@ class GroupCoordinator(GroupsBase):
         }
 
     def list_groups(self, states: list[str] | None = None, types: list[str] | None = None,
-                    broker_id: int | None = None) -> list[dict[str, Any]]:
+                    broker_id: int | None = None) -> list[gm.ListedGroup]:
         """ListGroups: the groups this broker coordinates (all if ``broker_id`` is None)."""
         wanted_states = {s.strip().lower() for s in states or []}
         wanted_types = {t.strip().lower() for t in types or []}
-        out = []
+        out: list[gm.ListedGroup] = []
         for gid, group in self.groups.items():
             if group.state == DEAD:
                 continue
@@ -499,8 +504,8 @@ class GroupCoordinator(GroupsBase):
         self.mark_changed()
         return E.NONE
 
-    def describe_consumer_groups(self, group_ids: list[str]) -> list[dict[str, Any]]:
-        out = []
+    def describe_consumer_groups(self, group_ids: list[str]) -> list[gm.DescribedConsumerGroup]:
+        out: list[gm.DescribedConsumerGroup] = []
         for gid in group_ids:
             group = self.groups.get(gid)
             if not gid:

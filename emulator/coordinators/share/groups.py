@@ -34,13 +34,15 @@ partitions are shared by several members.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from emulator.cluster.metadata import Topic
+from emulator.coordinators.groups import messages as gm
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.deadlines import TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.members import JOIN_EPOCH, LEAVE_EPOCH
+from emulator.coordinators.share.messages import DescribedShareGroup
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -188,7 +190,8 @@ class ShareGroups:
     # ---- heartbeat ---------------------------------------------------------------------
     def share_group_heartbeat(self, group_id: str, member_id: str, member_epoch: int, *,
                               rack_id: str | None, subscribed_topic_names: list[str] | None,
-                              client_id: str = "", client_host: str = "") -> dict[str, Any]:
+                              client_id: str = "", client_host: str = ""
+                              ) -> gm.GroupHeartbeatResponse:
         """ShareGroupHeartbeat; returns the response body (errors included)."""
         try:
             return self._heartbeat(group_id, member_id, member_epoch, rack_id,
@@ -200,7 +203,7 @@ class ShareGroups:
 
     def _heartbeat(self, group_id: str, member_id: str, member_epoch: int,
                    rack_id: str | None, topics: list[str] | None, client_id: str,
-                   client_host: str) -> dict[str, Any]:
+                   client_host: str) -> gm.GroupHeartbeatResponse:
         if not group_id:
             raise KafkaError(E.INVALID_REQUEST, "GroupId can't be empty.")
         if not member_id:
@@ -359,8 +362,8 @@ class ShareGroups:
         self.sc.mark_changed()
 
     # ---- describe / list -------------------------------------------------------------
-    def describe_share_groups(self, group_ids: list[str]) -> list[dict[str, Any]]:
-        out = []
+    def describe_share_groups(self, group_ids: list[str]) -> list[DescribedShareGroup]:
+        out: list[DescribedShareGroup] = []
         for gid in group_ids:
             if not gid:
                 out.append({"group_id": gid, "error_code": E.INVALID_GROUP_ID,
@@ -375,7 +378,7 @@ class ShareGroups:
             out.append(self._describe(group))
         return out
 
-    def _describe(self, group: ShareGroup) -> dict[str, Any]:
+    def _describe(self, group: ShareGroup) -> DescribedShareGroup:
         by_id = self.state.topics_by_id
         return {
             "group_id": group.group_id, "error_code": E.NONE, "group_state": group.state,
@@ -394,13 +397,13 @@ class ShareGroups:
 
     def list_share_groups(self, states: list[str] | None = None,
                           types: list[str] | None = None,
-                          broker_id: int | None = None) -> list[dict[str, Any]]:
+                          broker_id: int | None = None) -> list[gm.ListedGroup]:
         """ListGroups rows for share groups (filtered like GroupCoordinator.list_groups)."""
         wanted_states = {s.strip().lower() for s in states or []}
         wanted_types = {t.strip().lower() for t in types or []}
         if wanted_types and "share" not in wanted_types:
             return []
-        out = []
+        out: list[gm.ListedGroup] = []
         for gid, group in self.groups.items():
             if wanted_states and group.state.lower() not in wanted_states:
                 continue
