@@ -3,6 +3,7 @@ table of docs/fidelity-wrong-clients.md.
 
     python -m client_tests.wrong_clients.survey [--rounds 3] [--fail-seeds 20]
                                                 [--fix-seeds 10] [--case NAME]
+                                                [--jobs 1]
 
 Per case: in each round, the seeds tried in order 0, 1, ... until the wrong program
 failed with its bug's symptom, and the seed it failed under; then the fixed program
@@ -11,14 +12,21 @@ client's request sequence, but the clients' timing is not, so the first failing 
 can differ between rounds: that spread is the figure. Exits 1 when a wrong program
 showed its symptom under no seed of a round, or a fixed program failed (the nightly
 job, .ci/adversary-nightly, runs it so).
+
+A run mostly waits (its clients' retries, the checker's read-back waiting for the high
+watermarks to stand still): ``--jobs N`` runs N at once, each search (one round of one
+case, its seeds in order as with ``--jobs 1``) and each twin's seed in its own worker
+process with its own cluster. The runs are the same runs; the table is the same table.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
 import sys
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 
 from client_tests.wrong_clients.cases import CASES, Case, cluster
 
@@ -37,8 +45,7 @@ def run(case: Case, seed: int, fixed: bool) -> list[str]:
     except Exception as e:  # noqa: BLE001 - reported in the table
         return [f"error: {type(e).__name__}: {str(e)[:300]}"]
     if unsound:
-        UNSOUND.append(f"{case.name} {'fixed' if fixed else 'wrong'} seed {seed}: "
-                       f"{unsound[0]}")
+        UNSOUND.append(f"{case.name} {'fixed' if fixed else 'wrong'} seed {seed}: {unsound[0]}")
         if not fixed:  # no evidence against the wrong program: the search goes on
             return [f"unsound: {unsound[0]}"]
     return problems
@@ -49,50 +56,114 @@ def first_failure(case: Case, fail_seeds: int) -> tuple[int | None, list[str]]:
     how (failures without it are printed and the search goes on)."""
     for seed in range(fail_seeds):
         problems = run(case, seed, False)
-        if problems and any(case.symptom in p for p in problems) \
-                and not problems[0].startswith("unsound: "):
+        if (
+            problems
+            and any(case.symptom in p for p in problems)
+            and not problems[0].startswith("unsound: ")
+        ):
             return seed, problems
         if problems:
-            print(f"  {case.name}: seed {seed} failed without {case.symptom!r}: {problems}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {case.name}: seed {seed} failed without {case.symptom!r}: {problems}",
+                file=sys.stderr,
+                flush=True,
+            )
     return None, []
+
+
+def _search(name: str, fail_seeds: int) -> tuple[int | None, list[str], list[str]]:
+    """first_failure() in a worker process, by the case's name, with the soundness
+    check's violations it met."""
+    logging.disable(logging.WARNING)
+    UNSOUND.clear()  # a worker runs many tasks: only this one's
+    seed, problems = first_failure(next(c for c in CASES if c.name == name), fail_seeds)
+    return seed, problems, list(UNSOUND)
+
+
+def _fixed(name: str, seed: int) -> tuple[list[str], list[str]]:
+    """The twin's run() in a worker process, with the soundness violations it met."""
+    logging.disable(logging.WARNING)
+    UNSOUND.clear()
+    problems = run(next(c for c in CASES if c.name == name), seed, True)
+    return problems, list(UNSOUND)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=3, help="searches for a failing seed "
-                    "per wrong program (default 3)")
-    ap.add_argument("--fail-seeds", type=int, default=20, help="seeds a search may try "
-                    "(default 20)")
-    ap.add_argument("--fix-seeds", type=int, default=10, help="the fixed programs run "
-                    "under seeds 0..N-1 (default 10)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="searches for a failing seed per wrong program (default 3)",
+    )
+    ap.add_argument(
+        "--fail-seeds", type=int, default=20, help="seeds a search may try (default 20)"
+    )
+    ap.add_argument(
+        "--fix-seeds",
+        type=int,
+        default=10,
+        help="the fixed programs run under seeds 0..N-1 (default 10)",
+    )
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="runs at once, each in its own process (default 1: all in this one)",
+    )
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # the clients' reconnects; the table is the output
-    print("| program | promise | wrong: seeds to first failure (first failing seed + 1), "
-          f"per round | fixed: seeds clean of 0..{args.fix_seeds - 1} | time |")
+    print(
+        "| program | promise | wrong: seeds to first failure (first failing seed + 1), "
+        f"per round | fixed: seeds clean of 0..{args.fix_seeds - 1} | time |"
+    )
     print("|---|---|---|---|---|")
     bad = False
-    for case in CASES:
-        if args.case and case.name not in args.case:
-            continue
+    cases = [case for case in CASES if not args.case or case.name in args.case]
+    pool = None
+    searches: dict[tuple[str, int], Future[tuple[int | None, list[str], list[str]]]] = {}
+    fixes: dict[tuple[str, int], Future[tuple[list[str], list[str]]]] = {}
+    if args.jobs > 1:
+        # spawn: a worker must not inherit this process's threads (clusters, librdkafka)
+        pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
+        for case in cases:  # everything queued at once; rows printed in CASES order
+            for r in range(args.rounds):
+                searches[(case.name, r)] = pool.submit(_search, case.name, args.fail_seeds)
+            for seed in range(args.fix_seeds):
+                fixes[(case.name, seed)] = pool.submit(_fixed, case.name, seed)
+    for case in cases:
         t0 = time.monotonic()
         firsts = []
-        for _ in range(args.rounds):
-            seed, _problems = first_failure(case, args.fail_seeds)
-            firsts.append(f"none of {args.fail_seeds}" if seed is None
-                          else f"{seed + 1} (seed {seed})")
+        for r in range(args.rounds):
+            if pool is None:
+                seed, _problems = first_failure(case, args.fail_seeds)
+            else:
+                seed, _problems, unsound = searches[(case.name, r)].result()
+                UNSOUND.extend(unsound)
+            firsts.append(
+                f"none of {args.fail_seeds}" if seed is None else f"{seed + 1} (seed {seed})"
+            )
             bad |= seed is None
         broke = {}
         for seed in range(args.fix_seeds):
-            problems = run(case, seed, True)
+            if pool is None:
+                problems = run(case, seed, True)
+            else:
+                problems, unsound = fixes[(case.name, seed)].result()
+                UNSOUND.extend(unsound)
             if problems:
                 broke[seed] = problems
         bad |= bool(broke)
         passed = args.fix_seeds - len(broke)
-        print(f"| {case.name} | {case.promise} | {', '.join(firsts)} | "
-              f"{passed}/{args.fix_seeds}{f' (failed: {broke})' if broke else ''} | "
-              f"{time.monotonic() - t0:.0f} s |", flush=True)
+        print(
+            f"| {case.name} | {case.promise} | {', '.join(firsts)} | "
+            f"{passed}/{args.fix_seeds}{f' (failed: {broke})' if broke else ''} | "
+            f"{time.monotonic() - t0:.0f} s |",
+            flush=True,
+        )
+    if pool is not None:
+        pool.shutdown()
     if UNSOUND:
         print(f"\n{len(UNSOUND)} run(s) met the adversary's soundness check:")
         for line in UNSOUND:
