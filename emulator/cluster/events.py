@@ -16,20 +16,21 @@ themselves and tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, ParamSpec, Protocol, TypeVar
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")  # an observer's parameters (a function's, or a method's with self)
+_R = TypeVar("_R")
 
 
-def observes(*types: type[DomainEvent]) -> Callable[[_F], _F]:
+def observes(*types: type[DomainEvent]) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Mark an observer as caring only for events of ``types``: ``emit`` passes it
     nothing else. An append tells ``Appended`` for every partition of every Produce
     request, and an observer that looks only for ``TopicDeleted`` should not cost
     each of them a call (docs/scale.md, the per-broker client)."""
 
-    def mark(fn: _F) -> _F:
+    def mark(fn: Callable[_P, _R]) -> Callable[_P, _R]:
         fn.observed_events = types  # type: ignore[attr-defined]
         return fn
 
@@ -40,8 +41,9 @@ def observes(*types: type[DomainEvent]) -> Callable[[_F], _F]:
 class DomainEvent:
     kind: ClassVar[str] = ""
 
-    def __getitem__(self, name: str) -> Any:
-        """A field by name (``event["topic"]``), for observers that go by the kind."""
+    def __getitem__(self, name: str) -> object:
+        """A field by name (``event["topic"]``), for observers that go by the kind (an
+        observer that reads a field's type picks the event by its class instead)."""
         if name not in {f.name for f in fields(self)}:
             raise KeyError(name)
         return getattr(self, name)
@@ -221,14 +223,53 @@ class ConfigsChanged(DomainEvent):
 
 
 # ---- coordinators ----------------------------------------------------------------------------
+# The coordinators (above this module) tell their state changes with their own objects.
+# What the news says of them is declared here, as what their records are written from
+# (the coordinator log's OffsetCommitValue and TransactionLogValue): the coordinators'
+# OffsetAndMetadata and TxnMetadata have these members, and an observer reads no other.
+class CommittedOffset(Protocol):
+    """A group's committed offset of one partition (Kafka's OffsetAndMetadata)."""
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def leader_epoch(self) -> int: ...
+    @property
+    def metadata(self) -> str | None: ...
+    @property
+    def commit_ms(self) -> int: ...
+
+
+class TxnRecord(Protocol):
+    """A transactional id's state as its TransactionLogValue records it (Kafka's
+    TransactionMetadata)."""
+
+    @property
+    def transactional_id(self) -> str: ...
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def timeout_ms(self) -> int: ...
+    @property
+    def state(self) -> str: ...  # Kafka's TransactionState name, e.g. "Ongoing"
+    @property
+    def partitions(self) -> Collection[tuple[str, int]]: ...
+    @property
+    def last_update_ms(self) -> int: ...
+    @property
+    def start_ms(self) -> int: ...
+
+
 @dataclass(frozen=True, slots=True)
 class OffsetsChanged(DomainEvent):
-    """A group's committed offsets changed: (topic, partition) -> OffsetAndMetadata, or
-    None where an offset is gone."""
+    """A group's committed offsets changed: (topic, partition) -> its committed offset,
+    or None where an offset is gone."""
 
     kind: ClassVar[str] = "offsets_changed"
     group: str
-    offsets: dict[Any, Any]
+    offsets: Mapping[tuple[str, int], CommittedOffset | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +277,7 @@ class TxnChanged(DomainEvent):
     """A transaction's metadata changed (``removed``: it expired and is gone)."""
 
     kind: ClassVar[str] = "txn_changed"
-    txn: Any  # the coordinators' TxnMetadata (above this module)
+    txn: TxnRecord  # the coordinators' TxnMetadata
     removed: bool = False
 
 
@@ -247,7 +288,10 @@ class ShareStateChanged(DomainEvent):
 
     kind: ClassVar[str] = "share_state_changed"
     key: tuple[str, bytes, int]
-    sp: Any  # the coordinators' SharePartition (above this module), or None
+    # The coordinators' SharePartition, or None. Opaque here: the share state's records
+    # are written from its whole in-flight state, which only the share coordinator's
+    # own log (coordinators/share/state_log.py) reads, narrowing it to its type.
+    sp: object
 
 
 # ---- faults ------------------------------------------------------------------------------------
@@ -256,11 +300,12 @@ class FaultApplied(DomainEvent):
     """A fault operation (emulator.faults' vocabulary) was applied, as applied."""
 
     kind: ClassVar[str] = "fault"
-    op: dict[str, Any]
+    op: Mapping[str, object]  # emulator.faults' operation: "op" and its fields
 
 
 __all__ = [
     "Appended", "BrokerCrashed", "BrokerEvent", "BrokerHalted", "LogDirFailed", "BrokerStarted", "BrokerStopped",
+    "CommittedOffset", "TxnRecord",
     "ConfigsChanged", "ControllerEvent", "PartitionEvent", "ReassignmentEvent",
     "StateChanged", "TopicEvent",
     "ControlledShutdown", "ControllerChanged", "ControllerFailover", "DomainEvent",

@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import struct
 
-from emulator.cluster.events import DomainEvent, OffsetsChanged, TxnChanged, observes
+from emulator.cluster.events import (
+    CommittedOffset,
+    DomainEvent,
+    OffsetsChanged,
+    TxnChanged,
+    TxnRecord,
+    observes,
+)
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.groups.coordinator import GroupCoordinator
@@ -72,7 +79,7 @@ def offset_key(group: str, topic: str, partition: int) -> bytes:
     return struct.pack(">h", 1) + _str(group) + _str(topic) + struct.pack(">i", partition)
 
 
-def offset_value(om: OffsetAndMetadata) -> bytes:
+def offset_value(om: CommittedOffset) -> bytes:
     """OffsetCommitValue, version 3: offset, leader epoch, metadata, commit time."""
     return (struct.pack(">hqi", 3, om.offset, om.leader_epoch) + _str(om.metadata or "")
             + struct.pack(">q", om.commit_ms))
@@ -105,7 +112,7 @@ def txn_key(transactional_id: str) -> bytes:
     return struct.pack(">h", 0) + _str(transactional_id)
 
 
-def txn_value(txn: TxnMetadata) -> bytes:
+def txn_value(txn: TxnRecord) -> bytes:
     """TransactionLogValue, version 0."""
     by_topic: dict[str, list[int]] = {}
     for t, p in sorted(txn.partitions):
@@ -163,7 +170,7 @@ class CoordinatorLog:
                 recs.append(Record(0, now, offset_key(group, topic, partition), value))
             self.groups.topic.append(group, recs)
         elif isinstance(event, TxnChanged):
-            txn: TxnMetadata = event.txn
+            txn = event.txn
             value = None if event.removed else txn_value(txn)
             self.transactions.topic.append(
                 txn.transactional_id,
