@@ -23,10 +23,18 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from emulator.cluster import ports
+from emulator.cluster.clock import ManualClock
+from emulator.cluster.metadata import Broker
+from emulator.cluster.state import ClusterState
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.groups import ShareGroupsHost
 from emulator.coordinators.share.state import ShareStateHost
+from emulator.handlers import HANDLERS
+from emulator.handlers.base import RequestContext
+from emulator.services import Services
+from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:
     from conftest import MakeCluster
@@ -142,3 +150,78 @@ UPWARD_SEAMS: dict[type, set[str]] = {
 
 def test_the_calls_up_a_layer_are_the_listed_ones() -> None:
     assert {p: _members(p) for p in UPWARD_SEAMS} == UPWARD_SEAMS
+
+
+# ---- waiting and time: the domain's -----------------------------------------------------
+HANDLERS_DIR = ROOT / "emulator/handlers"
+# What builds a waiting object or moves a coordinator's clock: the domain's to call.
+WAIT_BUILDERS = {"Delayed", "until"}
+
+
+# The one place a handler module runs a coordinator's timers: before the handler.
+CLOCK_PLACE = ("base.py", "advance_clocks")
+
+
+def _waits_and_ticks(path: Path) -> list[str]:
+    """Where ``path`` builds a waiting object (``Delayed(...)``, ``until(...)``, a class
+    named Delayed) or calls a ``tick`` (a coordinator's or the cluster's), but in
+    CLOCK_PLACE."""
+    found = []
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+            and (path.name, f.name) == CLOCK_PLACE for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "Delayed":
+            found.append(f"{path.name}:{node.lineno} defines Delayed")
+        if not isinstance(node, ast.Call) or id(node) in skip:
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+            else ""
+        if name in WAIT_BUILDERS or name == "tick":
+            found.append(f"{path.name}:{node.lineno} calls {name}")
+    return found
+
+
+def test_handlers_build_no_waiting_object_and_tick_nothing() -> None:
+    """The purgatory's conditions and deadlines are the domain's (emulator/cluster/
+    delayed.py, the coordinators' waits.py); a handler decodes, calls the domain and maps
+    its answer (``Delayed.map``). The coordinators' timers run before a request in one
+    place, the registry (``COORDINATORS``, emulator/handlers/__init__.py ``_on_time``)."""
+    found = [hit for p in sorted(HANDLERS_DIR.glob("*.py")) for hit in _waits_and_ticks(p)]
+    assert found == []
+
+
+def test_the_seam_check_sees_a_handler_that_waits_or_ticks(tmp_path: Path) -> None:
+    bad = tmp_path / "api_999_bad.py"
+    bad.write_text("def handle(ctx, req, version):\n"
+                   "    ctx.services.groups.tick()\n"
+                   "    return Delayed(lambda: None, 0, dict)\n")
+    assert _waits_and_ticks(bad) == ["api_999_bad.py:2 calls tick",
+                                     "api_999_bad.py:3 calls Delayed"]
+
+
+def test_a_request_meets_the_coordinators_timers_as_of_its_own_time() -> None:
+    """A heartbeat arriving after its member's session ran out, before any periodic
+    tick: the registry runs the group coordinator's timers first (the handler module's
+    ``COORDINATORS``), so it meets UNKNOWN_MEMBER_ID, as on Kafka, whose timer fires on
+    time."""
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                     broker_config={"group.initial.rebalance.delay.ms": "0"})
+    gc = GroupCoordinator(s)
+    gc.ensure_offsets_topic()
+    fut = gc.join_group("g", "", None, "consumer", [("range", b"")], 10_000, 10_000,
+                        version=3)
+    gc.tick()
+    joined = fut.value
+    member, generation = joined["member_id"], joined["generation_id"]
+    gc.sync_group("g", member, generation, assignments=[(member, b"")])
+    heartbeat = HANDLERS[12].module
+    ctx = RequestContext(s, gc.coordinator_for("g"), 12, 4, 1, "c",
+                         services=Services(groups=gc))
+    req = {"group_id": "g", "member_id": member, "generation_id": generation,
+           "group_instance_id": None}
+    assert heartbeat.handle(ctx, req, 4)["error_code"] == E.NONE
+    clock.advance(10_001)  # the session ran out; no tick since
+    assert heartbeat.handle(ctx, req, 4)["error_code"] == E.UNKNOWN_MEMBER_ID

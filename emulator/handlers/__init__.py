@@ -15,19 +15,22 @@ its first clients use, not all of them (docs/scale.md, start-up). Should the pac
 ``api_*`` modules differ from the index's, every module is imported at once, as before
 the index: slower, never wrong. A module's ``handle`` is put behind its ``AUTHORIZE``
 guard when the registry first hands the module out (``HandlerInfo.module``, which
-dispatch uses): a unit test importing a handler module directly calls the bare handler
-until then, which is the same without an authorizer.
+dispatch uses), and after the timers of the coordinators it names in ``COORDINATORS``
+(``_on_time``: handlers tick nothing): a unit test importing a handler module directly
+calls the bare handler until then.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from emulator.handlers.authz import guard
+from emulator.handlers.base import Coordinator, RequestContext, advance_clocks
 from wire.messages import REQUESTS, RESPONSES
 
 
@@ -64,8 +67,25 @@ def _install(mod: Any) -> Any:
     the bare function stays as ``unguarded_handle``."""
     if not hasattr(mod, "unguarded_handle"):
         mod.unguarded_handle = mod.handle
-        mod.handle = guard(mod.API_KEY, mod.handle, tuple(getattr(mod, "AUTHORIZE", ())))
+        mod.handle = _on_time(guard(mod.API_KEY, mod.handle,
+                                    tuple(getattr(mod, "AUTHORIZE", ()))),
+                              tuple(getattr(mod, "COORDINATORS", ())))
     return mod
+
+
+def _on_time(handle: Callable[..., Any], coordinators: tuple[Coordinator, ...]
+             ) -> Callable[..., Any]:
+    """``handle`` after the timers of the module's ``COORDINATORS`` (base.advance_clocks):
+    the one place where a request brings the coordinators' time up to its own."""
+    if not coordinators:
+        return handle
+
+    def on_time(ctx: RequestContext, req: dict, version: int) -> Any:
+        advance_clocks(ctx.services, coordinators)
+        return handle(ctx, req, version)
+
+    on_time.__doc__ = handle.__doc__
+    return on_time
 
 
 def _module_names() -> set[str]:

@@ -3,7 +3,7 @@
 Kafka 4.0 advertises Produce from v0 so that librdkafka before 2.11.1 keeps
 compression enabled, while rejecting v0-2 (KAFKA-18659); we do the same (a v0-2
 request closes the connection). One batch per partition (v3+ rule), acks 0, 1
-and -1 (acks=-1 waits for the ISR through ``Delayed``), topic IDs from v13, and
+and -1 (acks=-1 waits for the ISR: emulator/cluster/delayed_produce.py), topic IDs from v13, and
 the current-leader hint with node endpoints on NOT_LEADER_OR_FOLLOWER (v10+).
 Transactional produce is checked against the transaction coordinator when one is
 registered in ``ctx.services``; under transaction version 2 (the finalized
@@ -25,10 +25,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from emulator.cluster.delayed_produce import ProduceAcks
 from emulator.cluster.metadata_views import CURRENT, MetadataViews
 from emulator.cluster.state import AppendResult
+from emulator.coordinators.transactions.waits import until_prepared
 from emulator.handlers.authz import RT, Each, One, Op
-from emulator.handlers.base import NO_RESPONSE, Delayed, RequestContext
+from emulator.handlers.base import NO_RESPONSE, RequestContext
 from emulator.handlers.util import node_endpoint, quota_throttle, transaction_version
 from wire.codec import Row
 from wire.errors import ErrorCode as E
@@ -142,11 +144,7 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
         # AddPartitionsToTxnManager, add.partitions.to.txn.retry.backoff.*): the batch
         # waits for the markers, then is served as if it came then; past the last retry
         # it gets the coordinator's answer.
-        retry_max = int(cluster.config.get("add.partitions.to.txn.retry.backoff.max.ms")
-                        or 100)
-        return Delayed(lambda: None if txn.preparing(tid) else _produce(ctx, req, version, False),
-                       cluster.now() + retry_max, lambda: _produce(ctx, req, version, False),
-                       keys=None)
+        return until_prepared(txn, tid).map(lambda _: _produce(ctx, req, version, False))
     results: list[tuple[dict, list[tuple[str, int, AppendResult]]]] = []
     for td in req["topic_data"]:
         name = td["name"]
@@ -207,30 +205,26 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
         len(pd["records"] or b"") for td in req["topic_data"] for pd in td["partition_data"])
     ) if quotas is not None and quotas.quotas else 0
 
-    # acks=all: the codes of the partitions check() found done, by id of their
-    # AppendResult. Done stays done with the code found then, as a partition of Kafka's
-    # DelayedProduce whose acks were satisfied is not looked at again.
-    acked: dict[int, int] = {}
+    if acks == 0:
+        return NO_RESPONSE
+    # acks=all and slow writes: what the answer waits for (Kafka's DelayedProduce)
+    faults = cluster.faults
+    slow_writes = faults is not None and bool(faults.storage)
+    completion = ProduceAcks(cluster.acks_all_done, cluster.now, acks,
+                             [e for _, es in results for e in es], slow_writes) \
+        if acks == -1 or slow_writes else None
     with_start = version >= 5  # log_start_offset, the last of a partition's leading fields
 
     def build(timed_out: bool = False) -> dict:
-        """The response; the partitions in ``acked`` are not asked again."""
+        """The response, each append answered as ``completion`` says (``timed_out``: the
+        wait for acks=all ran out first)."""
         responses = []
         nodes: dict[int, dict] = {}
         for td, entries in results:
             parts: list[Row | dict[str, Any]] = []
             for name, idx, r in entries:
-                if acks == -1 and r.error == 0 and r.last_offset >= 0 and not r.acked:
-                    code = acked.get(id(r)) if acked else None
-                    if code is None:
-                        done, code = cluster.acks_all_done(name, idx, r.last_offset,
-                                                           r.leader_epoch)
-                    else:
-                        done = True
-                    if not done and timed_out:
-                        code = E.REQUEST_TIMED_OUT
-                    if code:
-                        r = AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset)
+                if completion is not None:
+                    r = completion.final(name, idx, r, timed_out)
                 if r.error == 0 and not r.record_errors:
                     # appended: the fields that say so, as a Row (the encoder writes the
                     # others' defaults: no message, no record errors, no leader hint)
@@ -251,53 +245,5 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
         return {"responses": responses, "throttle_time_ms": throttle,
                 "node_endpoints": list(nodes.values())}
 
-    if acks == 0:
-        return NO_RESPONSE
-
-    # A slow log dir (storage fault slow_writes): Kafka's handler thread is busy in the
-    # write, so no answer leaves before the last write is done; the request timeout
-    # counts from there (DelayedProduce starts after the append). The loop goes on.
-    written = 0
-    faults = cluster.faults
-    if faults is not None and faults.storage:  # asked per partition only then
-        written = max((r.written_at_ms for _, es in results for _, _, r in es), default=0)
-    now = cluster.now()
-    if written <= now:
-        written = 0
-
-    if acks == 1 and written:
-        return Delayed(lambda: build() if cluster.now() >= written else None, written, build,
-                       keys=frozenset(), checked=True, not_before_ms=written)
-
-    if acks == -1:
-        # (a partition the append found acknowledged is done already: not pending)
-        pending = [(n, i, r) for _, es in results for n, i, r in es
-                   if r.error == 0 and r.last_offset >= 0 and not r.acked]
-        # Partitions before pending[start] were found done: done stays done (the high
-        # watermark only grows in a leader epoch; another epoch or a lost leader is
-        # done with an error), so each check resumes at the first one not done, and a
-        # request on thousands of partitions, woken by each budgeted tick, costs each
-        # partition once; build() takes the codes the checks found (``acked``, by id of
-        # the AppendResult) instead of asking again.
-        start = 0
-
-        def check() -> dict | None:
-            nonlocal start
-            if written and cluster.now() < written:
-                return None
-            done_all = cluster.acks_all_done
-            while start < len(pending):
-                n, i, r = pending[start]
-                done, code = done_all(n, i, r.last_offset, r.leader_epoch)
-                if not done:
-                    return None
-                acked[id(r)] = code
-                start += 1
-            return build()
-
-        if (pending or written) and check() is None:
-            return Delayed(check, max(now, written) + max(0, req["timeout_ms"]),
-                           lambda: build(timed_out=True),
-                           keys=frozenset((n, i) for n, i, _ in pending), checked=True,
-                           not_before_ms=written)
-    return build()
+    waiting = completion.wait(req["timeout_ms"]) if completion is not None else None
+    return build() if waiting is None else waiting.map(build)

@@ -5,9 +5,9 @@ offset under read_committed, with the aborted transactions in range); max_bytes
 and partition_max_bytes bound the response, except that the first batch always
 comes whole (KIP-74); under ``--fidelity kafka`` the bytes left under the limit carry
 the start of the next batch, cut mid-way as Kafka's are (fast: whole batches only;
-docs/fidelity.md, fetch-partial-batches). min_bytes/max_wait_ms long-poll through ``Delayed``. Topic
-IDs from v13, DivergingEpoch from v12 when last_fetched_epoch disagrees with the
-leader's epoch cache, and the current-leader hint on NOT_LEADER_OR_FOLLOWER.
+docs/fidelity.md, fetch-partial-batches). min_bytes/max_wait_ms long-poll
+(emulator/cluster/delayed.py ``fetch_wait``). Topic IDs from v13, DivergingEpoch from
+v12 when last_fetched_epoch disagrees with the leader's epoch cache, and the current-leader hint on NOT_LEADER_OR_FOLLOWER.
 Incremental fetch sessions (v7+, KIP-227) as Kafka's FetchManager keeps them
 (emulator/cluster/fetch_sessions.py): a full fetch opens a session, incremental
 fetches carry only changes and get only the partitions with news;
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.cluster.delayed import fetch_wait
 from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
 from emulator.cluster.partition import epoch_end_offset
 from emulator.handlers.authz import RT, Op, allowed
@@ -228,26 +229,14 @@ def handle(ctx: RequestContext, req: dict, version: int):
     params = (version, isolation, any_replica, denied)
     views = cluster.metadata_views
 
-    def read() -> tuple[list[dict], dict[int, dict], int, bool]:
+    def read() -> tuple[tuple[list[dict], dict[int, dict]], int, bool]:
         parts = fc.select(params, isolation, not views.active or views.settled())
-        return _read(ctx, req, version, parts, denied, any_replica)
+        answers, nodes, size, errors = _read(ctx, req, version, parts, denied, any_replica)
+        return (answers, nodes), size, errors
 
-    answers, nodes, total, errors = read()
-    if errors or total >= req["min_bytes"] or req["max_wait_ms"] <= 0:
-        return _respond(ctx, req, version, fc, answers, nodes)
-    start_version = cluster.version
-
-    def check() -> dict | None:
-        if cluster.version == start_version:
-            return None
-        a, n, size, errs = read()
-        return _respond(ctx, req, version, fc, a, n) if errs or size >= req["min_bytes"] \
-            else None
-
-    def expire() -> dict:
-        a, n, _, _ = read()
-        return _respond(ctx, req, version, fc, a, n)
-
-    # woken only by changes to the partitions it reads (Kafka's purgatory keys), through
-    # its session's key when incremental
-    return Delayed(check, cluster.now() + req["max_wait_ms"], expire, keys=fc.wake_keys())
+    # Kafka's DelayedFetch: woken only by changes to the partitions it reads (Kafka's
+    # purgatory keys), through its session's key when incremental
+    out = fetch_wait(cluster, read, req["min_bytes"], req["max_wait_ms"], fc.wake_keys)
+    if isinstance(out, Delayed):
+        return out.map(lambda o: _respond(ctx, req, version, fc, *o))
+    return _respond(ctx, req, version, fc, *out)

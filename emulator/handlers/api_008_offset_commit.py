@@ -26,6 +26,7 @@ API_KEY = 8
 VERSIONS = (2, 10)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"), Each(RT.TOPIC, Op.READ, "topics"),)
 ZERO_ID = bytes(16)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -67,7 +68,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if err:
         results = [[(p["partition_index"], err) for p in parts] for _, _, parts in known]
     else:
-        gc.tick()
         committed = gc.commit_offsets(
             group_id, req["member_id"], req["generation_id_or_member_epoch"],
             [(name, [(p["partition_index"], p["committed_offset"],

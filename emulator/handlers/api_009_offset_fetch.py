@@ -26,6 +26,7 @@ AUTHORIZE = (
     Each(RT.GROUP, Op.DESCRIBE, "groups", name="group_id"),
 )
 ZERO_ID = bytes(16)
+COORDINATORS = ("groups",)
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
@@ -52,7 +53,6 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[dict] | None,
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if not err:
         try:
-            gc.tick()
             found = gc.fetch_offsets(
                 group_id, None if wanted is None else
                 [(name, list(t["partition_indexes"])) for t, name in wanted if name is not None],

@@ -1,8 +1,8 @@
 """JoinGroup (key 11), v0-9: the classic group protocol's rebalance barrier.
 
-The request parks (``Delayed``, woken only by changes of its group) until the group's join phase completes: every known
-member has rejoined, or the rebalance timeout expired, or (an empty group)
-group.initial.rebalance.delay.ms passed. v4+ first answers MEMBER_ID_REQUIRED with a
+The request parks (emulator/coordinators/groups/waits.py, woken only by changes of its
+group) until the group's join phase completes: every known member has rejoined, or the
+rebalance timeout expired, or (an empty group) group.initial.rebalance.delay.ms passed. v4+ first answers MEMBER_ID_REQUIRED with a
 member id to rejoin with (KIP-394); group.instance.id (v5+) makes a static member;
 v9 lets a returning static leader skip the assignment. The coordinator's rules live
 in emulator.coordinators.classic.group.
@@ -11,14 +11,14 @@ in emulator.coordinators.classic.group.
 from __future__ import annotations
 
 from emulator.coordinators.classic.group import join_error
-from emulator.coordinators.groups.base import group_key
+from emulator.coordinators.groups.waits import join_completion
 from emulator.handlers.authz import RT, One, Op
-from emulator.handlers.base import Delayed, RequestContext
-from wire.errors import ErrorCode as E
+from emulator.handlers.base import RequestContext, then
 
 API_KEY = 11
 VERSIONS = (0, 9)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+COORDINATORS = ("groups",)
 
 
 def _response(r: dict, version: int) -> dict:
@@ -42,22 +42,5 @@ def handle(ctx: RequestContext, req: dict, version: int):
         req["protocol_type"], [(p["name"], p["metadata"]) for p in req["protocols"]],
         session, rebalance, client_id=ctx.client_id or "",
         client_host="/" + ctx.client_host, version=version)
-    gc.tick()
-    if fut.done:
-        return _response(fut.value, version)
-
-    def check() -> dict | None:
-        gc.tick()
-        return _response(fut.value, version) if fut.done else None
-
-    def expire() -> dict:
-        gc.tick()
-        if fut.done:
-            return _response(fut.value, version)
-        return _response(join_error(E.REBALANCE_IN_PROGRESS, member_id), version)
-
-    wait = 2 * max(rebalance, session) + 10_000
-    # Only a change of this group (an operation on it, one of its timers, a coordinator
-    # move) can complete the join: re-checked on those, not on every cluster change.
-    return Delayed(check, ctx.cluster.now() + wait, expire,
-                   keys=frozenset({group_key(group_id)}))
+    return then(join_completion(gc, group_id, member_id, fut, rebalance, session),
+                lambda r: _response(r, version))

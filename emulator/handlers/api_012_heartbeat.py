@@ -16,6 +16,7 @@ from wire.errors import ErrorCode as E
 API_KEY = 12
 VERSIONS = (0, 4)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -24,7 +25,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if err == E.COORDINATOR_LOAD_IN_PROGRESS:
         return {"throttle_time_ms": 0, "error_code": E.NONE}
     if not err:
-        gc.tick()
         err = gc.heartbeat(req["group_id"], req["member_id"], req["generation_id"],
                            req["group_instance_id"] if version >= 3 else None)
     return {"throttle_time_ms": 0, "error_code": err}

@@ -14,6 +14,7 @@ from wire.errors import ErrorCode as E
 API_KEY = 13
 VERSIONS = (0, 5)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -27,7 +28,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     err = gc.coordinator_error(ctx.broker_id, group_id)
     results: list[int] = []
     if not err:
-        gc.tick()
         err, results = gc.leave_group(group_id, members)
     if version < 3:
         top = err or (results[0] if results else E.NONE)

@@ -18,6 +18,7 @@ from wire.errors import ErrorCode as E
 API_KEY = 16
 VERSIONS = (0, 5)
 AUTHORIZE = ()  # groups are filtered by DESCRIBE in the handler (CLUSTER DESCRIBE shows all)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -25,7 +26,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if gc.topic.loading_here(ctx.broker_id):
         return {"throttle_time_ms": 0, "error_code": E.COORDINATOR_LOAD_IN_PROGRESS,
                 "groups": []}
-    gc.tick()
     groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
                             req["types_filter"] if version >= 5 else None,
                             broker_id=ctx.broker_id)

@@ -18,6 +18,7 @@ from wire.errors import ErrorCode as E
 
 API_KEY = 22
 VERSIONS = (0, 6)
+COORDINATORS = ("transactions",)
 
 
 def _authorize(ctx: RequestContext, req: dict, version: int) -> int | None:
@@ -42,7 +43,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if version >= 6 and req.get("enable2_pc"):
         return dict(out, error_code=E.INVALID_REQUEST)
     pid, epoch = (req["producer_id"], req["producer_epoch"]) if version >= 3 else (-1, -1)
-    tc.tick()
     err, pid, epoch = tc.init_producer_id(req["transactional_id"],
                                           req["transaction_timeout_ms"], pid, epoch,
                                           broker_id=ctx.broker_id)

@@ -20,6 +20,7 @@ AUTHORIZE = (
     Each(RT.TRANSACTIONAL_ID, Op.WRITE, "transactions", name="transactional_id"),
     Each(RT.TOPIC, Op.WRITE, "v3_and_below_topics"),
 )
+COORDINATORS = ("transactions",)
 
 
 def _topic_results(results: dict[tuple[str, int], int]) -> list[dict]:
@@ -38,7 +39,6 @@ def _add(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics: list[di
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
-    ctx.services.transactions.tick()
     if version < 4:
         res = _add(ctx, req["v3_and_below_transactional_id"], req["v3_and_below_producer_id"],
                    req["v3_and_below_producer_epoch"], req["v3_and_below_topics"], False)

@@ -12,11 +12,11 @@ AUTHORIZE = (
     One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),
     One(RT.GROUP, Op.READ, "group_id"),
 )
+COORDINATORS = ("transactions",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     tc = ctx.services.transactions
-    tc.tick()
     err = tc.add_offsets(req["transactional_id"], req["producer_id"], req["producer_epoch"],
                          req["group_id"], broker_id=ctx.broker_id)
     return {"throttle_time_ms": 0, "error_code": err}

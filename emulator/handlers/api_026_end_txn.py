@@ -16,11 +16,11 @@ from emulator.handlers.base import RequestContext
 API_KEY = 26
 VERSIONS = (0, 5)
 AUTHORIZE = (One(RT.TRANSACTIONAL_ID, Op.WRITE, "transactional_id"),)
+COORDINATORS = ("transactions",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     tc = ctx.services.transactions
-    tc.tick()
     err, pid, epoch = tc.end_txn(req["transactional_id"], req["producer_id"],
                                  req["producer_epoch"], req["committed"],
                                  broker_id=ctx.broker_id, tv2=version >= 5)

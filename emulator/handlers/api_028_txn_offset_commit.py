@@ -24,6 +24,7 @@ AUTHORIZE = (
     One(RT.GROUP, Op.READ, "group_id"),
     Each(RT.TOPIC, Op.READ, "topics"),
 )
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -54,7 +55,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if err:
         res = [(name, [(p[0], err) for p in parts]) for name, parts in topics]
     else:
-        gc.tick()
         v3 = version >= 3
         res = gc.txn_offset_commit(
             group_id, req["producer_id"], req["member_id"] if v3 else "",

@@ -14,11 +14,11 @@ from wire.errors import MESSAGES, ErrorCode
 API_KEY = 42
 VERSIONS = (0, 3)
 AUTHORIZE = (Each(RT.GROUP, Op.DELETE, "groups_names"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
-    gc.tick()
     results = []
     for gid in req["groups_names"]:
         err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0

@@ -12,9 +12,10 @@ nothing.
 
 from __future__ import annotations
 
+from emulator.cluster.delayed import controller_elected
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.handlers.authz import ClusterOp, Op
-from emulator.handlers.base import Delayed, RequestContext
+from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
 
 API_KEY = 45
@@ -52,9 +53,6 @@ def handle(ctx: RequestContext, req: dict, version: int):
         return error_response(req, E.REQUEST_TIMED_OUT)
     if ctx.cluster.controller is not None:
         return _apply(ctx, req, allow)
-
-    def check() -> dict | None:
-        return _apply(ctx, req, allow) if ctx.cluster.controller is not None else None
-
-    return Delayed(check, ctx.cluster.now() + req["timeout_ms"],
-                   lambda: error_response(req, E.REQUEST_TIMED_OUT))
+    return controller_elected(ctx.cluster, req["timeout_ms"]).map(
+        lambda elected: _apply(ctx, req, allow) if elected
+        else error_response(req, E.REQUEST_TIMED_OUT))

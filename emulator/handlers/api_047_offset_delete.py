@@ -15,6 +15,7 @@ from wire.errors import KafkaError
 API_KEY = 47
 VERSIONS = (0, 0)
 AUTHORIZE = (One(RT.GROUP, Op.DELETE, "group_id"), Each(RT.TOPIC, Op.READ, "topics"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
@@ -24,7 +25,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if err:
         return {"throttle_time_ms": 0, "error_code": err, "topics": []}
     try:
-        gc.tick()
         res = gc.delete_offsets(group_id, [
             (t["name"], [p["partition_index"] for p in t["partitions"]]) for t in req["topics"]])
     except KafkaError as e:

@@ -10,10 +10,10 @@ from emulator.handlers.base import RequestContext
 API_KEY = 65
 VERSIONS = (0, 0)
 AUTHORIZE = (Each(RT.TRANSACTIONAL_ID, Op.DESCRIBE, "transactional_ids"),)
+COORDINATORS = ("transactions",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     tc = ctx.services.transactions
-    tc.tick()
     return {"throttle_time_ms": 0, "transaction_states": [
         tc.describe(tid, broker_id=ctx.broker_id) for tid in req["transactional_ids"]]}

@@ -14,11 +14,11 @@ from emulator.handlers.base import RequestContext
 API_KEY = 66
 VERSIONS = (0, 2)
 AUTHORIZE = ()  # transactional ids are filtered by DESCRIBE in the handler
+COORDINATORS = ("transactions",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     tc = ctx.services.transactions
-    tc.tick()
     err, unknown, txns = tc.list_transactions(
         broker_id=ctx.broker_id, states=req["state_filters"],
         producer_ids=req["producer_id_filters"],

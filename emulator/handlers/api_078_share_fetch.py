@@ -8,8 +8,8 @@ IsRenewAck, which also means "do not fetch"), then acquisition: available record
 each session partition this broker leads are locked for the group's
 share.record.lock.duration.ms and sent as the stored batches plus AcquiredRecords
 ranges with delivery counts. With nothing to acquire the request waits up to
-MaxWaitMs (purgatory, ``Delayed`` keyed on its partitions and its group's share state);
-a lock running out meanwhile is noticed.
+MaxWaitMs (emulator/coordinators/share/waits.py: woken by its partitions and its group's
+share state); a lock running out meanwhile is noticed.
 Errors: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
 SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST at the top (with AcquisitionLockTimeoutMs 0,
 as Kafka 4.4); UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (with
@@ -27,11 +27,10 @@ quota answers throttle_time_ms without them (client_tests/test_share_groups_raw.
 
 from __future__ import annotations
 
-from emulator.cluster.metadata import ChangeKey
-from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.share.coordinator import NoShareState
+from emulator.coordinators.share.waits import share_fetch_wait
 from emulator.handlers.authz import RT, Each, One, Op
-from emulator.handlers.base import Delayed, RequestContext
+from emulator.handlers.base import RequestContext
 from emulator.handlers.share_util import acknowledge_all, leader_hint, top_error
 from emulator.handlers.util import quota_throttle, quota_unrecord, quota_window_bytes
 from wire.errors import ErrorCode as E
@@ -41,11 +40,11 @@ API_KEY = 78
 VERSIONS = (1, 2)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
              Each(RT.TOPIC, Op.READ, "topics", name="topic"))
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int):
     sc = ctx.services.share
-    sc.tick()
     group_id, member_id = req["group_id"], req["member_id"]
     epoch = req["share_session_epoch"]
     lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0
@@ -120,32 +119,10 @@ def handle(ctx: RequestContext, req: dict, version: int):
                    if v.get("records") or v.get("error_code") or k in parts}
         return _throttled(ctx, _body(out, nodes, lock_ms))
 
-    now = ctx.cluster.now()
-    first = attempt(final=req["max_wait_ms"] <= 0)
-    if first is not None:
-        return first
-    start_version = ctx.cluster.version
-    deadline = now + req["max_wait_ms"]
-    lock_due = sc.next_deadline()
-    if lock_due is not None and now < lock_due < deadline:
-        deadline = lock_due + 1
-
-    def check() -> dict | None:
-        if ctx.cluster.version == start_version:
-            return None
-        sc.tick()
-        return attempt(final=False)
-
-    def expire() -> dict:
-        sc.tick()
-        return attempt(final=True, expired=True) or _body(parts, nodes, lock_ms)
-
-    # Re-checked when one of its partitions changes (records, high watermark, markers)
-    # or its group's share state does (records released, locks run out: group_key).
-    by_id = ctx.cluster.topics_by_id
-    keys: set[ChangeKey] = {(by_id[tid].name, i) for tid, i in order if tid in by_id}
-    keys.add(group_key(group_id))
-    return Delayed(check, deadline, expire, keys=frozenset(keys))
+    return share_fetch_wait(
+        sc, ctx.cluster, group_id, order, lambda final: attempt(final),
+        lambda: attempt(final=True, expired=True) or _body(parts, nodes, lock_ms),
+        req["max_wait_ms"])
 
 
 def _throttled(ctx: RequestContext, body: dict) -> dict:

@@ -20,11 +20,11 @@ API_KEY = 79
 VERSIONS = (1, 2)
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),
              Each(RT.TOPIC, Op.READ, "topics", name="topic"))
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services.share
-    sc.tick()
     group_id, member_id = req["group_id"], req["member_id"]
     lock_ms = sc.group_int(group_id, "share.record.lock.duration.ms") if group_id else 0
     if not group_id or not member_id:

@@ -32,6 +32,7 @@ VERSIONS = (0, 1)
 # READ on the group here; DESCRIBE on the topology's topics and CREATE for internal
 # topics are checked in handle, in Kafka's order (after the topic name checks).
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+COORDINATORS = ("groups",)
 
 
 def _error(code: int, message: str | None = None) -> dict:
@@ -77,7 +78,6 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
         return _error(err)
     if share is not None and share.is_share_group(gid):
         return _error(E.GROUP_ID_NOT_FOUND, f"Group {gid} is not a streams group.")
-    gc.tick()
     # The codec decoded req by the schema the coordinator's shape is held to.
     typed, to_create = gc.streams_group_heartbeat(
         cast(StreamsGroupHeartbeatRequest, req), client_id=ctx.client_id or "",

@@ -18,11 +18,11 @@ API_KEY = 89
 NOT_STORED = 1  # TopologyDescriptionStatus: no description recorded for the group
 VERSIONS = (0, 1)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "group_ids"),)
+COORDINATORS = ("groups",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
-    gc.tick()
 
     def describe(gid: str) -> dict:
         [typed] = gc.describe_streams_groups([gid], version)

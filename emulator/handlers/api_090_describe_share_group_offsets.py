@@ -21,11 +21,11 @@ from wire.errors import KafkaError
 API_KEY = 90
 VERSIONS = (0, 1)
 AUTHORIZE = (Each(RT.GROUP, Op.DESCRIBE, "groups", name="group_id"),)
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services.share
-    sc.tick()
     groups = []
     for g in req["groups"]:
         gid = g["group_id"]

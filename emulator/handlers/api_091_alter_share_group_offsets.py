@@ -19,11 +19,11 @@ API_KEY = 91
 VERSIONS = (0, 0)
 # READ on each topic is checked in handle: a refused topic is answered with its id
 AUTHORIZE = (One(RT.GROUP, Op.READ, "group_id"),)
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services.share
-    sc.tick()
     gid = req["group_id"]
     # Kafka 4.4: topics without READ are answered TOPIC_AUTHORIZATION_FAILED per
     # partition after the others, under their topic ids (measured)

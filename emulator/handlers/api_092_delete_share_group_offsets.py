@@ -19,11 +19,11 @@ API_KEY = 92
 VERSIONS = (0, 0)
 # READ on each topic is checked in handle: refusals are dropped on a group-level error
 AUTHORIZE = (One(RT.GROUP, Op.DELETE, "group_id"),)
+COORDINATORS = ("share",)
 
 
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     sc = ctx.services.share
-    sc.tick()
     gid = req["group_id"]
     names = [t["topic_name"] for t in req["topics"]]
     refused = [n for n in names if not allowed(ctx, Op.READ, RT.TOPIC, n)]

@@ -2,25 +2,29 @@
 
 A handler is a plain function ``handle(ctx, request, version)`` that returns a
 response dict, or a ``Delayed`` when the answer must wait for the cluster (a
-long-polling fetch, an acks=all produce). The server turns ``Delayed`` into an
-awaitable by re-running ``check`` whenever the cluster changes (only the partitions
-in ``keys`` when given), until it answers or ``deadline_ms`` passes; handlers
-themselves never await. A request with a lot of legal work (CreateTopics with 10,000
-partitions) returns ``Sliced``: a generator the server advances a time slice per
-event loop turn, serving other clients between slices (emulator/cluster/steps.py).
+long-polling fetch, an acks=all produce). The domain builds the ``Delayed``
+(emulator/cluster/delayed.py: its condition and deadline are the domain's rules); the
+handler maps its answer to a response (``Delayed.map``), and the server parks it
+(emulator/server/purgatory.py); handlers themselves never wait, nor build a wait. A
+request with a lot of legal work (CreateTopics with 10,000 partitions) returns
+``Sliced``: a generator the server advances a time slice per event loop turn, serving
+other clients between slices (emulator/cluster/steps.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from emulator.cluster.metadata import ChangeKey
+from emulator.cluster.delayed import Delayed
 from emulator.cluster.state import ClusterState
 from emulator.security.acl import ANONYMOUS
 from emulator.security.session import Session
 from emulator.services import Services
+
+__all__ = ["NO_RESPONSE", "Coordinator", "Delayed", "MalformedRequest", "RequestContext",
+           "Sliced", "advance_clocks", "sliced_if", "then"]
 
 
 @dataclass
@@ -59,23 +63,27 @@ class MalformedRequest(Exception):
     and so does the server when a handler raises this."""
 
 
-@dataclass
-class Delayed:
-    """A response that waits on the cluster: Kafka's purgatory, sans I/O."""
+# The coordinators a handler module names in ``COORDINATORS``: those whose state its
+# requests read or change, so whose timers are brought up to the request's time first.
+Coordinator = Literal["groups", "share", "transactions"]
 
-    check: Callable[[], dict | None]
-    deadline_ms: int
-    expire: Callable[[], dict]
-    # The partitions (topic, index) or groups (emulator.coordinators.groups.coordinator.group_key) whose
-    # changes can complete it: the server re-runs ``check`` only when one of them
-    # changes (or the whole cluster does). None: on every change.
-    keys: frozenset[ChangeKey] | None = None
-    # The handler has just run ``check`` and it answered None: the server does not run
-    # it again before the first change (acks=all produce: every request parks).
-    checked: bool = False
-    # Not ready before this time (ms; a slow log dir's write, emulator/faults): the
-    # server looks again then even if nothing changed. 0: no such time.
-    not_before_ms: int = 0
+
+def advance_clocks(services: Services, coordinators: tuple[Coordinator, ...]) -> None:
+    """Fire the due timers of ``coordinators`` (a session expired, a rebalance timeout,
+    a lock run out, a transaction timed out) before a request asks them anything, so it
+    meets them as of its own time, as Kafka's coordinators, whose timers fire on time,
+    would answer; the periodic tick (emulator/server/purgatory.py) may be up to its
+    interval late. The registry calls this before each such handler (one place:
+    emulator/handlers/__init__.py ``_install``); handlers tick nothing themselves."""
+    for name in coordinators:
+        if name == "groups":
+            if services.groups is not None:
+                services.groups.tick()
+        elif name == "share":
+            if services.share is not None:
+                services.share.tick()
+        elif services.transactions is not None:
+            services.transactions.tick()
 
 
 NO_RESPONSE = object()  # acks=0 produce: the broker sends nothing back
@@ -107,13 +115,7 @@ def then(result: Any, fn: Callable[[dict], dict]) -> Any:
     a ``Delayed`` answer, the end of a ``Sliced`` (the authorizer merges its refusals
     in this way)."""
     if isinstance(result, Delayed):
-        check, expire = result.check, result.expire
-
-        def checked() -> Any:
-            r = check()
-            return None if r is None else then(r, fn)
-
-        return Delayed(checked, result.deadline_ms, lambda: then(expire(), fn), result.keys)
+        return result.map(lambda r: then(r, fn))
     if isinstance(result, Sliced):
         return Sliced(_then_steps(result.steps, fn))
     return fn(result)

@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from emulator.cluster import config_ops
+from emulator.cluster.delayed import topics_settled
 from emulator.cluster.state import ClusterState
 from emulator.cluster.steps import Steps
-from emulator.handlers.base import Delayed, RequestContext, sliced_if
+from emulator.handlers.base import RequestContext, sliced_if
 from emulator.security.acl import ANONYMOUS
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -110,20 +111,10 @@ def static_quorum_voter_change(ctx: RequestContext, cluster_id: str | None,
 
 def after_pending(ctx: RequestContext, names: Iterable[str | None],
                   run: Callable[[], Any], timeout_ms: int) -> Any:
-    """``run()`` now, or (a Delayed) once no topic of ``names`` is being created, grown
-    or deleted in steps (``pending_topics``, emulator/cluster/steps.py): Kafka's
-    controller handles one topic operation after another, so a request about a topic
-    another one is still building waits for it, then sees its outcome."""
-    cluster = ctx.cluster
-    names = [n for n in names if n]
-
-    def busy() -> bool:
-        return any(n in cluster.pending_topics for n in names)
-
-    if not cluster.pending_topics or not busy():
-        return run()
-    return Delayed(lambda: None if busy() else run(),
-                   cluster.now() + max(timeout_ms, 0) + 60_000, run)
+    """``run()`` now, or once no topic of ``names`` is being created, grown or deleted
+    in steps (the cluster's wait, emulator/cluster/delayed.py ``topics_settled``)."""
+    waiting = topics_settled(ctx.cluster, names, timeout_ms)
+    return run() if waiting is None else waiting.map(lambda _: run())
 
 
 def describe_groups(ctx: RequestContext, group_ids: list[str],

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emulator.cluster.delayed import Delayed
 from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import ClusterState
 from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
-from emulator.handlers.base import NO_RESPONSE, Delayed, MalformedRequest, RequestContext, Sliced
+from emulator.handlers.base import NO_RESPONSE, MalformedRequest, RequestContext, Sliced
 from emulator.handlers.errors import build_error_response, merge, safe_error_response
 from emulator.security.session import Session
 from emulator.server.listeners import BrokerListener

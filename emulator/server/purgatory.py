@@ -1,9 +1,10 @@
 """Kafka's purgatory and what wakes it: parked requests, the cluster's ticks, long
 operations.
 
-A handler that cannot answer yet returns a ``Delayed``: it is parked here (Kafka's
-purgatory) under the partitions or groups it waits on, and re-checked when one of them
-changes or its deadline passes. Every change also asks for a replication tick on the
+A handler that cannot answer yet returns a ``Delayed`` (the domain's wait: its condition
+and deadline, emulator/cluster/delayed.py): it is parked here (Kafka's purgatory) under
+the partitions or groups it waits on, and re-checked when one of them changes or its
+deadline passes; this is the only place that awaits one. Every change also asks for a replication tick on the
 next loop turn, besides the periodic one; the log cleaner and large operations
 (``Sliced``) run in time slices between the clients' requests.
 """
@@ -17,9 +18,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from emulator.cluster.delayed import Delayed
 from emulator.cluster.metadata import ChangeKey
 from emulator.cluster.state import ClusterState
-from emulator.handlers.base import Delayed, Sliced
+from emulator.handlers.base import Sliced
 
 log = logging.getLogger("kafka_emulator")
 TICK_INTERVAL_S = 0.05

@@ -31,7 +31,7 @@ Timers, as deadlines that ``tick(now)`` checks when ``classic_due`` says one is 
     pending sync        every member must send SyncGroup within the rebalance timeout
 
 A parked JoinGroup or SyncGroup is a ``Future`` that a later event completes; the
-handler waits on it through ``Delayed``.
+group coordinator's waits (emulator/coordinators/groups/waits.py) watch it.
 """
 
 from __future__ import annotations

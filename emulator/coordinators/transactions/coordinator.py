@@ -462,7 +462,7 @@ class TransactionCoordinator:
     def preparing(self, transactional_id: str) -> bool:
         """Is the transaction still writing the markers of its last end (Prepare*)? A
         produce that adds a partition (transaction version 2) waits for that under
-        Kafka's timing (emulator/handlers/api_000_produce.py)."""
+        Kafka's timing (emulator/coordinators/transactions/waits.py)."""
         txn = self.txns.get(transactional_id)
         return txn is not None and txn.state in (PREPARE_COMMIT, PREPARE_ABORT)
 
