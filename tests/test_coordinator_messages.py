@@ -30,6 +30,8 @@ from wire.messages import (
     offset_fetch,
     share_group_describe,
     share_group_heartbeat,
+    share_group_offsets,
+    share_group_state,
     streams_group,
     sync_group,
 )
@@ -51,6 +53,7 @@ from wire.schema import (
     Struct,
     Type,
 )
+from wire.share_state_records import SHARE_SNAPSHOT_VALUE, SHARE_UPDATE_VALUE
 
 SCALARS: dict[Type, type] = {INT8: int, INT16: int, INT32: int, INT64: int, UINT16: int,
                              UINT32: int, STRING: str, BOOL: bool, UUID: bytes, BYTES: bytes,
@@ -150,6 +153,20 @@ SHAPES: list[tuple[type, Message, tuple[str, ...]]] = [
      ("groups",)),
     (share.DescribedShareGroup, share_group_describe.SHARE_GROUP_DESCRIBE_RESPONSE,
      ("groups",)),
+    (share.ShareTopicOffsets, share_group_offsets.DESCRIBE_SHARE_GROUP_OFFSETS_RESPONSE,
+     ("groups", "topics")),
+    (share.AlteredShareTopic, share_group_offsets.ALTER_SHARE_GROUP_OFFSETS_RESPONSE,
+     ("responses",)),
+    (share.DeletedShareTopic, share_group_offsets.DELETE_SHARE_GROUP_OFFSETS_RESPONSE,
+     ("responses",)),
+    (share.StateBatch, share_group_state.WRITE_SHARE_GROUP_STATE_REQUEST,
+     ("topics", "partitions", "state_batches")),
+    (share.StateBatch, share_group_state.READ_SHARE_GROUP_STATE_RESPONSE,
+     ("results", "partitions", "state_batches")),
+    (share.StateBatch, SHARE_SNAPSHOT_VALUE, ("state_batches",)),
+    (share.StateBatch, SHARE_UPDATE_VALUE, ("state_batches",)),
+    (share.StateSummary, share_group_state.READ_SHARE_GROUP_STATE_SUMMARY_RESPONSE,
+     ("results", "partitions")),
 ]
 
 

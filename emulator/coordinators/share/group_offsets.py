@@ -12,8 +12,7 @@ acknowledge), which was over 600 lines with them.
 
 from __future__ import annotations
 
-from typing import Any
-
+from emulator.coordinators.share import messages as shm
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import DEAD, ShareGroup
 from wire.errors import ErrorCode as E
@@ -25,7 +24,7 @@ NO_TOPIC_ID = b"\x00" * 16
 
 def describe_offsets(sc: ShareCoordinator, group_id: str,
                      topics: list[tuple[str, list[int]]] | None,
-                     with_lag: bool) -> list[dict[str, Any]]:
+                     with_lag: bool) -> list[shm.ShareTopicOffsets]:
     """DescribeShareGroupOffsets for one group; raises group-level KafkaError (a group
     of another type). A group id not in use is answered as a share group without
     state (no topics, or the named partitions at start offset -1), as Kafka 4.4
@@ -43,21 +42,22 @@ def describe_offsets(sc: ShareCoordinator, group_id: str,
             if t is not None and sc.partitions[key].initialized:
                 found.setdefault(t.name, []).append(key[2])
         topics = sorted(found.items())
-    out = []
+    out: list[shm.ShareTopicOffsets] = []
     for name, parts in topics:
         topic = by_name.get(name)
-        rows = []
+        rows: list[shm.SharePartitionOffset] = []
         for idx in parts:
             # Kafka's state summary for a partition without state: leader epoch 0
-            row: dict[str, Any] = {"partition_index": idx, "start_offset": -1,
-                                   "leader_epoch": 0, "lag": -1, "error_code": E.NONE}
+            row: shm.SharePartitionOffset = {"partition_index": idx, "start_offset": -1,
+                                             "leader_epoch": 0, "lag": -1,
+                                             "error_code": E.NONE}
             if topic is None or not 0 <= idx < len(topic.partitions):
-                row.update(error_code=E.UNKNOWN_TOPIC_OR_PARTITION, error_message=NOT_HOSTED)
+                row["error_code"], row["error_message"] = E.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED
             else:
                 sp = sc.partitions.get((group_id, topic.id, idx))
                 if sp is not None and sp.initialized:
                     p = topic.partitions[idx]
-                    row.update(start_offset=sp.reported_start, leader_epoch=sp.leader_epoch)
+                    row["start_offset"], row["leader_epoch"] = sp.reported_start, sp.leader_epoch
                     if with_lag:
                         row["lag"] = max(0, sc.read_limit(group_id, p) - sp.start_offset
                                          - sp.delivery_complete_count())
@@ -78,13 +78,13 @@ def _empty_group(sc: ShareCoordinator, group_id: str, create: bool) -> ShareGrou
 
 
 def alter_offsets(sc: ShareCoordinator, group_id: str,
-                  topics: list[tuple[str, list[tuple[int, int]]]]) -> list[dict[str, Any]]:
+                  topics: list[tuple[str, list[tuple[int, int]]]]) -> list[shm.AlteredShareTopic]:
     """AlterShareGroupOffsets: set SPSOs of an empty (or new) share group."""
     _empty_group(sc, group_id, create=True)
-    out = []
+    out: list[shm.AlteredShareTopic] = []
     for name, parts in topics:
         topic = sc.state.topics.get(name)
-        rows = []
+        rows: list[shm.AlteredSharePartition] = []
         for idx, offset in parts:
             if topic is None or not 0 <= idx < len(topic.partitions):
                 rows.append({"partition_index": idx,
@@ -103,10 +103,10 @@ def alter_offsets(sc: ShareCoordinator, group_id: str,
 
 
 def delete_offsets(sc: ShareCoordinator, group_id: str,
-                   topic_names: list[str]) -> list[dict[str, Any]]:
+                   topic_names: list[str]) -> list[shm.DeletedShareTopic]:
     """DeleteShareGroupOffsets: forget the state of whole topics for an empty group."""
     _empty_group(sc, group_id, create=False)
-    out = []
+    out: list[shm.DeletedShareTopic] = []
     for name in topic_names:
         topic = sc.state.topics.get(name)
         if topic is None:

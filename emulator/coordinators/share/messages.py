@@ -39,4 +39,72 @@ class DescribedShareGroup(TypedDict):
     authorized_operations: NotRequired[int]
 
 
-__all__ = ["DescribedShareGroup", "DescribedShareMember"]
+
+
+# ---- the offsets admin APIs (90-92) --------------------------------------------------------
+
+
+class SharePartitionOffset(TypedDict):
+    """A partition of DescribeShareGroupOffsets' answer: its share-partition start
+    offset (SPSO), leader epoch and lag."""
+
+    partition_index: int
+    start_offset: int
+    leader_epoch: int
+    lag: int
+    error_code: int
+    error_message: NotRequired[str | None]
+
+
+class ShareTopicOffsets(TypedDict):
+    topic_name: str
+    topic_id: bytes
+    partitions: list[SharePartitionOffset]
+
+
+class AlteredSharePartition(TypedDict):
+    partition_index: int
+    error_code: int
+    error_message: NotRequired[str | None]
+
+
+class AlteredShareTopic(TypedDict):
+    topic_name: str
+    topic_id: bytes
+    partitions: list[AlteredSharePartition]
+
+
+class DeletedShareTopic(TypedDict):
+    topic_name: str
+    topic_id: bytes
+    error_code: int
+    error_message: NotRequired[str | None]
+
+
+
+# ---- the share coordinator's state (ShareGroupState RPCs 83-87, __share_group_state) ------
+
+
+class StateBatch(TypedDict):
+    """A run of offsets with one delivery state and count, as WriteShareGroupState and
+    ReadShareGroupState carry it and the ShareSnapshot/ShareUpdate records store it."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+
+
+class StateSummary(TypedDict):
+    """A partition of ReadShareGroupStateSummary's answer, but its error and index."""
+
+    state_epoch: int
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int
+
+
+__all__ = [
+    "AlteredSharePartition", "AlteredShareTopic", "DeletedShareTopic", "DescribedShareGroup",
+    "DescribedShareMember", "SharePartitionOffset", "ShareTopicOffsets", "StateBatch", "StateSummary",
+]

@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
 
+from emulator.coordinators.share.messages import StateBatch
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -355,12 +355,12 @@ class SharePartition:
         return min(deadlines) if deadlines else None
 
     # ---- persisted form (share coordinator) ---------------------------------------------
-    def state_batches(self) -> list[dict[str, Any]]:
+    def state_batches(self) -> list[StateBatch]:
         """The in-flight records as Kafka persists them: ranges of equal state and count.
 
         Acquired records are written as AVAILABLE (acquisitions are not persisted).
         """
-        out: list[dict[str, Any]] = []
+        out: list[StateBatch] = []
         for offset in sorted(self.records):
             rec = self.records[offset]
             st = S.AVAILABLE if rec.state == S.ACQUIRED else rec.state
@@ -379,7 +379,7 @@ class SharePartition:
         """Finished records at or after the SPSO (KIP-1226's DeliveryCompleteCount)."""
         return sum(1 for r in self.records.values() if r.state in FINISHED)
 
-    def write_state(self, start_offset: int, batches: list[dict[str, Any]], advance: bool = True
+    def write_state(self, start_offset: int, batches: list[StateBatch], advance: bool = True
                     ) -> None:
         """WriteShareGroupState: merge persisted state batches over what is held.
 

@@ -12,11 +12,12 @@ service (``share.coordinator``) keeps, so this part reads and writes through it.
 from __future__ import annotations
 
 import base64
-from typing import Any, Protocol
+from typing import Protocol
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
+from emulator.coordinators.share.messages import StateBatch, StateSummary
 from emulator.coordinators.share.partition import SharePartition
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -124,7 +125,7 @@ class ShareStateCoordinator:
         sp.leader_epoch = leader_epoch
         return sp
 
-    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> dict[str, Any]:
+    def state_summary(self, group_id: str, topic_id: bytes, index: int) -> StateSummary:
         """ReadShareGroupStateSummary: no leader-epoch check, and a share-partition without
         state is no error but Kafka's 'uninitialized' answer."""
         sp = self.sc.partitions.get((group_id, topic_id, index))
@@ -136,7 +137,7 @@ class ShareStateCoordinator:
                 "delivery_complete_count": sp.reported_complete_count()}
 
     def write_state(self, group_id: str, topic_id: bytes, index: int, state_epoch: int,
-                    leader_epoch: int, start_offset: int, batches: list[dict[str, Any]]) -> None:
+                    leader_epoch: int, start_offset: int, batches: list[StateBatch]) -> None:
         """WriteShareGroupState: the batches merge over the stored ones; Kafka 4.4 keeps
         the stored state epoch (only InitializeShareGroupState sets it) and the start
         offset as written (acknowledged records at the start stay listed)."""

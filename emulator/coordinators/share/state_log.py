@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, observes
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.share.groups import ShareGroup
+from emulator.coordinators.share.messages import StateBatch
 from emulator.coordinators.share.partition import SharePartition
 from emulator.coordinators.share.state import SHARE_STATE_TOPIC, kafka_uuid
 from wire.records import Record
@@ -71,7 +71,7 @@ class Persisted:
     updates: int = 0  # ShareUpdate records since the snapshot
 
 
-def expand(batches: list[dict[str, Any]]) -> OffsetStates:
+def expand(batches: list[StateBatch]) -> OffsetStates:
     out: OffsetStates = {}
     for b in batches:
         for o in range(b["first_offset"], b["last_offset"] + 1):
@@ -79,9 +79,9 @@ def expand(batches: list[dict[str, Any]]) -> OffsetStates:
     return out
 
 
-def compress(offsets: OffsetStates) -> list[dict[str, Any]]:
+def compress(offsets: OffsetStates) -> list[StateBatch]:
     """Offset states as state batches: runs of consecutive offsets with equal state."""
-    out: list[dict[str, Any]] = []
+    out: list[StateBatch] = []
     for o in sorted(offsets):
         st, dc = offsets[o]
         last = out[-1] if out else None
