@@ -36,7 +36,6 @@ producer ids, markers) is written beside the history.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import json
 import logging
@@ -55,6 +54,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from client_tests.process_guard import die_with_parent
 from emulator.blocking_client import BlockingConnection
 from emulator.containers import free_port_block
 from emulator.control.operations import http_request
@@ -113,11 +113,6 @@ def plan(seed: int, faults: int = 4) -> list[Window]:
 
 
 # ---- the emulator as a process ---------------------------------------------------------
-def _die_with_parent() -> None:
-    """The child gets SIGKILL when this process dies (a killed run leaves nothing)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 class EmulatorProcess:
     """``python -m emulator --data-dir DIR`` on fixed ports with its control plane."""
 
@@ -135,7 +130,7 @@ class EmulatorProcess:
             [sys.executable, "-m", "emulator", "--port", str(self.port), "--control-port",
              str(self.control_port), "--data-dir", str(self.data_dir), "--log-level", "INFO"],
             stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT,
-            preexec_fn=_die_with_parent)
+            preexec_fn=die_with_parent)
         log.close()
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()

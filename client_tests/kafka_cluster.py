@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import hashlib
 import os
 import shutil
@@ -42,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from client_tests.process_guard import die_with_parent
 from emulator.blocking_client import call
 from emulator.testing import wait_for
 
@@ -137,12 +137,6 @@ def new_cluster_id() -> str:
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not cid.startswith("-"):
             return cid
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL this JVM when the Python process dies."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def metadata_brokers(port: int, timeout: float = 2.0) -> tuple[set[int], int] | None:
@@ -524,7 +518,7 @@ class KafkaCluster:
         procs = [subprocess.Popen(
             [*self._java("128m"), "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
              "-c", str(n.config_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, preexec_fn=_die_with_parent) for n in nodes]
+            text=True, preexec_fn=die_with_parent) for n in nodes]
         for n, p in zip(nodes, procs, strict=True):
             out, _ = p.communicate(timeout=120)
             if p.returncode != 0:
@@ -539,7 +533,7 @@ class KafkaCluster:
             node.proc = subprocess.Popen([*self._java(heap), "kafka.Kafka",
                                           str(node.config_path)],
                                          stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                                         stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
 
     @staticmethod
     def _reap(node: Node, timeout: float) -> None:

@@ -6,7 +6,6 @@ again, lines written since are."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import signal
 import socket
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from client_tests.process_guard import die_with_parent
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.records import decode_records
@@ -56,7 +56,7 @@ class Worker:
         self.proc = subprocess.Popen(
             ["java", "-Xmx384m", "-cp", CP, "org.apache.kafka.connect.cli.ConnectDistributed",
              str(self.props)], stdout=self.log, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent)
+            preexec_fn=die_with_parent)
         self.wait(lambda: self.get("/") is not None, "the worker's REST API")
 
     def get(self, path: str) -> object:
@@ -110,11 +110,6 @@ class Worker:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(30)
-
-
-def _die_with_parent() -> None:
-    """The JVM gets SIGKILL when this process dies (PR_SET_PDEATHSIG)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def read_lines(bootstrap: str, topic: str, expect: int, timeout: float = 60) -> list[str]:

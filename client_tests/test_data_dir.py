@@ -11,7 +11,6 @@ reported and cut there, and the emulator still starts.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from client_tests.process_guard import die_with_parent
 from client_tests.reading import latest_counts
 from emulator import Cluster
 from emulator.containers import free_port_block
@@ -34,11 +34,6 @@ pytestmark = pytest.mark.emulator_only
 
 PARTITIONS = 3
 _RUNNING: list[subprocess.Popen] = []  # emulators and JVMs a test started
-
-
-def _die_with_parent() -> None:
-    """The child gets SIGKILL when this process dies (a killed test run leaves nothing)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +66,7 @@ class Emulator:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "emulator", "--port", str(self.port),
              "--data-dir", str(self.data_dir)],
-            stdout=subprocess.PIPE, stderr=self.log, text=True, preexec_fn=_die_with_parent)
+            stdout=subprocess.PIPE, stderr=self.log, text=True, preexec_fn=die_with_parent)
         _RUNNING.append(self.proc)
         line = self.proc.stdout.readline()
         assert "kafka-emulator ready" in line, (line, self.log_path.read_text())
@@ -326,7 +321,7 @@ class WordCountApp:
             ["java", "-Xmx256m", "-cp", STREAMS_CP, "WordCount", bootstrap, "wordcount",
              str(state_dir), "words-in", "counts-out"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
-            preexec_fn=_die_with_parent)
+            preexec_fn=die_with_parent)
         _RUNNING.append(self.proc)
         self.states: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)

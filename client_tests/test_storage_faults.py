@@ -29,6 +29,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
+from client_tests.process_guard import die_with_parent
 from emulator import Cluster
 from emulator.blocking_client import BlockingConnection
 from emulator.testing import wait_for
@@ -411,13 +412,12 @@ FILE_LIMIT = 64 * 1024  # RLIMIT_FSIZE of the emulator's process: no file may gr
 def _limit_file_size() -> None:
     """In the child: files stop growing at FILE_LIMIT (writes past it fail with EFBIG,
     the way a full disk fails them with ENOSPC), and it dies with this process."""
-    import ctypes
     import resource
     import signal
 
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    die_with_parent()
 
 
 def _start(data: Path, limited: bool) -> tuple[subprocess.Popen, str]:

@@ -1,0 +1,55 @@
+"""The process guard (client_tests/process_guard.py): a child started with
+``preexec_fn=die_with_parent`` is gone once the process that started it is killed, so a
+killed test run leaves no emulator or JVM behind. Not a client test of Kafka: it starts
+no cluster, so ``--target kafka`` deselects it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from emulator.testing import wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The test run: starts a long sleeper guarded as the fixtures start their children, says
+# its pid, and waits to be killed (SIGKILL: no teardown, no atexit).
+PARENT = textwrap.dedent("""
+    import subprocess, sys, time
+    from client_tests.process_guard import die_with_parent
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                             preexec_fn=die_with_parent)
+    print(child.pid, flush=True)
+    time.sleep(120)
+""")
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie (dead, not yet reaped by its new parent) is not."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    state = next(line for line in status.splitlines() if line.startswith("State:"))
+    return state.split()[1] not in ("Z", "X")
+
+
+def test_a_guarded_child_dies_with_the_process_that_started_it() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE)
+    child = 0
+    try:
+        child = int(parent.stdout.readline())  # type: ignore[union-attr]
+        assert _alive(child)
+        parent.kill()
+        parent.wait(10)
+        wait_for(lambda: not _alive(child), "the guarded child gone with its parent",
+                 timeout=10)
+    finally:
+        parent.kill()
+        if child and _alive(child):
+            os.kill(child, signal.SIGKILL)
