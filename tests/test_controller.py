@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cluster_sim import produce, settle
+
 from emulator.cluster import controller, reassignment
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import Partition, epoch_end_offset
-from emulator.cluster.state import ClusterState
+from emulator.cluster.partition import epoch_end_offset
 from emulator.log import Log
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
@@ -18,18 +18,6 @@ if TYPE_CHECKING:
 
 LAG = 1000
 BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
-
-
-def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = 1) -> int:
-    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")] * n), acks)
-    assert r.error == 0, r
-    return r.last_offset
-
-
-def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
-    for _ in range(ticks):
-        clock.advance(10)
-        s.tick()
 
 
 def batches(log: Log) -> list[bytes]:

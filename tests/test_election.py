@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from cluster_sim import settle
 
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
-from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -28,12 +27,6 @@ BROKER_CONFIG = {"replica.lag.time.max.ms": "1000"}
 
 def results(out: list) -> dict:
     return {(t, i): (code, msg) for t, parts in out for i, code, msg in parts}
-
-
-def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
-    for _ in range(ticks):
-        clock.advance(10)
-        s.tick()
 
 
 def test_elect_preferred_leaders(make_cluster: MakeCluster) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from cluster_sim import produce
 
 from emulator.cluster import controller
 from emulator.cluster.partition import Partition
@@ -21,18 +22,12 @@ LAG = 1000
 BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
 
 
-def produce(s: ClusterState, p: Partition, n: int = 1, acks: int = -1):
-    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")] * n), acks)
-    assert r.error == 0, r
-    return r
-
-
 def test_high_watermark_is_the_minimum_leo_over_the_isr(make_cluster: MakeCluster) -> None:
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
-    produce(s, p, 5)
+    produce(s, p, 5, acks=-1)
     assert p.high_watermark == 0  # nobody has fetched yet
     s.tick()
     assert p.logs[2].log_end_offset == 5 and p.logs[3].log_end_offset == 0
@@ -48,7 +43,7 @@ def test_acks_all_waits_for_the_isr(make_cluster: MakeCluster) -> None:
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
-    r = produce(s, p, 2)
+    r = produce(s, p, 2, acks=-1)
     s.tick()
     assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == (False, 0)
     f.apply({"op": "resume_follower", "broker": 3})
@@ -64,7 +59,7 @@ def test_isr_shrink_at_the_exact_lag_boundary(make_cluster: MakeCluster) -> None
     t0 = clock.now_ms()
     assert p.followers[3].last_caught_up_ms == t0
     f.apply({"op": "pause_follower", "broker": 3})
-    produce(s, p, 1)  # now 3 is behind the leader's LEO
+    produce(s, p, 1, acks=-1)  # now 3 is behind the leader's LEO
     s.tick()
     clock.advance(LAG)
     assert p.out_of_sync(clock.now_ms(), LAG) == []  # exactly lag ms: still caught up
@@ -86,7 +81,7 @@ def test_idle_partition_does_not_shrink_a_silent_follower(make_cluster: MakeClus
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
-    produce(s, p, 1)
+    produce(s, p, 1, acks=-1)
     s.tick()
     f.apply({"op": "pause_follower", "broker": 3})
     clock.advance(10 * LAG)
@@ -100,7 +95,7 @@ def test_isr_expiration_runs_every_half_lag(make_cluster: MakeCluster) -> None:
     p = s.get_partition("t", 0)
     s.tick()  # the first expiration check runs now; the next at +LAG/2
     f.apply({"op": "pause_follower", "broker": 3})
-    produce(s, p, 1)
+    produce(s, p, 1, acks=-1)
     s.tick()
     last = p.followers[3].last_caught_up_ms
     for step in (LAG // 2, LAG // 2):  # checks at +500 and +1000: not yet out of sync
@@ -121,7 +116,7 @@ def test_isr_expansion_needs_the_hw_and_the_epoch_start(make_cluster: MakeCluste
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 3})
     for _ in range(4):
-        produce(s, p, 1)  # four batches
+        produce(s, p, 1, acks=-1)  # four batches
     s.tick()
     clock.advance(LAG + 1)
     s.maintain_isr(p, clock.now_ms(), LAG)
@@ -155,7 +150,7 @@ def test_not_enough_replicas_before_append_and_after(make_cluster: MakeCluster) 
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "2"})
     p = s.get_partition("t", 0)
-    r = produce(s, p, 1)
+    r = produce(s, p, 1, acks=-1)
     f.apply({"op": "pause_follower", "broker": 2})
     f.apply({"op": "pause_follower", "broker": 3})
     clock.advance(LAG + 1)
@@ -172,11 +167,11 @@ def test_not_enough_replicas_before_append_and_after(make_cluster: MakeCluster) 
     s2, clock2, f2 = make_cluster()
     s2.create_topic("u", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
     q = s2.get_partition("u", 0)
-    r = produce(s2, q, 1)
+    r = produce(s2, q, 1, acks=-1)
     s2.tick()
     assert s2.acks_all_done("u", 0, r.last_offset, r.leader_epoch) == (True, 0)
     f2.apply({"op": "pause_follower", "broker": 3})
-    produce(s2, q, 1)
+    produce(s2, q, 1, acks=-1)
     s2.tick()
     q.isr = [1, 2]  # the shrink lands after the HW passed the append
     assert s2.acks_all_done("u", 0, r.last_offset, r.leader_epoch) == \
@@ -189,7 +184,7 @@ def test_acks_all_after_a_leader_change_is_not_leader(make_cluster: MakeCluster)
     p = s.get_partition("t", 0)
     f.apply({"op": "pause_follower", "broker": 2})
     f.apply({"op": "pause_follower", "broker": 3})
-    r = produce(s, p, 3)
+    r = produce(s, p, 3, acks=-1)
     controller.broker_stopped(s, 1)
     assert s.acks_all_done("t", 0, r.last_offset, r.leader_epoch) == \
         (True, E.NOT_LEADER_OR_FOLLOWER)
@@ -201,18 +196,18 @@ def test_new_leader_starts_from_its_own_high_watermark(make_cluster: MakeCluster
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
-    produce(s, p, 3)
+    produce(s, p, 3, acks=-1)
     s.tick()
     assert p.high_watermark == 3 and p.follower_hw[2] == 3
     f.apply({"op": "pause_follower", "broker": 2})
     f.apply({"op": "pause_follower", "broker": 3})
-    produce(s, p, 2)  # not replicated
+    produce(s, p, 2, acks=-1)  # not replicated
     controller.broker_stopped(s, 1)
     assert (p.leader, p.high_watermark, p.log_end_offset) == (2, 3, 3)
     # followers' states are unknown to the new leader: HW waits for the ISR to fetch
     assert p.followers[3].log_end_offset == -1
     f.apply({"op": "resume_follower", "broker": 3})
-    produce(s, p, 1)
+    produce(s, p, 1, acks=-1)
     assert p.high_watermark == 3
     s.tick()
     assert p.high_watermark == 4
@@ -224,10 +219,10 @@ def test_list_offsets_latest_waits_for_a_new_leaders_high_watermark(
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
-    produce(s, p, 3)
+    produce(s, p, 3, acks=-1)
     s.tick()
     f.apply({"op": "pause_follower", "broker": 3})
-    produce(s, p, 2)
+    produce(s, p, 2, acks=-1)
     s.tick()  # 2 has all five records, but 3 holds the HW at 3
     assert (p.high_watermark, p.logs[2].log_end_offset) == (3, 5)
     controller.broker_stopped(s, 1)
@@ -252,7 +247,7 @@ def test_caught_up_replica_outside_the_isr_holds_the_hw(make_cluster: MakeCluste
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2, 3]})
     p = s.get_partition("t", 0)
-    produce(s, p, 2)
+    produce(s, p, 2, acks=-1)
     s.tick()
     p.isr = [1, 2]  # 3 left the ISR but has just caught up (within the lag)
     p.update_follower(3, 1, clock.now_ms())

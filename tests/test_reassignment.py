@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cluster_sim import produce, settle
+
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import Partition
 from emulator.cluster.reassignment import (
     ReassignmentReplicas,
     Revert,
@@ -28,18 +28,6 @@ if TYPE_CHECKING:
 
 LAG = 1000
 BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
-
-
-def settle(s: ClusterState, clock: ManualClock, ticks: int = 4) -> None:
-    for _ in range(ticks):
-        clock.advance(10)
-        s.tick()
-
-
-def produce(s: ClusterState, p: Partition, n: int = 1, value: bytes = b"v") -> int:
-    r = s.append(p.leader, p.topic, p.index, build_batch([(None, value)] * n), 1)
-    assert r.error == 0, r
-    return r.last_offset
 
 
 def alter(s: ClusterState, request: dict[str, dict[int, list[int] | None]],

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from cluster_sim import produce
 
 from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.partition import Partition
 from emulator.cluster.state import Broker, ClusterState
 from emulator.handlers.base import Delayed
 from emulator.server import connections, purgatory
@@ -35,11 +35,6 @@ def make() -> tuple[ClusterState, ManualClock]:
     return s, clock
 
 
-def produce(s: ClusterState, p: Partition) -> None:
-    r = s.append(p.leader, p.topic, p.index, build_batch([(None, b"v")]), -1)
-    assert r.error == 0, r
-
-
 def visits(s: ClusterState, ticks: int = 1, clock: ManualClock | None = None,
            step_ms: int = 0) -> int:
     before = s.followers.visits
@@ -59,7 +54,7 @@ def test_idle_partitions_cost_no_visit_however_long_the_time() -> None:
 def test_an_append_visits_only_its_partition_until_it_is_replicated() -> None:
     s, clock = make()
     p = s.get_partition("t7", 3)
-    produce(s, p)
+    produce(s, p, acks=-1)
     assert visits(s) == 1  # the followers fetch, the high watermark moves
     assert p.high_watermark == 1
     assert visits(s, ticks=10, clock=clock, step_ms=LAG) == 0  # idle again
@@ -69,7 +64,7 @@ def test_a_produce_round_over_every_partition_visits_each_once() -> None:
     s, _ = make()
     parts = [p for t in s.topics.values() for p in t.partitions]
     for p in parts:
-        produce(s, p)
+        produce(s, p, acks=-1)
     assert visits(s) == len(parts)
     assert all(p.high_watermark == 1 for p in parts)
     assert visits(s, ticks=3) == 0
@@ -84,7 +79,7 @@ def test_a_follower_down_parks_its_partitions_until_the_isr_expires_them() -> No
     written = [t.partitions[0] for t in list(s.topics.values())[:5]]
     written = [p for p in written if p.leader != 3]
     for p in written:
-        produce(s, p)
+        produce(s, p, acks=-1)
     assert visits(s) == len(written)  # followers 1/2 fetch; 3 cannot
     assert all(3 in p.isr and p.high_watermark == 0 for p in written)
     assert visits(s, ticks=20, clock=clock, step_ms=LAG // 40) == 0  # parked, not polled
@@ -119,7 +114,7 @@ def test_retention_looks_only_at_logs_that_moved_and_deadlines_that_came() -> No
     # Nothing moves, nothing comes due (retention.ms: 7 days): a minute of passes
     assert retention_visits(s, passes=60, clock=clock, step_ms=1000) == 0
     p = s.get_partition("t7", 3)
-    produce(s, p)  # replication visits it, then the next pass looks at it alone
+    produce(s, p, acks=-1)  # replication visits it, then the next pass looks at it alone
     s.tick(full=False)
     assert retention_visits(s) == 1
     assert retention_visits(s) == 0
@@ -152,7 +147,7 @@ def test_retention_waits_for_the_high_watermark_then_deletes_at_once() -> None:
     controller.broker_crashed(s, 3, fence_after_ms=60_000)
     s.tick(full=False)
     for _ in range(2):
-        produce(s, p)  # timestamp 0: already older than retention.ms
+        produce(s, p, acks=-1)  # timestamp 0: already older than retention.ms
     s.tick(full=False)
     assert p.high_watermark == 0  # broker 3 in the ISR has not fetched
     s.apply_retention(full=False)  # the config change: a full pass
@@ -179,7 +174,7 @@ def test_an_append_reports_only_its_partition_to_parked_requests() -> None:
     s, _ = make()
     s.take_changes()
     p = s.get_partition("t1", 1)
-    produce(s, p)
+    produce(s, p, acks=-1)
     assert s.take_changes() == (False, {("t1", 1)})
     s.tick(full=False)  # replication moves the high watermark of that one partition
     assert s.take_changes() == (False, {("t1", 1)})
@@ -218,7 +213,7 @@ def test_parked_requests_wake_only_for_the_partitions_they_wait_on() -> None:
         tasks = {k: asyncio.ensure_future(server.wait_delayed(parked(k))) for k in keys}
         await asyncio.sleep(0)  # every request parks (one check each)
         assert all(n == 1 for n in checks.values())
-        produce(s, target)
+        produce(s, target, acks=-1)
         result = await asyncio.wait_for(tasks[target.key], 5)
         await asyncio.sleep(0)
         for t in tasks.values():
@@ -236,7 +231,7 @@ def test_metadata_entries_are_rebuilt_only_for_the_topic_that_changed() -> None:
     s, _ = make()
     first = {name: s.partition_metadata(t) for name, t in s.topics.items()}
     p = s.get_partition("t9", 0)
-    produce(s, p)
+    produce(s, p, acks=-1)
     s.tick(full=False)  # appends and high watermarks are not metadata
     again = {name: s.partition_metadata(t) for name, t in s.topics.items()}
     assert all(again[n] is first[n] for n in first)
