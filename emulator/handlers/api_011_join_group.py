@@ -34,7 +34,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     group_id, member_id = req["group_id"], req["member_id"]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:
-        return _response(join_error(err, member_id), version)
+        return _response(dict(join_error(err, member_id)), version)
     session = req["session_timeout_ms"]
     rebalance = req["rebalance_timeout_ms"] if version >= 1 else session
     fut = gc.join_group(

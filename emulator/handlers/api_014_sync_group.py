@@ -27,7 +27,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     group_id = req["group_id"]
     err = gc.coordinator_error(ctx.broker_id, group_id)
     if err:
-        return _response(sync_error(err))
+        return _response(dict(sync_error(err)))
     fut = gc.sync_group(
         group_id, req["member_id"], req["generation_id"],
         req["group_instance_id"] if version >= 3 else None,

@@ -38,9 +38,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 from emulator.cluster.state_machines import TransitionTable
+from emulator.coordinators.groups.messages import (
+    JoinGroupMember,
+    JoinGroupResponse,
+    SyncGroupResponse,
+)
 from wire.errors import ErrorCode as E
 
 EMPTY = "Empty"
@@ -70,22 +75,25 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # Kafka's classicGroupNewMemberJoinT
 CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
-class Future:
+R = TypeVar("R")
+
+
+class Future(Generic[R]):
     """A response that a later event completes (a parked JoinGroup or SyncGroup)."""
 
     __slots__ = ("result",)
 
-    def __init__(self, result: dict[str, Any] | None = None) -> None:
+    def __init__(self, result: R | None = None) -> None:
         self.result = result
 
     @property
-    def value(self) -> dict[str, Any]:
+    def value(self) -> R:
         """The response, once ``done``."""
         if self.result is None:
             raise RuntimeError("the future is not done")
         return self.result
 
-    def complete(self, value: dict[str, Any]) -> bool:
+    def complete(self, value: R) -> bool:
         if self.result is not None:
             return False
         self.result = value
@@ -96,13 +104,18 @@ class Future:
         return self.result is not None
 
 
-def join_error(code: int, member_id: str = "") -> dict[str, Any]:
+# A parked JoinGroup's answer, and a parked SyncGroup's.
+JoinFuture = Future[JoinGroupResponse]
+SyncFuture = Future[SyncGroupResponse]
+
+
+def join_error(code: int, member_id: str = "") -> JoinGroupResponse:
     return {"error_code": code, "member_id": member_id, "generation_id": -1,
             "protocol_type": None, "protocol_name": None, "leader": "",
             "skip_assignment": False, "members": []}
 
 
-def sync_error(code: int) -> dict[str, Any]:
+def sync_error(code: int) -> SyncGroupResponse:
     return {"error_code": code, "protocol_type": None, "protocol_name": None,
             "assignment": b""}
 
@@ -118,8 +131,8 @@ class ClassicMember:
     protocol_type: str
     protocols: list[tuple[str, bytes]]
     assignment: bytes = b""
-    join_future: Future | None = None
-    sync_future: Future | None = None
+    join_future: JoinFuture | None = None
+    sync_future: SyncFuture | None = None
     is_new: bool = False
     hb_deadline: int = 0
 
@@ -231,16 +244,17 @@ class ClassicGroup:
             return E.UNKNOWN_MEMBER_ID
         return E.NONE
 
-    def current_members(self) -> list[dict[str, Any]]:
+    def current_members(self) -> list[JoinGroupMember]:
         return [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                  "metadata": m.metadata(self.protocol_name)} for m in self.members.values()]
 
     def join_response(self, member_id: str, *, with_members: bool, leader: str | None = None,
-                      skip_assignment: bool = False) -> dict[str, Any]:
+                      skip_assignment: bool = False) -> JoinGroupResponse:
         return {"error_code": E.NONE, "member_id": member_id,
                 "generation_id": self.generation_id, "protocol_type": self.protocol_type,
                 "protocol_name": self.protocol_name,
-                "leader": self.leader_id if leader is None else leader,
+                # a member answered: the group has members, so a leader (never "")
+                "leader": (self.leader_id or "") if leader is None else leader,
                 "skip_assignment": skip_assignment,
                 "members": self.current_members() if with_members else []}
 
@@ -250,7 +264,7 @@ class ClassicGroup:
         CLASSIC_GROUP_TRANSITIONS.check(self.group_id, self.state, state)
         self.previous_state, self.state, self.state_ts = self.state, state, now
 
-    def add(self, m: ClassicMember, fut: Future | None) -> None:
+    def add(self, m: ClassicMember, fut: JoinFuture | None) -> None:
         if m.group_instance_id is not None:
             self.static_members[m.group_instance_id] = m.member_id
         if not self.members:
@@ -272,7 +286,7 @@ class ClassicGroup:
 
     def update_member(self, m: ClassicMember, protocols: list[tuple[str, bytes]],
                       rebalance_timeout_ms: int, session_timeout_ms: int,
-                      fut: Future | None) -> None:
+                      fut: JoinFuture | None) -> None:
         m.protocols = protocols
         m.rebalance_timeout_ms = rebalance_timeout_ms
         m.session_timeout_ms = session_timeout_ms
@@ -281,14 +295,14 @@ class ClassicGroup:
             m.join_future.complete(join_error(E.REBALANCE_IN_PROGRESS, m.member_id))
         m.join_future = fut
 
-    def complete_join(self, m: ClassicMember, response: dict[str, Any]) -> bool:
+    def complete_join(self, m: ClassicMember, response: JoinGroupResponse) -> bool:
         if m.join_future is None:
             return False
         m.join_future.complete(response)
         m.join_future = None
         return True
 
-    def complete_sync(self, m: ClassicMember, response: dict[str, Any]) -> bool:
+    def complete_sync(self, m: ClassicMember, response: SyncGroupResponse) -> bool:
         if m.sync_future is None:
             return False
         m.sync_future.complete(response)

@@ -17,7 +17,8 @@ from emulator.coordinators.classic.group import (
     STABLE,
     ClassicGroup,
     ClassicMember,
-    Future,
+    JoinFuture,
+    SyncFuture,
     join_error,
     sync_error,
 )
@@ -36,8 +37,8 @@ class ClassicProtocol(GroupPart):
     def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
                    protocol_type: str, protocols: list[tuple[str, bytes]],
                    session_timeout_ms: int, rebalance_timeout_ms: int, *,
-                   client_id: str = "", client_host: str = "", version: int = 9) -> Future:
-        fut = Future()
+                   client_id: str = "", client_host: str = "", version: int = 9) -> JoinFuture:
+        fut: JoinFuture = JoinFuture()
         if not group_id:
             fut.complete(join_error(E.INVALID_GROUP_ID, member_id))
             return fut
@@ -94,7 +95,7 @@ class ClassicProtocol(GroupPart):
     def _join_new_member(self, group: ClassicGroup, instance_id: str | None,
                          protocol_type: str, protocols: list[tuple[str, bytes]],
                          session_ms: int, rebalance_ms: int, client_id: str, client_host: str,
-                         version: int, fut: Future) -> None:
+                         version: int, fut: JoinFuture) -> None:
         if group.state == DEAD:
             fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE))
             return
@@ -121,7 +122,7 @@ class ClassicProtocol(GroupPart):
                               instance_id: str | None, protocol_type: str,
                               protocols: list[tuple[str, bytes]], session_ms: int,
                               rebalance_ms: int, client_id: str, client_host: str, version: int,
-                              fut: Future) -> None:
+                              fut: JoinFuture) -> None:
         if group.state == DEAD:
             fut.complete(join_error(E.COORDINATOR_NOT_AVAILABLE, member_id))
             return
@@ -160,7 +161,7 @@ class ClassicProtocol(GroupPart):
     def _add_member(self, group: ClassicGroup, member_id: str, instance_id: str | None,
                     protocol_type: str, protocols: list[tuple[str, bytes]], session_ms: int,
                     rebalance_ms: int, client_id: str, client_host: str,
-                    fut: Future) -> None:
+                    fut: JoinFuture) -> None:
         m = ClassicMember(member_id, instance_id, client_id, client_host, rebalance_ms,
                           session_ms, protocol_type, list(protocols), is_new=True)
         if group.state == PREPARING_REBALANCE and group.previous_state == EMPTY:
@@ -172,13 +173,13 @@ class ClassicProtocol(GroupPart):
         self._maybe_prepare_rebalance_or_complete_join(group)
 
     def _update_member_and_rebalance(self, group: ClassicGroup, m: ClassicMember,
-                                     protocols: list[tuple[str, bytes]], rebalance_ms: int, session_ms: int, fut: Future) -> None:
+                                     protocols: list[tuple[str, bytes]], rebalance_ms: int, session_ms: int, fut: JoinFuture) -> None:
         group.update_member(m, list(protocols), rebalance_ms, session_ms, fut)
         self._maybe_prepare_rebalance_or_complete_join(group)
 
     def _update_static_member(self, group: ClassicGroup, old_id: str, new_id: str,
                               protocols: list[tuple[str, bytes]], session_ms: int, rebalance_ms: int, version: int,
-                              fut: Future) -> None:
+                              fut: JoinFuture) -> None:
         current_leader = group.leader_id
         m = group.replace_static_member(group.members[old_id].group_instance_id or "",
                                         old_id, new_id)
@@ -305,8 +306,8 @@ class ClassicProtocol(GroupPart):
     def sync_group(self, group_id: str, member_id: str, generation_id: int,
                    group_instance_id: str | None = None, protocol_type: str | None = None,
                    protocol_name: str | None = None,
-                   assignments: list[tuple[str, bytes]] | None = None) -> Future:
-        fut = Future()
+                   assignments: list[tuple[str, bytes]] | None = None) -> SyncFuture:
+        fut: SyncFuture = SyncFuture()
         if not group_id:
             fut.complete(sync_error(E.INVALID_GROUP_ID))
             return fut

@@ -42,8 +42,6 @@ Differs from Kafka: no group metadata records are written (see groups/coordinato
 
 from __future__ import annotations
 
-from typing import Any
-
 from emulator.coordinators.classic.group import (
     STABLE,
     ClassicGroup,
@@ -60,6 +58,7 @@ from emulator.coordinators.consumer.group import (
     ConsumerMember,
 )
 from emulator.coordinators.groups.base import GroupPart
+from emulator.coordinators.groups.messages import JoinGroupResponse, SyncGroupResponse
 from emulator.coordinators.runtime import members as membership
 from wire.consumer_protocol import (
     ConsumerProtocolError,
@@ -232,7 +231,7 @@ class GroupMigration(GroupPart):
                                  instance_id: str | None, protocol_type: str,
                                  protocols: list[tuple[str, bytes]], session_ms: int,
                                  rebalance_ms: int, client_id: str, client_host: str,
-                                 version: int) -> dict[str, Any]:
+                                 version: int) -> JoinGroupResponse:
         """classicGroupJoinToConsumerGroup: answered at once, never parked."""
         unknown = member_id == ""
         if unknown:
@@ -318,7 +317,8 @@ class GroupMigration(GroupPart):
 
     def classic_sync_to_consumer(self, group: ConsumerGroup, member_id: str,
                                  generation_id: int, instance_id: str | None,
-                                 protocol_type: str | None, protocol_name: str | None) -> dict[str, Any]:
+                                 protocol_type: str | None, protocol_name: str | None
+                                 ) -> SyncGroupResponse:
         """classicGroupSyncToConsumerGroup: the member's assignment, serialized."""
         m = self._classic_member(group, member_id, instance_id)
         self._check_generation(m, generation_id)

@@ -13,10 +13,11 @@ implements its protocol where it is assigned.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.consumer.group import Assignment, ConsumerGroup, ConsumerMember
+from emulator.coordinators.groups.messages import JoinGroupResponse, SyncGroupResponse
 
 
 class ClassicPart(Protocol):
@@ -49,12 +50,12 @@ class MigrationPart(Protocol):
                                  instance_id: str | None, protocol_type: str,
                                  protocols: list[tuple[str, bytes]], session_ms: int,
                                  rebalance_ms: int, client_id: str, client_host: str,
-                                 version: int) -> dict[str, Any]: ...
+                                 version: int) -> JoinGroupResponse: ...
 
     def classic_sync_to_consumer(self, group: ConsumerGroup, member_id: str,
                                  generation_id: int, instance_id: str | None,
                                  protocol_type: str | None, protocol_name: str | None
-                                 ) -> dict[str, Any]: ...
+                                 ) -> SyncGroupResponse: ...
 
     def classic_heartbeat_to_consumer(self, group: ConsumerGroup, member_id: str,
                                       generation_id: int, instance_id: str | None) -> int: ...

@@ -11,18 +11,27 @@ group.initial.rebalance.delay.ms of 0), a wait on one that came due meanwhile.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from emulator.cluster.delayed import Delayed
-from emulator.coordinators.classic.group import Future, join_error, sync_error
+from emulator.coordinators.classic.group import (
+    Future,
+    JoinFuture,
+    SyncFuture,
+    join_error,
+    sync_error,
+)
 from emulator.coordinators.groups.base import group_key
 from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.groups.messages import JoinGroupResponse, SyncGroupResponse
 from wire.errors import ErrorCode as E
 
-# A classic group's answer (JoinGroup's or SyncGroup's fields), as the coordinator makes it.
-Answer = dict[str, object]
+# A classic group's answer (JoinGroup's or SyncGroup's), as the coordinator makes it.
+Answer = TypeVar("Answer", JoinGroupResponse, SyncGroupResponse)
 
 
 def _waiting(
-    gc: GroupCoordinator, group_id: str, fut: Future, wait_ms: int, expired: Answer
+    gc: GroupCoordinator, group_id: str, fut: Future[Answer], wait_ms: int, expired: Answer
 ) -> Delayed[Answer]:
     def check() -> Answer | None:
         gc.tick()
@@ -39,10 +48,10 @@ def join_completion(
     gc: GroupCoordinator,
     group_id: str,
     member_id: str,
-    fut: Future,
+    fut: JoinFuture,
     rebalance_timeout_ms: int,
     session_timeout_ms: int,
-) -> Answer | Delayed[Answer]:
+) -> JoinGroupResponse | Delayed[JoinGroupResponse]:
     """The JoinGroup's answer now, or its wait: until the join phase completes (every
     known member rejoined, the rebalance timeout, or an empty group's initial delay),
     REBALANCE_IN_PROGRESS if it has not well after the longest of the two timeouts."""
@@ -53,7 +62,8 @@ def join_completion(
     return _waiting(gc, group_id, fut, wait, join_error(E.REBALANCE_IN_PROGRESS, member_id))
 
 
-def sync_completion(gc: GroupCoordinator, group_id: str, fut: Future) -> Answer | Delayed[Answer]:
+def sync_completion(gc: GroupCoordinator, group_id: str, fut: SyncFuture
+                    ) -> SyncGroupResponse | Delayed[SyncGroupResponse]:
     """The SyncGroup's answer now, or its wait: until the leader's assignment arrives
     or the group starts another rebalance (REBALANCE_IN_PROGRESS, as at the end of a
     wait of twice the rebalance timeout)."""
