@@ -9,10 +9,9 @@ client_tests/test_topic_compression.py checks the behaviour on both targets.
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
-from emulator.fidelity import Fidelity
+from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
 from wire.records import (
     GZIP,
@@ -31,8 +30,7 @@ SENT = [Record(0, 1000 + i, b"k%d" % i, b"v%d" % i * 50, [("h", b"x")]) for i in
 
 
 def cluster(mode: str, compression: str, **configs: str) -> ClusterState:
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock(),
-                     fidelity=Fidelity(mode))
+    s = new_cluster(3, fidelity=mode).state
     s.create_topic("t", 1, 3, configs={"compression.type": compression, **configs})
     return s
 

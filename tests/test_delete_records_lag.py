@@ -11,10 +11,12 @@ change to that call's arguments alive, the client tests seeing only settled view
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.metadata_views import DEFAULT_LAG_MS
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.fidelity import Fidelity
 from emulator.handlers import api_021_delete_records
 from emulator.handlers.base import RequestContext
@@ -25,9 +27,7 @@ LAG_MAX = DEFAULT_LAG_MS[1]
 
 
 def make() -> tuple[ClusterState, ManualClock]:
-    clock = ManualClock(1_000_000)
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                     fidelity=Fidelity("kafka", seed=7))
+    s, clock, _ = new_cluster(3, ManualClock(1_000_000), fidelity=Fidelity("kafka", seed=7))
     return s, clock
 
 

@@ -10,10 +10,9 @@ client_tests/test_describe_producers_follower.py checks the behaviour on both ta
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
-from emulator.fidelity import Fidelity
+from emulator.cluster.state import ClusterState
 from emulator.handlers import api_061_describe_producers as describe
 from emulator.handlers.base import RequestContext
 from wire.errors import ErrorCode as E
@@ -21,8 +20,7 @@ from wire.records import build_batch, control_batch
 
 
 def setup(mode: str) -> ClusterState:
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock(),
-                     fidelity=Fidelity(mode))
+    s = new_cluster(3, fidelity=mode).state
     s.create_topic("t", 1, 3)
     return s
 

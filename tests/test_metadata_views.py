@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.metadata_views import CURRENT, DEFAULT_LAG_MS
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.fidelity import Fidelity
 from emulator.handlers import (
     api_002_list_offsets,
@@ -32,9 +33,7 @@ LAG_MAX = DEFAULT_LAG_MS[1]
 
 
 def make(mode: str, clock: ManualClock | None = None) -> tuple[ClusterState, ManualClock]:
-    clock = clock or ManualClock(1_000_000)
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                     fidelity=Fidelity(mode, seed=7))
+    s, clock, _ = new_cluster(3, clock or ManualClock(1_000_000), fidelity=Fidelity(mode, seed=7))
     return s, clock
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
-from emulator.fidelity import Fidelity
+from emulator.cluster.state import ClusterState
 from emulator.log.validator import Checked, check_outcome
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
@@ -41,7 +41,7 @@ class _Spy:
 
 
 def cluster(mode: str = "fast", **configs: str) -> tuple[ClusterState, _Spy]:
-    s = ClusterState([Broker(1, "h", 9001)], clock=ManualClock(NOW), fidelity=Fidelity(mode))
+    s = new_cluster(1, ManualClock(NOW), fidelity=mode).state
     s.create_topic("t", 1, 1, configs=configs)
     p = s.get_partition("t", 0)
     spy = _Spy(p.logs[p.leader])

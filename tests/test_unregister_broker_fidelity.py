@@ -9,10 +9,10 @@ checks the behaviour on both targets.
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
-from emulator.fidelity import Fidelity
+from emulator.cluster.state import ClusterState
 from emulator.handlers import api_064_unregister_broker as unregister
 from emulator.handlers.base import RequestContext
 from emulator.services import Services
@@ -20,8 +20,7 @@ from wire.errors import ErrorCode as E
 
 
 def setup(mode: str) -> tuple[ClusterState, RequestContext]:
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock(),
-                     fidelity=Fidelity(mode))
+    s = new_cluster(3, fidelity=mode).state
     s.create_topic("t", 3, 3)
     return s, RequestContext(s, 1, 64, 0, 1, "c", services=Services())
 
