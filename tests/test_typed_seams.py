@@ -119,6 +119,78 @@ def test_a_failed_log_dir_reaches_the_controller_after_the_check(
     assert s.faults.take_log_dir_failures() == []
 
 
+def test_a_data_dir_write_failure_reaches_the_controller_after_the_observers(
+        make_cluster: MakeCluster, tmp_path: Path) -> None:
+    """The data directory writes from an observer of the leader's ``Appended``; a write
+    it cannot make it reports to the cluster's ``LogDirFailureChannel`` (ports.py), and
+    the append tells the controller once every observer is done: while the observers
+    run, nothing has moved; then the replica is offline, the leader elsewhere, and the
+    append answers KAFKA_STORAGE_ERROR. A real write error: a file stands where the
+    partition's directory goes."""
+    from emulator.storage import DataDir
+    from wire.records import build_batch
+
+    s, _, _ = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    store = DataDir(str(tmp_path / "data"))
+    (tmp_path / "data" / "t-0").write_text("")  # os.makedirs fails: FileExistsError
+    p = s.get_partition("t", 0)
+    seen: list[tuple[str, set[int], int]] = []  # the controller's doing, per observer call
+
+    def observe(kind: str, event: object) -> None:
+        store.on_event(s, event)
+        seen.append((kind, set(p.offline), p.leader))
+
+    s.hooks.append(observe)
+    try:
+        r = s.append(1, "t", 0, build_batch([(None, b"v")]), 1)
+    finally:
+        store.close()
+    assert seen[0] == ("append", set(), 1)  # the observer ran; the controller had not
+    assert r.error == E.KAFKA_STORAGE_ERROR
+    assert (p.offline, p.leader, len(s.offline_log_dirs[1])) == ({1}, 2, 1)
+    assert not s.log_dir_failure_channel.pending
+
+
+# The modules above the domain that call the controller's functions (emulator.cluster
+# .controller) directly, each from a request or an operation it runs, none from inside
+# the domain's emit: an event observer (the data directory) reports to the log dir
+# failure channel instead, and the domain tells the controller. The fault model's
+# checkpoint (faults/model.py ``tick``, run by ``ClusterState.tick``) is the one call
+# still made from inside the domain's own call. A new caller fails here until listed.
+CONTROLLER_CALLERS_ABOVE = {"emulator/faults/injector.py", "emulator/faults/model.py",
+                            "emulator/handlers/api_064_unregister_broker.py"}
+
+
+def _imports_the_controller(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "emulator.cluster" \
+                and any(a.name == "controller" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "emulator.cluster.controller":
+            return True
+        if isinstance(node, ast.Import) and any(a.name == "emulator.cluster.controller"
+                                                for a in node.names):
+            return True
+    return False
+
+
+def test_the_callers_of_the_controller_above_the_domain_are_the_listed_ones() -> None:
+    found = {str(f.relative_to(ROOT)) for f in sorted((ROOT / "emulator").rglob("*.py"))
+             if not f.is_relative_to(ROOT / "emulator/cluster") and _imports_the_controller(f)}
+    assert found == CONTROLLER_CALLERS_ABOVE
+
+
+def test_the_controller_caller_check_sees_an_import(tmp_path: Path) -> None:
+    for text in ("from emulator.cluster import controller\n",
+                 "from emulator.cluster.controller import log_dir_failed\n",
+                 "import emulator.cluster.controller\n"):
+        (tmp_path / "m.py").write_text(text)
+        assert _imports_the_controller(tmp_path / "m.py"), text
+    (tmp_path / "m.py").write_text("from emulator.cluster import ports\n")
+    assert not _imports_the_controller(tmp_path / "m.py")
+
+
 def _members(proto: type) -> set[str]:
     """The members a protocol names, its own and its bases' (not typing's)."""
     return {n for c in proto.__mro__ if c.__module__ == proto.__module__

@@ -30,7 +30,7 @@ from emulator.cluster.effective_configs import (
 from emulator.cluster.events import DomainEvent
 from emulator.cluster.metadata_views import MetadataViews, PartitionImage, TopicImage
 from emulator.cluster.partition import Partition
-from emulator.cluster.ports import ControllerRole, FaultConditions
+from emulator.cluster.ports import ControllerRole, FaultConditions, LogDirFailureChannel
 from emulator.cluster.throttle import ReplicationQuotas
 from emulator.fidelity import Fidelity
 from wire.codec import EncodedList
@@ -184,6 +184,9 @@ class ClusterMetadata:
         # broker restarts; (topic, partition, broker) -> the log dir an
         # AlterReplicaLogDirs moved the replica to (emulator/cluster/log_dirs.py)
         self.offline_log_dirs: dict[int, set[str]] = {}
+        # A write of the data directory (emulator.storage) that failed, reported from
+        # inside an event observer, until the domain tells the controller (ports.py)
+        self.log_dir_failure_channel = LogDirFailureChannel()
         self.replica_dir_moves: dict[tuple[str, int, int], str] = {}
         # The faults in force (emulator.faults.FaultModel) when faults are wired in: what
         # replication and the followers ask of them (emulator.cluster.ports).

@@ -23,6 +23,12 @@ failure (``LogDirFailure``) for the caller to take (``take_log_dir_failures``) a
 its ``log_dir_listeners`` (emulator.cluster.followers), which ClusterState points at
 the controller's ``log_dir_failed``, as the ISR's news reaches the controller's side
 through ``isr_listeners``. The controller thus never runs inside a fault check.
+
+The data directory (emulator.storage) writes from an observer of the leader's
+``Appended``, in the middle of the append; a write it cannot make it reports to the
+cluster's ``LogDirFailureChannel`` (``ClusterMetadata.log_dir_failure_channel``, a call
+down), which the append takes once ``emit`` has returned, the same way. The controller
+thus never runs inside an event observer either.
 """
 
 from __future__ import annotations
@@ -69,6 +75,31 @@ class ControllerRole(Protocol):
         """The role's timers (unclean elections, the leader rebalance); whether any
         leadership changed."""
         ...
+
+
+class LogDirFailureChannel:
+    """Kafka's LogDirFailureChannel: where a writer outside the domain (the data
+    directory, writing from an event observer) reports a log dir it found failing,
+    for the domain to tell its ``log_dir_listeners`` once the observers are done (the
+    append that emitted the event, the data directory's own sync, the next tick).
+    A ``WriteChecks`` like the fault model."""
+
+    __slots__ = ("_failures",)
+
+    def __init__(self) -> None:
+        self._failures: list[LogDirFailure] = []
+
+    def report(self, failure: LogDirFailure) -> None:
+        self._failures.append(failure)
+
+    @property
+    def pending(self) -> bool:
+        """Is a failure reported and not yet taken? (one attribute test per append)"""
+        return bool(self._failures)
+
+    def take_log_dir_failures(self) -> list[LogDirFailure]:
+        failures, self._failures = self._failures, []
+        return failures
 
 
 class WriteChecks(Protocol):
@@ -125,4 +156,4 @@ class FaultConditions(FetchConditions, StorageConditions, Protocol):
 
 
 __all__ = ["ControllerRole", "FaultConditions", "FetchConditions", "LogDirFailure",
-           "LogDirListener", "StorageConditions", "WriteChecks"]
+           "LogDirFailureChannel", "LogDirListener", "StorageConditions", "WriteChecks"]

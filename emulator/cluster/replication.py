@@ -264,13 +264,19 @@ class Replication:
             st.retention_marks.add(p)
         else:
             st.dirty.add(p)  # mark_active: the next tick lets the followers fetch
-        if st.hooks:
-            if shared.observed:
-                st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
-            if p.offline and broker_id in p.offline:  # the data dir refused the write
-                raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending records "
-                                 f"to {p.topic}-{p.index}: the log dir failed")
-        isr = p.isr  # (an observer may have changed it)
+        if shared.observed:
+            st.emit(Appended(topic=p.topic, partition=p.index, base=base, last=last))
+            channel = st.log_dir_failure_channel
+            if channel.pending:
+                # The data directory (emulator.storage, an observer) could not write the
+                # batch and reported its log dir: told to the controller now that the
+                # observers are done (ports.LogDirFailureChannel). The dir is this
+                # replica's: the append fails, as on Kafka's IOException.
+                fol.tell_log_dir_failures(channel)
+                if broker_id in p.offline:
+                    raise KafkaError(E.KAFKA_STORAGE_ERROR, f"Error while appending "
+                                     f"records to {p.topic}-{p.index}: the log dir failed")
+                isr = p.isr  # the controller acted: read what it left
         hw = p.high_watermark
         if len(isr) == 1:
             if len(p.replicas) == 1:
@@ -303,6 +309,9 @@ class Replication:
             # a committed transaction open in the log, and recovery aborted it)
             self.state.emit(Appended(topic=p.topic, partition=p.index, base=base,
                                      last=base))
+            channel = self.state.log_dir_failure_channel
+            if channel.pending:  # the data directory could not write it (as above)
+                self.followers.tell_log_dir_failures(channel)
         if len(p.isr) == 1:
             advance_hw(self.state, p)
         self.state.changed(partitions_only=True, keys=(p.key,))

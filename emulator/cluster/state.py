@@ -73,6 +73,13 @@ class ClusterState(ClusterMetadata):
     def _on_log_dir_failed(self, failure: LogDirFailure) -> None:
         controller.log_dir_failed(self, failure.broker, failure.log_dir, failure.reason)
 
+    def tell_log_dir_failures(self) -> None:
+        """Tell the controller the log dirs reported failing to the channel (by the data
+        directory, emulator.storage) and not yet told: for a writer that is not inside
+        an event observer (the data directory's sync), and each tick."""
+        if self.log_dir_failure_channel.pending:
+            self.followers.tell_log_dir_failures(self.log_dir_failure_channel)
+
     # ---- controller ----------------------------------------------------------------------
     def elect_controller(self) -> None:
         controller.elect_controller(self)
@@ -147,6 +154,7 @@ class ClusterState(ClusterMetadata):
         soon while ``followers.backlog`` is not zero.
         """
         now = self.now()
+        self.tell_log_dir_failures()  # a write that failed since, reported by no append
         expire, visit_all = self.followers.plan_tick(now, full)
         if self.pending_fence:
             controller.fence_due(self, now)

@@ -18,10 +18,10 @@ import shutil
 import time
 from bisect import bisect_left
 
-from emulator.cluster import controller
 from emulator.cluster.events import Appended, DomainEvent, LogCleaned, TopicCreated, TopicDeleted
 from emulator.cluster.log_dirs import replica_log_dir
 from emulator.cluster.partition import Partition
+from emulator.cluster.ports import LogDirFailure
 from emulator.coordinators.coordinator_log import replay
 from emulator.coordinators.share.state_log import replay as replay_share_state
 from emulator.log import Log
@@ -239,10 +239,15 @@ class DataDir:
             self.sync_meta(state)
 
     def sync(self, state) -> None:
-        """Bring every partition's files and the metadata in step with the cluster."""
-        for t in state.topics.values():
+        """Bring every partition's files and the metadata in step with the cluster.
+        Not inside an observer: a write that fails here is told to the controller at
+        once (its leadership moves before the next partition is written)."""
+        channel = state.log_dir_failure_channel
+        for t in list(state.topics.values()):
             for p in t.partitions:
                 self.sync_partition(state, t, p)
+                if channel.pending:
+                    state.tell_log_dir_failures()
         try:
             self.sync_meta(state)
             self.sync_security()
@@ -315,15 +320,18 @@ class DataDir:
 
     def _write_failed(self, state, p: Partition, e: OSError) -> None:
         """The data directory refused a write (full, failing): the leader's log dir
-        fails as Kafka's does on an IOException (emulator.cluster.controller
-        .log_dir_failed: KAFKA_STORAGE_ERROR for the append that caused it, leadership
-        moves away). The batches not written stay unacknowledged; the next leader's
-        sync writes its own log."""
+        fails as Kafka's does on an IOException. Reported to the cluster's log dir
+        failure channel (Kafka's LogDirFailureChannel), not acted on here: this runs
+        inside an observer of the append. The cluster tells the controller once the
+        observers are done (emulator.cluster.ports; controller.log_dir_failed:
+        KAFKA_STORAGE_ERROR for the append that caused it, leadership moves away).
+        The batches not written stay unacknowledged; the next leader's sync writes
+        its own log."""
         broker = p.leader
         path = replica_log_dir(state, broker, p.topic, p.index)
         why = f"{e.strerror or e} while appending to {p.topic}-{p.index} in {self.path}"
         log.warning("data directory write failed: %s", why)
-        controller.log_dir_failed(state, broker, path, why)
+        state.log_dir_failure_channel.report(LogDirFailure(broker, path, why))
 
     def _map_closed_segments(self, p: Partition, pf: PartitionFiles) -> None:
         """Closed segments below the high watermark are read from their files: every
