@@ -21,12 +21,15 @@ import pytest
 from emulator.coordinators.groups import messages as groups
 from emulator.coordinators.share import messages as share
 from emulator.coordinators.streams import messages as streams
+from emulator.coordinators.transactions import messages as transactions
 from wire.messages import (
     consumer_group_describe,
     consumer_group_heartbeat,
     describe_groups,
+    describe_transactions,
     join_group,
     list_groups,
+    list_transactions,
     offset_fetch,
     share_group_describe,
     share_group_heartbeat,
@@ -167,6 +170,10 @@ SHAPES: list[tuple[type, Message, tuple[str, ...]]] = [
     (share.StateBatch, SHARE_UPDATE_VALUE, ("state_batches",)),
     (share.StateSummary, share_group_state.READ_SHARE_GROUP_STATE_SUMMARY_RESPONSE,
      ("results", "partitions")),
+    (transactions.DescribedTransaction, describe_transactions.DESCRIBE_TRANSACTIONS_RESPONSE,
+     ("transaction_states",)),
+    (transactions.ListedTransaction, list_transactions.LIST_TRANSACTIONS_RESPONSE,
+     ("transaction_states",)),
 ]
 
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.cluster.events import TxnChanged
@@ -68,6 +68,10 @@ from emulator.coordinators.transactions.markers import (
     MARKER_DELAY_MS,
     prepare_window,
     write_markers,
+)
+from emulator.coordinators.transactions.messages import (
+    DescribedTransaction,
+    ListedTransaction,
 )
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -540,8 +544,10 @@ class TransactionCoordinator:
         return changed
 
     # ---- administration -----------------------------------------------------------------------------
-    def describe(self, transactional_id: str, broker_id: int | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"transactional_id": transactional_id, "error_code": E.NONE}
+    def describe(self, transactional_id: str, broker_id: int | None = None
+                 ) -> DescribedTransaction:
+        out: DescribedTransaction = {"transactional_id": transactional_id,
+                                     "error_code": E.NONE}
         try:
             if not transactional_id:
                 raise KafkaError(E.INVALID_REQUEST)
@@ -555,15 +561,18 @@ class TransactionCoordinator:
         topics: dict[str, list[int]] = {}
         for t, p in sorted(txn.partitions):
             topics.setdefault(t, []).append(p)
-        out.update(transaction_state=txn.state, transaction_timeout_ms=txn.timeout_ms,
-                   transaction_start_time_ms=txn.start_ms, producer_id=txn.producer_id,
-                   producer_epoch=txn.producer_epoch,
-                   topics=[{"topic": t, "partitions": ps} for t, ps in topics.items()])
+        out["transaction_state"] = txn.state
+        out["transaction_timeout_ms"] = txn.timeout_ms
+        out["transaction_start_time_ms"] = txn.start_ms
+        out["producer_id"] = txn.producer_id
+        out["producer_epoch"] = txn.producer_epoch
+        out["topics"] = [{"topic": t, "partitions": ps} for t, ps in topics.items()]
         return out
 
     def list_transactions(self, broker_id: int | None = None, states: list[str] | None = None,
                           producer_ids: list[int] | None = None, duration_ms: int = -1,
-                          pattern: str | None = None) -> tuple[int, list[str], list[dict[str, Any]]]:
+                          pattern: str | None = None
+                          ) -> tuple[int, list[str], list[ListedTransaction]]:
         """(error, unknown state filters, transactions this broker coordinates)."""
         if broker_id is not None and self.topic.loading_here(broker_id):
             # Kafka's TransactionStateManager.listTransactionStates: any partition
@@ -575,7 +584,7 @@ class TransactionCoordinator:
         except re.error:
             return E.INVALID_REGULAR_EXPRESSION, unknown, []
         now = self.now()
-        out = []
+        out: list[ListedTransaction] = []
         for tid, txn in sorted(self.txns.items()):
             if states and txn.state not in states:
                 continue
