@@ -28,7 +28,7 @@ def classic_group_of(services: Services, client_id: str) -> str | None:
     table = services.groups.groups
     for gid in sorted(table):
         g = table.peek(gid)
-        if getattr(g, "type", None) == "classic" and g.state == "Stable" and any(
+        if g is not None and g.type == "classic" and g.state == "Stable" and any(
                 m.client_id == client_id for m in g.members.values()):
             return str(gid)
     return None

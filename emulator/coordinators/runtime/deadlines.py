@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Hashable
-from typing import Any
+from typing import TypeVar, overload
 
 
 class Deadlines:
@@ -75,7 +75,12 @@ class Deadlines:
         self._seq = len(self._heap)
 
 
-class TouchedTable(dict[Any, Any]):
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+D = TypeVar("D")
+
+
+class TouchedTable(dict[K, V]):
     """A coordinator's groups by id, noting which ids operations reached (``touched``).
 
     Why: every operation that can move a group's timers (a join, a heartbeat, a leave, a
@@ -84,36 +89,50 @@ class TouchedTable(dict[Any, Any]):
     time recomputed, with no call to forget in each of the many operations. ``peek``,
     ``in`` and iteration note nothing (the coordinator's own bookkeeping, listings). A
     lookup that changed nothing costs one needless recomputation of that group's time.
+    Generic in the key (a group id, a share-partition's key) and the value (the
+    coordinator's group kinds), so a lookup is typed as what the table holds.
     """
 
     __slots__ = ("touched",)
 
     def __init__(self) -> None:
         super().__init__()
-        self.touched: set[Any] = set()
+        self.touched: set[K] = set()
 
-    def _note(self, key: Any) -> None:
+    def _note(self, key: K) -> None:
         self.touched.add(key)
 
-    def get(self, key: Any, default: Any = None) -> Any:
+    @overload
+    def get(self, key: K, default: None = None, /) -> V | None: ...
+
+    @overload
+    def get(self, key: K, default: V | D, /) -> V | D: ...
+
+    def get(self, key: K, default: V | D | None = None, /) -> V | D | None:
         self._note(key)
         return dict.get(self, key, default)
 
-    def peek(self, key: Any) -> Any:
+    def peek(self, key: K) -> V | None:
         return dict.get(self, key)
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: K) -> V:
         self._note(key)
         return dict.__getitem__(self, key)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def __setitem__(self, key: K, value: V) -> None:
         self._note(key)
         dict.__setitem__(self, key, value)
 
-    def __delitem__(self, key: Any) -> None:
+    def __delitem__(self, key: K) -> None:
         self._note(key)
         dict.__delitem__(self, key)
 
-    def pop(self, key: Any, *default: Any) -> Any:
+    @overload
+    def pop(self, key: K, /) -> V: ...
+
+    @overload
+    def pop(self, key: K, default: V | D, /) -> V | D: ...
+
+    def pop(self, key: K, /, *default: V | D) -> V | D:
         self._note(key)
         return dict.pop(self, key, *default)

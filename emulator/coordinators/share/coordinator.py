@@ -112,7 +112,7 @@ class ShareCoordinator:
     def __init__(self, state: ClusterHost, groups: GroupCoordinator) -> None:
         self.state = state
         self.gc = groups
-        self.groups: TouchedTable = TouchedTable()  # id -> ShareGroup
+        self.groups: TouchedTable[str, ShareGroup] = TouchedTable()
         self.partitions: dict[tuple[str, bytes, int], SharePartition] = {}
         # group id -> its share-partitions' keys (in creation order): what a member's
         # departure or the group's admin APIs touch, without a pass over every group's
