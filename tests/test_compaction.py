@@ -6,12 +6,13 @@ record per key at its original offset, and no key whose tombstone has expired.""
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.compaction import LogCleaner
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.log import Log
 from emulator.log.cleaner import CleanerConfig, clean, cleanable_range
 from wire.errors import ErrorCode as E
@@ -230,7 +231,7 @@ def test_aborted_transactions_go_markers_stay_until_their_horizon() -> None:
 # ---- in the cluster --------------------------------------------------------------------
 def cluster(**configs: str) -> tuple[ClusterState, ManualClock]:
     clock = ManualClock(T0)
-    st_ = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock)
+    st_ = new_cluster(3, clock).state
     st_.create_topic("c", 1, 3, configs={"cleanup.policy": "compact", "internal.segment.bytes": "200",
                                          "min.cleanable.dirty.ratio": "0.01", **configs})
     return st_, clock
@@ -305,7 +306,7 @@ def test_compact_delete_also_applies_retention() -> None:
 
 def test_nothing_to_do_on_delete_topics() -> None:
     clock = ManualClock(T0)
-    st_ = ClusterState([Broker(1, "h", 9001)], clock=clock)
+    st_ = new_cluster(1, clock).state
     st_.create_topic("plain", 1, 1, configs={"internal.segment.bytes": "100"})
     for i in range(10):
         st_.append(1, "plain", 0, kv("a", str(i)), 1)

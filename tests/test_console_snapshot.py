@@ -4,9 +4,10 @@ broker and the throttles show, and ``kafka-emulator top`` renders the same frame
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.reassignment import start_reassignment
-from emulator.cluster.state import Broker, ClusterState
 from emulator.control.console import ConsoleCache, console_snapshot
 from emulator.faults import FaultInjector
 from emulator.tools.top import render
@@ -15,8 +16,7 @@ from wire.records import build_batch
 
 def test_snapshot_of_a_held_reassignment_and_a_crashed_broker() -> None:
     clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock)
-    faults = FaultInjector(s)
+    s, _, faults = new_cluster(3, clock)
     s.create_topic("t", assignments={0: [1, 2]},
                    configs={"leader.replication.throttled.replicas": "0:1"})
     p = s.topics["t"].partitions[0]
@@ -49,7 +49,7 @@ def test_cached_snapshot_rebuilds_only_changed_topics_and_equals_a_fresh_one() -
     """With a ConsoleCache, a refresh rebuilds the views of the topics whose partitions
     changed (an append, a leader change, a broker's liveness) and reuses the others; the
     snapshot is the same as one built from nothing."""
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock())
+    s = new_cluster(3).state
     for i in range(5):
         s.create_topic(f"t{i}", assignments={0: [1, 2], 1: [2, 3], 2: [3, 1]})
     cache = ConsoleCache()

@@ -14,9 +14,9 @@ import asyncio
 import random
 
 import pytest
+from cluster_sim import new_cluster
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.handlers import api_001_fetch
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.server.app import EmulatorServer
@@ -87,7 +87,7 @@ class Consumer:
 
 
 def cluster() -> tuple[ClusterState, list[tuple[str, int]]]:
-    s = ClusterState([Broker(1, "h", 9001)], clock=ManualClock())
+    s = new_cluster(1).state
     for t in range(TOPICS):
         s.create_topic(f"t{t}", PER_TOPIC, 1)
     s.tick()
@@ -231,7 +231,7 @@ def _scenario(seed: int) -> list[dict]:
     start offsets moving, a change naming no partition, small max_bytes), the client
     moving its positions as it reads; every answer."""
     rng = random.Random(seed)
-    s = ClusterState([Broker(1, "h", 9001)], clock=ManualClock())
+    s = new_cluster(1).state
     s.create_topic("a", 30, 1)
     s.create_topic("b", 30, 1)
     s.tick()
@@ -285,7 +285,7 @@ def test_a_session_on_a_follower_sees_what_its_replica_learns() -> None:
     """KIP-392: a consumer reading from a follower gets records once its replica has
     fetched them and learned the high watermark; replication names the partition for
     each step, so the idle session reads it then (and only it)."""
-    s = ClusterState([Broker(b, "h", 9000 + b) for b in (1, 2, 3)], clock=ManualClock())
+    s = new_cluster(3).state
     s.create_topic("f", 20, 3)
     s.tick()
     s.tick()

@@ -3,16 +3,17 @@ with the partition (not the connection) and survive a leader change."""
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.coordinators.transactions.coordinator import TransactionCoordinator
 from wire.errors import ErrorCode as E
 from wire.records import build_batch
 
 
 def setup() -> tuple[ClusterState, TransactionCoordinator]:
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock())
+    s = new_cluster(3).state
     s.create_topic("t", 1, 3)
     return s, TransactionCoordinator(s)
 

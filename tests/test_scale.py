@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from cluster_sim import produce
+from cluster_sim import new_cluster, produce
 
 from emulator.cluster import config_ops, controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.handlers.base import Delayed
 from emulator.server import connections, purgatory
 from emulator.server.app import EmulatorServer
@@ -26,8 +26,7 @@ TOPICS, PER_TOPIC = 50, 20  # 1,000 partitions, replication factor 3
 
 def make() -> tuple[ClusterState, ManualClock]:
     clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                     broker_config={"replica.lag.time.max.ms": str(LAG)})
+    s = new_cluster(3, clock, **{"replica.lag.time.max.ms": str(LAG)}).state
     for i in range(TOPICS):
         s.create_topic(f"t{i}", PER_TOPIC, 3)
     s.tick(full=False)  # the new partitions' first round

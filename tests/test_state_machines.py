@@ -7,10 +7,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import controller, reassignment
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.cluster.state_machines import (
     PARTITION_TRANSITIONS,
     REPLICA_TRANSITIONS,
@@ -120,7 +120,7 @@ class Recorder:
 
 
 def cluster() -> tuple[ClusterState, Recorder]:
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock())
+    s = new_cluster(3).state
     return s, Recorder(s)
 
 
