@@ -9,10 +9,10 @@ client_tests/test_consumer_assignment_interval.py checks it on both targets.
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.fidelity import Fidelity
 from wire.errors import ErrorCode as E
 
 G = "cg"
@@ -21,10 +21,8 @@ G = "cg"
 class Harness:
     def __init__(self, mode: str, **config: str) -> None:
         self.clock = ManualClock()
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=self.clock, fidelity=Fidelity(mode),
-                                  broker_config={"offsets.topic.num.partitions": "3",
-                                                 **config})
+        self.state = new_cluster(3, self.clock, fidelity=mode,
+                                 **{"offsets.topic.num.partitions": "3", **config}).state
         self.gc = GroupCoordinator(self.state)
         self.tid = self.state.create_topic("t", 4, 1).id
         self.owned: dict[str, set[int]] = {}

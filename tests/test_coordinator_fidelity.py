@@ -11,10 +11,10 @@ for them, and the same transactional id gets CONCURRENT_TRANSACTIONS meanwhile.
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.leadership import change_leader
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.placement import (
     CREATE_MS,
@@ -25,7 +25,6 @@ from emulator.coordinators.runtime.placement import (
 )
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from emulator.coordinators.transactions.markers import MARKER_DELAY_MS
-from emulator.fidelity import Fidelity
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import build_batch
@@ -37,11 +36,9 @@ GROUP = "group-fid"
 class Harness:
     def __init__(self, mode: str) -> None:
         self.clock = ManualClock()
-        self.state = ClusterState(
-            [Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=self.clock,
-            fidelity=Fidelity(mode),
-            broker_config={"transaction.state.log.num.partitions": "4",
-                           "offsets.topic.num.partitions": "4"})
+        self.state = new_cluster(3, self.clock, fidelity=mode,
+                                 **{"transaction.state.log.num.partitions": "4",
+                                    "offsets.topic.num.partitions": "4"}).state
         self.state.create_topic("t", 1, 3)
         self.gc = GroupCoordinator(self.state)
         self.tc = TransactionCoordinator(self.state, self.gc)
@@ -281,9 +278,7 @@ def test_first_election_under_kafka_timing() -> None:
     """FindCoordinator creating the topic answers COORDINATOR_NOT_AVAILABLE for a while,
     then the first leader answers NOT_COORDINATOR, then loads, as on Kafka 4.4."""
     clock = ManualClock()
-    state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                         fidelity=Fidelity("kafka"),
-                         broker_config={"offsets.topic.num.partitions": "4"})
+    state = new_cluster(3, clock, fidelity="kafka", **{"offsets.topic.num.partitions": "4"}).state
     gc = GroupCoordinator(state)
     with pytest.raises(KafkaError) as e:
         gc.coordinator_for(GROUP)
@@ -298,8 +293,7 @@ def test_first_election_under_kafka_timing() -> None:
 
 
 def test_first_election_under_fast() -> None:
-    state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                         clock=ManualClock(), broker_config={"offsets.topic.num.partitions": "4"})
+    state = new_cluster(3, **{"offsets.topic.num.partitions": "4"}).state
     gc = GroupCoordinator(state)
     assert gc.coordinator_error(gc.coordinator_for(GROUP), GROUP) == E.NONE
 

@@ -4,8 +4,10 @@ expired per offsets.retention.minutes (manual clock)."""
 
 from __future__ import annotations
 
+from cluster_sim import new_cluster
+
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.coordinators.coordinator_log import (
     CoordinatorLog,
     offset_key,
@@ -22,9 +24,8 @@ from wire.records import decode_records
 
 def harness(**config: str):
     clock = ManualClock()
-    st = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                      broker_config={"offsets.topic.num.partitions": "3",
-                                     "transaction.state.log.num.partitions": "3", **config})
+    st = new_cluster(3, clock, **{"offsets.topic.num.partitions": "3",
+                                  "transaction.state.log.num.partitions": "3", **config}).state
     st.create_topic("t", 2, 3)
     gc = GroupCoordinator(st)
     tc = TransactionCoordinator(st, gc)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from cluster_sim import new_cluster
+
 from emulator.coordinators.classic.group import PREPARING_REBALANCE, STABLE
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from wire.consumer_protocol import (
@@ -96,8 +96,7 @@ class Harness:
     def __init__(self, **config: str) -> None:
         cfg = {"offsets.topic.num.partitions": "3"}
         cfg.update(config)
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=ManualClock(), broker_config=cfg)
+        self.state = new_cluster(3, **cfg).state
         self.gc = GroupCoordinator(self.state)
         self.tid = self.state.create_topic("t", 6, 1).id
         self.owned: dict[str, set[int]] = {}

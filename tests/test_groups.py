@@ -10,10 +10,11 @@ from __future__ import annotations
 import struct
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.coordinators.classic.group import Future
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.coordinators.groups.coordinator import GroupCoordinator
@@ -29,8 +30,7 @@ G = "g"
 def cluster(n: int = 3, **config: str) -> ClusterState:
     cfg = {"offsets.topic.num.partitions": "5", "offsets.topic.replication.factor": "3"}
     cfg.update(config)
-    return ClusterState([Broker(i, "h", 9000 + i) for i in range(1, n + 1)],
-                        clock=ManualClock(), broker_config=cfg)
+    return new_cluster(n, **cfg).state
 
 
 def subscription(*topics: str) -> bytes:

@@ -7,9 +7,8 @@ leaves, session and rebalance timeouts, static members, and the request errors.
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.consumer.group import _range, _uniform
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from wire.errors import ErrorCode as E
@@ -20,9 +19,7 @@ SESSION = 45_000
 
 class Harness:
     def __init__(self, partitions: int = 6) -> None:
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=ManualClock(),
-                                  broker_config={"offsets.topic.num.partitions": "3"})
+        self.state = new_cluster(3, **{"offsets.topic.num.partitions": "3"}).state
         self.gc = GroupCoordinator(self.state)
         self.topic = self.state.create_topic("t", partitions, 1)
         self.tid = self.topic.id

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 
+from cluster_sim import new_cluster
+
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from emulator.cluster.state import ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share.coordinator import ShareCoordinator
 from emulator.coordinators.transactions.coordinator import (
@@ -35,10 +37,9 @@ PROTOCOLS = [("range", b"\x00\x00\x00\x00\x00\x00")]
 
 def make() -> tuple[ClusterState, ManualClock, GroupCoordinator]:
     clock = ManualClock()
-    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
-                     broker_config={"group.initial.rebalance.delay.ms": "0",
-                                    "group.consumer.session.timeout.ms": str(CONSUMER_SESSION),
-                                    "offsets.topic.num.partitions": "10"})
+    s = new_cluster(3, clock, **{"group.initial.rebalance.delay.ms": "0",
+                                 "group.consumer.session.timeout.ms": str(CONSUMER_SESSION),
+                                 "offsets.topic.num.partitions": "10"}).state
     gc = GroupCoordinator(s)
     gc.ensure_offsets_topic()
     s.create_topic("in", 4, 3)

@@ -9,11 +9,11 @@ coordinator's state APIs, and state surviving a leader move.
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.group_configs import parse_duration_ms
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share import group_offsets
 from emulator.coordinators.share.coordinator import ShareCoordinator
@@ -44,9 +44,7 @@ LOCK = 30_000
 class Harness:
     def __init__(self, partitions: int = 1, rf: int = 1) -> None:
         self.clock = ManualClock()
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=self.clock,
-                                  broker_config={"offsets.topic.num.partitions": "3"})
+        self.state = new_cluster(3, self.clock, **{"offsets.topic.num.partitions": "3"}).state
         self.gc = GroupCoordinator(self.state)
         self.sc = ShareCoordinator(self.state, self.gc)
         self.topic = self.state.create_topic("t", partitions, rf)

@@ -4,8 +4,8 @@ aborted records - pure state on a manual clock."""
 
 from __future__ import annotations
 
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
+from cluster_sim import new_cluster
+
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share import group_offsets
 from emulator.coordinators.share.coordinator import ShareCoordinator
@@ -26,8 +26,7 @@ class Harness:
         cfg = {"offsets.topic.num.partitions": "3",
                "share.coordinator.state.topic.num.partitions": "3"}
         cfg.update(config)
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=ManualClock(), broker_config=cfg)
+        self.state = new_cluster(3, **cfg).state
         self.gc = GroupCoordinator(self.state)
         self.sc = ShareCoordinator(self.state, self.gc)
         self.log = ShareStateLog(self.state, self.sc)

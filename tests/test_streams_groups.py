@@ -10,10 +10,10 @@ member epochs, and the request errors Kafka 4.4 answers.
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import controller
 from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.streams import assignment as sa
 from emulator.coordinators.streams import topology as st
@@ -46,8 +46,7 @@ def word_count_topology(epoch: int = 0) -> dict:
 class Harness:
     def __init__(self, partitions: int = 4, **config: str) -> None:
         cfg = {"offsets.topic.num.partitions": "3", **config}
-        self.state = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)],
-                                  clock=ManualClock(), broker_config=cfg)
+        self.state = new_cluster(3, **cfg).state
         self.gc = GroupCoordinator(self.state)
         self.state.create_topic("input", partitions, 1)
         self.epochs: dict[str, int] = {}

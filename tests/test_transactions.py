@@ -4,10 +4,9 @@ logs, the last stable offset, aborted transactions, timeouts, transactional offs
 from __future__ import annotations
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster import controller
-from emulator.cluster.clock import ManualClock
-from emulator.cluster.state import Broker, ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from wire.errors import ErrorCode as E
@@ -19,10 +18,8 @@ TID = "txn-1"
 
 class Harness:
     def __init__(self) -> None:
-        self.state = ClusterState(
-            [Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=ManualClock(),
-            broker_config={"transaction.state.log.num.partitions": "4",
-                           "offsets.topic.num.partitions": "4"})
+        self.state = new_cluster(3, **{"transaction.state.log.num.partitions": "4",
+                                       "offsets.topic.num.partitions": "4"}).state
         self.state.create_topic("t", 2, 1)
         self.gc = GroupCoordinator(self.state)
         self.tc = TransactionCoordinator(self.state, self.gc)
