@@ -48,7 +48,7 @@ import random
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from wire.errors import ErrorCode as E
 
@@ -58,6 +58,69 @@ if TYPE_CHECKING:
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 INVALID_SESSION_ID = 0
+
+
+# ---- the Fetch request and answer, as this module reads them ----------------------------
+# The codec decodes a request into a plain dict (wire/messages/fetch.py declares every
+# field of every version); the sessions name here the fields they read of it and of the
+# handler's per-partition answers, so that mypy checks each (the handler hands them
+# over cast to these types).
+class FetchPosition(TypedDict):
+    """Where a consumer reads one partition from, and how much (FetchPartition's
+    fields a session keeps)."""
+
+    fetch_offset: int
+    partition_max_bytes: int
+    current_leader_epoch: int
+    last_fetched_epoch: int
+    log_start_offset: int
+
+
+class FetchPartitionRequest(FetchPosition):
+    partition: int
+
+
+class TopicRef(TypedDict):
+    """A topic of the request: by name before v13, by id from v13."""
+
+    topic: NotRequired[str]
+    topic_id: NotRequired[bytes]
+
+
+class FetchTopicRequest(TopicRef):
+    partitions: list[FetchPartitionRequest]
+
+
+class ForgottenTopic(TopicRef):
+    partitions: list[int]
+
+
+class FetchRequest(TypedDict):
+    session_id: NotRequired[int]  # v7+
+    session_epoch: NotRequired[int]  # v7+
+    topics: list[FetchTopicRequest]
+    forgotten_topics_data: list[ForgottenTopic]
+
+
+class EpochEndOffset(TypedDict):
+    """Where the consumer's log diverges from the leader's (DivergingEpoch, v12+)."""
+
+    epoch: int
+    end_offset: int
+
+
+class PartitionAnswer(TypedDict):
+    """A partition's entry of the Fetch response, the fields a session reads (the
+    handler's entry has the others too; ``diverging_epoch`` is read for its presence
+    only)."""
+
+    error_code: int
+    high_watermark: int
+    log_start_offset: int
+    last_stable_offset: NotRequired[int]
+    records: NotRequired[bytes | None]
+    diverging_epoch: NotRequired[EpochEndOffset]
+    preferred_read_replica: NotRequired[int]
 
 
 def next_epoch(epoch: int) -> int:
@@ -86,14 +149,14 @@ class CachedPartition:
     answered_log_start_offset: int = -1
     seq: int = 0
 
-    def update(self, p: dict[str, Any]) -> None:
+    def update(self, p: FetchPosition) -> None:
         self.fetch_offset = p["fetch_offset"]
         self.partition_max_bytes = p["partition_max_bytes"]
         self.current_leader_epoch = p["current_leader_epoch"]
         self.last_fetched_epoch = p["last_fetched_epoch"]
         self.log_start_offset = p["log_start_offset"]
 
-    def must_respond(self, resp: dict[str, Any]) -> bool:
+    def must_respond(self, resp: PartitionAnswer) -> bool:
         """Kafka's CachedPartition.maybeUpdateResponseData, with the update."""
         must = bool(resp.get("records")) or "diverging_epoch" in resp
         if resp["high_watermark"] != self.high_watermark:
@@ -108,7 +171,7 @@ class CachedPartition:
         return must
 
 
-def quiet(cp: CachedPartition, resp: dict[str, Any], isolation: int) -> bool:
+def quiet(cp: CachedPartition, resp: PartitionAnswer, isolation: int) -> bool:
     """Whether reading ``cp`` again, the cluster unchanged, would answer what
     ``resp`` answered and that answer is already sent: no records, error or diverging
     epoch, and nothing to read at its fetch offset (below the high watermark, or the
@@ -364,11 +427,11 @@ class FetchContext:
         return frozenset(keys)
 
 
-def _key(uses_topic_ids: bool, topic: dict[str, Any], partition: int) -> Key:
+def _key(uses_topic_ids: bool, topic: TopicRef, partition: int) -> Key:
     return (topic["topic_id"] if uses_topic_ids else topic["topic"], partition)
 
 
-def new_context(cache: FetchSessionCache, req: dict[str, Any], version: int, now: int,
+def new_context(cache: FetchSessionCache, req: FetchRequest, version: int, now: int,
                 resolve: dict[bytes, str | None]) -> FetchContext:
     """Kafka's FetchManager.newContext: the request's session metadata applied.
 
@@ -409,9 +472,9 @@ def new_context(cache: FetchSessionCache, req: dict[str, Any], version: int, now
                          "last_fetched_epoch": cp.last_fetched_epoch,
                          "log_start_offset": cp.log_start_offset})
             session.pending.add(have)
-    for t in req["forgotten_topics_data"]:
-        for index in t["partitions"]:
-            cache.forget_partition(session, _key(uses_ids, t, index))
+    for ft in req["forgotten_topics_data"]:
+        for index in ft["partitions"]:
+            cache.forget_partition(session, _key(uses_ids, ft, index))
     if not session.partitions:
         cache.remove(session.id)
         return FetchContext("sessionless", list(wanted.values()))
@@ -420,9 +483,9 @@ def new_context(cache: FetchSessionCache, req: dict[str, Any], version: int, now
     return FetchContext("incremental", [], session, watch=cache.watch)
 
 
-def finish(cache: FetchSessionCache, ctx: FetchContext, answers: list[dict[str, Any]],
+def finish(cache: FetchSessionCache, ctx: FetchContext, answers: list[PartitionAnswer],
            now: int, privileged: bool, uses_topic_ids: bool
-           ) -> tuple[int, list[tuple[CachedPartition, dict[str, Any]]]]:
+           ) -> tuple[int, list[tuple[CachedPartition, PartitionAnswer]]]:
     """(response session id, the (partition, answer) pairs to send), once per request.
 
     ``answers`` are the per-partition answers, in ``ctx.partitions`` order (what

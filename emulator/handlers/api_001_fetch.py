@@ -32,10 +32,17 @@ data again once the ACL is back.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from emulator.cluster.delayed import fetch_wait
-from emulator.cluster.fetch_sessions import CachedPartition, FetchContext, finish, new_context
+from emulator.cluster.fetch_sessions import (
+    CachedPartition,
+    FetchContext,
+    FetchRequest,
+    PartitionAnswer,
+    finish,
+    new_context,
+)
 from emulator.cluster.partition import epoch_end_offset
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import Delayed, RequestContext
@@ -198,7 +205,8 @@ def _respond(ctx: RequestContext, req: dict, version: int, fc: FetchContext,
         return {"throttle_time_ms": 0, "error_code": fc.error, "session_id": 0,
                 "responses": []}
     cache = ctx.services.fetch_sessions.cache(ctx.broker_id)
-    session_id, pairs = finish(cache, fc, answers, ctx.cluster.now(), privileged=False,
+    session_id, pairs = finish(cache, fc, cast("list[PartitionAnswer]", answers),
+                               ctx.cluster.now(), privileged=False,
                                uses_topic_ids=version >= 13)
     responses: list[dict] = []
     for cp, out in pairs:
@@ -219,7 +227,7 @@ def handle(ctx: RequestContext, req: dict, version: int):
     resolve = ({t["topic_id"]: getattr(cluster.topics_by_id.get(t["topic_id"]), "name", None)
                 for t in req["topics"]} if version >= 13 else {})
     cache = ctx.services.fetch_sessions.cache(ctx.broker_id)
-    fc = new_context(cache, req, version, cluster.now(), resolve)
+    fc = new_context(cache, cast(FetchRequest, req), version, cluster.now(), resolve)
     if fc.error != E.NONE:
         return _respond(ctx, req, version, fc, [], {})
     denied = _denied(ctx, fc)
