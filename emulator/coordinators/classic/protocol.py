@@ -296,8 +296,9 @@ class ClassicProtocol(GroupPart):
     def expire_member(self, group_id: str, member_id: str) -> bool:
         """Remove a member as its session timing out would (a long GC pause): it learns
         UNKNOWN_MEMBER_ID on its next request and the others rebalance without it."""
-        if not membership.expire(self.groups, "classic", group_id, member_id,
-                                 self._remove_member_and_update):
+        group = self.groups.get(group_id)
+        if not isinstance(group, ClassicGroup) or not membership.expire(
+                group, member_id, lambda m: self._remove_member_and_update(group, m)):
             return False
         self.gc.mark_changed()
         return True

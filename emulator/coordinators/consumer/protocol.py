@@ -365,8 +365,9 @@ class ConsumerProtocol(GroupPart):
         """Fence a member as its session running out would (--fidelity adversarial,
         emulator/faults/adversary.py): its next heartbeat meets UNKNOWN_MEMBER_ID and its
         partitions go to the others. False when there is no such member."""
-        if not membership.expire(self.groups, "consumer", group_id, member_id,
-                                 self._fence_consumer_member):
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup) or not membership.expire(
+                group, member_id, lambda m: self._fence_consumer_member(group, m)):
             return False
         self.gc.mark_changed()
         return True

@@ -17,7 +17,7 @@ running out would (what the removal then does is the group kind's own).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -38,6 +38,8 @@ class Member(Protocol):
 
 M = TypeVar("M", bound=Member)  # the group kind's member class
 T = TypeVar("T")  # the group kind's target assignment of one member
+X = TypeVar("X")  # a member of any group kind (expire)
+X_co = TypeVar("X_co", covariant=True)
 
 
 class MemberGroup(Protocol[M, T]):
@@ -161,19 +163,23 @@ def remove(group: MemberGroup[M, T], m: M) -> None:
         del group.static_members[m.instance_id]
 
 
-def expire(groups: Mapping[str, Any], kind: str, group_id: str, member_id: str,
-           remove: Callable[[Any, Any], None]) -> bool:
-    """Remove member ``member_id`` of the ``kind`` group (``"classic"``, ``"consumer"``)
-    ``group_id`` as its session running out would (--fidelity adversarial's kick,
-    emulator/faults/adversary.py): ``remove(group, member)`` is what that kind does when a
-    session expires. False, with nothing done, when there is no such group of that kind or
-    no such member in it. (Any group kind, of a table of every kind: which remover fits
-    is known only once ``group.type`` is, so this one stays untyped.)"""
-    group = groups.get(group_id)
-    if group is None or group.type != kind:
+class WithMembers(Protocol[X_co]):
+    """A group of any kind (classic ones too), as ``expire`` reads it: its members by id."""
+
+    @property
+    def members(self) -> Mapping[str, X_co]: ...
+
+
+def expire(group: WithMembers[X] | None, member_id: str, remove: Callable[[X], None]) -> bool:
+    """Remove member ``member_id`` of ``group`` (the caller's group of its own kind, None
+    when the id names no group of that kind) as its session running out would
+    (--fidelity adversarial's kick, emulator/faults/adversary.py): ``remove(member)`` is
+    what that kind does when a session expires. False, with nothing done, when there is
+    no such group or no such member in it."""
+    if group is None:
         return False
     m = group.members.get(member_id)
     if m is None:
         return False
-    remove(group, m)
+    remove(m)
     return True
