@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, Literal, TypeVar
 
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.messages import (
@@ -188,7 +188,7 @@ class ClassicGroup:
     subscribed_topics: set[str] | None = None
     loaded_epoch: tuple[int, int] | None = None  # coordinator (leader, epoch) last seen
 
-    type = "classic"
+    type: ClassVar[Literal["classic"]] = "classic"
 
     # ---- views ---------------------------------------------------------------
     @property

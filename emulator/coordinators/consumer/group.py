@@ -34,6 +34,7 @@ partitions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.messages import TopicPartitionsById
@@ -136,7 +137,7 @@ class ConsumerGroup:
     assignment_ts: int | None = None
     assignment_due: int | None = None
 
-    type = "consumer"
+    type: ClassVar[Literal["consumer"]] = "consumer"
     protocol_type = "consumer"
 
     @property

@@ -12,13 +12,16 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from emulator.cluster.configs import segment_size_configs
+from emulator.coordinators.classic.group import ClassicGroup
+from emulator.coordinators.consumer.group import ConsumerGroup
 from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
+from emulator.coordinators.streams.group import StreamsGroup
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -48,13 +51,14 @@ class LoadedGroup(Protocol):
     def type(self) -> str: ...
 
 
-NewGroup = TypeVar("NewGroup", bound=LoadedGroup)
+# A group of the table: one namespace of ids for every kind, told apart by ``type`` (a
+# literal per class, so that comparing it narrows the union as isinstance does).
+Group = ClassicGroup | ConsumerGroup | StreamsGroup
+# A KIP-848-style group, as the parts look theirs up (``typed_group``).
+NewGroup = TypeVar("NewGroup", ConsumerGroup, StreamsGroup)
 
 
-# The table's values are groups of every kind; the parts narrow a lookup to theirs
-# (``typed_group``). Until every use does, a value is typed Any here: the one explicit
-# Any left of the table's (``TouchedTable`` itself is generic).
-class GroupTable(TouchedTable[str, Any]):
+class GroupTable(TouchedTable[str, Group]):
     """The group coordinator's groups (``TouchedTable``), also noting for parked
     requests which groups changed (``news``, drained by ``mark_changed``): a lookup that
     changed nothing costs at most one needless re-check of the group's parked requests."""
@@ -135,13 +139,13 @@ class GroupsBase:
         if group is None or (create and group.type == "classic" and group.is_empty):
             if not create:
                 raise KafkaError(E.GROUP_ID_NOT_FOUND, f"{label} {group_id} not found.")
-            group = self.groups[group_id] = cls(group_id)
-            self.group_created(group)
-        if group.type != cls.type:
+            new = self.groups[group_id] = cls(group_id)
+            self.group_created(new)
+            return new
+        if not isinstance(group, cls):  # a group of another type
             raise KafkaError(E.GROUP_ID_NOT_FOUND,
                              f"Group {group_id} is not a {label.lower()}.")
-        typed: NewGroup = group  # of cls's type, as its ``type`` says
-        return typed
+        return group
 
     def group_created(self, group: LoadedGroup) -> None:
         group.loaded_epoch = self.topic.epoch(group.group_id)

@@ -59,6 +59,7 @@ from emulator.coordinators.consumer.protocol import ConsumerProtocol
 from emulator.coordinators.groups import messages as gm
 from emulator.coordinators.groups.base import (
     OFFSET_METADATA_MAX_BYTES,
+    Group,
     GroupsBase,
     OffsetAndMetadata,
     OffsetCheck,
@@ -72,9 +73,6 @@ from wire.errors import KafkaError
 
 # An OffsetCommit's topics: (name, [(partition, offset, leader epoch, metadata)]).
 CommitTopics = Iterable[tuple[str, Iterable[tuple[int, int, int, str | None]]]]
-
-# A group of the group coordinator's table (one namespace of ids for every kind).
-Group = ClassicGroup | ConsumerGroup | StreamsGroup
 
 
 class GroupCoordinator(GroupsBase):

@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from emulator.cluster.delayed import Delayed
 from emulator.coordinators.classic.group import (
+    ClassicGroup,
     Future,
     JoinFuture,
     SyncFuture,
@@ -71,5 +72,5 @@ def sync_completion(gc: GroupCoordinator, group_id: str, fut: SyncFuture
     if fut.done:
         return fut.value
     group = gc.groups.get(group_id)
-    wait = (group.rebalance_timeout_ms() if group is not None else 0) * 2 + 10_000
+    wait = (group.rebalance_timeout_ms() if isinstance(group, ClassicGroup) else 0) * 2 + 10_000
     return _waiting(gc, group_id, fut, wait, sync_error(E.REBALANCE_IN_PROGRESS))

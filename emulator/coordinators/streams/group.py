@@ -37,6 +37,7 @@ __consumer_offsets (offsets are).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 from emulator.coordinators.streams import assignment as sa
 from emulator.coordinators.streams import topology as st
@@ -105,7 +106,7 @@ class StreamsGroup:
     initial_delay_deadline: int | None = None
     loaded_epoch: tuple[int, int] | None = None
 
-    type = "streams"
+    type: ClassVar[Literal["streams"]] = "streams"
     protocol_type = "streams"
 
     @property
