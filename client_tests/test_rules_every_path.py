@@ -186,6 +186,34 @@ def test_list_offsets_by_timestamp_skips_a_batchs_records_below_the_log_start(
         conn.close()
 
 
+def test_list_offsets_max_timestamp_counts_records_below_the_log_start(
+        cluster: Target) -> None:
+    """MAX_TIMESTAMP looks at every segment the log keeps (Kafka's UnifiedLog: the
+    segment with the largest maxTimestampSoFar), so a record DeleteRecords put below the
+    log start offset is still its answer, with its batch's leader epoch, until retention
+    deletes the segment: here one segment, never rolled. A lookup by a timestamp does
+    skip it (the search starts from the log start)."""
+    topic = _name("max-ts-start")
+    cluster.create_topic(topic, 1, 3)
+    conn = leader_conn(cluster, topic)
+    try:
+        for stamps in ([5000, 1000], [1500], [3000], [2000]):  # offsets 0-1, 2, 3, 4
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, _batch_at(stamps), acks=-1))) == NONE
+        epoch = partition_leader(cluster, topic)[1]
+        assert _by_time(conn, topic, -3) == (NONE, 0, 5000, epoch)
+        assert _delete_records(conn, topic, 0, 3) == (NONE, 3)
+        assert _by_time(conn, topic, -3) == (NONE, 0, 5000, epoch)
+        assert _by_time(conn, topic, 2500) == (NONE, 3, 3000, epoch)
+        assert _by_time(conn, topic, 4000) == (NONE, -1, -1, -1)
+        assert _delete_records(conn, topic, 0, -1) == (NONE, 5)  # to the high watermark
+        assert _by_time(conn, topic, -3) == (NONE, 0, 5000, epoch)
+        assert _by_time(conn, topic, 0) == (NONE, -1, -1, -1)
+        assert _special(conn, topic, -2) == (NONE, 5, -1, epoch)
+    finally:
+        conn.close()
+
+
 @pytest.mark.emulator_only
 def test_list_offsets_by_timestamp_finds_nothing_above_the_high_watermark(
         cluster: Cluster) -> None:

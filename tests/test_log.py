@@ -278,6 +278,53 @@ def test_delete_before_drops_old_epochs() -> None:
     assert log.epoch_entries() == [(3, 4)]
 
 
+def _max_base(log: Log) -> int:
+    """The base offset of the batch MAX_TIMESTAMP answers from (-1: none)."""
+    found = log.max_timestamp_batch()
+    return -1 if found is None else read_header(found).base_offset
+
+
+def test_max_timestamp_batch_outlives_delete_records_while_its_segment_is_kept() -> None:
+    """Kafka's MAX_TIMESTAMP looks at every segment the log keeps: a batch DeleteRecords
+    put below the log start still answers until its segment goes (here: when the log
+    start passes the next segment's base), and wins a tie with a later one."""
+    log = Log()
+    for ts in (5000, 1000, 3000):  # offsets 0, 1, 2, one segment
+        log.append_as_leader(batch(ts=ts), 0)
+    log.delete_before(2)
+    assert _max_base(log) == 0 and log.batch_count == 1
+    assert log.max_timestamp == 3000 and log.max_timestamp_offset == 2  # of the live ones
+    log.delete_before(3)  # the whole log, the segment kept (the active one)
+    assert _max_base(log) == 0
+    log.append_as_leader(batch(ts=5000), 0)  # offset 3: a tie, the earlier one wins
+    assert _max_base(log) == 0
+    log.append_as_leader(batch(ts=6000), 0)  # offset 4: larger, it answers
+    assert _max_base(log) == 4
+    log.truncate_to(4)
+    assert _max_base(log) == 0
+    log.roll()  # a segment from 4 on; DeleteRecords to 5 deletes the first one
+    log.append_as_leader(batch(ts=2000), 0)  # offset 4
+    log.append_as_leader(batch(ts=1000), 0)  # offset 5
+    log.delete_before(5)
+    assert log.segment_ranges() == [(4, 6)]
+    assert _max_base(log) == 4  # the held one went with its segment; 4 is held now
+    log.truncate_fully_and_start_at(10)
+    assert log.max_timestamp_batch() is None
+
+
+def test_max_timestamp_batch_after_retention_is_the_largest_left() -> None:
+    """Retention deletes the records (Kafka: with their segment): the batch carrying
+    the largest timestamp of those left answers, not the first one left."""
+    log = Log()
+    for ts in (5000, 1000, 3000, 2000):  # offsets 0..3
+        log.append_as_leader(batch(ts=ts), 0)
+    assert log.apply_retention(now_ms=5000, retention_ms=-1, retention_bytes=3 * len(
+        batch()), max_offset=4) == 1
+    assert (log.max_timestamp, log.max_timestamp_offset, _max_base(log)) == (3000, 2, 2)
+    log.truncate_to(3)  # the running maximum still counts the dropped 5000
+    assert (log.max_timestamp, log.max_timestamp_offset, _max_base(log)) == (3000, 2, 2)
+
+
 def test_retention_by_time_and_bytes_below_the_high_watermark() -> None:
     log, size = filled()  # timestamps 0, 100, ..., 400
     assert log.apply_retention(now_ms=250, retention_ms=100, retention_bytes=-1,

@@ -50,7 +50,7 @@ def state(log) -> tuple:
     return (log.log_start_offset, log.log_end_offset, log.max_timestamp,
             log.max_timestamp_offset, log.size_bytes, log.batch_count, log.latest_epoch,
             log.epoch_entries(), log.read(-1, 1 << 40, 1 << 40), log.segment_ranges(),
-            log.segments.created_ms)
+            log.segments.created_ms, log.max_timestamp_batch())
 
 
 class LogParity(RuleBasedStateMachine):

@@ -56,10 +56,11 @@ def list_offset(state: ClusterMetadata, broker_id: int, topic: str, index: int, 
 
 
 def _exact_max_timestamp(log: Log) -> tuple[int, int, int] | None:
-    """The first record carrying the log's largest timestamp. When no record carries
-    one (every timestamp -1: max_timestamp_offset is -1, and batch_at(-1) is the first
-    batch), Kafka 4.4 answers the first record with timestamp -1; an empty log nothing."""
-    batch = log.batch_at(log.max_timestamp_offset)
+    """The first record carrying the log's largest timestamp, over every kept segment:
+    after DeleteRecords, Kafka 4.4 still answers a record below the log start offset
+    until retention deletes its segment. When no record carries one (every timestamp
+    -1), Kafka 4.4 answers the first record with timestamp -1; an empty log nothing."""
+    batch = log.max_timestamp_batch()
     if batch is None:
         return None
     h = read_header(batch)

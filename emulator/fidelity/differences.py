@@ -969,21 +969,6 @@ DIFFERENCES: list[Difference] = [
         kafka_mode=NOT_YET + ": as fast.",
         false_green=True,
     ),
-    Difference(
-        key="max-timestamp-below-log-start",
-        title="ListOffsets MAX_TIMESTAMP after DeleteRecords",
-        kafka="MAX_TIMESTAMP (-3) answers the first record carrying the largest timestamp "
-              "of the log's segments, even one DeleteRecords has put below the log start "
-              "offset, until retention deletes its segment (measured on 4.4: batches "
-              "stamped [5000, 1000], [3000], [2000]; DeleteRecords to 2, and to the end, "
-              "both answer offset 0, timestamp 5000).",
-        fast="The log drops whole batches below the log start: MAX_TIMESTAMP answers the "
-             "largest record of the first batch left (offset 2, 3000), or nothing once "
-             "every batch is gone. Lookups by a timestamp skip records below the log start "
-             "on both.",
-        kafka_mode=NOT_YET + ": as fast.",
-        false_green=True,
-    ),
 ]
 
 

@@ -23,6 +23,9 @@ cdef class Log:
     cdef public int64_t max_timestamp
     cdef public int64_t max_timestamp_offset
     cdef public object segments  # emulator.log.segments.Segments, shared with the twin
+    cdef object _held           # a batch below the log start whose segment is kept ...
+    cdef int64_t _held_base     # ... its base offset ...
+    cdef int64_t _held_ts       # ... and max timestamp (pure.Log.max_timestamp_batch)
 
     cdef int _grow(self) except -1
     cdef int _ep_push(self, int64_t epoch, int64_t start) except -1
@@ -30,6 +33,9 @@ cdef class Log:
     cdef int _store(self, object data, int64_t base, int64_t last, int64_t epoch,
                     int64_t max_ts) except -1
     cdef int _drop_head(self, Py_ssize_t i) except -1
+    cdef int64_t _batch_ts(self, Py_ssize_t k) except? -2
+    cdef int _hold(self, Py_ssize_t i) except -1
+    cdef int _rescan_max(self) except -1
     cdef int64_t _cum_before(self, Py_ssize_t i) noexcept
     cdef int64_t _bytes_between(self, int64_t start, int64_t end) noexcept
     cdef bint _splice_ok(self, list new, Py_ssize_t i, Py_ssize_t j)

@@ -35,7 +35,7 @@ cdef extern from "_crc32c.h":
 emu_crc32c_init()
 
 UNDEFINED_EPOCH = -1
-CORE_API = 6  # emulator/log/__init__.py refuses a build whose API is not its own
+CORE_API = 7  # emulator/log/__init__.py refuses a build whose API is not its own
 CRC32C_HARDWARE = bool(emu_crc32c_hardware())
 
 cdef enum:
@@ -198,6 +198,8 @@ cdef class Log:
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
         self.segments = Segments(start_offset)
+        self._held = None
+        self._held_base = self._held_ts = -1
 
     def __dealloc__(self):
         PyMem_Free(self._bases)
@@ -376,6 +378,8 @@ cdef class Log:
         self.max_timestamp = self.max_timestamp_offset = -1
         for data, base, last, epoch, max_ts in merged:
             self._store(data, base, last, epoch, max_ts)
+        if self._n > self._head and self._max_ts[self._head] != self._batch_ts(self._head):
+            self._rescan_max()  # batches_from's running maximum counted dropped batches
         self.log_start_offset = lso
         self.log_end_offset = leo
 
@@ -436,6 +440,8 @@ cdef class Log:
             self.max_timestamp = self._max_ts[self._n - 1]
             k = _bisect_left(self._max_ts, self._head, self._n, self.max_timestamp)
             self.max_timestamp_offset = self._lasts[k]
+            if self._max_ts[self._head] != self._batch_ts(self._head):
+                self._rescan_max()  # the running maximum counts batches dropped before
         return 0
 
     # ---- appends -------------------------------------------------------------------
@@ -605,6 +611,13 @@ cdef class Log:
         cdef Py_ssize_t i = _bisect_left(self._lasts, self._head, self._n, offset)
         return self._batches[i] if i < self._n else None
 
+    def max_timestamp_batch(self):
+        """The batch of the log's first record carrying its largest timestamp, over every
+        kept segment, a batch below the log start included (see pure.Log)."""
+        if self._held is not None and self._held_ts >= self.max_timestamp:
+            return self._held
+        return self.batch_at(self.max_timestamp_offset)
+
     # ---- epochs ----------------------------------------------------------------------
     @property
     def latest_epoch(self):
@@ -642,6 +655,8 @@ cdef class Log:
         cdef int64_t leo
         if offset >= self.log_end_offset:
             return
+        if self._held is not None and self._held_base >= offset:
+            self._held = None
         i = _bisect_left(self._lasts, head, self._n, offset)
         if i < self._n and self._bases[i] < offset:
             i += 1  # keep a batch that straddles (Kafka truncates at batch boundaries)
@@ -662,6 +677,8 @@ cdef class Log:
             self.max_timestamp = self._max_ts[i - 1]
             j = _bisect_left(self._max_ts, head, i, self.max_timestamp)
             self.max_timestamp_offset = self._lasts[j]
+            if self._max_ts[head] != self._batch_ts(head):
+                self._rescan_max()  # the running maximum counts batches dropped before
         else:
             self.max_timestamp = -1
         self.segments.truncate_to(self.log_end_offset)
@@ -675,6 +692,7 @@ cdef class Log:
         self.log_start_offset = self.log_end_offset = offset
         self.max_timestamp = self.max_timestamp_offset = -1
         self.segments.reset(offset)
+        self._held = None
 
     def delete_before(self, int64_t offset):
         """Advance the log start offset (DeleteRecords); drops whole batches below it."""
@@ -685,10 +703,50 @@ cdef class Log:
             return self.log_start_offset
         self.log_start_offset = offset
         i = self._index_of(offset)
+        self.segments.delete_before(offset)
+        self._hold(i)
         if i:
             self._drop_head(i)
         self.segments.delete_before(self.log_start_offset)
         return offset
+
+    cdef int64_t _batch_ts(self, Py_ssize_t k) except? -2:
+        """The max timestamp in the header of batch ``k`` (an array index)."""
+        b = self._batches[k]
+        if type(b) is bytes:
+            return _be64(<const uint8_t*>PyBytes_AS_STRING(b) + MAX_TIMESTAMP_OFFSET)
+        return int.from_bytes(bytes(b[MAX_TIMESTAMP_OFFSET:MAX_TIMESTAMP_OFFSET + 8]),
+                              "big", signed=True)
+
+    cdef int _hold(self, Py_ssize_t i) except -1:
+        """Before DeleteRecords drops the first ``i`` live batches: keep the one carrying
+        the largest timestamp among those whose segment stays (see pure.Log._hold)."""
+        cdef int64_t kept = self.segments.bases[0], ts
+        cdef Py_ssize_t k
+        if self._held is not None and self._held_base < kept:
+            self._held = None
+        for k in range(self._head, self._head + i):
+            if self._bases[k] < kept:
+                continue
+            ts = self._batch_ts(k)
+            if self._held is None or ts > self._held_ts:
+                self._held = self._batches[k]
+                self._held_base = self._bases[k]
+                self._held_ts = ts
+        return 0
+
+    cdef int _rescan_max(self) except -1:
+        """The batch carrying the largest timestamp was dropped: find the first of those
+        left carrying theirs (the running maximum still counts the dropped ones)."""
+        cdef Py_ssize_t k
+        cdef int64_t ts
+        self.max_timestamp = self.max_timestamp_offset = -1
+        for k in range(self._head, self._n):
+            ts = self._batch_ts(k)
+            if ts > self.max_timestamp:
+                self.max_timestamp = ts
+                self.max_timestamp_offset = self._lasts[k]
+        return 0
 
     cdef int _drop_head(self, Py_ssize_t i) except -1:
         cdef Py_ssize_t k, shift = 0
@@ -701,6 +759,9 @@ cdef class Log:
                 self.log_start_offset = self._bases[self._head]
         elif self.log_end_offset > self.log_start_offset:
             self.log_start_offset = self.log_end_offset
+        if self.max_timestamp >= 0 and (self._head == self._n or
+                                        self.max_timestamp_offset < self._bases[self._head]):
+            self._rescan_max()
         while self._ep_n - shift > 1 and self._ep_starts[shift + 1] <= self.log_start_offset:
             shift += 1
         if shift:
@@ -737,6 +798,8 @@ cdef class Log:
             n += 1
         if n:
             self.segments.delete_before(self.log_start_offset)
+            if self._held is not None and self._held_base < self.segments.bases[0]:
+                self._held = None
         return n
 
 

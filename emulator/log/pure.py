@@ -34,7 +34,8 @@ class Log:
     __slots__ = (
         "_bases", "_lasts", "_max_ts", "_epochs", "_batches", "_cum_bytes",
         "log_start_offset", "log_end_offset", "_epoch_starts", "_epoch_ids",
-        "max_timestamp", "max_timestamp_offset", "segments",
+        "max_timestamp", "max_timestamp_offset", "segments", "_held", "_held_base",
+        "_held_ts",
     )
 
     def __init__(self, start_offset: int = 0) -> None:
@@ -51,6 +52,12 @@ class Log:
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
         self.segments = Segments(start_offset)
+        # The batch carrying the largest timestamp of those DeleteRecords put below the
+        # log start while their segment is kept (its base offset, its max timestamp):
+        # Kafka's MAX_TIMESTAMP looks at every segment, not only from the log start on.
+        self._held: bytes | memoryview | None = None
+        self._held_base = -1
+        self._held_ts = -1
 
     # ---- segments -------------------------------------------------------------
     def maybe_roll(self, incoming: int, segment_bytes: int, segment_ms: int,
@@ -89,6 +96,8 @@ class Log:
         self.max_timestamp = self.max_timestamp_offset = -1
         for data, base, last, epoch, max_ts in merged:
             self._store(data, base, last, epoch, max_ts)
+        if self._max_ts and self._max_ts[0] != self._batch_max_ts(0):
+            self._rescan_max()  # batches_from's running maximum counted dropped batches
         self._epoch_ids, self._epoch_starts = ids, starts
         self.log_start_offset, self.log_end_offset = lso, leo
 
@@ -223,6 +232,17 @@ class Log:
         i = self._index_of(offset)
         return self._batches[i] if i < len(self._batches) else None
 
+    def max_timestamp_batch(self) -> bytes | memoryview | None:
+        """The batch of the log's first record carrying its largest timestamp (MAX_TIMESTAMP).
+
+        As Kafka's UnifiedLog, over every kept segment: a batch DeleteRecords put below
+        the log start still counts until its segment is deleted, and wins a tie (it lies
+        at lower offsets). With no timestamps at all (every one -1) the first batch.
+        """
+        if self._held is not None and self._held_ts >= self.max_timestamp:
+            return self._held
+        return self.batch_at(self.max_timestamp_offset)
+
     # ---- epochs -----------------------------------------------------------------
     @property
     def latest_epoch(self) -> int:
@@ -259,6 +279,8 @@ class Log:
         """Remove every record at or above ``offset`` (follower divergence)."""
         if offset >= self.log_end_offset:
             return
+        if self._held is not None and self._held_base >= offset:
+            self._held = None
         i = self._index_of(offset)
         if i < len(self._bases) and self._bases[i] < offset:
             i += 1  # keep a batch that straddles (Kafka truncates at batch boundaries)
@@ -279,6 +301,8 @@ class Log:
         if self._max_ts:
             j = bisect_left(self._max_ts, self.max_timestamp)
             self.max_timestamp_offset = self._lasts[j]
+        if self._max_ts and self._max_ts[0] != self._batch_max_ts(0):
+            self._rescan_max()  # the running maximum counts batches dropped before
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything; the log restarts empty at ``offset``."""
@@ -288,6 +312,7 @@ class Log:
         self.log_start_offset = self.log_end_offset = offset
         self.max_timestamp = self.max_timestamp_offset = -1
         self.segments.reset(offset)
+        self._held = None
 
     def delete_before(self, offset: int) -> int:
         """Advance the log start offset (DeleteRecords); drops whole batches below it."""
@@ -296,10 +321,27 @@ class Log:
             return self.log_start_offset
         self.log_start_offset = offset
         i = bisect_right(self._lasts, offset - 1)
+        self.segments.delete_before(offset)
+        self._hold(i)
         if i:
             self._drop_head(i)
         self.segments.delete_before(self.log_start_offset)
         return offset
+
+    def _hold(self, i: int) -> None:
+        """Before DeleteRecords drops the first ``i`` batches: keep the one carrying the
+        largest timestamp among those whose segment stays (every kept segment starts at
+        or after the first one's base, and only the segment holding the new log start
+        can have batches below it), the one held before if it still wins."""
+        kept = self.segments.bases[0]
+        if self._held is not None and self._held_base < kept:
+            self._held = None
+        for k in range(i):
+            if self._bases[k] < kept:
+                continue
+            ts = self._batch_max_ts(k)
+            if self._held is None or ts > self._held_ts:
+                self._held, self._held_base, self._held_ts = self._batches[k], self._bases[k], ts
 
     def _drop_head(self, i: int) -> None:
         dropped = self._cum_bytes[i - 1]
@@ -310,6 +352,9 @@ class Log:
             self.log_start_offset = max(self.log_start_offset, self._bases[0])
         else:
             self.log_start_offset = max(self.log_start_offset, self.log_end_offset)
+        if self.max_timestamp >= 0 and (not self._bases
+                                        or self.max_timestamp_offset < self._bases[0]):
+            self._rescan_max()
         while len(self._epoch_starts) > 1 and self._epoch_starts[1] <= self.log_start_offset:
             self._epoch_ids.pop(0)
             self._epoch_starts.pop(0)
@@ -328,7 +373,18 @@ class Log:
             n += 1
         if n:
             self.segments.delete_before(self.log_start_offset)
+            if self._held is not None and self._held_base < self.segments.bases[0]:
+                self._held = None
         return n
+
+    def _rescan_max(self) -> None:
+        """The batch carrying the largest timestamp was dropped: find the first of those
+        left carrying theirs (the running maximum still counts the dropped ones)."""
+        self.max_timestamp = self.max_timestamp_offset = -1
+        for k in range(len(self._batches)):
+            ts = self._batch_max_ts(k)
+            if ts > self.max_timestamp:
+                self.max_timestamp, self.max_timestamp_offset = ts, self._lasts[k]
 
     def _batch_max_ts(self, i: int) -> int:
         from wire.records import read_header
