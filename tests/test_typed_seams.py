@@ -121,6 +121,25 @@ def test_a_failed_log_dir_reaches_the_controller_after_the_check(
     assert s.faults.take_log_dir_failures() == []
 
 
+def test_the_fault_models_checkpoint_leaves_its_failure_for_the_cluster_to_tell(
+        make_cluster: MakeCluster) -> None:
+    """A failing fsync fails its dir at the next checkpoint (the fault model's ``tick``,
+    run by ``ClusterState.tick``): the model keeps the failure, as a write check does,
+    and the cluster's tick tells the controller after it, never the model itself."""
+    s, clock, f = make_cluster(**{"log.dirs": "/a,/b",
+                                  "replica.high.watermark.checkpoint.interval.ms": "5000"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})  # 1 in /b
+    f.apply({"op": "fail_fsyncs", "broker": 1, "log_dir": "/b"})
+    assert s.faults is not None
+    s.faults.tick(s.now())  # the checkpoint is due in 5000 ms
+    clock.advance(5000)
+    assert s.faults.tick(s.now())  # the checkpoint failed /b: nothing acts yet
+    p1 = s.get_partition("t", 1)
+    assert (p1.offline, p1.leader, s.offline_log_dirs.get(1, set())) == (set(), 1, set())
+    s.followers.tell_log_dir_failures(s.faults)
+    assert (p1.offline, p1.leader, s.offline_log_dirs[1]) == ({1}, 2, {"/b"})
+
+
 def test_a_data_dir_write_failure_reaches_the_controller_after_the_observers(
         make_cluster: MakeCluster, tmp_path: Path) -> None:
     """The data directory writes from an observer of the leader's ``Appended``; a write
@@ -155,12 +174,12 @@ def test_a_data_dir_write_failure_reaches_the_controller_after_the_observers(
 
 
 # The modules above the domain that call the controller's functions (emulator.cluster
-# .controller) directly, each from a request or an operation it runs, none from inside
-# the domain's emit: an event observer (the data directory) reports to the log dir
-# failure channel instead, and the domain tells the controller. The fault model's
-# checkpoint (faults/model.py ``tick``, run by ``ClusterState.tick``) is the one call
-# still made from inside the domain's own call. A new caller fails here until listed.
-CONTROLLER_CALLERS_ABOVE = {"emulator/faults/injector.py", "emulator/faults/model.py",
+# .controller) directly, each from an operation or a request it runs, none from inside a
+# call of the domain's (an event observer, a fault check, the fault model's tick): the
+# data directory reports to the log dir failure channel, the fault model leaves its
+# failures to take, and the domain tells the controller. A new caller fails here until
+# listed.
+CONTROLLER_CALLERS_ABOVE = {"emulator/faults/injector.py",
                             "emulator/handlers/api_064_unregister_broker.py"}
 
 

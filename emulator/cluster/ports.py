@@ -151,7 +151,8 @@ class FaultConditions(FetchConditions, StorageConditions, Protocol):
     """The faults in force as the cluster asks them (``ClusterMetadata.faults``)."""
 
     def tick(self, now: int) -> bool:
-        """Storage faults' checkpoints that came due; whether one failed a log dir."""
+        """Storage faults' checkpoints that came due; whether one failed a log dir (left,
+        like a write check's, to take: the facade's tick tells the controller after)."""
         ...
 
 

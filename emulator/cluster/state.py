@@ -164,6 +164,7 @@ class ClusterState(ClusterMetadata):
             other |= self.controller.tick(now)
         if self.faults is not None:
             other |= bool(self.faults.tick(now))
+            self.followers.tell_log_dir_failures(self.faults)  # the checkpoint's, after it
         if other:
             self.changed()
         elif moved:

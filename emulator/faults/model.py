@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from emulator.cluster import controller
 from emulator.cluster.log_dirs import is_offline, log_dirs, metadata_log_dir, replica_log_dir
 from emulator.cluster.partition import Partition
 from emulator.cluster.ports import LogDirFailure
@@ -206,8 +205,9 @@ class FaultModel:
     latency_ms: dict[tuple[int, int | None], int] = field(default_factory=dict)
     drops: list[DropRule] = field(default_factory=list)
     storage: list[StorageFault] = field(default_factory=list)
-    # Log dirs a fetch or append check found failing, for its caller in the cluster to
-    # take and tell the controller (ports.WriteChecks): a check never calls it itself.
+    # Log dirs a fetch or append check (or the checkpoint, ``tick``) found failing, for
+    # its caller in the cluster to take and tell the controller (ports.WriteChecks): the
+    # model never calls it itself.
     log_dir_failures: list[LogDirFailure] = field(default_factory=list)
 
     # ---- cluster hooks (replication) ------------------------------------------------
@@ -245,7 +245,9 @@ class FaultModel:
         return budget
 
     def tick(self, now: int) -> bool:
-        """Storage faults: the checkpoint each failing one's directories are due."""
+        """Storage faults: the checkpoint each failing one's directories are due. The
+        directories found failing are left to take (``take_log_dir_failures``): the
+        cluster's tick tells the controller once this returns."""
         if not self.storage or self.state is None:
             return False
         changed = False
@@ -259,8 +261,9 @@ class FaultModel:
                 # the cluster metadata log is appended (and flushed) all the time, from
                 # the controller's records: its failure halts the broker at once, as
                 # Kafka's raft IO thread does (measured: conformance/storage_faults.py)
-                controller.log_dir_failed(self.state, f.broker, meta, f"{STORAGE_ERRORS[f.kind]}"
-                                          f" while appending to the metadata log in {meta}")
+                self.log_dir_failures.append(LogDirFailure(
+                    f.broker, meta, f"{STORAGE_ERRORS[f.kind]} while appending to the "
+                    f"metadata log in {meta}"))
                 changed = True
                 continue
             if not live:
@@ -270,9 +273,9 @@ class FaultModel:
             elif now >= f.checkpoint_due:
                 f.checkpoint_due = None
                 for d in live:
-                    controller.log_dir_failed(
-                        self.state, f.broker, d, f"{STORAGE_ERRORS[f.kind]} while writing "
-                        f"the high watermark checkpoint of {d}")
+                    self.log_dir_failures.append(LogDirFailure(
+                        f.broker, d, f"{STORAGE_ERRORS[f.kind]} while writing the high "
+                        f"watermark checkpoint of {d}"))
                 changed = True
         return changed
 
