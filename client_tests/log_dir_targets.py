@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
 from client_tests.kafka_cluster import KafkaCluster, request
 from emulator import Cluster
@@ -106,15 +106,6 @@ def deliver(side: Side, count: int) -> dict[int, int]:
         p.poll(0)
     p.flush(70)
     return acked
-
-
-def end_offsets(side: Side) -> dict[int, int]:
-    c = Consumer({"bootstrap.servers": side.bootstrap, "group.id": "ldf-offsets"})
-    try:
-        return {i: c.get_watermark_offsets(TopicPartition(TOPIC, i), timeout=10)[1]
-                for i in range(4)}
-    finally:
-        c.close()
 
 
 # ---- the two targets ----------------------------------------------------------------------

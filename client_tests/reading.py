@@ -6,9 +6,11 @@ an outcome) and returns what it read, for the test's own assertion.
 
 from __future__ import annotations
 
+import time
 import uuid
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaException
+from confluent_kafka import TopicPartition as Partition
 from kafka import KafkaConsumer, TopicPartition
 
 from emulator.testing import wait_for
@@ -51,3 +53,30 @@ def latest_counts(bootstrap: str, topic: str, want: dict[str, int],
     wait_for(latest, f"the counts {want}", timeout=timeout, interval=0)
     c.close()
     return got
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0,
+                read_committed: bool = False) -> dict[int, int]:
+    """The end offset of ``topic``'s partitions 0..``partitions``-1 (with
+    ``read_committed`` the last stable offset), each asked until the cluster answers or
+    ``timeout`` has passed: an answer can fail transiently (under adversarial fidelity,
+    while a failed log dir's leaders move), and a checker retries as any careful client
+    would."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
+                  "isolation.level": "read_committed" if read_committed
+                  else "read_uncommitted"})
+    try:
+        ends: dict[int, int] = {}
+        deadline = time.monotonic() + timeout
+        for p in range(partitions):
+            while True:
+                try:
+                    ends[p] = c.get_watermark_offsets(Partition(topic, p), timeout=5)[1]
+                    break
+                except KafkaException:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        return ends
+    finally:
+        c.close()

@@ -16,15 +16,16 @@ from __future__ import annotations
 import pytest
 
 from client_tests.log_dir_targets import (
+    TOPIC,
     Side,
     deliver,
-    end_offsets,
     fetch,
     log_dirs,
     partitions,
     produce,
 )
 from client_tests.log_dir_targets import create as create_topic
+from client_tests.reading import end_offsets
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
 
@@ -66,4 +67,4 @@ def test_a_failed_log_dir_moves_its_leaders_and_loses_nothing(log_dir_cluster: S
     wait_for(lambda: all(v[1] == [1, 2] for v in partitions(side, 2).values()),
              "broker 1 back in every ISR", timeout=60)
     assert {d: e for d, (e, _) in log_dirs(side, 1).items()} == {d: E.NONE for d in dirs}
-    assert end_offsets(side) == {p: acked[p] + 2 for p in range(4)}
+    assert end_offsets(side.bootstrap, TOPIC, 4) == {p: acked[p] + 2 for p in range(4)}

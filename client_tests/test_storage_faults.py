@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
 from client_tests.process_guard import die_with_parent
+from client_tests.reading import end_offsets
 from emulator import Cluster
 from emulator.blocking_client import BlockingConnection
 from emulator.testing import wait_for
@@ -141,15 +142,6 @@ def deliver(bootstrap: str, topic: str, count: int, acks: str = "all",
         p.poll(0)
     p.flush(timeout_ms / 1000 + 10)
     return acked
-
-
-def end_offsets(bootstrap: str, topic: str, n: int) -> dict[int, int]:
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "offsets"})
-    try:
-        return {i: c.get_watermark_offsets(TopicPartition(topic, i), timeout=10)[1]
-                for i in range(n)}
-    finally:
-        c.close()
 
 
 @pytest.fixture

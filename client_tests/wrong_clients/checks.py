@@ -21,6 +21,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from client_tests.reading import end_offsets
+
 
 def lost(expected: Iterable[bytes], seen: Iterable[bytes]) -> list[str]:
     """Every expected value must be among those seen."""
@@ -44,31 +46,6 @@ def exactly_once(expected: Iterable[bytes], seen: list[bytes], what: str = "writ
 
 def _some(values: list[bytes]) -> str:
     return ", ".join(v.decode(errors="replace") for v in values[:3])
-
-
-def end_offsets(bootstrap: str, topic: str, partitions: int, timeout: float = 30.0,
-                read_committed: bool = False) -> dict[int, int]:
-    """The end offset of every partition (with ``read_committed`` the last stable
-    offset), asked until the cluster answers (an answer can fail transiently under
-    adversarial fidelity; a checker retries as any careful client would)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"checker-{uuid.uuid4()}",
-                  "isolation.level": "read_committed" if read_committed
-                  else "read_uncommitted"})
-    try:
-        ends: dict[int, int] = {}
-        deadline = time.monotonic() + timeout
-        for p in range(partitions):
-            while True:
-                try:
-                    ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1]
-                    break
-                except KafkaException:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
-        return ends
-    finally:
-        c.close()
 
 
 # How long the high watermarks must stay still before a checker takes them as the end:

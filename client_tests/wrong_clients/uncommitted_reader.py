@@ -21,7 +21,7 @@ import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-from client_tests.wrong_clients.checks import end_offsets
+from client_tests.reading import end_offsets
 
 
 def bill(bootstrap: str, topic: str, partitions: int, *, fixed: bool,
