@@ -16,7 +16,7 @@ from emulator.cluster.quotas import ClientQuotas
 from emulator.cluster.state import ClusterState
 from emulator.coordinators.coordinator_log import CoordinatorLog
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.share.state_log import ShareStateLog
 from emulator.coordinators.transactions.coordinator import TransactionCoordinator
 
@@ -39,7 +39,7 @@ class Services:
     transactions: TransactionCoordinator = field(default_factory=_absent)
     # The __consumer_offsets / __transaction_state records of the two above.
     coordinator_log: CoordinatorLog = field(default_factory=_absent)
-    share: ShareCoordinator = field(default_factory=_absent)
+    share: SharePartitionManager = field(default_factory=_absent)
     share_state_log: ShareStateLog = field(default_factory=_absent)
     fetch_sessions: FetchSessions = field(default_factory=_absent)
     quotas: ClientQuotas = field(default_factory=_absent)
@@ -57,7 +57,7 @@ def build_services(state: ClusterState) -> Services:
     s.groups = GroupCoordinator(state)
     s.transactions = TransactionCoordinator(state, s.groups)
     s.coordinator_log = CoordinatorLog(state, s.groups, s.transactions)
-    s.share = ShareCoordinator(state, s.groups)
+    s.share = SharePartitionManager(state, s.groups)
     s.share_state_log = ShareStateLog(state, s.share)
     s.fetch_sessions = FetchSessions(state)
     s.quotas = ClientQuotas()

@@ -16,7 +16,7 @@ from cluster_sim import new_cluster
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.transactions.coordinator import (
     COMPLETE_ABORT,
     ONGOING,
@@ -227,7 +227,7 @@ def test_share_groups_visit_only_the_expiring_lock_and_session() -> None:
     nothing until a lock runs out (its share-partition alone), then a session (its
     group alone)."""
     s, clock, gc = make()
-    sc = ShareCoordinator(s, gc)
+    sc = SharePartitionManager(s, gc)
     for i in range(2_000):
         r = sc.share_group_heartbeat(f"s{i}", f"s{i}-m", 0, rack_id=None,
                                      subscribed_topic_names=["in"])
@@ -310,7 +310,7 @@ def test_a_parked_share_fetch_wakes_for_its_partition_and_group_only() -> None:
     share state: appends elsewhere and another share group's acquisitions wake it not
     once; records on its partition do."""
     s, clock, gc = make()
-    sc = ShareCoordinator(s, gc)
+    sc = SharePartitionManager(s, gc)
     for g in ("sa", "sb"):
         sc.set_group_config(g, "share.auto.offset.reset", "earliest")
         r = sc.share_group_heartbeat(g, f"{g}-m", 0, rack_id=None,

@@ -16,7 +16,7 @@ from emulator.cluster.clock import ManualClock
 from emulator.cluster.group_configs import parse_duration_ms
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share import group_offsets
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.share.groups import simple_assign
 from emulator.coordinators.share.partition import (
     ACQUIRE,
@@ -46,7 +46,7 @@ class Harness:
         self.clock = ManualClock()
         self.state = new_cluster(3, self.clock, **{"offsets.topic.num.partitions": "3"}).state
         self.gc = GroupCoordinator(self.state)
-        self.sc = ShareCoordinator(self.state, self.gc)
+        self.sc = SharePartitionManager(self.state, self.gc)
         self.topic = self.state.create_topic("t", partitions, rf)
         self.tid = self.topic.id
         self.sc.set_group_config(G, "share.auto.offset.reset", "earliest")

@@ -8,7 +8,7 @@ from cluster_sim import new_cluster
 
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share import group_offsets
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.share.partition import AcknowledgeType as A
 from emulator.coordinators.share.partition import RecordState as S
 from emulator.coordinators.share.state import SHARE_STATE_TOPIC
@@ -28,7 +28,7 @@ class Harness:
         cfg.update(config)
         self.state = new_cluster(3, **cfg).state
         self.gc = GroupCoordinator(self.state)
-        self.sc = ShareCoordinator(self.state, self.gc)
+        self.sc = SharePartitionManager(self.state, self.gc)
         self.log = ShareStateLog(self.state, self.sc)
         self.topic = self.state.create_topic("t", partitions, 1)
         self.tid = self.topic.id
@@ -68,9 +68,9 @@ class Harness:
                     out.append((kind, key, value))
         return out
 
-    def reloaded(self) -> ShareCoordinator:
+    def reloaded(self) -> SharePartitionManager:
         """A new share coordinator rebuilt from the records (a restart with --data-dir)."""
-        sc = ShareCoordinator(self.state, self.gc)
+        sc = SharePartitionManager(self.state, self.gc)
         n, skipped = replay(self.state, sc, ShareStateLog(self.state, sc))
         assert skipped == 0 and n == len(self.sc.partitions)
         return sc
@@ -161,7 +161,7 @@ def test_deleted_state_writes_tombstones_and_stays_deleted() -> None:
     group_offsets.delete_offsets(h.sc, G, ["t"])
     tombstones = [(kind, k["partition"]) for kind, k, v in h.records() if v is None]
     assert sorted(tombstones) == [(SNAPSHOT, 0), (SNAPSHOT, 1), (UPDATE, 0), (UPDATE, 1)]
-    sc = ShareCoordinator(h.state, h.gc)
+    sc = SharePartitionManager(h.state, h.gc)
     assert replay(h.state, sc, ShareStateLog(h.state, sc)) == (0, 0)
 
 

@@ -11,7 +11,7 @@ COORDINATOR_NOT_AVAILABLE. v4+ batches keys (``coordinator_keys``). Share keys (
 from __future__ import annotations
 
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.transactions.coordinator import TransactionCoordinator
 from emulator.handlers.authz import RT, Op, allowed
 from emulator.handlers.base import RequestContext
@@ -31,7 +31,7 @@ def _lookup(ctx: RequestContext, key: str, key_type: int, version: int) -> dict:
     if key_type == 2 and version < 6:  # share keys came with v6 (KIP-932)
         out.update(error_code=E.INVALID_REQUEST, error_message="")
         return out
-    coordinator: GroupCoordinator | ShareCoordinator | TransactionCoordinator
+    coordinator: GroupCoordinator | SharePartitionManager | TransactionCoordinator
     try:
         if key_type == 0:
             coordinator = ctx.services.groups

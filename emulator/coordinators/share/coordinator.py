@@ -1,4 +1,5 @@
-"""Share groups' coordinator, share-partition manager and share coordinator in one service.
+"""The share-partition manager, and the share groups' way in to the group coordinator's
+and the share coordinator's parts (``SharePartitionManager``).
 
 Kafka splits share groups over three parts, and so do the APIs here:
 - the group coordinator (membership: ShareGroupHeartbeat, ShareGroupDescribe, the
@@ -106,8 +107,15 @@ def next_epoch(epoch: int) -> int:
     return 1 if epoch >= 0x7FFFFFFF else epoch + 1
 
 
-class ShareCoordinator:
-    """Every share group, share-partition and share session of the cluster."""
+class SharePartitionManager:
+    """Every share group, share-partition and share session of the cluster.
+
+    Named after its own work, Kafka's SharePartitionManager (the share-partition
+    leader: share sessions, ShareFetch, ShareAcknowledge, the in-flight records), and the
+    way in to the other two roles, each a part named after Kafka's: membership
+    (``ShareGroups``, the group coordinator's for share groups) and the durable state
+    (``ShareStateCoordinator``, what Kafka calls the share coordinator).
+    """
 
     def __init__(self, state: ClusterHost, groups: GroupCoordinator) -> None:
         self.state = state

@@ -4,7 +4,7 @@ DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91), DeleteShareGroupOff
 On Kafka these are the group coordinator's (GroupCoordinatorService's
 describeShareGroupOffsets, alterShareGroupOffsets, deleteShareGroupOffsets), which asks
 the share coordinator for each share-partition's state. Here they read and write the
-share-partitions the ``ShareCoordinator`` holds, through its public methods only
+share-partitions the ``SharePartitionManager`` holds, through its public methods only
 (``share_partition``, ``partition_keys``, ``persist``, ``forget``, ``read_limit``): a
 role of their own, kept out of the share-partition leader's module (sessions, fetch,
 acknowledge), which was over 600 lines with them.
@@ -13,7 +13,7 @@ acknowledge), which was over 600 lines with them.
 from __future__ import annotations
 
 from emulator.coordinators.share import messages as shm
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.share.groups import DEAD, ShareGroup
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -22,7 +22,7 @@ NOT_HOSTED = "This server does not host this topic-partition."
 NO_TOPIC_ID = b"\x00" * 16
 
 
-def describe_offsets(sc: ShareCoordinator, group_id: str,
+def describe_offsets(sc: SharePartitionManager, group_id: str,
                      topics: list[tuple[str, list[int]]] | None,
                      with_lag: bool) -> list[shm.ShareTopicOffsets]:
     """DescribeShareGroupOffsets for one group; raises group-level KafkaError (a group
@@ -67,7 +67,7 @@ def describe_offsets(sc: ShareCoordinator, group_id: str,
     return out
 
 
-def _empty_group(sc: ShareCoordinator, group_id: str, create: bool) -> ShareGroup:
+def _empty_group(sc: SharePartitionManager, group_id: str, create: bool) -> ShareGroup:
     """The share group an alter or delete acts on: it must have no members."""
     if not group_id:
         raise KafkaError(E.INVALID_GROUP_ID, "The group id is invalid.")
@@ -77,7 +77,7 @@ def _empty_group(sc: ShareCoordinator, group_id: str, create: bool) -> ShareGrou
     return group
 
 
-def alter_offsets(sc: ShareCoordinator, group_id: str,
+def alter_offsets(sc: SharePartitionManager, group_id: str,
                   topics: list[tuple[str, list[tuple[int, int]]]]) -> list[shm.AlteredShareTopic]:
     """AlterShareGroupOffsets: set SPSOs of an empty (or new) share group."""
     _empty_group(sc, group_id, create=True)
@@ -102,7 +102,7 @@ def alter_offsets(sc: ShareCoordinator, group_id: str,
     return out
 
 
-def delete_offsets(sc: ShareCoordinator, group_id: str,
+def delete_offsets(sc: SharePartitionManager, group_id: str,
                    topic_names: list[str]) -> list[shm.DeletedShareTopic]:
     """DeleteShareGroupOffsets: forget the state of whole topics for an empty group."""
     _empty_group(sc, group_id, create=False)

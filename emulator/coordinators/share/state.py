@@ -57,7 +57,7 @@ class ShareStateHost(Protocol):
 
 
 class ShareStateCoordinator:
-    """The share-group state RPCs; a part of ``ShareCoordinator`` (``sc``), whose
+    """The share-group state RPCs; a part of ``SharePartitionManager`` (``sc``), whose
     share-partitions are the state."""
 
     def __init__(self, sc: ShareStateHost) -> None:

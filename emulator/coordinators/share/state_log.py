@@ -15,7 +15,7 @@ partition ``abs(hash("group:topicId:partition")) % num.partitions``:
 On load the snapshot is the state and each update is merged over it (its batches
 replace those offsets' states; offsets below its start offset are dropped).
 
-Here the ShareCoordinator emits ``share_state_changed`` whenever a share-partition's
+Here the SharePartitionManager emits ``share_state_changed`` whenever a share-partition's
 persisted form may have changed (an acquisition, an acknowledgement, a release or lock
 timeout, an admin change, an initialization, a deletion); ``ShareStateLog`` compares it
 with what it last wrote and appends the records above through
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from emulator.cluster.events import DomainEvent, ShareStateChanged, observes
 from emulator.coordinators.runtime.host import ClusterHost
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 from emulator.coordinators.share.groups import ShareGroup
 from emulator.coordinators.share.messages import StateBatch
 from emulator.coordinators.share.partition import SharePartition
@@ -97,7 +97,7 @@ def compress(offsets: OffsetStates) -> list[StateBatch]:
 class ShareStateLog:
     """Writes share-partition state changes as ShareSnapshot/ShareUpdate records."""
 
-    def __init__(self, state: ClusterHost, share: ShareCoordinator) -> None:
+    def __init__(self, state: ClusterHost, share: SharePartitionManager) -> None:
         self.state = state
         self.share = share
         self.persisted: dict[Key, Persisted] = {}
@@ -159,7 +159,7 @@ class ShareStateLog:
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
-def replay(state: ClusterHost, share: ShareCoordinator, log: ShareStateLog) -> tuple[int, int]:
+def replay(state: ClusterHost, share: SharePartitionManager, log: ShareStateLog) -> tuple[int, int]:
     """Rebuild share-partitions from ``__share_group_state``; returns (loaded, unreadable
     records skipped)."""
     loaded: dict[Key, Persisted] = {}

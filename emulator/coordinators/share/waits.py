@@ -16,13 +16,13 @@ from typing import TypeVar
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.metadata import ChangeKey, ClusterMetadata
 from emulator.coordinators.groups.base import group_key
-from emulator.coordinators.share.coordinator import ShareCoordinator
+from emulator.coordinators.share.coordinator import SharePartitionManager
 
 T = TypeVar("T")
 
 
 def share_fetch_wait(
-    sc: ShareCoordinator,
+    sc: SharePartitionManager,
     meta: ClusterMetadata,
     group_id: str,
     partitions: Iterable[tuple[bytes, int]],
