@@ -78,8 +78,9 @@ class StreamsMember:
         sa.MEMBER_TRANSITIONS.check(self.member_id, self.state, target)
         self.state = target
 
-    def metadata(self) -> tuple[object, ...]:
-        """What, changed, makes the group recompute its assignment."""
+    def assignment_inputs(self) -> tuple[object, ...]:
+        """What, changed, makes the group recompute its assignment (not a member's
+        metadata in Kafka's sense, the bytes a classic member's protocol carries)."""
         return (self.instance_id, self.rack_id, self.rebalance_timeout_ms, self.topology_epoch,
                 self.process_id, self.user_endpoint, tuple(sorted(self.client_tags.items())),
                 self.client_id, self.client_host)

@@ -92,13 +92,13 @@ class StreamsProtocol(GroupPart):
         owned = sa.owned_from_wire(req["active_tasks"], req["standby_tasks"],
                                    req["warmup_tasks"])
         member, is_new = self._streams_member(group, member_id, epoch, instance_id, owned)
-        before = None if is_new else member.metadata()
+        before = None if is_new else member.assignment_inputs()
         self._update_member(member, req, joining, client_id, client_host)
         if is_new:
             group.members[member.member_id] = member
             if member.instance_id is not None:
                 group.static_members[member.instance_id] = member.member_id
-        recompute = is_new or before != member.metadata()
+        recompute = is_new or before != member.assignment_inputs()
         statuses: list[sm.Status] = []
         topology = self._maybe_update_topology(group, req["topology"])
         if group.topology is not None and member.topology_epoch < group.topology.epoch:
