@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from client_tests.rawkafka import fetch_body
 from emulator import Cluster
 from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.blocking_client import call as wire_call
@@ -200,14 +201,10 @@ def call(s: socket.socket, key: int, version: int, body: dict) -> dict:
     return wire_call(s, key, version, body, "limits")
 
 
-def fetch_body(topic: str, max_wait_ms: int) -> dict:
-    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1,
-            "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
-            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [{
-                "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
-                "last_fetched_epoch": -1, "log_start_offset": -1,
-                "partition_max_bytes": 1 << 16}]}], "forgotten_topics_data": [],
-            "rack_id": ""}
+def long_poll_body(topic: str, max_wait_ms: int) -> dict:
+    """A Fetch of partition 0 from offset 0 that waits ``max_wait_ms`` for a byte."""
+    return fetch_body(topic, min_bytes=1, max_wait=max_wait_ms, max_bytes=1 << 20,
+                      part_max=1 << 16)
 
 
 def long_poll_idle_scenario(conn: Connect, broker_id: int, idle_ms: int) -> None:
@@ -224,9 +221,9 @@ def long_poll_idle_scenario(conn: Connect, broker_id: int, idle_ms: int) -> None
     assert r["topics"][0]["error_code"] == 0, r
     # Until the broker leads the partition (Kafka: through the metadata log); these
     # requests keep the connection busy meanwhile.
-    wait_for(lambda: call(s, 1, 12, fetch_body(topic, 0))["responses"][0]["partitions"][0]
+    wait_for(lambda: call(s, 1, 12, long_poll_body(topic, 0))["responses"][0]["partitions"][0]
              ["error_code"] == 0, f"broker {broker_id} to lead {topic}")
-    BlockingConnection(s, "limits").send(1, 12, fetch_body(topic, idle_ms + 5000),
+    BlockingConnection(s, "limits").send(1, 12, long_poll_body(topic, idle_ms + 5000),
                                          correlation_id=2)
     sent = time.monotonic()
     assert closed(s, idle_ms / 1000 + 4), "the long poll was answered or kept open"

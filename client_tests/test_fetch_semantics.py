@@ -9,6 +9,7 @@ from rawkafka import (
     Conn,
     alter_reassignments,
     create_assigned,
+    fetch_body,
     leader_conn,
     partition_leader,
     produce_body,
@@ -20,16 +21,6 @@ from rawkafka import (
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.records import build_batch, read_header
-
-
-def fetch_body(topic: str, offset: int, *, min_bytes: int = 0, max_wait: int = 0,
-               max_bytes: int = 10 << 20, part_max: int = 1 << 20, isolation: int = 0) -> dict:
-    return {"replica_id": -1, "max_wait_ms": max_wait, "min_bytes": min_bytes,
-            "max_bytes": max_bytes, "isolation_level": isolation, "session_id": 0,
-            "session_epoch": -1, "topics": [{"topic": topic, "partitions": [
-                {"partition": 0, "fetch_offset": offset, "partition_max_bytes": part_max,
-                 "current_leader_epoch": -1, "log_start_offset": -1}]}],
-            "forgotten_topics_data": [], "rack_id": ""}
 
 
 def whole_batches(records: bytes) -> list[bytes]:

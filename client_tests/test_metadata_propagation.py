@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from client_tests.rawkafka import Conn, create_assigned, produce_body, replicas_of
+from client_tests.rawkafka import Conn, create_assigned, fetch_body, produce_body, replicas_of
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -216,15 +216,6 @@ def test_the_harness_create_topic_returns_once_every_broker_knows(kafka_fidelity
             c.close()
 
 
-def fetch_body(topic: str, topic_id: bytes) -> dict:
-    return {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "topic_id": topic_id, "partitions": [
-                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-                 "current_leader_epoch": -1, "log_start_offset": -1}]}],
-            "forgotten_topics_data": [], "rack_id": ""}
-
-
 @pytest.mark.emulator_only  # the emulator's fidelity modes and set_lag
 @pytest.mark.parametrize("fidelity", ["fast", "kafka"])
 def test_reads_right_after_create_topics_on_the_leader(fidelity: str, topic_name: str) -> None:
@@ -242,8 +233,8 @@ def test_reads_right_after_create_topics_on_the_leader(fidelity: str, topic_name
         tid = r["topics"][0]["topic_id"]
         leader = c.call(lambda: c.state.topics[topic_name].partitions[0].leader)
         conn = cs[c.broker_ids.index(leader)]
-        by_name = conn.call(1, 12, fetch_body(topic_name, bytes(16)))
-        by_id = conn.call(1, 13, fetch_body("", tid))
+        by_name = conn.call(1, 12, fetch_body(topic_name, topic_id=bytes(16), max_bytes=1 << 20))
+        by_id = conn.call(1, 13, fetch_body("", topic_id=tid, max_bytes=1 << 20))
         offsets = conn.call(2, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
             {"name": topic_name, "partitions": [{"partition_index": 0, "timestamp": -1,
                                                  "current_leader_epoch": -1}]}]})
