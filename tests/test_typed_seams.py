@@ -231,18 +231,43 @@ UPWARD_SEAMS: dict[type, set[str]] = {
                       "share_state_initialized", "on_member_gone", "mark_changed"},
     ShareStateHost: {"state", "partitions", "cfg", "share_partition", "persist", "forget",
                      "mark_changed"},
-    # and the calls between the group coordinator's parts, through its core
-    ClassicPart: {"prepare_rebalance"},
+    # and the calls between the group coordinator's parts, through its core: migration
+    # calls down into the classic and consumer protocols; only the consumer protocol
+    # calls up into migration (the conversions it starts, the classic members' timers)
+    ClassicPart: {"session_timeout_valid", "join_group", "sync_group", "heartbeat",
+                  "leave_group", "prepare_rebalance"},
     ConsumerPart: {"compute_subscription_metadata", "update_group_epoch",
                    "maybe_update_target", "reconcile", "remove_consumer_member"},
-    MigrationPart: {"classic_join_to_consumer", "classic_sync_to_consumer",
-                    "classic_heartbeat_to_consumer", "classic_leave_consumer", "maybe_upgrade",
-                    "can_downgrade_without", "convert_to_classic", "tick_classic_members"},
+    MigrationPart: {"maybe_upgrade", "can_downgrade_without", "convert_to_classic",
+                    "tick_classic_members"},
 }
 
 
 def test_the_calls_up_a_layer_are_the_listed_ones() -> None:
     assert {p: _members(p) for p in UPWARD_SEAMS} == UPWARD_SEAMS
+
+
+def _parts_reached(path: Path) -> set[str]:
+    """The parts of the group coordinator a module reaches through its core
+    (``self.gc.<part>`` or ``gc.<part>``)."""
+    parts = {"classic", "consumer", "migration", "streams"}
+    return {node.attr for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Attribute) and node.attr in parts
+            and isinstance(node.value, ast.Attribute | ast.Name)
+            and (node.value.attr if isinstance(node.value, ast.Attribute)
+                 else node.value.id) == "gc"}
+
+
+def test_migration_sits_above_the_classic_protocol(tmp_path: Path) -> None:
+    """Online migration takes the classic requests first and calls the classic protocol
+    below it; the classic protocol reaches no other part (a call up into migration, as
+    its JoinGroup, SyncGroup, Heartbeat and LeaveGroup once made, fails here)."""
+    coordinators = ROOT / "emulator/coordinators"
+    assert _parts_reached(coordinators / "classic/protocol.py") == set()
+    assert _parts_reached(coordinators / "consumer/migration.py") == {"classic", "consumer"}
+    bad = tmp_path / "protocol.py"
+    bad.write_text("def join(self, g):\n    return self.gc.migration.join_group(g)\n")
+    assert _parts_reached(bad) == {"migration"}
 
 
 # ---- waiting and time: the domain's -----------------------------------------------------

@@ -25,7 +25,6 @@ from emulator.coordinators.classic.group import (
 from emulator.coordinators.groups.base import GroupPart
 from emulator.coordinators.runtime import members as membership
 from wire.errors import ErrorCode as E
-from wire.errors import KafkaError
 
 
 class ClassicProtocol(GroupPart):
@@ -34,6 +33,11 @@ class ClassicProtocol(GroupPart):
     parts (``migration``, for classic members of consumer groups) through ``gc``."""
 
     # ---- JoinGroup -----------------------------------------------------------------
+    def session_timeout_valid(self, session_timeout_ms: int) -> bool:
+        """Within group.min.session.timeout.ms and group.max.session.timeout.ms."""
+        return (self.gc.cfg("group.min.session.timeout.ms", 6000) <= session_timeout_ms
+                <= self.gc.cfg("group.max.session.timeout.ms", 1800000))
+
     def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
                    protocol_type: str, protocols: list[tuple[str, bytes]],
                    session_timeout_ms: int, rebalance_timeout_ms: int, *,
@@ -42,21 +46,12 @@ class ClassicProtocol(GroupPart):
         if not group_id:
             fut.complete(join_error(E.INVALID_GROUP_ID, member_id))
             return fut
-        if not (self.gc.cfg("group.min.session.timeout.ms", 6000) <= session_timeout_ms
-                <= self.gc.cfg("group.max.session.timeout.ms", 1800000)):
+        if not self.session_timeout_valid(session_timeout_ms):
             fut.complete(join_error(E.INVALID_SESSION_TIMEOUT, member_id))
             return fut
+        # (a classic member of a non-empty consumer group is online migration's, which
+        # answers it before this part is asked: consumer.migration GroupMigration.join_group)
         group = self.groups.get(group_id)
-        if group is not None and group.type == "consumer" and not group.is_empty:
-            # A classic member of a consumer group (online migration): answered at once.
-            try:
-                fut.complete(self.gc.migration.classic_join_to_consumer(
-                    group, member_id, group_instance_id, protocol_type, protocols,
-                    session_timeout_ms, rebalance_timeout_ms, client_id, client_host,
-                    version))
-            except KafkaError as e:
-                fut.complete(join_error(e.code, member_id))
-            return fut
         if group is not None and group.type != "classic":
             if not group.is_empty:
                 fut.complete(join_error(E.INCONSISTENT_GROUP_PROTOCOL))
@@ -312,16 +307,7 @@ class ClassicProtocol(GroupPart):
         if not group_id:
             fut.complete(sync_error(E.INVALID_GROUP_ID))
             return fut
-        group = self.groups.get(group_id)
-        if group is not None and group.type == "consumer":
-            try:
-                fut.complete(self.gc.migration.classic_sync_to_consumer(
-                    group, member_id, generation_id, group_instance_id, protocol_type,
-                    protocol_name))
-            except KafkaError as e:
-                fut.complete(sync_error(e.code))
-            self.gc.mark_changed()
-            return fut
+        group = self.groups.get(group_id)  # (a consumer group's member: migration's)
         if group is None or group.type != "classic" or group.is_empty:
             fut.complete(sync_error(E.UNKNOWN_MEMBER_ID))
             return fut
@@ -376,14 +362,7 @@ class ClassicProtocol(GroupPart):
                   group_instance_id: str | None = None) -> int:
         if not group_id:
             return E.INVALID_GROUP_ID
-        group = self.groups.get(group_id)
-        if group is not None and group.type == "consumer":
-            try:
-                code: int = self.gc.migration.classic_heartbeat_to_consumer(
-                    group, member_id, generation_id, group_instance_id)
-                return code
-            except KafkaError as e:
-                return e.code
+        group = self.groups.get(group_id)  # (a consumer group's member: migration's)
         if group is None or group.type != "classic":
             return E.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
@@ -407,9 +386,7 @@ class ClassicProtocol(GroupPart):
         """Remove members (member id, group instance id); (top-level error, per-member)."""
         if not group_id:
             return E.INVALID_GROUP_ID, []
-        group = self.groups.get(group_id)
-        if group is not None and group.type == "consumer":
-            return E.NONE, self.gc.migration.classic_leave_consumer(group, members)
+        group = self.groups.get(group_id)  # (a consumer group's members: migration's)
         if group is None or group.type != "classic":
             return E.NONE, [E.UNKNOWN_MEMBER_ID] * len(members)
         if group.state == DEAD:

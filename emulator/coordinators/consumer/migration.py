@@ -46,6 +46,8 @@ from emulator.coordinators.classic.group import (
     STABLE,
     ClassicGroup,
     ClassicMember,
+    JoinFuture,
+    SyncFuture,
     join_error,
     sync_error,
 )
@@ -185,6 +187,75 @@ class GroupMigration(GroupPart):
         if rebalance:
             self.gc.classic.prepare_rebalance(classic)
         return classic
+
+    # ---- the classic protocol's requests ----------------------------------------------
+    # JoinGroup, SyncGroup, Heartbeat and LeaveGroup come here first: a classic member of
+    # a consumer group is this part's (answered at once), any other request the classic
+    # protocol's (``gc.classic``), which so never calls up into migration.
+    def _consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        """The consumer group a classic request names (an empty id names none: the
+        classic protocol answers INVALID_GROUP_ID before any lookup)."""
+        group = self.groups.get(group_id) if group_id else None
+        return group if isinstance(group, ConsumerGroup) else None
+
+    def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                   protocol_type: str, protocols: list[tuple[str, bytes]],
+                   session_timeout_ms: int, rebalance_timeout_ms: int, *,
+                   client_id: str = "", client_host: str = "", version: int = 9) -> JoinFuture:
+        classic = self.gc.classic
+        group = self._consumer_group(group_id) \
+            if classic.session_timeout_valid(session_timeout_ms) else None
+        if group is None or group.is_empty:
+            return classic.join_group(group_id, member_id, group_instance_id, protocol_type,
+                                      protocols, session_timeout_ms, rebalance_timeout_ms,
+                                      client_id=client_id, client_host=client_host,
+                                      version=version)
+        fut: JoinFuture = JoinFuture()
+        try:
+            fut.complete(self.classic_join_to_consumer(
+                group, member_id, group_instance_id, protocol_type, protocols,
+                session_timeout_ms, rebalance_timeout_ms, client_id, client_host, version))
+        except KafkaError as e:
+            fut.complete(join_error(e.code, member_id))
+        return fut
+
+    def sync_group(self, group_id: str, member_id: str, generation_id: int,
+                   group_instance_id: str | None = None, protocol_type: str | None = None,
+                   protocol_name: str | None = None,
+                   assignments: list[tuple[str, bytes]] | None = None) -> SyncFuture:
+        group = self._consumer_group(group_id)
+        if group is None:
+            return self.gc.classic.sync_group(group_id, member_id, generation_id,
+                                              group_instance_id, protocol_type, protocol_name,
+                                              assignments)
+        fut: SyncFuture = SyncFuture()
+        try:
+            fut.complete(self.classic_sync_to_consumer(
+                group, member_id, generation_id, group_instance_id, protocol_type,
+                protocol_name))
+        except KafkaError as e:
+            fut.complete(sync_error(e.code))
+        self.gc.mark_changed()
+        return fut
+
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int,
+                  group_instance_id: str | None = None) -> int:
+        group = self._consumer_group(group_id)
+        if group is None:
+            return self.gc.classic.heartbeat(group_id, member_id, generation_id,
+                                             group_instance_id)
+        try:
+            return self.classic_heartbeat_to_consumer(group, member_id, generation_id,
+                                                      group_instance_id)
+        except KafkaError as e:
+            return e.code
+
+    def leave_group(self, group_id: str,
+                    members: list[tuple[str, str | None]]) -> tuple[int, list[int]]:
+        group = self._consumer_group(group_id)
+        if group is None:
+            return self.gc.classic.leave_group(group_id, members)
+        return E.NONE, self.classic_leave_consumer(group, members)
 
     # ---- classic members inside a consumer group ------------------------------------
     def _classic_member(self, group: ConsumerGroup, member_id: str,

@@ -86,11 +86,12 @@ class GroupCoordinator(GroupsBase):
         self.consumer: ConsumerProtocol = ConsumerProtocol(self)
         self.migration: GroupMigration = GroupMigration(self)
         self.streams = StreamsProtocol(self)
-        # The group APIs, each served by its protocol's part.
-        self.join_group = self.classic.join_group
-        self.sync_group = self.classic.sync_group
-        self.heartbeat = self.classic.heartbeat
-        self.leave_group = self.classic.leave_group
+        # The group APIs, each served by its protocol's part; the classic protocol's
+        # through online migration, above it (a classic member of a consumer group).
+        self.join_group = self.migration.join_group
+        self.sync_group = self.migration.sync_group
+        self.heartbeat = self.migration.heartbeat
+        self.leave_group = self.migration.leave_group
         self.consumer_group_heartbeat = self.consumer.consumer_group_heartbeat
         self.streams_group_heartbeat = self.streams.streams_group_heartbeat
         self.describe_streams_groups = self.streams.describe_streams_groups

@@ -5,23 +5,46 @@ streams/protocol.py) are composed into ``GroupCoordinator`` and reach each other
 its core (``GroupsBase``: ``gc.classic``, ``gc.consumer``, ``gc.migration``), since each
 imports the core and none may import another. These protocols name every call that
 crosses between parts, with its types, so that mypy checks it and a reader finds the
-whole surface in one place: online migration calls the classic and consumer
-operations, the classic and consumer protocols hand members of the other kind to
-migration. ``GroupCoordinator`` holds the concrete parts, and mypy checks that each
-implements its protocol where it is assigned.
+whole surface in one place. Online migration sits above the classic protocol: it takes
+the classic requests first (a classic member of a consumer group is its own) and calls
+the classic and consumer operations below it; the classic protocol calls nothing of it.
+The consumer protocol still calls up into migration (``MigrationPart``: the upgrade a
+consumer heartbeat starts, the downgrade a leave does, the classic members' timers), the
+one way up left between the parts. ``GroupCoordinator`` holds the concrete parts, and
+mypy checks that each implements its protocol where it is assigned.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from emulator.coordinators.classic.group import ClassicGroup
+from emulator.coordinators.classic.group import ClassicGroup, JoinFuture, SyncFuture
 from emulator.coordinators.consumer.group import Assignment, ConsumerGroup, ConsumerMember
-from emulator.coordinators.groups.messages import JoinGroupResponse, SyncGroupResponse
 
 
 class ClassicPart(Protocol):
-    """What migration asks of the classic protocol (classic/protocol.py)."""
+    """What migration asks of the classic protocol (classic/protocol.py): the classic
+    requests migration does not answer itself (it sits above the classic protocol), and
+    a rebalance of the classic group a downgrade made."""
+
+    def session_timeout_valid(self, session_timeout_ms: int) -> bool: ...
+
+    def join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                   protocol_type: str, protocols: list[tuple[str, bytes]],
+                   session_timeout_ms: int, rebalance_timeout_ms: int, *,
+                   client_id: str = "", client_host: str = "", version: int = 9
+                   ) -> JoinFuture: ...
+
+    def sync_group(self, group_id: str, member_id: str, generation_id: int,
+                   group_instance_id: str | None = None, protocol_type: str | None = None,
+                   protocol_name: str | None = None,
+                   assignments: list[tuple[str, bytes]] | None = None) -> SyncFuture: ...
+
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int,
+                  group_instance_id: str | None = None) -> int: ...
+
+    def leave_group(self, group_id: str, members: list[tuple[str, str | None]]
+                    ) -> tuple[int, list[int]]: ...
 
     def prepare_rebalance(self, group: ClassicGroup) -> None: ...
 
@@ -43,25 +66,10 @@ class ConsumerPart(Protocol):
 
 
 class MigrationPart(Protocol):
-    """What the classic and consumer protocols hand to online migration
-    (consumer/migration.py): classic members of a consumer group, and conversions."""
-
-    def classic_join_to_consumer(self, group: ConsumerGroup, member_id: str,
-                                 instance_id: str | None, protocol_type: str,
-                                 protocols: list[tuple[str, bytes]], session_ms: int,
-                                 rebalance_ms: int, client_id: str, client_host: str,
-                                 version: int) -> JoinGroupResponse: ...
-
-    def classic_sync_to_consumer(self, group: ConsumerGroup, member_id: str,
-                                 generation_id: int, instance_id: str | None,
-                                 protocol_type: str | None, protocol_name: str | None
-                                 ) -> SyncGroupResponse: ...
-
-    def classic_heartbeat_to_consumer(self, group: ConsumerGroup, member_id: str,
-                                      generation_id: int, instance_id: str | None) -> int: ...
-
-    def classic_leave_consumer(self, group: ConsumerGroup,
-                               members: list[tuple[str, str | None]]) -> list[int]: ...
+    """What the consumer protocol hands to online migration (consumer/migration.py): the
+    conversions a consumer heartbeat or leave starts, and the timers of the classic
+    members of a consumer group. (The classic protocol calls nothing of it: migration
+    takes the classic requests first and passes on those not its own.)"""
 
     def maybe_upgrade(self, group: ClassicGroup) -> ConsumerGroup | None: ...
 
