@@ -1,0 +1,100 @@
+"""The domain's waits (emulator/cluster/delayed.py, delayed_produce.py), through the
+handlers that map them: a Fetch waits for min.bytes, not for any change; acks=all waits
+for the ISR and answers REQUEST_TIMED_OUT when its deadline comes first.
+
+The server (emulator/server/purgatory.py) re-runs ``check`` on each change of the
+wait's keys and ``expire`` at its deadline; these tests call them as it would, on a
+manual clock, so each step is exact.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from emulator.cluster.delayed import Delayed
+from emulator.handlers import api_000_produce, api_001_fetch
+from emulator.handlers.base import RequestContext
+from emulator.services import build_services
+from wire.errors import ErrorCode as E
+from wire.records import build_batch
+
+if TYPE_CHECKING:
+    from conftest import MakeCluster
+
+BATCH = build_batch([(None, b"v" * 100)])
+
+
+def _fetch(min_bytes: int, max_wait_ms: int) -> dict:
+    """Fetch v12 of t-0 from offset 0, with no session."""
+    return {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
+            "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+            "session_epoch": -1,
+            "topics": [{"topic": "t", "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                 "last_fetched_epoch": -1, "log_start_offset": -1,
+                 "partition_max_bytes": 1 << 20}]}],
+            "forgotten_topics_data": [], "rack_id": ""}
+
+
+def _records(resp: dict) -> bytes:
+    [topic] = resp["responses"]
+    [part] = topic["partitions"]
+    assert part["error_code"] == E.NONE, part
+    return bytes(part["records"] or b"")
+
+
+def test_a_waiting_fetch_answers_at_min_bytes_not_at_the_first_change(
+        make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster()
+    s.create_topic("t", 1, 1)
+    leader = s.get_partition("t", 0).leader
+    ctx = RequestContext(s, leader, 1, 12, 1, "c", services=build_services(s))
+    waiting = api_001_fetch.handle(ctx, _fetch(2 * len(BATCH), 500), 12)
+    assert isinstance(waiting, Delayed) and waiting.keys == frozenset({("t", 0)})
+    assert waiting.check() is None  # nothing changed
+    s.append(leader, "t", 0, BATCH, 1)
+    s.tick()
+    assert waiting.check() is None  # one batch: below min.bytes, still waiting
+    s.append(leader, "t", 0, BATCH, 1)
+    s.tick()
+    answer = waiting.check()
+    assert answer is not None and len(_records(answer)) == 2 * len(BATCH)
+    # at max.wait a fetch answers what there is, below min.bytes or not
+    more = api_001_fetch.handle(ctx, _fetch(10 * len(BATCH), 500), 12)
+    assert isinstance(more, Delayed) and more.deadline_ms == s.now() + 500
+    clock.advance(500)
+    assert len(_records(more.expire())) == 2 * len(BATCH)
+
+
+def _produce(acks: int, timeout_ms: int) -> dict:
+    return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
+            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": BATCH}]}]}
+
+
+def _code(resp: dict) -> int:
+    [topic] = resp["responses"]
+    [part] = topic["partition_responses"]
+    return int(part[1] if isinstance(part, tuple) else part["error_code"])
+
+
+def test_acks_all_waits_for_the_isr_and_times_out_at_its_deadline(
+        make_cluster: MakeCluster) -> None:
+    s, clock, _ = make_cluster()
+    s.create_topic("t", 1, 3)
+    leader = s.get_partition("t", 0).leader
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
+    assert isinstance(waiting, Delayed) and waiting.checked
+    assert waiting.keys == frozenset({("t", 0)})
+    assert waiting.check() is None  # the followers have not fetched it
+    for _ in range(5):
+        s.tick()
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.NONE
+    # no follower fetches before the deadline: REQUEST_TIMED_OUT
+    late = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
+    assert isinstance(late, Delayed) and late.deadline_ms == s.now() + 1000
+    clock.advance(1000)
+    assert _code(late.expire()) == E.REQUEST_TIMED_OUT
+    # acks=1 is answered at once
+    assert _code(api_000_produce.handle(ctx, _produce(1, 1000), 9)) == E.NONE
