@@ -34,6 +34,7 @@ import argparse
 import fnmatch
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -148,6 +149,23 @@ def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 
 
+def _sync_built(ws: Path) -> None:
+    """Refresh the workspace's copies of the compiled extensions (emulator/log/_core) and
+    their sources: mutmut copies the source tree once, so a core rebuilt since (a new
+    CORE_API) would leave the tests running on the stale build, or on none (the pure
+    twin serving where a test asks for the compiled one) and every mutant's run failing."""
+    for src in ("emulator", "wire"):
+        for path in (ROOT / src).rglob("*"):
+            if path.suffix not in (".so", ".pyx", ".pxd", ".pyi", ".c", ".h"):
+                continue
+            copy = ws / "mutants" / path.relative_to(ROOT)
+            if not copy.parent.is_dir():
+                continue
+            if copy.exists() and copy.read_bytes() == path.read_bytes():
+                continue
+            shutil.copy2(path, copy)
+
+
 def workspace(t: Target, max_children: int) -> Path:
     """``.mutation/<target>/``: a pyproject.toml with the target's [tool.mutmut], links
     to the sources mutmut copies, and (in mutants/) links to everything else the tests
@@ -165,6 +183,7 @@ def workspace(t: Target, max_children: int) -> Path:
         if entry.name in skip or link.exists() or link.is_symlink():
             continue
         link.symlink_to(entry)
+    _sync_built(ws)
     # Each mutant's test run forks from a server process that imported these first: the
     # target's mutated modules (a mutated module holds every mutant of every function,
     # emulator/handlers/api_000_produce.py 85,000 lines, seconds to import, which a test
