@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from emulator import Cluster
@@ -71,5 +72,7 @@ async def _produce_one(bootstrap: str) -> int:
         await p.stop()
 
 
+# The emulator's async API (async with Cluster inside the caller's event loop).
+@pytest.mark.emulator_only
 def test_cluster_runs_inside_the_callers_event_loop() -> None:
     assert asyncio.run(_inside_loop()) == 0

@@ -14,12 +14,17 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from client_tests.process_guard import die_with_parent
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.records import decode_records
+
+# Not run with --target kafka: the emulator serving Kafka Connect's distributed worker (its
+# compacted internal topics) across a worker restart, on an emulator of its own.
+pytestmark = pytest.mark.emulator_only
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 CP = f"{JAVA_DIR / '.tools-jars'}/*"

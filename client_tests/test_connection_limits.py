@@ -26,6 +26,10 @@ from emulator.blocking_client import BlockingConnection, ConnectionClosed
 from emulator.blocking_client import call as wire_call
 from emulator.testing import wait_for
 
+# Not run with --target kafka: each scenario an emulator with its own connection limits, as the
+# session's Kafka has none; the Kafka side is test_connection_limits_kafka.py.
+pytestmark = pytest.mark.emulator_only
+
 Connect = Callable[[], socket.socket]
 
 API_VERSIONS = {"client_software_name": "t", "client_software_version": "1"}

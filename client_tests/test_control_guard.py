@@ -14,6 +14,9 @@ import pytest
 
 from emulator import Cluster
 
+# Not run with --target kafka: the emulator's control plane (HTTP).
+pytestmark = pytest.mark.emulator_only
+
 
 def raw_http(port: int, method: str, path: str, headers: dict[str, str],
              body: bytes = b"") -> tuple[int, dict]:

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from emulator import Cluster
 from emulator.fuzzing import Canary, drive
 from emulator.handlers import HANDLERS
 from wire.fuzz import Fuzzer
+
+# Not run with --target kafka: the emulator's answers to fuzzed requests (its log stays clean).
+pytestmark = pytest.mark.emulator_only
 
 CASES = 4000
 

@@ -278,6 +278,8 @@ def test_null_in_a_non_nullable_array_closes_with_one_line(
     assert errors(create_topics(Conn(cluster), [(f"after-{api}", 1, 1, None)])) == [(0, None)]
 
 
+# The emulator's own process (python -m emulator) and its SIGTERM handler.
+@pytest.mark.emulator_only
 def test_sigterm_stops_the_process_after_hostile_requests() -> None:
     """The probe's freeze: CreatePartitions to 16,777,216 then SIGTERM. Now refused at
     once, and SIGTERM ends the process (a Python-level handler, with a hard exit if the

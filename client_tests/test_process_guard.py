@@ -12,7 +12,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from emulator.testing import wait_for
+
+# Not run with --target kafka: it starts no cluster: the guard of the tests' own child processes.
+pytestmark = pytest.mark.emulator_only
 
 ROOT = Path(__file__).resolve().parent.parent
 

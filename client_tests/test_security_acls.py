@@ -31,6 +31,10 @@ from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
 from emulator.testing import wait_for
 
+# Not run with --target kafka: an emulator with an authorizer and SASL users, as the session's Kafka has
+# neither; the Kafka side is test_security_acls_kafka.py, on a Kafka of its own.
+pytestmark = pytest.mark.emulator_only
+
 USERS = {"admin": "admin-pw", "alice": "alice-pw"}
 _n = itertools.count()
 

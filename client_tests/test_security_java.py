@@ -20,6 +20,10 @@ from test_security_sasl import _own_ca_and_server_cert
 
 from emulator import Cluster
 
+# Not run with --target kafka: Kafka's Java tools against emulators with SASL_SSL, SCRAM users and
+# an authorizer of their own, which the session's Kafka does not have.
+pytestmark = pytest.mark.emulator_only
+
 ACLS = "org.apache.kafka.tools.AclCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 CONFIGS = "kafka.admin.ConfigCommand"

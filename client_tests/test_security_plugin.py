@@ -8,6 +8,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from emulator import Cluster
 
+# Not run with --target kafka: the pytest plugin's secured emulators (the kafka_security marker).
+pytestmark = pytest.mark.emulator_only
+
 
 @pytest.mark.kafka_security("sasl_ssl")
 def test_marker_preset_gives_a_sasl_ssl_cluster(kafka_cluster: Cluster, kafka_client_config,
