@@ -6,7 +6,23 @@ during which the emulator logged an exception fails (emulator.testing).
 
 ``--target kafka`` (or KAFKA_EMULATOR_TARGET=kafka) runs the same tests against Apache
 Kafka itself (client_tests/targets.py): ``cluster`` is then one real Kafka cluster for
-the session, and tests marked ``emulator_only`` are deselected.
+the session, and the tests that cannot run there are deselected.
+
+Which target a test runs on is said by what it takes, never by its module's name (the
+one convention; docs/CONTRIBUTING.md, "Tests"):
+
+- a target fixture of this conftest (TARGET_FIXTURES: ``cluster``, ``group_cluster``,
+  ``share_cluster``, ``bootstrap``, ...): both targets, the emulator and with ``--target
+  kafka`` the session's Kafka;
+- the marker ``emulator_only``, with a comment saying why: the emulator alone (a test of
+  the emulator itself, or one that needs an emulator configured as the session's Kafka
+  is not: an authorizer, SASL users, connection limits);
+- a module with its own ``kafka`` fixture (OWN_KAFKA: a KafkaCluster configured as its
+  emulator-only twin's cluster is, in ``<twin>_kafka.py``): a real Kafka, in the default
+  pass (``--target`` picks only the shared target).
+
+A client test that says none of these fails at setup (``pytest_runtest_setup``): a test
+that builds its own emulator unmarked would otherwise drop out of the Kafka pass unseen.
 """
 
 from __future__ import annotations
@@ -35,6 +51,7 @@ _names = itertools.count()
 TARGET_FIXTURES = {"cluster", "group_cluster", "share_cluster", "bootstrap",
                    "kafka_timing_cluster", "log_dir_cluster", "kafka_defaults_cluster"}
 TARGET_MODULES = {"conftest"}  # where the target-aware ones live
+OWN_KAFKA = "kafka"  # the fixture of a *_kafka.py module: a real Kafka of its own
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,8 +63,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "emulator_only: tests the emulator itself (faults, control plane, its "
-                   "state or timing); not run with --target kafka")
+        "markers", "emulator_only: runs on the emulator alone (not with --target kafka): "
+                   "tests the emulator itself (faults, control plane, its state or timing), "
+                   "or needs an emulator configured as the session's Kafka is not (its "
+                   "Kafka side a *_kafka.py twin); a comment says why")
     config.addinivalue_line(
         "markers", "kafka_slow: over ~10 s on Kafka (a crash waits broker.session.timeout.ms "
                    "for the fencing, then a restart and rebalance); scripts/test's Kafka "
@@ -68,6 +87,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def target_of(item: pytest.Item) -> str | None:
+    """Where a client test runs, as it says (the module docstring's convention): "both",
+    "emulator" (marked emulator_only), "own kafka" (a *_kafka.py module's Kafka), or None
+    when it says nothing."""
+    if item.get_closest_marker("emulator_only"):
+        return "emulator"
+    if _uses_target(item):
+        return "both"
+    # A module with a ``kafka`` fixture of its own is a Kafka twin: its tests run there
+    # (the few that need a Kafka configured otherwise start one themselves).
+    defs = item.session._fixturemanager.getfixturedefs(OWN_KAFKA, item)
+    if defs and defs[-1].baseid and item.nodeid.startswith(defs[-1].baseid + "::"):
+        return "own kafka"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if "client_tests" in item.path.parts and target_of(item) is None:
+        pytest.fail(f"{item.nodeid} says no target: take a target fixture of "
+                    "client_tests/conftest.py (both targets), or mark it emulator_only with "
+                    "a comment saying why (the emulator alone); see the conftest's "
+                    "docstring", pytrace=False)
 
 
 def _uses_target(item: pytest.Item) -> bool:

@@ -17,7 +17,7 @@ AUTHZ = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.Standard
 
 
 @pytest.fixture(scope="module")
-def bootstrap() -> Iterator[str]:
+def kafka() -> Iterator[KafkaCluster]:
     """One Kafka 4.4 broker (and its controller) with an authorizer."""
     jaas = ("org.apache.kafka.common.security.plain.PlainLoginModule required "
             'username="admin" password="admin-pw" '
@@ -26,10 +26,15 @@ def bootstrap() -> Iterator[str]:
            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas}
     with KafkaCluster(1, broker_config=cfg, controller_config=AUTHZ,
                       listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"}) as k:
-        yield k.bootstrap("SASL_PLAINTEXT")
+        yield k
         # SIGTERMed together with its controller, a broker waits out its absence first
         for bid in k.broker_ids:
             k.kill_broker(bid)
+
+
+@pytest.fixture(scope="module")
+def bootstrap(kafka: KafkaCluster) -> str:
+    return kafka.bootstrap("SASL_PLAINTEXT")
 
 
 @pytest.fixture
