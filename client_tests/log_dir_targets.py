@@ -2,7 +2,7 @@
 ``disk_full`` storage fault) or a real Kafka cluster of its own whose second log dir of
 broker 1 is a 16 MiB tmpfs filled to the last block (needs root to mount it). The
 ``log_dir_cluster`` fixture of client_tests/conftest.py gives one or the other;
-client_tests/test_log_dir_failure_any_target.py runs on both."""
+client_tests/test_log_dir_failure.py runs on both."""
 
 from __future__ import annotations
 

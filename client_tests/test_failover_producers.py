@@ -50,7 +50,7 @@ def read_all(bootstrap: str, topic: str, expected: int) -> list[tuple[int, bytes
 
 
 # An emulator of its own with replica.lag.time.max.ms 2 s, which the session's Kafka does not
-# have (client_tests/test_crash_any_target.py is the leader crash on both targets).
+# have (client_tests/test_leader_crash.py is the leader crash on both targets).
 @pytest.mark.emulator_only
 def test_idempotent_producer_survives_the_leader_crashing_and_coming_back(
         topic_name: str) -> None:
@@ -132,7 +132,7 @@ def test_acks_all_without_retries_gets_not_enough_replicas(
 
 
 # An emulator of its own whose crashed broker is fenced after the session timeout, as a
-# Kafka broker is (the crash on both targets: client_tests/test_crash_any_target.py).
+# Kafka broker is (the crash on both targets: client_tests/test_leader_crash.py).
 @pytest.mark.emulator_only
 def test_a_crash_fenced_after_a_session_timeout_holds_writes_then_fails_over(
         topic_name: str) -> None:

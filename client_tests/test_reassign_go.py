@@ -3,7 +3,7 @@ on either target (the emulator, or a real Kafka with --target kafka).
 
 client_tests/go/reassign is a small kadm program built by scripts/setup.d/35-go.sh;
 each call prints one JSON object per partition with kerr's error name and the
-broker's message. A reassignment is held in flight as client_tests/test_reassign_any_target.py
+broker's message. A reassignment is held in flight as client_tests/test_reassign_admin_api.py
 holds one: its target broker is down (it stays registered, so the move waits for it).
 """
 

@@ -6,7 +6,7 @@ the version kept there only; the tools 4.3.1, see there); scripts/setup.d/30-jav
 client_tests/java/src/ReassignClient.java, a line-driven Admin client session (one
 JVM per test). Kafka's tools run by their main classes with ``java -cp``.
 
-A reassignment is held in flight the way client_tests/test_reassign_any_target.py holds
+A reassignment is held in flight the way client_tests/test_reassign_admin_api.py holds
 one: its target broker is down (a crash on either target; the broker stays registered,
 so the move is accepted and waits for it). Topic names are unique per test, since one
 Kafka cluster serves the whole session.

@@ -3,7 +3,7 @@
 kafka-python 3's KafkaAdminClient drives alter_partition_reassignments,
 list_partition_reassignments and elect_leaders; the raw protocol (our codec over a
 socket) checks the codes of requests past their deadline and of AlterReplicaLogDirs
-(client_tests/test_reassign_any_target.py checks every invalid reassignment's code and
+(client_tests/test_reassign_admin_api.py checks every invalid reassignment's code and
 message). Producers and a consumer run through a reassignment that moves the leader:
 nothing lost, duplicated or reordered.
 

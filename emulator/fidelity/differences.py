@@ -96,7 +96,7 @@ DIFFERENCES: list[Difference] = [
         false_green=True,
         envelope="Kafka's default broker.session.timeout.ms (9000 ms), the window the "
                  "controller waits (client_tests/kafka_cluster.py kills a broker's JVM).",
-        tests=("client_tests/test_crash_any_target.py::"
+        tests=("client_tests/test_leader_crash.py::"
                "test_idempotent_producer_through_a_leader_crash",
                "tests/test_controller.py::"
                "test_a_crashed_leader_stays_leader_until_its_session_times_out",
@@ -694,7 +694,7 @@ DIFFERENCES: list[Difference] = [
                  "0.5 and 3.9 s later (its checkpoint, every 5 s), a broker whose only dir "
                  "filled exited at once (metadata log) and was fenced 9.1, 9.9 and 8.3 s "
                  "later; docs/storage.md, Storage faults.",
-        tests=("client_tests/test_log_dir_failure_any_target.py::"
+        tests=("client_tests/test_log_dir_failure.py::"
                "test_a_failed_log_dir_moves_its_leaders_and_loses_nothing",),
         emulator_tests=("client_tests/test_storage_faults.py::"
                         "test_disk_full_takes_one_dir_offline_and_leadership_moves",
