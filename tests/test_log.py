@@ -179,6 +179,19 @@ def test_read_respects_max_bytes_max_offset_and_min_one() -> None:
     assert log.read_bytes(10, 1 << 20, 100) == b""
 
 
+def test_read_bytes_shares_a_lone_stored_batch_and_copies_a_view() -> None:
+    """One stored batch is answered as the very bytes object (a Fetch of it copies
+    nothing); a batch held as a view of a segment file comes out as bytes."""
+    log = Log()
+    log.append_as_leader(batch(), 0)
+    stored = log.batch_at(0)
+    assert type(stored) is bytes and log.read_bytes(0, 1 << 20, 1 << 40) is stored
+    follower = Log()
+    follower.append_as_follower(memoryview(stored), 0, 0, 0, 1000)
+    out = follower.read_bytes(0, 1 << 20, 1 << 40)
+    assert type(out) is bytes and out == stored
+
+
 def test_batches_from_and_byte_counts() -> None:
     log, size = filled()
     got = log.batches_from(4, size * 2)

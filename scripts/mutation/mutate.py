@@ -390,7 +390,10 @@ def main(argv: list[str] | None = None) -> int:
         shard = targets[i::n]
     else:
         shard = targets
-    functions: dict[str, str] = {}  # path -> the one function asked for
+    # path -> the functions asked for (several ::names of one module add up; a module
+    # also named whole is mutated whole)
+    functions: dict[str, list[str]] = defaultdict(list)
+    whole: set[str] = set()
     if args.all:
         missing = uncovered_modules(targets, ["emulator/cluster", "emulator/coordinators",
                                               "emulator/log", "emulator/handlers",
@@ -407,14 +410,16 @@ def main(argv: list[str] | None = None) -> int:
         for p in args.paths:
             p, _, function = p.partition("::")
             if function:
-                functions[str((Path.cwd() / p).resolve().relative_to(ROOT))] = function
+                functions[str((Path.cwd() / p).resolve().relative_to(ROOT))].append(function)
+            elif (Path.cwd() / p).resolve().is_relative_to(ROOT):
+                whole.add(str((Path.cwd() / p).resolve().relative_to(ROOT)))
             full = (Path.cwd() / p).resolve()
             if not full.exists():
                 ap.error(f"{p}: no such file or folder")
             rel = str(full.relative_to(ROOT))
             files = [rel] if full.is_file() else [
                 str(f.relative_to(ROOT)) for f in sorted(full.rglob("*.py"))]
-            wanted.extend(f for f in files if Path(f).name != "__init__.py")
+            wanted.extend(f for f in files if Path(f).name != "__init__.py" and f not in wanted)
     by_target: dict[str, list[str]] = defaultdict(list)
     for path in wanted:
         owners = [t for t in targets if t.owns(path)]
@@ -431,7 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         if not paths:
             continue
         ws = workspace(t, args.max_children)
-        globs = [g for p in paths for g in mutant_globs(t, p, functions.get(p))]
+        globs = [g for p in paths
+                 for f in (functions[p] if p in functions and p not in whole else [None])
+                 for g in mutant_globs(t, p, f)]
         if not args.report_only:
             # the named modules' mutants (again); for the nightly, the whole target in
             # scope, verdicts of unchanged functions kept from the workspace's last run
