@@ -34,7 +34,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from client_tests import log_dir_targets
+from client_tests import log_dir_targets, process_guard
 from client_tests.group_members import GROUP_CONFIG, stop_live
 from client_tests.kafka_cluster import KafkaCluster
 from client_tests.targets import (
@@ -124,6 +124,13 @@ def _uses_target(item: pytest.Item) -> bool:
         if defs and defs[-1].func.__module__.rsplit(".", 1)[-1] in TARGET_MODULES:
             return True
     return False
+
+
+@pytest.fixture(autouse=True)
+def _reap_children() -> Iterator[None]:
+    """What a test started with process_guard.start is gone after it, pass or fail."""
+    yield
+    process_guard.reap()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

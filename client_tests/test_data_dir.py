@@ -22,7 +22,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from client_tests.process_guard import die_with_parent
+from client_tests import process_guard
 from client_tests.reading import latest_counts
 from emulator import Cluster
 from emulator.containers import free_port_block
@@ -33,20 +33,6 @@ from wire.records import decode_records
 pytestmark = pytest.mark.emulator_only
 
 PARTITIONS = 3
-_RUNNING: list[subprocess.Popen] = []  # emulators and JVMs a test started
-
-
-@pytest.fixture(autouse=True)
-def _reap() -> object:
-    """Whatever a test started is gone after it, pass or fail."""
-    yield
-    while _RUNNING:
-        proc = _RUNNING.pop()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-
-
 def free_ports(n: int) -> int:
     """A base port with ``n`` consecutive free ports after it (the brokers' ports),
     below Linux's ephemeral range: a port the OS hands out for port 0 can be taken by
@@ -63,11 +49,10 @@ class Emulator:
 
     def start(self) -> str:
         self.log = open(self.log_path, "a")  # noqa: SIM115 - closed in stop
-        self.proc = subprocess.Popen(
+        self.proc = process_guard.start(
             [sys.executable, "-m", "emulator", "--port", str(self.port),
              "--data-dir", str(self.data_dir)],
-            stdout=subprocess.PIPE, stderr=self.log, text=True, preexec_fn=die_with_parent)
-        _RUNNING.append(self.proc)
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         assert "kafka-emulator ready" in line, (line, self.log_path.read_text())
         return line.split("bootstrap servers ")[1].split()[0]
@@ -317,12 +302,10 @@ class WordCountApp:
     def __init__(self, bootstrap: str, state_dir: Path, log_path: Path) -> None:
         require_streams()
         self.log = open(log_path, "a")  # noqa: SIM115 - closed in close
-        self.proc = subprocess.Popen(
+        self.proc = process_guard.start(
             ["java", "-Xmx256m", "-cp", STREAMS_CP, "WordCount", bootstrap, "wordcount",
              str(state_dir), "words-in", "counts-out"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
-            preexec_fn=die_with_parent)
-        _RUNNING.append(self.proc)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.states: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

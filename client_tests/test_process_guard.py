@@ -1,7 +1,7 @@
 """The process guard (client_tests/process_guard.py): a child started with
 ``preexec_fn=die_with_parent`` is gone once the process that started it is killed, so a
-killed test run leaves no emulator or JVM behind. Not a client test of Kafka: it starts
-no cluster, so ``--target kafka`` deselects it."""
+killed test run leaves no emulator or JVM behind; what a test started with
+``process_guard.start`` and left running is killed by ``reap`` after it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from client_tests import process_guard
 from emulator.testing import wait_for
 
 # Not run with --target kafka: it starts no cluster: the guard of the tests' own child processes.
@@ -58,3 +59,17 @@ def test_a_guarded_child_dies_with_the_process_that_started_it() -> None:
         parent.kill()
         if child and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_reap_kills_what_the_test_started_and_left_running() -> None:
+    """What a test leaves running (it failed before stopping it) is gone once the
+    conftest's autouse fixture reaps; a child that ended on its own is left as it was."""
+    done = process_guard.start([sys.executable, "-c", "pass"])
+    done.wait(30)
+    left = process_guard.start([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        assert left.poll() is None
+        process_guard.reap()
+        assert left.poll() is not None and done.returncode == 0
+    finally:
+        left.kill()

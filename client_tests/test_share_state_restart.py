@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from client_tests.test_data_dir import _RUNNING, Emulator, free_ports
+from client_tests.test_data_dir import Emulator, free_ports
 from client_tests.test_share_groups_java import (
     SHARE_GROUPS,
     TOOLS_JVM,
@@ -36,16 +36,6 @@ pytestmark = pytest.mark.emulator_only
 TOPIC, GROUP = "kept-shares", "sg-restart"
 CONSOLE = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 FORMATTER = "org.apache.kafka.tools.consumer.group.share.ShareGroupStateMessageFormatter"
-
-
-@pytest.fixture(autouse=True)
-def _reap() -> object:
-    yield
-    while _RUNNING:
-        proc = _RUNNING.pop()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
 
 
 def tool(bootstrap: str, *args: str) -> str:
