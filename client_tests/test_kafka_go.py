@@ -95,11 +95,15 @@ def test_a_group_reader_whose_topic_is_auto_created_by_its_leader(cluster: Targe
     # the leader's Metadata created the topic and answered it unknown: nothing assigned
     first = gens[0]
     assert not first["assigned"], log
-    # A look within 20 ms of the creation finds the topic still unknown (Kafka 4.4 showed
-    # it 29 ms after at the soonest). On Kafka the SyncGroup between the two looks can
-    # take longer than that (67 ms seen), and then the watcher may already see it.
+    # On the emulator a look within 20 ms of the creation finds the topic still unknown
+    # (the creation reaches the brokers' metadata later, as on Kafka), so the watcher's
+    # first look fails and the reader rejoins and gets the partition. On Kafka 4.4 when
+    # the creation becomes visible is the broker's timing: 29-67 ms after it on a quiet
+    # machine, but 7 ms once under load (the watcher's first look then found the topic
+    # and kafka-go kept its empty assignment: kafka-go's own race, which Kafka lets it
+    # lose), so there either outcome is one Kafka gives and only the rest is asserted.
     assert first["leader_look"] is not None and first["watcher"] is not None, log
-    if first["watcher"] - first["leader_look"] < 20:
+    if not isinstance(cluster, KafkaTarget) and first["watcher"] - first["leader_look"] < 20:
         assert first["first_look_failed"], log
     if any(g["assigned"] for g in gens):
         assert out["ok"], f"assigned the partition but read {out}:\n{log}"
