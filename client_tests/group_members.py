@@ -15,8 +15,8 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from confluent_kafka import Producer
-
+from client_tests import producing
+from client_tests.producing import numbered
 from emulator.testing import wait_for
 
 PARTITIONS = 6
@@ -41,11 +41,9 @@ def stop_live() -> None:
 
 def produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[bytes]:
     """``n`` records spread round-robin over the partitions; returns their values."""
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2})
-    values = [b"v%05d" % i for i in range(start, start + n)]
-    for i, v in enumerate(values):
-        p.produce(topic, value=v, partition=(start + i) % PARTITIONS)
-    assert p.flush(20) == 0
+    values = numbered(n, start, "v{:05d}")
+    producing.produce(bootstrap, topic, values, partitions=PARTITIONS, start=start,
+                      timeout=20, config={"linger.ms": 2})
     return values
 
 

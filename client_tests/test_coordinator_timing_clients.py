@@ -19,6 +19,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from client_tests.producing import produce
 from conformance.coordinator_timing import (
     Brokers,
     add_partitions_v3,
@@ -48,13 +49,6 @@ def internal_partition(b: Brokers, topic: str, key: str) -> int:
     md = b.any_call(3, 12, {"topics": [{"name": topic}], "allow_auto_topic_creation": False})
     count = len(next(t for t in md["topics"] if t["name"] == topic)["partitions"])
     return partition_for(key, count)
-
-
-def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 1})
-    for v in values:
-        p.produce(topic, value=v)
-    assert p.flush(20) == 0
 
 
 def commit(c: Consumer) -> None:
@@ -102,7 +96,8 @@ def test_consumer_group_commits_through_a_coordinator_move(
     target.create_topic(topic_name, 3)
     group = f"move-{uuid.uuid4().hex[:8]}"
     first = [f"a{i}".encode() for i in range(30)]
-    produce(bootstrap, topic_name, first)
+    produce(bootstrap, topic_name, first, partitions=None, timeout=20,
+            config={"linger.ms": 1})
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                   "auto.offset.reset": "earliest", "enable.auto.commit": False,
                   "session.timeout.ms": 10000})
@@ -118,7 +113,8 @@ def test_consumer_group_commits_through_a_coordinator_move(
             elect_preferred(b, OFFSETS, index)
             seen += probe_new_coordinator(b, new, group)
             second = [f"b{len(seen)}-{i}".encode() for i in range(30)]
-            produce(bootstrap, topic_name, second)
+            produce(bootstrap, topic_name, second, partitions=None, timeout=20,
+                    config={"linger.ms": 1})
             got += consume(c, len(second))
             commit(c)
             first += second

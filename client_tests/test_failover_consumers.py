@@ -14,10 +14,12 @@ import asyncio
 import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka import TopicPartition as AioTP
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.structs import TopicPartition as KpTP
 
+from client_tests import producing
+from client_tests.producing import numbered
 from client_tests.rawkafka import partition_leader
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -35,11 +37,9 @@ def setup(cluster: Cluster, topic: str) -> None:
 
 
 def produce(cluster: Cluster, topic: str, start: int, n: int) -> None:
-    p = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                  "topic.metadata.refresh.interval.ms": 500, "retry.backoff.ms": 50})
-    for i in range(start, start + n):
-        p.produce(topic, value=b"v-%04d" % i, partition=0)
-    assert p.flush(60) == 0
+    producing.produce(cluster.bootstrap_servers, topic, numbered(n, start, "v-{:04d}"),
+                      timeout=60, config={"acks": "all", "retry.backoff.ms": 50,
+                                          "topic.metadata.refresh.interval.ms": 500})
 
 
 def move_leader(cluster: Cluster | KafkaTarget, topic: str) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from client_tests.producing import produce
 from client_tests.rawkafka import topic_metadata
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -21,15 +22,6 @@ def leader_of(cluster: Cluster | KafkaTarget, topic: str) -> int:
                 if p["partition_index"] == 0)
 
 
-def produce(p: Producer, topic: str, values: list[bytes]) -> None:
-    errors: list[object] = []
-    for v in values:
-        p.produce(topic, v, partition=0,
-                  on_delivery=lambda err, _m: err is not None and errors.append(err))
-    assert p.flush(90) == 0, "records still unacknowledged after 90 s"
-    assert errors == []
-
-
 def test_idempotent_producer_through_a_leader_crash(cluster: Cluster | KafkaTarget,
                                                     topic_name: str) -> None:
     cluster.create_topic(topic_name, 1, 3)
@@ -37,11 +29,11 @@ def test_idempotent_producer_through_a_leader_crash(cluster: Cluster | KafkaTarg
                   "enable.idempotence": True, "linger.ms": 2,
                   "message.timeout.ms": 90000, "retry.backoff.ms": 100})
     first = [b"before-%03d" % i for i in range(50)]
-    produce(p, topic_name, first)
+    produce(p, topic_name, first, timeout=90)
     leader = leader_of(cluster, topic_name)
     cluster.stop_broker(leader)
     then = [b"after-%03d" % i for i in range(50)]
-    produce(p, topic_name, then)
+    produce(p, topic_name, then, timeout=90)
     assert leader_of(cluster, topic_name) not in (leader, -1)
     cluster.start_broker(leader)
     c = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": topic_name,

@@ -6,8 +6,10 @@ in turn from one thread (one instance per consumer, as librdkafka asks)."""
 
 from __future__ import annotations
 
-from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+from confluent_kafka import AcknowledgeType, ShareConsumer
 
+from client_tests import producing
+from client_tests.producing import numbered
 from client_tests.rawkafka import set_group_config, share_all_finished
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -17,12 +19,8 @@ Target = Cluster | KafkaTarget
 
 
 def produce(c: Target, topic: str, n: int, per_flush: int = 5) -> None:
-    p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 0})
-    for i in range(n):
-        p.produce(topic, value=f"v{i}".encode(), partition=0)
-        if (i + 1) % per_flush == 0:
-            p.flush(10)
-    assert p.flush(10) == 0
+    producing.produce(c.bootstrap_servers, topic, numbered(n), per_flush=per_flush,
+                      timeout=10, config={"acks": "all", "linger.ms": 0})
 
 
 def share_consumer(c: Target, group: str, topic: str, **extra: str) -> ShareConsumer:

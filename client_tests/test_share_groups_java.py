@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from client_tests import producing
+from client_tests.producing import numbered
 from client_tests.rawkafka import (
     leader_conn,
     list_offset,
@@ -104,12 +106,8 @@ def consumers() -> Iterator[list[ShareConsumer]]:
 
 
 def produce(c: Target, topic: str, n: int, start: int = 0, per_flush: int = 1) -> None:
-    p = Producer({"bootstrap.servers": c.bootstrap_servers, "acks": "all", "linger.ms": 0})
-    for i in range(start, start + n):
-        p.produce(topic, value=f"v{i}".encode(), partition=0)
-        if (i + 1) % per_flush == 0:
-            p.flush(10)
-    assert p.flush(10) == 0
+    producing.produce(c.bootstrap_servers, topic, numbered(n, start), per_flush=per_flush,
+                      timeout=10, config={"acks": "all", "linger.ms": 0})
 
 
 def start_at_earliest(c: Target, group: str) -> None:

@@ -18,9 +18,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from client_tests import producing
+from client_tests.producing import numbered
 from client_tests.test_data_dir import Emulator, free_ports
 from client_tests.test_share_groups_java import (
     SHARE_GROUPS,
@@ -55,11 +56,8 @@ def offsets(bootstrap: str) -> tuple[int, int]:
 
 
 def produce(bootstrap: str, start: int, n: int) -> None:
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-    for i in range(start, start + n):
-        p.produce(TOPIC, value=f"v{i}".encode(), partition=0)
-        p.flush(10)
-    assert p.flush(10) == 0
+    producing.produce(bootstrap, TOPIC, numbered(n, start), per_flush=1, timeout=10,
+                      config={"acks": "all"})
 
 
 def test_share_state_survives_a_crash_and_restart(tmp_path: Path) -> None:

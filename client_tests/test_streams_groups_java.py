@@ -22,8 +22,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 
+from client_tests import producing
 from client_tests.kafka_cluster import request
 from client_tests.reading import latest_counts
 from emulator.testing import wait_for
@@ -90,10 +90,8 @@ class App:
 
 def produce(bootstrap: str, topic: str, lines: list[str]) -> None:
     """One line per partition in turn (so every input partition gets a committed offset)."""
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
-    for i, line in enumerate(lines):
-        p.produce(topic, value=line.encode(), partition=i % 4)
-    assert p.flush(30) == 0
+    producing.produce(bootstrap, topic, [line.encode() for line in lines], partitions=4,
+                      config={"acks": "all"})
 
 
 @pytest.mark.kafka_slow  # Kafka Streams JVMs, 30-55 s on Kafka
