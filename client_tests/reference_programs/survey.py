@@ -17,20 +17,23 @@ time goes to the program's own pace (its live input spread over 3 s, its flushes
 commits answered by a cluster whose faults make it retry), and to the checker's
 read-back, which waits until the high watermarks stood still for SETTLE_S (longer than
 the adversary's longest follower lag; a shorter wait would miss a record lost to a
-lagging follower). ``--jobs N`` therefore runs N runs at once, each in its own worker
-process with its own cluster: every run is the same run as with ``--jobs 1`` (same
-seed, same program, same checks, same fault rates), and the table is the same table,
-in the same order. Four jobs keep the machine's load under one core.
+lagging follower). ``--jobs N`` therefore runs N runs at once, each in a process of its
+own with its own cluster (killed after ``--timeout`` s: a client can hang for good), its
+result appended to ``--log`` as it ends: every run is the same run as with ``--jobs 1``
+(same seed, same program, same checks, same fault rates), and the table is the same
+table, in the same order. Eight jobs keep the machine's load under one core.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
-import multiprocessing
+import subprocess
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 from client_tests.reference_programs.cases import REFS, Ref, cluster
 
@@ -52,11 +55,33 @@ def run(ref: Ref, seed: int) -> tuple[list[str], str | None]:
         return [f"error: {type(e).__name__}: {str(e)[:300]}"], unsound
 
 
-def _run_named(name: str, seed: int) -> tuple[list[str], str | None]:
-    """run() in a worker process, which finds the program by name (a Ref's function is
-    not sent between processes)."""
-    logging.disable(logging.WARNING)
-    return run(next(r for r in REFS if r.name == name), seed)
+def _one(name: str, seed: int) -> None:
+    """``--one NAME SEED``: one run in this process, its result as a JSON line on stdout
+    (what ``--jobs`` starts, one process per run)."""
+    problems, unsound = run(next(r for r in REFS if r.name == name), seed)
+    print(
+        json.dumps({"name": name, "seed": seed, "problems": problems, "unsound": unsound}),
+        flush=True,
+    )
+
+
+def _in_process(name: str, seed: int, timeout: float) -> tuple[list[str], str | None]:
+    """One run in a process of its own, killed after ``timeout`` s. A run can hang for
+    good: confluent-kafka's Consumer.close() can wait inside its rebalance callback
+    while holding the GIL, which freezes the in-process cluster too (seen once in 300
+    librdkafka pipeline runs), and only a process boundary gets the other runs past it."""
+    cmd = [sys.executable, "-m", "client_tests.reference_programs.survey", "--one", name, str(seed)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [f"error: hung, killed after {timeout:.0f} s"], None
+    if out.stderr.strip():
+        print(out.stderr, file=sys.stderr, end="", flush=True)
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            got = json.loads(line)
+            return got["problems"], got["unsound"]
+    return [f"error: the run's process exited {out.returncode} without a result"], None
 
 
 def main() -> None:
@@ -71,8 +96,23 @@ def main() -> None:
         default=1,
         help="runs at once, each in its own process (default 1: all in this one)",
     )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="with --jobs: a run still going after this many s is killed and counts as failed",
+    )
+    ap.add_argument(
+        "--log",
+        type=Path,
+        help="with --jobs: each run's result appended to this file as a JSON line as it ends",
+    )
+    ap.add_argument("--one", nargs=2, metavar=("NAME", "SEED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     logging.disable(logging.WARNING)
+    if args.one:
+        _one(args.one[0], int(args.one[1]))
+        return
     seeds = range(args.first, args.first + args.seeds)
     refs = [
         ref
@@ -89,15 +129,24 @@ def main() -> None:
     bad = False
     pool = None
     if args.jobs > 1:
-        # spawn: a worker must not inherit this process's threads (a fork would copy a
-        # running cluster's or librdkafka's lock state into it)
-        pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
+        pool = ThreadPoolExecutor(args.jobs)
+
+        def job(name: str, seed: int) -> tuple[list[str], str | None]:
+            problems, unsound = _in_process(name, seed, args.timeout)
+            if args.log:
+                with args.log.open("a") as f:
+                    f.write(
+                        json.dumps(
+                            {"name": name, "seed": seed, "problems": problems, "unsound": unsound}
+                        )
+                        + "\n"
+                    )
+            return problems, unsound
+
         # every run queued at once, so the workers stay busy across programs; each
         # program's row is printed once its seeds are done, in REFS order
         futures = {
-            (ref.name, seed): pool.submit(_run_named, ref.name, seed)
-            for ref in refs
-            for seed in seeds
+            (ref.name, seed): pool.submit(job, ref.name, seed) for ref in refs for seed in seeds
         }
     t_all = time.monotonic()
     for ref in refs:
