@@ -20,6 +20,7 @@ import pytest
 from confluent_kafka import Producer
 
 from client_tests.kafka_cluster import KafkaCluster, request
+from client_tests.rawkafka import fetch_body
 from emulator import Cluster
 from emulator.testing import wait_for
 from wire.errors import ErrorCode as E
@@ -54,13 +55,8 @@ def produce(side: Side, broker: int, partition: int) -> int:
 
 
 def fetch(side: Side, broker: int, partition: int) -> int:
-    r = call(side, broker, 1, 12, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-        "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-        "topics": [{"topic": TOPIC, "partitions": [
-            {"partition": partition, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-             "current_leader_epoch": -1, "log_start_offset": -1}]}],
-        "forgotten_topics_data": [], "rack_id": ""})
+    r = call(side, broker, 1, 12,
+             fetch_body(TOPIC, partition=partition, max_bytes=1 << 20))
     return r["responses"][0]["partitions"][0]["error_code"]
 
 

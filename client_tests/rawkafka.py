@@ -46,14 +46,14 @@ def produce_body(topic: str, partition: int, records: bytes | None, acks: int = 
         {"name": topic, "partition_data": [{"index": partition, "records": records}]}]}
 
 
-def fetch_body(topic: str, offset: int = 0, *, topic_id: bytes | None = None,
-               min_bytes: int = 0, max_wait: int = 0, max_bytes: int = 10 << 20,
-               part_max: int = 1 << 20, isolation: int = 0) -> dict:
-    """A sessionless consumer Fetch of ``topic``'s partition 0 from ``offset``: by name,
+def fetch_body(topic: str, offset: int = 0, *, partition: int = 0,
+               topic_id: bytes | None = None, min_bytes: int = 0, max_wait: int = 0,
+               max_bytes: int = 10 << 20, part_max: int = 1 << 20, isolation: int = 0) -> dict:
+    """A sessionless consumer Fetch of ``topic``'s ``partition`` from ``offset``: by name,
     or by ``topic_id`` too (v13 and later). Each field a version does not have is left
     out when encoded."""
     topic_entry: dict = {"topic": topic, "partitions": [
-        {"partition": 0, "fetch_offset": offset, "partition_max_bytes": part_max,
+        {"partition": partition, "fetch_offset": offset, "partition_max_bytes": part_max,
          "current_leader_epoch": -1, "last_fetched_epoch": -1, "log_start_offset": -1}]}
     if topic_id is not None:
         topic_entry["topic_id"] = topic_id

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from rawkafka import Conn, leader_conn, partition_leader
+from rawkafka import Conn, fetch_body, leader_conn, partition_leader
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -178,12 +178,7 @@ def test_client_quotas_alter_describe_and_throttle(cluster: Target) -> None:
         assert resp["throttle_time_ms"] > 0  # 30 KB against 1 KB/s
         consumer = leader_conn(cluster, topic)
         consumer.client_id = client_id
-        fetched = consumer.call(1, 12, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "partitions": [
-                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}],
-            "forgotten_topics_data": [], "rack_id": ""})
+        fetched = consumer.call(1, 12, fetch_body(topic, min_bytes=1, max_bytes=1 << 20))
         consumer.close()
         assert fetched["throttle_time_ms"] > 0
     finally:

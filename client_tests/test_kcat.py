@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from client_tests.rawkafka import Conn, topic_metadata
+from client_tests.rawkafka import Conn, fetch_body, topic_metadata
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
 from wire.records import read_header
@@ -56,12 +56,8 @@ def first_batch(cluster: Cluster | KafkaTarget, topic: str, partition: int) -> b
                   if p["partition_index"] == partition)
     c = Conn(cluster, cluster.broker_ids.index(leader))
     try:
-        resp = c.call(1, 12, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "partitions": [
-                {"partition": partition, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}],
-            "forgotten_topics_data": [], "rack_id": ""})
+        resp = c.call(1, 12, fetch_body(topic, partition=partition, min_bytes=1,
+                                        max_bytes=1 << 20))
     finally:
         c.close()
     part = resp["responses"][0]["partitions"][0]

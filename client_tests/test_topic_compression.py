@@ -14,7 +14,7 @@ import time
 import uuid
 
 from confluent_kafka import Consumer, Producer
-from rawkafka import Conn, leader_conn
+from rawkafka import Conn, fetch_body, leader_conn
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
@@ -53,13 +53,7 @@ def _create(cluster: Cluster | KafkaTarget, topic: str, compression: str,
 
 def _fetch(c: Conn, topic: str) -> list[bytes]:
     """Every batch of partition 0, from offset 0, as stored by the leader."""
-    r = c.call(1, 12, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-        "isolation_level": 0, "session_id": 0, "session_epoch": -1, "topics": [
-            {"topic": topic, "partitions": [
-                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-                 "current_leader_epoch": -1, "log_start_offset": -1}]}],
-        "forgotten_topics_data": [], "rack_id": ""})
+    r = c.call(1, 12, fetch_body(topic, max_bytes=1 << 20))
     p = r["responses"][0]["partitions"][0]
     assert p["error_code"] == 0, p
     data, out, pos = p["records"], [], 0
