@@ -265,3 +265,47 @@ def test_the_command_serves_a_client_with_its_methods_deferred() -> None:
             c.close()
         assert got == [f"v{i}".encode() for i in range(5)]
         assert committed[0].offset == 5  # past the fifth record (the marker follows it)
+
+
+# The command started as a user starts it, up to its ready line: how many of the generated
+# methods of the emulator's and wire's dataclasses are still waiting, and how many ran.
+AT_READY = """
+import json, os, sys
+from emulator import cli
+from emulator.lazy_dataclasses import LazyMethod
+class Ready:
+    def write(self, text):
+        if "kafka-emulator ready" in text:
+            waiting = compiled = 0
+            for name, mod in list(sys.modules.items()):
+                if mod is None or not name.startswith(("emulator.", "wire.")):
+                    continue
+                for cls in list(vars(mod).values()):
+                    if isinstance(cls, type) and "__dataclass_fields__" in vars(cls) \\
+                            and cls.__module__ == name:
+                        for meth in ("__init__", "__repr__", "__eq__", "__hash__"):
+                            fn = vars(cls).get(meth)
+                            fn = vars(fn).get("__wrapped__", fn) if callable(fn) else fn
+                            if isinstance(fn, LazyMethod) and fn._real is None:
+                                waiting += 1
+                            elif getattr(getattr(fn, "__code__", None), "co_filename",
+                                         "") == "<string>":  # dataclasses' own text
+                                compiled += 1
+            sys.__stdout__.write(json.dumps([waiting, compiled]) + "\\n")
+            sys.__stdout__.flush()
+            os._exit(0)
+    def flush(self):
+        pass
+sys.stdout = Ready()
+cli.main(["--port", "0"])
+"""
+
+
+def test_the_command_starts_with_most_methods_waiting() -> None:
+    """``kafka-emulator`` defers them (cli.main): at its ready line most are uncompiled.
+    Without lazy_methods() in cli.main every one of them is compiled at import."""
+    r = subprocess.run([sys.executable, "-c", AT_READY], capture_output=True, text=True,
+                       timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    waiting, compiled = json.loads(r.stdout.splitlines()[-1])
+    assert waiting > 300 and compiled < waiting / 10, (waiting, compiled)
