@@ -217,8 +217,11 @@ def emulator(brokers: int, idle_s: float, root: str | None = None) -> Sample:
     older commit's ``git archive`` for a before/after figure."""
     base = free_base_port(brokers)
     cmd = emulator_cmd() if root is None else [sys.executable, "-m", "emulator"]
+    # This tree's emulator even where the installed command would import another: an
+    # editable install made elsewhere (its finder maps the package to that path) fails
+    # every start here, each run then waiting out first_ack's timeout.
     return run_process([*cmd, "--brokers", str(brokers), "--port", str(base)],
-                       brokers, base, "kafka-emulator ready", idle_s, cwd=root)
+                       brokers, base, "kafka-emulator ready", idle_s, cwd=root or ROOT)
 
 
 def build_kfake() -> str:
