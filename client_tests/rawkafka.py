@@ -11,7 +11,7 @@ import socket
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
-from emulator.blocking_client import BlockingConnection, ConnectionClosed
+from emulator.blocking_client import KAFKA_REQUEST_TIMEOUT_S, BlockingConnection, ConnectionClosed
 from emulator.testing import wait_for
 
 CORR = 7  # the first correlation id of a Conn
@@ -32,7 +32,8 @@ class Conn(BlockingConnection):
     def __init__(self, cluster: Cluster | KafkaTarget, broker_index: int = 0,
                  client_id: str = "bad-input-test") -> None:
         super().__init__(socket.create_connection(_address(cluster, broker_index),
-                                                  timeout=10), client_id, CORR)
+                                                  timeout=KAFKA_REQUEST_TIMEOUT_S),
+                         client_id, CORR)
 
     def call(self, key: int, version: int, body: dict) -> dict:
         try:

@@ -25,7 +25,7 @@ from confluent_kafka.admin import (
 )
 
 from emulator import Cluster
-from emulator.blocking_client import BlockingConnection, ConnectionClosed
+from emulator.blocking_client import KAFKA_REQUEST_TIMEOUT_S, BlockingConnection, ConnectionClosed
 from emulator.security.acl import AclBinding as Binding
 from emulator.security.acl import AclFilter, Op, PatternType, PermissionType
 from emulator.security.acl import ResourceType as RT
@@ -62,7 +62,8 @@ class Client(BlockingConnection):
         bootstrap = target if isinstance(target, str) else target.bootstrap_servers
         self.bootstrap = bootstrap.split(",")[broker_index]
         host, port = self.bootstrap.rsplit(":", 1)
-        super().__init__(socket.create_connection((host, int(port)), timeout=10), "acl-test")
+        super().__init__(socket.create_connection((host, int(port)),
+                                                  timeout=KAFKA_REQUEST_TIMEOUT_S), "acl-test")
         assert self.call(17, 1, {"mechanism": "PLAIN"})["error_code"] == 0
         token = f"\0{user}\0{USERS[user]}".encode()
         assert self.call(36, 2, {"auth_bytes": token})["error_code"] == 0

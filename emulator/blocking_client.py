@@ -16,6 +16,13 @@ from wire.connection import Body, ClientConnection, Response
 
 _RECV = 1 << 16
 
+# How long a raw connection that may face a real Kafka waits for one answer: Kafka's own
+# clients' request.timeout.ms default (30 s), the time they give a broker before they call
+# a request lost. A JVM broker answers most requests in milliseconds, but one sharing two
+# cores with other JVMs took over 10 s (the socket timeout this replaces) to refuse a
+# CreateAcls of 10,001 bindings: slow is not lost, and only a lost answer should fail.
+KAFKA_REQUEST_TIMEOUT_S = 30.0
+
 
 class ConnectionClosed(ConnectionError):
     """The broker closed the connection before the answer came."""
