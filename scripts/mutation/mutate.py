@@ -314,10 +314,12 @@ def triage_text(m: Mutant) -> str:
         'reason = ""', ""])
 
 
-def report(mutants: list[Mutant], entries: list[Entry]) -> tuple[list[Mutant], list[Entry]]:
+def report(mutants: list[Mutant], entries: list[Entry],
+           by_function: bool = False) -> tuple[list[Mutant], list[Entry]]:
     """Print killed / equivalent / surviving per package; return the surviving mutants
     (not in the triage file) and the stale entries (of a module that ran, matching no
-    survivor)."""
+    survivor; ``by_function``, when only some functions were named: of a function that
+    ran)."""
     rows: dict[str, Counter[str]] = defaultdict(Counter)
     surviving, used = [], set()
     for m in mutants:
@@ -334,9 +336,13 @@ def report(mutants: list[Mutant], entries: list[Entry]) -> tuple[list[Mutant], l
         else:
             rows[m.package]["surviving"] += 1
             surviving.append(m)
-    ran = {m.function.rsplit(".", 1)[0] for m in mutants}
-    stale = [e for i, e in enumerate(entries)
-             if i not in used and e.function.rsplit(".", 1)[0] in ran]
+    if by_function:
+        ran = {m.function for m in mutants}
+        stale = [e for i, e in enumerate(entries) if i not in used and e.function in ran]
+    else:
+        modules = {m.function.rsplit(".", 1)[0] for m in mutants}
+        stale = [e for i, e in enumerate(entries)
+                 if i not in used and e.function.rsplit(".", 1)[0] in modules]
     print(f"\n{'package':32} {'mutants':>8} {'killed':>8} {'equivalent':>11} {'surviving':>10}")
     total: Counter[str] = Counter()
     for pkg in sorted(rows):
@@ -454,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         mutants.extend(results(ws, paths, globs))
 
     entries = load_triage()
-    surviving, stale = report(mutants, entries)
+    surviving, stale = report(mutants, entries, by_function=bool(functions) and not whole)
     if surviving:
         print(f"\n{len(surviving)} surviving mutants (kill each with a test, or record it in "
               f"{TRIAGE.relative_to(ROOT)} with the reason it is equivalent):")
