@@ -21,10 +21,11 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException
 
 from client_tests.wrong_clients.offsets_outside_txn import (
     commit_transaction,
+    new_producer,
     next_offsets,
     rewind,
 )
@@ -44,9 +45,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
         # a rebalance keeps the partitions a member still owns (and their positions)
         "partition.assignment.strategy": "cooperative-sticky",
     })
-    producer = Producer({"bootstrap.servers": bootstrap,
-                         "transactional.id": f"{group}-{uuid.uuid4()}", "linger.ms": 5})
-    producer.init_transactions(30)
+    tid = f"{group}-{uuid.uuid4()}"
+    producer = new_producer(bootstrap, tid)
     consumer.subscribe([src])
     done: set[tuple[int, int]] = set()
     aborts = 0
@@ -74,6 +74,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
                 aborts += 1
                 if fixed:
                     rewind(consumer)  # FIX: read the aborted batch again
+                    # and a new epoch, as librdkafka needs after an abort (new_producer)
+                    producer = new_producer(bootstrap, tid, producer)
                 # WRONG (fixed=False): the position stays past the aborted batch
                 continue
             done.update((m.partition(), m.offset()) for m in batch)

@@ -43,9 +43,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
         "isolation.level": "read_committed",
         "session.timeout.ms": 2000, "heartbeat.interval.ms": 200,
     })
-    producer = Producer({"bootstrap.servers": bootstrap,
-                         "transactional.id": f"{group}-{uuid.uuid4()}", "linger.ms": 5})
-    producer.init_transactions(30)
+    tid = f"{group}-{uuid.uuid4()}"
+    producer = new_producer(bootstrap, tid)
     consumer.subscribe([src])
     done: set[tuple[int, int]] = set()  # (partition, offset) transformed and committed
     commits = 0
@@ -72,6 +71,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
                 if not e.args[0].txn_requires_abort():
                     raise
                 producer.abort_transaction(30)
+                if fixed:  # librdkafka: a new epoch after an abort (new_producer)
+                    producer = new_producer(bootstrap, tid, producer)
                 rewind(consumer)
                 continue
             if not fixed:
@@ -85,6 +86,26 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
         consumer.close()
         producer.flush(10)
     return commits
+
+
+def new_producer(bootstrap: str, tid: str, old: Producer | None = None) -> Producer:
+    """A transactional producer for ``tid``; given the one it replaces, after an abort.
+
+    Why a new one after an abort: librdkafka 2.16 takes a NOT_LEADER_OR_FOLLOWER answer
+    as "not persisted", although a leader that appended and replicated an acks=all
+    batch answers it when leadership moves while the batch waits in its purgatory
+    (Kafka's DelayedProduce). When the transaction then aborts, librdkafka rewinds the
+    partition's sequence to that batch's first one at the same epoch; the next
+    transaction's batch of the same size is then a duplicate of the aborted one to the
+    broker, answered with its offset and not appended, and the transaction commits
+    without it (client_tests/reference_programs/confluent.py, SEQUENCE_REUSE). A new
+    producer's InitProducerId bumps the epoch: its sequences start again at 0."""
+    if old is not None:
+        old.flush(1)
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+                         "linger.ms": 5})
+    producer.init_transactions(30)
+    return producer
 
 
 def next_offsets(topic: str, batch: list[Message]) -> list[TopicPartition]:
