@@ -287,6 +287,21 @@ def test_fenced_consumer_member_downgrades_too_and_policy_can_forbid_it() -> Non
     assert h2.group().type == "consumer"  # no downgrade allowed
 
 
+def test_expiring_the_last_consumer_member_downgrades_as_its_session_would() -> None:
+    """--fidelity adversarial's kick (expire_member) fences the member through migration
+    as the session timer does: the last member using the consumer protocol gone, the
+    group turns classic with the classic members."""
+    h = Harness()
+    a, b = h.stable_classic_group("a", "b")
+    h.hb("k")
+    epoch = h.group().group_epoch
+    assert h.gc.migration.expire_member(G, "k")
+    g = h.group()
+    assert g.type == "classic" and g.generation_id == epoch
+    assert set(g.members) == {a.member_id, b.member_id}
+    assert not h.gc.migration.expire_member(G, a.member_id)  # a classic group now
+
+
 def test_upgrade_refused_by_policy_or_protocol() -> None:
     h = Harness(**{"group.consumer.migration.policy": "downgrade"})
     h.stable_classic_group("a", "b")

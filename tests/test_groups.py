@@ -131,7 +131,7 @@ def test_expire_member_removes_it_as_a_session_timeout_would() -> None:
     assert h.group().state == "PreparingRebalance"
     assert h.gc.heartbeat(G, b, 2) == E.UNKNOWN_MEMBER_ID
     assert h.gc.heartbeat(G, a, 2) == E.REBALANCE_IN_PROGRESS
-    assert not h.gc.consumer.expire_member(G, a)  # a classic group: not the consumer kind
+    assert not h.gc.migration.expire_member(G, a)  # a classic group: not the consumer kind
 
 def test_leave_group_rebalances_the_rest() -> None:
     h = Harness()

@@ -130,11 +130,11 @@ def test_expire_member_fences_it_as_a_session_timeout_would() -> None:
         h.hb(m)
     h.settle(["a", "b"])
     epoch = h.group().group_epoch
-    assert not h.gc.consumer.expire_member(G, "nobody")
-    assert not h.gc.consumer.expire_member("no-such-group", "a")
+    assert not h.gc.migration.expire_member(G, "nobody")
+    assert not h.gc.migration.expire_member("no-such-group", "a")
     assert not h.gc.classic.expire_member(G, "a")  # a consumer group: not the classic kind
     assert h.group().group_epoch == epoch
-    assert h.gc.consumer.expire_member(G, "b")
+    assert h.gc.migration.expire_member(G, "b")
     assert "b" not in h.group().members and h.group().group_epoch == epoch + 1
     assert h.hb("b")["error_code"] == E.UNKNOWN_MEMBER_ID
     h.settle(["a"])

@@ -26,8 +26,9 @@ from emulator.cluster import ports
 from emulator.cluster.clock import ManualClock
 from emulator.cluster.metadata import Broker
 from emulator.cluster.state import ClusterState
+from emulator.coordinators.groups.base import GroupsBase
 from emulator.coordinators.groups.coordinator import GroupCoordinator
-from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
+from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.share.groups import ShareGroupsHost
 from emulator.coordinators.share.state import ShareStateHost
@@ -232,14 +233,14 @@ UPWARD_SEAMS: dict[type, set[str]] = {
     ShareStateHost: {"state", "partitions", "cfg", "share_partition", "persist", "forget",
                      "mark_changed"},
     # and the calls between the group coordinator's parts, through its core: migration
-    # calls down into the classic and consumer protocols; only the consumer protocol
-    # calls up into migration (the conversions it starts, the classic members' timers)
+    # calls down into the classic and consumer protocols, and no part calls up into it
     ClassicPart: {"session_timeout_valid", "join_group", "sync_group", "heartbeat",
                   "leave_group", "prepare_rebalance"},
     ConsumerPart: {"compute_subscription_metadata", "update_group_epoch",
-                   "maybe_update_target", "reconcile", "remove_consumer_member"},
-    MigrationPart: {"maybe_upgrade", "can_downgrade_without", "convert_to_classic",
-                    "tick_classic_members"},
+                   "maybe_update_target", "reconcile", "remove_consumer_member",
+                   "heartbeat_error", "validate_heartbeat", "member_heartbeat",
+                   "leaving_member", "left", "leave_for_a_while", "fence_member",
+                   "tick_assignment", "must_fence"},
 }
 
 
@@ -258,13 +259,24 @@ def _parts_reached(path: Path) -> set[str]:
                  else node.value.id) == "gc"}
 
 
-def test_migration_sits_above_the_classic_protocol(tmp_path: Path) -> None:
-    """Online migration takes the classic requests first and calls the classic protocol
-    below it; the classic protocol reaches no other part (a call up into migration, as
-    its JoinGroup, SyncGroup, Heartbeat and LeaveGroup once made, fails here)."""
+def test_migration_sits_above_the_classic_and_the_consumer_protocol(tmp_path: Path) -> None:
+    """Online migration takes the classic requests, the consumer heartbeats and the
+    consumer groups' timers first and calls the classic and consumer protocols below it;
+    neither protocol reaches another part (a call up into migration, as the classic
+    JoinGroup, SyncGroup, Heartbeat and LeaveGroup once made, and the consumer protocol's
+    upgrade, downgrade and classic members' timers, fails here), and the core the parts
+    share names no migration for them to reach (mypy then refuses ``gc.migration``)."""
     coordinators = ROOT / "emulator/coordinators"
     assert _parts_reached(coordinators / "classic/protocol.py") == set()
+    assert _parts_reached(coordinators / "consumer/protocol.py") == set()
+    assert _parts_reached(coordinators / "streams/protocol.py") == set()
     assert _parts_reached(coordinators / "consumer/migration.py") == {"classic", "consumer"}
+    assert "migration" not in GroupsBase.__annotations__
+    # what migration calls below is public: no protocol between the parts names a
+    # private member
+    for proto in (ClassicPart, ConsumerPart):
+        assert not [n for n, v in vars(proto).items() if n.startswith("_")
+                    and not n.startswith("__") and callable(v)], proto
     bad = tmp_path / "protocol.py"
     bad.write_text("def join(self, g):\n    return self.gc.migration.join_group(g)\n")
     assert _parts_reached(bad) == {"migration"}

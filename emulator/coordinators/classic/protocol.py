@@ -29,8 +29,9 @@ from wire.errors import ErrorCode as E
 
 class ClassicProtocol(GroupPart):
     """The classic protocol's operations: a part of ``GroupCoordinator``, reaching the
-    core (``now()``, ``cfg()``, ``new_member_uuid()``, ``mark_changed()``) and the other
-    parts (``migration``, for classic members of consumer groups) through ``gc``."""
+    core (``now()``, ``cfg()``, ``new_member_uuid()``, ``mark_changed()``) through ``gc``;
+    it reaches no other part (online migration, above it, answers the classic members of
+    consumer groups before this part is asked)."""
 
     # ---- JoinGroup -----------------------------------------------------------------
     def session_timeout_valid(self, session_timeout_ms: int) -> bool:

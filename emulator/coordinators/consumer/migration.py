@@ -37,6 +37,12 @@ A classic static member that rejoins (new member id, same group.instance.id) in 
 the last member using the consumer protocol downgrades the group at once, without a
 rebalance: it takes the replaced member's assignment.
 
+This part sits above the classic and the consumer protocol: the requests of both reach
+it first (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ConsumerGroupHeartbeat), and so do
+the consumer groups' timers and every fencing of a consumer group's member, since any of
+them may convert the group; it calls the public operations of the parts below it
+(groups/parts.py: ``ClassicPart``, ``ConsumerPart``), and neither calls it.
+
 Differs from Kafka: no group metadata records are written (see groups/coordinator.py).
 """
 
@@ -60,8 +66,14 @@ from emulator.coordinators.consumer.group import (
     ConsumerMember,
 )
 from emulator.coordinators.groups.base import GroupPart
-from emulator.coordinators.groups.messages import JoinGroupResponse, SyncGroupResponse
+from emulator.coordinators.groups.messages import (
+    GroupHeartbeatResponse,
+    JoinGroupResponse,
+    SyncGroupResponse,
+    TopicPartitionsById,
+)
 from emulator.coordinators.runtime import members as membership
+from emulator.coordinators.runtime.members import LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from wire.consumer_protocol import (
     ConsumerProtocolError,
     decode_assignment,
@@ -81,7 +93,7 @@ class GroupMigration(GroupPart):
 
     Uses the coordinator's ``groups``, ``state``, ``now()``, ``cfg()``,
     ``new_member_uuid()``, ``mark_changed()``, the consumer group operations it needs
-    (``groups.parts.ConsumerPart``) and the classic one (``ClassicPart``).
+    (``groups.parts.ConsumerPart``) and the classic ones (``ClassicPart``).
     """
 
     # ---- policy ----------------------------------------------------------------------
@@ -187,6 +199,105 @@ class GroupMigration(GroupPart):
         if rebalance:
             self.gc.classic.prepare_rebalance(classic)
         return classic
+
+    # ---- the consumer protocol's requests and timers -----------------------------------
+    # A ConsumerGroupHeartbeat comes here first: it is validated by the consumer protocol,
+    # a joining heartbeat (epoch 0) upgrades the non-empty classic group it names, a leave
+    # may turn the group classic; the rest is the consumer protocol's (``gc.consumer``),
+    # which so never calls up into migration.
+    def consumer_group_heartbeat(
+        self, group_id: str, member_id: str, member_epoch: int, *,
+        instance_id: str | None = None, rack_id: str | None = None,
+        rebalance_timeout_ms: int = -1, subscribed_topic_names: list[str] | None = None,
+        subscribed_topic_regex: str | None = None, server_assignor: str | None = None,
+        topic_partitions: list[TopicPartitionsById] | None = None, client_id: str = "",
+        client_host: str = "", version: int = 1,
+    ) -> GroupHeartbeatResponse:
+        consumer = self.gc.consumer
+        try:
+            consumer.validate_heartbeat(group_id, member_id, member_epoch, instance_id,
+                                        rack_id, rebalance_timeout_ms, subscribed_topic_names,
+                                        subscribed_topic_regex, server_assignor,
+                                        topic_partitions, version)
+            if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+                out = self._consumer_leave(group_id, member_id, member_epoch, instance_id)
+            else:
+                now = self.gc.now()  # the heartbeat's time, read before an upgrade's
+                if member_epoch == 0:
+                    self._upgrade_joined(group_id)
+                out = consumer.member_heartbeat(
+                    group_id, member_id, member_epoch, instance_id, rack_id,
+                    rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
+                    server_assignor, topic_partitions, client_id, client_host, now)
+        except KafkaError as e:
+            return consumer.heartbeat_error(e)
+        self.gc.mark_changed()
+        return out
+
+    def _upgrade_joined(self, group_id: str) -> None:
+        """A joining consumer heartbeat meets a non-empty classic group: the online
+        upgrade, if allowed (else the group stays classic and the consumer protocol
+        answers GROUP_ID_NOT_FOUND). Raises KafkaError for a malformed embedded
+        protocol."""
+        group = self.groups.get(group_id)
+        if isinstance(group, ClassicGroup) and not group.is_empty:
+            self.maybe_upgrade(group)
+
+    def _consumer_leave(self, group_id: str, member_id: str, epoch: int,
+                        instance_id: str | None) -> GroupHeartbeatResponse:
+        consumer = self.gc.consumer
+        group, m = consumer.leaving_member(group_id, member_id, instance_id)
+        if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
+            return consumer.leave_for_a_while(m, member_id)
+        self.fence_member(group, m)
+        return consumer.left(member_id, epoch)
+
+    def fence_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
+        """A member leaves or is fenced (its leave, its timers, a kick): the group turns
+        classic when only classic-protocol members remain (the downgrade), else the
+        consumer protocol removes the member and bumps the group epoch."""
+        if self.can_downgrade_without(group, m):
+            self.convert_to_classic(group, m)
+        else:
+            self.gc.consumer.fence_member(group, m)
+
+    def expire_member(self, group_id: str, member_id: str) -> bool:
+        """Fence a consumer group's member as its session running out would (--fidelity
+        adversarial, emulator/faults/adversary.py): its next heartbeat meets
+        UNKNOWN_MEMBER_ID and its partitions go to the others. False when there is no
+        such member."""
+        group = self.groups.get(group_id)
+        if not isinstance(group, ConsumerGroup) or not membership.expire(
+                group, member_id, lambda m: self.fence_member(group, m)):
+            return False
+        self.gc.mark_changed()
+        return True
+
+    def tick_consumer(self, group: ConsumerGroup, now: int) -> bool:
+        """A consumer group's timers: its target assignment's interval (the consumer
+        protocol's), then each member whose session or revocation ran out, or (a classic
+        member) whose join or sync timer did, fenced; a fencing may turn the group
+        classic, which ends the visit. True if anything fired."""
+        consumer = self.gc.consumer
+        changed = consumer.tick_assignment(group, now)
+        for m in list(group.members.values()):
+            if self.groups.get(group.group_id) is not group:
+                break  # it turned classic
+            if group.members.get(m.member_id) is not m:
+                continue
+            if consumer.must_fence(m, now) or self._classic_timer_ran_out(m, now):
+                self.fence_member(group, m)
+                changed = True
+        return changed
+
+    @staticmethod
+    def _classic_timer_ran_out(m: ConsumerMember, now: int) -> bool:
+        """A classic member's join timer (the rebalance timeout after it was told to
+        rejoin) or sync timer (the rebalance timeout after its JoinGroup) expired."""
+        if m.classic is None:
+            return False
+        return (m.join_deadline is not None and now >= m.join_deadline) or \
+            (m.sync_deadline is not None and now >= m.sync_deadline)
 
     # ---- the classic protocol's requests ----------------------------------------------
     # JoinGroup, SyncGroup, Heartbeat and LeaveGroup come here first: a classic member of
@@ -467,14 +578,4 @@ class GroupMigration(GroupPart):
             self.gc.consumer.maybe_update_target(group)
             self.gc.mark_changed()
         return results
-
-    def tick_classic_members(self, group: ConsumerGroup, now: int) -> ConsumerMember | None:
-        """A classic member whose join or sync timer expired (to be fenced), if any."""
-        for m in group.members.values():
-            if m.classic is None:
-                continue
-            if (m.join_deadline is not None and now >= m.join_deadline) or \
-                    (m.sync_deadline is not None and now >= m.sync_deadline):
-                return m
-        return None
 

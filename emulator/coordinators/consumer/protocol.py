@@ -2,6 +2,13 @@
 leaving, reconciling towards the target assignment, fencing, timers), as a part of the
 group coordinator.
 
+Online migration (consumer/migration.py) sits above this part: a ConsumerGroupHeartbeat
+reaches ``GroupMigration.consumer_group_heartbeat`` first, which validates it here,
+upgrades a classic group the heartbeat joins, and passes the heartbeat or the leave down;
+a member that leaves or is fenced (its leave, its timers, a kick) goes through
+``GroupMigration.fence_member``, which turns the group classic when only classic members
+remain and otherwise calls ``fence_member`` here. This part calls nothing of migration.
+
 The groups, members, their state table and the server-side assignors are in
 ``consumer.group``; member lookup, static members and epoch fencing are the runtime's
 (``runtime.members``), shared with streams and share groups.
@@ -52,38 +59,20 @@ class ConsumerProtocol(GroupPart):
         return int(group_value(state.config, state.group_configs.get(group_id, {}),
                                f"consumer.{key}"))
 
-    def consumer_group_heartbeat(
-        self, group_id: str, member_id: str, member_epoch: int, *,
-        instance_id: str | None = None, rack_id: str | None = None,
-        rebalance_timeout_ms: int = -1, subscribed_topic_names: list[str] | None = None,
-        subscribed_topic_regex: str | None = None, server_assignor: str | None = None,
-        topic_partitions: list[gm.TopicPartitionsById] | None = None, client_id: str = "",
-        client_host: str = "", version: int = 1,
-    ) -> gm.GroupHeartbeatResponse:
-        try:
-            self._validate_heartbeat(group_id, member_id, member_epoch, instance_id, rack_id,
-                                     rebalance_timeout_ms, subscribed_topic_names,
-                                     subscribed_topic_regex, server_assignor, topic_partitions,
-                                     version)
-            if member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-                out = self._consumer_leave(group_id, member_id, member_epoch, instance_id)
-            else:
-                out = self._consumer_heartbeat(
-                    group_id, member_id, member_epoch, instance_id, rack_id,
-                    rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex,
-                    server_assignor, _owned(topic_partitions), client_id, client_host)
-        except KafkaError as e:
-            return {"error_code": e.code, "error_message": e.message, "member_id": None,
-                    "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
-        self.gc.mark_changed()
-        return out
+    @staticmethod
+    def heartbeat_error(e: KafkaError) -> gm.GroupHeartbeatResponse:
+        """A ConsumerGroupHeartbeat refused: its error, no member."""
+        return {"error_code": e.code, "error_message": e.message, "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
 
     @staticmethod
-    def _validate_heartbeat(group_id: str, member_id: str, member_epoch: int,
-                            instance_id: str | None, rack_id: str | None,
-                            rebalance_timeout_ms: int, names: list[str] | None,
-                            regex: str | None, assignor: str | None,
-                            owned: list[gm.TopicPartitionsById] | None, version: int) -> None:
+    def validate_heartbeat(group_id: str, member_id: str, member_epoch: int,
+                           instance_id: str | None, rack_id: str | None,
+                           rebalance_timeout_ms: int, names: list[str] | None,
+                           regex: str | None, assignor: str | None,
+                           owned: list[gm.TopicPartitionsById] | None, version: int) -> None:
+        """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid: INVALID_REQUEST (and
+        INVALID_REGULAR_EXPRESSION, UNSUPPORTED_ASSIGNOR) before any group is looked at."""
         def bad(msg: str) -> KafkaError:
             return KafkaError(E.INVALID_REQUEST, msg)
 
@@ -120,20 +109,23 @@ class ConsumerProtocol(GroupPart):
                              f"supported. Supported assignors: {', '.join(ASSIGNORS)}.")
 
     def _consumer_group(self, group_id: str, create: bool) -> ConsumerGroup:
-        group = self.groups.get(group_id)
-        if create and group is not None and group.type == "classic" and not group.is_empty:
-            self.gc.migration.maybe_upgrade(group)  # online upgrade (consumer.migration)
         typed: ConsumerGroup = self.gc.typed_group(group_id, create, ConsumerGroup,
                                                    "Consumer group")
         return typed
 
-    def _consumer_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
-                            instance_id: str | None, rack_id: str | None,
-                            rebalance_timeout_ms: int, names: list[str] | None,
-                            regex: str | None, assignor: str | None,
-                            owned: Assignment | None, client_id: str,
-                            client_host: str) -> gm.GroupHeartbeatResponse:
-        now = self.gc.now()
+    def member_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                         instance_id: str | None, rack_id: str | None,
+                         rebalance_timeout_ms: int, names: list[str] | None,
+                         regex: str | None, assignor: str | None,
+                         topic_partitions: list[gm.TopicPartitionsById] | None,
+                         client_id: str, client_host: str, now: int
+                         ) -> gm.GroupHeartbeatResponse:
+        """A validated heartbeat that joins (epoch 0) or stays in the group, at ``now``:
+        the member takes one step towards its target assignment. Raises KafkaError (the
+        member's epoch fenced, an unknown member, the group full or of another type). A
+        classic group the heartbeat joins was upgraded above, by migration, if it could
+        be."""
+        owned = _owned(topic_partitions)
         create = member_epoch == 0
         group = self._consumer_group(group_id, create)
         if not member_id:
@@ -258,7 +250,7 @@ class ConsumerProtocol(GroupPart):
         (--fidelity kafka; docs/fidelity.md, consumer-assignment-interval) at most one per
         consumer.assignment.interval.ms (group.consumer.assignment.interval.ms, 1000), as
         Kafka 4.3+ computes them: until then members reconcile towards the last target (a
-        new member: the assignment epoch, nothing assigned) and ``tick_consumer``
+        new member: the assignment epoch, nothing assigned) and ``tick_assignment``
         computes it when due. ``fast`` computes it at once."""
         if group.group_epoch <= group.assignment_epoch:
             return
@@ -331,46 +323,38 @@ class ConsumerProtocol(GroupPart):
         m.revocation_deadline = None
         m.sync_partition_epochs()
 
-    def _consumer_leave(self, group_id: str, member_id: str, epoch: int,
-                        instance_id: str | None) -> gm.GroupHeartbeatResponse:
+    def leaving_member(self, group_id: str, member_id: str, instance_id: str | None
+                       ) -> tuple[ConsumerGroup, ConsumerMember]:
+        """The group and the member a leave (member epoch -1 or -2) names; raises
+        KafkaError (GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID)."""
         group = self._consumer_group(group_id, False)
-        m = membership.leaving_member(group, member_id, instance_id, FENCED)
-        if instance_id is not None and epoch == STATIC_LEAVE_EPOCH:
-            # A static member leaving for a while keeps its partitions until its
-            # session expires or it comes back.
-            m.member_epoch = STATIC_LEAVE_EPOCH
-            m.pending_revocation = {}
-            return {"error_code": E.NONE, "member_id": member_id,
-                    "member_epoch": STATIC_LEAVE_EPOCH, "heartbeat_interval_ms": 0,
-                    "assignment": None}
-        self._fence_consumer_member(group, m)
+        return group, membership.leaving_member(group, member_id, instance_id, FENCED)
+
+    @staticmethod
+    def left(member_id: str, epoch: int) -> gm.GroupHeartbeatResponse:
+        """The answer to a leave: the member and the epoch it left with."""
         return {"error_code": E.NONE, "member_id": member_id, "member_epoch": epoch,
                 "heartbeat_interval_ms": 0, "assignment": None}
+
+    def leave_for_a_while(self, m: ConsumerMember, member_id: str
+                          ) -> gm.GroupHeartbeatResponse:
+        """A static member leaving for a while (epoch -2) keeps its partitions until its
+        session expires or it comes back."""
+        m.member_epoch = STATIC_LEAVE_EPOCH
+        m.pending_revocation = {}
+        return self.left(member_id, STATIC_LEAVE_EPOCH)
 
     def remove_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
         membership.remove(group, m)
 
-    def _fence_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
-        """Remove a member, release its partitions and bump the group epoch; the group
-        turns classic when only classic-protocol members remain (consumer.migration)."""
-        if self.gc.migration.can_downgrade_without(group, m):
-            self.gc.migration.convert_to_classic(group, m)
-            return
+    def fence_member(self, group: ConsumerGroup, m: ConsumerMember) -> None:
+        """Remove a member, release its partitions and bump the group epoch. Migration
+        calls it for a member that leaves or is fenced when the group stays a consumer
+        group (``GroupMigration.fence_member``: otherwise it turns classic)."""
         self.remove_consumer_member(group, m)
         group.subscription_metadata = self.compute_subscription_metadata(group)
         group.group_epoch += 1
         self.maybe_update_target(group)
-
-    def expire_member(self, group_id: str, member_id: str) -> bool:
-        """Fence a member as its session running out would (--fidelity adversarial,
-        emulator/faults/adversary.py): its next heartbeat meets UNKNOWN_MEMBER_ID and its
-        partitions go to the others. False when there is no such member."""
-        group = self.groups.get(group_id)
-        if not isinstance(group, ConsumerGroup) or not membership.expire(
-                group, member_id, lambda m: self._fence_consumer_member(group, m)):
-            return False
-        self.gc.mark_changed()
-        return True
 
     def update_group_epoch(self, group: ConsumerGroup, changed: bool) -> None:
         """After a member's heartbeat: the group epoch moves when its subscriptions
@@ -384,24 +368,23 @@ class ConsumerProtocol(GroupPart):
             group.group_epoch += 1
         self.maybe_update_target(group)
 
-    def tick_consumer(self, group: ConsumerGroup, now: int) -> bool:
-        changed = False
+    def tick_assignment(self, group: ConsumerGroup, now: int) -> bool:
+        """The group's timer of its own (``GroupMigration.tick_consumer`` runs it first):
+        a target assignment whose interval ran out (--fidelity kafka). True if due."""
         if group.assignment_due is not None and now >= group.assignment_due:
             group.assignment_due = None  # the interval ran out (--fidelity kafka)
             self.maybe_update_target(group)
-            changed = True
-        for m in list(group.members.values()):
-            if self.groups.get(group.group_id) is not group:
-                break  # it turned classic
-            if group.members.get(m.member_id) is not m:
-                continue
-            expired = now >= m.hb_deadline
-            stuck = m.revocation_deadline is not None and now >= m.revocation_deadline \
-                and m.state == UNREVOKED and m.classic is None
-            if expired or stuck or self.gc.migration.tick_classic_members(group, now) is m:
-                self._fence_consumer_member(group, m)
-                changed = True
-        return changed
+            return True
+        return False
+
+    @staticmethod
+    def must_fence(m: ConsumerMember, now: int) -> bool:
+        """A member's own timers ran out: its session, or (a member using the consumer
+        protocol) the revocation it was given time for."""
+        expired = now >= m.hb_deadline
+        stuck = m.revocation_deadline is not None and now >= m.revocation_deadline \
+            and m.state == UNREVOKED and m.classic is None
+        return expired or stuck
 
     def describe_consumer_group(self, group: ConsumerGroup) -> gm.DescribedConsumerGroup:
         by_id = self.state.topics_by_id

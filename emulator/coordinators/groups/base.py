@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.consumer.group import ConsumerGroup
-from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart, MigrationPart
+from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
@@ -86,11 +86,11 @@ class GroupsBase:
     """What every part of the group coordinator reaches: ``state``, ``groups``, the
     placement of group ids (``topic``), ``timers``, and the other parts."""
 
-    # The parts (set by GroupCoordinator): each names the others through the core, by
-    # what it calls of them (groups/parts.py); the streams part is called by no other.
+    # The parts (set by GroupCoordinator): each names the parts below it through the core,
+    # by what it calls of them (groups/parts.py): migration calls the classic and the
+    # consumer protocol; migration and the streams part are called by no other part.
     classic: ClassicPart
     consumer: ConsumerPart
-    migration: MigrationPart
 
     def __init__(self, state: ClusterHost) -> None:
         self.state = state

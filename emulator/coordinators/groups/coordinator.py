@@ -86,13 +86,14 @@ class GroupCoordinator(GroupsBase):
         self.consumer: ConsumerProtocol = ConsumerProtocol(self)
         self.migration: GroupMigration = GroupMigration(self)
         self.streams = StreamsProtocol(self)
-        # The group APIs, each served by its protocol's part; the classic protocol's
-        # through online migration, above it (a classic member of a consumer group).
+        # The group APIs, each served by its protocol's part; the classic and the consumer
+        # protocol's through online migration, above both (a classic member of a consumer
+        # group, an upgrade, a downgrade).
         self.join_group = self.migration.join_group
         self.sync_group = self.migration.sync_group
         self.heartbeat = self.migration.heartbeat
         self.leave_group = self.migration.leave_group
-        self.consumer_group_heartbeat = self.consumer.consumer_group_heartbeat
+        self.consumer_group_heartbeat = self.migration.consumer_group_heartbeat
         self.streams_group_heartbeat = self.streams.streams_group_heartbeat
         self.describe_streams_groups = self.streams.describe_streams_groups
         # The __consumer_offsets leaders and epochs last seen (coordinator moves).
@@ -141,7 +142,7 @@ class GroupCoordinator(GroupsBase):
                 elif group.type == "streams":
                     fired = self.streams.tick_streams(group, now)
                 else:
-                    fired = self.consumer.tick_consumer(group, now)
+                    fired = self.migration.tick_consumer(group, now)
                 if not fired:
                     break
                 changed = True

@@ -5,13 +5,13 @@ streams/protocol.py) are composed into ``GroupCoordinator`` and reach each other
 its core (``GroupsBase``: ``gc.classic``, ``gc.consumer``, ``gc.migration``), since each
 imports the core and none may import another. These protocols name every call that
 crosses between parts, with its types, so that mypy checks it and a reader finds the
-whole surface in one place. Online migration sits above the classic protocol: it takes
-the classic requests first (a classic member of a consumer group is its own) and calls
-the classic and consumer operations below it; the classic protocol calls nothing of it.
-The consumer protocol still calls up into migration (``MigrationPart``: the upgrade a
-consumer heartbeat starts, the downgrade a leave does, the classic members' timers), the
-one way up left between the parts. ``GroupCoordinator`` holds the concrete parts, and
-mypy checks that each implements its protocol where it is assigned.
+whole surface in one place. Online migration sits above the classic and the consumer
+protocol: it takes the requests of both first (a classic member of a consumer group is
+its own; a consumer heartbeat may upgrade a classic group, a leave downgrade a consumer
+group), and the consumer groups' timers, and calls the classic and consumer operations
+below it; neither protocol calls anything of it, so every call between the parts goes
+down. ``GroupCoordinator`` holds the concrete parts, and mypy checks that each
+implements its protocol where it is assigned.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Protocol
 
 from emulator.coordinators.classic.group import ClassicGroup, JoinFuture, SyncFuture
 from emulator.coordinators.consumer.group import Assignment, ConsumerGroup, ConsumerMember
+from emulator.coordinators.groups.messages import GroupHeartbeatResponse, TopicPartitionsById
+from wire.errors import KafkaError
 
 
 class ClassicPart(Protocol):
@@ -50,7 +52,44 @@ class ClassicPart(Protocol):
 
 
 class ConsumerPart(Protocol):
-    """What migration asks of the KIP-848 consumer protocol (consumer/protocol.py)."""
+    """What migration asks of the KIP-848 consumer protocol (consumer/protocol.py): the
+    pieces of a ConsumerGroupHeartbeat (its validation, a join or heartbeat, a leave),
+    the fencing of a member that leaves the group a consumer group, the group's own
+    timers, and what a classic member inside the group changes."""
+
+    @staticmethod
+    def heartbeat_error(e: KafkaError) -> GroupHeartbeatResponse: ...
+
+    @staticmethod
+    def validate_heartbeat(group_id: str, member_id: str, member_epoch: int,
+                           instance_id: str | None, rack_id: str | None,
+                           rebalance_timeout_ms: int, names: list[str] | None,
+                           regex: str | None, assignor: str | None,
+                           owned: list[TopicPartitionsById] | None, version: int) -> None: ...
+
+    def member_heartbeat(self, group_id: str, member_id: str, member_epoch: int,
+                         instance_id: str | None, rack_id: str | None,
+                         rebalance_timeout_ms: int, names: list[str] | None,
+                         regex: str | None, assignor: str | None,
+                         topic_partitions: list[TopicPartitionsById] | None,
+                         client_id: str, client_host: str, now: int
+                         ) -> GroupHeartbeatResponse: ...
+
+    def leaving_member(self, group_id: str, member_id: str, instance_id: str | None
+                       ) -> tuple[ConsumerGroup, ConsumerMember]: ...
+
+    @staticmethod
+    def left(member_id: str, epoch: int) -> GroupHeartbeatResponse: ...
+
+    def leave_for_a_while(self, m: ConsumerMember, member_id: str
+                          ) -> GroupHeartbeatResponse: ...
+
+    def fence_member(self, group: ConsumerGroup, m: ConsumerMember) -> None: ...
+
+    def tick_assignment(self, group: ConsumerGroup, now: int) -> bool: ...
+
+    @staticmethod
+    def must_fence(m: ConsumerMember, now: int) -> bool: ...
 
     def compute_subscription_metadata(self, group: ConsumerGroup
                                       ) -> dict[str, tuple[bytes, int]]: ...
@@ -65,21 +104,4 @@ class ConsumerPart(Protocol):
     def remove_consumer_member(self, group: ConsumerGroup, m: ConsumerMember) -> None: ...
 
 
-class MigrationPart(Protocol):
-    """What the consumer protocol hands to online migration (consumer/migration.py): the
-    conversions a consumer heartbeat or leave starts, and the timers of the classic
-    members of a consumer group. (The classic protocol calls nothing of it: migration
-    takes the classic requests first and passes on those not its own.)"""
-
-    def maybe_upgrade(self, group: ClassicGroup) -> ConsumerGroup | None: ...
-
-    def can_downgrade_without(self, group: ConsumerGroup, leaving: ConsumerMember) -> bool: ...
-
-    def convert_to_classic(self, group: ConsumerGroup, leaving: ConsumerMember | None,
-                           rebalance: bool = True) -> ClassicGroup: ...
-
-    def tick_classic_members(self, group: ConsumerGroup, now: int
-                             ) -> ConsumerMember | None: ...
-
-
-__all__ = ["ClassicPart", "ConsumerPart", "MigrationPart"]
+__all__ = ["ClassicPart", "ConsumerPart"]
