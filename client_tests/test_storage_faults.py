@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka import KafkaProducer
 
 from client_tests.process_guard import die_with_parent
+from client_tests.rawkafka import fetch_body
 from client_tests.reading import end_offsets
 from emulator import Cluster
 from emulator.blocking_client import BlockingConnection
@@ -60,13 +61,7 @@ def produce(c: Cluster, broker: int, topic: str, partition: int, acks: int = -1)
 
 
 def fetch(c: Cluster, broker: int, topic: str, partition: int) -> int:
-    r = raw(c, broker, 1, 12, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-        "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-        "topics": [{"topic": topic, "partitions": [
-            {"partition": partition, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
-             "current_leader_epoch": -1, "log_start_offset": -1}]}],
-        "forgotten_topics_data": [], "rack_id": ""})
+    r = raw(c, broker, 1, 12, fetch_body(topic, partition=partition, max_bytes=1 << 20))
     return r["responses"][0]["partitions"][0]["error_code"]
 
 
