@@ -10,7 +10,7 @@ import pytest
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.classic import group as cg
 from emulator.coordinators.consumer import group as kip848
-from emulator.coordinators.transactions import coordinator as txns
+from emulator.coordinators.transactions import metadata as txns
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 

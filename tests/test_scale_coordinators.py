@@ -17,11 +17,8 @@ from emulator.cluster.clock import ManualClock
 from emulator.cluster.state import ClusterState
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.share.coordinator import SharePartitionManager
-from emulator.coordinators.transactions.coordinator import (
-    COMPLETE_ABORT,
-    ONGOING,
-    TransactionCoordinator,
-)
+from emulator.coordinators.transactions.coordinator import TransactionCoordinator
+from emulator.coordinators.transactions.metadata import COMPLETE_ABORT, ONGOING
 from emulator.handlers import api_011_join_group, api_078_share_fetch
 from emulator.handlers.base import Delayed, RequestContext
 from emulator.server.app import EmulatorServer

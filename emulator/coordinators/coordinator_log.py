@@ -38,7 +38,8 @@ from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.host import ClusterHost
-from emulator.coordinators.transactions.coordinator import (
+from emulator.coordinators.transactions.coordinator import TransactionCoordinator
+from emulator.coordinators.transactions.metadata import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
     DEAD,
@@ -47,7 +48,6 @@ from emulator.coordinators.transactions.coordinator import (
     PREPARE_ABORT,
     PREPARE_COMMIT,
     PREPARE_EPOCH_FENCE,
-    TransactionCoordinator,
     TxnMetadata,
 )
 from wire.records import Record

@@ -15,7 +15,8 @@ transactional.id is coordinated by the leader of partition
 ``abs(javaHashCode(id)) % transaction.state.log.num.partitions`` of the internal
 ``__transaction_state`` topic, created on first use.
 
-State table (``TransactionState``):
+State table (``TransactionState``; the states and ``TxnMetadata`` are in
+transactions/metadata.py):
 
     Empty / CompleteCommit / CompleteAbort -> Ongoing        AddPartitionsToTxn,
                                                              AddOffsetsToTxn
@@ -53,12 +54,10 @@ those when a data directory is loaded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import cast
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.cluster.events import TxnChanged
-from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.groups.base import OFFSETS_TOPIC
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.deadlines import Deadlines
@@ -73,66 +72,22 @@ from emulator.coordinators.transactions.messages import (
     DescribedTransaction,
     ListedTransaction,
 )
+from emulator.coordinators.transactions.metadata import (
+    COMPLETE_ABORT,
+    COMPLETE_COMMIT,
+    EMPTY,
+    MAX_EPOCH,
+    ONGOING,
+    PREPARE_ABORT,
+    PREPARE_COMMIT,
+    STATES,
+    TxnMetadata,
+)
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import InvalidRecordError, read_header
 
 TXN_TOPIC = "__transaction_state"
-MAX_EPOCH = 32767
-
-EMPTY = "Empty"
-ONGOING = "Ongoing"
-PREPARE_COMMIT = "PrepareCommit"
-PREPARE_ABORT = "PrepareAbort"
-COMPLETE_COMMIT = "CompleteCommit"
-COMPLETE_ABORT = "CompleteAbort"
-DEAD = "Dead"
-PREPARE_EPOCH_FENCE = "PrepareEpochFence"
-STATES = (EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT,
-          DEAD, PREPARE_EPOCH_FENCE)
-
-# target state -> the states it may be entered from (Kafka's TransactionState). A
-# transition outside it is answered with INVALID_TXN_STATE, as the coordinator answers
-# a request the transaction's state does not allow.
-TXN_TRANSITIONS = TransitionTable("transaction", {
-    EMPTY: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    ONGOING: frozenset({ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    PREPARE_COMMIT: frozenset({ONGOING}),
-    PREPARE_ABORT: frozenset({ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT,
-                              COMPLETE_ABORT}),
-    COMPLETE_COMMIT: frozenset({PREPARE_COMMIT}),
-    COMPLETE_ABORT: frozenset({PREPARE_ABORT}),
-    DEAD: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    PREPARE_EPOCH_FENCE: frozenset({ONGOING}),
-}, E.INVALID_TXN_STATE)
-
-
-@dataclass(eq=False)
-class TxnMetadata:
-    transactional_id: str
-    producer_id: int
-    timeout_ms: int
-    last_update_ms: int
-    producer_epoch: int = -1
-    last_producer_epoch: int = -1
-    previous_producer_id: int = -1
-    state: str = EMPTY
-    partitions: set[tuple[str, int]] = field(default_factory=set)
-    groups: set[str] = field(default_factory=set)
-    start_ms: int = -1
-    pending_markers: set[tuple[str, int]] = field(default_factory=set)
-    # transaction version 2: a new producer id takes over once the markers are written
-    rotate_producer_id: bool = False
-    # Kafka's timing: when the markers of a Prepare* transaction are due (-1: at once)
-    markers_due: int = -1
-
-    def epoch_exhausted(self) -> bool:
-        return self.producer_epoch >= MAX_EPOCH - 1
-
-    def transition(self, target: str) -> None:
-        """Move to ``target`` if TXN_TRANSITIONS allows it (INVALID_TXN_STATE otherwise)."""
-        TXN_TRANSITIONS.check(self.transactional_id, self.state, target)
-        self.state = target
 
 
 class TransactionCoordinator:
