@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from emulator.cluster.events import LeaderChanged
+from emulator.cluster.events import Appended, LeaderChanged
 from emulator.cluster.followers import advance_hw
 from emulator.cluster.metadata import ClusterMetadata
-from emulator.cluster.partition import Partition
+from emulator.cluster.partition import AbortedTxn, Partition, ProducerEntry
 from emulator.cluster.state_machines import PartitionState as PS
+from wire.records import control_batch
 
 
 class Election(IntEnum):
@@ -141,15 +142,44 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
 def become_leader(state: ClusterMetadata, p: Partition, broker_id: int, moved: bool) -> None:
     """Partition.makeLeader on ``broker_id``: epoch start, HW, follower states."""
     log = p.logs[broker_id]
+    lost: list[AbortedTxn] = []
     if moved:
         # The new leader's high watermark is its own, from its last fetch.
         hw = p.follower_hw.get(broker_id, 0)
         p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
+        # ABORT markers this replica had not fetched, of transactions whose data it has
+        lost = [a for a in p.aborted
+                if a.first_offset < log.log_end_offset <= a.last_offset]
         p.truncate_producer_state(log.log_end_offset)
     log.assign_epoch(p.leader_epoch, log.log_end_offset)
+    for a in lost:
+        rewrite_abort_marker(state, p, a)
     p.fetcher_epoch.pop(broker_id, None)
     p.next_fetch_ms.pop(broker_id, None)
     p.reset_follower_states(state.now(), new_leader=moved)
+
+
+def rewrite_abort_marker(state: ClusterMetadata, p: Partition, a: AbortedTxn) -> None:
+    """The ABORT marker of ``a`` again, on the new leader, which had the transaction's data
+    but not its marker when it took over (the followers lagged).
+
+    Kafka cannot lose a marker so: WriteTxnMarkers appends with acks=-1, and a marker
+    whose leader moved before its followers had it is answered NOT_LEADER_OR_FOLLOWER
+    and sent again to the new leader; until then the transaction is open there (its data
+    below the last stable offset). The emulator's coordinator counts a marker as written
+    once the leader has it, so the leader change writes it again at once, as the
+    coordinator's retry would; it counts as unreplicated until the followers fetch it.
+    Without this the aborted data stayed on the new leader with no marker and no
+    aborted-transaction entry: read_committed readers were given it as committed."""
+    entry = p.producers.get(a.producer_id)
+    if entry is None:
+        entry = p.producers[a.producer_id] = ProducerEntry(0)
+    entry.txn_first_offset = a.first_offset
+    data = control_batch(False, a.producer_id, entry.epoch, state.now())
+    base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
+    p.complete_txn(a.producer_id, entry.epoch, base, False)
+    if state.hooks:
+        state.emit(Appended(topic=p.topic, partition=p.index, base=base, last=base))
 
 
 def elect_leader(state: ClusterMetadata, p: Partition, exclude: int | None = None,
