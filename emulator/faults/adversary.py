@@ -139,6 +139,7 @@ from emulator.faults.adversary_rules import (
     draw,
     fail_produce,
     group_key,
+    metadata_partitions,
     parse_scale,
 )
 from emulator.faults.injector import move_leader, next_leader
@@ -355,18 +356,9 @@ class Adversary:
 
     def _move_after_metadata(self, plan: Plan, result: Any) -> Any:
         """A leader moves right after this client learnt it (a partition of the answer)."""
-        items: list[tuple[str, int]] = []
         if not isinstance(result, dict):
             return result
-        for t in result.get("topics") or ():
-            name = t.get("name")
-            if not name or t.get("error_code") or t.get("is_internal"):
-                continue
-            for p in t.get("partitions") or ():
-                i = p.get("partition_index")
-                if isinstance(i, int):
-                    items.append((name, i))
-        chosen = self._pick(plan, items, "leader")
+        chosen = self._pick(plan, metadata_partitions(result), "leader")
         if chosen is not None:
             self._move(plan, *chosen, "after the Metadata answer")
         return result

@@ -245,6 +245,21 @@ def appended(result: dict) -> list[tuple[str, int]]:
     return out
 
 
+def metadata_partitions(result: dict) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs of user topics a Metadata answer names a leader of
+    (the topics answered without an error)."""
+    items: list[tuple[str, int]] = []
+    for t in result.get("topics") or ():
+        name = t.get("name")
+        if not name or t.get("error_code") or t.get("is_internal"):
+            continue
+        for p in t.get("partitions") or ():
+            i = p.get("partition_index")
+            if isinstance(i, int):
+                items.append((name, i))
+    return items
+
+
 def fail_produce(result: dict, topic: str, index: int, code: int,
                   leader: tuple[int, int]) -> dict:
     """The Produce answer with partition ``topic``-``index`` failed with ``code`` (the
