@@ -7,6 +7,7 @@ twin (emulator/log/pure.py, isr.py) is used, and the build says so in one line.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -44,7 +45,9 @@ def extensions() -> list[Extension]:
     ext = Extension(
         "emulator.log._core",
         ["emulator/log/_core.pyx"],
-        depends=["emulator/log/_crc32c.h", "emulator/log/_core.pxd"],
+        # the .pxi files are parts of the one module, included by _core.pyx
+        depends=["emulator/log/_crc32c.h", "emulator/log/_core.pxd",
+                 *sorted(str(p) for p in Path("emulator/log").glob("_core_*.pxi"))],
         extra_compile_args=["-O3", "-g0"] if sys.platform != "win32" else [],
     )
     try:

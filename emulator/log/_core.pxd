@@ -3,7 +3,8 @@
 from libc.stdint cimport int64_t
 
 
-cdef class Log:
+cdef class _LogIndex:
+    # the C arrays under Log (_core_index.pxi)
     cdef int64_t* _bases        # base offset of batch i
     cdef int64_t* _lasts        # last offset of batch i (the offset index)
     cdef int64_t* _max_ts       # running maximum timestamp (the time index)
@@ -32,11 +33,15 @@ cdef class Log:
     cdef Py_ssize_t _index_of(self, int64_t offset) noexcept
     cdef int _store(self, object data, int64_t base, int64_t last, int64_t epoch,
                     int64_t max_ts) except -1
+    cdef int64_t _cum_before(self, Py_ssize_t i) noexcept
+
+
+cdef class Log(_LogIndex):
+    # the log's operations (_core.pyx)
     cdef int _drop_head(self, Py_ssize_t i) except -1
     cdef int64_t _batch_ts(self, Py_ssize_t k) except? -2
     cdef int _hold(self, Py_ssize_t i) except -1
     cdef int _rescan_max(self) except -1
-    cdef int64_t _cum_before(self, Py_ssize_t i) noexcept
     cdef int64_t _bytes_between(self, int64_t start, int64_t end) noexcept
     cdef bint _splice_ok(self, list new, Py_ssize_t i, Py_ssize_t j)
     cdef int _splice(self, list new, Py_ssize_t i, Py_ssize_t j) except -1

@@ -1,4 +1,5 @@
-"""ISR bookkeeping, pure-Python twin of the compiled functions in ``_core.pyx``.
+"""ISR bookkeeping, pure-Python twin of the compiled functions in ``_core.pyx``
+(written in _core_isr.pxi).
 
 The leader's view of each follower and the rules Kafka applies to it
 (``kafka.cluster.Replica`` and ``Partition``): a fetch at or past the leader's log

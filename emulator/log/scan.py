@@ -7,7 +7,7 @@ it read is what the size said. It raises InvalidRecordError (Kafka's INVALID_REC
 for a batch Kafka's reader would refuse, and returns the per-record errors Kafka's
 validator reports one by one (KIP-467): a record without a key on a compacted topic,
 a timestamp out of the message.timestamp.before/after.max.ms window. The compiled twin
-in _core.pyx does the same in C; tests/test_validator.py holds them to each other.
+in _core.pyx (_core_scan.pxi) does the same in C; tests/test_validator.py holds them to each other.
 """
 
 from __future__ import annotations

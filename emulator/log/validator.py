@@ -7,9 +7,9 @@ a record count the bytes do not hold, records whose sizes lie, a payload that do
 decompress, keyless records on a compacted topic and timestamps outside
 message.timestamp.before/after.max.ms. A broker that skips the walk stores batches that
 break every consumer reading them (docs/hostile-input.md), so the emulator walks too. The
-walk builds no record objects and runs in C (scan_records in _core.pyx, with its pure
-twin), so a produce pays a pass over bytes it already holds; the batch is still stored
-as the bytes the client sent.
+walk builds no record objects and runs in C (scan_records in _core.pyx's
+_core_scan.pxi, with its pure twin), so a produce pays a pass over bytes it already
+holds; the batch is still stored as the bytes the client sent.
 
 Codes and messages are what a real Kafka 4.4.0 answered to the same batches:
 INVALID_RECORD (87, no message) for a count/size/header the bytes do not hold,

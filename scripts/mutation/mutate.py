@@ -156,7 +156,7 @@ def _sync_built(ws: Path) -> None:
     twin serving where a test asks for the compiled one) and every mutant's run failing."""
     for src in ("emulator", "wire"):
         for path in (ROOT / src).rglob("*"):
-            if path.suffix not in (".so", ".pyx", ".pxd", ".pyi", ".c", ".h"):
+            if path.suffix not in (".so", ".pyx", ".pxi", ".pxd", ".pyi", ".c", ".h"):
                 continue
             copy = ws / "mutants" / path.relative_to(ROOT)
             if not copy.parent.is_dir():
