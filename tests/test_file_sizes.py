@@ -18,7 +18,7 @@ SOURCES = (".py", ".pyx", ".pxd", ".pxi", ".pyi", ".h")
 # path -> why it may be long (its docstring says "pure table")
 PURE_TABLES = {
     "emulator/fidelity/differences.py": "every documented difference from Kafka, one entry "
-                                        "each, read by one lookup",
+    "each, read by one lookup",
 }
 
 
@@ -54,4 +54,5 @@ def test_the_size_check_sees_a_long_file_and_an_unsaid_table(tmp_path: Path) -> 
     (pkg / "table.py").write_text('"""A table."""\n' + "x = 1\n" * LIMIT)
     assert too_long(tmp_path, {"emulator/table.py": "data"}) == [
         "emulator/long.py: 600 lines",
-        "emulator/table.py: listed as a pure table, its docstring does not say so"]
+        "emulator/table.py: listed as a pure table, its docstring does not say so",
+    ]

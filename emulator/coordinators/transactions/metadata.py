@@ -24,23 +24,36 @@ COMPLETE_COMMIT = "CompleteCommit"
 COMPLETE_ABORT = "CompleteAbort"
 DEAD = "Dead"
 PREPARE_EPOCH_FENCE = "PrepareEpochFence"
-STATES = (EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT,
-          DEAD, PREPARE_EPOCH_FENCE)
+STATES = (
+    EMPTY,
+    ONGOING,
+    PREPARE_COMMIT,
+    PREPARE_ABORT,
+    COMPLETE_COMMIT,
+    COMPLETE_ABORT,
+    DEAD,
+    PREPARE_EPOCH_FENCE,
+)
 
 # target state -> the states it may be entered from (Kafka's TransactionState). A
 # transition outside it is answered with INVALID_TXN_STATE, as the coordinator answers
 # a request the transaction's state does not allow.
-TXN_TRANSITIONS = TransitionTable("transaction", {
-    EMPTY: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    ONGOING: frozenset({ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    PREPARE_COMMIT: frozenset({ONGOING}),
-    PREPARE_ABORT: frozenset({ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT,
-                              COMPLETE_ABORT}),
-    COMPLETE_COMMIT: frozenset({PREPARE_COMMIT}),
-    COMPLETE_ABORT: frozenset({PREPARE_ABORT}),
-    DEAD: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
-    PREPARE_EPOCH_FENCE: frozenset({ONGOING}),
-}, E.INVALID_TXN_STATE)
+TXN_TRANSITIONS = TransitionTable(
+    "transaction",
+    {
+        EMPTY: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+        ONGOING: frozenset({ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+        PREPARE_COMMIT: frozenset({ONGOING}),
+        PREPARE_ABORT: frozenset(
+            {ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}
+        ),
+        COMPLETE_COMMIT: frozenset({PREPARE_COMMIT}),
+        COMPLETE_ABORT: frozenset({PREPARE_ABORT}),
+        DEAD: frozenset({EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT}),
+        PREPARE_EPOCH_FENCE: frozenset({ONGOING}),
+    },
+    E.INVALID_TXN_STATE,
+)
 
 
 @dataclass(eq=False)
