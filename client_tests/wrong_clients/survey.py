@@ -14,19 +14,21 @@ showed its symptom under no seed of a round, or a fixed program failed (the nigh
 job, .ci/adversary-nightly, runs it so).
 
 A run mostly waits (its clients' retries, the checker's read-back waiting for the high
-watermarks to stand still): ``--jobs N`` runs N at once, each search (one round of one
-case, its seeds in order as with ``--jobs 1``) and each twin's seed in its own worker
-process with its own cluster. The runs are the same runs; the table is the same table.
+watermarks to stand still): ``--jobs N`` runs N searches and twins' runs at once (a
+search is one round of one case, its seeds in order as with ``--jobs 1``), each run in a
+process of its own with its own cluster, killed after ``--timeout`` s. The runs are the
+same runs; the table is the same table.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
-import multiprocessing
+import subprocess
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from client_tests.wrong_clients.cases import CASES, Case, cluster
 
@@ -71,21 +73,61 @@ def first_failure(case: Case, fail_seeds: int) -> tuple[int | None, list[str]]:
     return None, []
 
 
-def _search(name: str, fail_seeds: int) -> tuple[int | None, list[str], list[str]]:
-    """first_failure() in a worker process, by the case's name, with the soundness
-    check's violations it met."""
-    logging.disable(logging.WARNING)
-    UNSOUND.clear()  # a worker runs many tasks: only this one's
-    seed, problems = first_failure(next(c for c in CASES if c.name == name), fail_seeds)
-    return seed, problems, list(UNSOUND)
+def _task(kind: str, name: str, seed: int) -> None:
+    """``--task wrong|fixed NAME SEED``: one run in this process, printed as a JSON line
+    (what ``--jobs`` starts, one process per run)."""
+    problems = run(next(c for c in CASES if c.name == name), seed, kind == "fixed")
+    print(json.dumps({"problems": problems, "unsound": UNSOUND}), flush=True)
 
 
-def _fixed(name: str, seed: int) -> tuple[list[str], list[str]]:
-    """The twin's run() in a worker process, with the soundness violations it met."""
-    logging.disable(logging.WARNING)
-    UNSOUND.clear()
-    problems = run(next(c for c in CASES if c.name == name), seed, True)
-    return problems, list(UNSOUND)
+def _in_process(kind: str, name: str, seed: int, timeout: float) -> tuple[list[str], list[str]]:
+    """One run in a process of its own, killed after ``timeout`` s: a client can hang for
+    good (confluent-kafka's Consumer.close() waiting in its rebalance callback with the
+    GIL held freezes the in-process cluster too), and only a process boundary gets the
+    other runs past it. Returns its broken promises and soundness violations."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "client_tests.wrong_clients.survey",
+        "--task",
+        kind,
+        name,
+        str(seed),
+    ]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [f"error: hung, killed after {timeout:.0f} s"], []
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith("{"):
+            got = json.loads(line)
+            return got["problems"], got["unsound"]
+    return [
+        f"error: the run's process exited {out.returncode} without a result: {out.stderr[-300:]}"
+    ], []
+
+
+def _search(name: str, fail_seeds: int, timeout: float) -> tuple[int | None, list[str], list[str]]:
+    """first_failure(), each seed's run in a process of its own; with the soundness
+    check's violations the runs met."""
+    case = next(c for c in CASES if c.name == name)
+    unsound: list[str] = []
+    for seed in range(fail_seeds):
+        problems, bad = _in_process("wrong", name, seed, timeout)
+        unsound += bad
+        if (
+            problems
+            and any(case.symptom in p for p in problems)
+            and not problems[0].startswith("unsound: ")
+        ):
+            return seed, problems, unsound
+        if problems:
+            print(
+                f"  {name}: seed {seed} failed without {case.symptom!r}: {problems}",
+                file=sys.stderr,
+                flush=True,
+            )
+    return None, [], unsound
 
 
 def main() -> None:
@@ -112,8 +154,18 @@ def main() -> None:
         default=1,
         help="runs at once, each in its own process (default 1: all in this one)",
     )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="with --jobs: a run still going after this many s is killed and counts as failed",
+    )
+    ap.add_argument("--task", nargs=3, metavar=("KIND", "NAME", "SEED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # the clients' reconnects; the table is the output
+    if args.task:
+        _task(args.task[0], args.task[1], int(args.task[2]))
+        return
     print(
         "| program | promise | wrong: seeds to first failure (first failing seed + 1), "
         f"per round | fixed: seeds clean of 0..{args.fix_seeds - 1} | time |"
@@ -125,13 +177,16 @@ def main() -> None:
     searches: dict[tuple[str, int], Future[tuple[int | None, list[str], list[str]]]] = {}
     fixes: dict[tuple[str, int], Future[tuple[list[str], list[str]]]] = {}
     if args.jobs > 1:
-        # spawn: a worker must not inherit this process's threads (clusters, librdkafka)
-        pool = ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"))
+        pool = ThreadPoolExecutor(args.jobs)
         for case in cases:  # everything queued at once; rows printed in CASES order
             for r in range(args.rounds):
-                searches[(case.name, r)] = pool.submit(_search, case.name, args.fail_seeds)
+                searches[(case.name, r)] = pool.submit(
+                    _search, case.name, args.fail_seeds, args.timeout
+                )
             for seed in range(args.fix_seeds):
-                fixes[(case.name, seed)] = pool.submit(_fixed, case.name, seed)
+                fixes[(case.name, seed)] = pool.submit(
+                    _in_process, "fixed", case.name, seed, args.timeout
+                )
     for case in cases:
         t0 = time.monotonic()
         firsts = []
