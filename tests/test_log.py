@@ -263,6 +263,16 @@ def test_truncate_to_drops_batches_and_epochs() -> None:
     assert log.append_as_leader(batch(1), 4) == (0, 0, 1000)
 
 
+def test_truncate_to_the_log_end_keeps_a_new_epoch_starting_there() -> None:
+    """Kafka's truncateTo(targetOffset >= logEndOffset) does nothing: the epoch a new
+    leader recorded at the log end, before its first append, stays."""
+    log = Log()
+    log.append_as_leader(batch(2), 1)
+    log.assign_epoch(2, 2)  # elected at the log end
+    log.truncate_to(2)
+    assert log.epoch_entries() == [(1, 0), (2, 2)] and log.log_end_offset == 2
+
+
 def test_truncate_fully_and_start_at() -> None:
     log, _ = filled()
     log.truncate_fully_and_start_at(42)
