@@ -24,8 +24,9 @@ def _aborted_then_leader_moves():
     p = state.topics["t"].partitions[0]
     state.tick()
     old = p.leader
-    data = build_batch([(b"k", b"aborted")], producer_id=7, producer_epoch=0,
-                       base_sequence=0, transactional=True)
+    data = build_batch(
+        [(b"k", b"aborted")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
+    )
     assert state.append(old, "t", 0, data, -1).error == 0
     for _ in range(5):
         state.tick()
@@ -47,8 +48,10 @@ def test_an_abort_marker_the_new_leader_lacked_is_written_again() -> None:
     assert p.last_stable_offset() == 0
     assert [(a.producer_id, a.first_offset) for a in p.aborted] == [(7, 0)]
     marker_at = p.aborted[0].last_offset
-    at = [(base, read_header(data).is_control)
-          for data, base, _, _, _ in p.leader_log.batches_from(marker_at, 1 << 62)]
+    at = [
+        (base, read_header(data).is_control)
+        for data, base, _, _, _ in p.leader_log.batches_from(marker_at, 1 << 62)
+    ]
     assert at == [(marker_at, True)], "the new leader's log has no marker after the data"
     for follower in p.replicas:
         sim.faults.apply({"op": "resume_follower", "broker": follower})
@@ -58,4 +61,3 @@ def test_an_abort_marker_the_new_leader_lacked_is_written_again() -> None:
     assert p.high_watermark == p.log_end_offset == marker_at + 1
     assert p.last_stable_offset() == p.high_watermark
     assert [(a.producer_id, a.first_offset) for a in p.aborted] == [(7, 0)]
-
