@@ -92,8 +92,17 @@ def test_a_joining_member_waits_for_the_assignment_interval(
         start = time.monotonic()
         r = b.heartbeat()
         assert r["error_code"] == E.NONE, r
-        # the newcomer is at the assignment epoch, with nothing, until the next target
-        assert (r["member_epoch"], b.count) == (a.epoch, 0)
+        # the newcomer is at the assignment epoch, with nothing, until the next target.
+        # On Kafka 4.4 the newcomer was once (a Kafka pass on a quiet machine, seed
+        # 912959812) given the next epoch at once, still with nothing: what Kafka does when
+        # the group's last target is already an interval old at the join (a had reached
+        # epoch 2; when Kafka computed that target is not visible to a client). Both are
+        # Kafka's answers there. The emulator's timing is its own and stays strict, and
+        # the revoke's bound below still tells an interval from none.
+        if isinstance(cluster, KafkaTarget):
+            assert r["member_epoch"] in (a.epoch, a.epoch + 1) and b.count == 0, (r, a.epoch)
+        else:
+            assert (r["member_epoch"], b.count) == (a.epoch, 0)
         # both heartbeat every 50 ms until b owns 2 partitions
         def balanced() -> bool:
             a.heartbeat()
