@@ -99,6 +99,7 @@ def test_a_joining_member_waits_for_the_assignment_interval(
         # epoch 2; when Kafka computed that target is not visible to a client). Both are
         # Kafka's answers there. The emulator's timing is its own and stays strict, and
         # the revoke's bound below still tells an interval from none.
+        at_once = r["member_epoch"] == a.epoch + 1  # Kafka computed b's target at once
         if isinstance(cluster, KafkaTarget):
             assert r["member_epoch"] in (a.epoch, a.epoch + 1) and b.count == 0, (r, a.epoch)
         else:
@@ -117,7 +118,9 @@ def test_a_joining_member_waits_for_the_assignment_interval(
         since_a_assigned = revoked_at - next(t for t, _, n in a.trace if n == 4)
         # Kafka 4.4.0: a told to give up 2 partitions 0.92 s after b joined (1 s after
         # a's own assignment), b given them 1.04 s after; fast: in the next heartbeats
-        assert 0.5 <= since_a_assigned and first_revoke <= first_b, (
+        # (when Kafka computed b's target at once, a is told to revoke at its next
+        # heartbeat: seen 0.012 s after a's assignment, seed 892923704)
+        assert (at_once or 0.5 <= since_a_assigned) and first_revoke <= first_b, (
             since_a_assigned, first_revoke, first_b)
         b.leave()
     finally:
