@@ -21,7 +21,8 @@ lagging follower). ``--jobs N`` therefore runs N runs at once, each in a process
 own with its own cluster (killed after ``--timeout`` s: a client can hang for good), its
 result appended to ``--log`` as it ends: every run is the same run as with ``--jobs 1``
 (same seed, same program, same checks, same fault rates), and the table is the same
-table, in the same order. Eight jobs keep the machine's load under one core.
+table, in the same order (client_tests/surveys.py, which the wrong-program survey shares).
+Eight jobs keep the machine's load under one core.
 """
 
 from __future__ import annotations
@@ -29,24 +30,25 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import subprocess
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
+from client_tests import surveys
 from client_tests.reference_programs.cases import REFS, Ref, cluster
 
 
-def run(ref: Ref, seed: int) -> tuple[list[str], str | None]:
-    """One run's broken promises, and the first answer of the soundness check's
-    violations if it met any (an answer Kafka could not give: a bug of the emulator)."""
-    unsound: str | None = None
+def run(ref: Ref, seed: int) -> surveys.Result:
+    """One run's broken promises, and the first of the soundness check's violations if
+    it met any (an answer Kafka could not give: a bug of the emulator)."""
+    unsound: list[str] = []
     try:
         with cluster("adversarial", seed) as c:
             verdict = ref(c)
             if c.adversary.violations:
-                unsound = f"{ref.name} seed {seed}: {c.adversary.violations[0]}"
+                unsound = [f"{ref.name} seed {seed}: {c.adversary.violations[0]}"]
         problems = verdict.problems
         if problems:
             print(f"  {ref.name} seed {seed}:\n{verdict.text()}", file=sys.stderr, flush=True)
@@ -55,33 +57,10 @@ def run(ref: Ref, seed: int) -> tuple[list[str], str | None]:
         return [f"error: {type(e).__name__}: {str(e)[:300]}"], unsound
 
 
-def _one(name: str, seed: int) -> None:
-    """``--one NAME SEED``: one run in this process, its result as a JSON line on stdout
-    (what ``--jobs`` starts, one process per run)."""
-    problems, unsound = run(next(r for r in REFS if r.name == name), seed)
-    print(
-        json.dumps({"name": name, "seed": seed, "problems": problems, "unsound": unsound}),
-        flush=True,
-    )
-
-
-def _in_process(name: str, seed: int, timeout: float) -> tuple[list[str], str | None]:
-    """One run in a process of its own, killed after ``timeout`` s. A run can hang for
-    good: confluent-kafka's Consumer.close() can wait inside its rebalance callback
-    while holding the GIL, which freezes the in-process cluster too (seen once in 300
-    librdkafka pipeline runs), and only a process boundary gets the other runs past it."""
-    cmd = [sys.executable, "-m", "client_tests.reference_programs.survey", "--one", name, str(seed)]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return [f"error: hung, killed after {timeout:.0f} s"], None
-    if out.stderr.strip():
-        print(out.stderr, file=sys.stderr, end="", flush=True)
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith("{"):
-            got = json.loads(line)
-            return got["problems"], got["unsound"]
-    return [f"error: the run's process exited {out.returncode} without a result"], None
+def _task(task: Sequence[str]) -> surveys.Result:
+    """The run ``--task NAME SEED`` names."""
+    name, seed = task
+    return run(next(r for r in REFS if r.name == name), int(seed))
 
 
 def main() -> None:
@@ -90,29 +69,18 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
     ap.add_argument("--client", action="append", help="only this client (repeatable)")
     ap.add_argument("--program", action="append", help="only this program (repeatable)")
-    ap.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="runs at once, each in its own process (default 1: all in this one)",
-    )
-    ap.add_argument(
-        "--timeout",
-        type=float,
-        default=600.0,
-        help="with --jobs: a run still going after this many s is killed and counts as failed",
-    )
+    surveys.add_options(ap, ("NAME", "SEED"))
     ap.add_argument(
         "--log",
         type=Path,
-        help="with --jobs: each run's result appended to this file as a JSON line as it ends",
+        help="each run's result appended to this file as a JSON line as it ends",
     )
-    ap.add_argument("--one", nargs=2, metavar=("NAME", "SEED"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     logging.disable(logging.WARNING)
-    if args.one:
-        _one(args.one[0], int(args.one[1]))
+    if args.task:
+        surveys.print_result(_task(args.task))
         return
+    runs = surveys.Runs("client_tests.reference_programs.survey", args, _task)
     seeds = range(args.first, args.first + args.seeds)
     refs = [
         ref
@@ -125,64 +93,55 @@ def main() -> None:
         "failed (seed: first problem) | time |"
     )
     print("|---|---|---|---|---|")
+
+    def job(name: str, seed: int) -> surveys.Result:
+        problems, unsound = runs.run(name, str(seed))
+        if args.log:
+            with args.log.open("a") as f:
+                record = {
+                    "name": name,
+                    "seed": seed,
+                    "problems": problems,
+                    "unsound": unsound[0] if unsound else None,
+                }
+                f.write(json.dumps(record) + "\n")
+        return problems, unsound
+
+    # every run queued at once, so that with --jobs the workers stay busy across
+    # programs; each program's row is printed once its seeds are done, in REFS order
+    pending = {
+        (ref.name, seed): runs.later(partial(job, ref.name, seed)) for ref in refs for seed in seeds
+    }
     unsound: list[str] = []
     bad = False
-    pool = None
-    if args.jobs > 1:
-        pool = ThreadPoolExecutor(args.jobs)
-
-        def job(name: str, seed: int) -> tuple[list[str], str | None]:
-            problems, unsound = _in_process(name, seed, args.timeout)
-            if args.log:
-                with args.log.open("a") as f:
-                    f.write(
-                        json.dumps(
-                            {"name": name, "seed": seed, "problems": problems, "unsound": unsound}
-                        )
-                        + "\n"
-                    )
-            return problems, unsound
-
-        # every run queued at once, so the workers stay busy across programs; each
-        # program's row is printed once its seeds are done, in REFS order
-        futures = {
-            (ref.name, seed): pool.submit(job, ref.name, seed) for ref in refs for seed in seeds
-        }
     t_all = time.monotonic()
     for ref in refs:
         failed = {}
         secs: list[float] = []
         for seed in seeds:
-            if pool is None:
-                t1 = time.monotonic()
-                problems, bad_answer = run(ref, seed)
-                secs.append(time.monotonic() - t1)
-            else:
-                f: Future[tuple[list[str], str | None]] = futures[(ref.name, seed)]
-                problems, bad_answer = f.result()
-            if bad_answer:
-                unsound.append(bad_answer)
+            t1 = time.monotonic()
+            problems, bad_answers = pending[(ref.name, seed)].result()
+            secs.append(time.monotonic() - t1)
+            unsound += bad_answers
             if problems:
                 failed[seed] = problems[0][:200]
         bad |= bool(failed)
-        took = f"{sum(secs):.0f} s" if pool is None else f"done at {time.monotonic() - t_all:.0f} s"
+        took = (
+            f"done at {time.monotonic() - t_all:.0f} s" if runs.parallel else f"{sum(secs):.0f} s"
+        )
         print(
             f"| {ref.client} | {ref.program} | {len(seeds) - len(failed)}/{len(seeds)} | "
             f"{'; '.join(f'{s}: {p}' for s, p in failed.items()) or '-'} | "
             f"{took} |",
             flush=True,
         )
-    if pool is not None:
-        pool.shutdown()
+    runs.close()
+    if runs.parallel:
         print(
             f"\n{len(refs) * len(seeds)} runs, {args.jobs} at a time: "
             f"{time.monotonic() - t_all:.0f} s"
         )
-    if unsound:
-        print(f"\n{len(unsound)} run(s) met the adversary's soundness check:")
-        for line in unsound:
-            print(f"- {line}")
-    sys.exit(1 if bad or unsound else 0)
+    surveys.finish(bad, unsound)
 
 
 if __name__ == "__main__":

@@ -17,117 +17,69 @@ A run mostly waits (its clients' retries, the checker's read-back waiting for th
 watermarks to stand still): ``--jobs N`` runs N searches and twins' runs at once (a
 search is one round of one case, its seeds in order as with ``--jobs 1``), each run in a
 process of its own with its own cluster, killed after ``--timeout`` s. The runs are the
-same runs; the table is the same table.
+same runs; the table is the same table (client_tests/surveys.py, which the reference
+programs' survey shares).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import subprocess
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
+from functools import partial
 
+from client_tests import surveys
 from client_tests.wrong_clients.cases import CASES, Case, cluster
 
-UNSOUND: list[str] = []  # the soundness check's violations met by the runs, per run
 
-
-def run(case: Case, seed: int, fixed: bool) -> list[str]:
+def run(case: Case, seed: int, fixed: bool) -> surveys.Result:
     """One run's broken promises; an exception (a client error) is one too, named as
-    such. The adversary's soundness violations (answers Kafka could not give) are kept
-    in UNSOUND and printed: a run with one proves nothing either way (a wrong program's
-    run with one is not counted as its failure)."""
+    such. The adversary's soundness violations (answers Kafka could not give) are
+    returned beside them and printed: a run with one proves nothing either way (a wrong
+    program's run with one is not counted as its failure)."""
     try:
         with cluster("adversarial", seed) as c:
             problems = case.run(c, fixed)
-            unsound = list(c.adversary.violations)
+            violations = list(c.adversary.violations)
     except Exception as e:  # noqa: BLE001 - reported in the table
-        return [f"error: {type(e).__name__}: {str(e)[:300]}"]
-    if unsound:
-        UNSOUND.append(f"{case.name} {'fixed' if fixed else 'wrong'} seed {seed}: {unsound[0]}")
-        if not fixed:  # no evidence against the wrong program: the search goes on
-            return [f"unsound: {unsound[0]}"]
-    return problems
+        return [f"error: {type(e).__name__}: {str(e)[:300]}"], []
+    if not violations:
+        return problems, []
+    unsound = [f"{case.name} {'fixed' if fixed else 'wrong'} seed {seed}: {violations[0]}"]
+    if not fixed:  # no evidence against the wrong program: the search goes on
+        return [f"unsound: {violations[0]}"], unsound
+    return problems, unsound
 
 
-def first_failure(case: Case, fail_seeds: int) -> tuple[int | None, list[str]]:
-    """The first seed under which the wrong program fails with its bug's symptom, and
-    how (failures without it are printed and the search goes on)."""
-    for seed in range(fail_seeds):
-        problems = run(case, seed, False)
-        if (
-            problems
-            and any(case.symptom in p for p in problems)
-            and not problems[0].startswith("unsound: ")
-        ):
-            return seed, problems
-        if problems:
-            print(
-                f"  {case.name}: seed {seed} failed without {case.symptom!r}: {problems}",
-                file=sys.stderr,
-                flush=True,
-            )
-    return None, []
+def _task(task: Sequence[str]) -> surveys.Result:
+    """The run ``--task wrong|fixed NAME SEED`` names."""
+    kind, name, seed = task
+    return run(next(c for c in CASES if c.name == name), int(seed), kind == "fixed")
 
 
-def _task(kind: str, name: str, seed: int) -> None:
-    """``--task wrong|fixed NAME SEED``: one run in this process, printed as a JSON line
-    (what ``--jobs`` starts, one process per run)."""
-    problems = run(next(c for c in CASES if c.name == name), seed, kind == "fixed")
-    print(json.dumps({"problems": problems, "unsound": UNSOUND}), flush=True)
-
-
-def _in_process(kind: str, name: str, seed: int, timeout: float) -> tuple[list[str], list[str]]:
-    """One run in a process of its own, killed after ``timeout`` s: a client can hang for
-    good (confluent-kafka's Consumer.close() waiting in its rebalance callback with the
-    GIL held freezes the in-process cluster too), and only a process boundary gets the
-    other runs past it. Returns its broken promises and soundness violations."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "client_tests.wrong_clients.survey",
-        "--task",
-        kind,
-        name,
-        str(seed),
-    ]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return [f"error: hung, killed after {timeout:.0f} s"], []
-    for line in reversed(out.stdout.splitlines()):
-        if line.startswith("{"):
-            got = json.loads(line)
-            return got["problems"], got["unsound"]
-    return [
-        f"error: the run's process exited {out.returncode} without a result: {out.stderr[-300:]}"
-    ], []
-
-
-def _search(name: str, fail_seeds: int, timeout: float) -> tuple[int | None, list[str], list[str]]:
-    """first_failure(), each seed's run in a process of its own; with the soundness
-    check's violations the runs met."""
-    case = next(c for c in CASES if c.name == name)
+def first_failure(runs: surveys.Runs, case: Case, fail_seeds: int) -> tuple[int | None, list[str]]:
+    """The first seed under which the wrong program fails with its bug's symptom
+    (failures without it are printed and the search goes on), and the soundness check's
+    violations the search's runs met."""
     unsound: list[str] = []
     for seed in range(fail_seeds):
-        problems, bad = _in_process("wrong", name, seed, timeout)
+        problems, bad = runs.run("wrong", case.name, str(seed))
         unsound += bad
         if (
             problems
             and any(case.symptom in p for p in problems)
             and not problems[0].startswith("unsound: ")
         ):
-            return seed, problems, unsound
+            return seed, unsound
         if problems:
             print(
-                f"  {name}: seed {seed} failed without {case.symptom!r}: {problems}",
+                f"  {case.name}: seed {seed} failed without {case.symptom!r}: {problems}",
                 file=sys.stderr,
                 flush=True,
             )
-    return None, [], unsound
+    return None, unsound
 
 
 def main() -> None:
@@ -148,65 +100,46 @@ def main() -> None:
         help="the fixed programs run under seeds 0..N-1 (default 10)",
     )
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
-    ap.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        help="runs at once, each in its own process (default 1: all in this one)",
-    )
-    ap.add_argument(
-        "--timeout",
-        type=float,
-        default=600.0,
-        help="with --jobs: a run still going after this many s is killed and counts as failed",
-    )
-    ap.add_argument("--task", nargs=3, metavar=("KIND", "NAME", "SEED"), help=argparse.SUPPRESS)
+    surveys.add_options(ap, ("KIND", "NAME", "SEED"))
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # the clients' reconnects; the table is the output
     if args.task:
-        _task(args.task[0], args.task[1], int(args.task[2]))
+        surveys.print_result(_task(args.task))
         return
+    runs = surveys.Runs("client_tests.wrong_clients.survey", args, _task)
     print(
         "| program | promise | wrong: seeds to first failure (first failing seed + 1), "
         f"per round | fixed: seeds clean of 0..{args.fix_seeds - 1} | time |"
     )
     print("|---|---|---|---|---|")
-    bad = False
     cases = [case for case in CASES if not args.case or case.name in args.case]
-    pool = None
-    searches: dict[tuple[str, int], Future[tuple[int | None, list[str], list[str]]]] = {}
-    fixes: dict[tuple[str, int], Future[tuple[list[str], list[str]]]] = {}
-    if args.jobs > 1:
-        pool = ThreadPoolExecutor(args.jobs)
-        for case in cases:  # everything queued at once; rows printed in CASES order
-            for r in range(args.rounds):
-                searches[(case.name, r)] = pool.submit(
-                    _search, case.name, args.fail_seeds, args.timeout
-                )
-            for seed in range(args.fix_seeds):
-                fixes[(case.name, seed)] = pool.submit(
-                    _in_process, "fixed", case.name, seed, args.timeout
-                )
+    # everything queued at once (a search is one round of one case, its seeds in order);
+    # rows printed in CASES order
+    searches: dict[tuple[str, int], surveys.Pending[tuple[int | None, list[str]]]] = {}
+    fixes: dict[tuple[str, int], surveys.Pending[surveys.Result]] = {}
+    for case in cases:
+        for r in range(args.rounds):
+            searches[(case.name, r)] = runs.later(
+                partial(first_failure, runs, case, args.fail_seeds)
+            )
+        for seed in range(args.fix_seeds):
+            fixes[(case.name, seed)] = runs.later(partial(runs.run, "fixed", case.name, str(seed)))
+    unsound: list[str] = []
+    bad = False
     for case in cases:
         t0 = time.monotonic()
         firsts = []
         for r in range(args.rounds):
-            if pool is None:
-                seed, _problems = first_failure(case, args.fail_seeds)
-            else:
-                seed, _problems, unsound = searches[(case.name, r)].result()
-                UNSOUND.extend(unsound)
+            first, bad_answers = searches[(case.name, r)].result()
+            unsound += bad_answers
             firsts.append(
-                f"none of {args.fail_seeds}" if seed is None else f"{seed + 1} (seed {seed})"
+                f"none of {args.fail_seeds}" if first is None else f"{first + 1} (seed {first})"
             )
-            bad |= seed is None
+            bad |= first is None
         broke = {}
         for seed in range(args.fix_seeds):
-            if pool is None:
-                problems = run(case, seed, True)
-            else:
-                problems, unsound = fixes[(case.name, seed)].result()
-                UNSOUND.extend(unsound)
+            problems, bad_answers = fixes[(case.name, seed)].result()
+            unsound += bad_answers
             if problems:
                 broke[seed] = problems
         bad |= bool(broke)
@@ -217,13 +150,8 @@ def main() -> None:
             f"{time.monotonic() - t0:.0f} s |",
             flush=True,
         )
-    if pool is not None:
-        pool.shutdown()
-    if UNSOUND:
-        print(f"\n{len(UNSOUND)} run(s) met the adversary's soundness check:")
-        for line in UNSOUND:
-            print(f"- {line}")
-    sys.exit(1 if bad or UNSOUND else 0)
+    runs.close()
+    surveys.finish(bad, unsound)
 
 
 if __name__ == "__main__":
