@@ -1,21 +1,18 @@
-"""``emulator.Cluster``: a running emulated cluster, in-process.
+"""The runtime: a whole emulated cluster run in a process, the layer above the server
+(docs/architecture.md's layers: runtime < tools, plugin < CLI).
 
-Usable as a context manager from plain code (the event loop runs in a background
-thread) and from asyncio code (it runs in the caller's loop)::
+Two modules by role: cluster.py is ``Cluster`` itself (what it is made of, its
+addresses, starting and stopping it, its event loop, how to use it); control.py its
+control-facing half (the operations of emulator.control's table and the bridge onto the
+cluster's loop), which ``Cluster`` inherits.
 
-    with Cluster(brokers=3) as c:
-        producer = Producer({"bootstrap.servers": c.bootstrap_servers})
-
-    async with Cluster() as c:
-        ...
-
-Control calls (``stop_broker``, ``start_broker``, ``call``) are safe from any
-thread: they run on the cluster's own loop.
-
-Two modules by role: cluster.py is the cluster (what it is made of, its addresses,
-starting and stopping it, its event loop); control.py its control-facing half (the
-operations of emulator.control's table and the bridge onto the cluster's loop), which
-``Cluster`` inherits.
+What this package exports is what the ways in above it need: ``Cluster`` (also
+``emulator.Cluster``, imported on first use so that a command pays only for what it runs),
+and for a command's own event loop (``kafka-emulator``, the official images' entry
+point) ``new_event_loop`` and ``stop_serving``; ``ADVERSARY_SCALE_ENV`` is the
+environment variable of the adversary's scale, a copy of its own so that a cluster
+starting in another fidelity never imports the adversary (tests/test_start_imports.py
+holds the two equal).
 """
 
 from emulator.runtime.cluster import ADVERSARY_SCALE_ENV, Cluster, new_event_loop, stop_serving
