@@ -5,15 +5,14 @@ response, as ``TypedDict``s (the fetch sessions' request and answers, the client
 quotas' request parts, the configs' refusals, Produce's record errors), so that mypy
 checks each field; the handler hands the codec's dict over with a ``cast``. Nothing in
 mypy ties those shapes to the schema the codec decodes by (wire/messages/): this test
-does, with the coordinators' check (tests/test_coordinator_messages.py ``mismatches``):
-every key must be a field of its wire struct, of the matching type, admitting None
-exactly where the wire may carry it.
+does, with the check the coordinators' shapes share (tests/wire_shapes.py): every key
+must be a field of its wire struct, of the matching type, admitting None exactly where
+the wire may carry it.
 """
 
 from __future__ import annotations
 
-import pytest
-from test_coordinator_messages import _struct_at, mismatches
+from wire_shapes import Shape, mismatches, shape_test, struct_at
 
 from emulator.cluster import config_ops, fetch_sessions, quotas, replication
 from wire.messages import (
@@ -24,39 +23,44 @@ from wire.messages import (
     incremental_alter_configs,
     produce,
 )
-from wire.schema import Message
 
-# (shape, message, the path of fields from the message to the shape's struct)
-SHAPES: list[tuple[type, Message, tuple[str, ...]]] = [
+SHAPES: list[Shape] = [
     (fetch_sessions.FetchRequest, fetch.FETCH_REQUEST, ()),
     (fetch_sessions.ForgottenTopic, fetch.FETCH_REQUEST, ("forgotten_topics_data",)),
-    (quotas.EntityPart, alter_client_quotas.ALTER_CLIENT_QUOTAS_REQUEST,
-     ("entries", "entity")),
+    (quotas.EntityPart, alter_client_quotas.ALTER_CLIENT_QUOTAS_REQUEST, ("entries", "entity")),
     (quotas.QuotaOp, alter_client_quotas.ALTER_CLIENT_QUOTAS_REQUEST, ("entries", "ops")),
-    (quotas.FilterComponent, describe_client_quotas.DESCRIBE_CLIENT_QUOTAS_REQUEST,
-     ("components",)),
+    (
+        quotas.FilterComponent,
+        describe_client_quotas.DESCRIBE_CLIENT_QUOTAS_REQUEST,
+        ("components",),
+    ),
     (config_ops.ResourceRef, alter_configs.ALTER_CONFIGS_REQUEST, ("resources",)),
-    (config_ops.ResourceRef, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
-     ("resources",)),
+    (
+        config_ops.ResourceRef,
+        incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_REQUEST,
+        ("resources",),
+    ),
     (config_ops.ResourceAnswer, alter_configs.ALTER_CONFIGS_RESPONSE, ("responses",)),
-    (config_ops.ResourceAnswer, incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
-     ("responses",)),
-    (replication.RecordError, produce.PRODUCE_RESPONSE,
-     ("responses", "partition_responses", "record_errors")),
+    (
+        config_ops.ResourceAnswer,
+        incremental_alter_configs.INCREMENTAL_ALTER_CONFIGS_RESPONSE,
+        ("responses",),
+    ),
+    (
+        replication.RecordError,
+        produce.PRODUCE_RESPONSE,
+        ("responses", "partition_responses", "record_errors"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("shape", "message", "path"), SHAPES,
-                         ids=[f"{s[0].__qualname__}-{s[1].name}" for s in SHAPES])
-def test_shape_matches_the_wire(shape: type, message: Message, path: tuple[str, ...]) -> None:
-    where = ".".join((message.name, *path))
-    read = message.kind == "request"
-    assert mismatches(shape, _struct_at(message, path), where, read=read) == []
+test_shape_matches_the_wire = shape_test(SHAPES)
 
 
 def test_a_fetch_answer_matches_the_wire_but_for_its_records() -> None:
     """``records`` is the wire's RECORDS type (bytes here), which the check has no
     scalar for; every other field of the answer a session reads must match."""
-    struct = _struct_at(fetch.FETCH_RESPONSE, ("responses", "partitions"))
+    struct = struct_at(fetch.FETCH_RESPONSE, ("responses", "partitions"))
     assert mismatches(fetch_sessions.PartitionAnswer, struct, "p", read=False) == [
-        "p.records: <class 'bytes'> for records"]
+        "p.records: <class 'bytes'> for records"
+    ]
