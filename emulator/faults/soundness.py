@@ -87,23 +87,30 @@ class Soundness:
         return snap
 
     # ---- when its answer is ready -------------------------------------------------------
-    def check(self, broker: int, api: int, version: int, req: dict, result: Any,
-              snap: Snapshot | None) -> None:
+    def check(
+        self, broker: int, api: int, version: int, req: dict, result: Any, snap: Snapshot | None
+    ) -> None:
         if not isinstance(result, dict) or snap is None:
             return
         self.checked += 1
         if api == 0:
             self._produce(broker, req, result, snap)
-        elif api == 1 and (req.get("replica_id", -1) or -1) < 0 \
-                and (req.get("replica_state") or {}).get("replica_id", -1) < 0:
-            self._partitions(broker, "Fetch", result.get("responses"), "partitions",
-                             "partition_index", snap)
+        elif (
+            api == 1
+            and (req.get("replica_id", -1) or -1) < 0
+            and (req.get("replica_state") or {}).get("replica_id", -1) < 0
+        ):
+            self._partitions(
+                broker, "Fetch", result.get("responses"), "partitions", "partition_index", snap
+            )
         elif api == 2:
-            self._partitions(broker, "ListOffsets", result.get("topics"), "partitions",
-                             "partition_index", snap)
+            self._partitions(
+                broker, "ListOffsets", result.get("topics"), "partitions", "partition_index", snap
+            )
 
-    def _partitions(self, broker: int, api: str, topics: Any, key: str, index_key: str,
-                    snap: Snapshot) -> None:
+    def _partitions(
+        self, broker: int, api: str, topics: Any, key: str, index_key: str, snap: Snapshot
+    ) -> None:
         for t in topics or ():
             name = _topic_name(self.state, t)
             if name is None:
@@ -127,31 +134,40 @@ class Soundness:
                     self._not_leader(broker, "Produce", name, index, snap)
                     hint = pr.get("current_leader") if isinstance(pr, dict) else None
                     if isinstance(hint, dict) and hint.get("leader_id") == broker:
-                        self._violation(f"Produce: broker {broker} answered "
-                                        f"NOT_LEADER_OR_FOLLOWER for {name}-{index} naming "
-                                        "itself the current leader")
+                        self._violation(
+                            f"Produce: broker {broker} answered "
+                            f"NOT_LEADER_OR_FOLLOWER for {name}-{index} naming "
+                            "itself the current leader"
+                        )
                 elif err == NOT_ENOUGH:
                     self._not_enough(name, index)
                 elif err == 0:
                     offset = pr[2] if isinstance(pr, tuple) else pr.get("base_offset", -1)
-                    self._appended_ok(broker, name, index, int(offset), snap,
-                                      batches.get((name, index)))
+                    self._appended_ok(
+                        broker, name, index, int(offset), snap, batches.get((name, index))
+                    )
 
     # ---- the invariants -------------------------------------------------------------------
-    def _not_leader(self, broker: int, api: str, name: str, index: int,
-                    snap: Snapshot) -> None:
+    def _not_leader(self, broker: int, api: str, name: str, index: int, snap: Snapshot) -> None:
         p = self._partition(name, index)
         if p is None:
             return
         arrived = snap.get((name, index))
         view_leader, _ = self._view(broker, name, index, p)
         changed = arrived is None or arrived[:2] != (p.leader, p.leader_epoch)
-        if p.leader == broker and view_leader == broker and not changed \
-                and arrived is not None and arrived[2] == broker:
-            self._violation(f"{api}: broker {broker} answered NOT_LEADER_OR_FOLLOWER for "
-                            f"{name}-{index} while it led it at leader epoch "
-                            f"{p.leader_epoch} in the controller's state and in its own "
-                            "metadata, the whole time the request was in it")
+        if (
+            p.leader == broker
+            and view_leader == broker
+            and not changed
+            and arrived is not None
+            and arrived[2] == broker
+        ):
+            self._violation(
+                f"{api}: broker {broker} answered NOT_LEADER_OR_FOLLOWER for "
+                f"{name}-{index} while it led it at leader epoch "
+                f"{p.leader_epoch} in the controller's state and in its own "
+                "metadata, the whole time the request was in it"
+            )
         if changed or arrived is None:
             return  # refused because leadership changed while it waited: explained
         # the leader epoch the broker refused at, as it knew it when the request arrived
@@ -165,18 +181,29 @@ class Soundness:
             return
         min_isr = self.state.effective_min_isr(t, p)
         if len(p.isr) >= min_isr:
-            self._violation(f"Produce: NOT_ENOUGH_REPLICAS for {name}-{index} with ISR "
-                            f"{p.isr}, min.insync.replicas {min_isr}")
+            self._violation(
+                f"Produce: NOT_ENOUGH_REPLICAS for {name}-{index} with ISR "
+                f"{p.isr}, min.insync.replicas {min_isr}"
+            )
 
-    def _appended_ok(self, broker: int, name: str, index: int, offset: int,
-                     snap: Snapshot, batch: tuple[int, int, int] | None) -> None:
+    def _appended_ok(
+        self,
+        broker: int,
+        name: str,
+        index: int,
+        offset: int,
+        snap: Snapshot,
+        batch: tuple[int, int, int] | None,
+    ) -> None:
         arrived = snap.get((name, index))
         epoch = arrived[1] if arrived is not None else -1
         refused_at = self._refused.pop((broker, name, index), None)
         if refused_at is not None and refused_at == epoch:
-            self._violation(f"Produce: broker {broker} appended to {name}-{index} at "
-                            f"leader epoch {epoch} after answering NOT_LEADER_OR_FOLLOWER "
-                            "for it at that same epoch")
+            self._violation(
+                f"Produce: broker {broker} appended to {name}-{index} at "
+                f"leader epoch {epoch} after answering NOT_LEADER_OR_FOLLOWER "
+                "for it at that same epoch"
+            )
         if batch is None or batch[0] < 0 or batch[2] < 0:
             return
         key = (batch[0], batch[1], name, index, batch[2])
@@ -184,18 +211,19 @@ class Soundness:
         if first is None:
             self._remember(self._appended, key, (offset, epoch))
         elif first[0] != offset and first[1] == epoch:
-            self._violation(f"Produce: producer {batch[0]} epoch {batch[1]} sequence "
-                            f"{batch[2]} to {name}-{index} answered offset {offset}, first "
-                            f"appended at {first[0]} in the same leader epoch {epoch}: a "
-                            "retried batch written twice")
+            self._violation(
+                f"Produce: producer {batch[0]} epoch {batch[1]} sequence "
+                f"{batch[2]} to {name}-{index} answered offset {offset}, first "
+                f"appended at {first[0]} in the same leader epoch {epoch}: a "
+                "retried batch written twice"
+            )
 
     # ---- helpers ----------------------------------------------------------------------------
     def _view(self, broker: int, name: str, index: int, p: Any) -> tuple[int, int]:
         """(leader, leader epoch) of the partition in ``broker``'s metadata view (the
         controller's state when the view is current, or names the broker the leader)."""
         views = getattr(self.state, "metadata_views", None)
-        hint = views.leader_hint(broker, name, index) \
-            if views is not None and broker >= 0 else None
+        hint = views.leader_hint(broker, name, index) if views is not None and broker >= 0 else None
         return hint if hint is not None else (p.leader, p.leader_epoch)
 
     def _partition(self, name: str, index: int) -> Any:
@@ -247,13 +275,14 @@ def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[
         for t in req.get("topics") or ():
             name = _topic_name(state, t)
             if name is not None:
-                out.extend((name, p.get("partition", p.get("partition_index")))
-                           for p in t.get("partitions") or ())
+                out.extend(
+                    (name, p.get("partition", p.get("partition_index")))
+                    for p in t.get("partitions") or ()
+                )
     return [(n, i) for n, i in out if isinstance(i, int)]
 
 
-def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int],
-                                                             tuple[int, int, int]]:
+def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], tuple[int, int, int]]:
     """(topic, partition) -> (producer id, producer epoch, base sequence) of the first
     batch each partition's records carry."""
     out = {}
