@@ -263,6 +263,37 @@ def test_fenced_member_epoch_and_rejoin() -> None:
     assert r["error_code"] == E.NONE and r["member_epoch"] >= 1
 
 
+def test_fenced_member_epoch_says_which_side_is_ahead() -> None:
+    """ConsumerGroupHeartbeat's ErrorMessage, as Kafka 4.4's
+    throwIfConsumerGroupMemberEpochIsInvalid words it: a client logs it, and the two
+    cases (a greater epoch than the coordinator's, a smaller one that is not the
+    previous epoch's retry) are told apart only there."""
+    h = Harness()
+    h.hb("a")
+    ep = h.epochs["a"]
+    tail = (f"than the one known by the group coordinator ({ep}). The member must "
+            "abandon all its partitions and rejoin.")
+    r = h.hb("a", ep + 5)
+    assert r["error_code"] == E.FENCED_MEMBER_EPOCH
+    assert r["error_message"] == ("The consumer group member has a greater member epoch "
+                                  f"({ep + 5}) " + tail)
+    h.hb("b")
+    h.settle(["a", "b"])
+    ep = h.epochs["a"]
+    tail = (f"than the one known by the group coordinator ({ep}). The member must "
+            "abandon all its partitions and rejoin.")
+    # the previous epoch owning only what it is assigned: the answer to its last
+    # heartbeat was lost, so it is let through
+    older = h.group().members["a"].previous_member_epoch
+    assert 0 < older < ep and h.owned["a"] != set(range(6))
+    assert h.hb("a", older)["error_code"] == E.NONE
+    # the previous epoch, owning more than its assignment now holds: not a lost answer
+    r = h.hb("a", older, owned=set(range(6)))
+    assert r["error_code"] == E.FENCED_MEMBER_EPOCH
+    assert r["error_message"] == ("The consumer group member has a smaller member epoch "
+                                  f"({older}) " + tail)
+
+
 def test_only_consumer_protocol_classic_members_join_a_consumer_group() -> None:
     h = Harness()
     h.hb("a")

@@ -310,3 +310,40 @@ def test_v2_exhausted_epoch_moves_to_a_new_producer_id() -> None:
     assert err == E.NONE and pid2 != pid and e2 == 0
     # a retry from the old producer id still gets the new identity
     assert h.tc.end_txn(TID, pid, 32765, True, tv2=True) == (E.NONE, pid2, 0)
+
+
+def _prepared_v2(h: Harness, commit: bool) -> tuple[int, int]:
+    """A v2 transaction left in PrepareCommit/PrepareAbort (its partition has no leader
+    for the marker); the producer id and the epoch the client sent its EndTxn with."""
+    pid, e0 = h.init()
+    _produce_v2(h, pid, e0, part=1)
+    controller.broker_stopped(h.state, h.partition(1).leader)
+    assert h.tc.end_txn(TID, pid, e0, commit, tv2=True) == (E.NONE, pid, e0 + 1)
+    assert h.tc.txns[TID].state == ("PrepareCommit" if commit else "PrepareAbort")
+    return pid, e0
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_v2_end_while_prepared_only_the_retry_of_the_same_outcome_waits(commit: bool) -> None:
+    """Kafka's handleEndTransaction under transaction version 2, in Prepare*: the epoch
+    was bumped when the transaction was prepared, so only the client's EndTxn retried
+    with the epoch before the bump is valid (the same outcome: CONCURRENT_TRANSACTIONS
+    while the markers are written; the other: INVALID_TXN_STATE); the bumped epoch itself
+    or any other is a fenced producer's."""
+    h = Harness()
+    pid, e0 = _prepared_v2(h, commit)
+    assert h.tc.end_txn(TID, pid, e0, commit, tv2=True)[0] == E.CONCURRENT_TRANSACTIONS
+    assert h.tc.end_txn(TID, pid, e0, not commit, tv2=True)[0] == E.INVALID_TXN_STATE
+    for epoch in (e0 + 1, e0 + 2, e0 - 1):
+        assert h.tc.end_txn(TID, pid, epoch, commit, tv2=True)[0] == E.PRODUCER_FENCED, epoch
+    assert h.tc.txns[TID].state == ("PrepareCommit" if commit else "PrepareAbort")
+
+
+def test_v2_end_names_an_unknown_producer() -> None:
+    """EndTxn v5 of a transactional id the coordinator does not know, or with another
+    producer id than the transaction's: INVALID_PRODUCER_ID_MAPPING."""
+    h = Harness()
+    pid, e0 = h.init()
+    assert h.tc.end_txn("nobody", pid, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
+    assert h.tc.end_txn(TID, pid + 1, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
+    assert h.tc.txns[TID].producer_epoch == e0  # no bump for a refused EndTxn
