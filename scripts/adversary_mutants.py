@@ -57,6 +57,8 @@ MUTANTS = [
      "if any(f.until_ms is not None and now >= f.until_ms for f in self.followers):",
      "if False:"),
     ("soundness_silent", S, "self.violations.append(text)", "pass"),
+    ("soundness_read_committed", S, 'self._read_committed(broker, result.get("responses"))',
+     "pass"),
 ]
 TESTS = ["tests/test_adversary.py", "client_tests/test_adversary_kinds.py",
          "client_tests/test_adversarial.py::test_a_zombie_fences_the_producer"]
@@ -93,8 +95,10 @@ def main(names: list[str]) -> int:
                                    cwd=work, capture_output=True, text=True)
             finally:
                 path.write_text(orig)
-            red = [line.split(" ")[1] for line in r.stdout.splitlines()
-                   if line.startswith(("FAILED", "ERROR"))]
+            # the summary's "FAILED path::test" lines, not a captured "ERROR    logger" line
+            red = [tok for line in r.stdout.splitlines()
+                   if line.startswith(("FAILED ", "ERROR "))
+                   for tok in line.split()[1:2] if "::" in tok or tok.endswith(".py")]
             if r.returncode == 0:
                 survived.append(name)
                 print(f"{name}: SURVIVED (no test noticed the kind doing nothing)", flush=True)

@@ -32,7 +32,7 @@ from emulator.faults.soundness import Soundness
 from emulator.services import build_services
 from wire.codec import Row
 from wire.errors import ErrorCode as E
-from wire.records import build_batch
+from wire.records import build_batch, control_batch
 
 
 def _produce(acks: int = -1, records: bytes = b"", partitions: tuple[int, ...] = (0, 1)
@@ -428,6 +428,73 @@ def test_soundness_names_an_append_after_a_refusal_and_a_false_not_enough(make_c
     check.check(p.leader, 0, 9, req, not_enough, check.snapshot(0, req))
     assert len(check.violations) == before + 1 and "NOT_ENOUGH_REPLICAS" in \
         check.violations[-1]
+
+
+def _fetch_answer(records: bytes, aborted: list[tuple[int, int]] | None) -> dict:
+    return {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": 0, "error_code": 0, "high_watermark": 9, "last_stable_offset": 9,
+         "records": records, "aborted_transactions": None if aborted is None else [
+             {"producer_id": pid, "first_offset": first} for pid, first in aborted]}]}]}
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_an_aborted_record_given_to_a_read_committed_reader(make_cluster
+                                                                            ) -> None:
+    """The client's history decides: a transactional batch appended (Produce answered
+    0) whose producer then aborted (EndTxn committed=false answered 0) must not reach a
+    read_committed reader; an aborted-transaction entry (with the ABORT marker after it)
+    makes the reader skip it, and a read_uncommitted reader may have it."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    data = build_batch([(b"k", b"a"), (b"k", b"b")], producer_id=7, producer_epoch=2,
+                       base_sequence=0, transactional=True)
+    req = _produce(records=data, partitions=(0,))
+    appended = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 4, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req))
+    end = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "committed": False}
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    at4 = build_batch([(b"k", b"a"), (b"k", b"b")], base_offset=4, producer_id=7,
+                      producer_epoch=2, base_sequence=0, transactional=True)
+    marker = bytearray(control_batch(False, 7, 2, 0))
+    marker[0:8] = (6).to_bytes(8, "big")
+    committed, uncommitted = {"isolation_level": 1}, {"isolation_level": 0}
+    # skipped by the reader: an entry from offset 4, the marker after the data
+    check.check(p.leader, 1, 12, committed, _fetch_answer(at4 + bytes(marker), [(7, 4)]), {})
+    # read_uncommitted readers are given aborted records: Kafka's answer too
+    check.check(p.leader, 1, 12, uncommitted, _fetch_answer(at4, None), {})
+    assert check.violations == []
+    # no entry: the reader gives the aborted records to its application
+    check.check(p.leader, 1, 12, committed, _fetch_answer(at4, []), {})
+    assert len(check.violations) == 1 and "offsets 4-5 of t-0" in check.violations[0] \
+        and "aborted" in check.violations[0]
+    # an entry of another producer, or one that starts after the batch, skips nothing
+    check.check(p.leader, 1, 12, committed, _fetch_answer(at4, [(8, 4), (7, 6)]), {})
+    assert len(check.violations) == 2
+    # a committed transaction's batch is the reader's, entry or not
+    nxt = build_batch([(b"k", b"c")], base_offset=7, producer_id=7, producer_epoch=2,
+                      base_sequence=2, transactional=True)
+    req = _produce(records=nxt, partitions=(0,))
+    appended = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 7, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req))
+    end = dict(end, committed=True)
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    check.check(p.leader, 1, 12, committed, _fetch_answer(nxt, []), {})
+    assert len(check.violations) == 2
+    # the ABORT marker ends the entry's hold on its producer: a later aborted batch of
+    # it with no entry of its own is given to the reader
+    last = build_batch([(b"k", b"d")], base_offset=8, producer_id=7, producer_epoch=2,
+                       base_sequence=3, transactional=True)
+    req = _produce(records=last, partitions=(0,))
+    appended = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 8, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req))
+    end = dict(end, committed=False)
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    answer = _fetch_answer(at4 + bytes(marker) + nxt + last, [(7, 4)])
+    check.check(p.leader, 1, 12, committed, answer, {})
+    assert len(check.violations) == 3 and "offsets 8-8 of t-0" in check.violations[2]
 
 
 def test_a_move_after_the_answer_replays_as_one(make_cluster) -> None:

@@ -27,6 +27,16 @@ The invariants (docs/fidelity.md, "The adversary's soundness"):
    its min.insync.replicas.
 5. **The hint.** A NOT_LEADER_OR_FOLLOWER answer to a Produce never names the answering
    broker itself as the current leader.
+6. **read_committed.** No record of an aborted transaction reaches a read_committed
+   reader: a Fetch at isolation level 1 returns a transactional batch that the
+   producer's transaction aborted only with an aborted-transaction entry that makes the
+   reader skip it (the consumer's filter, Kafka's CompletedFetch, is replayed on the
+   answer). The truth is the client's history, not the partition's state a bug could
+   have lost: the offsets each transactional batch was appended at (the Produce
+   answers) and the producer's EndTxn with ``committed`` false answered 0, which aborts
+   every batch its producer id and epoch appended since its previous EndTxn. A
+   transaction the coordinator aborts on its own (a timeout, a fencing InitProducerId)
+   is not in that history and is not judged.
 
 Sans I/O: ``snapshot`` is taken when a request arrives, ``check`` when its answer is
 ready; a violation is logged at ERROR (one line naming the answer) and kept in
@@ -42,7 +52,7 @@ from typing import Any
 from emulator.cluster.state import ClusterState
 from emulator.services import Services
 from wire.errors import ErrorCode as E
-from wire.records import InvalidRecordError, read_header
+from wire.records import HEADER_SIZE, BatchHeader, InvalidRecordError, decode_records, read_header
 
 log = logging.getLogger("kafka_emulator")
 
@@ -51,6 +61,8 @@ log = logging.getLogger("kafka_emulator")
 MAX_TRACKED = 200_000
 NOT_LEADER = int(E.NOT_LEADER_OR_FOLLOWER)
 NOT_ENOUGH = int(E.NOT_ENOUGH_REPLICAS)
+END_TXN = 26
+ABORT = 0  # the control record type of an ABORT marker (COMMIT is 1)
 
 # (topic, partition) -> (leader, leader epoch) in the controller's state, then (leader,
 # leader epoch) in the receiving broker's own metadata view, when the request arrived
@@ -69,13 +81,22 @@ class Soundness:
         self._refused: dict[tuple[int, str, int], int] = {}
         # (producer id, epoch, topic, partition, base sequence) -> (offset, leader epoch)
         self._appended: dict[tuple[int, int, str, int, int], tuple[int, int]] = {}
+        # (producer id, epoch) -> its transactional batches appended since its last
+        # EndTxn: (topic, partition, base offset, base sequence)
+        self._open: dict[tuple[int, int], list[tuple[str, int, int, int]]] = {}
+        # (topic, partition, base offset) -> (producer id, epoch, base sequence) of a
+        # batch whose transaction its producer aborted
+        self._aborted: dict[tuple[str, int, int], tuple[int, int, int]] = {}
 
     # ---- when a request arrives ---------------------------------------------------------
     def snapshot(self, api: int, req: dict, broker: int = -1) -> Snapshot | None:
         """Leader and leader epoch of the partitions a Produce, Fetch or ListOffsets
         names, as the request arrives: in the controller's state and in ``broker``'s
         metadata view (a broker whose view lags refuses from what it knew then, and may
-        learn that it leads before its answer leaves: the answer is Kafka's)."""
+        learn that it leads before its answer leaves: the answer is Kafka's). EndTxn
+        needs nothing of the state (an empty snapshot: its answer is checked)."""
+        if api == END_TXN:
+            return {}
         if api not in (0, 1, 2):
             return None
         snap: Snapshot = {}
@@ -103,10 +124,14 @@ class Soundness:
             self._partitions(
                 broker, "Fetch", result.get("responses"), "partitions", "partition_index", snap
             )
+            if req.get("isolation_level") == 1:
+                self._read_committed(broker, result.get("responses"))
         elif api == 2:
             self._partitions(
                 broker, "ListOffsets", result.get("topics"), "partitions", "partition_index", snap
             )
+        elif api == END_TXN:
+            self._end_txn(req, result)
 
     def _partitions(
         self, broker: int, api: str, topics: Any, key: str, index_key: str, snap: Snapshot
@@ -122,6 +147,7 @@ class Soundness:
 
     def _produce(self, broker: int, req: dict, result: dict, snap: Snapshot) -> None:
         batches = _produce_batches(self.state, req)
+        records = _produce_records(self.state, req)
         for t in result.get("responses") or ():
             name = _topic_name(self.state, t)
             if name is None:
@@ -146,6 +172,7 @@ class Soundness:
                     self._appended_ok(
                         broker, name, index, int(offset), snap, batches.get((name, index))
                     )
+                    self._txn_appended(name, index, int(offset), records.get((name, index)))
 
     # ---- the invariants -------------------------------------------------------------------
     def _not_leader(self, broker: int, api: str, name: str, index: int, snap: Snapshot) -> None:
@@ -218,6 +245,69 @@ class Soundness:
                 "retried batch written twice"
             )
 
+    # ---- read_committed: no aborted record given as committed ------------------------------
+    def _txn_appended(self, name: str, index: int, offset: int, records: Any) -> None:
+        """Remember where the transactional batches of an answered Produce went: the
+        answer's base offset is its first batch's, the others follow it."""
+        if offset < 0 or not isinstance(records, bytes | bytearray | memoryview):
+            return
+        at = offset
+        for _, h in _headers(records):
+            if h.is_transactional and not h.is_control and h.producer_id >= 0:
+                key = (h.producer_id, h.producer_epoch)
+                batches = self._open.get(key)
+                if batches is None:
+                    batches = []
+                    self._remember(self._open, key, batches)
+                batches.append((name, index, at, h.base_sequence))
+            at += h.last_offset_delta + 1
+
+    def _end_txn(self, req: dict, result: dict) -> None:
+        """An EndTxn answered 0 decides every batch its producer id and epoch appended
+        since the last one: aborted (remembered) or committed (forgotten)."""
+        if int(result.get("error_code") or 0) != 0:
+            return
+        pid, epoch = req.get("producer_id", -1), req.get("producer_epoch", -1)
+        batches = self._open.pop((pid, epoch), None) or ()
+        if req.get("committed"):
+            return
+        for name, index, offset, sequence in batches:
+            self._remember(self._aborted, (name, index, offset), (pid, epoch, sequence))
+
+    def _read_committed(self, broker: int, topics: Any) -> None:
+        """Replay a read_committed consumer's filter on a Fetch answer (Kafka's
+        CompletedFetch: an aborted-transaction entry puts its producer among the aborted
+        once the batches reach its first offset, an ABORT marker takes it out, and a
+        transactional batch of an aborted producer is skipped); a batch it would give the
+        application that its producer aborted is a violation."""
+        if not self._aborted:
+            return
+        for t in topics or ():
+            name = _topic_name(self.state, t) if isinstance(t, dict) else None
+            if name is None:
+                continue
+            for p in t.get("partitions") or ():
+                if not isinstance(p, dict) or int(p.get("error_code") or 0) != 0:
+                    continue
+                records, index = p.get("records"), p.get("partition_index")
+                if (
+                    not records
+                    or not isinstance(records, bytes | bytearray | memoryview)
+                    or not isinstance(index, int)
+                ):
+                    continue
+                for h in _delivered(records, p.get("aborted_transactions")):
+                    aborted = self._aborted.get((name, index, h.base_offset))
+                    if aborted == (h.producer_id, h.producer_epoch, h.base_sequence):
+                        self._violation(
+                            f"Fetch: broker {broker} gave a read_committed reader "
+                            f"offsets {h.base_offset}-{h.last_offset} of {name}-{index}, "
+                            f"records of producer {h.producer_id} epoch "
+                            f"{h.producer_epoch} whose transaction it aborted (EndTxn "
+                            "committed=false answered 0), with no aborted-transaction "
+                            "entry to skip them"
+                        )
+
     # ---- helpers ----------------------------------------------------------------------------
     def _view(self, broker: int, name: str, index: int, p: Any) -> tuple[int, int]:
         """(leader, leader epoch) of the partition in ``broker``'s metadata view (the
@@ -280,6 +370,71 @@ def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[
                     for p in t.get("partitions") or ()
                 )
     return [(n, i) for n, i in out if isinstance(i, int)]
+
+
+def _headers(records: bytes | bytearray | memoryview) -> list[tuple[int, BatchHeader]]:
+    """(position, header) of the whole batches of a records blob (a Fetch answer may end
+    in a partial one, which the reader skips too)."""
+    out = []
+    pos = 0
+    while len(records) - pos >= HEADER_SIZE:
+        try:
+            h = read_header(records, pos)
+        except InvalidRecordError:
+            break
+        if pos + h.size > len(records):
+            break
+        out.append((pos, h))
+        pos += h.size
+    return out
+
+
+def _delivered(records: bytes | bytearray | memoryview, aborted: Any) -> list[BatchHeader]:
+    """The transactional data batches of a read_committed Fetch answer that a consumer
+    gives its application, given the answer's aborted transactions (Kafka's
+    CompletedFetch.nextFetchedRecord, consumeAbortedTransactionsUpTo, isBatchAborted)."""
+    pending = sorted(
+        (int(a.get("first_offset", -1)), int(a.get("producer_id", -1)))
+        for a in aborted or ()
+        if isinstance(a, dict)
+    )
+    next_entry = 0
+    aborted_producers: set[int] = set()
+    out = []
+    for pos, h in _headers(records):
+        if h.producer_id < 0:
+            continue
+        while next_entry < len(pending) and pending[next_entry][0] <= h.last_offset:
+            aborted_producers.add(pending[next_entry][1])
+            next_entry += 1
+        if h.is_control:
+            if _is_abort_marker(records[pos : pos + h.size]):
+                aborted_producers.discard(h.producer_id)
+            continue
+        if h.is_transactional and h.producer_id not in aborted_producers:
+            out.append(h)
+    return out
+
+
+def _is_abort_marker(batch: bytes | bytearray | memoryview) -> bool:
+    """Whether a control batch is an ABORT marker: its first record's key is
+    (version, type) and type 0 is ABORT."""
+    try:
+        key = decode_records(batch)[0].key
+    except (InvalidRecordError, IndexError, ValueError):
+        return False
+    return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big") == ABORT
+
+
+def _produce_records(state: ClusterState, req: dict) -> dict[tuple[str, int], Any]:
+    """(topic, partition) -> the records a Produce carries for it."""
+    out = {}
+    for t in req.get("topic_data") or ():
+        name = _topic_name(state, t)
+        if name is not None:
+            for p in t.get("partition_data") or ():
+                out[(name, p.get("index"))] = p.get("records")
+    return out
 
 
 def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], tuple[int, int, int]]:
