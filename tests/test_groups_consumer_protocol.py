@@ -334,6 +334,41 @@ def test_commit_needs_the_member_epoch() -> None:
     assert err == E.STALE_MEMBER_EPOCH
 
 
+def test_a_commit_needs_no_member_only_where_kafka_lets_it() -> None:
+    """Kafka 4.4's ConsumerGroup.validateOffsetCommit before it looks the member up: a
+    negative epoch commits without one only while the group has no member (an admin's
+    or a self-assigning consumer's commit), and a TxnOffsetCommit without one only when
+    it names no member id, no generation and no group instance id (a producer outside
+    group management); naming any of them has them checked."""
+    h = Harness()
+    h.hb("a")
+    ep = h.epochs["a"]
+
+    def commit(member: str, epoch: int) -> int:
+        [(_, [(_, err)])] = h.gc.commit_offsets(G, member, epoch, [("t", [(0, 1, -1, None)])],
+                                                version=9)
+        return err
+
+    def txn(member: str, epoch: int, instance: str | None = None) -> int:
+        [(_, [(_, err)])] = h.gc.txn_offset_commit(G, 7, member, epoch,
+                                                   [("t", [(0, 1, -1, None)])],
+                                                   group_instance_id=instance)
+        return err
+
+    assert commit("", -1) == E.UNKNOWN_MEMBER_ID  # the group has a member
+    assert commit("", ep) == E.UNKNOWN_MEMBER_ID
+    assert txn("", -1) == E.NONE
+    assert txn("", -1, instance="i") == E.UNKNOWN_MEMBER_ID
+    assert txn("x", -1) == E.UNKNOWN_MEMBER_ID
+    assert txn("", 0) == E.UNKNOWN_MEMBER_ID
+    assert txn("a", ep + 1) == E.ILLEGAL_GENERATION  # checked as a classic generation
+    assert txn("a", ep) == E.NONE
+    assert h.hb("a", -1)["error_code"] == E.NONE  # a leaves: the group is empty
+    assert not h.group().members
+    assert commit("", 0) == E.UNKNOWN_MEMBER_ID  # not negative: a member is named
+    assert commit("", -1) == E.NONE
+
+
 def test_describe() -> None:
     h = Harness()
     h.hb("a")

@@ -287,10 +287,10 @@ class GroupCoordinator(GroupsBase):
             raise KafkaError(E.ILLEGAL_GENERATION)
         if group.type == "streams":
             return group, self.streams.validate_streams_commit(group, member_id, generation,
-                                                       transactional, version)
+                                                       transactional, version, instance_id)
         if group.type == "consumer":
             return group, self._validate_consumer_commit(group, member_id, generation,
-                                                         version, transactional)
+                                                         version, transactional, instance_id)
         if group.state == DEAD:
             raise KafkaError(E.COORDINATOR_NOT_AVAILABLE)
         if generation < 0 and group.state == EMPTY:
@@ -308,14 +308,15 @@ class GroupCoordinator(GroupsBase):
         return group, None
 
     def _validate_consumer_commit(self, group: ConsumerGroup, member_id: str, generation: int,
-                                  version: int, transactional: bool) -> OffsetCheck | None:
+                                  version: int, transactional: bool,
+                                  instance_id: str | None = None) -> OffsetCheck | None:
         """Kafka 4.4's ConsumerGroup.validateOffsetCommit: the current epoch commits
         anything; an older one commits a partition only if the member still holds it (or
         is revoking it) since that epoch or before (its assignment epoch); a newer one is
         refused. Classic-protocol members (online migration) get ILLEGAL_GENERATION where
         KIP-848 members get STALE_MEMBER_EPOCH."""
         m = membership.committing_member(group, member_id, generation, transactional,
-                                         KafkaError(E.UNKNOWN_MEMBER_ID))
+                                         KafkaError(E.UNKNOWN_MEMBER_ID), instance_id)
         if m is None:
             return None
         if not transactional and version < 9 and m.classic is None:

@@ -112,14 +112,16 @@ def check_member_epoch(kind: str, m: Member, epoch: int, owned_within_assignment
 
 
 def committing_member(group: MemberGroup[M, T], member_id: str, epoch: int,
-                      transactional: bool, unknown: KafkaError) -> M | None:
+                      transactional: bool, unknown: KafkaError,
+                      instance_id: str | None = None) -> M | None:
     """The member an OffsetCommit/TxnOffsetCommit names (Kafka's validateOffsetCommit), or
     None when the commit needs no member: an empty group committing with a negative epoch
-    (an admin's), a transactional commit without member id and generation. ``unknown``:
+    (an admin's), a transactional commit naming no member id, generation nor instance id
+    (a producer outside group management: naming any of them has them checked). ``unknown``:
     the group type's answer for a member it does not know."""
     if epoch < 0 and not group.members:
         return None
-    if transactional and epoch == -1 and member_id == "":
+    if transactional and epoch == -1 and member_id == "" and instance_id is None:
         return None
     m = group.members.get(member_id)
     if m is None:

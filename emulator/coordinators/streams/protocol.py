@@ -444,11 +444,13 @@ class StreamsProtocol(GroupPart):
     # ---- offsets --------------------------------------------------------------------------
     @staticmethod
     def validate_streams_commit(group: StreamsGroup, member_id: str, epoch: int,
-                                transactional: bool, version: int) -> OffsetCheck | None:
+                                transactional: bool, version: int,
+                                instance_id: str | None = None) -> OffsetCheck | None:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: None (commit anything) or a
         per-partition check for an older member epoch; raises for the whole request."""
         m = membership.committing_member(group, member_id, epoch, transactional,
-                                         membership.unknown_member(group.group_id, member_id))
+                                         membership.unknown_member(group.group_id, member_id),
+                                         instance_id)
         if m is None:
             return None
         if not transactional and version < 9:
