@@ -7,6 +7,7 @@ import pytest
 from cluster_sim import new_cluster
 
 from emulator.cluster import controller
+from emulator.cluster.events import TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from wire.errors import ErrorCode as E
@@ -347,3 +348,60 @@ def test_v2_end_names_an_unknown_producer() -> None:
     assert h.tc.end_txn("nobody", pid, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
     assert h.tc.end_txn(TID, pid + 1, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
     assert h.tc.txns[TID].producer_epoch == e0  # no bump for a refused EndTxn
+
+
+def _txn_writes(h: Harness) -> list[str]:
+    """The transactions' changes to be written to __transaction_state, as they come."""
+    seen: list[str] = []
+    h.state.hooks.append(lambda kind, event: seen.append(kind)
+                         if isinstance(event, TxnChanged) else None)
+    return seen
+
+
+def test_v2_implicit_add_joins_each_new_partition_once() -> None:
+    """Produce v12+ adds its partition to the transaction, as the partition leader's
+    AddPartitionsToTxn to the coordinator does in Kafka: a partition new to the ongoing
+    transaction joins it (and its marker is written at the end); one already in it
+    writes nothing to __transaction_state (Kafka's coordinator answers at once when
+    every partition is already there)."""
+    h = Harness()
+    pid, e0 = h.init()
+    writes = _txn_writes(h)
+    assert _produce_v2(h, pid, e0, part=0) == 0
+    assert len(writes) == 1
+    assert _produce_v2(h, pid, e0, part=0) == 1
+    assert len(writes) == 1
+    assert _produce_v2(h, pid, e0, part=1) == 0
+    assert h.tc.txns[TID].partitions == {("t", 0), ("t", 1)}
+    assert len(writes) == 2
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    assert h.partition(0).last_stable_offset() == 3  # two records and the marker
+    assert h.partition(1).last_stable_offset() == 2
+
+
+def test_transactional_batch_needs_its_producer_and_an_added_partition() -> None:
+    """Before transaction version 2 a transactional batch must come from the producer id
+    the transactional id has (INVALID_PRODUCER_ID_MAPPING otherwise, an unknown
+    transactional id too) and go to a partition AddPartitionsToTxn added to the
+    ongoing transaction (INVALID_TXN_STATE otherwise)."""
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
+    assert h.produce(pid, epoch, part=1) == -E.INVALID_TXN_STATE
+    assert h.produce(pid + 1, epoch, part=0) == -E.INVALID_PRODUCER_ID_MAPPING
+    assert h.produce(pid, epoch, part=0, tid="nobody") == -E.INVALID_PRODUCER_ID_MAPPING
+    assert h.produce(pid, epoch, part=0) == 0
+
+
+def test_add_partitions_answers_only_on_the_coordinator() -> None:
+    """AddPartitionsToTxn on a broker that does not coordinate the transactional id:
+    NOT_COORDINATOR for every partition, and the transaction is unchanged."""
+    h = Harness()
+    pid, epoch = h.init()
+    broker = h.tc.coordinator_for(TID)
+    other = next(b for b in (1, 2, 3) if b != broker)
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)], broker_id=other) == \
+        {("t", 0): E.NOT_COORDINATOR}
+    assert h.tc.txns[TID].state == "Empty" and not h.tc.txns[TID].partitions
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)], broker_id=broker) == \
+        {("t", 0): E.NONE}
