@@ -72,3 +72,36 @@ def test_a_triage_entry_matches_on_the_change_not_mutmuts_number() -> None:
     assert surviving == [other] and stale == []
     surviving, stale = m.report([other], [e])  # the entry's mutant is killed now: stale
     assert surviving == [other] and stale == [e]
+
+
+def test_check_fails_on_a_survivor_in_triaged_code_and_lists_the_rest() -> None:
+    """The nightly's verdict: a survivor of a triaged function (triaged.toml) fails it,
+    as does a stale triage entry; an untriaged survivor fails it only when strict."""
+    m = _driver()
+    scope = ["emulator.faults.match.x__order", "emulator.security.acl.*"]
+    triaged = m.Mutant("emulator.faults.match.x__order__mutmut_3",
+                       "emulator/faults/match.py", "survived", ["-a", "+b"])
+    whole = m.Mutant("emulator.security.acl.x_applies__mutmut_1",
+                     "emulator/security/acl.py", "survived", ["-a", "+b"])
+    other = m.Mutant("emulator.faults.match.x__orderly__mutmut_1",
+                     "emulator/faults/match.py", "survived", ["-a", "+b"])
+    assert m.is_triaged(triaged, scope) and m.is_triaged(whole, scope)
+    assert not m.is_triaged(other, scope)  # a glob names whole functions, not prefixes
+    assert m.failing([other], [], scope, strict=False) == []
+    assert len(m.failing([other], [], scope, strict=True)) == 1
+    assert len(m.failing([triaged, whole, other], [], scope, strict=False)) == 2
+    stale = m.Entry("emulator.faults.match.x__order", ["-a", "+b"], "why")
+    assert m.failing([], [stale], scope, strict=False) == [
+        "emulator.faults.match.x__order: stale entry"]
+
+
+def test_the_triaged_scope_names_functions_the_table_mutates() -> None:
+    """Each glob of triaged.toml is of a module some target mutates (a renamed module
+    must not leave its triage behind, silently covering nothing)."""
+    m = _driver()
+    modules = set(m.mutated_modules(m.load_targets()))
+    scope = m.load_triaged()
+    assert scope
+    for g in scope:
+        module = g.rsplit(".", 1)[0].replace(".", "/") + ".py"
+        assert module in modules, f"{g}: not a module the table mutates"

@@ -18,8 +18,13 @@ changed function. This driver adds what the project needs around it:
 - **The triage file** (``equivalent.toml``): a survivor that no test can kill because
   it behaves as the original (an equivalent mutant) is recorded there with the reason.
   Entries match on the function and the changed lines, not mutmut's running number
-  (which shifts when the function changes). ``--check`` fails on any survivor not in
+  (which shifts when the function changes). ``--check`` fails on a survivor not in
   the file, and on an entry of a module that ran whose mutant no longer survives.
+- **The triaged scope** (``triaged.toml``): the functions whose every survivor has been
+  killed or recorded. A survivor there is a regression and always fails ``--check``; a
+  survivor elsewhere is *untriaged* (nobody has looked at it yet): listed and counted,
+  and it fails ``--check`` only with ``--strict`` (the issue's goal: every module
+  triaged; the nightly then runs strict).
 - **The report**: killed / equivalent / surviving per package (a timeout counts as
   killed; "no tests", a mutant no selected test reaches, counts as surviving).
 
@@ -46,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 TARGETS = HERE / "targets.toml"
 TRIAGE = HERE / "equivalent.toml"
+TRIAGED = HERE / "triaged.toml"
 WORK = ROOT / ".mutation"
 # What every mutant's pytest gets: no cache, no xdist (mutmut forks one test run per
 # mutant itself), a per-test timeout well under mutmut's own wall-clock limit.
@@ -304,6 +310,28 @@ def load_triage() -> list[Entry]:
     return entries
 
 
+def load_triaged() -> list[str]:
+    """mutmut's function names (globs) of the triaged scope (triaged.toml)."""
+    if not TRIAGED.exists():
+        return []
+    return list(tomllib.loads(TRIAGED.read_text()).get("triaged", []))
+
+
+def is_triaged(m: Mutant, scope: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(m.function, g) for g in scope)
+
+
+def failing(surviving: list[Mutant], stale: list[Entry], scope: list[str],
+            strict: bool) -> list[str]:
+    """Why ``--check`` fails (nothing: it passes): a survivor in the triaged scope, a
+    stale entry of the triage file, and with ``strict`` an untriaged survivor too."""
+    out = [f"{m.name} survives in triaged code" for m in surviving if is_triaged(m, scope)]
+    out += [f"{e.mutant or e.function}: stale entry" for e in stale]
+    if strict:
+        out += [f"{m.name} survives, untriaged" for m in surviving if not is_triaged(m, scope)]
+    return out
+
+
 def triage_text(m: Mutant) -> str:
     """A stub entry for the triage file: fill in the reason, or kill it with a test."""
     return "\n".join([
@@ -366,8 +394,11 @@ def main(argv: list[str] | None = None) -> int:
                     "(emulator/cluster/reads.py::list_offset, path::Class.method)")
     ap.add_argument("--all", action="store_true", help="every module of every target "
                     "(the nightly job)")
-    ap.add_argument("--check", action="store_true", help="exit 1 on a survivor missing "
-                    "from scripts/mutation/equivalent.toml or a stale entry there")
+    ap.add_argument("--check", action="store_true", help="exit 1 on a survivor in "
+                    "triaged code (scripts/mutation/triaged.toml) missing from "
+                    "scripts/mutation/equivalent.toml, or a stale entry there")
+    ap.add_argument("--strict", action="store_true", help="with --check: fail on an "
+                    "untriaged survivor too (one outside scripts/mutation/triaged.toml)")
     ap.add_argument("--report-only", action="store_true", help="no mutmut run: report "
                     "the verdicts the workspaces hold")
     ap.add_argument("--max-children", type=int, default=max(1, (os.cpu_count() or 2) // 2),
@@ -461,11 +492,14 @@ def main(argv: list[str] | None = None) -> int:
 
     entries = load_triage()
     surviving, stale = report(mutants, entries, by_function=bool(functions) and not whole)
+    scope = load_triaged()
+    untriaged = [m for m in surviving if not is_triaged(m, scope)]
     if surviving:
         print(f"\n{len(surviving)} surviving mutants (kill each with a test, or record it in "
               f"{TRIAGE.relative_to(ROOT)} with the reason it is equivalent):")
         for m in surviving:
-            print(f"  {m.name} ({m.status})")
+            where = "in triaged code" if is_triaged(m, scope) else "untriaged"
+            print(f"  {m.name} ({m.status}, {where})")
             for ln in m.diff:
                 print(f"      {ln}")
         if args.stubs:
@@ -477,7 +511,12 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"mutmut failed for: {', '.join(failed)}", file=sys.stderr)
         return 1
-    if args.check and (surviving or stale):
+    if untriaged:
+        functions_left = sorted({m.function for m in untriaged})
+        print(f"\nuntriaged: {len(untriaged)} survivors in {len(functions_left)} functions "
+              f"outside {TRIAGED.relative_to(ROOT)}"
+              + ("" if args.strict else " (not failing: --strict fails on them)"))
+    if args.check and failing(surviving, stale, scope, args.strict):
         return 1
     return 0
 
