@@ -28,23 +28,28 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Any
 
 _FUNCTION = type(lambda: None)
 _FUNCTION_ATTRIBUTES = frozenset(dir(_FUNCTION))
+_NO_LOCALS: Mapping[str, Any] = MappingProxyType({})  # read only: shared
 
 
 class LazyMethod:
     """A dataclass method not compiled yet; it compiles itself at its first use."""
 
-    __slots__ = ("__name__", "_globals", "_locals", "_params", "_real", "_text")
+    # No list of the parameters (their text is in ``_text``, see _params_of) and one
+    # shared empty mapping for the methods without locals: ~540 of these wait for their
+    # first use for as long as the command runs.
+    __slots__ = ("__name__", "_globals", "_locals", "_real", "_text")
 
-    def __init__(self, name: str, params: list[str], text: str,
-                 globals: dict[str, Any], locals: dict[str, Any]) -> None:
+    def __init__(
+        self, name: str, text: str, globals: dict[str, Any], locals: Mapping[str, Any]
+    ) -> None:
         self.__name__ = name
-        self._params = params
         self._text = text
         self._globals = globals
         self._locals = locals
@@ -94,8 +99,9 @@ class LazyMethod:
             return f"__create_fn__.<locals>.{object.__getattribute__(self, '__name__')}"
         if name == "__annotations__":
             sig = object.__getattribute__(self, "__signature__")
-            notes = {p.name: p.annotation for p in sig.parameters.values()
-                     if p.annotation is not p.empty}
+            notes = {
+                p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty
+            }
             if sig.return_annotation is not sig.empty:
                 notes["return"] = sig.return_annotation
             return notes
@@ -115,12 +121,23 @@ class LazyMethod:
         without a docstring asks for it at once (its ``__doc__``), which must not cost
         the compilation this object defers."""
         try:
-            return _signature(self._params, self._globals, self._locals)
+            return _signature(_params_of(self._text, self.__name__), self._globals, self._locals)
         except KeyError:  # a name this parser does not resolve: ask the real function
             return inspect.signature(self.compile())
 
 
-def _lookup(expr: str, globals: dict[str, Any], locals: dict[str, Any]) -> Any:
+def _params_of(text: str, name: str) -> list[str]:
+    """The parameters as ``_create_fn`` was given them, read back from the text it
+    joined them into: dataclasses writes only names, ``*`` and ``name:_type_name=_dflt``
+    there, never a comma or a parenthesis inside one (anything else fails in _signature,
+    which then compiles)."""
+    head = f"\n def {name}("
+    start = text.index(head) + len(head)
+    joined = text[start : text.index(")", start)]
+    return joined.split(",") if joined else []
+
+
+def _lookup(expr: str, globals: dict[str, Any], locals: Mapping[str, Any]) -> Any:
     """The value of a parameter's annotation or default: dataclasses only ever writes
     a name there (``_type_x``, ``_dflt_x``, ``_HAS_DEFAULT_FACTORY``, ``_return_type``)."""
     for scope in (locals, globals, vars(builtins)):
@@ -129,8 +146,9 @@ def _lookup(expr: str, globals: dict[str, Any], locals: dict[str, Any]) -> Any:
     raise KeyError(expr)
 
 
-def _signature(params: list[str], globals: dict[str, Any],
-               locals: dict[str, Any]) -> inspect.Signature:
+def _signature(
+    params: list[str], globals: dict[str, Any], locals: Mapping[str, Any]
+) -> inspect.Signature:
     out: list[inspect.Parameter] = []
     kind: inspect._ParameterKind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     for param in params:
@@ -141,33 +159,43 @@ def _signature(params: list[str], globals: dict[str, Any],
         name, colon, annotation_expr = head.partition(":")
         if not name.isidentifier() or (not colon and name != head):
             raise KeyError(param)
-        out.append(inspect.Parameter(
-            name, kind,
-            default=_lookup(default_expr, globals, locals) if eq else inspect.Parameter.empty,
-            annotation=(_lookup(annotation_expr, globals, locals) if colon
-                        else inspect.Parameter.empty)))
+        out.append(
+            inspect.Parameter(
+                name,
+                kind,
+                default=_lookup(default_expr, globals, locals) if eq else inspect.Parameter.empty,
+                annotation=(
+                    _lookup(annotation_expr, globals, locals) if colon else inspect.Parameter.empty
+                ),
+            )
+        )
     ret = locals.get("_return_type", inspect.Signature.empty)
     return inspect.Signature(out, return_annotation=ret)
 
 
-def _lazy_create_fn(name: str, args: list[str], body: list[str], *,
-                    globals: dict[str, Any] | None = None,
-                    locals: dict[str, Any] | None = None,
-                    return_type: Any = dataclasses.MISSING) -> LazyMethod:
+def _lazy_create_fn(
+    name: str,
+    args: list[str],
+    body: list[str],
+    *,
+    globals: dict[str, Any] | None = None,
+    locals: dict[str, Any] | None = None,
+    return_type: Any = dataclasses.MISSING,
+) -> LazyMethod:
     """``dataclasses._create_fn`` (3.11, 3.12), the text built the same way, compiled
     later."""
-    locals = dict(locals or {})  # kept: the caller may reuse its dict for another method
+    # A copy (the caller may reuse its dict for another method), or the shared empty one.
+    kept: Mapping[str, Any] = dict(locals) if locals else _NO_LOCALS
     return_annotation = ""
     if return_type is not dataclasses.MISSING:
-        locals["_return_type"] = return_type
+        kept = {**(locals or {}), "_return_type": return_type}
         return_annotation = "->_return_type"
     joined = ",".join(args)
     lines = "\n".join(f"  {b}" for b in body)
     text = f" def {name}({joined}){return_annotation}:\n{lines}"
-    text = f"def __create_fn__({', '.join(locals)}):\n{text}\n return {name}"
+    text = f"def __create_fn__({', '.join(kept)}):\n{text}\n return {name}"
     # globals=None: exec's default, the calling module's (dataclasses') own.
-    return LazyMethod(name, list(args), text,
-                      vars(dataclasses) if globals is None else globals, locals)
+    return LazyMethod(name, text, vars(dataclasses) if globals is None else globals, kept)
 
 
 def supported() -> bool:
