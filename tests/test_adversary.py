@@ -230,6 +230,35 @@ def test_coordinator_move_before_a_request_moves_the_groups_partition(make_clust
     assert other.before(leader, 9, 8, "a", {"group_id": "g"}) is None
 
 
+def test_coordinator_move_before_a_group_and_a_transaction_request_moves_its_partition(
+        make_cluster) -> None:
+    """The default before-move (``coordinator_move``: JoinGroup, Heartbeat, SyncGroup,
+    OffsetCommit, the transaction APIs), apart from the OffsetFetch kind above: the
+    key's __consumer_offsets or __transaction_state partition has a new leader before
+    the coordinator handles the request, so it answers NOT_COORDINATOR from the state."""
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    services.groups.topic.ensure()
+    services.transactions.topic.ensure()
+    group = state.topics["__consumer_offsets"].partitions[
+        services.groups.topic.partition_for("g")]
+    txn = state.topics["__transaction_state"].partitions[
+        services.transactions.topic.partition_for("tx")]
+    g_leader, t_leader = group.leader, txn.leader
+    adv = Adversary(1, state, services, script=_script(
+        ("a", g_leader, "Heartbeat", 1, COORDINATOR_MOVE),
+        ("a", t_leader, "EndTxn", 1, COORDINATOR_MOVE)))
+    assert adv.before(g_leader, 12, 4, "a", {"group_id": "g", "member_id": "m",
+                                             "generation_id": 1}) is not None
+    assert group.leader != g_leader
+    assert adv.before(t_leader, 26, 3, "a", {"transactional_id": "tx", "producer_id": 1,
+                                             "producer_epoch": 0, "committed": True}
+                      ) is not None
+    assert txn.leader != t_leader
+    assert [f.kind for f in adv.record] == [COORDINATOR_MOVE, COORDINATOR_MOVE]
+
+
 def test_lost_response_closes_after_applying_and_session_eviction_evicts(make_cluster
                                                                         ) -> None:
     sim = make_cluster(3)
