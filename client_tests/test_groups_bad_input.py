@@ -8,6 +8,8 @@ wrong broker. Each gets its error code, and the real members keep their generati
 
 from __future__ import annotations
 
+import uuid
+
 from client_tests.group_members import (
     PARTITIONS,
     ConfluentMember,
@@ -145,3 +147,51 @@ def _find(conn: Conn, request: dict) -> dict:
 
     return wait_for(answer, "FindCoordinator without COORDINATOR_NOT_AVAILABLE", timeout=30,
                     interval=0.2)
+
+
+def test_txn_offset_commit_naming_an_instance_id_needs_that_member(cluster: Target,
+                                                                   topic_name: str) -> None:
+    """TxnOffsetCommit to a consumer group that has a member: a producer outside group
+    management names no member id, no generation (-1) and no group instance id, and its
+    offsets are taken; naming a group instance id without a member id has it checked
+    (Kafka 4.4's ConsumerGroup.validateOffsetCommit: UNKNOWN_MEMBER_ID)."""
+    c = cluster
+    c.create_topic(topic_name, 1, 3)
+    group, tid = f"txn-commit-{topic_name}", f"tid-{topic_name}"
+    gconn = Conn(c, sorted(c.broker_ids).index(find_coordinator(c, group)))
+    tconn = Conn(c, sorted(c.broker_ids).index(find_coordinator(c, tid, key_type=1)))
+    member = uuid.uuid4().hex[:22]
+    try:
+        hb = gconn.call(68, 1, {
+            "group_id": group, "member_id": member, "member_epoch": 0, "instance_id": None,
+            "rack_id": None, "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": [topic_name], "subscribed_topic_regex": None,
+            "server_assignor": "uniform", "topic_partitions": []})
+        assert hb["error_code"] == E.NONE, hb
+
+        def init() -> dict | None:
+            r = tconn.call(22, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                   "producer_id": -1, "producer_epoch": -1})
+            return r if r["error_code"] == E.NONE else None
+
+        r = wait_for(init, "a producer id")
+        pid, epoch = r["producer_id"], r["producer_epoch"]
+        txn = {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch}
+        add = tconn.call(25, 3, dict(txn, group_id=group))
+        assert add["error_code"] == E.NONE, add
+
+        def commit(member_id: str, instance_id: str | None) -> int:
+            r = gconn.call(28, 3, dict(
+                txn, group_id=group, generation_id_or_member_epoch=-1, member_id=member_id,
+                group_instance_id=instance_id, topics=[{"name": topic_name, "partitions": [{
+                    "partition_index": 0, "committed_offset": 1,
+                    "committed_leader_epoch": -1, "committed_metadata": None}]}]))
+            code: int = r["topics"][0]["partitions"][0]["error_code"]
+            return code
+
+        assert commit("", "not-a-member") == E.UNKNOWN_MEMBER_ID
+        assert commit("", None) == E.NONE
+        assert tconn.call(26, 3, dict(txn, committed=False))["error_code"] == E.NONE
+    finally:
+        gconn.close()
+        tconn.close()
