@@ -225,6 +225,7 @@ def parse_configs(items: list[str]) -> dict[str, str]:
 
 
 async def serve(args: argparse.Namespace) -> int:
+    from emulator.cluster.configs import validate_broker_configs
     from emulator.runtime import Cluster, stop_serving
 
     startup_errors = tuple(kind for kind, _, _ in refusals())
@@ -233,6 +234,13 @@ async def serve(args: argparse.Namespace) -> int:
     if args.advertised_port:
         adv_ports = {1 + i: args.advertised_port + i for i in range(args.brokers)}
     config = parse_configs(args.config)
+    try:
+        # As Kafka checks server.properties at start: a value that is not of its key's
+        # type, out of its range or none of its values is refused before anything reads
+        # it (the security options parse some) and before any port opens.
+        validate_broker_configs(config)
+    except startup_errors as e:
+        return _refused(e)
     schedule = None
     if args.fault_schedule:
         # Checked before any port opens: a typo in a CI job's schedule must fail the

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from emulator.cluster.config_ops import listener_base_key
+from emulator.cluster.configs import ConfigError, validate_broker_configs
 from emulator.cluster.kafka_configs import BROKER
 from emulator.properties import env_name, parse_properties, property_name
 
@@ -403,6 +404,10 @@ def translate(env: Mapping[str, str], flavor: str = APACHE, *, mounted: str | No
                 config[key] = value  # acted on per listener, as Kafka's connection quotas
             continue
         if key in BROKER_KEYS:
+            try:  # as Kafka checks its server.properties at start
+                validate_broker_configs({key: value})
+            except ConfigError as e:
+                raise Refused(f"{var(key)}: {e}") from None
             config[key] = value
         else:
             warnings.append(f"{var(key)}: {key} is not a Kafka broker config; not used "

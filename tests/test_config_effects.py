@@ -16,12 +16,14 @@ from pathlib import Path
 from emulator.cluster import config_effects
 
 ROOT = Path(__file__).resolve().parent.parent
-# Modules that name keys without acting on them: Kafka's table, the definitions and
-# validation of types, DescribeConfigs' listing, this declaration, the difference
-# table's prose, client-side settings (security/clients.py writes a client's ssl.*),
-# and the reassignment tool's JSON (it sets throttles through AlterConfigs, as Kafka's).
+# Modules that name keys without acting on them: Kafka's tables (its keys, their
+# validators), the definitions and validation of types, DescribeConfigs' listing, this
+# declaration, the difference table's prose, client-side settings (security/clients.py
+# writes a client's ssl.*), and the reassignment tool's JSON (it sets throttles through
+# AlterConfigs, as Kafka's).
 DEFINITIONS = {
-    "emulator/cluster/kafka_configs.py", "emulator/cluster/configs.py",
+    "emulator/cluster/kafka_configs.py", "emulator/cluster/kafka_validators.py",
+    "emulator/cluster/configs.py",
     "emulator/cluster/config_effects.py", "emulator/cluster/config_ops.py",
     "emulator/cluster/group_configs.py", "emulator/fidelity/differences.py",
     "emulator/security/clients.py", "emulator/tools/reassign/json_format.py",

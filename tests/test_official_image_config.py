@@ -137,6 +137,11 @@ def test_sasl_users_come_from_the_jaas_file_kafka_opts_names() -> None:
      "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"),
     ({"KAFKA_LISTENERS": "SASL_PLAINTEXT://:9092",
       "KAFKA_OPTS": "-Djava.security.auth.login.config=/nope"}, "KAFKA_OPTS"),
+    # a value Kafka's ConfigDef refuses at start, with its message
+    ({"KAFKA_LOG_RETENTION_MS": "abc"}, "KAFKA_LOG_RETENTION_MS: Invalid value abc for "
+     "configuration log.retention.ms: Not a number of type LONG"),
+    ({"KAFKA_NUM_PARTITIONS": "0"}, "KAFKA_NUM_PARTITIONS: Invalid value 0 for "
+     "configuration num.partitions: Value must be at least 1"),
 ])
 def test_what_cannot_be_honoured_is_refused_naming_the_variable(extra: dict, variable: str
                                                                 ) -> None:

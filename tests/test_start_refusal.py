@@ -96,3 +96,25 @@ def test_a_bad_listener_or_data_dir(args: list[str], says: str, tmp_path: Path) 
     r = start("--port", "0", *[a.format(file=file) for a in args])
     assert_refused(r, says)
     assert r.returncode == 2
+
+
+@pytest.mark.parametrize(("config", "says"), [
+    ("log.retention.ms=abc",
+     "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"),
+    ("num.partitions=0",
+     "Invalid value 0 for configuration num.partitions: Value must be at least 1"),
+    ("compression.type=zip", "Invalid value zip for configuration compression.type: "
+     "String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
+    ("log.cleanup.policy=compact,remove", "Invalid value remove for configuration "
+     "log.cleanup.policy: String must be one of: compact, delete"),
+    # read by the security options before the cluster is made: still --config's refusal
+    ("connections.max.reauth.ms=soon", "Invalid value soon for configuration "
+     "connections.max.reauth.ms: Not a number of type LONG"),
+])
+def test_an_invalid_broker_config(config: str, says: str) -> None:
+    """Kafka refuses to start on a value its ConfigDef refuses (not of the key's type, out
+    of its range, none of its values), with that message (tests/test_kafka_validators.py,
+    and its _oracle twin against Kafka's ConfigDef, hold the messages)."""
+    r = start("--port", "0", "--config", config)
+    assert_refused(r, f"kafka-emulator: --config: {says}")
+    assert r.returncode == 2

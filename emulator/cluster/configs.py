@@ -15,12 +15,16 @@ actually act, and where, is declared once in emulator/cluster/config_effects.py
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import TYPE_CHECKING, Self, TypeVar, overload
 
 import emulator.fidelity as _fidelity
 from emulator.cluster import kafka_configs as _kafka
+from emulator.cluster import kafka_validators as _validators
 
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
@@ -115,6 +119,21 @@ class ConfigDict(dict[str, str]):
 
 
 @dataclass(frozen=True)
+class Check:
+    """How Kafka checks a key's value beyond its type: its ConfigDef validator, as
+    emulator/cluster/kafka_validators.py has it (the broker keys')."""
+
+    at_least: str | None = None  # Range: the bounds, as Kafka prints them
+    at_most: str | None = None
+    one_of: tuple[str, ...] = ()  # ValidString: the value (or each item of a list) one of
+    any_case: bool = False  # CaseInsensitiveValidString
+    is_list: bool = False  # ValidList: no item empty, none twice
+    empty_allowed: bool = True  # ValidList: whether the list may be empty
+    non_empty: bool = False  # NonEmptyString
+    gzip_level: bool = False  # compression.gzip.level's own: 1 to 9, or -1
+
+
+@dataclass(frozen=True)
 class ConfigDef:
     name: str
     type: int
@@ -124,6 +143,7 @@ class ConfigDef:
     # Kafka's internal configs (ConfigDef.defineInternal): accepted, but DescribeConfigs
     # lists one only where it is set.
     internal: bool = False
+    check: Check | None = None  # the rest of Kafka's validator (broker keys)
 
 
 # Kafka 4.0 raised segment.bytes' minimum to 1 MB; tests that want small segments set
@@ -196,7 +216,7 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("log.retention.hours", INT, "168"),
     ConfigDef("log.retention.ms", LONG, None),
     ConfigDef("log.message.timestamp.type", STRING, "CreateTime"),
-    ConfigDef("log.segment.bytes", INT, "1073741824", minimum=MIN_SEGMENT_BYTES),
+    ConfigDef("log.segment.bytes", INT, "1073741824"),  # at least 1 MiB: its Check
     ConfigDef("max.incremental.fetch.session.cache.slots", INT, "1000"),
     ConfigDef("message.max.bytes", INT, "1048588"),
     ConfigDef("min.incremental.fetch.session.eviction.ms", INT, "120000"),
@@ -234,6 +254,30 @@ for _name, _type, _default, _sensitive, _read_only in _kafka.BROKER:
     BROKER_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
 for _name, _type, _default, _sensitive, _read_only in _kafka.TOPIC:
     TOPIC_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
+
+
+def _check(name: str) -> Check | None:
+    """The broker key's validator from kafka_validators.py, if it has one we model."""
+    if name in _validators.RANGE:
+        low, high = _validators.RANGE[name]
+        return Check(at_least=low, at_most=high)
+    if name in _validators.ONE_OF:
+        values, case_matters = _validators.ONE_OF[name]
+        return Check(one_of=values, any_case=not case_matters)
+    if name in _validators.LIST:
+        values, empty_allowed = _validators.LIST[name]
+        return Check(one_of=values, is_list=True, empty_allowed=empty_allowed)
+    if name in _validators.NON_EMPTY:
+        return Check(non_empty=True)
+    if name == "compression.gzip.level":  # a lambda of Kafka's (OTHER): "[1,...,9] or -1"
+        return Check(gzip_level=True)
+    # None, or one of OTHER's left unchecked: authorizer.class.name's non-null, which a
+    # value from the command line always is, and the controller quorum's, keys of a
+    # KRaft quorum the emulator has none of.
+    return None
+
+
+BROKER_CONFIGS = {k: replace(d, check=_check(k)) for k, d in BROKER_CONFIGS.items()}
 # Broker keys Kafka can change without a restart (it reports the others read-only).
 KAFKA_DYNAMIC_BROKER_KEYS = frozenset(r[0] for r in _kafka.BROKER if not r[4])
 # Keys whose value DescribeConfigs never shows (passwords).
@@ -268,17 +312,38 @@ class ConfigError(ValueError):
 _INT_RANGES = {INT: ("INT", 31), SHORT: ("SHORT", 15), LONG: ("LONG", 63)}
 
 
+# A number as Java's Double.parseDouble reads it (no hexadecimal form): Python's float()
+# also takes "inf", "nan" and "1_0", and not the d/f suffix.
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
+
+
+def _java_double(x: float) -> str:
+    """``x`` as Java's Double.toString prints it (a Range's message shows the parsed
+    value): plain between 10^-3 and 10^7, else d.dddEn."""
+    if math.isnan(x) or math.isinf(x):
+        return "NaN" if math.isnan(x) else ("-" if x < 0 else "") + "Infinity"
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        return repr(x)
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    return (f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}"
+            f"E{exponent + len(text) - 1}")
+
+
 def validate_value(defn: ConfigDef, value: str | None) -> None:
     """Check a value as Kafka's ConfigDef does: it parses as the key's type (the value
     trimmed, a number within the type's range), then the key's validator; the messages
-    are ConfigException's, "Invalid value V for configuration K: ..."."""
+    are ConfigException's, "Invalid value V for configuration K: ..." (V the parsed value
+    where Kafka's validator reports it)."""
     if value is None:
         return
 
-    def invalid(why: str) -> ConfigError:
-        return ConfigError(f"Invalid value {value} for configuration {defn.name}: {why}")
+    def invalid(why: str, shown: object = value) -> ConfigError:
+        return ConfigError(f"Invalid value {shown} for configuration {defn.name}: {why}")
 
     text = value.strip()
+    number: int | float | None = None
     if defn.type in _INT_RANGES:
         kind, bits = _INT_RANGES[defn.type]
         try:
@@ -290,18 +355,50 @@ def validate_value(defn: ConfigDef, value: str | None) -> None:
         if defn.minimum is not None and number < defn.minimum:
             raise invalid(f"Value must be at least {defn.minimum}")
     elif defn.type == DOUBLE:
-        try:
-            float(text)
-        except ValueError as e:
-            raise invalid("Not a number of type DOUBLE") from e
+        if not _JAVA_DOUBLE.fullmatch(text):
+            raise invalid("Not a number of type DOUBLE")
+        number = float(text.rstrip("fFdD") if text[-1:] in "fFdD" else text)
     elif defn.type == BOOLEAN and text.lower() not in ("true", "false"):
         raise invalid("Expected value to be either true or false")
+    if defn.check is not None:
+        _check_value(defn, defn.check, text, number, invalid)
     if defn.name == "message.timestamp.type" and value not in ("CreateTime", "LogAppendTime"):
         raise ConfigError(f"Invalid value {value} for configuration message.timestamp.type: "
                           "String must be one of: CreateTime, LogAppendTime")
     if defn.name == "min.insync.replicas" and int(value) < 1:
         raise ConfigError(f"Invalid value {value} for configuration min.insync.replicas: "
                           "Value must be at least 1")
+
+
+def _check_value(defn: ConfigDef, check: Check, text: str, number: float | None,
+                 invalid: Callable[[str, object], ConfigError]) -> None:
+    """Kafka's validator of the key (its Check) over the parsed value, in the order and
+    with the messages of ConfigDef's Range, ValidString, ValidList and NonEmptyString."""
+    if number is not None:
+        shown = _java_double(number) if defn.type == DOUBLE else number
+        if check.at_least is not None and number < float(check.at_least):
+            raise invalid(f"Value must be at least {check.at_least}", shown)
+        if check.at_most is not None and number > float(check.at_most):
+            raise invalid(f"Value must be no more than {check.at_most}", shown)
+        if check.gzip_level and not (1 <= number <= 9 or number == -1):
+            raise invalid("Value must be between 1 and 9 or equal to -1", shown)
+    if check.non_empty and not text:
+        raise invalid("String must be non-empty", text)
+    items = ([i.strip() for i in text.split(",")] if text else []) if check.is_list else [text]
+    if check.is_list:
+        if len(set(items)) < len(items):
+            raise ConfigError(f"Configuration '{defn.name}' values must not be duplicated.")
+        if not items and not check.empty_allowed:
+            include = f"[{', '.join(check.one_of)}]" if check.one_of else "any non-empty value"
+            raise ConfigError(f"Configuration '{defn.name}' must not be empty. Valid values "
+                              f"include: {include}")
+    allowed = {v.upper() for v in check.one_of} if check.any_case else set(check.one_of)
+    for item in items:  # in order: "a,,b" is refused for its a, "compact,,b" for its ""
+        if check.is_list and not item:
+            raise ConfigError(f"Configuration '{defn.name}' values must not be empty.")
+        if allowed and (item.upper() if check.any_case else item) not in allowed:
+            case = " (case insensitive)" if check.any_case else ""
+            raise invalid(f"String must be one of{case}: {', '.join(check.one_of)}", item)
 
 
 def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
@@ -312,8 +409,21 @@ def validate_topic_configs(configs: Mapping[str, str | None]) -> None:
         validate_value(defn, v)
 
 
+def validate_broker_configs(configs: Mapping[str, str]) -> None:
+    """A broker's static config checked as Kafka checks its server.properties at start
+    (KafkaConfig): each known key's value parses as its type and passes its validator,
+    else ConfigError with Kafka's message, and the broker does not start. A key Kafka does
+    not know is let through (Kafka logs that it is unused and starts)."""
+    for k, v in configs.items():
+        defn = BROKER_CONFIGS.get(k)
+        if defn is not None:
+            validate_value(defn, v)
+
+
 def default_broker_config(overrides: dict[str, str] | None = None) -> ConfigDict:
-    """Static broker configuration: Kafka's defaults plus the command-line overrides."""
+    """Static broker configuration: Kafka's defaults plus the command-line overrides,
+    which must be valid (validate_broker_configs)."""
+    validate_broker_configs(overrides or {})
     conf = ConfigDict({k: d.default for k, d in BROKER_CONFIGS.items()
                        if d.default is not None and k in EMULATOR_BROKER_KEYS})
     conf.update(overrides or {})
