@@ -405,3 +405,30 @@ def test_add_partitions_answers_only_on_the_coordinator() -> None:
     assert h.tc.txns[TID].state == "Empty" and not h.tc.txns[TID].partitions
     assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)], broker_id=broker) == \
         {("t", 0): E.NONE}
+
+
+def test_add_partitions_verify_only_adds_nothing() -> None:
+    """AddPartitionsToTxn v4+'s verify-only batches (KIP-890 part 1: a partition leader
+    asking before it appends a transactional batch): NONE for a partition already in
+    the ongoing transaction, INVALID_TXN_STATE otherwise; the transaction is unchanged."""
+    h = Harness()
+    pid, epoch = h.init()
+
+    def verify(*parts: int) -> dict[tuple[str, int], int]:
+        return h.tc.add_partitions(TID, pid, epoch, [("t", p) for p in parts],
+                                   verify_only=True)
+
+    assert verify(0) == {("t", 0): E.INVALID_TXN_STATE}  # nothing ongoing
+    assert h.tc.txns[TID].state == "Empty" and not h.tc.txns[TID].partitions
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {("t", 0): E.NONE}
+    assert verify(0, 1) == {("t", 0): E.NONE, ("t", 1): E.INVALID_TXN_STATE}
+    assert h.tc.txns[TID].partitions == {("t", 0)}
+
+
+def test_a_transaction_request_needs_a_transactional_id() -> None:
+    """AddPartitionsToTxn and AddOffsetsToTxn with an empty transactional id:
+    INVALID_REQUEST, before anything else is looked at."""
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.add_partitions("", pid, epoch, [("t", 0)]) == {("t", 0): E.INVALID_REQUEST}
+    assert h.tc.add_offsets("", pid, epoch, "g") == E.INVALID_REQUEST
