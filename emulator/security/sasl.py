@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 from dataclasses import dataclass
 
@@ -31,8 +30,10 @@ def generic_failure(mechanism: str, reauth: bool = False) -> AuthenticationFaile
     """Kafka hides a mechanism's own SaslException text behind this message
     (SaslServerAuthenticator: it could reveal whether a user exists)."""
     phase = "re-authentication" if reauth else "authentication"
-    return AuthenticationFailed(f"Authentication failed during {phase} due to invalid "
-                                f"credentials with SASL mechanism {mechanism}")
+    return AuthenticationFailed(
+        f"Authentication failed during {phase} due to invalid "
+        f"credentials with SASL mechanism {mechanism}"
+    )
 
 
 class SaslServer:
@@ -68,8 +69,10 @@ class PlainServer(SaslServer):
         if not self.store.check_plain(user, password):
             raise AuthenticationFailed("Authentication failed: Invalid username or password")
         if authzid and authzid != user:
-            raise AuthenticationFailed("Authentication failed: Client requested an "
-                                       "authorization id that is different from username")
+            raise AuthenticationFailed(
+                "Authentication failed: Client requested an "
+                "authorization id that is different from username"
+            )
         self.principal, self.complete = f"User:{user}", True
         return b""
 
@@ -128,8 +131,9 @@ class ScramServer(SaslServer):
             raise ValueError("unknown user")
         self._nonce = attrs["r"] + base64.b64encode(os.urandom(18)).decode()
         self._first_bare = bare
-        self._server_first = (f"r={self._nonce},s={base64.b64encode(cred.salt).decode()},"
-                              f"i={cred.iterations}")
+        self._server_first = (
+            f"r={self._nonce},s={base64.b64encode(cred.salt).decode()},i={cred.iterations}"
+        )
         self._state = "client-final"
         return self._server_first.encode()
 
@@ -169,8 +173,7 @@ class OAuthBearerServer(SaslServer):
 
     mechanism = OAUTHBEARER
 
-    def __init__(self, now_ms: int, principal_claim: str = "sub",
-                 clock_skew_s: int = 0) -> None:
+    def __init__(self, now_ms: int, principal_claim: str = "sub", clock_skew_s: int = 0) -> None:
         super().__init__()
         self.now_ms = now_ms
         self.principal_claim = principal_claim
@@ -189,8 +192,10 @@ class OAuthBearerServer(SaslServer):
         auth = kv.get("auth", "")
         if not auth.startswith("Bearer "):
             raise generic_failure(OAUTHBEARER)
-        problem = self._validate(auth[len("Bearer "):].strip())
+        problem = self._validate(auth[len("Bearer ") :].strip())
         if problem is not None:
+            import json  # OAUTHBEARER's only: a start without SASL never loads it
+
             self._error = json.dumps({"status": "invalid_token"}, separators=(",", ":"))
             return self._error.encode()
         self.complete = True
@@ -214,6 +219,8 @@ class OAuthBearerServer(SaslServer):
         parts = jws.split(".")
         if len(parts) != 3 or parts[2]:
             return "an unsecured JWS has three parts and no signature"
+        import json  # see evaluate
+
         try:
             header = json.loads(_b64url(parts[0]))
             claims = json.loads(_b64url(parts[1]))

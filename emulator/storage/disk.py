@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
-import json
 import logging
 import mmap
 import os
@@ -62,6 +61,8 @@ def segment_name(base: int) -> str:
 
 
 def _atomic_json(path: str, data: object) -> None:
+    import json  # with a data dir only: the start without one does not load it
+
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, sort_keys=True)
@@ -97,7 +98,6 @@ def _libc_malloc_trim() -> Callable[[int], int] | None:
     fn.argtypes = [ctypes.c_size_t]
     fn.restype = ctypes.c_int
     return fn
-
 
 
 def release_freed_heap() -> bool:
@@ -138,8 +138,9 @@ def map_file(path: str) -> mmap.mmap | None:
         return mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else None
 
 
-def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
-                 ) -> tuple[list[LoadedBatch], int, str | None]:
+def scan_segment(
+    path: str, expect_base: int, mapped: mmap.mmap | None = None
+) -> tuple[list[LoadedBatch], int, str | None]:
     """Read one segment file: its valid batches, the valid length, and why it stopped.
 
     With ``mapped`` (the file's map) the batches are views of it, not copies."""
@@ -156,7 +157,7 @@ def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
     while pos < n:
         if n - pos < LOG_OVERHEAD:
             return out, pos, f"{n - pos} trailing bytes shorter than a batch header"
-        length = int.from_bytes(raw[pos + 8:pos + 12], "big", signed=True)
+        length = int.from_bytes(raw[pos + 8 : pos + 12], "big", signed=True)
         end = pos + LOG_OVERHEAD + length
         if length < HEADER_SIZE - LOG_OVERHEAD or end > n:
             return out, pos, f"batch at position {pos} claims {length} bytes, {n - pos} remain"
@@ -164,13 +165,16 @@ def scan_segment(path: str, expect_base: int, mapped: mmap.mmap | None = None
             h = read_header(view, pos)
         except InvalidRecordError as e:
             return out, pos, f"batch at position {pos}: {e}"
-        if h.magic != 2 or _crc32c(view[pos + 21:end]) != h.crc:
+        if h.magic != 2 or _crc32c(view[pos + 21 : end]) != h.crc:
             return out, pos, f"batch at position {pos} fails its CRC-32C"
         if h.base_offset < expect_base or (out and h.base_offset <= out[-1].last):
             return out, pos, f"batch at position {pos} has out-of-order offset {h.base_offset}"
         chunk = view[pos:end] if mapped is not None else bytes(view[pos:end])
-        out.append(LoadedBatch(chunk, h.base_offset, h.last_offset,
-                               h.partition_leader_epoch, h.max_timestamp))
+        out.append(
+            LoadedBatch(
+                chunk, h.base_offset, h.last_offset, h.partition_leader_epoch, h.max_timestamp
+            )
+        )
         pos = end
     return out, pos, None
 
@@ -276,9 +280,13 @@ class PartitionFiles:
             self.fh = None
 
     def save_meta(self) -> None:
-        _atomic_json(os.path.join(self.path, PARTITION_META), {
-            "log_start_offset": self.log_start_offset,
-            "cleaner_checkpoint": self.cleaner_checkpoint})
+        _atomic_json(
+            os.path.join(self.path, PARTITION_META),
+            {
+                "log_start_offset": self.log_start_offset,
+                "cleaner_checkpoint": self.cleaner_checkpoint,
+            },
+        )
 
     def batch_fingerprint(self, offset: int) -> int | None:
         for seg in reversed(self.segments):
@@ -294,6 +302,13 @@ class PartitionFiles:
 
 
 __all__ = [
-    "LoadedBatch", "PartitionFiles", "SegmentFile", "StorageError", "fingerprint", "map_file",
-    "release_freed_heap", "scan_segment", "segment_name",
+    "LoadedBatch",
+    "PartitionFiles",
+    "SegmentFile",
+    "StorageError",
+    "fingerprint",
+    "map_file",
+    "release_freed_heap",
+    "scan_segment",
+    "segment_name",
 ]
