@@ -331,6 +331,9 @@ def test_commit_validation() -> None:
     assert err == E.ILLEGAL_GENERATION
     [(_, [(_, err)])] = h.gc.commit_offsets("x", "m", 1, [("t", [(0, 1, -1, None)])], version=9)
     assert err == E.GROUP_ID_NOT_FOUND
+    # generation 0 is a generation too: only a negative one makes a simple group
+    [(_, [(_, err)])] = h.gc.commit_offsets("x", "", 0, [("t", [(0, 1, -1, None)])], version=9)
+    assert err == E.GROUP_ID_NOT_FOUND and "x" not in h.gc.groups
 
 
 def test_commit_during_preparing_rebalance_is_allowed_for_cooperative_clients() -> None:
