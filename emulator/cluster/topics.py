@@ -40,7 +40,13 @@ MAX_PARTITIONS_PER_BATCH = 10_000
 # shown after 29-245 ms, median 31, never sooner than 29 (but once 7 ms or less, in a run
 # at a load average of 19). A client that reads the topic's
 # partitions the instant after creating it (kafka-go's partition watcher, started right
-# after the group's leader created the topic) meets Kafka's answer here too.
+# after the group's leader created the topic) meets Kafka's answer here too. The floor
+# is the KRaft controller's: it commits its records in batches it holds for
+# controller.quorum.append.linger.ms (QuorumConfig.DEFAULT_QUORUM_LINGER_MS, 25 in
+# kafka-raft 4.4.0) before the brokers can fetch them (a creation that joins a batch
+# already waiting is presumably the rare sooner case). Not shortened for speed: 30 of
+# the ~43 ms between the ready line and bench/start.py's first acknowledged produce,
+# and a client can tell (docs/scale.md, start-up).
 AUTO_CREATE_SHOWN_MS = 30
 
 
