@@ -105,3 +105,15 @@ def test_the_triaged_scope_names_functions_the_table_mutates() -> None:
     for g in scope:
         module = g.rsplit(".", 1)[0].replace(".", "/") + ".py"
         assert module in modules, f"{g}: not a module the table mutates"
+
+
+def test_a_module_named_whole_beside_functions_of_another_judges_only_what_ran() -> None:
+    """`scripts/mutate a.py b.py::f`: an entry of b.py's other functions is not stale
+    (they did not run), one of a.py's is (all of a.py ran)."""
+    m = _driver()
+    ran = [m.Mutant("emulator.x.a.x_g__mutmut_1", "emulator/x/a.py", "killed"),
+           m.Mutant("emulator.x.b.x_f__mutmut_1", "emulator/x/b.py", "killed")]
+    of_a = m.Entry("emulator.x.a.x_h", ["-a", "+b"], "why")  # a.py ran whole
+    of_b = m.Entry("emulator.x.b.x_other", ["-a", "+b"], "why")  # not run
+    _, stale = m.report(ran, [of_a, of_b], by_function=True, whole={"emulator.x.a"})
+    assert stale == [of_a]

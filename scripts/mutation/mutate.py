@@ -342,12 +342,12 @@ def triage_text(m: Mutant) -> str:
         'reason = ""', ""])
 
 
-def report(mutants: list[Mutant], entries: list[Entry],
-           by_function: bool = False) -> tuple[list[Mutant], list[Entry]]:
+def report(mutants: list[Mutant], entries: list[Entry], by_function: bool = False,
+           whole: set[str] | None = None) -> tuple[list[Mutant], list[Entry]]:
     """Print killed / equivalent / surviving per package; return the surviving mutants
     (not in the triage file) and the stale entries (of a module that ran, matching no
     survivor; ``by_function``, when only some functions were named: of a function that
-    ran)."""
+    ran, or of a module of ``whole``, the dotted names of the modules also named whole)."""
     rows: dict[str, Counter[str]] = defaultdict(Counter)
     surviving, used = [], set()
     for m in mutants:
@@ -366,7 +366,8 @@ def report(mutants: list[Mutant], entries: list[Entry],
             surviving.append(m)
     if by_function:
         ran = {m.function for m in mutants}
-        stale = [e for i, e in enumerate(entries) if i not in used and e.function in ran]
+        stale = [e for i, e in enumerate(entries) if i not in used and (
+            e.function in ran or e.function.rsplit(".", 1)[0] in (whole or set()))]
     else:
         modules = {m.function.rsplit(".", 1)[0] for m in mutants}
         stale = [e for i, e in enumerate(entries)
@@ -491,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         mutants.extend(results(ws, paths, globs))
 
     entries = load_triage()
-    surviving, stale = report(mutants, entries, by_function=bool(functions) and not whole)
+    surviving, stale = report(mutants, entries, by_function=bool(functions),
+                              whole={module_of(p) for p in whole})
     scope = load_triaged()
     untriaged = [m for m in surviving if not is_triaged(m, scope)]
     if surviving:
