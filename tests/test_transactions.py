@@ -145,6 +145,9 @@ def test_transaction_timeout_aborts_and_fences() -> None:
     (False, "CompleteCommit", E.INVALID_TXN_STATE),
     (False, "CompleteAbort", E.NONE),
     (True, "PrepareCommit", E.CONCURRENT_TRANSACTIONS),
+    (False, "PrepareAbort", E.CONCURRENT_TRANSACTIONS),  # the same outcome being written
+    (True, "PrepareAbort", E.INVALID_TXN_STATE),
+    (False, "PrepareCommit", E.INVALID_TXN_STATE),
 ])
 def test_end_txn_state_rules(commit: bool, state: str, code: int) -> None:
     h = Harness()
@@ -432,3 +435,17 @@ def test_a_transaction_request_needs_a_transactional_id() -> None:
     pid, epoch = h.init()
     assert h.tc.add_partitions("", pid, epoch, [("t", 0)]) == {("t", 0): E.INVALID_REQUEST}
     assert h.tc.add_offsets("", pid, epoch, "g") == E.INVALID_REQUEST
+
+
+def test_end_txn_needs_a_transactional_id_and_its_coordinator() -> None:
+    """EndTxn with an empty transactional id: INVALID_REQUEST; on a broker that does not
+    coordinate it: NOT_COORDINATOR, and the transaction goes on."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert h.tc.end_txn("", pid, epoch, True)[0] == E.INVALID_REQUEST
+    broker = h.tc.coordinator_for(TID)
+    other = next(b for b in (1, 2, 3) if b != broker)
+    assert h.tc.end_txn(TID, pid, epoch, True, broker_id=other)[0] == E.NOT_COORDINATOR
+    assert h.tc.txns[TID].state == "Ongoing"
+    assert h.tc.end_txn(TID, pid, epoch, True, broker_id=broker)[0] == E.NONE
