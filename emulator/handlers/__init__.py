@@ -23,7 +23,6 @@ calls the bare handler until then.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -31,7 +30,7 @@ from typing import Any
 
 from emulator.handlers.authz import guard
 from emulator.handlers.base import Coordinator, RequestContext, advance_clocks
-from wire.messages import REQUESTS, RESPONSES
+from wire.messages import REQUESTS, RESPONSES, source_modules
 
 
 class HandlerInfo:
@@ -89,7 +88,7 @@ def _on_time(handle: Callable[..., Any], coordinators: tuple[Coordinator, ...]
 
 
 def _module_names() -> set[str]:
-    return {i.name for i in pkgutil.iter_modules(__path__) if i.name.startswith("api_")}
+    return {n for n in source_modules(__path__) if n.startswith("api_")}
 
 
 def scan() -> dict[int, HandlerInfo]:

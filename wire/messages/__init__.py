@@ -16,7 +16,7 @@ every module is imported at once, as before the index: slower, never wrong.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,8 +31,17 @@ NAMES: dict[int, str] = {}
 _HELPERS = frozenset({"common", "_index"})
 
 
+def source_modules(path: list[str]) -> set[str]:
+    """The names of the modules (``.py`` files) directly in a package's ``__path__``.
+    pkgutil.iter_modules answers the same for a package of source files, at ~8 M more
+    instructions per start for this package and emulator/handlers, whose indexes a start
+    checks (inspect.getmodulename of each of ~150 files; 1.4% of the start, valgrind)."""
+    return {e.name[:-3] for d in path for e in os.scandir(d)
+            if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file()}
+
+
 def _module_names() -> set[str]:
-    return {i.name for i in pkgutil.iter_modules(__path__)} - _HELPERS
+    return source_modules(__path__) - _HELPERS
 
 
 def scan() -> dict[str, dict[int, tuple[str, Message]]]:
