@@ -449,3 +449,40 @@ def test_end_txn_needs_a_transactional_id_and_its_coordinator() -> None:
     assert h.tc.end_txn(TID, pid, epoch, True, broker_id=other)[0] == E.NOT_COORDINATOR
     assert h.tc.txns[TID].state == "Ongoing"
     assert h.tc.end_txn(TID, pid, epoch, True, broker_id=broker)[0] == E.NONE
+
+
+def test_init_producer_id_fencing_by_producer_id_kip360() -> None:
+    """InitProducerId naming a producer id and epoch (KIP-360), as Kafka 4.4's
+    handleInitProducerId lets it through: a transactional id the coordinator has just
+    created (an idempotent producer turning transactional), the transaction's producer
+    id, or the previous producer id with an exhausted epoch (>= 32766: the retry of the
+    InitProducerId that moved to a new id); anything else is PRODUCER_FENCED."""
+    h = Harness()
+    idem = h.tc.init_producer_id(None, 60_000)[1]
+    err, pid, epoch = h.tc.init_producer_id(TID, 60_000, producer_id=idem, producer_epoch=0)
+    assert err == E.NONE and pid != idem and epoch == 0
+    h.tc.txns[TID].producer_epoch = 32766  # the last epoch: the next init moves on
+    err, pid2, e2 = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32766)
+    assert err == E.NONE and pid2 != pid and e2 == 0
+    assert h.tc.txns[TID].previous_producer_id == pid
+    # its retry (the answer was lost) gets the same new identity back
+    assert h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32766) == \
+        (E.NONE, pid2, 0)
+    for stranger, ep in ((pid + 99, 32766), (pid, 32765), (pid, 0)):
+        err = h.tc.init_producer_id(TID, 60_000, producer_id=stranger, producer_epoch=ep)[0]
+        assert err == E.PRODUCER_FENCED, (stranger, ep)
+
+
+def test_init_producer_id_fences_a_retry_below_the_exhausted_epoch_v2() -> None:
+    """Transaction version 2 moves to a new producer id after the markers of the
+    transaction that reached epoch 32766; the old producer id passes InitProducerId only
+    with an exhausted epoch, so its epoch before that bump (32765) is fenced."""
+    h = Harness()
+    pid, _ = h.init()
+    h.tc.txns[TID].producer_epoch = 32765
+    _produce_v2(h, pid, 32765)
+    err, pid2, _ = h.tc.end_txn(TID, pid, 32765, True, tv2=True)
+    assert err == E.NONE and pid2 != pid
+    assert h.tc.txns[TID].last_producer_epoch == 32765
+    err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32765)[0]
+    assert err == E.PRODUCER_FENCED
