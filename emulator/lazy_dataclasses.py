@@ -98,6 +98,11 @@ class LazyMethod:
         if name == "__qualname__":
             return f"__create_fn__.<locals>.{object.__getattribute__(self, '__name__')}"
         if name == "__annotations__":
+            locals = object.__getattribute__(self, "_locals")
+            text = object.__getattribute__(self, "_text")
+            own = object.__getattribute__(self, "__name__")
+            if "_return_type" not in locals and ":" not in "".join(_params_of(text, own)):
+                return {}  # __repr__, __eq__, __hash__...: no annotation to resolve
             sig = object.__getattribute__(self, "__signature__")
             notes = {
                 p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty
