@@ -486,3 +486,34 @@ def test_init_producer_id_fences_a_retry_below_the_exhausted_epoch_v2() -> None:
     assert h.tc.txns[TID].last_producer_epoch == 32765
     err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32765)[0]
     assert err == E.PRODUCER_FENCED
+
+
+def test_init_producer_id_fences_an_ongoing_transaction_with_the_next_epoch() -> None:
+    """InitProducerId while the transaction is ongoing (Kafka's prepareFenceProducerEpoch):
+    the epoch goes up by one for the abort (its marker carries it), the last epoch is
+    forgotten (-1, as __transaction_state records it), so the old epoch's retry is
+    fenced; the producer then gets the epoch after the abort's. In PrepareCommit the
+    answer is CONCURRENT_TRANSACTIONS and nothing changes."""
+    h = Harness()
+    h.init()
+    pid, epoch = h.init()
+    assert epoch == 1
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch)
+    err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=epoch)[0]
+    assert err == E.CONCURRENT_TRANSACTIONS
+    txn = h.tc.txns[TID]
+    assert (txn.state, txn.producer_epoch, txn.last_producer_epoch) == ("CompleteAbort", 2, -1)
+    marker = read_header(h.partition(0).leader_log.read(1, 1 << 20, 10)[0])
+    assert marker.is_control and marker.producer_epoch == 2
+    err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=epoch)[0]
+    assert err == E.PRODUCER_FENCED
+    assert h.init() == (pid, 3)
+    # a transaction waiting for its markers: InitProducerId is told to come back
+    h.tc.add_partitions(TID, pid, 3, [("t", 1)])
+    h.produce(pid, 3, part=1)
+    controller.broker_stopped(h.state, h.partition(1).leader)
+    assert h.tc.end_txn(TID, pid, 3, True)[0] == E.NONE
+    assert h.tc.txns[TID].state == "PrepareCommit"
+    assert h.tc.init_producer_id(TID, 60_000)[0] == E.CONCURRENT_TRANSACTIONS
+    assert (h.tc.txns[TID].state, h.tc.txns[TID].producer_epoch) == ("PrepareCommit", 3)
