@@ -348,8 +348,11 @@ def test_v2_end_names_an_unknown_producer() -> None:
     producer id than the transaction's: INVALID_PRODUCER_ID_MAPPING."""
     h = Harness()
     pid, e0 = h.init()
-    assert h.tc.end_txn("nobody", pid, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
-    assert h.tc.end_txn(TID, pid + 1, e0, False, tv2=True)[0] == E.INVALID_PRODUCER_ID_MAPPING
+    # a refused EndTxn v5 names no producer (Kafka: NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+    assert h.tc.end_txn("nobody", pid, e0, False, tv2=True) == \
+        (E.INVALID_PRODUCER_ID_MAPPING, -1, -1)
+    assert h.tc.end_txn(TID, pid + 1, e0, False, tv2=True) == \
+        (E.INVALID_PRODUCER_ID_MAPPING, -1, -1)
     assert h.tc.txns[TID].producer_epoch == e0  # no bump for a refused EndTxn
 
 
