@@ -63,6 +63,30 @@ def test_transaction_table_is_kafkas() -> None:
     assert not allowed(txns.ONGOING, txns.DEAD)
 
 
+# Kafka 4.4's TransactionState.VALID_PREVIOUS_STATES, written out: target <- previous.
+KAFKA_TXN_PREVIOUS = {
+    "Empty": {"Empty", "CompleteCommit", "CompleteAbort"},
+    "Ongoing": {"Ongoing", "Empty", "CompleteCommit", "CompleteAbort"},
+    "PrepareCommit": {"Ongoing"},
+    "PrepareAbort": {"Ongoing", "PrepareEpochFence", "Empty", "CompleteCommit", "CompleteAbort"},
+    "CompleteCommit": {"PrepareCommit"},
+    "CompleteAbort": {"PrepareAbort"},
+    "Dead": {"Empty", "CompleteAbort", "CompleteCommit"},
+    "PrepareEpochFence": {"Ongoing"},
+}
+
+
+def test_transaction_table_is_kafkas_in_every_cell() -> None:
+    """All 64 (from, to) pairs against Kafka's table. mutmut mutates code inside
+    functions only, so a wrong cell of TXN_TRANSITIONS (module-level data) is caught
+    here or nowhere."""
+    assert set(TXN_STATES) == set(KAFKA_TXN_PREVIOUS)
+    for target, previous in KAFKA_TXN_PREVIOUS.items():
+        for current in TXN_STATES:
+            assert txns.TXN_TRANSITIONS.allowed(current, target) == (current in previous), \
+                (current, target)
+
+
 @pytest.mark.parametrize(("current", "target"), _pairs(MEMBER_STATES + ["bogus"]))
 def test_consumer_member_transitions_follow_the_table(current: str, target: str) -> None:
     m = kip848.ConsumerMember("m", state=current)
