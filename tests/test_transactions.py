@@ -466,8 +466,9 @@ def test_init_producer_id_fencing_by_producer_id_kip360() -> None:
     assert err == E.NONE and pid != idem and epoch == 0
     h.tc.txns[TID].producer_epoch = 32766  # the last epoch: the next init moves on
     err, pid2, e2 = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32766)
-    assert err == E.NONE and pid2 != pid and e2 == 0
-    assert h.tc.txns[TID].previous_producer_id == pid
+    assert err == E.NONE and pid2 > pid and e2 == 0
+    assert (h.tc.txns[TID].previous_producer_id, h.tc.txns[TID].last_producer_epoch) == \
+        (pid, 32766)
     # its retry (the answer was lost) gets the same new identity back
     assert h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=32766) == \
         (E.NONE, pid2, 0)
@@ -520,3 +521,16 @@ def test_init_producer_id_fences_an_ongoing_transaction_with_the_next_epoch() ->
     assert h.tc.txns[TID].state == "PrepareCommit"
     assert h.tc.init_producer_id(TID, 60_000)[0] == E.CONCURRENT_TRANSACTIONS
     assert (h.tc.txns[TID].state, h.tc.txns[TID].producer_epoch) == ("PrepareCommit", 3)
+
+
+def test_init_producer_id_at_the_last_epoch_moves_to_a_new_producer_id() -> None:
+    """InitProducerId without a producer id when the epoch is exhausted (32766): a new
+    producer id at epoch 0, the old one kept as the previous id, no last epoch (-1: no
+    retry to recognise, as Kafka's prepareProducerIdRotation without an expected id)."""
+    h = Harness()
+    pid, _ = h.init()
+    h.tc.txns[TID].producer_epoch = 32766
+    err, pid2, e2 = h.tc.init_producer_id(TID, 60_000)
+    assert err == E.NONE and pid2 > pid and e2 == 0
+    txn = h.tc.txns[TID]
+    assert (txn.previous_producer_id, txn.last_producer_epoch) == (pid, -1)
