@@ -105,11 +105,14 @@ def free_base_port(n: int) -> int:
 
 
 # ---- the client --------------------------------------------------------------------------
-def first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
+def first_ack(bootstrap: str, t0: float, timeout: float = 120,
+              gone: Callable[[], str | None] = lambda: None) -> float:
     """Seconds from ``t0`` until a record (acks=all) to an auto-created topic is
     acknowledged. The producer is made before this is called for every system alike; its
     reconnect and retry backoffs are a few ms, so it finds a listener within ~5 ms of
-    its opening and asks again for the topic's leader within ~10 ms."""
+    its opening and asks again for the topic's leader within ~10 ms. ``gone`` says why
+    the system can no longer answer (its process exited), else None: the wait stops
+    there instead of running out its timeout."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
                   "socket.connection.setup.timeout.ms": 1000, "reconnect.backoff.ms": 2,
                   "reconnect.backoff.max.ms": 5, "topic.metadata.refresh.interval.ms": 10,
@@ -133,6 +136,8 @@ def first_ack(bootstrap: str, t0: float, timeout: float = 120) -> float:
             p.flush(0.01)
             if time.perf_counter() - t0 > timeout:
                 raise RuntimeError(f"no acknowledged produce within {timeout} s")
+            if not acked and (why := gone()) is not None:
+                raise RuntimeError(why)
         return acked[0] - t0
     finally:
         p.flush(1)
@@ -171,18 +176,31 @@ def run_process(cmd: list[str], brokers: int, base: int, marker: str,
                 idle_s: float, cwd: str | None = None) -> Sample:
     bootstrap = ",".join(f"127.0.0.1:{base + i}" for i in range(brokers))
     env = None if cwd is None else {**os.environ, "PYTHONPATH": cwd}
+    # stderr to a file, read only if the process exits before its first ack (a port
+    # taken meanwhile by another program: its one line says so); a pipe nobody reads
+    # would stall a process that logs.
+    err = tempfile.TemporaryFile("w+")
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
                             cwd=cwd, env=env)
+
+    def gone() -> str | None:
+        if proc.poll() is None:
+            return None
+        err.seek(0)
+        last = (err.read().strip().splitlines() or ["(nothing on stderr)"])[-1]
+        return f"{cmd[0]} exited with {proc.returncode} before its first ack: {last}"
+
     try:
         ready = ready_reader(proc, marker)
-        ack = first_ack(bootstrap, t0)
+        ack = first_ack(bootstrap, t0, gone=gone)
         cpu = cpu_seconds([proc.pid])
         rss = idle_rss([proc.pid], idle_s)
         r = ready()
         return Sample(None if r is None else r - t0, ack, rss, cpu)
     finally:
         stop(proc)
+        err.close()
 
 
 # ---- the systems -------------------------------------------------------------------------
