@@ -534,3 +534,23 @@ def test_init_producer_id_at_the_last_epoch_moves_to_a_new_producer_id() -> None
     assert err == E.NONE and pid2 > pid and e2 == 0
     txn = h.tc.txns[TID]
     assert (txn.previous_producer_id, txn.last_producer_epoch) == (pid, -1)
+
+
+def test_transaction_timeout_bounds() -> None:
+    """InitProducerId's transaction timeout: 1 ms up to transaction.max.timeout.ms
+    (900000 by default) inclusive; 0 or more is INVALID_TRANSACTION_TIMEOUT (Kafka's
+    handleInitProducerId: timeout <= 0 or > the max)."""
+    h = Harness()
+    assert h.tc.init_producer_id("t0", 0)[0] == E.INVALID_TRANSACTION_TIMEOUT
+    assert h.tc.init_producer_id("t1", 1)[0] == E.NONE
+    assert h.tc.init_producer_id("t2", 900_000)[0] == E.NONE
+    assert h.tc.init_producer_id("t3", 900_001)[0] == E.INVALID_TRANSACTION_TIMEOUT
+
+
+def test_the_epoch_before_the_last_is_bumped_not_rotated() -> None:
+    """At epoch 32765 InitProducerId bumps to 32766 with the same producer id; only
+    32766 (Kafka's isEpochExhausted: >= Short.MAX_VALUE - 1) moves to a new id."""
+    h = Harness()
+    pid, _ = h.init()
+    h.tc.txns[TID].producer_epoch = 32765
+    assert h.init(producer_id=pid, producer_epoch=32765) == (pid, 32766)
