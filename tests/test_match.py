@@ -63,6 +63,11 @@ def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
     ("api == 1 client_id", "expected 'and', 'or' or the end"),
     ("api == 1 && x == 2", "cannot read '&"),
     ("and == 1", "expected a field name"),
+    # only '(' opens a group, only ')' closes one, only 'not' negates
+    ("[a == 1]", "expected a field name, 'not' or '(', found '[' at column 1"),
+    ("(a == 1]", "expected ')', found ']' at column 8"),
+    ("and a == 1", "expected a field name, 'not' or '(', found 'and' at column 1"),
+    ("true a == 1", "found 'true' at column 1"),
     ("", "non-empty"),
     ("x == 1 or " * 300 + "x == 1", "at most"),
 ])
