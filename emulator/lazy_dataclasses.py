@@ -15,8 +15,9 @@ exactly as ``dataclasses`` would have (same text, namespaces, file name and comp
 flags) and the real function replaces the ``LazyMethod`` on its class, so every later
 call is the plain function's, at the plain function's speed. Equality, hashing,
 immutability, ``repr``, ``__match_args__``, slots and the fields are the dataclass's
-own; ``inspect.signature`` of the class (and so the ``__doc__`` a dataclass without a
-docstring gets) is computed from the parameters' text without compiling.
+own; ``inspect.signature`` of the class is computed from the parameters' text without
+compiling, and the ``__doc__`` a dataclass without a docstring gets (its name and that
+signature) is written from the same text directly (``_Inspect``).
 
 Only the command uses it (emulator.cli.main), and only while it runs: a library user's
 process keeps its ``dataclasses`` untouched. Python 3.13 builds a class's methods in one
@@ -25,6 +26,7 @@ process keeps its ``dataclasses`` untouched. Python 3.13 builds a class's method
 
 from __future__ import annotations
 
+import abc
 import builtins
 import dataclasses
 import inspect
@@ -203,6 +205,81 @@ def _lazy_create_fn(
     return LazyMethod(name, text, vars(dataclasses) if globals is None else globals, kept)
 
 
+def _init_text(cls: type) -> str | None:
+    """``str(inspect.signature(cls))`` for a class whose ``__init__`` waits, made from the
+    parameters' text as inspect would print them (its bound form: without ``self``; a
+    ``*`` before the first keyword-only one; ``name: annotation = default``); None where
+    inspect might resolve the class another way (a metaclass, an own ``__new__``) or a
+    name does not resolve: inspect answers those."""
+    init = cls.__dict__.get("__init__")
+    if type(init) is not LazyMethod or "__new__" in cls.__dict__:
+        return None
+    if type(cls) is not type and type(cls) is not abc.ABCMeta:
+        return None
+    globals, locals = init._globals, init._locals
+    out: list[str] = []
+    star = False
+    try:
+        for param in _params_of(init._text, "__init__")[1:]:
+            if param == "*":
+                star = True
+                continue
+            head, eq, default_expr = param.partition("=")
+            name, colon, annotation_expr = head.partition(":")
+            if not name.isidentifier() or (not colon and name != head):
+                return None
+            if star:
+                out.append("*")
+                star = False
+            text = name
+            if colon:
+                text += ": " + inspect.formatannotation(_lookup(annotation_expr, globals, locals))
+            if eq:
+                text += (" = " if colon else "=") + repr(_lookup(default_expr, globals, locals))
+            out.append(text)
+    except KeyError:
+        return None
+    text = f"({', '.join(out)})"
+    if "_return_type" in locals:
+        text += " -> " + inspect.formatannotation(locals["_return_type"])
+    return text
+
+
+class _SignatureText:
+    """What ``str()`` of a class's signature gives, made already (see _Inspect)."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def __str__(self) -> str:
+        return self._text
+
+
+class _Inspect:
+    """The ``inspect`` that dataclasses sees inside ``lazy_methods()``. It asks one
+    thing of it, ``str(inspect.signature(cls))``, for the ``__doc__`` of a class without
+    a docstring (~200 of them in a start): for a class whose ``__init__`` waits, the text
+    is made directly (_init_text) instead of inspect's Parameter and Signature objects,
+    built, validated, bound and printed (~3% of the start's instructions). Everything
+    else, and every class _init_text declines, is inspect's own."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(inspect, name)
+
+    @staticmethod
+    def signature(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs and isinstance(obj, type):
+            text = _init_text(obj)
+            if text is not None:
+                return _SignatureText(text)
+        return inspect.signature(obj, *args, **kwargs)
+
+
+_INSPECT = _Inspect()
+
+
 def supported() -> bool:
     """Whether this Python's dataclasses compile each method through ``_create_fn``
     with the parameters ``_lazy_create_fn`` takes (3.11, 3.12)."""
@@ -210,7 +287,10 @@ def supported() -> bool:
     if not isinstance(fn, _FUNCTION):
         return False
     params = list(inspect.signature(fn).parameters)
-    return params == ["name", "args", "body", "globals", "locals", "return_type"]
+    return (
+        params == ["name", "args", "body", "globals", "locals", "return_type"]
+        and getattr(dataclasses, "inspect", None) is inspect
+    )
 
 
 @contextmanager
@@ -222,8 +302,11 @@ def lazy_methods() -> Iterator[bool]:
         yield False
         return
     original = dataclasses._create_fn  # type: ignore[attr-defined]
+    original_inspect = dataclasses.inspect  # type: ignore[attr-defined]
     dataclasses._create_fn = _lazy_create_fn  # type: ignore[attr-defined]
+    dataclasses.inspect = _INSPECT  # type: ignore[attr-defined]
     try:
         yield True
     finally:
         dataclasses._create_fn = original  # type: ignore[attr-defined]
+        dataclasses.inspect = original_inspect  # type: ignore[attr-defined]

@@ -173,7 +173,9 @@ def test_the_block_restores_dataclasses() -> None:
     before = dataclasses._create_fn  # type: ignore[attr-defined]
     with lazy_methods():
         assert dataclasses._create_fn is not before  # type: ignore[attr-defined]
+        assert dataclasses.inspect is not inspect  # type: ignore[attr-defined]
     assert dataclasses._create_fn is before  # type: ignore[attr-defined]
+    assert dataclasses.inspect is inspect  # type: ignore[attr-defined]
 
     @dataclasses.dataclass
     class After:
