@@ -336,6 +336,28 @@ def test_commit_validation() -> None:
     assert err == E.GROUP_ID_NOT_FOUND and "x" not in h.gc.groups
 
 
+def test_classic_commit_checks_what_it_names_as_kafka_does() -> None:
+    """Kafka 4.4's ClassicGroup.validateOffsetCommit case by case: a member id, a
+    generation >= 0 or an instance id has the member and the generation checked; a
+    commit naming none of them is an admin's or a self-assigning consumer's (only into
+    an empty group), or a transactional producer's outside group management (always)."""
+    h = Harness()
+    a, b = stable_pair(h)
+
+    def txn(member: str, gen: int) -> int:
+        [(_, [(_, err)])] = h.gc.txn_offset_commit(G, 7, member, gen,
+                                                   [("t", [(0, 1, -1, None)])])
+        return err
+
+    assert commit(h, a, -1, 5) == E.ILLEGAL_GENERATION  # a member named: generation checked
+    assert txn("", -1) == E.NONE
+    assert txn("", 2) == E.UNKNOWN_MEMBER_ID  # a generation names a member
+    h.gc.leave_group(G, [(a, None), (b, None)])
+    assert h.group().state == "Empty"
+    assert commit(h, "", 0, 5) == E.UNKNOWN_MEMBER_ID  # generation 0 is a generation
+    assert commit(h, "", -1, 5) == E.NONE
+
+
 def test_commit_during_preparing_rebalance_is_allowed_for_cooperative_clients() -> None:
     h = Harness()
     a, b = stable_pair(h)
