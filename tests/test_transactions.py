@@ -554,3 +554,14 @@ def test_the_epoch_before_the_last_is_bumped_not_rotated() -> None:
     pid, _ = h.init()
     h.tc.txns[TID].producer_epoch = 32765
     assert h.init(producer_id=pid, producer_epoch=32765) == (pid, 32766)
+
+
+def test_transaction_max_timeout_is_the_brokers_config_and_a_refusal_names_no_producer() -> None:
+    """transaction.max.timeout.ms bounds InitProducerId's timeout; a refused
+    InitProducerId answers producer id -1 and epoch -1 (Kafka's NO_PRODUCER_ID and
+    NO_PRODUCER_EPOCH)."""
+    state = new_cluster(3, **{"transaction.state.log.num.partitions": "4",
+                              "transaction.max.timeout.ms": "1000"}).state
+    tc = TransactionCoordinator(state)
+    assert tc.init_producer_id("a", 1001) == (E.INVALID_TRANSACTION_TIMEOUT, -1, -1)
+    assert tc.init_producer_id("a", 1000)[0] == E.NONE
