@@ -17,7 +17,9 @@ call is the plain function's, at the plain function's speed. Equality, hashing,
 immutability, ``repr``, ``__match_args__``, slots and the fields are the dataclass's
 own; ``inspect.signature`` of the class is computed from the parameters' text without
 compiling, and the ``__doc__`` a dataclass without a docstring gets (its name and that
-signature) is written from the same text directly (``_Inspect``).
+signature) is written from the same text directly (``_Inspect``). The string
+annotations of the TypedDicts made meanwhile are compiled when resolved, not when made
+(``_forward_source``).
 
 Only the command uses it (emulator.cli.main), and only while it runs: a library user's
 process keeps its ``dataclasses`` untouched. Python 3.13 builds a class's methods in one
@@ -30,6 +32,7 @@ import abc
 import builtins
 import dataclasses
 import inspect
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -280,6 +283,18 @@ class _Inspect:
 _INSPECT = _Inspect()
 
 
+def _forward_source(source: str, filename: str, mode: str) -> str:
+    """``compile`` as ``typing`` sees it inside ``lazy_methods()``: the source itself.
+    ``typing.ForwardRef`` compiles each string annotation when it is made, the only
+    ``compile`` of typing, and keeps the code only to ``eval`` it when the annotation is
+    resolved (``typing.get_type_hints``), which a string does as well (the same mode,
+    flags and namespaces): the ~260 fields of the message TypedDicts a start defines,
+    all from ``from __future__ import annotations`` (so valid expressions), were 2% of
+    the start's instructions, and the emulator resolves none of them."""
+    del filename, mode
+    return source
+
+
 def supported() -> bool:
     """Whether this Python's dataclasses compile each method through ``_create_fn``
     with the parameters ``_lazy_create_fn`` takes (3.11, 3.12)."""
@@ -290,6 +305,7 @@ def supported() -> bool:
     return (
         params == ["name", "args", "body", "globals", "locals", "return_type"]
         and getattr(dataclasses, "inspect", None) is inspect
+        and not hasattr(typing, "compile")
     )
 
 
@@ -305,8 +321,10 @@ def lazy_methods() -> Iterator[bool]:
     original_inspect = dataclasses.inspect  # type: ignore[attr-defined]
     dataclasses._create_fn = _lazy_create_fn  # type: ignore[attr-defined]
     dataclasses.inspect = _INSPECT  # type: ignore[attr-defined]
+    typing.compile = _forward_source  # type: ignore[attr-defined]
     try:
         yield True
     finally:
         dataclasses._create_fn = original  # type: ignore[attr-defined]
         dataclasses.inspect = original_inspect  # type: ignore[attr-defined]
+        del typing.compile  # type: ignore[attr-defined]

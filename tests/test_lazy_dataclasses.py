@@ -19,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 import types
+import typing
 from pathlib import Path
 
 import pytest
@@ -176,6 +177,7 @@ def test_the_block_restores_dataclasses() -> None:
         assert dataclasses.inspect is not inspect  # type: ignore[attr-defined]
     assert dataclasses._create_fn is before  # type: ignore[attr-defined]
     assert dataclasses.inspect is inspect  # type: ignore[attr-defined]
+    assert not hasattr(typing, "compile")
 
     @dataclasses.dataclass
     class After:
@@ -184,10 +186,39 @@ def test_the_block_restores_dataclasses() -> None:
     assert type(After.__dict__["__init__"]) is types.FunctionType
 
 
+class Shape(typing.TypedDict):
+    sides: int
+
+
+def _message() -> type:
+    class Message(typing.TypedDict, total=False):
+        name: str
+        parts: list[int]
+        shape: Shape | None
+
+    return Message
+
+
+def test_a_typeddict_made_inside_resolves_as_plainly() -> None:
+    """Inside the block a TypedDict's string annotations are compiled when resolved, not
+    when made: the same annotations, keys and resolved hints as outside, the ForwardRefs
+    equal (and hashing alike) to the plain ones."""
+    plain = _message()
+    with lazy_methods():
+        lazy = _message()
+    assert lazy.__annotations__ == plain.__annotations__
+    assert [hash(v) for v in lazy.__annotations__.values()] == [
+        hash(v) for v in plain.__annotations__.values()]
+    assert (lazy.__required_keys__, lazy.__optional_keys__) == (
+        plain.__required_keys__, plain.__optional_keys__)
+    assert typing.get_type_hints(lazy) == typing.get_type_hints(plain) == {
+        "name": str, "parts": list[int], "shape": Shape | None}
+
+
 # Every dataclass of the emulator and wire/, described; run once plainly and once with the
 # methods deferred, in fresh processes (the classes are made at import).
 DESCRIBE = """
-import dataclasses, importlib, inspect, json, pkgutil, sys
+import dataclasses, importlib, inspect, json, pkgutil, sys, typing
 lazy = sys.argv[1] == "lazy"
 from emulator.lazy_dataclasses import lazy_methods
 import emulator, wire
@@ -204,6 +235,11 @@ with lazy_methods() if lazy else open("/dev/null"):
             importlib.import_module(name)
         except ImportError:
             pass  # an optional extra this environment lacks: the same in both runs
+def hints(cls):
+    try:
+        return repr(typing.get_type_hints(cls))
+    except Exception as e:  # a name only TYPE_CHECKING imports: the same in both runs
+        return type(e).__name__
 out = {}
 for mod in list(sys.modules.values()):
     for cls in list(vars(mod).values()) if mod and mod.__name__.startswith(("emulator", "wire")) else ():
@@ -211,6 +247,10 @@ for mod in list(sys.modules.values()):
             out[f"{cls.__module__}.{cls.__qualname__}"] = [
                 cls.__doc__, str(inspect.signature(cls)), sorted(cls.__dict__),
                 getattr(cls, "__match_args__", None), repr(cls.__dataclass_params__)]
+        elif typing.is_typeddict(cls) and cls.__module__ == mod.__name__:
+            out[f"typeddict {cls.__module__}.{cls.__qualname__}"] = [
+                repr(cls.__annotations__), sorted(cls.__required_keys__),
+                sorted(cls.__optional_keys__), hints(cls)]
 print(json.dumps(out))
 """
 
@@ -225,6 +265,8 @@ def describe(mode: str) -> dict[str, list]:
 def test_every_dataclass_of_the_emulator_is_described_alike() -> None:
     plain, lazy = describe("plain"), describe("lazy")
     assert len(plain) > 150  # the walk did import the domain
+    # and its message TypedDicts (string annotations: typing's ForwardRefs)
+    assert sum(k.startswith("typeddict ") for k in plain) > 40
     assert lazy.keys() == plain.keys()
     differ = {k: (plain[k], lazy[k]) for k in plain if plain[k] != lazy[k]}
     assert differ == {}
