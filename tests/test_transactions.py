@@ -565,3 +565,19 @@ def test_transaction_max_timeout_is_the_brokers_config_and_a_refusal_names_no_pr
     tc = TransactionCoordinator(state)
     assert tc.init_producer_id("a", 1001) == (E.INVALID_TRANSACTION_TIMEOUT, -1, -1)
     assert tc.init_producer_id("a", 1000)[0] == E.NONE
+
+
+def test_a_plain_init_forgets_the_last_epoch_and_the_start_time() -> None:
+    """InitProducerId without a producer id bumps the epoch and records no last epoch
+    (-1), so an old epoch is not taken for a retry later; the transaction is Empty with
+    no start time (DescribeTransactions' TransactionStartTimeMs -1, as Kafka answers)."""
+    h = Harness()
+    pid, e0 = h.init()
+    h.tc.add_partitions(TID, pid, e0, [("t", 0)])
+    assert h.tc.end_txn(TID, pid, e0, False)[0] == E.NONE
+    assert h.init() == (pid, e0 + 1)
+    d = h.tc.describe(TID)
+    assert (d["transaction_state"], d["transaction_start_time_ms"]) == ("Empty", -1)
+    assert h.tc.txns[TID].last_producer_epoch == -1
+    err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=e0)[0]
+    assert err == E.PRODUCER_FENCED
