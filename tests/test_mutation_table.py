@@ -117,3 +117,15 @@ def test_a_module_named_whole_beside_functions_of_another_judges_only_what_ran()
     of_b = m.Entry("emulator.x.b.x_other", ["-a", "+b"], "why")  # not run
     _, stale = m.report(ran, [of_a, of_b], by_function=True, whole={"emulator.x.a"})
     assert stale == [of_a]
+
+
+def test_an_entry_of_a_function_with_unrun_mutants_is_not_stale() -> None:
+    """A function changed since its last run has its mutants made again, not yet run:
+    its triage entries cannot be judged until they are."""
+    m = _driver()
+    ran = [m.Mutant("emulator.x.a.x_g__mutmut_1", "emulator/x/a.py", "not checked"),
+           m.Mutant("emulator.x.a.x_h__mutmut_1", "emulator/x/a.py", "killed")]
+    of_g = m.Entry("emulator.x.a.x_g", ["-a", "+b"], "why")
+    of_h = m.Entry("emulator.x.a.x_h", ["-a", "+b"], "why")
+    assert m.report(ran, [of_g, of_h])[1] == [of_h]
+    assert m.report(ran, [of_g, of_h], by_function=True)[1] == [of_h]

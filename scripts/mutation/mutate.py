@@ -364,13 +364,17 @@ def report(mutants: list[Mutant], entries: list[Entry], by_function: bool = Fals
         else:
             rows[m.package]["surviving"] += 1
             surviving.append(m)
+    # a function with mutants not run (yet, or again since it changed) judges none of
+    # its entries: their mutants may be among those
+    unrun = {m.function for m in mutants if m.status not in KILLED and m.status not in SURVIVING}
+    entries_run = [(i, e) for i, e in enumerate(entries) if e.function not in unrun]
     if by_function:
         ran = {m.function for m in mutants}
-        stale = [e for i, e in enumerate(entries) if i not in used and (
+        stale = [e for i, e in entries_run if i not in used and (
             e.function in ran or e.function.rsplit(".", 1)[0] in (whole or set()))]
     else:
         modules = {m.function.rsplit(".", 1)[0] for m in mutants}
-        stale = [e for i, e in enumerate(entries)
+        stale = [e for i, e in entries_run
                  if i not in used and e.function.rsplit(".", 1)[0] in modules]
     print(f"\n{'package':32} {'mutants':>8} {'killed':>8} {'equivalent':>11} {'surviving':>10}")
     total: Counter[str] = Counter()
@@ -406,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="mutants run at once (default: half the cores)")
     ap.add_argument("--survivors", action="store_true", help="run only the mutants not "
                     "known killed: those that survived the workspace's last run, and those "
-                    "not run yet (new, or of a function changed since); after adding a test")
+                    "not run yet; after adding a test. A function changed since its last "
+                    "run: name it without --survivors (its new mutants are made by the run)")
     ap.add_argument("--shard", metavar="I/N", help="with --all: only every N-th target "
                     "from the I-th (0-based), to spread the whole set over N runs")
     ap.add_argument("--stubs", type=Path, help="write a triage stub for each survivor "
