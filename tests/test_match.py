@@ -68,6 +68,9 @@ def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
     ("(a == 1]", "expected ')', found ']' at column 8"),
     ("and a == 1", "expected a field name, 'not' or '(', found 'and' at column 1"),
     ("true a == 1", "found 'true' at column 1"),
+    ("api in 1", "expected '[' after 'in', found '1' at column 8"),
+    ("a in (1]", "expected '[' after 'in', found '(' at column 6"),
+    ("a in [1)", "expected ',' or ']', found ')' at column 8"),
     ("", "non-empty"),
     ("x == 1 or " * 300 + "x == 1", "at most"),
 ])
