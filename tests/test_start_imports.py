@@ -66,6 +66,8 @@ LAZY = [
     "json",
     # a Range's message for a large double (--config checks; 0.35 MB of RSS)
     "decimal",
+    # share groups: built at the first share request (emulator/services.py)
+    "emulator.coordinators.share.coordinator",
 ]
 
 
@@ -111,3 +113,49 @@ def test_importing_the_package_does_not_start_the_runtime() -> None:
     from emulator import Cluster  # still the way in
 
     assert Cluster is runtime.Cluster
+
+
+def _hook_names(hooks: list) -> list[str]:
+    return [getattr(h, "__qualname__", repr(h)) for h in hooks]
+
+
+def test_the_share_coordinator_is_built_at_first_use_with_its_hooks_in_place() -> None:
+    """build_services leaves the share coordinator to its first use; built then, its
+    observers and tick sit where the eager build put them (after the coordinator log's,
+    before anything registered since), so events and ticks reach services in the same
+    order as before."""
+    from emulator.cluster.fetch_sessions import FetchSessions
+    from emulator.cluster.state import Broker, ClusterState
+    from emulator.coordinators.coordinator_log import CoordinatorLog
+    from emulator.coordinators.groups.coordinator import GroupCoordinator
+    from emulator.coordinators.share.coordinator import SharePartitionManager
+    from emulator.coordinators.share.state_log import ShareStateLog
+    from emulator.coordinators.transactions.coordinator import TransactionCoordinator
+    from emulator.services import build_services
+
+    def later(kind: str, event: object) -> None: ...
+    def later_tick(now: int) -> None: ...
+
+    eager = ClusterState([Broker(1, "h", 9001)])
+    gc = GroupCoordinator(eager)
+    txn = TransactionCoordinator(eager, gc)
+    CoordinatorLog(eager, gc, txn)
+    ShareStateLog(eager, SharePartitionManager(eager, gc))
+    FetchSessions(eager)
+    eager.hooks.append(later)
+    eager.tick_hooks.append(later_tick)
+
+    lazy = ClusterState([Broker(1, "h", 9001)])
+    services = build_services(lazy)
+    lazy.hooks.append(later)  # registered after build_services, before the first use
+    lazy.tick_hooks.append(later_tick)
+    assert services.share_if_built is None
+    # not built by build_services: its three observers (the coordinator, its state log,
+    # its internal topic's loads) and its tick are missing until then
+    assert len(lazy.hooks) == len(eager.hooks) - 3
+    assert len(lazy.tick_hooks) == len(eager.tick_hooks) - 1
+    share = services.share
+    assert services.share_if_built is share is not None
+    assert services.share_state_log is not None and services.share is share  # built once
+    assert _hook_names(lazy.hooks) == _hook_names(eager.hooks)
+    assert _hook_names(lazy.tick_hooks) == _hook_names(eager.tick_hooks)

@@ -33,7 +33,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
                            "protocol_type": "", "protocol_data": ""})
             continue
         d = dict(gc.describe_group(gid, version))
-        share = ctx.services.share
+        share = ctx.services.share_if_built
         if version >= 6 and share is not None and share.is_share_group(gid):
             d["error_message"] = f"Group {gid} is not a classic group."  # a share group
         d["authorized_operations"] = authorized_operations(ctx, RT.GROUP, gid) if want_ops \

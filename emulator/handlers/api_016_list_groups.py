@@ -29,8 +29,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     groups = gc.list_groups(req["states_filter"] if version >= 4 else None,
                             req["types_filter"] if version >= 5 else None,
                             broker_id=ctx.broker_id)
-    if ctx.services.share is not None:
-        groups += ctx.services.share.list_share_groups(
+    if (share := ctx.services.share_if_built) is not None:
+        groups += share.list_share_groups(
             req["states_filter"] if version >= 4 else None,
             req["types_filter"] if version >= 5 else None, broker_id=ctx.broker_id)
     if not allowed(ctx, Op.DESCRIBE, RT.CLUSTER):

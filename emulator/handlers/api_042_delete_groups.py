@@ -22,7 +22,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     results = []
     for gid in req["groups_names"]:
         err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-        share = ctx.services.share
+        share = ctx.services.share_if_built
         code = share.delete_group(gid) if not err and share is not None else None
         if code is None:  # not a share group (emulator.coordinators.share.coordinator)
             code = err or gc.delete_group(gid)

@@ -23,7 +23,7 @@ COORDINATORS = ("groups",)
 def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     gc = ctx.services.groups
     err = gc.coordinator_error(ctx.broker_id, req["group_id"])
-    share = ctx.services.share
+    share = ctx.services.share_if_built
     r: dict[str, object]
     if not err and share is not None and share.is_share_group(req["group_id"]):
         r = {"error_code": E.GROUP_ID_NOT_FOUND, "member_id": None, "member_epoch": 0,

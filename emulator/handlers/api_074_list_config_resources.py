@@ -28,7 +28,7 @@ def _names(ctx: RequestContext, resource_type: int) -> list[str]:
         return sorted(cluster.topics)
     if resource_type == GROUP:
         ids: set[str] = set()
-        for coordinator in (ctx.services.groups, ctx.services.share):
+        for coordinator in (ctx.services.groups, ctx.services.share_if_built):
             if coordinator is not None:
                 ids.update(coordinator.groups)
         return sorted(ids)

@@ -73,7 +73,7 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
             return _error(E.TOPIC_AUTHORIZATION_FAILED)
     gid = req["group_id"]
     err = gc.coordinator_error(ctx.broker_id, gid) if gid else 0
-    share = ctx.services.share
+    share = ctx.services.share_if_built
     if err:
         return _error(err)
     if share is not None and share.is_share_group(gid):

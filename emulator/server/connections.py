@@ -187,7 +187,7 @@ class ClientConnections:
             if conn.frame_size == -2:  # its request bytes were still reserved
                 self.limits.free(conn.frame_read)
             self.limits.release(conn)
-            share = self.dispatcher.services.share
+            share = self.dispatcher.services.share_if_built  # none built: no sessions
             if share is not None and bl.server is not None and bl.server.is_serving():
                 # its share sessions close with it, as on Kafka; not when the broker
                 # goes away (a crash or a shutdown closes its listener first): its
