@@ -46,6 +46,7 @@ def lookup(name: str) -> Sequence[object]:
     ('api < "JoinGroup" or api > "JoinGroup"', False),
     ("acks >= 1 or acks > 0", False),  # a boolean has no order with numbers
     ('acks == true and api == "JoinGroup"', True),  # a constant, then more
+    ('  api == "JoinGroup"  \n', True),  # blanks around it
 ])
 def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
     assert parse(text)(lookup) is holds
@@ -61,7 +62,7 @@ def test_predicates_mean_what_the_docs_say(text: str, holds: bool) -> None:
     ("api in [1", "expected ',' or ']'"),
     ("api in 1", "'[' after 'in'"),
     ("api == 1 client_id", "expected 'and', 'or' or the end"),
-    ("api == 1 && x == 2", "cannot read '&"),
+    ("api == 1 && x == 2 and y == 3", "cannot read '&& x == 2 an' at column 10"),
     ("and == 1", "expected a field name"),
     # only '(' opens a group, only ')' closes one, only 'not' negates
     ("[a == 1]", "expected a field name, 'not' or '(', found '[' at column 1"),
