@@ -68,6 +68,9 @@ LAZY = [
     "decimal",
     # share groups: built at the first share request (emulator/services.py)
     "emulator.coordinators.share.coordinator",
+    # streams groups: the group coordinator's streams part, made at its first use
+    "emulator.coordinators.streams.group",
+    "emulator.coordinators.streams.protocol",
 ]
 
 

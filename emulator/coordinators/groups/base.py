@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from emulator.cluster.configs import segment_size_configs
 from emulator.coordinators.classic.group import ClassicGroup
@@ -21,9 +21,13 @@ from emulator.coordinators.groups.parts import ClassicPart, ConsumerPart
 from emulator.coordinators.runtime.deadlines import Deadlines, TouchedTable
 from emulator.coordinators.runtime.host import ClusterHost
 from emulator.coordinators.runtime.placement import InternalTopic
-from emulator.coordinators.streams.group import StreamsGroup
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
+
+if TYPE_CHECKING:
+    # The streams part imports it when a StreamsGroupHeartbeat first comes
+    # (groups/coordinator.py): a start without streams clients never loads streams.
+    from emulator.coordinators.streams.group import StreamsGroup
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_METADATA_MAX_BYTES = 4096  # offset.metadata.max.bytes
@@ -53,12 +57,13 @@ class LoadedGroup(Protocol):
 
 # A group of the table: one namespace of ids for every kind, told apart by ``type`` (a
 # literal per class, so that comparing it narrows the union as isinstance does).
-Group = ClassicGroup | ConsumerGroup | StreamsGroup
+if TYPE_CHECKING:
+    Group = ClassicGroup | ConsumerGroup | StreamsGroup
 # A KIP-848-style group, as the parts look theirs up (``typed_group``).
-NewGroup = TypeVar("NewGroup", ConsumerGroup, StreamsGroup)
+NewGroup = TypeVar("NewGroup", ConsumerGroup, "StreamsGroup")
 
 
-class GroupTable(TouchedTable[str, Group]):
+class GroupTable(TouchedTable[str, "Group"]):
     """The group coordinator's groups (``TouchedTable``), also noting for parked
     requests which groups changed (``news``, drained by ``mark_changed``): a lookup that
     changed nothing costs at most one needless re-check of the group's parked requests."""

@@ -38,7 +38,7 @@ restart; their groups come back Empty with their offsets).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from emulator.cluster.events import DomainEvent, OffsetsChanged, TopicDeleted, observes
 from emulator.coordinators.classic.group import (
@@ -59,17 +59,21 @@ from emulator.coordinators.consumer.protocol import ConsumerProtocol
 from emulator.coordinators.groups import messages as gm
 from emulator.coordinators.groups.base import (
     OFFSET_METADATA_MAX_BYTES,
-    Group,
     GroupsBase,
     OffsetAndMetadata,
     OffsetCheck,
 )
 from emulator.coordinators.runtime import members as membership
 from emulator.coordinators.runtime.host import ClusterHost
-from emulator.coordinators.streams.group import StreamsGroup, streams_due
-from emulator.coordinators.streams.protocol import StreamsProtocol
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
+
+if TYPE_CHECKING:
+    # The streams part, made at its first use (GroupCoordinator.streams).
+    from emulator.coordinators.groups.base import Group
+    from emulator.coordinators.streams import messages as sm
+    from emulator.coordinators.streams import topology as st
+    from emulator.coordinators.streams.protocol import StreamsProtocol
 
 # An OffsetCommit's topics: (name, [(partition, offset, leader epoch, metadata)]).
 CommitTopics = Iterable[tuple[str, Iterable[tuple[int, int, int, str | None]]]]
@@ -85,7 +89,7 @@ class GroupCoordinator(GroupsBase):
         self.classic: ClassicProtocol = ClassicProtocol(self)
         self.consumer: ConsumerProtocol = ConsumerProtocol(self)
         self.migration: GroupMigration = GroupMigration(self)
-        self.streams = StreamsProtocol(self)
+        self._streams: StreamsProtocol | None = None  # made at its first use: streams
         # The group APIs, each served by its protocol's part; the classic and the consumer
         # protocol's through online migration, above both (a classic member of a consumer
         # group, an upgrade, a downgrade).
@@ -94,8 +98,6 @@ class GroupCoordinator(GroupsBase):
         self.heartbeat = self.migration.heartbeat
         self.leave_group = self.migration.leave_group
         self.consumer_group_heartbeat = self.migration.consumer_group_heartbeat
-        self.streams_group_heartbeat = self.streams.streams_group_heartbeat
-        self.describe_streams_groups = self.streams.describe_streams_groups
         # The __consumer_offsets leaders and epochs last seen (coordinator moves).
         self._coordinator_epochs: object = None
         self._epochs_seen = False
@@ -106,6 +108,30 @@ class GroupCoordinator(GroupsBase):
         self.pending_txn: dict[str, dict[int, dict[tuple[str, int], OffsetAndMetadata]]] = {}
         state.tick_hooks.append(self.tick)
         state.hooks.append(self._on_event)
+
+    @property
+    def streams(self) -> StreamsProtocol:
+        """The streams part (StreamsGroupHeartbeat, KIP-1071), made at its first use: a
+        streams group exists only after one, and a start without streams clients loads
+        none of its modules (docs/scale.md, start-up). It registers nothing."""
+        part = self._streams
+        if part is None:
+            from emulator.coordinators.streams.protocol import StreamsProtocol
+
+            part = self._streams = StreamsProtocol(self)
+        return part
+
+    def streams_group_heartbeat(self, req: sm.StreamsGroupHeartbeatRequest, *,
+                                client_id: str = "", client_host: str = "", version: int = 1
+                                ) -> tuple[sm.StreamsGroupHeartbeatResponse, st.ToCreate]:
+        """The streams part's (StreamsProtocol.streams_group_heartbeat)."""
+        return self.streams.streams_group_heartbeat(req, client_id=client_id,
+                                                    client_host=client_host, version=version)
+
+    def describe_streams_groups(self, group_ids: list[str], version: int = 1
+                                ) -> list[sm.DescribedStreamsGroup]:
+        """The streams part's (StreamsProtocol.describe_streams_groups)."""
+        return self.streams.describe_streams_groups(group_ids, version)
 
     @observes(TopicDeleted)
     def _on_event(self, kind: str, event: DomainEvent) -> None:
@@ -162,6 +188,8 @@ class GroupCoordinator(GroupsBase):
             if group.type == "classic":
                 due = classic_due(group)
             elif group.type == "streams":
+                from emulator.coordinators.streams.group import streams_due
+
                 due = streams_due(group, now)
             else:
                 due = consumer_due(group)
@@ -197,7 +225,7 @@ class GroupCoordinator(GroupsBase):
                 m.hb_deadline = now + m.session_timeout_ms
             for mid in group.pending_members:
                 group.pending_members[mid] = now + 10000
-        elif isinstance(group, StreamsGroup):
+        elif group.type == "streams":
             session = self.streams.streams_cfg(group.group_id, "session.timeout.ms")
             for sm in group.members.values():
                 sm.hb_deadline = now + session
@@ -378,7 +406,7 @@ class GroupCoordinator(GroupsBase):
         if not group_id:
             raise KafkaError(E.INVALID_GROUP_ID)
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup | StreamsGroup) \
+        if (isinstance(group, ConsumerGroup) or group is not None and group.type == "streams") \
                 and (member_id is not None or member_epoch >= 0):
             m = group.members.get(member_id or "")
             if m is None:
