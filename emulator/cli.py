@@ -99,6 +99,14 @@ def _users(items: list[str], option: str) -> dict[str, str]:
         raise SystemExit(f"kafka-emulator: {e}") from None
 
 
+def event_loop(text: str) -> str:
+    """--event-loop's value (and KAFKA_EMULATOR_EVENT_LOOP's, a string default that goes
+    through ``type`` too, so a bad variable is a usage error like a bad option)."""
+    if text not in ("asyncio", "uvloop"):
+        raise argparse.ArgumentTypeError(f"expected asyncio or uvloop, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = UsageParser(
         prog="kafka-emulator",
@@ -191,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
                      choices=["none", "requested", "required"],
                      help="Kafka's ssl.client.auth: required = mutual TLS, the principal is "
                      "the client certificate's subject")
+    p.add_argument("--event-loop", type=event_loop, default=_env("EVENT_LOOP") or "asyncio",
+                   metavar="{asyncio,uvloop}",
+                   help="the event loop to run on (default asyncio, the standard library's: "
+                   "~2 MB less at the same start; uvloop saves a few percent of CPU per "
+                   "small request where it is installed; env KAFKA_EMULATOR_EVENT_LOOP)")
     p.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"),
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="the emulator's log level on stderr (default INFO; env "
@@ -422,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
             from emulator.runtime import new_event_loop
 
             gc.set_threshold(*GC_THRESHOLDS)
-            loop = new_event_loop()
+            loop = new_event_loop(args.event_loop)
+            logging.getLogger("kafka_emulator").debug("event loop: %s", type(loop).__module__)
             try:
                 return loop.run_until_complete(serve(args))
             finally:

@@ -260,9 +260,16 @@ def _start(plan: NodePlan) -> int:
         log.info("%s", note)
     for warning in plan.warnings:
         log.warning("%s", warning)
-    from emulator.runtime import new_event_loop
+    from emulator.runtime import event_loop_kind, new_event_loop
 
-    loop = new_event_loop()
+    # As the kafka-emulator command: the standard loop unless KAFKA_EMULATOR_EVENT_LOOP
+    # asks for uvloop (emulator.runtime.new_event_loop says why).
+    try:
+        kind = event_loop_kind("asyncio")
+    except ValueError as e:
+        log.error("%s", e)
+        return 2
+    loop = new_event_loop(kind)
     try:
         return loop.run_until_complete(_serve(plan))
     finally:

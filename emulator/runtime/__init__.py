@@ -9,13 +9,21 @@ cluster's loop), which ``Cluster`` inherits.
 What this package exports is what the ways in above it need: ``Cluster`` (also
 ``emulator.Cluster``, imported on first use so that a command pays only for what it runs),
 and for a command's own event loop (``kafka-emulator``, the official images' entry
-point) ``new_event_loop`` and ``stop_serving``; ``ADVERSARY_SCALE_ENV`` is the
+point) ``new_event_loop``, ``event_loop_kind`` and ``stop_serving``; ``ADVERSARY_SCALE_ENV`` is the
 environment variable of the adversary's scale, a copy of its own so that a cluster
 starting in another fidelity never imports the adversary (tests/test_start_imports.py
 holds the two equal).
 """
 
-from emulator.runtime.cluster import ADVERSARY_SCALE_ENV, Cluster, new_event_loop, stop_serving
+from emulator.runtime.cluster import (
+    ADVERSARY_SCALE_ENV,
+    EVENT_LOOPS,
+    Cluster,
+    event_loop_kind,
+    new_event_loop,
+    stop_serving,
+)
 from emulator.runtime.control import ClusterControl
 
-__all__ = ["ADVERSARY_SCALE_ENV", "Cluster", "ClusterControl", "new_event_loop", "stop_serving"]
+__all__ = ["ADVERSARY_SCALE_ENV", "EVENT_LOOPS", "Cluster", "ClusterControl", "event_loop_kind",
+           "new_event_loop", "stop_serving"]

@@ -46,15 +46,35 @@ ADVERSARY_SCALE_ENV = "KAFKA_EMULATOR_ADVERSARY_SCALE"
 log = logging.getLogger("kafka_emulator")
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop (a default dependency where it is built: docs/architecture.md, performance),
-    else the standard loop."""
-    try:
-        import uvloop
+# Which event loop a cluster runs on: "asyncio" (the standard library's) or "uvloop".
+EVENT_LOOP_ENV = "KAFKA_EMULATOR_EVENT_LOOP"
+EVENT_LOOPS = ("asyncio", "uvloop")
 
-        return uvloop.new_event_loop()
-    except ImportError:
-        return asyncio.new_event_loop()
+
+def event_loop_kind(default: str = "uvloop") -> str:
+    """KAFKA_EMULATOR_EVENT_LOOP when set, else ``default``; ValueError names a bad value."""
+    kind = os.environ.get(EVENT_LOOP_ENV) or default
+    if kind not in EVENT_LOOPS:
+        raise ValueError(f"{EVENT_LOOP_ENV}={kind!r}: expected one of {', '.join(EVENT_LOOPS)}")
+    return kind
+
+
+def new_event_loop(kind: str | None = None) -> asyncio.AbstractEventLoop:
+    """A new loop of ``kind`` (None: :func:`event_loop_kind`, uvloop unless the environment
+    says otherwise). uvloop where it is built (a default dependency: docs/architecture.md,
+    performance), else the standard loop. The ``kafka-emulator`` command asks for the
+    standard loop unless told otherwise (``--event-loop``): a process of its own is
+    measured by its start and idle memory, and uvloop's extension costs ~2 MB there for
+    no throughput a batch workload shows (docs/architecture.md). An in-process Cluster
+    shares its host's memory anyway and keeps uvloop's few percent per small request."""
+    if (kind or event_loop_kind()) == "uvloop":
+        try:
+            import uvloop
+
+            return uvloop.new_event_loop()
+        except ImportError:
+            pass
+    return asyncio.new_event_loop()
 
 
 class Cluster(ClusterControl):
