@@ -326,6 +326,30 @@ def test_offset_commit_with_member_epochs_and_delete() -> None:
     assert h.gc.delete_group(G) == E.NONE
 
 
+def test_txn_offset_commit_to_a_streams_group() -> None:
+    """TxnOffsetCommit to a streams group with a member (Kafka 4.4's
+    StreamsGroup.validateOffsetCommit): a producer outside group management (no member
+    id, generation -1, no instance id) commits; naming an instance id without a member
+    id has the member checked (unknown); a member's own transactional commit is not
+    held to OffsetCommit's version 9."""
+    h = Harness()
+    h.hb("m1")
+    h.hb("m1")
+    h.clock.advance(DELAY)
+    h.hb("m1")
+    epoch = h.epochs["m1"]
+
+    def txn(member: str, gen: int, instance: str | None = None) -> int:
+        [(_, [(_, err)])] = h.gc.txn_offset_commit(G, 7, member, gen,
+                                                   [("input", [(0, 5, -1, None)])],
+                                                   group_instance_id=instance)
+        return err
+
+    assert txn("", -1) == E.NONE
+    assert txn("", -1, instance="i") == E.UNKNOWN_MEMBER_ID
+    assert txn("m1", epoch) == E.NONE
+
+
 def test_describe() -> None:
     h = Harness()
     h.hb("m1", endpoint=("h1", 1))
