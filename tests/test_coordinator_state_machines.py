@@ -76,6 +76,26 @@ KAFKA_TXN_PREVIOUS = {
 }
 
 
+# Kafka 4.4's ClassicGroupState (its static block of addValidPreviousStates), written out.
+KAFKA_CLASSIC_PREVIOUS = {
+    "Empty": {"PreparingRebalance"},
+    "PreparingRebalance": {"Stable", "CompletingRebalance", "Empty"},
+    "CompletingRebalance": {"PreparingRebalance"},
+    "Stable": {"CompletingRebalance"},
+    "Dead": {"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"},
+}
+
+
+def test_classic_group_table_is_kafkas_in_every_cell() -> None:
+    """All 25 pairs against Kafka's table (the parametrized test above reads the
+    emulator's own table, so it cannot see a wrong cell; mutmut does not mutate it)."""
+    assert set(CLASSIC_STATES) == set(KAFKA_CLASSIC_PREVIOUS)
+    for target, previous in KAFKA_CLASSIC_PREVIOUS.items():
+        for current in CLASSIC_STATES:
+            assert (current in cg.VALID_PREVIOUS[target]) == (current in previous), \
+                (current, target)
+
+
 def test_transaction_table_is_kafkas_in_every_cell() -> None:
     """All 64 (from, to) pairs against Kafka's table. mutmut mutates code inside
     functions only, so a wrong cell of TXN_TRANSITIONS (module-level data) is caught
