@@ -10,6 +10,7 @@ never here; this holds the imports that decide it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -36,6 +37,7 @@ async def go():
     await c.stop_async()
     return loaded
 loaded = asyncio.run(go())
+import asyncio
 import json
 print(json.dumps(loaded))
 """
@@ -71,6 +73,12 @@ LAZY = [
     # streams groups: the group coordinator's streams part, made at its first use
     "emulator.coordinators.streams.group",
     "emulator.coordinators.streams.protocol",
+    # the fault injector, its model, rules and match language: made at the cluster's
+    # first ``faults`` (a fault, rule, journal, schedule or the adversary)
+    "emulator.faults.injector",
+    "emulator.faults.model",
+    "emulator.faults.rules",
+    "emulator.faults.match",
 ]
 
 
@@ -162,3 +170,43 @@ def test_the_share_coordinator_is_built_at_first_use_with_its_hooks_in_place() -
     assert services.share_state_log is not None and services.share is share  # built once
     assert _hook_names(lazy.hooks) == _hook_names(eager.hooks)
     assert _hook_names(lazy.tick_hooks) == _hook_names(eager.tick_hooks)
+
+
+def test_the_fault_model_is_made_at_first_use_and_wired_into_a_running_server() -> None:
+    """No fault model until ``faults`` is asked (the server's fault points unset, which
+    the dispatcher reads as no fault); asked on a running cluster, it is wired into
+    the state and the server at once. Under --fidelity adversarial it is made at start,
+    for the adversary's follower lags."""
+    from emulator.runtime import Cluster
+
+    async def go() -> None:
+        c = Cluster(1, port=0)
+        await c.start_async()
+        try:
+            assert c.server is not None and c.state.faults is None
+            assert c.server.faults.inject_error is None
+            await c.fault_async(
+                {
+                    "op": "inject_error",
+                    "api": "Produce",
+                    "error": "NOT_LEADER_OR_FOLLOWER",
+                    "count": 1,
+                }
+            )
+            model = c.faults.model
+            assert c.state.faults is model
+            assert c.server.faults.inject_error == model.inject_error
+            assert c.server.faults.drop_response == model.drop_response
+            assert c.server.faults.client_allowed == model.client_allowed
+            assert c.server.faults.latency == model.latency_s
+        finally:
+            await c.stop_async()
+        a = Cluster(1, port=0, fidelity="adversarial")
+        await a.start_async()
+        try:
+            assert a.state.faults is not None and a.state.faults is a.faults.model
+            assert a.server is not None and a.server.faults.inject_error is not None
+        finally:
+            await a.stop_async()
+
+    asyncio.run(go())

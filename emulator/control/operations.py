@@ -55,9 +55,13 @@ class ControlTarget(Protocol):
     module: the runtime starts them and hands itself in."""
 
     state: ClusterState
-    faults: FaultInjector
     server: Any  # the EmulatorServer (its services, for the console), None when stopped
     adversary: Any  # --fidelity adversarial's Adversary (emulator.faults.adversary), or None
+
+    @property
+    def faults(self) -> FaultInjector:
+        """The fault injector, made at its first use (emulator.runtime.control)."""
+        ...
 
     async def fault_async(self, op: dict) -> dict: ...
 

@@ -28,38 +28,37 @@ The schedule file's format and its replay rules are described in ``schedule``.
 
 from typing import TYPE_CHECKING, Any
 
-from emulator.faults.injector import (
-    EFFECTS,
-    CloseListener,
-    DropClients,
-    FaultInjector,
-    OpenListener,
-    check_topic,
-    resolve_broker,
-    resolve_op,
-)
-from emulator.faults.model import (
-    DropRule,
-    ErrorRule,
-    FaultModel,
-    FollowerFault,
-    Injection,
-    request_items,
-    request_mentions,
-    split_request,
-)
-from emulator.faults.ops import (
-    API_KEYS,
-    BROKER_OPS,
-    OPS,
-    SCHEDULE_FIELDS,
-    FaultError,
-    FaultOp,
-    Field,
-    validate_op,
-)
-
 if TYPE_CHECKING:
+    from emulator.faults.injector import (
+        EFFECTS,
+        CloseListener,
+        DropClients,
+        FaultInjector,
+        OpenListener,
+        check_topic,
+        resolve_broker,
+        resolve_op,
+    )
+    from emulator.faults.model import (
+        DropRule,
+        ErrorRule,
+        FaultModel,
+        FollowerFault,
+        Injection,
+        request_items,
+        request_mentions,
+        split_request,
+    )
+    from emulator.faults.ops import (
+        API_KEYS,
+        BROKER_OPS,
+        OPS,
+        SCHEDULE_FIELDS,
+        FaultError,
+        FaultOp,
+        Field,
+        validate_op,
+    )
     from emulator.faults.schedule import (
         FaultSchedule,
         ScheduledFault,
@@ -77,15 +76,30 @@ __all__ = [
     "resolve_broker", "resolve_op", "run_due", "split_request", "validate_op",
 ]
 
-_SCHEDULE_NAMES = frozenset({"FaultSchedule", "ScheduledFault", "ScheduleError",
-                             "ScheduleRunner", "run_due"})
+# Each name's module, imported at its first use: importing emulator.faults.model (the
+# dispatcher does) or a cluster that no fault, rule, schedule or adversary touches
+# loads none of the injector, the rules, the match language or the schedule
+# (docs/scale.md, start-up; tests/test_start_imports.py holds it).
+_MODULES = {
+    **dict.fromkeys(("EFFECTS", "CloseListener", "DropClients", "FaultInjector",
+                     "OpenListener", "check_topic", "resolve_broker", "resolve_op"),
+                    "injector"),
+    **dict.fromkeys(("DropRule", "ErrorRule", "FaultModel", "FollowerFault", "Injection",
+                     "request_items", "request_mentions", "split_request"), "model"),
+    **dict.fromkeys(("API_KEYS", "BROKER_OPS", "OPS", "SCHEDULE_FIELDS", "FaultError",
+                     "FaultOp", "Field", "validate_op"), "ops"),
+    **dict.fromkeys(("FaultSchedule", "ScheduledFault", "ScheduleError", "ScheduleRunner",
+                     "run_due"), "schedule"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    """The schedule's names, imported on first use: a cluster started without a fault
-    schedule never parses or runs one (docs/scale.md, start-up)."""
-    if name in _SCHEDULE_NAMES:
-        from emulator.faults import schedule
+    """A name of the package, from its module, imported on first use."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'emulator.faults' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(schedule, name)
-    raise AttributeError(f"module 'emulator.faults' has no attribute {name!r}")
+    value = getattr(import_module(f"emulator.faults.{module}"), name)
+    globals()[name] = value  # asked once
+    return value

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 from emulator.cluster import configs
 from emulator.cluster.events import BrokerHalted, LogDirFailed, observes
 from emulator.cluster.state import Broker, ClusterState
-from emulator.faults import FaultInjector
 from emulator.fidelity import Fidelity, default_mode
-from emulator.runtime.control import ClusterControl
+from emulator.runtime.control import ClusterControl, wire_faults
 from emulator.security.config import Security, SecurityConfig
 from emulator.versions import DEFAULT_RELEASE
 
@@ -187,7 +186,8 @@ class Cluster(ClusterControl):
             self.store.attach_security(self.security)
             store, state = self.store, self.state
             state.hooks.append(lambda kind, event: store.on_event(state, event))
-        self.faults = FaultInjector(self.state)  # the fault model, wired in at start
+        # The fault injector and model: made at the first ``faults`` (ClusterControl).
+        self._faults = None
         # The request journal, barriers and waits (emulator/server/watch.py), made on
         # first use: until then a request costs one attribute test for them.
         self.watch: Watch | None = None
@@ -297,14 +297,13 @@ class Cluster(ClusterControl):
             ssl_context = tls.server_context(self.tls, cfg.tls_client_auth, cfg.tls_client_ca)
         self.server = EmulatorServer(self.state, self.host, self.kafka_version, services,
                                      self.listener_specs, ssl_context)
-        model = self.faults.model
-        self.server.faults.inject_error = model.inject_error
-        self.server.faults.latency = model.latency_s
-        self.server.faults.drop_response = model.drop_response
-        self.server.faults.client_allowed = model.client_allowed
+        if self._faults is not None:  # else wired when first made
+            wire_faults(self.server, self._faults)
         self.server.faults.watch = self.watch
         if self.state.fidelity.adversarial:
             from emulator.faults.adversary import Adversary
+
+            _ = self.faults  # made now: the adversary's follower lags go into its model
 
             script = self.fault_schedule.script if self.fault_schedule is not None else None
             self.adversary = Adversary(self.state.fidelity.seed, self.state, services,

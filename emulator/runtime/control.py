@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from emulator.cluster.state import Broker, ClusterState
 from emulator.control.handle import ControlHandle, operation
-from emulator.faults import CloseListener, DropClients, FaultInjector, OpenListener
-from emulator.faults.injector import Io
 
 if TYPE_CHECKING:
+    from emulator.faults.injector import FaultInjector, Io
     from emulator.server.app import EmulatorServer
     from emulator.server.watch import Watch
 
@@ -35,7 +34,7 @@ class ClusterControl(ControlHandle):
     (emulator/runtime/cluster.py) sets the parts they act on."""
 
     state: ClusterState
-    faults: FaultInjector  # the fault model and the effect of each operation
+    _faults: FaultInjector | None  # None until ``faults`` is first asked
     server: EmulatorServer | None  # None until started and after stopping
     watch: Watch | None  # the journal, barriers and waits; made on first use
     advertised_host: str
@@ -68,6 +67,22 @@ class ClusterControl(ControlHandle):
         raise RuntimeError("use the *_async methods from inside the cluster's event loop")
 
     # ---- operations (emulator.control: one table for Python, HTTP, CLI, schedules) -----
+    @property
+    def faults(self) -> FaultInjector:
+        """The fault model and the effect of each operation, made (and wired into the
+        state and a running server) on first use: a cluster no fault, rule, schedule or
+        adversary touches never imports emulator.faults' injector, rules and match
+        (docs/scale.md, start-up). Until then ``state.faults`` is None and the server's
+        fault points are unset, which the cluster and the dispatcher read as what an
+        empty model answers: no fault."""
+        if self._faults is None:
+            from emulator.faults.injector import FaultInjector
+
+            self._faults = FaultInjector(self.state)  # sets state.faults
+            if self.server is not None:
+                wire_faults(self.server, self._faults)
+        return self._faults
+
     async def fault_async(self, op: dict) -> dict:
         """Validate and apply one operation of the fault vocabulary, broker stops and
         starts included; returns it as applied. Its effect (emulator.faults.EFFECTS)
@@ -79,6 +94,8 @@ class ClusterControl(ControlHandle):
         return op
 
     async def _answer(self, ask: Io) -> None:
+        from emulator.faults.injector import CloseListener, DropClients, OpenListener
+
         if self.server is None:
             return
         if isinstance(ask, CloseListener):
@@ -179,3 +196,12 @@ class ClusterControl(ControlHandle):
         while (left := self.call(lambda: views.settled_in(name))) > 0 \
                 and time.monotonic() < deadline:
             time.sleep(min(left / 1000, 0.05))
+
+
+def wire_faults(server: EmulatorServer, faults: FaultInjector) -> None:
+    """The server's fault points asked of the fault model (each request asks them)."""
+    model = faults.model
+    server.faults.inject_error = model.inject_error
+    server.faults.latency = model.latency_s
+    server.faults.drop_response = model.drop_response
+    server.faults.client_allowed = model.client_allowed

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.quotas import REQUEST_QUOTA_EXEMPT
 from emulator.cluster.state import ClusterState
-from emulator.faults.model import Injection, split_request
 from emulator.handlers import HANDLERS
 from emulator.handlers.api_018_api_versions import unsupported as api_versions_unsupported
 from emulator.handlers.base import NO_RESPONSE, MalformedRequest, RequestContext, Sliced
@@ -37,6 +36,7 @@ from wire.messages import REQUESTS
 
 if TYPE_CHECKING:  # imported only under --fidelity adversarial (emulator.runtime)
     from emulator.faults.adversary import Adversary
+    from emulator.faults.model import Injection  # with the fault model, on its first use
     from emulator.server.watch import Visit, Watch
 
 log = logging.getLogger("kafka_emulator")
@@ -248,6 +248,8 @@ class Dispatcher:
         key, code = ctx.api_key, injected.error
         if injected.topic is None:
             return safe_error_response(key, version, req, code)
+        from emulator.faults.model import split_request  # loaded: ``injected`` came from it
+
         hit, rest, more = split_request(self.state, req, injected.topic, injected.partition)
         errors, per_item = build_error_response(key, version, hit or req, code)
         if not per_item:  # the API has no per-item place: the request as a whole fails
