@@ -15,15 +15,15 @@ actually act, and where, is declared once in emulator/cluster/config_effects.py
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self, TypeVar, overload
 
 import emulator.fidelity as _fidelity
 from emulator.cluster import kafka_configs as _kafka
-from emulator.cluster import kafka_validators as _validators
 
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
@@ -142,7 +142,18 @@ class ConfigDef:
     # Kafka's internal configs (ConfigDef.defineInternal): accepted, but DescribeConfigs
     # lists one only where it is set.
     internal: bool = False
-    check: Check | None = None  # the rest of Kafka's validator (broker keys)
+    # The broker key whose Kafka validator checks this key's value (beyond its type):
+    # its own name for a broker key, the base key's for a listener-prefixed copy
+    # (config_ops.py), None for a topic key. Read at the first check, not at import.
+    checked_as: str | None = None
+
+    @property
+    def check(self) -> Check | None:
+        """The rest of Kafka's validator (broker keys): kafka_validators.py's facts for
+        this key, made into a Check when a value of it is first checked. A default
+        start checks two keys (the replication factors the runtime sets), where
+        building every key's Check at import made 207 (docs/scale.md, start-up)."""
+        return None if self.checked_as is None else _check(self.checked_as)
 
 
 # Kafka 4.0 raised segment.bytes' minimum to 1 MB; tests that want small segments set
@@ -194,60 +205,68 @@ TOPIC_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
     ConfigDef("unclean.leader.election.enable", BOOLEAN, "false", "unclean.leader.election.enable"),
 ]}
 
+def _broker(name: str, type: int, default: str | None) -> ConfigDef:
+    """A broker key of the table below, checked as itself (``ConfigDef.checked_as``)."""
+    return ConfigDef(name, type, default, checked_as=name)
+
+
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
-    ConfigDef("auto.create.topics.enable", BOOLEAN, "true"),
-    ConfigDef("auto.leader.rebalance.enable", BOOLEAN, "true"),
-    ConfigDef("broker.id", INT, None),
-    ConfigDef("compression.type", STRING, "producer"),
-    ConfigDef("default.replication.factor", INT, "1"),
-    ConfigDef("delete.topic.enable", BOOLEAN, "true"),
-    ConfigDef("follower.replication.throttled.rate", LONG, "9223372036854775807"),
-    ConfigDef("group.initial.rebalance.delay.ms", INT, "0"),
-    ConfigDef("group.max.session.timeout.ms", INT, "1800000"),
-    ConfigDef("group.min.session.timeout.ms", INT, "6000"),
-    ConfigDef("group.max.size", INT, "2147483647"),
-    ConfigDef("leader.imbalance.check.interval.seconds", LONG, "300"),
-    ConfigDef("leader.imbalance.per.broker.percentage", INT, "10"),
-    ConfigDef("leader.replication.throttled.rate", LONG, "9223372036854775807"),
-    ConfigDef("log.cleanup.policy", LIST, "delete"),
-    ConfigDef("log.retention.bytes", LONG, "-1"),
-    ConfigDef("log.retention.check.interval.ms", LONG, "300000"),
-    ConfigDef("log.retention.hours", INT, "168"),
-    ConfigDef("log.retention.ms", LONG, None),
-    ConfigDef("log.message.timestamp.type", STRING, "CreateTime"),
-    ConfigDef("log.segment.bytes", INT, "1073741824"),  # at least 1 MiB: its Check
-    ConfigDef("max.incremental.fetch.session.cache.slots", INT, "1000"),
-    ConfigDef("message.max.bytes", INT, "1048588"),
-    ConfigDef("min.incremental.fetch.session.eviction.ms", INT, "120000"),
-    ConfigDef("min.insync.replicas", INT, "1"),
-    ConfigDef("num.partitions", INT, "1"),
-    ConfigDef("offsets.retention.minutes", INT, "10080"),
-    ConfigDef("offsets.topic.num.partitions", INT, "50"),
-    ConfigDef("offsets.topic.replication.factor", SHORT, "3"),
+    _broker("auto.create.topics.enable", BOOLEAN, "true"),
+    _broker("auto.leader.rebalance.enable", BOOLEAN, "true"),
+    _broker("broker.id", INT, None),
+    _broker("compression.type", STRING, "producer"),
+    _broker("default.replication.factor", INT, "1"),
+    _broker("delete.topic.enable", BOOLEAN, "true"),
+    _broker("follower.replication.throttled.rate", LONG, "9223372036854775807"),
+    _broker("group.initial.rebalance.delay.ms", INT, "0"),
+    _broker("group.max.session.timeout.ms", INT, "1800000"),
+    _broker("group.min.session.timeout.ms", INT, "6000"),
+    _broker("group.max.size", INT, "2147483647"),
+    _broker("leader.imbalance.check.interval.seconds", LONG, "300"),
+    _broker("leader.imbalance.per.broker.percentage", INT, "10"),
+    _broker("leader.replication.throttled.rate", LONG, "9223372036854775807"),
+    _broker("log.cleanup.policy", LIST, "delete"),
+    _broker("log.retention.bytes", LONG, "-1"),
+    _broker("log.retention.check.interval.ms", LONG, "300000"),
+    _broker("log.retention.hours", INT, "168"),
+    _broker("log.retention.ms", LONG, None),
+    _broker("log.message.timestamp.type", STRING, "CreateTime"),
+    _broker("log.segment.bytes", INT, "1073741824"),  # at least 1 MiB: its Check
+    _broker("max.incremental.fetch.session.cache.slots", INT, "1000"),
+    _broker("message.max.bytes", INT, "1048588"),
+    _broker("min.incremental.fetch.session.eviction.ms", INT, "120000"),
+    _broker("min.insync.replicas", INT, "1"),
+    _broker("num.partitions", INT, "1"),
+    _broker("offsets.retention.minutes", INT, "10080"),
+    _broker("offsets.topic.num.partitions", INT, "50"),
+    _broker("offsets.topic.replication.factor", SHORT, "3"),
     # The internal topics' segments: 100 KiB, not Kafka's 100 MiB, so that the cleaner,
     # which never touches the active segment, compacts them within minutes and a
     # long-running emulator's memory stays bounded (emulator/fidelity/differences.py
     # "internal-topic-segments"; --fidelity kafka restores Kafka's).
-    ConfigDef("offsets.topic.segment.bytes", INT, "102400"),
-    ConfigDef("replica.fetch.max.bytes", INT, "1048576"),
-    ConfigDef("replica.alter.log.dirs.io.max.bytes.per.second", LONG, "9223372036854775807"),
-    ConfigDef("replica.fetch.wait.max.ms", INT, "500"),
+    _broker("offsets.topic.segment.bytes", INT, "102400"),
+    _broker("replica.fetch.max.bytes", INT, "1048576"),
+    _broker("replica.alter.log.dirs.io.max.bytes.per.second", LONG, "9223372036854775807"),
+    _broker("replica.fetch.wait.max.ms", INT, "500"),
     # how soon an idle log dir with a failing storage fault fails (emulator/faults)
-    ConfigDef("replica.high.watermark.checkpoint.interval.ms", LONG, "5000"),
-    ConfigDef("replica.lag.time.max.ms", LONG, "30000"),
-    ConfigDef("socket.request.max.bytes", INT, "104857600"),
-    ConfigDef("transaction.max.timeout.ms", INT, "900000"),
-    ConfigDef("transaction.state.log.num.partitions", INT, "50"),
-    ConfigDef("transaction.state.log.replication.factor", SHORT, "3"),
-    ConfigDef("transaction.state.log.segment.bytes", INT, "102400"),
-    ConfigDef("share.coordinator.state.topic.segment.bytes", INT, "102400"),
-    ConfigDef("transactional.id.expiration.ms", INT, "604800000"),
-    ConfigDef("unclean.leader.election.enable", BOOLEAN, "false"),
+    _broker("replica.high.watermark.checkpoint.interval.ms", LONG, "5000"),
+    _broker("replica.lag.time.max.ms", LONG, "30000"),
+    _broker("socket.request.max.bytes", INT, "104857600"),
+    _broker("transaction.max.timeout.ms", INT, "900000"),
+    _broker("transaction.state.log.num.partitions", INT, "50"),
+    _broker("transaction.state.log.replication.factor", SHORT, "3"),
+    _broker("transaction.state.log.segment.bytes", INT, "102400"),
+    _broker("share.coordinator.state.topic.segment.bytes", INT, "102400"),
+    _broker("transactional.id.expiration.ms", INT, "604800000"),
+    _broker("unclean.leader.election.enable", BOOLEAN, "false"),
 ]}
 
 
+@functools.cache
 def _check(name: str) -> Check | None:
     """The broker key's validator from kafka_validators.py, if it has one we model."""
+    from emulator.cluster import kafka_validators as _validators
+
     if name in _validators.RANGE:
         low, high = _validators.RANGE[name]
         return Check(at_least=low, at_most=high)
@@ -270,14 +289,12 @@ def _check(name: str) -> Check | None:
 # The keys of the table above: the static config is built from their defaults (which keys
 # act is config_effects.py's to say).
 EMULATOR_BROKER_KEYS = frozenset(BROKER_CONFIGS)
-# Each broker key with its check, made with it (a replace() of all ~350 was ~1.4% of the
-# start's instructions; docs/scale.md, start-up).
-for _name, _def in BROKER_CONFIGS.items():
-    if (_c := _check(_name)) is not None:
-        BROKER_CONFIGS[_name] = replace(_def, check=_c)
+# Each broker key checked as itself (``ConfigDef.check`` makes its Check when first
+# asked: a replace() of all ~350 was ~1.4% of the start's instructions, and a Check
+# for every key ~0.9%; docs/scale.md, start-up).
 for _name, _type, _default, _sensitive, _read_only in _kafka.BROKER:
     if _name not in BROKER_CONFIGS:
-        BROKER_CONFIGS[_name] = ConfigDef(_name, _type, _default, check=_check(_name))
+        BROKER_CONFIGS[_name] = ConfigDef(_name, _type, _default, checked_as=_name)
 for _name, _type, _default, _sensitive, _read_only in _kafka.TOPIC:
     TOPIC_CONFIGS.setdefault(_name, ConfigDef(_name, _type, _default))
 
