@@ -30,6 +30,7 @@ import base64
 import contextlib
 import hashlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -127,6 +128,55 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# The ports of Kafka's JVMs, which bind seconds after they are planned. A port the kernel
+# chose (bind to 0, then released) is in its ephemeral range, where every outgoing
+# connection of the suite and every other bind to 0 may take it in the meantime: a whole
+# module of the first pass once errored on a broker's "Address already in use" while the
+# Kafka pass ran beside it. So they are chosen below that range (ip_local_port_range
+# starts at 32768 here) and away from emulator.containers.PORT_RANGE, and a file per port
+# in RESERVED keeps this machine's test processes (xdist workers, the Kafka pass) from
+# choosing the same one; a file whose process is gone is taken back.
+JVM_PORT_RANGE = (10000, 20000)
+RESERVED = Path(tempfile.gettempdir()) / "kafka-cluster-ports"
+
+
+def reserve_port() -> int:
+    """A port in JVM_PORT_RANGE free to bind now and reserved until release_port."""
+    RESERVED.mkdir(exist_ok=True)
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(*JVM_PORT_RANGE)
+        mark = RESERVED / str(port)
+        try:
+            fd = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            _take_back_if_stale(mark)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                pass
+        mark.unlink(missing_ok=True)
+    raise RuntimeError(f"no free port to reserve in {JVM_PORT_RANGE} ({RESERVED})")
+
+
+def release_port(port: int) -> None:
+    (RESERVED / str(port)).unlink(missing_ok=True)
+
+
+def _take_back_if_stale(mark: Path) -> None:
+    try:
+        os.kill(int(mark.read_text()), 0)
+    except ProcessLookupError:  # its process is gone
+        mark.unlink(missing_ok=True)
+    except (OSError, ValueError):  # alive, or not written yet
+        pass
 
 
 def new_cluster_id() -> str:
@@ -237,6 +287,7 @@ class KafkaCluster:
         self.jars = jars_dir(version)
         self.controller: Node | None = None
         self.brokers: dict[int, Node] = {}
+        self._reserved: list[int] = []  # reserve_port's, released by stop()
 
     # ---- lifecycle ------------------------------------------------------------------
     def start(self, wait: bool = True) -> KafkaCluster:
@@ -268,6 +319,9 @@ class KafkaCluster:
                 node.proc.terminate()
         for node in nodes:
             self._reap(node, 20)
+        for port in self._reserved:
+            release_port(port)
+        self._reserved.clear()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -440,14 +494,10 @@ class KafkaCluster:
         if self.given_nodes:
             self._plan_given()
             return
-        # free_port releases the port it found, so the OS may hand it out again: a plan
-        # of many ports (7 brokers x 3 listeners) must not give one port twice.
-        taken: set[int] = set()
-
+        # Reserved ports (reserve_port): never one port twice, in this plan or another's.
         def fresh() -> int:
-            while (port := free_port()) in taken:
-                pass
-            taken.add(port)
+            port = reserve_port()
+            self._reserved.append(port)
             return port
         cport = fresh()
         self.controller = Node(CONTROLLER_ID, "controller", {"CONTROLLER": cport},
