@@ -101,13 +101,14 @@ class KafkaPythonMember(Member):
         # the topic (the emulator's rebalance delay is 0, as in testcontainers' Kafka);
         # it rejoins on the next metadata refresh, so keep that refresh short. loop()
         # also learns the topic's partitions before it subscribes (see there).
-        # session_timeout_ms 10 s: kafka-python heartbeats from a thread of the test's
-        # process, which a loaded 2-core machine starved past a 3 s session (a member
-        # expelled, UNKNOWN_MEMBER_ID at its LeaveGroup, the balance never reached: seen
-        # on both targets); members leave by LeaveGroup, no test waits out a session.
+        # session_timeout_ms 30 s: kafka-python heartbeats from a thread of the test's
+        # process, which a loaded 2-core machine starved past a 3 s session, and once
+        # past 10 s with the first pass running beside the Kafka pass (a member expelled,
+        # UNKNOWN_MEMBER_ID at its LeaveGroup, the balance never reached: seen on both
+        # targets); members leave by LeaveGroup, no test waits out a session.
         self.conf = dict(bootstrap_servers=bootstrap, group_id=group,
                          auto_offset_reset="earliest", enable_auto_commit=False,
-                         session_timeout_ms=10000, heartbeat_interval_ms=300,
+                         session_timeout_ms=30000, heartbeat_interval_ms=300,
                          metadata_max_age_ms=1000, client_id=name, **conf)
         self.topic = topic
 

@@ -61,16 +61,28 @@ def generations(log: list[str]) -> list[dict]:
     watcher started, and whether the watcher's first look failed (kafka-go's own log)."""
     out: list[dict] = []
     looked = None
+    # kafka-go logs a generation's "subscribed" line and its watcher's lines from
+    # different goroutines, so the watcher's start (and its first failed look) may come
+    # before the "subscribed" line of its generation (seen in a full run): such lines wait
+    # in ``early`` for the generation they belong to.
+    early: dict = {}
     for line in log:
         if "balancer to assign group" in line:
             looked = _ms(line)
         elif "subscribed to topics and partitions:" in line:
             out.append({"assigned": not line.rstrip().endswith("map[]"), "leader_look": looked,
-                        "watcher": None, "first_look_failed": False})
-        elif "started partition watcher" in line and out:
-            out[-1]["watcher"] = _ms(line)
-        elif UNKNOWN in line and out:
-            out[-1]["first_look_failed"] = True
+                        "watcher": None, "first_look_failed": False, **early})
+            early = {}
+        elif "started partition watcher" in line:
+            if out and out[-1]["watcher"] is None:
+                out[-1]["watcher"] = _ms(line)
+            else:
+                early = {"watcher": _ms(line)}
+        elif UNKNOWN in line:
+            if early:
+                early["first_look_failed"] = True
+            elif out:
+                out[-1]["first_look_failed"] = True
     return out
 
 
