@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Self, TypeVar, overload
 
 import emulator.fidelity as _fidelity
 from emulator.cluster import kafka_configs as _kafka
+from emulator.cluster import kafka_validators as _validators
 
 if TYPE_CHECKING:
     from _typeshed import SupportsKeysAndGetItem
@@ -265,8 +266,6 @@ BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in [
 @functools.cache
 def _check(name: str) -> Check | None:
     """The broker key's validator from kafka_validators.py, if it has one we model."""
-    from emulator.cluster import kafka_validators as _validators
-
     if name in _validators.RANGE:
         low, high = _validators.RANGE[name]
         return Check(at_least=low, at_most=high)
