@@ -6,10 +6,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from cluster_sim import new_cluster
 
 from emulator.cluster.state_machines import TransitionTable
 from emulator.coordinators.classic import group as cg
 from emulator.coordinators.consumer import group as kip848
+from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions import metadata as txns
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -128,3 +130,134 @@ def test_a_table_without_a_message_names_the_machine_and_the_valid_states() -> N
     assert e.value.code == E.INVALID_REQUEST
     assert e.value.message == ("door front: invalid state transition open -> open "
                                "(valid previous states of open: ['closed'])")
+
+
+# ---- the KIP-848 member's states: Kafka 4.4's CurrentAssignmentBuilder, cell by cell -----
+#
+# Kafka keeps no table of MemberState moves: CurrentAssignmentBuilder.build() computes
+# the next state from the member's state, its epoch, the target assignment, what the
+# other members still hold and what the heartbeat says the member owns. So the table is
+# checked by its maker: kafka_member_step below is build() and computeNextAssignment()
+# (group-coordinator, modern/consumer/CurrentAssignmentBuilder.java, as of 4.2+, which
+# no longer bumps the epoch when leaving UNREVOKED_PARTITIONS and does not count a
+# partition the member itself is revoking as unreleased), over a single subscribed topic
+# (the subscription-consistency branch, which revokes the partitions of an unsubscribed
+# topic before the next target assignment, is not modelled here). Every reachable
+# situation of one topic of three partitions is run through the emulator's reconcile
+# and through it, and every (from, to) cell Kafka reaches must be reached the same way.
+
+P3 = (0, 1, 2)
+
+
+def _owns_any_of(owned: set[int] | None, revoking: set[int]) -> bool:
+    """Kafka's ownsRevokedPartitions: no owned list in the heartbeat counts as owning."""
+    return owned is None or bool(owned & revoking)
+
+
+def kafka_member_step(state: str, epoch: int, assigned: set[int], pending: set[int],
+                      target_epoch: int, target: set[int], held_by_others: set[int],
+                      owned: set[int] | None) -> tuple[str, int, set[int], set[int]]:
+    """Kafka 4.4's CurrentAssignmentBuilder.build(): (state, epoch, assigned, pending)."""
+
+    def next_assignment(member_epoch: int) -> tuple[str, int, set[int], set[int]]:
+        keep = assigned & target
+        revoking = assigned - keep
+        wanted = target - keep
+        # unreleased: held by another member (currentPartitionEpoch != -1), not one this
+        # member is revoking itself
+        unreleased = {p for p in wanted if p in held_by_others and p not in pending}
+        adding = wanted - unreleased
+        if revoking and _owns_any_of(owned, revoking):
+            return kip848.UNREVOKED, member_epoch, keep, revoking
+        if adding:
+            return (kip848.UNRELEASED if unreleased else kip848.STABLE_MEMBER,
+                    target_epoch, keep | adding, set())
+        if unreleased:
+            return kip848.UNRELEASED, target_epoch, keep, set()
+        return kip848.STABLE_MEMBER, target_epoch, keep, set()
+
+    if state == kip848.STABLE_MEMBER:
+        if epoch != target_epoch:
+            return next_assignment(epoch)
+        return state, epoch, assigned, pending
+    if state == kip848.UNREVOKED:
+        if _owns_any_of(owned, pending):
+            return state, epoch, assigned, pending
+        return next_assignment(epoch)
+    return next_assignment(epoch)  # UNRELEASED_PARTITIONS
+
+
+# Kafka's reachable cells: build() can send a member from each of the three states to
+# each of them (UNREVOKED -> UNREVOKED both by waiting and by a new revocation).
+KAFKA_MEMBER_NEXT = {
+    kip848.STABLE_MEMBER: {kip848.STABLE_MEMBER, kip848.UNREVOKED, kip848.UNRELEASED},
+    kip848.UNREVOKED: {kip848.STABLE_MEMBER, kip848.UNREVOKED, kip848.UNRELEASED},
+    kip848.UNRELEASED: {kip848.STABLE_MEMBER, kip848.UNREVOKED, kip848.UNRELEASED},
+}
+
+
+def _member_situations():
+    """Every situation of one topic of three partitions a member can be in: each
+    partition assigned to it, being revoked by it, held by another member, or free
+    (pending revocation only in UNREVOKED_PARTITIONS, where it is never empty); any
+    target; the member at the target epoch or behind it; the heartbeat's owned
+    partitions absent, all it holds, or only those it keeps."""
+    for where in itertools.product("apof", repeat=3):
+        assigned = {p for p in P3 if where[p] == "a"}
+        pending = {p for p in P3 if where[p] == "p"}
+        others = {p for p in P3 if where[p] == "o"}
+        states = [kip848.UNREVOKED] if pending else [kip848.STABLE_MEMBER, kip848.UNRELEASED]
+        for state in states:
+            for bits in range(8):
+                target = {p for p in P3 if bits >> p & 1}
+                for behind in (False, True):
+                    for owned in (None, assigned | pending, set(assigned)):
+                        yield state, assigned, pending, others, target, behind, owned
+
+
+def _emulator_member_step(gc: GroupCoordinator, state: str, epoch: int, assigned: set[int],
+                          pending: set[int], target_epoch: int, target: set[int],
+                          others: set[int], owned: set[int] | None
+                          ) -> tuple[str, int, set[int], set[int]]:
+    """One step of the emulator's reconcile (ConsumerProtocol.reconcile) for member m
+    of a group whose other member o holds ``others``."""
+    tid = b"t" * 16
+    group = kip848.ConsumerGroup("g", group_epoch=target_epoch, assignment_epoch=target_epoch)
+    m = kip848.ConsumerMember("m", member_epoch=epoch, state=state,
+                              assigned={tid: set(assigned)} if assigned else {},
+                              pending_revocation={tid: set(pending)} if pending else {})
+    other = kip848.ConsumerMember("o", member_epoch=target_epoch,
+                                  assigned={tid: set(others)} if others else {})
+    group.members = {"m": m, "o": other}
+    group.target = {"m": {tid: set(target)} if target else {}}
+    gc.consumer.reconcile(group, m, None if owned is None else {tid: set(owned)}, 0)
+    return (m.state, m.member_epoch, set(m.assigned.get(tid, set())),
+            set(m.pending_revocation.get(tid, set())))
+
+
+def test_consumer_member_moves_are_kafkas_in_every_cell() -> None:
+    """Each situation of _member_situations through the emulator's reconcile and through
+    Kafka's build(): the same next state, member epoch, assignment and revocation, and
+    together they reach every cell of KAFKA_MEMBER_NEXT (a cell the emulator's table
+    lacks fails its transition; one the logic reaches otherwise than Kafka fails the
+    comparison)."""
+    gc = GroupCoordinator(new_cluster(1).state)
+    reached: set[tuple[str, str]] = set()
+    checked = 0
+    for state, assigned, pending, others, target, behind, owned in _member_situations():
+        target_epoch = 5
+        epoch = 4 if behind or state == kip848.UNREVOKED else 5
+        want = kafka_member_step(state, epoch, assigned, pending, target_epoch, target,
+                                 others, owned)
+        got = _emulator_member_step(gc, state, epoch, assigned, pending, target_epoch, target,
+                                    others, owned)
+        assert got == want, (state, epoch, assigned, pending, target, others, owned)
+        reached.add((state, got[0]))
+        checked += 1
+    assert checked > 1000
+    assert reached == {(a, b) for a, nexts in KAFKA_MEMBER_NEXT.items() for b in nexts}
+    assert set(MEMBER_STATES) == set(KAFKA_MEMBER_NEXT)
+    for current, nexts in KAFKA_MEMBER_NEXT.items():
+        for target_state in MEMBER_STATES:
+            assert kip848.MEMBER_TRANSITIONS.allowed(current, target_state) == \
+                (target_state in nexts), (current, target_state)

@@ -88,6 +88,27 @@ def test_second_member_waits_for_revocation_then_balances() -> None:
     assert h.group().state == "Stable"
 
 
+def test_a_second_revocation_keeps_the_member_epoch() -> None:
+    """Kafka 4.2+ (CurrentAssignmentBuilder, UNREVOKED_PARTITIONS): a member that has
+    revoked what it was asked to but must now revoke more (the target moved on while it
+    revoked) stays at its epoch; once the second revocation is done it goes straight to
+    the target epoch. It used to be bumped by one in between, an epoch at which the
+    partition it still held was also another member's."""
+    h = Harness()
+    h.hb("m1")
+    h.hb("m2")  # group epoch 2: m1 must give up three partitions
+    r1 = h.hb("m1")
+    assert r1["member_epoch"] == 1 and len(h.owned["m1"]) == 3
+    h.hb("m3")  # group epoch 3: m1 is to keep two
+    r1 = h.hb("m1")  # reports the three it kept: the first revocation is done
+    assert h.group().members["m1"].state == "unrevoked_partitions"
+    assert r1["member_epoch"] == 1
+    assert len(h.owned["m1"]) == 2
+    r1 = h.hb("m1")  # the second revocation done
+    assert r1["member_epoch"] == 3
+    assert h.group().members["m1"].state == "stable"
+
+
 def test_no_partition_is_ever_owned_twice() -> None:
     h = Harness()
     members = ["a", "b", "c"]

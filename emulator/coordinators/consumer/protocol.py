@@ -281,8 +281,11 @@ class ConsumerProtocol(GroupPart):
         if m.state == STABLE_MEMBER:
             self._next_assignment(group, m, m.member_epoch, owned, now)
         elif m.state == UNREVOKED:
+            # revoked: on towards the target, at the same epoch if more must be revoked
+            # (Kafka 4.2+ no longer bumps it by one: a partition held by two members in
+            # turn at one epoch)
             if not _owns_any(owned, m.pending_revocation):
-                self._next_assignment(group, m, m.member_epoch + 1, owned, now)
+                self._next_assignment(group, m, m.member_epoch, owned, now)
         else:
             self._next_assignment(group, m, m.member_epoch, owned, now)
 
