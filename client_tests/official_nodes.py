@@ -42,7 +42,7 @@ import yaml
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
 
-from client_tests.kafka_cluster import TEST_JVM_OPTS, KafkaCluster, free_port
+from client_tests.kafka_cluster import TEST_JVM_OPTS, KafkaCluster, release_port, reserve_port
 from emulator.official_image import APACHE, merged_properties
 from emulator.testing import wait_for
 
@@ -99,12 +99,14 @@ class LocalNode:
         return "broker" in self.env.get("KAFKA_PROCESS_ROLES", "broker")
 
 
-def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
+def localhost_nodes(compose_file: Path, reserved: list[int]) -> dict[int, LocalNode]:
     """The file's nodes with every host 127.0.0.1 and every port a free one: a
     listener's port, the advertised address naming it (its service's host name, or
     localhost and the port published for it) and the voter naming it all move to the
     same port; a path inside a mounted volume (the JAAS file KAFKA_OPTS names) becomes
-    the mounted file's path here."""
+    the mounted file's path here. The ports are reserved (kafka_cluster.reserve_port:
+    below the ephemeral range, and no other test process of this machine picks them)
+    and appended to ``reserved``, for the caller to release."""
     doc = yaml.safe_load(compose_file.read_text())
     envs = compose_environments(compose_file)
     moved: dict[tuple[str, int], int] = {}
@@ -113,7 +115,8 @@ def localhost_nodes(compose_file: Path) -> dict[int, LocalNode]:
         host = svc.get("hostname", name)
         for item in envs[name].get("KAFKA_LISTENERS", "").split(","):
             port = int(item.rsplit(":", 1)[1])
-            moved[(host, port)] = free_port()
+            moved[(host, port)] = reserve_port()
+            reserved.append(moved[(host, port)])
         for mapping in svc.get("ports", []):
             outside, _, inside = str(mapping).rpartition(":")
             published[int(outside)] = (host, int(inside))
@@ -160,7 +163,8 @@ class EmulatorNodes:
     def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
                  client: Mapping[str, str] | None = None) -> None:
         self.compose_file = compose_file
-        self.nodes = localhost_nodes(compose_file)
+        self.reserved: list[int] = []
+        self.nodes = localhost_nodes(compose_file, self.reserved)
         self.client = dict(client or {})
         self._new_link_port()
         self.ids = sorted(self.nodes)
@@ -168,30 +172,37 @@ class EmulatorNodes:
         self.procs: dict[int, subprocess.Popen] = {}
         self.logs = Path(tempfile.mkdtemp(prefix="official-nodes-"))
 
+    def port(self) -> int:
+        """A port reserved for this set of nodes (a control port a test adds), released
+        by stop."""
+        self.reserved.append(reserve_port())
+        return self.reserved[-1]
+
     def _new_link_port(self) -> None:
-        link = str(free_port())
+        link = str(self.port())
         for node in self.nodes.values():
             node.env[LINK_PORT_ENV] = link
 
     def start(self, attempts: int = 3) -> EmulatorNodes:
-        """Every node launched and ready (its ready line logged). A port free_port
-        picked is free when picked, not when the node binds it: when another process
-        took one first ("cannot listen"), the nodes start again on new ports (the
-        variables a test added kept)."""
+        """Every node launched and ready (its ready line logged). The ports are
+        reserved, but a process outside the suite may still hold one: when a node
+        cannot listen, the nodes start again on new ports (the variables a test added
+        kept). A node that exits ends the wait at once: the others would wait for it
+        for good (a node waits for the state node's link until it answers)."""
         for _ in range(attempts):
             for node in self.ids:
                 (self.logs / f"node-{node}.log").unlink(missing_ok=True)
                 self.restart(node)
-            wait_for(lambda: all(self.procs[n].poll() is not None or "kafka-emulator ready"
-                                 in self.log(n) for n in self.ids),
-                     "every node ready or exited", 60, interval=0.1)
+            wait_for(lambda: any(self.procs[n].poll() is not None for n in self.ids)
+                     or all("kafka-emulator ready" in self.log(n) for n in self.ids),
+                     "every node ready or one exited", 60, interval=0.1)
             if all(self.procs[n].poll() is None for n in self.ids):
                 return self
-            logs = "".join(self.log(n) for n in self.ids)
+            logs = "".join(f"--- node {n}:\n{self.log(n)}" for n in self.ids)
             self.stop()
             if "cannot listen" not in logs:
                 raise RuntimeError(f"a node exited while starting:\n{logs}")
-            for node_id, node in localhost_nodes(self.compose_file).items():
+            for node_id, node in localhost_nodes(self.compose_file, self.reserved).items():
                 node.env = {**self.nodes[node_id].env, **node.env}
                 self.nodes[node_id] = node
             self._new_link_port()
@@ -218,6 +229,8 @@ class EmulatorNodes:
         return (self.logs / f"node-{node}.log").read_text(errors="replace")
 
     def stop(self) -> None:
+        """Every node stopped (SIGTERM, then SIGKILL after 10 s); the ports stay
+        reserved while a test may start the nodes again, until release."""
         for proc in self.procs.values():
             if proc.poll() is None:
                 proc.terminate()
@@ -228,6 +241,13 @@ class EmulatorNodes:
                 proc.kill()
                 proc.wait(10)
 
+    def release(self) -> None:
+        """The nodes stopped and their ports given back."""
+        self.stop()
+        for port in self.reserved:
+            release_port(port)
+        self.reserved.clear()
+
 
 class KafkaNodes:
     """Kafka's own JVMs from the same variables (merged_properties: the image's rule
@@ -235,7 +255,8 @@ class KafkaNodes:
 
     def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
                  client: Mapping[str, str] | None = None) -> None:
-        self.nodes = localhost_nodes(compose_file)
+        self.reserved: list[int] = []
+        self.nodes = localhost_nodes(compose_file, self.reserved)
         self.client = dict(client or {})
         props = {i: merged_properties(n.env, APACHE)[0] for i, n in self.nodes.items()}
         first = next(iter(self.nodes.values())).env
@@ -266,6 +287,13 @@ class KafkaNodes:
 
     def stop(self) -> None:
         self.kafka.stop()
+
+    def release(self) -> None:
+        """The JVMs stopped and the nodes' ports given back."""
+        self.stop()
+        for port in self.reserved:
+            release_port(port)
+        self.reserved.clear()
 
 
 # ---- the scenario ---------------------------------------------------------------------
@@ -405,7 +433,7 @@ def run(make: Callable[[], EmulatorNodes | KafkaNodes]) -> Figures:
     try:
         return scenario(nodes, started)
     finally:
-        nodes.stop()
+        nodes.release()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,11 +19,11 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import NewTopic
 
-from client_tests.kafka_cluster import free_port
 from client_tests.official_nodes import (
     COMBINED_SASL,
     ISOLATED_PLAINTEXT,
     ISOLATED_SASL,
+    LINK_PORT_ENV,
     SASL_CLIENT,
     AdminClient,
     EmulatorNodes,
@@ -45,7 +45,7 @@ def nodes() -> EmulatorNodes:
     try:
         yield n
     finally:
-        n.stop()
+        n.release()
         for i in n.ids:  # what the in-process watch does for a cluster in this process
             assert "Traceback" not in n.log(i) and "] ERROR " not in n.log(i), n.log(i)
 
@@ -69,7 +69,7 @@ def test_sasl_nodes_are_one_cluster_through_a_node_crash() -> None:
     try:
         scenario(nodes.start(), time.monotonic(), records=600)
     finally:
-        nodes.stop()
+        nodes.release()
     assert "Traceback" not in nodes.log(1) and "broker 2 crashed" in nodes.log(1)
 
 
@@ -77,7 +77,7 @@ def test_the_state_nodes_stop_is_the_clusters_end(nodes: EmulatorNodes) -> None:
     """Node 1 holds the cluster's state: killed, the other nodes refuse clients (a
     cluster that is not there); back, the others register again and the cluster starts
     empty, as a Kafka cluster whose every log is gone."""
-    health = free_port()  # node 3's control port: the image's HEALTHCHECK asks it
+    health = nodes.port()  # node 3's control port: the image's HEALTHCHECK asks it
     nodes.nodes[3].env["KAFKA_EMULATOR_CONTROL_PORT"] = str(health)
     wait_ready(nodes.start(), time.monotonic())
     assert healthcheck(health) == (200, {"node": 3, "registered": True})
@@ -141,7 +141,25 @@ def test_a_node_the_cluster_cannot_take_is_refused_in_one_line() -> None:
                 f"kafka-emulator: refused: {variable}: "), nodes.log(i)
             assert "Traceback" not in nodes.log(i)
     finally:
-        nodes.stop()
+        nodes.release()
+
+
+def test_nodes_start_again_when_the_state_node_cannot_listen() -> None:
+    """Another process holds the link port when the nodes start: the state node says it
+    cannot listen and exits, and the nodes start again on new ports. The other nodes
+    would wait for that link for good, so start must not wait for every node to be
+    ready or gone (it once waited 60 s and failed)."""
+    nodes = EmulatorNodes(ISOLATED_PLAINTEXT)
+    held = int(nodes.nodes[1].env[LINK_PORT_ENV])
+    try:
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", held))
+            holder.listen()  # the brokers' nodes connect and are never answered
+            nodes.start()
+        assert all(int(n.env[LINK_PORT_ENV]) != held for n in nodes.nodes.values())
+        wait_ready(nodes, time.monotonic())
+    finally:
+        nodes.release()
 
 
 # ---- isolated mode: controllers 1-3, brokers 4-6 ----------------------------------------
@@ -151,7 +169,7 @@ def isolated() -> EmulatorNodes:
     try:
         yield n
     finally:
-        n.stop()
+        n.release()
         for i in n.ids:
             assert "Traceback" not in n.log(i) and "] ERROR " not in n.log(i), n.log(i)
 
@@ -181,7 +199,7 @@ def test_an_isolated_controller_that_holds_no_state_stops_unseen(
     """Controller 2 killed: nothing a client sees changes (the cluster's state is in
     controller 1's process), only its own health answers 503 until it is back; killed
     controller 1 is the cluster's end, as in combined mode."""
-    health = free_port()
+    health = isolated.port()
     isolated.nodes[2].env["KAFKA_EMULATOR_CONTROL_PORT"] = str(health)
     wait_ready(isolated.start(), time.monotonic())
     assert healthcheck(health) == (200, {"node": 2, "registered": True})
@@ -234,7 +252,7 @@ def test_isolated_sasl_nodes_are_one_cluster_through_a_broker_crash() -> None:
             assert sorted(metadata(nodes.bootstrap(broker), client=SASL_CLIENT).brokers) == [
                 4, 5, 6]
     finally:
-        nodes.stop()
+        nodes.release()
     state = nodes.log(1)
     assert "broker 5 crashed" in state and "node 6 registered: broker 6" in state
     for i in nodes.ids:
@@ -266,4 +284,4 @@ def test_an_isolated_sasl_broker_with_other_users_is_refused(tmp_path: Path) -> 
                            "broker node must give the same users and passwords"], nodes.log(6)
         assert sorted(metadata(nodes.bootstrap(4), client=SASL_CLIENT).brokers) == [4]
     finally:
-        nodes.stop()
+        nodes.release()
