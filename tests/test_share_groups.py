@@ -535,3 +535,93 @@ def test_state_writes_are_bounded() -> None:
                  "delivery_count": 1}])
         assert e.value.code == E.INVALID_REQUEST
     assert h.sp().records == {}
+
+
+# ---- the share group's states, cell by cell ------------------------------------------------
+#
+# Kafka 4.4's ShareGroup has no table of moves: maybeUpdateGroupState makes it Empty
+# without members and Stable with any; validateDeleteGroup and validateOffsetsAlterable
+# (validateEmptyGroup) refuse a group that is not Empty with NON_EMPTY_GROUP; a group id
+# not in use is described as Dead (GROUP_ID_NOT_FOUND), a ShareGroupHeartbeat joining it
+# creates it (getOrMaybeCreateShareGroup), a leave or a heartbeat at a member epoch
+# names a group that must exist (shareGroup: GROUP_ID_NOT_FOUND) and a member that must
+# too (UNKNOWN_MEMBER_ID), and AlterShareGroupOffsets creates the group it names. Below,
+# every event from every state, written out as (state after, error): the cells Kafka
+# reaches are KAFKA_SHARE_NEXT. client_tests/test_share_groups_raw.py::test_group_errors
+# asks a real broker the Stable refusals, the leave to Empty and the delete to Dead.
+
+KAFKA_SHARE_EVENTS = {
+    ("Dead", "join"): ("Stable", E.NONE),
+    ("Dead", "heartbeat"): ("Dead", E.GROUP_ID_NOT_FOUND),
+    ("Dead", "leave"): ("Dead", E.GROUP_ID_NOT_FOUND),
+    ("Dead", "delete"): ("Dead", E.GROUP_ID_NOT_FOUND),
+    ("Dead", "alter_offsets"): ("Empty", E.NONE),
+    ("Empty", "join"): ("Stable", E.NONE),
+    ("Empty", "heartbeat"): ("Empty", E.UNKNOWN_MEMBER_ID),
+    ("Empty", "leave"): ("Empty", E.UNKNOWN_MEMBER_ID),
+    ("Empty", "delete"): ("Dead", E.NONE),
+    ("Empty", "alter_offsets"): ("Empty", E.NONE),
+    ("Stable", "join"): ("Stable", E.NONE),  # a second member
+    ("Stable", "heartbeat"): ("Stable", E.NONE),
+    ("Stable", "leave"): ("Empty", E.NONE),  # its only member
+    ("Stable", "leave_one_of_two"): ("Stable", E.NONE),
+    ("Stable", "session_expires"): ("Empty", E.NONE),
+    ("Stable", "delete"): ("Stable", E.NON_EMPTY_GROUP),
+    ("Stable", "alter_offsets"): ("Stable", E.NON_EMPTY_GROUP),
+}
+KAFKA_SHARE_NEXT = {
+    "Dead": {"Dead", "Stable", "Empty"},
+    "Empty": {"Empty", "Stable", "Dead"},
+    "Stable": {"Stable", "Empty"},  # never Dead: it must be emptied first
+}
+
+
+def _share_state(h: Harness) -> str:
+    (d,) = h.sc.describe_share_groups([G])
+    assert (d["error_code"] == E.GROUP_ID_NOT_FOUND) == (d["group_state"] == "Dead")
+    return d["group_state"]
+
+
+def _share_event(h: Harness, event: str) -> int:
+    """One event on group G (member m1 is its member when Stable); its error code."""
+    if event == "join":
+        return hb(h, "m2", 0)["error_code"]
+    if event == "heartbeat":
+        return hb(h, "m1", 2, topics=None)["error_code"]
+    if event == "leave":
+        return hb(h, "m1", -1, topics=None)["error_code"]
+    if event == "leave_one_of_two":
+        hb(h, "m2", 0)
+        return hb(h, "m1", -1, topics=None)["error_code"]
+    if event == "session_expires":
+        h.clock.advance(45_000)  # group.share.session.timeout.ms
+        h.sc.tick()
+        return E.NONE
+    if event == "delete":  # DeleteGroups' answer for a share group (api_042)
+        code = h.sc.delete_group(G)
+        return E.GROUP_ID_NOT_FOUND if code is None else code
+    try:
+        group_offsets.alter_offsets(h.sc, G, [("t", [(0, 0)])])
+    except KafkaError as e:
+        return e.code
+    return E.NONE
+
+
+def _share_group_in(state: str) -> Harness:
+    h = Harness()
+    if state != "Dead":
+        assert hb(h, "m1", 0)["member_epoch"] == 2
+    if state == "Empty":
+        assert hb(h, "m1", -1, topics=None)["error_code"] == E.NONE
+    assert _share_state(h) == state
+    return h
+
+
+def test_share_group_states_are_kafkas_in_every_cell() -> None:
+    reached: set[tuple[str, str]] = set()
+    for (state, event), want in KAFKA_SHARE_EVENTS.items():
+        h = _share_group_in(state)
+        code = _share_event(h, event)
+        assert (_share_state(h), code) == want, (state, event)
+        reached.add((state, want[0]))
+    assert reached == {(a, b) for a, nexts in KAFKA_SHARE_NEXT.items() for b in nexts}
