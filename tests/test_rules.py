@@ -10,8 +10,8 @@ import pytest
 
 from emulator.coordinators.runtime.placement import partition_for
 from emulator.faults import FaultError
-from emulator.faults.facts import request_facts
-from emulator.faults.rules import RuleInjection
+from emulator.faults.facts import path_values, request_facts
+from emulator.faults.rules import RuleBook, RuleInjection
 from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:
@@ -117,3 +117,54 @@ def test_observe_counts_every_match_and_drop_rules_select_too(
     assert not m.drop_response(leader, PRODUCE, None, produce)  # count 1, used
     with pytest.raises(FaultError, match="match: expected"):
         f.apply({"op": "observe", "match": "partition =="})
+
+
+def test_lookup_answers_key_fields_where_the_request_has_no_such_field() -> None:
+    """The match language's key fields come from the request's facts, not its body (an
+    AddPartitionsToTxn v4 carries its transactional id inside ``transactions``, an
+    OffsetFetch v8 its groups inside ``groups``); ``request.`` reads the body itself."""
+    f = request_facts(None, 2, 24, 4, None, {"transactions": [
+        {"transactional_id": "tx", "topics": [{"name": "t", "partitions": [1]}]}]})
+    assert list(f.lookup("transactional_id")) == ["tx"]
+    assert list(f.lookup("api_key")) == [24] and list(f.lookup("version")) == [4]
+    assert list(f.lookup("broker")) == [2]
+    assert list(f.lookup("client_id")) == [""]  # no client id: the empty string
+    assert list(f.lookup("partition")) == [1]
+    assert list(f.lookup("request.transactions.transactional_id")) == ["tx"]
+    g = request_facts(None, 1, 9, 8, "c", {"groups": [{"group_id": "g1", "topics": None}],
+                                          "require_stable": True})
+    assert list(g.lookup("group")) == ["g1"]
+    assert list(g.lookup("request.require_stable")) == [True]
+    assert list(g.lookup("client_id")) == ["c"]
+    assert g.key_field("require_stable") is None  # not a key field: a path
+
+
+def test_path_values_enter_lists_skip_entries_without_the_name_and_show_bytes_as_hex(
+        ) -> None:
+    body = {"topics": [{"name": "a", "partitions": [{"index": 0}, {"index": 2}]},
+                       {"topic_id": b"\x00\xff"}, "stray", 7],
+            "ids": [3, 4]}
+    assert path_values(body, "topics.name") == ["a"]  # the second topic has no name
+    assert path_values(body, "topics.partitions.index") == [0, 2]
+    assert path_values(body, "ids") == [3, 4]  # a list at the end is its elements
+    assert path_values(body, "topics.topic_id") == ["00ff"]
+    assert path_values(body, "nothing.here") == []
+
+
+def test_a_rule_is_removed_by_its_id_and_an_unknown_id_is_a_404_naming_the_rules() -> None:
+    book = RuleBook()
+    book.add({"op": "observe", "id": "a"})
+    book.add({"op": "inject_error", "api": PRODUCE, "error": E.NOT_LEADER_OR_FOLLOWER,
+              "id": "b"})
+    book.add({"op": "observe", "id": "c"})
+    assert book.remove("b").id == "b" and list(book.rules) == ["a", "c"]
+    for call in (book.remove, book.get):
+        with pytest.raises(FaultError) as e:
+            call("b")
+        assert e.value.status == 404
+        assert str(e.value) == "unknown rule 'b'; rules are a, c"
+    book.remove("a")
+    book.remove("c")
+    with pytest.raises(FaultError) as e:
+        book.remove("a")
+    assert (e.value.status, str(e.value)) == (404, "unknown rule 'a'; rules are none")
