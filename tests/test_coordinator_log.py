@@ -4,6 +4,8 @@ expired per offsets.retention.minutes (manual clock)."""
 
 from __future__ import annotations
 
+import struct
+
 from cluster_sim import new_cluster
 
 from emulator.cluster.clock import ManualClock
@@ -155,3 +157,83 @@ def test_kafka_fidelity_keeps_kafkas_internal_segments() -> None:
     assert after < before / 2
     st, before, after = _commit_a_lot("fast", **{"offsets.topic.segment.bytes": "104857600"})
     assert before == after == 1400
+
+
+def _subscription(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription v0: the consumer protocol's member metadata."""
+    out = struct.pack(">hi", 0, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    return out + struct.pack(">i", -1)
+
+
+def _classic_member(gc: GroupCoordinator, group: str, *topics: str) -> str:
+    """One classic consumer-protocol member, alone in ``group``'s Stable generation 1;
+    sessions of two minutes (the tests tick past a one-minute retention)."""
+    protocols = [("range", _subscription(*topics))]
+    first = gc.join_group(group, "", None, "consumer", protocols, 120_000, 120_000,
+                          client_id="c", client_host="/h", version=7)
+    gc.tick()
+    mid = first.result["member_id"]
+    joined = gc.join_group(group, mid, None, "consumer", protocols, 120_000, 120_000,
+                           client_id="c", client_host="/h", version=7)
+    gc.tick()
+    assert joined.result["error_code"] == E.NONE and joined.result["generation_id"] == 1
+    gc.sync_group(group, mid, 1, assignments=[(mid, b"")])
+    assert gc.groups[group].state == "Stable"
+    return mid
+
+
+def test_an_empty_classic_groups_offsets_expire_retention_after_it_became_empty() -> None:
+    """Kafka 4.4's ClassicGroup.offsetExpirationCondition: an Empty group with a
+    protocol type counts offsets.retention from when it became Empty (its
+    currentStateTimestamp), whatever the commit times, even of a commit made after;
+    while it is a Stable consumer group with known subscriptions, only the offsets of
+    topics it does not subscribe to expire, from their commit."""
+    st, clock, gc, tc = harness(**{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "1000"})
+    st.create_topic("u", 1, 3)
+    mid = _classic_member(gc, "g", "t")
+    committed = gc.commit_offsets("g", mid, 1, [("t", [(0, 5, -1, None)]),
+                                                ("u", [(0, 7, -1, None)])], version=8)
+    assert committed == [("t", [(0, E.NONE)]), ("u", [(0, E.NONE)])]
+    for _ in range(9):  # 90 s, the member heartbeating
+        clock.advance(10_000)
+        assert gc.heartbeat("g", mid, 1) == E.NONE
+        st.tick()
+    assert set(gc.offsets["g"]) == {("t", 0)}  # "u": not subscribed, its minute is up
+    assert gc.leave_group("g", [(mid, None)]) == (E.NONE, [E.NONE])
+    assert gc.groups["g"].state == "Empty"
+    clock.advance(1_000)
+    st.tick()
+    assert ("t", 0) in gc.offsets["g"]  # 91 s after its commit, 1 s after the group emptied
+    clock.advance(29_000)
+    gc.commit_offsets("g", "", -1, [("t", [(1, 9, -1, None)])])  # an admin's, 30 s in
+    clock.advance(29_000)
+    st.tick()
+    assert set(gc.offsets["g"]) == {("t", 0), ("t", 1)}  # 59 s after it became Empty
+    clock.advance(1_000)
+    st.tick()
+    assert "g" not in gc.offsets  # both: a minute after it became Empty
+
+
+def test_a_consumer_groups_offsets_of_topics_it_does_not_subscribe_to_expire() -> None:
+    """Kafka 4.4's ConsumerGroup: offsets expire from their commit in any state, but
+    cleanupExpiredOffsets keeps those of the topics the group subscribes to."""
+    st, clock, gc, tc = harness(**{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "1000"})
+    st.create_topic("u", 1, 3)
+    r = gc.consumer_group_heartbeat("cg", "m", 0, rebalance_timeout_ms=60_000,
+                                    subscribed_topic_names=["t"], topic_partitions=[],
+                                    client_id="c")
+    epoch = r["member_epoch"]
+    owned = [{"topic_id": st.topics["t"].id, "partitions": [0, 1]}]
+    committed = gc.commit_offsets("cg", "m", epoch, [("t", [(0, 5, -1, None)]),
+                                                     ("u", [(0, 7, -1, None)])])
+    assert committed == [("t", [(0, E.NONE)]), ("u", [(0, E.NONE)])]
+    for _ in range(7):  # 70 s, the member heartbeating
+        clock.advance(10_000)
+        r = gc.consumer_group_heartbeat("cg", "m", epoch, topic_partitions=owned)
+        assert r["error_code"] == E.NONE
+        st.tick()
+    assert set(gc.offsets["cg"]) == {("t", 0)}

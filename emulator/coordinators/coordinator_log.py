@@ -12,10 +12,11 @@ tools and formatters can read them), and ``replay`` rebuilds the coordinators fr
 them when a data directory is loaded. While the process runs the coordinators'
 in-memory state is what the records say, so a coordinator move keeps it as is.
 
-Also here: offsets.retention.minutes. Offsets of a group without members (or of
-no group at all) expire that long after their commit, as Kafka's
-GroupMetadataManager.cleanupGroupMetadata does every
-offsets.retention.check.interval.ms; each expiry writes a tombstone.
+Also here: offsets.retention.minutes, as Kafka's cleanupGroupMetadata applies it every
+offsets.retention.check.interval.ms: offsets of topics a group does not subscribe to
+expire that long after their commit, or, in an Empty classic group with a protocol
+type, that long after the group became Empty (``_expiry_base``); each expiry writes a
+tombstone. Not modelled: Kafka then deletes an empty group left without offsets.
 
 Domain code: records go through ``ClusterState.append_control`` (the leader's log,
 no client checks) and an ``append`` event, which the data directory, if any,
@@ -25,6 +26,8 @@ writes out before the request is answered.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from emulator.cluster.events import (
     CommittedOffset,
@@ -34,6 +37,7 @@ from emulator.cluster.events import (
     TxnRecord,
     observes,
 )
+from emulator.coordinators.classic.group import STABLE as CLASSIC_STABLE
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
 from emulator.coordinators.groups.coordinator import GroupCoordinator
@@ -51,6 +55,9 @@ from emulator.coordinators.transactions.metadata import (
     TxnMetadata,
 )
 from wire.records import Record
+
+if TYPE_CHECKING:
+    from emulator.coordinators.groups.base import Group
 
 # TransactionState ids as Kafka writes them (TransactionState.id)
 TXN_STATUS = {EMPTY: 0, ONGOING: 1, PREPARE_COMMIT: 2, PREPARE_ABORT: 3, COMPLETE_COMMIT: 4,
@@ -184,14 +191,19 @@ class CoordinatorLog:
         self.expire_offsets(now)
 
     def expire_offsets(self, now: int) -> int:
-        """Drop offsets past offsets.retention.minutes of groups without members."""
+        """Drop offsets past offsets.retention.minutes, as Kafka 4.4's
+        OffsetMetadataManager.cleanupExpiredOffsets does: only of topics the group is not
+        subscribed to, counted from when ``_expiry_base`` says."""
         retention = int(self.state.config.get("offsets.retention.minutes") or 10080) * 60_000
         n = 0
         for gid, store in list(self.groups.offsets.items()):
             group = self.groups.groups.peek(gid)  # a read: no reschedule
-            if group is not None and not group.is_empty:
+            base = _expiry_base(group)
+            if base is None:
                 continue
-            gone = {tp: None for tp, om in store.items() if now - om.commit_ms >= retention}
+            gone = {tp: None for tp, om in store.items()
+                    if now - base(om) >= retention
+                    and (group is None or not group.is_subscribed_to(tp[0]))}
             for tp in gone:
                 del store[tp]
             if gone:
@@ -200,6 +212,31 @@ class CoordinatorLog:
             if not store:
                 del self.groups.offsets[gid]
         return n
+
+
+def _commit_ms(om: OffsetAndMetadata) -> int:
+    return om.commit_ms
+
+
+def _expiry_base(group: Group | None) -> Callable[[OffsetAndMetadata], int] | None:
+    """Kafka 4.4's Group.offsetExpirationCondition: from when an offset's retention
+    counts, or None when the group's offsets do not expire at all now.
+
+    An Empty classic group with a protocol type counts from when it became Empty
+    (ClassicGroup's currentStateTimestamp), whenever its offsets were committed; a
+    classic group without one (only commits, outside group management) from each
+    commit; a Stable classic consumer group whose subscriptions are known, and consumer
+    and streams groups in any state, from each commit (their subscribed topics' offsets
+    are kept: the caller's is_subscribed_to); any other classic group keeps them all."""
+    if group is None or group.type != "classic" or group.protocol_type is None:
+        return _commit_ms
+    if group.is_empty:
+        became_empty = group.state_ts
+        return lambda om: became_empty
+    if (group.uses_consumer_protocol() and group.subscribed_topics is not None
+            and group.state == CLASSIC_STABLE):
+        return _commit_ms
+    return None
 
 
 # ---- rebuilding ---------------------------------------------------------------------------
