@@ -168,3 +168,49 @@ def test_a_rule_is_removed_by_its_id_and_an_unknown_id_is_a_404_naming_the_rules
     with pytest.raises(FaultError) as e:
         book.remove("a")
     assert (e.value.status, str(e.value)) == (404, "unknown rule 'a'; rules are none")
+
+
+def test_clear_starts_the_ids_again_and_a_book_without_a_cluster_fires_anywhere() -> None:
+    """Without a cluster (a rule book on its own) no owner is known: a rule naming a
+    group or a transactional id fires on whichever broker the request reached."""
+    book = RuleBook()
+    first = book.add({"op": "inject_error", "api": OFFSET_COMMIT, "group": "g",
+                      "error": E.COORDINATOR_NOT_AVAILABLE})
+    assert first.id == "r1"
+    assert book.inject_error(7, OFFSET_COMMIT, commit("g")) == RuleInjection(
+        E.COORDINATOR_NOT_AVAILABLE, rule="r1")
+    book.add({"op": "drop_response", "api": END_TXN, "transactional_id": "tx"})
+    assert book.drop_response(3, END_TXN, None, {"transactional_id": "tx"})
+    book.clear()
+    assert book.rules == {} and book.add({"op": "observe"}).id == "r1"
+    assert book.add({"op": "observe"}).id == "r2"
+
+
+def test_a_group_rule_finds_its_coordinator_on_broker_0_and_fires_anywhere_without_one(
+        make_cluster: MakeCluster) -> None:
+    """Broker ids start at 0 where the cluster says so (an image's KAFKA_NODE_ID=0): a
+    coordinator there is an owner like any other. Before __consumer_offsets exists, and
+    while the group's partition has no leader, the owner is unknown: the rule fires on
+    whichever broker the request reached."""
+    s, clock, f = make_cluster([0, 1, 2])
+    f.apply({"op": "observe", "api": "OffsetCommit", "group": "g0", "id": "early"})
+    m = f.model
+    m.inject_error(2, OFFSET_COMMIT, commit("g0"))
+    assert m.rules.get("early").hits == 1  # no __consumer_offsets yet
+    s.create_topic("__consumer_offsets", 3, 1)
+    leaders = s.topics["__consumer_offsets"].partitions
+    group = next(g for g in (f"g{i}" for i in range(100))
+                 if leaders[partition_for(g, 3)].leader == 0)
+    f.apply({"op": "observe", "api": "OffsetCommit", "group": group, "id": "at0"})
+    for broker in (1, 2, 0):
+        m.inject_error(broker, OFFSET_COMMIT, commit(group))
+    assert m.rules.get("at0").hits == 1  # at broker 0 only
+    f.apply({"op": "stop_broker", "broker": 0})
+    for _ in range(50):
+        clock.advance(1_000)
+        s.tick()
+        if leaders[partition_for(group, 3)].leader < 0:
+            break
+    assert leaders[partition_for(group, 3)].leader == -1  # its only replica is down
+    m.inject_error(1, OFFSET_COMMIT, commit(group))
+    assert m.rules.get("at0").hits == 2
