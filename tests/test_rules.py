@@ -214,3 +214,43 @@ def test_a_group_rule_finds_its_coordinator_on_broker_0_and_fires_anywhere_witho
     assert leaders[partition_for(group, 3)].leader == -1  # its only replica is down
     m.inject_error(1, OFFSET_COMMIT, commit(group))
     assert m.rules.get("at0").hits == 2
+
+
+def test_a_rules_view_and_the_models_fault_lists_are_exact(make_cluster: MakeCluster) -> None:
+    """GET /rules (RequestRule.view) and GET /faults' ``errors`` / ``drops`` (the rules
+    in force, with ``count`` what is left of it and no empty field), key by key."""
+    s, _, f = make_cluster()
+    s.create_topic("t", 2, 3)
+    leader = s.topics["t"].partitions[1].leader
+    f.apply({"op": "inject_error", "api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER",
+             "topic": "t", "partition": 1, "count": 2, "after": 1, "match": "acks == -1",
+             "client_id": "c", "broker": leader, "id": "e"})
+    f.apply({"op": "drop_response", "api": "EndTxn", "transactional_id": "tx", "count": 3,
+             "id": "d"})
+    f.apply({"op": "observe", "id": "o"})
+    m = f.model
+    produce = {"acks": -1, "topic_data": [{"name": "t", "partition_data": [{"index": 1}]}]}
+    assert m.inject_error(leader, PRODUCE, produce, "c") is None  # after 1
+    assert m.inject_error(leader, PRODUCE, produce, "c") == RuleInjection(
+        E.NOT_LEADER_OR_FOLLOWER, "t", 1, "e")
+    assert m.rules.get("e").view() == {
+        "id": "e", "op": "inject_error", "api": PRODUCE, "api_name": "Produce",
+        "error": E.NOT_LEADER_OR_FOLLOWER, "error_name": "NOT_LEADER_OR_FOLLOWER",
+        "group": None, "transactional_id": None, "topic": "t", "partition": 1,
+        "client_id": "c", "broker": leader, "match": "acks == -1", "after": 1, "count": 2,
+        "remaining": 1, "matched": 2, "hits": 1, "active": True}
+    assert m.rules.get("o").view() == {
+        "id": "o", "op": "observe", "api": None, "api_name": None, "group": None,
+        "transactional_id": None, "topic": None, "partition": None, "client_id": None,
+        "broker": None, "match": None, "after": 0, "count": None, "remaining": None,
+        "matched": 2, "hits": 2, "active": True}
+    described = m.describe()
+    assert described["errors"] == [{
+        "api": PRODUCE, "error": E.NOT_LEADER_OR_FOLLOWER, "count": 1, "broker": leader,
+        "topic": "t", "partition": 1, "client_id": "c", "match": "acks == -1", "after": 1,
+        "id": "e"}]
+    assert described["drops"] == [{"api": END_TXN, "count": 3, "transactional_id": "tx",
+                                   "after": 0, "id": "d"}]
+    assert [v["id"] for v in described["rules"]] == ["e", "d", "o"]
+    m.inject_error(leader, PRODUCE, produce, "c")  # its second and last failure
+    assert m.describe()["errors"] == []
