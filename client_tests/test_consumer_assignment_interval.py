@@ -126,3 +126,73 @@ def test_a_joining_member_waits_for_the_assignment_interval(
     finally:
         for c in conns:
             c.close()
+
+
+def test_a_member_revoking_twice_keeps_its_epoch(
+        kafka_timing_cluster: Cluster | KafkaTarget) -> None:
+    """Kafka 4.2+ (CurrentAssignmentBuilder, KAFKA-19974): a member that has revoked what
+    it was told to, when the target has moved on and it must revoke more, stays at its
+    member epoch (UNREVOKED_PARTITIONS to UNREVOKED_PARTITIONS); it used to be bumped
+    by one. Here a owns all 6 partitions, b joins and a is told to keep 3 but does not
+    report the revocation until c has joined and the target has counted c; then a's
+    revocation of the 3 leaves it at its epoch, told to keep 2, and its next revocation
+    takes it to the target's epoch."""
+    cluster = kafka_timing_cluster
+    topic = f"revoke-twice-{uuid.uuid4().hex[:8]}"
+    group = f"g-{topic}"
+    cluster.create_topic(topic, 6, 3)
+    conns: list[Conn] = []
+
+    def coordinator() -> Conn:
+        node = find_coordinator(cluster, group)
+        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(node)))
+        return conns[-1]
+
+    a = Member(coordinator(), group, topic)
+    try:
+        def joined() -> bool:
+            r = a.heartbeat()
+            if r["error_code"] in LOADING:
+                a.conn = coordinator()
+                return False
+            assert r["error_code"] == E.NONE, r
+            return True
+        wait_for(joined, "a joined", 60, interval=0.1)
+        wait_for(lambda: a.heartbeat() and a.count == 6, "a owns the 6 partitions", 30,
+                 interval=0.05)
+        epoch, everything = a.epoch, a.owned
+        b = Member(a.conn, group, topic)
+        assert b.heartbeat()["error_code"] == E.NONE
+
+        def told_to_revoke() -> bool:
+            b.heartbeat()
+            a.owned = everything  # a has not revoked anything yet
+            r = a.heartbeat()
+            assert r["error_code"] == E.NONE and r["member_epoch"] == epoch, r
+            return a.count == 3
+        wait_for(told_to_revoke, "a told to keep 3", 30, interval=0.05)
+        kept = a.owned
+        c = Member(a.conn, group, topic)
+        assert c.heartbeat()["error_code"] == E.NONE
+
+        def target_counts_c() -> bool:
+            b.heartbeat()
+            c.heartbeat()
+            a.owned = everything  # still not revoked: a stays as it is
+            r = a.heartbeat()
+            assert r["error_code"] == E.NONE and r["member_epoch"] == epoch, r
+            return c.epoch >= epoch + 2
+        wait_for(target_counts_c, "the target counts c", 30, interval=0.05)
+        target_epoch = c.epoch
+        a.owned = kept  # the first revocation done
+        r = a.heartbeat()
+        assert r["error_code"] == E.NONE, r
+        assert r["member_epoch"] == epoch, (r, epoch, target_epoch)  # not epoch + 1
+        assert a.count == 2
+        r = a.heartbeat()  # the second revocation done
+        assert r["member_epoch"] == target_epoch, (r, target_epoch)
+        for m in (a, b, c):
+            m.leave()
+    finally:
+        for conn in conns:
+            conn.close()
