@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from client_tests.kafka_cluster import release_port, reserve_port
 from client_tests.process_guard import die_with_parent
 from emulator import Cluster
 from emulator.testing import wait_for
@@ -30,19 +30,13 @@ JAVA_DIR = Path(__file__).resolve().parent / "java"
 CP = f"{JAVA_DIR / '.tools-jars'}/*"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Worker:
     def __init__(self, bootstrap: str, tmp: Path) -> None:
         if not (JAVA_DIR / ".tools-jars").is_dir() or not list(
                 (JAVA_DIR / ".tools-jars").glob("connect-runtime-*.jar")):
             raise RuntimeError("connect-runtime is not in client_tests/java/.tools-jars: run "
                                "scripts/setup.d/30-java.sh")
-        self.port = free_port()
+        self.port = reserve_port()  # the REST listener's, released by stop
         self.props = tmp / "worker.properties"
         self.props.write_text("\n".join([
             f"bootstrap.servers={bootstrap}", "group.id=connect-cluster",
@@ -115,6 +109,7 @@ class Worker:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(30)
+        release_port(self.port)
 
 
 def read_lines(bootstrap: str, topic: str, expect: int, timeout: float = 60) -> list[str]:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from client_tests.kafka_cluster import release_port, reserve_port
 
 # Two executors of one core each, small heaps: a 2-core machine shared with the brokers.
 STANDALONE_CONF: dict[str, str] = {
@@ -28,12 +29,6 @@ STANDALONE_CONF: dict[str, str] = {
     "spark.executor.memory": "768m",
     "spark.driver.memory": "1g",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spark_home() -> str:
@@ -54,6 +49,9 @@ class StandaloneCluster:
         self.procs: list[subprocess.Popen] = []
         self.dir = Path(tempfile.mkdtemp(prefix="spark-standalone-"))
         self.url = ""
+        # below the ephemeral range and reserved across the suite's processes: a port
+        # the kernel picked could be another connection's before the JVM binds it
+        self.ports: list[int] = []
 
     def _spawn(self, name: str, *args: str) -> Path:
         home = spark_home()
@@ -80,17 +78,21 @@ class StandaloneCluster:
         raise RuntimeError(f"{what}: not seen in {self.timeout_s:g}s; log {log}:\n"
                            f"{log.read_text(errors='replace')[-3000:]}")
 
+    def _port(self) -> int:
+        self.ports.append(reserve_port())
+        return self.ports[-1]
+
     def start(self) -> str:
-        port = _free_port()
+        port = self._port()
         master = self._spawn("master", "org.apache.spark.deploy.master.Master",
                              "--host", "127.0.0.1", "--port", str(port),
-                             "--webui-port", str(_free_port()))
+                             "--webui-port", str(self._port()))
         self.url = f"spark://127.0.0.1:{port}"
         self._wait_log(master, "I have been elected leader", "the Spark master")
         for i in range(self.workers):
             log = self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker",
                               "--host", "127.0.0.1", "--cores", str(self.cores),
-                              "--memory", self.memory, "--webui-port", str(_free_port()),
+                              "--memory", self.memory, "--webui-port", str(self._port()),
                               "--work-dir", str(self.dir / f"work-{i}"), self.url)
             self._wait_log(log, "Successfully registered with master", f"Spark worker {i}")
         return self.url
@@ -106,6 +108,9 @@ class StandaloneCluster:
                 p.kill()
                 p.wait()
         self.procs.clear()
+        for port in self.ports:
+            release_port(port)
+        self.ports.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> str:
