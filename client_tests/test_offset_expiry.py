@@ -1,0 +1,114 @@
+"""Committed offsets expire as Kafka 4.4's group coordinator expires them
+(OffsetMetadataManager.cleanupExpiredOffsets and each group's
+offsetExpirationCondition; emulator/coordinators/coordinator_log.py): while a classic
+consumer group is Stable, only the offsets of topics it does not subscribe to expire,
+offsets.retention.minutes after their commit; once it is Empty, its offsets expire that
+long after it became Empty, however old their commits are.
+
+One broker with offsets.retention.minutes=1 (its least) checked every second: here the
+emulator (emulator_only: the session's Kafka keeps Kafka's week of retention), in
+test_offset_expiry_kafka.py a Kafka 4.4 broker configured so. About 70 s each, mostly
+heartbeating through the minute.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from client_tests.rawkafka import Conn, find_coordinator
+from client_tests.targets import KafkaTarget
+from emulator import Cluster
+from emulator.testing import wait_for
+from wire.errors import ErrorCode as E
+
+EXPIRY = {"offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "1000"}
+RETENTION_S = 60
+
+
+# The emulator alone: a retention of one minute, which the session's Kafka has not (its
+# twin, test_offset_expiry_kafka.py, starts a Kafka that has).
+pytestmark = pytest.mark.emulator_only
+
+
+@pytest.fixture(scope="module")
+def expiry_cluster() -> Iterator[Cluster]:
+    with Cluster(brokers=1, port=0, config=EXPIRY) as c:
+        yield c
+
+
+def _subscription(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription v0: the consumer protocol's member metadata."""
+    out = struct.pack(">hi", 0, len(topics))
+    for t in topics:
+        out += struct.pack(">h", len(t)) + t.encode()
+    return out + struct.pack(">i", -1)
+
+
+def _committed(conn: Conn, group: str, topic: str) -> int:
+    r = conn.call(9, 7, {"group_id": group, "require_stable": False,
+                         "topics": [{"name": topic, "partition_indexes": [0]}]})
+    assert r["error_code"] == E.NONE, r
+    return int(r["topics"][0]["partitions"][0]["committed_offset"])
+
+
+def test_offsets_expire_by_subscription_while_stable_and_from_emptiness_once_empty(
+        expiry_cluster: Cluster) -> None:
+    expiry_scenario(expiry_cluster)
+
+
+def expiry_scenario(c: Cluster | KafkaTarget) -> None:
+    """A classic consumer member subscribed to one topic commits it and another, stays
+    Stable past the retention (the other's offset goes, its own stays), leaves, and its
+    offset, committed over a minute before, is still there once the group is Empty."""
+    run = uuid.uuid4().hex[:8]
+    subscribed, other, group = f"sub-{run}", f"other-{run}", f"g-{run}"
+    for t in (subscribed, other):
+        c.create_topic(t, 1, 1)
+    conn = Conn(c, sorted(c.broker_ids).index(find_coordinator(c, group)))
+    try:
+        join = {"group_id": group, "session_timeout_ms": 30_000,
+                "rebalance_timeout_ms": 30_000, "member_id": "", "group_instance_id": None,
+                "protocol_type": "consumer",
+                "protocols": [{"name": "range", "metadata": _subscription(subscribed)}]}
+        r = conn.call(11, 5, join)
+        assert r["error_code"] == E.MEMBER_ID_REQUIRED, r
+        member = r["member_id"]
+        r = conn.call(11, 5, dict(join, member_id=member))
+        assert r["error_code"] == E.NONE, r
+        generation = r["generation_id"]
+        r = conn.call(14, 3, {"group_id": group, "generation_id": generation,
+                              "member_id": member, "group_instance_id": None,
+                              "assignments": [{"member_id": member, "assignment": b""}]})
+        assert r["error_code"] == E.NONE, r
+        r = conn.call(8, 8, {
+            "group_id": group, "generation_id_or_member_epoch": generation,
+            "member_id": member, "group_instance_id": None,
+            "topics": [{"name": t, "partitions": [{
+                "partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
+                "committed_metadata": ""}]} for t in (subscribed, other)]})
+        assert [p["error_code"] for t in r["topics"] for p in t["partitions"]] == [0, 0], r
+        committed_at = time.monotonic()
+        # Stable, heartbeating, past the retention: the other topic's offset goes
+        while time.monotonic() < committed_at + RETENTION_S + 3:
+            hb = conn.call(12, 3, {"group_id": group, "generation_id": generation,
+                                   "member_id": member, "group_instance_id": None})
+            assert hb["error_code"] == E.NONE, hb
+            time.sleep(2)
+        wait_for(lambda: _committed(conn, group, other) == -1,
+                 "the unsubscribed topic's offset expired", 10, interval=0.5)
+        assert _committed(conn, group, subscribed) == 5  # subscribed: kept while Stable
+        r = conn.call(13, 3, {"group_id": group, "members": [
+            {"member_id": member, "group_instance_id": None}]})
+        assert r["error_code"] == E.NONE, r
+        empty_at = time.monotonic()
+        # Empty now, its offset committed over a minute ago: kept a minute from now
+        time.sleep(4)
+        assert _committed(conn, group, subscribed) == 5
+        assert time.monotonic() - empty_at < RETENTION_S - 10  # the check above was early
+    finally:
+        conn.close()
