@@ -254,3 +254,39 @@ def test_a_rules_view_and_the_models_fault_lists_are_exact(make_cluster: MakeClu
     assert [v["id"] for v in described["rules"]] == ["e", "d", "o"]
     m.inject_error(leader, PRODUCE, produce, "c")  # its second and last failure
     assert m.describe()["errors"] == []
+
+
+def test_a_topic_rule_fires_at_a_leader_of_a_partition_it_names(
+        make_cluster: MakeCluster) -> None:
+    """For the APIs sent to partition leaders, a topic rule fires on a broker leading one
+    of the named partitions the request carries (the rule's partition, if it names one);
+    a request naming only partitions the topic does not have fires nowhere; a topic the
+    cluster no longer knows (deleted after the rule was made), or an API that goes
+    anywhere, fires on any broker."""
+    s, _, f = make_cluster()
+    s.create_topic("t", 3, 1)
+    s.create_topic("gone", 1, 1)
+    leaders = [p.leader for p in s.topics["t"].partitions]
+    assert len(set(leaders)) == 3  # one partition led by each broker
+
+    def produce(*parts: int, topic: str = "t") -> dict:
+        return {"acks": -1, "topic_data": [{"name": topic, "partition_data": [
+            {"index": p} for p in parts]}]}
+
+    f.apply({"op": "observe", "api": "Produce", "topic": "t", "id": "any"})
+    f.apply({"op": "observe", "api": "Produce", "topic": "t", "partition": 2, "id": "p2"})
+    f.apply({"op": "observe", "api": "Produce", "topic": "gone", "id": "gone"})
+    f.apply({"op": "observe", "api": "Metadata", "topic": "t", "id": "meta"})
+    s.delete_topic("gone")
+    m = f.model
+    for broker in s.brokers:
+        m.inject_error(broker, PRODUCE, produce(0, 2))
+        m.inject_error(broker, PRODUCE, produce(99))  # no such partition
+        m.inject_error(broker, PRODUCE, produce())  # the topic, no partition: anywhere
+        m.inject_error(broker, PRODUCE, produce(0, topic="gone"))
+        m.inject_error(broker, METADATA, {"topics": [{"name": "t"}]})
+    hits = {r: m.rules.get(r).hits for r in ("any", "p2", "gone", "meta")}
+    assert hits == {"any": 2 + 3, "p2": 1, "gone": 3, "meta": 3}
+    m.inject_error(leaders[1], PRODUCE, produce(0, 2))
+    m.inject_error(leaders[2], PRODUCE, produce(1, 2))
+    assert (m.rules.get("any").hits, m.rules.get("p2").hits) == (6, 2)
