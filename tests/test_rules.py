@@ -11,7 +11,7 @@ import pytest
 from emulator.coordinators.runtime.placement import partition_for
 from emulator.faults import FaultError
 from emulator.faults.facts import path_values, request_facts
-from emulator.faults.rules import RuleBook, RuleInjection
+from emulator.faults.rules import RuleBook, RuleInjection, parse_match
 from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:
@@ -290,3 +290,41 @@ def test_a_topic_rule_fires_at_a_leader_of_a_partition_it_names(
     m.inject_error(leaders[1], PRODUCE, produce(0, 2))
     m.inject_error(leaders[2], PRODUCE, produce(1, 2))
     assert (m.rules.get("any").hits, m.rules.get("p2").hits) == (6, 2)
+
+
+def test_parse_match_says_what_is_wrong() -> None:
+    """A ``match`` field's errors (HTTP 400): not a string, not the language, or names
+    outside those allowed (the journal's waits allow only the entry's fields)."""
+    with pytest.raises(FaultError) as e:
+        parse_match(5)
+    assert (e.value.status, str(e.value)) == (400, "match must be a string, got 5")
+    with pytest.raises(FaultError) as e:
+        parse_match("partition ==")
+    assert str(e.value).startswith("match: expected")
+    with pytest.raises(FaultError) as e:
+        parse_match("foo == 1 and bar == 2 and a == 3", allowed=("a", "b"))
+    assert str(e.value) == "match: unknown name(s) bar, foo; names are a, b"
+    assert parse_match("a == 3", allowed=("a", "b")).text == "a == 3"
+
+
+def test_rules_naming_no_owner_fire_anywhere(make_cluster: MakeCluster) -> None:
+    """A rule on a transaction API that names no transactional id, or on a group API
+    naming a topic and no group, is no coordinator's: it fires on every broker; a topic
+    rule in a rule book without a cluster too."""
+    s, _, f = make_cluster()
+    s.create_topic("__transaction_state", 3, 3)
+    s.create_topic("__consumer_offsets", 3, 3)
+    s.create_topic("t", 1, 1)
+    f.apply({"op": "observe", "api": "EndTxn", "id": "end"})
+    f.apply({"op": "observe", "api": "OffsetCommit", "topic": "t", "id": "commit"})
+    m = f.model
+    for broker in s.brokers:
+        m.inject_error(broker, END_TXN, {"transactional_id": "tx", "producer_id": 1,
+                                         "producer_epoch": 0, "committed": True})
+        m.inject_error(broker, OFFSET_COMMIT, commit("g"))
+    assert (m.rules.get("end").hits, m.rules.get("commit").hits) == (3, 3)
+    book = RuleBook()
+    book.add({"op": "observe", "api": PRODUCE, "topic": "t", "id": "p"})
+    book.inject_error(1, PRODUCE, {"topic_data": [{"name": "t", "partition_data": [
+        {"index": 0}]}]})
+    assert book.get("p").hits == 1
