@@ -328,3 +328,37 @@ def test_rules_naming_no_owner_fire_anywhere(make_cluster: MakeCluster) -> None:
     book.inject_error(1, PRODUCE, {"topic_data": [{"name": "t", "partition_data": [
         {"index": 0}]}]})
     assert book.get("p").hits == 1
+
+
+def test_facts_read_every_list_shape_and_leave_out_names_that_are_no_topics(
+        make_cluster: MakeCluster) -> None:
+    """The group, transactional id and topic lists of the admin APIs (empty strings and
+    repeats dropped), topics by id where a request names them so, and the APIs whose
+    entries' ``name`` is a user's or a protocol's, not a topic's."""
+    s, _, _ = make_cluster()
+    tid = s.create_topic("t", 2, 1).id
+
+    def facts(api: int, request: dict):  # type: ignore[no-untyped-def]
+        return request_facts(s, 1, api, 5, None, request)
+
+    assert facts(42, {"groups_names": ["a", "", "b", "a"]}).groups == ["a", "b"]
+    assert facts(15, {"groups": ["a"], "include_authorized_operations": True}).groups == ["a"]
+    assert facts(65, {"transactional_ids": ["x", "", 7, "x"]}).transactional_ids == ["x"]
+    assert facts(20, {"topic_names": ["t", "", 7], "timeout_ms": 1}).topics == ["t"]
+    assert facts(20, {"topics": [{"name": None, "topic_id": tid}]}).topics == ["t"]
+    assert facts(20, {"topics": [{"name": None, "topic_id": b"\1" * 16}]}).topics == []
+    assert facts(19, {"topics": [{"name": "new", "num_partitions": 1}]}).topics == ["new"]
+    f = facts(1, {"topics": [{"topic_id": tid, "partitions": [{"partition": 1}]}]})
+    assert (f.topics, f.partitions) == (["t"], [("t", 1)])  # Fetch v13+: by id
+    assert facts(50, {"users": [{"name": "alice"}]}).topics == []
+    assert facts(51, {"deletions": [{"name": "alice", "mechanism": 1}]}).topics == []
+    assert facts(32, {"resources": [{"resource_type": 2, "resource_name": "t",
+                                     "configuration_keys": None}]}).topics == []
+    assert facts(11, {"group_id": "", "protocols": [{"name": "t"}]}).groups == []
+    f = request_facts(None, 1, FIND_COORDINATOR, 4, None,
+                      {"key_type": 0, "coordinator_keys": ["g", "", "g"]})
+    assert (f.groups, f.transactional_ids) == (["g"], [])
+    f = request_facts(None, 1, FIND_COORDINATOR, 0, None, {"key": None})
+    assert (f.groups, f.transactional_ids) == ([], [])
+    f = request_facts(None, 1, FIND_COORDINATOR, 2, None, {"key_type": 1, "key": "tx"})
+    assert (f.groups, f.transactional_ids) == ([], ["tx"])
