@@ -362,3 +362,63 @@ def test_facts_read_every_list_shape_and_leave_out_names_that_are_no_topics(
     assert (f.groups, f.transactional_ids) == ([], [])
     f = request_facts(None, 1, FIND_COORDINATOR, 2, None, {"key_type": 1, "key": "tx"})
     assert (f.groups, f.transactional_ids) == ([], ["tx"])
+
+
+def test_each_selector_of_a_rule_lets_through_only_what_it_names(
+        make_cluster: MakeCluster) -> None:
+    """One observe rule per selector, named on broker 1 (so no owner is asked), and
+    requests differing in that one thing: each rule counts exactly the requests its
+    selector names."""
+    s, _, f = make_cluster()
+    s.create_topic("t", 2, 3)
+    s.create_topic("u", 1, 3)
+    rules = {"api": {"api": "Produce"}, "client": {"client_id": "c1"},
+             "group": {"group": "g1"}, "txn": {"transactional_id": "x1"},
+             "topic": {"topic": "t"}, "part": {"topic": "t", "partition": 1},
+             "match": {"match": "acks == 1"}, "b2": {}}
+    for rid, fields in rules.items():
+        f.apply({"op": "observe", "broker": 2 if rid == "b2" else 1, "id": rid, **fields})
+    m = f.model
+
+    def produce(topic: str, part: int, acks: int = -1, txn: str | None = None) -> dict:
+        return {"acks": acks, "transactional_id": txn, "topic_data": [
+            {"name": topic, "partition_data": [{"index": part}]}]}
+
+    m.inject_error(1, PRODUCE, produce("t", 1, 1, "x1"), "c1")  # every selector but b2
+    m.inject_error(1, PRODUCE, produce("t", 0), "c2")  # api, topic
+    m.inject_error(1, PRODUCE, produce("u", 1, txn="x2"), "c2")  # api
+    m.inject_error(1, OFFSET_COMMIT, commit("g1"), "c1")  # client, group, topic
+    m.inject_error(1, OFFSET_COMMIT, commit("g2"))  # topic
+    m.inject_error(2, METADATA, {"topics": [{"name": "u"}]}, "c1")  # b2 (c1: on broker 2)
+    hits = {rid: m.rules.get(rid).hits for rid in rules}
+    assert hits == {"api": 3, "client": 2, "group": 1, "txn": 1, "topic": 4, "part": 1,
+                    "match": 1, "b2": 1}
+
+
+def test_the_first_matching_error_rule_fires_and_every_observe_rule_counts() -> None:
+    """Rules in the order they were made: the first active error rule that selects a
+    request fires (the ones after it do not even count it as matched); every observe
+    rule counts it; an exhausted rule steps aside for the next; drop rules are asked
+    only by drop_response, error rules only by inject_error."""
+    book = RuleBook()
+    book.add({"op": "observe", "id": "o1"})
+    book.add({"op": "inject_error", "api": PRODUCE, "error": E.NOT_LEADER_OR_FOLLOWER,
+              "id": "e1"})
+    book.add({"op": "inject_error", "error": E.REQUEST_TIMED_OUT, "count": 2, "id": "e2"})
+    book.add({"op": "drop_response", "api": PRODUCE, "after": 1, "id": "d"})
+    book.add({"op": "observe", "api": PRODUCE, "id": "o2"})
+    req = {"acks": 1, "topic_data": []}
+    assert book.inject_error(1, PRODUCE, req) == RuleInjection(
+        E.NOT_LEADER_OR_FOLLOWER, rule="e1")
+    assert (book.get("e2").matched, book.get("d").matched) == (0, 0)
+    assert book.inject_error(1, PRODUCE, req) == RuleInjection(E.REQUEST_TIMED_OUT, rule="e2")
+    assert book.inject_error(1, METADATA, {}) == RuleInjection(E.REQUEST_TIMED_OUT, rule="e2")
+    assert book.inject_error(1, PRODUCE, req) is None  # both used up
+    assert {r: book.get(r).hits for r in ("o1", "e1", "e2", "o2")} == {
+        "o1": 4, "e1": 1, "e2": 2, "o2": 3}
+    assert not book.drop_response(1, METADATA)
+    assert not book.drop_response(1, PRODUCE, None, req)  # after 1
+    assert book.drop_response(1, PRODUCE, None, req)
+    assert not book.drop_response(1, PRODUCE, None, req)  # its one drop done
+    assert (book.get("d").matched, book.get("d").hits, book.get("o2").hits) == (2, 1, 3)
+    assert book.get("e1").view()["active"] is False and book.get("o1").active
