@@ -16,6 +16,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from client_tests.librdkafka_hang import StallWatch
 from client_tests.reference_programs.log import ProgramLog
 from emulator.history import Attempt
 
@@ -67,16 +68,20 @@ def consumer(bootstrap: str, topic: str, group: str, expected: int, members: int
     def member(name: str) -> None:
         c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                       "client.id": f"{group}-{name}", **GROUP, **COMMON})
-        c.subscribe([topic])
+        # librdkafka's OffsetFetch hang (client_tests/librdkafka_hang.py)
+        watch = StallWatch(topic, cooperative=True, note=log.note, name=name)
+        watch.subscribe(c)
         idle_since = time.monotonic()
         try:
             while not stop.is_set() and time.monotonic() - idle_since < idle_s:
                 batch = [m for m in c.consume(20, timeout=0.1) if not m.error()]
                 if not batch:
+                    watch.check(c)
                     continue
                 idle_since = time.monotonic()
                 nxt: dict[int, int] = {}
                 for m in batch:
+                    watch.consumed(m.partition())
                     v = m.value().decode()
                     log.processed(name, m.partition(), m.offset(), v)
                     with log.lock:
@@ -119,15 +124,20 @@ def ctp(bootstrap: str, src: str, dst: str, group: str, expected: int,
             return p
 
         p = new_producer()
-        c.subscribe([src])
+        # librdkafka's OffsetFetch hang (client_tests/librdkafka_hang.py)
+        watch = StallWatch(src, cooperative=True, note=log.note, name=name)
+        watch.subscribe(c)
         n = 0
         idle_since = time.monotonic()
         try:
             while not stop.is_set() and time.monotonic() - idle_since < idle_s:
                 batch = [m for m in c.consume(20, timeout=0.1) if not m.error()]
                 if not batch:
+                    watch.check(c)
                     continue
                 idle_since = time.monotonic()
+                for m in batch:
+                    watch.consumed(m.partition())
                 n += 1
                 aid = f"{name}.{n}"
                 ids = tuple(m.value().decode() for m in batch)

@@ -23,6 +23,7 @@ import uuid
 
 from confluent_kafka import Consumer, KafkaException
 
+from client_tests.librdkafka_hang import StallWatch
 from client_tests.wrong_clients.offsets_outside_txn import (
     commit_transaction,
     new_producer,
@@ -47,7 +48,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
     })
     tid = f"{group}-{uuid.uuid4()}"
     producer = new_producer(bootstrap, tid)
-    consumer.subscribe([src])
+    watch = StallWatch(src, cooperative=True)  # librdkafka's OffsetFetch hang
+    watch.subscribe(consumer)
     done: set[tuple[int, int]] = set()
     aborts = 0
     idle_since = time.monotonic()
@@ -58,8 +60,11 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
             if not batch:
                 if time.monotonic() - idle_since > idle_s:
                     break
+                watch.check(consumer)
                 continue
             idle_since = time.monotonic()
+            for m in batch:
+                watch.consumed(m.partition())
             producer.begin_transaction()
             for m in batch:
                 producer.produce(dst, key=m.key(), value=b"ship:" + m.value())

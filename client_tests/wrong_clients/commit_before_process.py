@@ -22,6 +22,8 @@ from collections import deque
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
+from client_tests.librdkafka_hang import StallWatch
+
 POLL_BATCH = 10  # records per poll
 PROCESS_BUDGET = 4  # records processed per round: processing is the slow part
 
@@ -45,12 +47,15 @@ def consume(bootstrap: str, topic: str, group: str, expected: int, *, fixed: boo
         "auto.offset.reset": "earliest", "enable.auto.commit": False,
         "session.timeout.ms": 2000, "heartbeat.interval.ms": 200,
     })
-    consumer.subscribe([topic], on_revoke=on_revoke)
+    watch = StallWatch(topic, cooperative=False)  # librdkafka's OffsetFetch hang
+    watch.subscribe(consumer, on_revoke=on_revoke)
     idle_since = time.monotonic()
     stop_at = time.monotonic() + deadline_s
     try:
         while len(set(processed)) < expected and time.monotonic() < stop_at:
             polled = [m for m in consumer.consume(POLL_BATCH, timeout=0.05) if not m.error()]
+            for m in polled:
+                watch.consumed(m.partition())
             queue.extend(polled)
             if polled and not fixed:
                 commit(consumer)  # WRONG: commits the position poll reached
@@ -66,6 +71,8 @@ def consume(bootstrap: str, topic: str, group: str, expected: int, *, fixed: boo
                 idle_since = time.monotonic()
             elif time.monotonic() - idle_since > idle_s:
                 break
+            else:
+                watch.check(consumer)
     finally:
         consumer.close()
     return processed

@@ -31,6 +31,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from client_tests.librdkafka_hang import StallWatch
+
 
 def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
               fixed: bool, idle_s: float = 15.0, deadline_s: float = 60.0) -> int:
@@ -45,7 +47,8 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
     })
     tid = f"{group}-{uuid.uuid4()}"
     producer = new_producer(bootstrap, tid)
-    consumer.subscribe([src])
+    watch = StallWatch(src, cooperative=False)  # librdkafka's OffsetFetch hang
+    watch.subscribe(consumer)
     done: set[tuple[int, int]] = set()  # (partition, offset) transformed and committed
     commits = 0
     idle_since = time.monotonic()
@@ -56,8 +59,11 @@ def transform(bootstrap: str, src: str, dst: str, group: str, expected: int, *,
             if not batch:
                 if time.monotonic() - idle_since > idle_s:
                     break
+                watch.check(consumer)
                 continue
             idle_since = time.monotonic()
+            for m in batch:
+                watch.consumed(m.partition())
             offsets = next_offsets(src, batch)
             producer.begin_transaction()
             for m in batch:
