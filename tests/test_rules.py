@@ -11,7 +11,7 @@ import pytest
 from emulator.coordinators.runtime.placement import partition_for
 from emulator.faults import FaultError
 from emulator.faults.facts import path_values, request_facts
-from emulator.faults.rules import RuleBook, RuleInjection, parse_match
+from emulator.faults.rules import RequestRule, RuleBook, RuleInjection, parse_match
 from wire.errors import ErrorCode as E
 
 if TYPE_CHECKING:
@@ -165,9 +165,10 @@ def test_a_rule_is_removed_by_its_id_and_an_unknown_id_is_a_404_naming_the_rules
         assert str(e.value) == "unknown rule 'b'; rules are a, c"
     book.remove("a")
     book.remove("c")
-    with pytest.raises(FaultError) as e:
-        book.remove("a")
-    assert (e.value.status, str(e.value)) == (404, "unknown rule 'a'; rules are none")
+    for call in (book.remove, book.get):
+        with pytest.raises(FaultError) as e:
+            call("a")
+        assert (e.value.status, str(e.value)) == (404, "unknown rule 'a'; rules are none")
 
 
 def test_clear_starts_the_ids_again_and_a_book_without_a_cluster_fires_anywhere() -> None:
@@ -290,6 +291,9 @@ def test_a_topic_rule_fires_at_a_leader_of_a_partition_it_names(
     m.inject_error(leaders[1], PRODUCE, produce(0, 2))
     m.inject_error(leaders[2], PRODUCE, produce(1, 2))
     assert (m.rules.get("any").hits, m.rules.get("p2").hits) == (6, 2)
+    for broker in s.brokers:  # the first index past the last partition: no partition
+        m.inject_error(broker, PRODUCE, produce(3))
+    assert m.rules.get("any").hits == 6
 
 
 def test_parse_match_says_what_is_wrong() -> None:
@@ -422,3 +426,13 @@ def test_the_first_matching_error_rule_fires_and_every_observe_rule_counts() -> 
     assert not book.drop_response(1, PRODUCE, None, req)  # its one drop done
     assert (book.get("d").matched, book.get("d").hits, book.get("o2").hits) == (2, 1, 3)
     assert book.get("e1").view()["active"] is False and book.get("o1").active
+
+
+def test_a_rule_selects_only_its_api() -> None:
+    """RequestRule.selects on its own (the rule book asks it only of rules of the
+    request's API, but its answer must not depend on that)."""
+    facts = request_facts(None, 1, METADATA, 12, None, {"topics": None})
+    anywhere = lambda rule, f: True  # noqa: E731
+    assert not RequestRule("r", "observe", api=PRODUCE).selects(facts, anywhere)
+    assert RequestRule("r", "observe", api=METADATA).selects(facts, anywhere)
+    assert RequestRule("r", "observe").selects(facts, anywhere)
