@@ -96,21 +96,26 @@ class StallWatch:
                 self.since[partition] = now
         if not stuck:
             return
+        try:
+            if self.cooperative:
+                tps = [TopicPartition(self.topic, p) for p in stuck]
+                c.incremental_unassign(tps)
+                c.incremental_assign(tps)
+            else:  # eager: the whole assignment again, the others where they are
+                again = []
+                for tp in c.assignment():
+                    if tp.partition not in stuck:
+                        tp.offset = c.position([tp])[0].offset
+                    again.append(tp)
+                c.assign(again)
+        except KafkaException as e:  # a rebalance under way: tried again at the next check
+            if self.note is not None:
+                self.note(f"{self.name}: assigning {stuck} again failed: {e}")
+            return
         self.reassigned += 1
         if self.note is not None:
             self.note(f"{self.name}: partitions {stuck} assigned and unread for "
                       f"{STALL_S:g} s with records to read (librdkafka's OffsetFetch "
                       "hang): assigned again")
-        if self.cooperative:
-            tps = [TopicPartition(self.topic, p) for p in stuck]
-            c.incremental_unassign(tps)
-            c.incremental_assign(tps)
-        else:  # eager: the whole assignment again, the others where they are
-            again = []
-            for tp in c.assignment():
-                if tp.partition not in stuck:
-                    tp.offset = c.position([tp])[0].offset
-                again.append(tp)
-            c.assign(again)
         for p in stuck:
             self.since[p] = now

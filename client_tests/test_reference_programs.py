@@ -26,6 +26,8 @@ import pytest
 
 from client_tests.reference_programs.cases import REFS, Ref, cluster
 from client_tests.reference_programs.java import JAVA_DIR
+from client_tests.wrong_clients.cases import CONFIG
+from emulator import Cluster
 
 pytestmark = pytest.mark.emulator_only  # the fidelity modes are the emulator's
 
@@ -67,3 +69,33 @@ def test_reference_program_is_clean_under_adversarial(ref: Ref, seed: int) -> No
     # not vacuous: the program did its work, and the adversary acted
     assert len(history.inputs) > 0 and history.outputs, verdict.text()
     assert len(faults) > 1, f"seed {seed}: the adversary injected nothing but its settings"
+
+
+HANG_SCALE = "coordinator_move_before_offset_fetch=20,rebalance=0,kick=0"
+
+
+def test_the_librdkafka_consumer_recovers_from_its_offset_fetch_hang() -> None:
+    """librdkafka 2.16 leaves a partition unread for good when its OffsetFetch meets a
+    coordinator that has just moved (confluentinc/librdkafka#5586;
+    client_tests/librdkafka_hang.py). With the group's coordinator moved before every
+    OffsetFetch (and no rebalance to hand out the partitions again), the reference
+    consumer lost all 300 records under seed 1 before its StallWatch; with it each run is
+    clean and the watch says it assigned the stuck partitions again. Seeds are tried until
+    one shows the hang: whether librdkafka finds the new coordinator before its
+    OffsetFetch is the client's timing."""
+    ref = next(r for r in REFS if r.name == "confluent-consumer")
+    tried = []
+    for seed in (1, 2, 3):
+        with Cluster(brokers=3, port=0, fidelity="adversarial", seed=seed, config=CONFIG,
+                     adversary_scale=HANG_SCALE) as c:
+            verdict = ref(c)
+            moves = [r for r in c.adversary.record
+                     if r.kind == "coordinator_move_before_offset_fetch"]
+            unsound = list(c.adversary.violations)
+        assert unsound == [], f"seed {seed}: the adversary's soundness check: {unsound}"
+        assert moves, f"seed {seed}: no coordinator moved before an OffsetFetch"
+        assert verdict.problems == [], f"seed {seed}:\n{verdict.text()}"
+        if any("OffsetFetch hang" in note for note in verdict.log.notes):
+            return
+        tried.append(seed)
+    pytest.fail(f"the hang never showed under seeds {tried}: nothing tested the watch")
