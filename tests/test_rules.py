@@ -227,7 +227,7 @@ def test_a_rules_view_and_the_models_fault_lists_are_exact(make_cluster: MakeClu
              "topic": "t", "partition": 1, "count": 2, "after": 1, "match": "acks == -1",
              "client_id": "c", "broker": leader, "id": "e"})
     f.apply({"op": "drop_response", "api": "EndTxn", "transactional_id": "tx", "count": 3,
-             "id": "d"})
+             "group": "g", "id": "d"})
     f.apply({"op": "observe", "id": "o"})
     m = f.model
     produce = {"acks": -1, "topic_data": [{"name": "t", "partition_data": [{"index": 1}]}]}
@@ -250,8 +250,8 @@ def test_a_rules_view_and_the_models_fault_lists_are_exact(make_cluster: MakeClu
         "api": PRODUCE, "error": E.NOT_LEADER_OR_FOLLOWER, "count": 1, "broker": leader,
         "topic": "t", "partition": 1, "client_id": "c", "match": "acks == -1", "after": 1,
         "id": "e"}]
-    assert described["drops"] == [{"api": END_TXN, "count": 3, "transactional_id": "tx",
-                                   "after": 0, "id": "d"}]
+    assert described["drops"] == [{"api": END_TXN, "count": 3, "group": "g",
+                                   "transactional_id": "tx", "after": 0, "id": "d"}]
     assert [v["id"] for v in described["rules"]] == ["e", "d", "o"]
     m.inject_error(leader, PRODUCE, produce, "c")  # its second and last failure
     assert m.describe()["errors"] == []
@@ -436,3 +436,50 @@ def test_a_rule_selects_only_its_api() -> None:
     assert not RequestRule("r", "observe", api=PRODUCE).selects(facts, anywhere)
     assert RequestRule("r", "observe", api=METADATA).selects(facts, anywhere)
     assert RequestRule("r", "observe").selects(facts, anywhere)
+
+
+def test_add_makes_the_rule_the_operation_describes() -> None:
+    """RuleBook.add: every field of a validated operation in its rule, the defaults (one
+    failure, no ``after``; an observe rule counts for ever), ids r1, r2... skipping the
+    ones taken, and a taken id refused (409)."""
+    book = RuleBook()
+    named = {"op": "inject_error", "id": "r1", "api": PRODUCE, "error": E.NOT_CONTROLLER,
+             "count": 4, "broker": 2, "client_id": "c", "topic": "t", "partition": 1,
+             "group": "g", "transactional_id": "x", "match": "acks == 1", "after": 3}
+    r = book.add(named)
+    assert (r.id, r.op, r.api, r.error, r.count, r.broker, r.client_id, r.topic,
+            r.partition, r.group, r.transactional_id, r.match and r.match.text,
+            r.after) == ("r1", "inject_error", PRODUCE, E.NOT_CONTROLLER, 4, 2, "c", "t",
+                         1, "g", "x", "acks == 1", 3)
+    op = {"op": "drop_response", "api": END_TXN, "after": None}
+    r = book.add(op)
+    assert (r.id, op["id"], r.count, r.after, r.match, r.error) == ("r2", "r2", 1, 0, None,
+                                                                    None)
+    r = book.add({"op": "observe", "count": 5})
+    assert (r.id, r.count, r.remaining, r.active) == ("r3", None, None, True)
+    with pytest.raises(FaultError) as e:
+        book.add({"op": "observe", "id": "r2"})
+    assert (e.value.status, str(e.value)) == (
+        409, "a rule 'r2' exists already; remove it first or name this one otherwise")
+    book.add({"op": "observe", "id": "r5"})
+    assert [book.add({"op": "observe"}).id for _ in range(2)] == ["r4", "r6"]
+
+
+def test_the_fault_model_hands_the_rules_the_client_id_and_version(
+        make_cluster: MakeCluster) -> None:
+    """RuledFaultModel's request hooks pass the request's client id and version on, so
+    that rules selecting on them see them."""
+    _, _, f = make_cluster()
+    f.apply({"op": "inject_error", "api": "Metadata", "error": "REQUEST_TIMED_OUT",
+             "client_id": "c", "match": "version == 7", "broker": 1, "id": "e"})
+    f.apply({"op": "drop_response", "api": "Metadata", "client_id": "c",
+             "match": "version == 7", "broker": 1, "id": "d"})
+    m = f.model
+    req = {"topics": None}
+    assert m.inject_error(1, METADATA, req, "c", 6) is None
+    assert m.inject_error(1, METADATA, req, "other", 7) is None
+    assert m.inject_error(1, METADATA, req, "c", 7) == RuleInjection(
+        E.REQUEST_TIMED_OUT, rule="e")
+    assert not m.drop_response(1, METADATA, "c", req, 6)
+    assert not m.drop_response(1, METADATA, "other", req, 7)
+    assert m.drop_response(1, METADATA, "c", req, 7)
