@@ -483,3 +483,15 @@ def test_the_fault_model_hands_the_rules_the_client_id_and_version(
     assert not m.drop_response(1, METADATA, "c", req, 6)
     assert not m.drop_response(1, METADATA, "other", req, 7)
     assert m.drop_response(1, METADATA, "c", req, 7)
+
+
+def test_each_hit_is_news_to_the_listeners_with_its_rule() -> None:
+    """RuleBook.on_hit: the server's waits (emulator.server.watch) learn of every hit,
+    observe counts included, with the rule that hit."""
+    book = RuleBook()
+    seen: list[object] = []
+    book.on_hit.append(seen.append)
+    error = book.add({"op": "inject_error", "error": E.REQUEST_TIMED_OUT, "count": 2})
+    observe = book.add({"op": "observe"})
+    book.inject_error(1, METADATA, {})
+    assert seen == [error, observe]  # in the order of the rules
