@@ -364,6 +364,9 @@ def test_facts_read_every_list_shape_and_leave_out_names_that_are_no_topics(
     assert (f.groups, f.transactional_ids) == (["g"], [])
     f = request_facts(None, 1, FIND_COORDINATOR, 0, None, {"key": None})
     assert (f.groups, f.transactional_ids) == ([], [])
+    f = request_facts(None, 1, FIND_COORDINATOR, 4, None,  # v4+ has no key field
+                      {"key_type": 0, "coordinator_keys": []})
+    assert (f.groups, f.transactional_ids) == ([], [])
     f = request_facts(None, 1, FIND_COORDINATOR, 2, None, {"key_type": 1, "key": "tx"})
     assert (f.groups, f.transactional_ids) == ([], ["tx"])
 
