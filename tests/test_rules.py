@@ -498,3 +498,22 @@ def test_each_hit_is_news_to_the_listeners_with_its_rule() -> None:
     observe = book.add({"op": "observe"})
     book.inject_error(1, METADATA, {})
     assert seen == [error, observe]  # in the order of the rules
+
+
+def test_drop_rules_read_topic_ids_and_default_to_version_0(make_cluster: MakeCluster) -> None:
+    """drop_response reads a request as inject_error does: topics named by id (Fetch
+    v13+) resolved against the cluster; a call that gives no version is version 0."""
+    s, _, f = make_cluster()
+    t = s.create_topic("t", 1, 1)
+    leader = t.partitions[0].leader
+    f.apply({"op": "drop_response", "api": "Fetch", "topic": "t", "count": 5, "id": "d"})
+    f.apply({"op": "drop_response", "api": "Metadata", "match": "version == 0",
+             "broker": leader, "id": "v0"})
+    m = f.model
+    fetch = {"topics": [{"topic_id": t.id, "partitions": [{"partition": 0}]}]}
+    assert m.drop_response(leader, 1, None, fetch, 13)
+    assert not m.drop_response(leader, 1, None, {"topics": []}, 13)
+    assert m.drop_response(leader, METADATA, None, {"topics": None})
+    book = RuleBook()
+    book.add({"op": "drop_response", "api": METADATA, "match": "version == 0"})
+    assert book.drop_response(1, METADATA)
