@@ -502,7 +502,8 @@ def test_each_hit_is_news_to_the_listeners_with_its_rule() -> None:
 
 def test_drop_rules_read_topic_ids_and_default_to_version_0(make_cluster: MakeCluster) -> None:
     """drop_response reads a request as inject_error does: topics named by id (Fetch
-    v13+) resolved against the cluster; a call that gives no version is version 0."""
+    v13+) resolved against the cluster; a call that gives no version is version 0, for
+    both hooks."""
     s, _, f = make_cluster()
     t = s.create_topic("t", 1, 1)
     leader = t.partitions[0].leader
@@ -514,6 +515,12 @@ def test_drop_rules_read_topic_ids_and_default_to_version_0(make_cluster: MakeCl
     assert m.drop_response(leader, 1, None, fetch, 13)
     assert not m.drop_response(leader, 1, None, {"topics": []}, 13)
     assert m.drop_response(leader, METADATA, None, {"topics": None})
+    f.apply({"op": "inject_error", "api": "Metadata", "match": "version == 0",
+             "error": "REQUEST_TIMED_OUT", "broker": leader, "id": "e0"})
+    assert m.inject_error(leader, METADATA, {"topics": None}) is not None
     book = RuleBook()
     book.add({"op": "drop_response", "api": METADATA, "match": "version == 0"})
+    book.add({"op": "inject_error", "api": METADATA, "match": "version == 0",
+              "error": E.REQUEST_TIMED_OUT})
     assert book.drop_response(1, METADATA)
+    assert book.inject_error(1, METADATA, {}) is not None
