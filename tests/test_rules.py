@@ -466,6 +466,8 @@ def test_add_makes_the_rule_the_operation_describes() -> None:
         409, "a rule 'r2' exists already; remove it first or name this one otherwise")
     book.add({"op": "observe", "id": "r5"})
     assert [book.add({"op": "observe"}).id for _ in range(2)] == ["r4", "r6"]
+    book.remove("r2")  # an id once given is not given again (until clear)
+    assert book.add({"op": "observe"}).id == "r7"
 
 
 def test_the_fault_model_hands_the_rules_the_client_id_and_version(
