@@ -528,16 +528,29 @@ def run_battery(kafka_ports: dict[int, int] | None = None,
     from conformance.response_cases import cases
 
     if kafka_ports is None:
-        with KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG,
-                          controller_config=KAFKA_CONTROLLER_CONFIG) as k:
-            try:
-                return run_battery({i: k.listener_port(i) for i in k.broker_ids}, version,
-                                   progress)
-            finally:
-                # nothing of it needs a clean shutdown (brokers SIGTERMed with their
-                # controller wait out its absence first)
-                for bid in k.broker_ids:
-                    k.kill_broker(bid)
+        # A Kafka JVM that dies under the battery (one broker did once, in a full run
+        # under load: every later case "connection refused") leaves the rest of it
+        # without an oracle, which is no verdict on the emulator: its exit and log are
+        # printed, and the battery runs once more on a new cluster, whose answers decide.
+        for attempt in (1, 2):
+            with KafkaCluster(brokers=3, version=version, broker_config=KAFKA_TEST_CONFIG,
+                              controller_config=KAFKA_CONTROLLER_CONFIG) as k:
+                dead: list[int] = []
+                try:
+                    results = run_battery({i: k.listener_port(i) for i in k.broker_ids},
+                                          version, progress)
+                finally:
+                    # before its work dir goes with the cluster
+                    dead = report_dead_nodes(k)
+                    # nothing of it needs a clean shutdown (brokers SIGTERMed with their
+                    # controller wait out its absence first)
+                    for bid in k.broker_ids:
+                        k.kill_broker(bid)
+            if not dead or attempt == 2:
+                return results
+            print(f"== Kafka node(s) {dead} died under the battery (above), so its answers "
+                  "after that are no verdict: the battery runs again on a new Kafka cluster",
+                  flush=True)
     out = []
     with Cluster(brokers=3, port=0, config=emulator_config()) as emu:
         kafka = Side(f"Kafka {version}", kafka_ports)
@@ -547,6 +560,24 @@ def run_battery(kafka_ports: dict[int, int] | None = None,
             if progress is not None:
                 progress(out[-1])
     return out
+
+
+def report_dead_nodes(k: KafkaCluster, out: Any = sys.stdout, tail: int = 60) -> list[int]:
+    """Each of the cluster's JVMs that exited, printed with its exit code and its log's
+    last lines; their node ids."""
+    nodes = [*k.brokers.values(), *([k.controller] if k.controller else [])]
+    dead = []
+    for node in nodes:
+        if node.proc is None or node.alive:
+            continue
+        dead.append(node.node_id)
+        lines = node.log_path.read_text(errors="replace").splitlines()[-tail:]
+        print(f"Kafka node {node.node_id} ({node.role}) exited with {node.proc.returncode} "
+              f"during the battery; the last {len(lines)} lines of its log:", file=out)
+        for line in lines:
+            print(f"    {line}", file=out)
+    out.flush()
+    return dead
 
 
 def print_outcome(o: Outcome, out: Any = sys.stdout) -> None:
