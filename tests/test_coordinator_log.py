@@ -167,15 +167,17 @@ def _subscription(*topics: str) -> bytes:
     return out + struct.pack(">i", -1)
 
 
-def _classic_member(gc: GroupCoordinator, group: str, *topics: str) -> str:
-    """One classic consumer-protocol member, alone in ``group``'s Stable generation 1;
-    sessions of two minutes (the tests tick past a one-minute retention)."""
+def _classic_member(gc: GroupCoordinator, group: str, *topics: str,
+                    protocol_type: str = "consumer") -> str:
+    """One classic member (of the consumer protocol, subscribed to ``topics``), alone in
+    ``group``'s Stable generation 1; sessions of two minutes (the tests tick past a
+    one-minute retention)."""
     protocols = [("range", _subscription(*topics))]
-    first = gc.join_group(group, "", None, "consumer", protocols, 120_000, 120_000,
+    first = gc.join_group(group, "", None, protocol_type, protocols, 120_000, 120_000,
                           client_id="c", client_host="/h", version=7)
     gc.tick()
     mid = first.result["member_id"]
-    joined = gc.join_group(group, mid, None, "consumer", protocols, 120_000, 120_000,
+    joined = gc.join_group(group, mid, None, protocol_type, protocols, 120_000, 120_000,
                            client_id="c", client_host="/h", version=7)
     gc.tick()
     assert joined.result["error_code"] == E.NONE and joined.result["generation_id"] == 1
@@ -237,3 +239,27 @@ def test_a_consumer_groups_offsets_of_topics_it_does_not_subscribe_to_expire() -
         assert r["error_code"] == E.NONE
         st.tick()
     assert set(gc.offsets["cg"]) == {("t", 0)}
+
+
+def test_expiry_passes_over_groups_that_keep_their_offsets_and_counts_what_it_drops() -> None:
+    """A Stable classic group of another protocol than the consumer's (Connect's) keeps
+    every offset (Kafka: no expiration condition); the groups after it in the table are
+    still looked at; expire_offsets answers how many it dropped."""
+    clock = ManualClock()
+    st = new_cluster(3, clock, **{"offsets.topic.num.partitions": "3",
+                                  "transaction.state.log.num.partitions": "3",
+                                  "offsets.retention.minutes": "1"}).state
+    st.create_topic("t", 2, 3)
+    gc = GroupCoordinator(st)
+    log = CoordinatorLog(st, gc, TransactionCoordinator(st, gc))
+    gc.ensure_offsets_topic()
+    mid = _classic_member(gc, "connect", "t", protocol_type="connect")
+    assert gc.commit_offsets("connect", mid, 1, [("t", [(0, 1, -1, None)])],
+                             version=8) == [("t", [(0, E.NONE)])]
+    gc.commit_offsets("simple", "", -1, [("t", [(0, 2, -1, None), (1, 3, -1, None)])])
+    gc.commit_offsets("simple2", "", -1, [("t", [(0, 4, -1, None)])])
+    assert list(gc.offsets) == ["connect", "simple", "simple2"]
+    clock.advance(61_000)
+    assert log.expire_offsets(st.now()) == 3
+    assert set(gc.offsets) == {"connect"}
+    assert log.expire_offsets(st.now()) == 0
