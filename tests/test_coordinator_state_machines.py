@@ -201,7 +201,8 @@ def _member_situations():
     partition assigned to it, being revoked by it, held by another member, or free
     (pending revocation only in UNREVOKED_PARTITIONS, where it is never empty); any
     target; the member at the target epoch or behind it; the heartbeat's owned
-    partitions absent, all it holds, or only those it keeps."""
+    partitions absent, all it holds, only those it keeps, or only those the target
+    keeps (it let the others go before being told)."""
     for where in itertools.product("apof", repeat=3):
         assigned = {p for p in P3 if where[p] == "a"}
         pending = {p for p in P3 if where[p] == "p"}
@@ -211,7 +212,8 @@ def _member_situations():
             for bits in range(8):
                 target = {p for p in P3 if bits >> p & 1}
                 for behind in (False, True):
-                    for owned in (None, assigned | pending, set(assigned)):
+                    for owned in (None, assigned | pending, set(assigned),
+                                  assigned & target):
                         yield state, assigned, pending, others, target, behind, owned
 
 
