@@ -17,6 +17,13 @@ must: a partition assigned ``STALL_S`` ago that has yielded no record, has no po
 again. Its note names the hang, so a run's notes say how often it met it
 (docs/adversary.md has the account). Without the watch, the CI sample's reference
 consumer failed one run with a partition never read (133 of 300 records).
+
+The condition is the hang's signature, not its proof: librdkafka's ``position`` is the
+application's (the last record consumed + 1), so a partition whose fetcher a rebalance
+paused before anything of it was consumed looks the same (the 2026-12-07 survey's
+pipeline seed 86, under debug=cgrp). Assigning such a partition again costs one
+OffsetFetch and moves nothing: nothing of it was consumed since its assignment, and the
+programs check only between their transactions and commits. The note says both.
 """
 
 from __future__ import annotations
@@ -116,6 +123,6 @@ class StallWatch:
         if self.note is not None:
             self.note(f"{self.name}: partitions {stuck} assigned and unread for "
                       f"{STALL_S:g} s with records to read (librdkafka's OffsetFetch "
-                      "hang): assigned again")
+                      "hang, or fetchers a rebalance paused): assigned again")
         for p in stuck:
             self.since[p] = now
