@@ -170,6 +170,23 @@ def release_port(port: int) -> None:
     (RESERVED / str(port)).unlink(missing_ok=True)
 
 
+class PortReservations:
+    """The reserve_port ports of one owner (a cluster, a set of nodes, a worker), given
+    back together by ``release`` when the owner stops for good."""
+
+    def __init__(self) -> None:
+        self.ports: list[int] = []
+
+    def take(self) -> int:
+        self.ports.append(reserve_port())
+        return self.ports[-1]
+
+    def release(self) -> None:
+        for port in self.ports:
+            release_port(port)
+        self.ports.clear()
+
+
 def _take_back_if_stale(mark: Path) -> None:
     try:
         os.kill(int(mark.read_text()), 0)
@@ -287,7 +304,7 @@ class KafkaCluster:
         self.jars = jars_dir(version)
         self.controller: Node | None = None
         self.brokers: dict[int, Node] = {}
-        self._reserved: list[int] = []  # reserve_port's, released by stop()
+        self._reserved = PortReservations()  # released by stop()
 
     # ---- lifecycle ------------------------------------------------------------------
     def start(self, wait: bool = True) -> KafkaCluster:
@@ -319,9 +336,7 @@ class KafkaCluster:
                 node.proc.terminate()
         for node in nodes:
             self._reap(node, 20)
-        for port in self._reserved:
-            release_port(port)
-        self._reserved.clear()
+        self._reserved.release()
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -495,10 +510,7 @@ class KafkaCluster:
             self._plan_given()
             return
         # Reserved ports (reserve_port): never one port twice, in this plan or another's.
-        def fresh() -> int:
-            port = reserve_port()
-            self._reserved.append(port)
-            return port
+        fresh = self._reserved.take
         cport = fresh()
         self.controller = Node(CONTROLLER_ID, "controller", {"CONTROLLER": cport},
                                self.workdir / "controller.properties",

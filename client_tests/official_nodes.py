@@ -42,7 +42,7 @@ import yaml
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata, NewTopic
 
-from client_tests.kafka_cluster import TEST_JVM_OPTS, KafkaCluster, release_port, reserve_port
+from client_tests.kafka_cluster import TEST_JVM_OPTS, KafkaCluster, PortReservations
 from emulator.official_image import APACHE, merged_properties
 from emulator.testing import wait_for
 
@@ -99,14 +99,14 @@ class LocalNode:
         return "broker" in self.env.get("KAFKA_PROCESS_ROLES", "broker")
 
 
-def localhost_nodes(compose_file: Path, reserved: list[int]) -> dict[int, LocalNode]:
+def localhost_nodes(compose_file: Path, reserved: PortReservations) -> dict[int, LocalNode]:
     """The file's nodes with every host 127.0.0.1 and every port a free one: a
     listener's port, the advertised address naming it (its service's host name, or
     localhost and the port published for it) and the voter naming it all move to the
     same port; a path inside a mounted volume (the JAAS file KAFKA_OPTS names) becomes
     the mounted file's path here. The ports are reserved (kafka_cluster.reserve_port:
     below the ephemeral range, and no other test process of this machine picks them)
-    and appended to ``reserved``, for the caller to release."""
+    in ``reserved``, for the caller to release."""
     doc = yaml.safe_load(compose_file.read_text())
     envs = compose_environments(compose_file)
     moved: dict[tuple[str, int], int] = {}
@@ -115,8 +115,7 @@ def localhost_nodes(compose_file: Path, reserved: list[int]) -> dict[int, LocalN
         host = svc.get("hostname", name)
         for item in envs[name].get("KAFKA_LISTENERS", "").split(","):
             port = int(item.rsplit(":", 1)[1])
-            moved[(host, port)] = reserve_port()
-            reserved.append(moved[(host, port)])
+            moved[(host, port)] = reserved.take()
         for mapping in svc.get("ports", []):
             outside, _, inside = str(mapping).rpartition(":")
             published[int(outside)] = (host, int(inside))
@@ -163,7 +162,7 @@ class EmulatorNodes:
     def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
                  client: Mapping[str, str] | None = None) -> None:
         self.compose_file = compose_file
-        self.reserved: list[int] = []
+        self.reserved = PortReservations()
         self.nodes = localhost_nodes(compose_file, self.reserved)
         self.client = dict(client or {})
         self._new_link_port()
@@ -175,8 +174,7 @@ class EmulatorNodes:
     def port(self) -> int:
         """A port reserved for this set of nodes (a control port a test adds), released
         by stop."""
-        self.reserved.append(reserve_port())
-        return self.reserved[-1]
+        return self.reserved.take()
 
     def _new_link_port(self) -> None:
         link = str(self.port())
@@ -244,9 +242,7 @@ class EmulatorNodes:
     def release(self) -> None:
         """The nodes stopped and their ports given back."""
         self.stop()
-        for port in self.reserved:
-            release_port(port)
-        self.reserved.clear()
+        self.reserved.release()
 
 
 class KafkaNodes:
@@ -255,7 +251,7 @@ class KafkaNodes:
 
     def __init__(self, compose_file: Path = COMBINED_PLAINTEXT,
                  client: Mapping[str, str] | None = None) -> None:
-        self.reserved: list[int] = []
+        self.reserved = PortReservations()
         self.nodes = localhost_nodes(compose_file, self.reserved)
         self.client = dict(client or {})
         props = {i: merged_properties(n.env, APACHE)[0] for i, n in self.nodes.items()}
@@ -291,9 +287,7 @@ class KafkaNodes:
     def release(self) -> None:
         """The JVMs stopped and the nodes' ports given back."""
         self.stop()
-        for port in self.reserved:
-            release_port(port)
-        self.reserved.clear()
+        self.reserved.release()
 
 
 # ---- the scenario ---------------------------------------------------------------------

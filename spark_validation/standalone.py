@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from client_tests.kafka_cluster import release_port, reserve_port
+from client_tests.kafka_cluster import PortReservations
 
 # Two executors of one core each, small heaps: a 2-core machine shared with the brokers.
 STANDALONE_CONF: dict[str, str] = {
@@ -51,7 +51,7 @@ class StandaloneCluster:
         self.url = ""
         # below the ephemeral range and reserved across the suite's processes: a port
         # the kernel picked could be another connection's before the JVM binds it
-        self.ports: list[int] = []
+        self.ports = PortReservations()
 
     def _spawn(self, name: str, *args: str) -> Path:
         home = spark_home()
@@ -78,21 +78,17 @@ class StandaloneCluster:
         raise RuntimeError(f"{what}: not seen in {self.timeout_s:g}s; log {log}:\n"
                            f"{log.read_text(errors='replace')[-3000:]}")
 
-    def _port(self) -> int:
-        self.ports.append(reserve_port())
-        return self.ports[-1]
-
     def start(self) -> str:
-        port = self._port()
+        port = self.ports.take()
         master = self._spawn("master", "org.apache.spark.deploy.master.Master",
                              "--host", "127.0.0.1", "--port", str(port),
-                             "--webui-port", str(self._port()))
+                             "--webui-port", str(self.ports.take()))
         self.url = f"spark://127.0.0.1:{port}"
         self._wait_log(master, "I have been elected leader", "the Spark master")
         for i in range(self.workers):
             log = self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker",
                               "--host", "127.0.0.1", "--cores", str(self.cores),
-                              "--memory", self.memory, "--webui-port", str(self._port()),
+                              "--memory", self.memory, "--webui-port", str(self.ports.take()),
                               "--work-dir", str(self.dir / f"work-{i}"), self.url)
             self._wait_log(log, "Successfully registered with master", f"Spark worker {i}")
         return self.url
@@ -108,9 +104,7 @@ class StandaloneCluster:
                 p.kill()
                 p.wait()
         self.procs.clear()
-        for port in self.ports:
-            release_port(port)
-        self.ports.clear()
+        self.ports.release()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> str:
