@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rawkafka import Conn, find_coordinator
@@ -62,12 +64,14 @@ class Member:
             "server_assignor": None, "topic_partitions": None})
 
 
-def test_a_joining_member_waits_for_the_assignment_interval(
-        kafka_timing_cluster: Cluster | KafkaTarget) -> None:
-    cluster = kafka_timing_cluster
-    topic = f"interval-{uuid.uuid4().hex[:8]}"
+@contextmanager
+def first_member(cluster: Cluster | KafkaTarget, topic: str,
+                 partitions: int) -> Iterator[Member]:
+    """The topic made (RF 3) and the first member of group ``g-<topic>``, joined at the
+    group's coordinator (asked again while it loads or moves) and heartbeating until it
+    owns every partition; the connections closed after."""
     group = f"g-{topic}"
-    cluster.create_topic(topic, 4, 3)
+    cluster.create_topic(topic, partitions, 3)
     conns: list[Conn] = []
 
     def coordinator() -> Conn:
@@ -85,9 +89,20 @@ def test_a_joining_member_waits_for_the_assignment_interval(
             assert r["error_code"] == E.NONE, r
             return True
         wait_for(joined, "a joined", 60, interval=0.1)
-        # a heartbeats until it owns every partition
-        wait_for(lambda: a.heartbeat() and a.count == 4, "a owns the 4 partitions", 30,
-                 interval=0.05)
+        wait_for(lambda: a.heartbeat() and a.count == partitions,
+                 f"a owns the {partitions} partitions", 30, interval=0.05)
+        yield a
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_a_joining_member_waits_for_the_assignment_interval(
+        kafka_timing_cluster: Cluster | KafkaTarget) -> None:
+    cluster = kafka_timing_cluster
+    topic = f"interval-{uuid.uuid4().hex[:8]}"
+    group = f"g-{topic}"
+    with first_member(cluster, topic, 4) as a:
         b = Member(a.conn, group, topic)
         start = time.monotonic()
         r = b.heartbeat()
@@ -123,9 +138,6 @@ def test_a_joining_member_waits_for_the_assignment_interval(
         assert (at_once or 0.5 <= since_a_assigned) and first_revoke <= first_b, (
             since_a_assigned, first_revoke, first_b)
         b.leave()
-    finally:
-        for c in conns:
-            c.close()
 
 
 def test_a_member_revoking_twice_keeps_its_epoch(
@@ -140,26 +152,7 @@ def test_a_member_revoking_twice_keeps_its_epoch(
     cluster = kafka_timing_cluster
     topic = f"revoke-twice-{uuid.uuid4().hex[:8]}"
     group = f"g-{topic}"
-    cluster.create_topic(topic, 6, 3)
-    conns: list[Conn] = []
-
-    def coordinator() -> Conn:
-        node = find_coordinator(cluster, group)
-        conns.append(Conn(cluster, sorted(cluster.broker_ids).index(node)))
-        return conns[-1]
-
-    a = Member(coordinator(), group, topic)
-    try:
-        def joined() -> bool:
-            r = a.heartbeat()
-            if r["error_code"] in LOADING:
-                a.conn = coordinator()
-                return False
-            assert r["error_code"] == E.NONE, r
-            return True
-        wait_for(joined, "a joined", 60, interval=0.1)
-        wait_for(lambda: a.heartbeat() and a.count == 6, "a owns the 6 partitions", 30,
-                 interval=0.05)
+    with first_member(cluster, topic, 6) as a:
         epoch, everything = a.epoch, a.owned
         b = Member(a.conn, group, topic)
         assert b.heartbeat()["error_code"] == E.NONE
@@ -193,6 +186,3 @@ def test_a_member_revoking_twice_keeps_its_epoch(
         assert r["member_epoch"] == target_epoch, (r, target_epoch)
         for m in (a, b, c):
             m.leave()
-    finally:
-        for conn in conns:
-            conn.close()
