@@ -9,6 +9,7 @@ import pytest
 from cluster_sim import produce
 
 from emulator.cluster import controller
+from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
@@ -312,3 +313,38 @@ def test_max_timestamp_above_the_high_watermark_is_nothing_yet(
     f.apply({"op": "resume_follower", "broker": 3})
     s.tick()
     assert s.list_offset(1, "t", 0, -3, 0) == (1, 5000, 0)
+
+
+def test_each_isr_change_is_counted_once_and_bumps_the_partition_epoch_once(
+        make_cluster: MakeCluster) -> None:
+    """Every AlterPartition the leader makes (a shrink, an expansion) is one partition
+    epoch, one count of IsrShrinksPerSec / IsrExpandsPerSec for the leader's broker, and
+    one event naming the partition and the follower(s); twice over, so that a counter or
+    epoch set instead of incremented shows."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    events: list[object] = []
+    s.hooks.append(lambda kind, event: events.append(event))
+    s.tick()
+    epoch = p.partition_epoch
+    counts = (s.isr_shrinks, s.isr_expands, dict(s.isr_shrinks_by_broker),
+              dict(s.isr_expands_by_broker))
+    for round_ in (1, 2):
+        f.apply({"op": "pause_follower", "broker": 3})
+        produce(s, p, 1, acks=-1)
+        s.tick()
+        clock.advance(LAG + 1)
+        s.maintain_isr(p, clock.now_ms(), LAG)
+        assert p.isr == [1, 2]
+        assert p.partition_epoch == epoch + 2 * round_ - 1
+        f.apply({"op": "resume_follower", "broker": 3})
+        s.tick()
+        assert p.isr == [1, 2, 3]
+        assert p.partition_epoch == epoch + 2 * round_
+    assert (s.isr_shrinks, s.isr_expands) == (counts[0] + 2, counts[1] + 2)
+    assert s.isr_shrinks_by_broker == {**counts[2], 1: counts[2][1] + 2}
+    assert s.isr_expands_by_broker == {**counts[3], 1: counts[3][1] + 2}
+    isr_events = [e for e in events if isinstance(e, (IsrShrunk, IsrExpanded))]
+    assert isr_events == [IsrShrunk(topic="t", partition=0, brokers=[3]),
+                          IsrExpanded(topic="t", partition=0, broker=3)] * 2

@@ -407,7 +407,7 @@ class Followers:
         p.isr.append(b)
         p.partition_epoch += 1
         st.isr_expands += 1
-        st.isr_expands_by_broker[p.leader] = st.isr_expands_by_broker.get(p.leader, 0) + 1
+        st.isr_expands_by_broker[p.leader] += 1  # (each broker has one: add_broker)
         st.partition_changed(p)
         st.emit(IsrExpanded(topic=p.topic, partition=p.index, broker=b))
         self._isr_changed(p)
@@ -419,7 +419,7 @@ class Followers:
         p.isr = [b for b in p.isr if b not in out]
         p.partition_epoch += 1
         st.isr_shrinks += 1
-        st.isr_shrinks_by_broker[p.leader] = st.isr_shrinks_by_broker.get(p.leader, 0) + 1
+        st.isr_shrinks_by_broker[p.leader] += 1  # (each broker has one: add_broker)
         st.partition_changed(p)
         st.emit(IsrShrunk(topic=p.topic, partition=p.index, brokers=list(out)))
         self._isr_changed(p)
