@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from kafka_cluster import KafkaCluster, small_cluster_config
-from test_offset_expiry import EXPIRY, expiry_scenario
+from test_offset_expiry import EXPIRY, empty_groups_scenario, expiry_scenario
 
 from client_tests.targets import KafkaTarget
 
@@ -22,3 +22,8 @@ def kafka() -> Iterator[KafkaCluster]:
 def test_offsets_expire_by_subscription_while_stable_and_from_emptiness_on_kafka(
         kafka: KafkaCluster) -> None:
     expiry_scenario(KafkaTarget(kafka))
+
+
+def test_empty_groups_without_offsets_are_deleted_share_groups_kept_on_kafka(
+        kafka: KafkaCluster) -> None:
+    empty_groups_scenario(KafkaTarget(kafka))

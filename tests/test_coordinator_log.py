@@ -263,3 +263,55 @@ def test_expiry_passes_over_groups_that_keep_their_offsets_and_counts_what_it_dr
     assert log.expire_offsets(st.now()) == 3
     assert set(gc.offsets) == {"connect"}
     assert log.expire_offsets(st.now()) == 0
+
+
+def test_an_empty_group_left_without_offsets_is_deleted() -> None:
+    """Kafka 4.4's cleanupGroupMetadata: a classic or consumer group that is empty and
+    holds no offsets (none committed, or all expired) is deleted at the next check; a
+    group with members, or with an offset not yet expired, is kept. (Kafka 4.4 was seen
+    doing so: test_offset_expiry_kafka.py.)"""
+    st, clock, gc, tc = harness(**{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "1000"})
+    left = _classic_member(gc, "left", "t")
+    _classic_member(gc, "stable", "t")
+    committed = _classic_member(gc, "committed", "t")
+    assert gc.commit_offsets("committed", committed, 1, [("t", [(0, 5, -1, None)])],
+                             version=8) == [("t", [(0, E.NONE)])]
+    r = gc.consumer_group_heartbeat("cg", "m", 0, rebalance_timeout_ms=60_000,
+                                    subscribed_topic_names=["t"], topic_partitions=[],
+                                    client_id="c")
+    assert r["error_code"] == E.NONE
+    assert gc.consumer_group_heartbeat("cg", "m", -1)["error_code"] == E.NONE
+    for g, mid in (("left", left), ("committed", committed)):
+        assert gc.leave_group(g, [(mid, None)]) == (E.NONE, [E.NONE])
+    assert {g: gc.groups[g].state for g in gc.groups} == {
+        "left": "Empty", "stable": "Stable", "committed": "Empty", "cg": "Empty"}
+    clock.advance(1_000)
+    st.tick()
+    assert sorted(gc.groups) == ["committed", "stable"]
+    assert [g["group_id"] for g in gc.list_groups()] == ["stable", "committed"]
+    clock.advance(60_000)  # the committed offset expires a minute after its group emptied
+    st.tick()
+    assert sorted(gc.groups) == ["stable"] and "committed" not in gc.offsets
+
+
+def test_a_pending_transactional_offset_keeps_its_partition_and_its_group() -> None:
+    """Kafka 4.4's cleanupExpiredOffsets: a partition whose offset a TxnOffsetCommit of
+    an open transaction holds keeps its committed offset past the retention, and the
+    group is not deleted while the transaction is open; once it ends, both go."""
+    st, clock, gc, tc = harness(**{"offsets.retention.minutes": "1",
+                                   "offsets.retention.check.interval.ms": "1000"})
+    gc.commit_offsets("g", "", -1, [("t", [(0, 5, -1, None), (1, 6, -1, None)])])
+    assert gc.txn_offset_commit("g", 7, "", -1, [("t", [(0, 8, -1, None)])]) == [
+        ("t", [(0, E.NONE)])]
+    gc.txn_offset_commit("pending-only", 7, "", -1, [("t", [(1, 9, -1, None)])])
+    clock.advance(61_000)
+    st.tick()
+    assert set(gc.offsets["g"]) == {("t", 0)}  # (t, 1) expired, (t, 0) held
+    assert "g" in gc.groups and "pending-only" in gc.groups
+    gc.complete_txn("g", 7, commit=False)
+    gc.complete_txn("pending-only", 7, commit=False)
+    clock.advance(1_000)
+    st.tick()
+    assert "g" not in gc.offsets and "g" not in gc.groups
+    assert "pending-only" not in gc.groups

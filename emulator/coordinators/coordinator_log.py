@@ -16,7 +16,11 @@ Also here: offsets.retention.minutes, as Kafka's cleanupGroupMetadata applies it
 offsets.retention.check.interval.ms: offsets of topics a group does not subscribe to
 expire that long after their commit, or, in an Empty classic group with a protocol
 type, that long after the group became Empty (``_expiry_base``); each expiry writes a
-tombstone. Not modelled: Kafka then deletes an empty group left without offsets.
+tombstone. A partition with a transactional commit pending keeps its offset. Then, as
+Kafka's maybeDeleteGroup, a classic, consumer or streams group that is empty and has no
+offsets left (none ever committed, or all expired) and no open transaction is deleted:
+ListGroups stops listing it, as Kafka 4.4 does (share groups are kept: Kafka keeps an
+empty share group).
 
 Domain code: records go through ``ClusterState.append_control`` (the leader's log,
 no client checks) and an ``append`` event, which the data directory, if any,
@@ -37,6 +41,7 @@ from emulator.cluster.events import (
     TxnRecord,
     observes,
 )
+from emulator.coordinators.classic.group import DEAD as CLASSIC_DEAD
 from emulator.coordinators.classic.group import STABLE as CLASSIC_STABLE
 from emulator.coordinators.classic.group import ClassicGroup
 from emulator.coordinators.groups.base import OffsetAndMetadata
@@ -191,26 +196,38 @@ class CoordinatorLog:
         self.expire_offsets(now)
 
     def expire_offsets(self, now: int) -> int:
-        """Drop offsets past offsets.retention.minutes, as Kafka 4.4's
-        OffsetMetadataManager.cleanupExpiredOffsets does: only of topics the group is not
-        subscribed to, counted from when ``_expiry_base`` says."""
+        """Kafka 4.4's GroupCoordinatorShard.cleanupGroupMetadata over every group:
+        OffsetMetadataManager.cleanupExpiredOffsets drops offsets past
+        offsets.retention.minutes (only of topics the group is not subscribed to, counted
+        from when ``_expiry_base`` says, none with a transactional commit pending), and a
+        group left with none of its offsets and no open transaction is deleted if it is
+        empty (GroupMetadataManager.maybeDeleteGroup). The number of offsets dropped."""
         retention = int(self.state.config.get("offsets.retention.minutes") or 10080) * 60_000
+        groups = self.groups
         n = 0
-        for gid, store in list(self.groups.offsets.items()):
-            group = self.groups.groups.peek(gid)  # a read: no reschedule
-            base = _expiry_base(group)
-            if base is None:
-                continue
-            gone = {tp: None for tp, om in store.items()
-                    if now - base(om) >= retention
-                    and (group is None or not group.is_subscribed_to(tp[0]))}
-            for tp in gone:
-                del store[tp]
-            if gone:
-                n += len(gone)
-                self._on_event(OffsetsChanged.kind, OffsetsChanged(gid, gone))
-            if not store:
-                del self.groups.offsets[gid]
+        for gid in list(groups.groups.keys() | groups.offsets.keys()):
+            group = groups.groups.peek(gid)  # a read: no reschedule
+            store = groups.offsets.get(gid)
+            if store:
+                base = _expiry_base(group)
+                if base is None:
+                    continue
+                gone = {tp: None for tp, om in store.items()
+                        if now - base(om) >= retention
+                        and (group is None or not group.is_subscribed_to(tp[0]))
+                        and not groups.has_pending_txn_offset(gid, *tp)}
+                for tp in gone:
+                    del store[tp]
+                if gone:
+                    n += len(gone)
+                    self._on_event(OffsetsChanged.kind, OffsetsChanged(gid, gone))
+                if store:
+                    continue
+            if store is not None:
+                del groups.offsets[gid]
+            if (group is not None and group.is_empty and group.state != CLASSIC_DEAD
+                    and not groups.has_open_txn(gid)):
+                groups.delete_group(gid)
         return n
 
 

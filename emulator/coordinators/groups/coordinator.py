@@ -392,9 +392,16 @@ class GroupCoordinator(GroupsBase):
             del self.pending_txn[group_id]
         self.mark_changed()
 
-    def _has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+    def has_pending_txn_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        """A TxnOffsetCommit of an open transaction holds an offset of the partition
+        (Kafka's hasPendingTransactionalOffsets: it is not expired meanwhile)."""
         return any((topic, partition) in offs
                    for offs in self.pending_txn.get(group_id, {}).values())
+
+    def has_open_txn(self, group_id: str) -> bool:
+        """An open transaction has committed offsets of the group (Kafka's
+        openTransactionsByGroup: the group is not deleted meanwhile)."""
+        return bool(self.pending_txn.get(group_id))
 
     def fetch_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None, *,
                       require_stable: bool = False, member_id: str | None = None,
@@ -420,7 +427,7 @@ class GroupCoordinator(GroupsBase):
         store = self.offsets.get(group_id, {}) if exists else {}
 
         def entry(topic: str, p: int, o: OffsetAndMetadata | None) -> gm.FetchedOffset:
-            if require_stable and self._has_pending(group_id, topic, p):
+            if require_stable and self.has_pending_txn_offset(group_id, topic, p):
                 return {"partition_index": p, "committed_offset": -1,
                         "committed_leader_epoch": -1, "metadata": "",
                         "error_code": E.UNSTABLE_OFFSET_COMMIT}
