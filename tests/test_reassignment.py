@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 from cluster_sim import produce, settle
 
 from emulator.cluster import controller
@@ -17,14 +18,17 @@ from emulator.cluster.reassignment import (
     Revert,
     alter_partition_reassignments,
     list_partition_reassignments,
+    maybe_complete_reassignment,
     progress,
 )
 from emulator.cluster.state import ClusterState
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch
 
 if TYPE_CHECKING:
     from conftest import MakeCluster
+    from emulator.cluster.partition import Partition
 
 LAG = 1000
 BROKER_CONFIG = {"replica.lag.time.max.ms": str(LAG)}
@@ -466,3 +470,88 @@ def test_over_10000_changes_in_one_request_fail_past_the_controllers_cap(
     assert out[("big-b", 4999)] == (E.UNKNOWN_SERVER_ERROR, None)
     moved = [k for k in before if s.topics[k[0]].partitions[k[1]].replicas != before[k]]
     assert len(moved) == 10_000 and ("big-b", 4999) not in moved
+
+
+# ---- the states a reassignment moves to, one rule each --------------------------------------
+def test_a_reassignment_that_only_adds_completes_when_the_new_replica_is_in_sync(
+        make_cluster: MakeCluster) -> None:
+    """Nothing to remove: completion needs only the adding replica in the ISR
+    (PartitionReassignmentReplicas.maybeCompleteReassignment with removing empty); the
+    replica list stays, the adding list is cleared and the listing is empty again."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 4)
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 3})
+    assert alter(s, {"t": {0: [1, 2, 3]}}) == {("t", 0): OK}
+    settle(s, clock)
+    assert listing(s) == {("t", 0): ([1, 2, 3], [3], [])}  # 3 cannot fetch: still adding
+    f.apply({"op": "clear"})
+    settle(s, clock)
+    assert (p.replicas, p.adding_replicas, p.removing_replicas, p.isr, p.leader) == \
+        ([1, 2, 3], [], [], [1, 2, 3], 1)
+    assert listing(s) == {} and p.logs[3].log_end_offset == 4
+
+
+def test_maybe_complete_reassignment_says_whether_it_completed(make_cluster: MakeCluster) -> None:
+    """The entry point's answer: False while a target replica is out of the ISR (and
+    nothing is written), True once the reassignment is complete."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    alter(s, {"t": {0: [1, 3]}})
+    epoch = p.partition_epoch
+    assert maybe_complete_reassignment(s, p) is False
+    assert (p.replicas, p.adding_replicas, p.removing_replicas, p.partition_epoch) == \
+        ([1, 3, 2], [3], [2], epoch)
+    p.isr = [1, 2, 3]  # the AlterPartition that adds 3, without its listener
+    assert maybe_complete_reassignment(s, p) is True
+    assert (p.replicas, p.adding_replicas, p.removing_replicas, p.isr) == ([1, 3], [], [], [1, 3])
+
+
+def test_reverting_when_every_replica_was_being_added_is_refused(make_cluster: MakeCluster) -> None:
+    """PartitionReassignmentRevert's guard: with every replica among the adding ones
+    nothing is left to revert to (Kafka says the state is unreachable, and refuses it)."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    p.adding_replicas = [1, 2]
+    with pytest.raises(KafkaError) as e:
+        Revert.of(p)
+    assert (e.value.code, e.value.message) == (
+        E.INVALID_REPLICA_ASSIGNMENT, "Invalid replica assignment: addingReplicas contains all "
+        "replicas.")
+
+
+def _leaderless_while_moving(make_cluster: MakeCluster) -> tuple[ClusterState, Partition]:
+    """t-0 on [1, 2] moving to [3] (3 cannot fetch), 2 out of the ISR, then 1 stopped: no
+    leader, ISR [1] (ELR off: the last member stays), 2 alive but not in sync."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 3)
+    clock.advance(2 * LAG)
+    s.tick()
+    assert p.isr == [1]
+    assert alter(s, {"t": {0: [3]}}) == {("t", 0): OK}
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas) == (-1, [1], [3, 1, 2], [3])
+    return s, p
+
+
+def test_cancel_elects_uncleanly_only_when_the_topic_allows_it(make_cluster: MakeCluster) -> None:
+    """cancelPartitionReassignment sets Election.UNCLEAN when the topic has
+    unclean.leader.election.enable: the revert's ISR (1) cannot lead, so the first
+    acceptable original replica (2) is elected with the ISR reset to it. Without the
+    config the election is ONLINE and the partition stays leaderless."""
+    s, p = _leaderless_while_moving(make_cluster)
+    assert alter(s, {"t": {0: None}}) == {("t", 0): OK}
+    assert (p.replicas, p.adding_replicas, p.leader, p.isr) == ([1, 2], [], -1, [1])
+    s, p = _leaderless_while_moving(make_cluster)
+    s.topics["t"].configs["unclean.leader.election.enable"] = "true"
+    assert alter(s, {"t": {0: None}}) == {("t", 0): OK}
+    assert (p.replicas, p.adding_replicas, p.leader, p.isr) == ([1, 2], [], 2, [2])
