@@ -13,6 +13,7 @@ import pytest
 from cluster_sim import produce, settle
 
 from emulator.cluster import controller
+from emulator.cluster.events import LeaderChanged
 from emulator.cluster.reassignment import (
     ReassignmentReplicas,
     Revert,
@@ -553,5 +554,46 @@ def test_cancel_elects_uncleanly_only_when_the_topic_allows_it(make_cluster: Mak
     assert (p.replicas, p.adding_replicas, p.leader, p.isr) == ([1, 2], [], -1, [1])
     s, p = _leaderless_while_moving(make_cluster)
     s.topics["t"].configs["unclean.leader.election.enable"] = "true"
+    seen: list[LeaderChanged] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, LeaderChanged) else None)
     assert alter(s, {"t": {0: None}}) == {("t", 0): OK}
     assert (p.replicas, p.adding_replicas, p.leader, p.isr) == ([1, 2], [], 2, [2])
+    assert [(e.old, e.new, e.unclean) for e in seen] == [(-1, 2, True)]  # news of it
+
+
+def test_an_unclean_revert_keeps_the_isr_its_election_set(make_cluster: MakeCluster) -> None:
+    """t-0 on [1, 2] moving to [3, 4]: 3 joined the ISR and leads after 1 stopped, 2 and
+    4 cannot fetch. Reverting drops 3, which leaves the ISR empty: the revert takes [1]
+    (unclean), 1 is down, so the topic's unclean election elects 2 and the record's ISR
+    is [2] (PCB.build writes the target ISR only when the election did not set one)."""
+    s, clock, f = make_cluster([1, 2, 3, 4])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 4})
+    produce(s, p, 3)
+    clock.advance(2 * LAG)
+    s.tick()
+    assert alter(s, {"t": {0: [3, 4]}}) == {("t", 0): OK}
+    settle(s, clock)
+    assert p.isr == [1, 3]
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr, p.adding_replicas) == (3, [3], [3, 4])
+    s.topics["t"].configs["unclean.leader.election.enable"] = "true"
+    assert alter(s, {"t": {0: None}}) == {("t", 0): OK}
+    assert (p.replicas, p.adding_replicas, p.removing_replicas, p.leader, p.isr) == \
+        ([1, 2], [], [], 2, [2])
+
+
+def test_a_target_equal_to_the_replicas_writes_no_record(make_cluster: MakeCluster) -> None:
+    """changePartitionReassignment to the current list: PCB.build finds nothing changed and
+    returns no record, so the partition epoch stays and nothing is announced."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    before = (p.partition_epoch, p.leader_epoch)
+    seen = []
+    s.hooks.append(lambda kind, ev: seen.append(kind))
+    assert alter(s, {"t": {0: [1, 2]}}) == {("t", 0): OK}
+    assert (p.partition_epoch, p.leader_epoch, p.replicas) == (*before, [1, 2])
+    assert "reassignments_altered" not in seen and listing(s) == {}
