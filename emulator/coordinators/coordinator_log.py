@@ -205,7 +205,9 @@ class CoordinatorLog:
         retention = int(self.state.config.get("offsets.retention.minutes") or 10080) * 60_000
         groups = self.groups
         n = 0
-        for gid in list(groups.groups.keys() | groups.offsets.keys()):
+        # every group, then offsets without one, in the tables' order (a set's order
+        # would change with the hash seed, and with it the order of the tombstones)
+        for gid in list(dict.fromkeys([*groups.groups, *groups.offsets])):
             group = groups.groups.peek(gid)  # a read: no reschedule
             store = groups.offsets.get(gid)
             if store:
