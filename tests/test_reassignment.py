@@ -597,3 +597,42 @@ def test_a_target_equal_to_the_replicas_writes_no_record(make_cluster: MakeClust
     assert alter(s, {"t": {0: [1, 2]}}) == {("t", 0): OK}
     assert (p.partition_epoch, p.leader_epoch, p.replicas) == (*before, [1, 2])
     assert "reassignments_altered" not in seen and listing(s) == {}
+
+
+def test_the_replication_factor_may_change_unless_the_request_forbids_it(
+        make_cluster: MakeCluster) -> None:
+    """AllowReplicationFactorChange defaults to true (v0 has no such field): a caller that
+    does not say, such as the control plane's reassign operation, may change it."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    out = alter_partition_reassignments(s, [("t", [(0, [1])])])
+    assert [(tr.name, [(pr.index, pr.error_code) for pr in tr.partitions]) for tr in out] == \
+        [("t", [(0, E.NONE)])]
+    assert s.get_partition("t", 0).replicas == [1]
+
+
+def test_listing_skips_unknown_names_wherever_they_are(make_cluster: MakeCluster) -> None:
+    """ListPartitionReassignments: an unknown topic (or index) is skipped, and the topics
+    after it are still listed."""
+    s, clock, f = make_cluster([0, 1, 2, 3])
+    s.create_topic("foo", assignments={0: [0, 1, 2]})
+    f.apply({"op": "pause_follower", "broker": 3})
+    alter(s, {"foo": {0: [0, 1, 3]}})
+    assert listing(s, [("nope", [0]), ("foo", [9, 0])]) == {("foo", 0): ([0, 1, 3, 2], [3], [2])}
+
+
+def test_progress_reports_each_adding_replica_against_the_leader(make_cluster: MakeCluster) -> None:
+    """What ``kafka-emulator reassign`` shows: each adding replica's bytes and log end
+    beside the leader's."""
+    s, clock, f = make_cluster([1, 2, 3, 4])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 6)
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 3})
+    f.apply({"op": "pause_follower", "broker": 4})
+    alter(s, {"t": {0: [1, 2, 3, 4]}})
+    size = p.logs[1].size_bytes
+    assert size > 0
+    assert [(r.broker, r.bytes, r.target_bytes, r.log_end_offset, r.leader_log_end_offset)
+            for r in progress(p)] == [(3, 0, size, 0, 6), (4, 0, size, 0, 6)]
