@@ -636,3 +636,21 @@ def test_progress_reports_each_adding_replica_against_the_leader(make_cluster: M
     assert size > 0
     assert [(r.broker, r.bytes, r.target_bytes, r.log_end_offset, r.leader_log_end_offset)
             for r in progress(p)] == [(3, 0, size, 0, 6), (4, 0, size, 0, 6)]
+
+
+def test_a_reassignment_is_announced_once_when_it_starts_and_once_when_it_ends(
+        make_cluster: MakeCluster) -> None:
+    """The news listeners get (the console, metrics): started when a partition begins
+    reassigning, not again when a new target replaces the running one; completed once."""
+    s, clock, f = make_cluster([1, 2, 3, 4])
+    s.create_topic("t", assignments={0: [1, 2]})
+    seen: list[str] = []
+    s.hooks.append(lambda kind, ev: seen.append(kind) if kind.startswith("reassignment_") else None)
+    f.apply({"op": "pause_follower", "broker": 3})
+    f.apply({"op": "pause_follower", "broker": 4})
+    alter(s, {"t": {0: [1, 3]}})
+    alter(s, {"t": {0: [1, 4]}})  # a new target while the first runs
+    f.apply({"op": "clear"})
+    settle(s, clock)
+    assert s.get_partition("t", 0).replicas == [1, 4]
+    assert seen == ["reassignment_started", "reassignment_completed"]
