@@ -13,7 +13,12 @@ import pytest
 from cluster_sim import produce, settle
 
 from emulator.cluster import controller
-from emulator.cluster.events import LeaderChanged
+from emulator.cluster.events import (
+    DomainEvent,
+    LeaderChanged,
+    ReassignmentCompleted,
+    ReassignmentStarted,
+)
 from emulator.cluster.reassignment import (
     ReassignmentReplicas,
     Revert,
@@ -23,6 +28,7 @@ from emulator.cluster.reassignment import (
     progress,
 )
 from emulator.cluster.state import ClusterState
+from emulator.cluster.state_machines import ReplicaState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import build_batch
@@ -299,6 +305,8 @@ def test_a_target_broker_down_makes_the_reassignment_wait(make_cluster: MakeClus
     settle(s, clock)
     controller.broker_stopped(s, 4)
     alter(s, {"t": {0: [1, 2, 4]}})  # a registered, fenced broker is a valid target
+    # its new replica: NewReplica, then Offline (its broker is down), not Online
+    assert s.controller.machines.replicas.state(("t", 0, 4)) is ReplicaState.OfflineReplica
     settle(s, clock, 50)
     assert listing(s) == {("t", 0): ([1, 2, 4, 3], [4], [3])}
     produce(s, p, 5)
@@ -644,13 +652,17 @@ def test_a_reassignment_is_announced_once_when_it_starts_and_once_when_it_ends(
     reassigning, not again when a new target replaces the running one; completed once."""
     s, clock, f = make_cluster([1, 2, 3, 4])
     s.create_topic("t", assignments={0: [1, 2]})
-    seen: list[str] = []
-    s.hooks.append(lambda kind, ev: seen.append(kind) if kind.startswith("reassignment_") else None)
+    seen: list[DomainEvent] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if kind.startswith("reassignment_") else None)
+    alter(s, {"t": {0: [2, 1]}})  # a reorder completes at once: nothing to announce
+    assert seen == []
     f.apply({"op": "pause_follower", "broker": 3})
     f.apply({"op": "pause_follower", "broker": 4})
-    alter(s, {"t": {0: [1, 3]}})
-    alter(s, {"t": {0: [1, 4]}})  # a new target while the first runs
+    alter(s, {"t": {0: [2, 3]}})
+    alter(s, {"t": {0: [2, 4]}})  # a new target while the first runs
     f.apply({"op": "clear"})
     settle(s, clock)
-    assert s.get_partition("t", 0).replicas == [1, 4]
-    assert seen == ["reassignment_started", "reassignment_completed"]
+    assert s.get_partition("t", 0).replicas == [2, 4]
+    assert seen == [
+        ReassignmentStarted(topic="t", partition=0, replicas=[2, 3, 1], adding=[3], removing=[1]),
+        ReassignmentCompleted(topic="t", partition=0, replicas=[2, 4])]
