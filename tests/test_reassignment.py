@@ -17,6 +17,7 @@ from emulator.cluster.events import (
     DomainEvent,
     LeaderChanged,
     ReassignmentCompleted,
+    ReassignmentsAltered,
     ReassignmentStarted,
 )
 from emulator.cluster.reassignment import (
@@ -666,3 +667,19 @@ def test_a_reassignment_is_announced_once_when_it_starts_and_once_when_it_ends(
     assert seen == [
         ReassignmentStarted(topic="t", partition=0, replicas=[2, 3, 1], adding=[3], removing=[1]),
         ReassignmentCompleted(topic="t", partition=0, replicas=[2, 4])]
+
+
+def test_one_request_announces_how_many_changes_it_applied(make_cluster: MakeCluster) -> None:
+    """One ReassignmentsAltered per request that changed something, counting the
+    records written: not the refused partitions, nor a target equal to the replicas."""
+    s, clock, f = make_cluster([1, 2, 3, 4])
+    s.create_topic("t", assignments={0: [1, 2], 1: [2, 3], 2: [3, 4], 3: [1, 3]})
+    f.apply({"op": "pause_follower", "broker": 4})
+    seen: list[DomainEvent] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if kind == "reassignments_altered" else None)
+    res = alter(s, {"t": {0: [1, 4], 1: [9], 2: [3, 4], 3: [3, 1]}})
+    assert [res[("t", i)][0] for i in range(4)] == \
+        [E.NONE, E.INVALID_REPLICA_ASSIGNMENT, E.NONE, E.NONE]
+    assert seen == [ReassignmentsAltered(count=2)]  # t-0 starts, t-3's reorder completes
+    alter(s, {"t": {2: [3, 4]}})
+    assert seen == [ReassignmentsAltered(count=2)]  # nothing changed: no news
