@@ -12,6 +12,7 @@ from emulator.cluster import controller
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
+from emulator.log import FollowerState
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import Record, build_batch
@@ -348,3 +349,97 @@ def test_each_isr_change_is_counted_once_and_bumps_the_partition_epoch_once(
     isr_events = [e for e in events if isinstance(e, (IsrShrunk, IsrExpanded))]
     assert isr_events == [IsrShrunk(topic="t", partition=0, brokers=[3]),
                           IsrExpanded(topic="t", partition=0, broker=3)] * 2
+
+
+def test_a_follower_that_does_not_fetch_stays_out_of_the_isr(make_cluster: MakeCluster) -> None:
+    """Kafka adds a follower to the ISR only on its fetch (maybeExpandIsr runs from
+    updateFollowerFetchState; the isr-expiration task only shrinks). Two paused followers
+    whose last LEO is the high watermark that min.insync.replicas now holds still are out
+    after one shrink and stay out, whatever the checks that follow; they rejoin when
+    they fetch again."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "2"})
+    p = s.get_partition("t", 0)
+    produce(s, p, 1, acks=-1)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1, acks=1)
+    s.tick()
+    events: list[object] = []
+    s.hooks.append(lambda kind, event: events.append(event))
+    epoch, expands = p.partition_epoch, s.isr_expands
+    for _ in range(6):  # three lag times, six expiration checks
+        clock.advance(LAG // 2 + 1)
+        s.tick()
+    assert (p.isr, p.high_watermark, p.log_end_offset) == ([1], 1, 2)
+    assert (p.partition_epoch, s.isr_expands) == (epoch + 1, expands)
+    assert [e for e in events if isinstance(e, (IsrShrunk, IsrExpanded))] == [
+        IsrShrunk(topic="t", partition=0, brokers=[2, 3])]
+    f.apply({"op": "resume_follower", "broker": 2})
+    s.tick()
+    assert (p.isr, p.high_watermark) == ([1, 2], 2)
+
+
+def test_maintain_isr_says_whether_it_changed_something(make_cluster: MakeCluster) -> None:
+    """The isr-expiration check answers True when it shrank the ISR or moved the high
+    watermark (news for the requests parked on the partition), False when it did
+    neither."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "3"})
+    p = s.get_partition("t", 0)
+    s.tick()
+    assert s.maintain_isr(p, clock.now_ms(), LAG) is False  # nothing to do
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1, acks=1)
+    s.tick()
+    clock.advance(LAG + 1)
+    assert p.high_watermark == 0
+    assert s.maintain_isr(p, clock.now_ms(), LAG) is True  # a shrink; the HW held (min ISR)
+    assert (p.isr, p.high_watermark) == ([1, 2], 0)
+    assert s.maintain_isr(p, clock.now_ms(), LAG) is False
+
+
+def test_the_isr_rules_judge_at_the_time_they_are_given(make_cluster: MakeCluster) -> None:
+    """A fetch and an expiration check decide at their own time (Kafka passes the fetch's
+    followerFetchTimeMs and the task's currentTimeMs to maybeIncrementLeaderHW), not
+    the cluster clock's: a replica outside the ISR that caught up within
+    replica.lag.time.max.ms of it holds the high watermark, one that did longer ago
+    does not."""
+    s, clock, f = make_cluster(brokers=4)
+    s.create_topic("t", assignments={0: [1, 2, 3, 4]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2, acks=-1)
+    s.tick()
+    for b in (2, 3, 4):
+        f.apply({"op": "pause_follower", "broker": b})
+    late = clock.now_ms() + LAG + 1
+    # 4 left the ISR and caught up to 1 just now; 2 is in the ISR at the log end; 3 is
+    # in the ISR at 1 and fetches up to 2 (by hand: its fetcher is paused)
+    p.isr = [1, 2, 3]
+    p.high_watermark = 1
+    p.followers[4] = FollowerState(log_end_offset=1, last_caught_up_ms=clock.now_ms())
+    p.followers[3].log_end_offset = 1
+    assert s.follower_fetch(p, 3, 1, clock.now_ms()) is False  # at the HW: nothing moves
+    assert s.follower_fetch(p, 3, 2, clock.now_ms()) is False
+    assert p.high_watermark == 1  # 4 is about to join: the HW waits for it
+    p.followers[3].log_end_offset = 1
+    assert s.follower_fetch(p, 3, 2, late) is True
+    assert p.high_watermark == 2  # at that time 4 has lagged too long
+    # the same through a follower outside the ISR and through the expiration check
+    for check in ("fetch", "expiration"):
+        p.isr, p.high_watermark = [1, 2], 1
+        p.followers[3] = FollowerState(log_end_offset=0, last_caught_up_ms=0)
+        p.followers[4] = FollowerState(log_end_offset=1, last_caught_up_ms=clock.now_ms())
+        if check == "fetch":
+            assert s.follower_fetch(p, 3, 0, clock.now_ms()) is False
+            assert p.high_watermark == 1
+            assert s.follower_fetch(p, 3, 0, late) is True
+        else:
+            s.maintain_isr(p, clock.now_ms(), LAG)
+            assert p.high_watermark == 1
+            assert s.maintain_isr(p, late, LAG) is True
+        assert (p.isr, p.high_watermark) == ([1, 2], 2), check
+    # a follower joining the ISR is news even when the high watermark stays
+    assert s.follower_fetch(p, 4, 2, late) is True
+    assert (p.isr, p.high_watermark) == ([1, 2, 4], 2)

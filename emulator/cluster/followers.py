@@ -441,12 +441,14 @@ class Followers:
         self.state.replication_quotas.record(p, follower, n)
 
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
-        """Partition.maybeShrinkIsr (and a late expansion check): the isr-expiration task."""
+        """Partition.maybeShrinkIsr: the isr-expiration task. It only shrinks: a follower
+        joins the ISR on a fetch (``follower_fetch``), as Kafka's maybeExpandIsr runs only
+        from updateFollowerFetchState. (An expansion here let followers that no longer
+        fetch back in whenever their last LEO reached a high watermark held by
+        min.insync.replicas, to drop them again at once: every check an ISR change, a
+        partition epoch and an IsrExpands count, and a moment in the ISR that a waiting
+        reassignment could take for caught up.)"""
         changed = False
-        for b in p.replicas:
-            if b != p.leader and p.can_join_isr(b) and self.state.isr_eligible(b):
-                self.expand_isr(p, b)
-                changed = True
         out = p.out_of_sync(now, lag_max)
         if out:
             self.shrink_isr(p, out)
