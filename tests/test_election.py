@@ -105,9 +105,10 @@ def test_preferred_election_does_not_trigger_unclean_election(make_cluster: Make
 def test_unknown_partition_and_election_type(make_cluster: MakeCluster) -> None:
     s, clock, f = make_cluster([1, 2])
     s.create_topic("t", assignments={0: [1, 2]})
-    assert results(elect_leaders(s, UNCLEAN, [("t", [3, -1])])) == {
+    assert results(elect_leaders(s, UNCLEAN, [("t", [3, -1, 1])])) == {
         ("t", 3): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-3"),
-        ("t", -1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t--1")}
+        ("t", -1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t--1"),
+        ("t", 1): (E.UNKNOWN_TOPIC_OR_PARTITION, "No such partition as t-1")}  # one past
     with pytest.raises(KafkaError) as e:
         elect_leaders(s, 7, [("t", [0])])
     assert (e.value.code, e.value.message) == (E.INVALID_REQUEST, "Unknown election type 7")
@@ -124,3 +125,20 @@ def test_preferred_election_moves_the_leader_back(make_cluster: MakeCluster) -> 
     settle(s, clock)
     assert results(elect_leaders(s, PREFERRED, [("t", [0])])) == {("t", 0): OK}
     assert p.leader == 1
+
+
+def test_null_topic_partitions_runs_the_requested_election_everywhere(
+        make_cluster: MakeCluster) -> None:
+    """With null TopicPartitions each partition gets the request's election: PREFERRED
+    moves a's leader back to broker 1 (an unclean election would leave it, a leader
+    being there) and reports only that partition."""
+    s, clock, f = make_cluster([1, 2])
+    s.create_topic("a", assignments={0: [1, 2]})
+    s.create_topic("b", assignments={0: [2, 1]})
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    a, b = s.get_partition("a", 0), s.get_partition("b", 0)
+    assert (a.leader, b.leader, set(a.isr)) == (2, 2, {1, 2})
+    assert elect_leaders(s, PREFERRED, None) == [("a", [(0, E.NONE, None)]), ("b", [])]
+    assert (a.leader, b.leader) == (1, 2)
