@@ -255,9 +255,30 @@ def test_caught_up_replica_outside_the_isr_holds_the_hw(make_cluster: MakeCluste
     p.update_follower(3, 1, clock.now_ms())
     p.high_watermark = 1
     p.followers[2].log_end_offset = 2
+    clock.advance(LAG)  # replica.lag.time.max.ms since it last caught up: still caught up
     s.advance_hw(p)
     assert p.high_watermark == 1  # shouldWaitForReplicaToJoinIsr
-    clock.advance(LAG + 1)
+    clock.advance(1)
+    s.advance_hw(p)
+    assert p.high_watermark == 2
+
+
+def test_a_caught_up_replica_holds_the_hw_beside_one_in_a_failed_log_dir(
+        make_cluster: MakeCluster) -> None:
+    """Another replica's failed log dir takes only that replica out of the question: the
+    caught-up replica outside the ISR still holds the high watermark."""
+    s, clock, f = make_cluster(brokers=4)
+    s.create_topic("t", assignments={0: [1, 2, 3, 4]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2, acks=-1)
+    s.tick()
+    p.isr = [1, 2]
+    p.offline = {4}
+    p.high_watermark = 1
+    p.followers[3] = FollowerState(log_end_offset=1, last_caught_up_ms=clock.now_ms())
+    s.advance_hw(p)
+    assert p.high_watermark == 1
+    p.followers[3].log_end_offset = 2
     s.advance_hw(p)
     assert p.high_watermark == 2
 

@@ -33,18 +33,20 @@ def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None,
                t: Topic | None = None) -> bool:
     """Move the leader's high watermark by Kafka's rules (Partition.maybe_advance_hw).
     ``t``: ``p``'s topic when the caller holds it."""
+    isr = p.isr
+    if len(isr) == len(p.replicas):
+        # Every replica in the ISR: none is about to join, and the ISR is as large as
+        # min.insync.replicas can ask (its effective value is at most the replicas').
+        return p.maybe_advance_hw()
     if t is None:
         t = state.topics.get(p.topic)
     min_isr = state.effective_min_isr(t, p) if t is not None else 1
     now = state.now() if now is None else now
-    # Only replicas outside the ISR are asked about eligibility and lag (about to join)
-    isr = p.isr
-    if len(isr) == len(p.replicas):  # every replica in the ISR: none is about to join
-        return p.maybe_advance_hw(min_isr, now, 0, ())
-    # (never a replica in a failed log dir: its fetcher is gone)
+    # Only replicas outside the ISR are asked about eligibility and lag (about to join);
+    # never a replica in a failed log dir: its fetcher is gone
     eligible = [b for b in p.replicas if b not in isr and state.isr_eligible(b)
                 and not (p.offline and b in p.offline)]
-    lag_max = state.config_int("replica.lag.time.max.ms") if eligible else 0
+    lag_max = state.config_int("replica.lag.time.max.ms")
     return p.maybe_advance_hw(min_isr, now, lag_max, eligible)
 
 
