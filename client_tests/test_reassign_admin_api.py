@@ -92,9 +92,11 @@ def test_every_invalid_request_gets_kafkas_code_and_message(cluster: Target) -> 
         assert resp["error_code"] == E.INVALID_REQUEST
         assert resp["replica_election_results"][0]["partition_result"][0]["error_message"] == \
             "Unknown election type 5"
-        resp = conn.call(43, 0, {"topic_partitions": [{"topic": foo, "partitions": [9]}]})
-        assert resp["replica_election_results"][0]["partition_result"][0]["error_message"] == \
-            f"No such partition as {foo}-9"
+        resp = conn.call(43, 0, {"topic_partitions": [{"topic": foo, "partitions": [9, 3]}]})
+        assert [(r["error_code"], r["error_message"]) for r in
+                resp["replica_election_results"][0]["partition_result"]] == [
+            (E.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {foo}-9"),
+            (E.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {foo}-3")]  # one past the last
         # A cancellation (v0) puts the replicas back.
         assert alter_raw(conn, [(foo, [(0, None)])], version=0)["responses"][0][
             "partitions"][0]["error_code"] == 0
