@@ -11,6 +11,7 @@ from cluster_sim import settle
 
 from emulator.cluster import controller
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
+from emulator.cluster.events import LeaderChanged
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -123,8 +124,28 @@ def test_preferred_election_moves_the_leader_back(make_cluster: MakeCluster) -> 
     controller.broker_started(s, 1)
     assert results(elect_leaders(s, PREFERRED, [("t", [0])])) == {("t", 0): PREFERRED_NA}
     settle(s, clock)
+    seen: list[LeaderChanged] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, LeaderChanged) else None)
     assert results(elect_leaders(s, PREFERRED, [("t", [0])])) == {("t", 0): OK}
-    assert p.leader == 1
+    assert p.leader == 1 and set(p.isr) == {1, 2, 3}  # a clean election keeps the ISR
+    assert [(e.old, e.new, e.unclean) for e in seen] == [(2, 1, False)]
+
+
+def test_an_unclean_election_resets_the_isr_and_says_so(make_cluster: MakeCluster) -> None:
+    """UNCLEAN elects the first acceptable replica, resets the ISR to it, and the news
+    carries unclean=True (what Kafka counts in UncleanLeaderElectionsPerSec)."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    for b in (2, 3, 1):
+        controller.broker_stopped(s, b)
+    controller.broker_started(s, 3)
+    assert (p.leader, p.isr) == (-1, [1])
+    seen: list[LeaderChanged] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, LeaderChanged) else None)
+    assert results(elect_leaders(s, UNCLEAN, [("t", [0])])) == {("t", 0): OK}
+    assert (p.leader, p.isr) == (3, [3])
+    assert [(e.old, e.new, e.unclean) for e in seen] == [(-1, 3, True)]
 
 
 def test_null_topic_partitions_runs_the_requested_election_everywhere(

@@ -683,3 +683,18 @@ def test_one_request_announces_how_many_changes_it_applied(make_cluster: MakeClu
     assert seen == [ReassignmentsAltered(count=2)]  # t-0 starts, t-3's reorder completes
     alter(s, {"t": {2: [3, 4]}})
     assert seen == [ReassignmentsAltered(count=2)]  # nothing changed: no news
+
+
+def test_a_replica_being_removed_may_still_be_elected(make_cluster: MakeCluster) -> None:
+    """While a reassignment runs the replica list is target + removing, and an election
+    (PCB's ONLINE) looks at all of it: t-0 moving from [1, 2] to [3] (3 cannot fetch)
+    loses its leader 1, and 2, being removed but in sync, leads until the move ends."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 3})
+    alter(s, {"t": {0: [3]}})
+    controller.broker_stopped(s, 1)
+    assert (p.replicas, p.removing_replicas, p.leader, p.isr) == ([3, 1, 2], [1, 2], 2, [2])
