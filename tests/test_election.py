@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 import pytest
 from cluster_sim import settle
 
-from emulator.cluster import controller
+from emulator.cluster import controller, leadership
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
 from emulator.cluster.events import LeaderChanged
+from emulator.cluster.leadership import Election
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -163,3 +164,36 @@ def test_null_topic_partitions_runs_the_requested_election_everywhere(
     assert (a.leader, b.leader, set(a.isr)) == (2, 2, {1, 2})
     assert elect_leaders(s, PREFERRED, None) == [("a", [(0, E.NONE, None)]), ("b", [])]
     assert (a.leader, b.leader) == (1, 2)
+
+
+# PartitionChangeBuilder.electLeader case by case (ELR off): (election, current leader,
+# target ISR, target replicas, excluded broker) -> (new leader, unclean). Brokers 0-4 are
+# registered and alive; 4 is fenced.
+SELECT_CASES = [
+    # PREFERRED: replicas[0] when valid; else keep a valid leader; else the next valid one
+    (Election.PREFERRED, 1, [0, 1, 2], [0, 1, 2], None, (0, False)),
+    (Election.PREFERRED, 1, [2, 3], [0, 1, 2, 3], None, (2, False)),  # leader not in ISR
+    (Election.PREFERRED, 0, [0, 2], [1, 2, 0], None, (0, False)),  # keeps broker 0
+    (Election.PREFERRED, -1, [1, 2], [0, 1, 2], None, (1, False)),  # the next: replicas[1]
+    (Election.PREFERRED, -1, [4], [0, 4], None, (-1, False)),  # never unclean
+    # ONLINE (OFFLINE here): keep a valid leader, else the first valid replica, in order
+    (Election.OFFLINE, -1, [0, 1], [0, 1], None, (0, False)),  # broker 0 is a leader too
+    (Election.OFFLINE, 1, [1, 2], [1, 2], 1, (2, False)),  # the excluded one cannot stay
+    (Election.OFFLINE, -1, [4], [4, 3], None, (-1, False)),
+    # UNCLEAN: a clean pick first, else the first acceptable replica, not the excluded one
+    (Election.UNCLEAN, -1, [4], [1, 2], 1, (2, True)),
+    (Election.UNCLEAN, -1, [3, 4], [4, 3], None, (3, False)),
+]
+
+
+@pytest.mark.parametrize(("election", "leader", "isr", "replicas", "exclude", "expected"),
+                         SELECT_CASES)
+def test_select_leader_is_pcbs_elect_leader(
+        make_cluster: MakeCluster, election: Election, leader: int, isr: list[int],
+        replicas: list[int], exclude: int | None, expected: tuple[int, bool]) -> None:
+    s, clock, f = make_cluster([0, 1, 2, 3, 4])
+    s.create_topic("t", assignments={0: [0, 1, 2, 3]})
+    s.brokers[4].alive = False  # registered, fenced
+    p = s.get_partition("t", 0)
+    p.leader = leader
+    assert leadership.select_leader(s, p, election, isr, replicas, exclude) == expected
