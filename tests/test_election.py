@@ -183,6 +183,7 @@ SELECT_CASES = [
     # UNCLEAN: a clean pick first, else the first acceptable replica, not the excluded one
     (Election.UNCLEAN, -1, [4], [1, 2], 1, (2, True)),
     (Election.UNCLEAN, -1, [3, 4], [4, 3], None, (3, False)),
+    (Election.UNCLEAN, -1, [4], [0, 1], None, (0, True)),  # broker 0 is acceptable too
 ]
 
 
@@ -197,3 +198,27 @@ def test_select_leader_is_pcbs_elect_leader(
     p = s.get_partition("t", 0)
     p.leader = leader
     assert leadership.select_leader(s, p, election, isr, replicas, exclude) == expected
+
+
+def test_change_leader_forces_a_leader_and_resets_the_isr_only_when_unclean(
+        make_cluster: MakeCluster) -> None:
+    """leadership.change_leader, the fault injector's move_leader: a clean move keeps the
+    ISR (a new leader outside it joins it, broker 0 like any other), an unclean one
+    resets the ISR to the new leader and says so; moving to the current leader is no
+    change."""
+    s, clock, f = make_cluster([0, 1, 2])
+    s.create_topic("t", assignments={0: [1, 2, 0]})
+    p = s.get_partition("t", 0)
+    seen: list[LeaderChanged] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, LeaderChanged) else None)
+    assert leadership.change_leader(s, p, 1) is False and seen == []
+    assert leadership.change_leader(s, p, 2) is True
+    assert (p.leader, p.isr) == (2, [1, 2, 0])
+    p.isr = [1, 2]
+    assert leadership.change_leader(s, p, 0) is True
+    assert (p.leader, p.isr) == (0, [1, 2, 0])  # joined the ISR
+    assert leadership.change_leader(s, p, -1) is True
+    assert (p.leader, p.isr) == (-1, [1, 2, 0])
+    assert leadership.change_leader(s, p, 1, unclean=True) is True
+    assert (p.leader, p.isr) == (1, [1])
+    assert [(e.new, e.unclean) for e in seen] == [(2, False), (0, False), (-1, False), (1, True)]
