@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from cluster_sim import settle
+from cluster_sim import produce, settle
 
 from emulator.cluster import controller, leadership
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
@@ -222,3 +222,19 @@ def test_change_leader_forces_a_leader_and_resets_the_isr_only_when_unclean(
     assert leadership.change_leader(s, p, 1, unclean=True) is True
     assert (p.leader, p.isr) == (1, [1])
     assert [(e.new, e.unclean) for e in seen] == [(2, False), (0, False), (-1, False), (1, True)]
+
+
+def test_a_deposed_leader_keeps_its_high_watermark_as_a_follower(
+        make_cluster: MakeCluster) -> None:
+    """A leader that loses the leadership keeps the high watermark it had as the one it
+    knows as a follower (what it truncates to on restart, and serves as a follower):
+    broker 0 as any other."""
+    s, clock, f = make_cluster([0, 1])
+    s.create_topic("t", assignments={0: [0, 1]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 5)
+    settle(s, clock)
+    assert (p.leader, p.high_watermark) == (0, 5)
+    p.follower_hw.pop(0, None)
+    assert leadership.change_leader(s, p, 1) is True
+    assert p.follower_hw[0] == 5
