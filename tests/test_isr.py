@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from cluster_sim import produce
 
-from emulator.cluster import controller
+from emulator.cluster import controller, leadership
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
@@ -464,3 +464,43 @@ def test_the_isr_rules_judge_at_the_time_they_are_given(make_cluster: MakeCluste
     # a follower joining the ISR is news even when the high watermark stays
     assert s.follower_fetch(p, 4, 2, late) is True
     assert (p.isr, p.high_watermark) == ([1, 2, 4], 2)
+
+
+def test_an_epoch_bump_that_keeps_the_leader_keeps_what_it_knows_of_its_followers(
+        make_cluster: MakeCluster) -> None:
+    """Kafka's resetReplicaState when the leader stays (isNewLeader false): each
+    follower's LEO is kept, so a silent follower at the log end is still caught up and
+    an idle partition does not shrink it, however long it is silent."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2, acks=-1)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    epoch = p.leader_epoch
+    assert leadership.partition_change(s, p, force_epoch_bump=True)
+    assert (p.leader, p.leader_epoch) == (1, epoch + 1)
+    assert p.followers[3].log_end_offset == 2
+    clock.advance(10 * LAG)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2, 3]
+
+
+def test_a_new_leader_is_not_held_back_by_a_follower_out_of_the_isr(
+        make_cluster: MakeCluster) -> None:
+    """A new leader counts a follower outside the ISR as not caught up (Kafka's
+    resetReplicaState: lastCaughtUpTimeMs 0 unless in the ISR), so its high watermark
+    moves with the ISR at once, without waiting replica.lag.time.max.ms for it."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1, acks=-1)
+    s.tick()
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2]
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr) == (2, [2])
+    produce(s, p, 1, acks=1)
+    assert (p.high_watermark, p.log_end_offset) == (2, 2)

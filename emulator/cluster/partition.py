@@ -298,17 +298,14 @@ class Partition:
         return self.log_end_offset
 
     def can_join_isr(self, broker_id: int) -> bool:
-        """A follower joins once its LEO >= HW and >= the current epoch's start offset."""
-        if broker_id in self.isr:  # the common case: skip the epoch lookup
-            return False
+        """A follower joins once its LEO >= HW and >= the current epoch's start offset.
+        (Asked only of followers outside the ISR: ``Followers.follower_fetch``.)"""
         return can_join_isr(broker_id, self.followers.get(broker_id), self.isr, self.replicas,
                             self.high_watermark, self.leader_epoch_start())
 
-    def is_caught_up(self, broker_id: int, now_ms: int, lag_max_ms: int) -> bool:
-        """Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or caught up recently."""
-        st = self.followers.get(broker_id)
-        if st is None:
-            return False
+    def is_caught_up(self, st: FollowerState, now_ms: int, lag_max_ms: int) -> bool:
+        """Kafka's ReplicaState.isCaughtUp of the leader's view ``st`` of a follower: at
+        the leader's LEO, or caught up recently."""
         return (st.log_end_offset == self.log_end_offset
                 or now_ms - st.last_caught_up_ms <= lag_max_ms)
 
@@ -338,7 +335,7 @@ class Partition:
             for b, st in self.followers.items():
                 if (b != self.leader and b not in self.isr and b in eligible
                         and st.log_end_offset < new and b in self.replicas
-                        and self.is_caught_up(b, now_ms, lag_max_ms)):
+                        and self.is_caught_up(st, now_ms, lag_max_ms)):
                     new = st.log_end_offset
         if new > self.high_watermark:
             self.high_watermark = new
