@@ -13,6 +13,7 @@ from emulator.cluster import controller, leadership
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
 from emulator.cluster.events import LeaderChanged
 from emulator.cluster.leadership import Election
+from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 
@@ -238,3 +239,21 @@ def test_a_deposed_leader_keeps_its_high_watermark_as_a_follower(
     p.follower_hw.pop(0, None)
     assert leadership.change_leader(s, p, 1) is True
     assert p.follower_hw[0] == 5
+
+
+def test_broker_0_becomes_leader_like_any_other(make_cluster: MakeCluster) -> None:
+    """A move to broker 0: it takes the leadership (its epoch starts at its log end),
+    the partition is Online in the controller's state machine, and the news carries the
+    change whole."""
+    s, clock, f = make_cluster([0, 1])
+    s.create_topic("t", assignments={0: [1, 0]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    seen: list[LeaderChanged] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, LeaderChanged) else None)
+    assert leadership.change_leader(s, p, 0) is True
+    assert (p.leader, p.leader_epoch) == (0, 1)
+    assert p.logs[0].latest_epoch == 1 and p.logs[0].epoch_entries()[-1] == (1, 3)
+    assert s.controller.machines.partitions.state(p.key) is PS.OnlinePartition
+    assert seen == [LeaderChanged(topic="t", partition=0, old=1, new=0, epoch=1, unclean=False)]
