@@ -257,3 +257,19 @@ def test_broker_0_becomes_leader_like_any_other(make_cluster: MakeCluster) -> No
     assert p.logs[0].latest_epoch == 1 and p.logs[0].epoch_entries()[-1] == (1, 3)
     assert s.controller.machines.partitions.state(p.key) is PS.OnlinePartition
     assert seen == [LeaderChanged(topic="t", partition=0, old=1, new=0, epoch=1, unclean=False)]
+
+
+def test_an_isr_shrink_advances_broker_0s_high_watermark_at_once(
+        make_cluster: MakeCluster) -> None:
+    """The change that drops a lagging follower from the ISR moves the leader's high
+    watermark in the same step (broker 0 leading, as any other), once the follower is
+    past replica.lag.time.max.ms (until then it holds the HW as one about to join)."""
+    s, clock, f = make_cluster([0, 1])
+    s.create_topic("t", assignments={0: [0, 1]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 1})
+    produce(s, p, 3)
+    assert (p.leader, p.high_watermark, p.isr) == (0, 0, [0, 1])
+    clock.advance(2000)  # past replica.lag.time.max.ms: 1 no longer counts as caught up
+    assert leadership.partition_change(s, p, Election.OFFLINE, target_isr=[0]) is True
+    assert (p.leader, p.isr, p.high_watermark) == (0, [0], 3)
