@@ -504,3 +504,36 @@ def test_a_new_leader_is_not_held_back_by_a_follower_out_of_the_isr(
     assert (p.leader, p.isr) == (2, [2])
     produce(s, p, 1, acks=1)
     assert (p.high_watermark, p.log_end_offset) == (2, 2)
+
+
+def test_an_epoch_bump_that_keeps_the_leader_restarts_the_lag_of_the_isr_only(
+        make_cluster: MakeCluster) -> None:
+    """resetReplicaState with the leader staying: a follower in the ISR counts as caught
+    up at the bump (it leaves replica.lag.time.max.ms after it, not after its last
+    catch-up); one outside the ISR does not (it holds no high watermark back)."""
+    s, clock, f = make_cluster(brokers=4)
+    s.create_topic("t", assignments={0: [1, 2, 3, 4]})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 4})
+    produce(s, p, 2, acks=-1)
+    s.tick()
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2, 3]  # 4 never fetched
+    s.tick()  # 3 fetches at the log end: caught up now
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 1, acks=1)
+    s.tick()
+    assert (p.high_watermark, p.logs[3].log_end_offset) == (2, 2)
+    clock.advance(LAG // 2)
+    leadership.partition_change(s, p, force_epoch_bump=True)
+    assert p.leader == 1
+    bump = clock.now_ms()
+    assert p.is_caught_up(p.followers[3], bump + LAG, LAG)  # the bump is its catch-up
+    assert not p.is_caught_up(p.followers[4], bump, LAG)
+    clock.advance(LAG // 2 + 1)  # LAG + 1 after 3 last caught up, LAG // 2 + 1 after the bump
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2, 3] and p.high_watermark == 2
+    clock.advance(LAG // 2)  # LAG + 1 after the bump
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2] and p.high_watermark == 3  # 4, outside, does not hold it
