@@ -9,6 +9,11 @@ that passes reads as one.
 - A test running longer than SLOW_AFTER_S is named while it runs, then every
   SLOW_EVERY_S, by the process that draws the progress line (with pytest-xdist, the
   controller): no silent minutes at 99%.
+- Every encoder the tests compile refuses a dict key that names no field of its struct
+  (``KAFKA_WIRE_STRICT_FIELDS=1``, wire/codec.py): a misspelt key in a handler's
+  response or a test's request fails the test instead of going out as the field's
+  default. Set here, before any encoder is compiled, for this process and the
+  emulators and workers it starts; a run may set it to 0.
 - The tests that share a JVM through a module- or session-scoped fixture (SHARED_JVMS:
   a Kafka cluster of a module, the SparkSession) are one pytest-xdist group each, so
   under ``--dist loadgroup`` (scripts/test) one worker starts that JVM once instead of
@@ -18,12 +23,15 @@ that passes reads as one.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+os.environ.setdefault("KAFKA_WIRE_STRICT_FIELDS", "1")
 
 # Fixture names of the module- or session-scoped fixtures that start JVMs: ``kafka`` (a
 # KafkaCluster of the client_tests/*_kafka.py modules), ``spark`` (spark_validation's

@@ -9,6 +9,7 @@ code (docs/architecture.md, "Decisions that carry the performance").
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -256,6 +257,12 @@ class _Gen:
     def encode_struct(self, st: Struct) -> str:
         fn = self.name("_enc")
         body: list[str] = ["    g = d.get"]
+        if strict_fields():
+            known = self.const(frozenset(f.name for f in st.fields), "_KN")
+            body += ["    if d.__class__ is not _ROW:",
+                     "        for _k in d:",
+                     f"            if _k not in {known}:",
+                     f"                _unknown_field(_k, {known})"]
         run: list[Field] = []
         lead: list[Field] = []  # the leading fixed-width fields (a Row's values)
         for f in st.fields:
@@ -404,7 +411,24 @@ class _Gen:
         raise TypeError(f"unknown type {t!r}")
 
 
+def _unknown_field(key: object, known: frozenset[str]) -> None:
+    raise TypeError(f"no field {key!r} in any version of this struct (its fields: "
+                    f"{', '.join(sorted(known))})")
+
+
+STRICT_FIELDS_ENV = "KAFKA_WIRE_STRICT_FIELDS"
+
+
+def strict_fields() -> bool:
+    """KAFKA_WIRE_STRICT_FIELDS=1: the encoders compiled from now on refuse a dict key
+    that names no field of its struct in any version (TypeError). An encoder reads the
+    fields it knows, each with its default, so a misspelt key would otherwise go out as
+    that field's default, unseen by any test. The test suite sets it (conftest.py); it
+    is off by default, as it costs a loop over the keys of every struct encoded."""
+    return os.environ.get(STRICT_FIELDS_ENV) == "1"
+
 _NAMESPACE = {
+    "_unknown_field": _unknown_field,
     "_struct": struct,
     "_I16": _I16,
     "_I32": _I32,

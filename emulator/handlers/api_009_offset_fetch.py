@@ -99,6 +99,8 @@ def handle(ctx: RequestContext, req: dict, version: int) -> dict:
     if version < 8:
         err, topics = _fetch_group(ctx, req["group_id"], req["topics"], stable, None, -1,
                                    version)
+        for t in topics:  # v1-7's topics have no id field (the v8+ shape names one)
+            t.pop("topic_id", None)
         return {"throttle_time_ms": 0, "topics": topics, "error_code": err}
     groups = []
     for g in req["groups"]:

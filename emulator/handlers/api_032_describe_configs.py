@@ -48,7 +48,7 @@ def _describe(ctx: RequestContext, req: dict) -> Steps[dict]:
                                           broker_view=True)
             out["configs"] = [
                 {"name": e.name, "value": e.value, "read_only": e.read_only,
-                 "is_default": e.source == 5, "config_source": e.source, "is_sensitive": e.sensitive,
+                 "config_source": e.source, "is_sensitive": e.sensitive,
                  "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in e.synonyms]
                  if req["include_synonyms"] else [],
                  "config_type": e.config_type, "documentation": None}
