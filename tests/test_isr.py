@@ -537,3 +537,20 @@ def test_an_epoch_bump_that_keeps_the_leader_restarts_the_lag_of_the_isr_only(
     clock.advance(LAG // 2)  # LAG + 1 after the bump
     s.maintain_isr(p, clock.now_ms(), LAG)
     assert p.isr == [1, 2] and p.high_watermark == 3  # 4, outside, does not hold it
+
+
+def test_a_partition_led_by_broker_0_moves_its_high_watermark(make_cluster: MakeCluster) -> None:
+    """Broker ids start at 0 on the official images (KAFKA_NODE_ID=0): only -1 means no
+    leader."""
+    s, clock, f = make_cluster(brokers=[0, 1, 2])
+    s.create_topic("t", assignments={0: [0, 1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2, acks=-1)
+    s.tick()
+    assert (p.leader, p.high_watermark) == (0, 2)
+    f.apply({"op": "pause_follower", "broker": 2})
+    produce(s, p, 1, acks=-1)
+    s.tick()
+    clock.advance(LAG + 1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert (p.isr, p.high_watermark) == ([0, 1], 3)
