@@ -81,6 +81,9 @@ def test_every_invalid_request_gets_kafkas_code_and_message(cluster: Target) -> 
             (foo, 2): (E.NO_REASSIGNMENT_IN_PROGRESS, None)}
         resp = alter_raw(conn, [], timeout_ms=0)  # nothing to do: an immediate success
         assert (resp["error_code"], resp["responses"]) == (0, [])
+        # v0 has no AllowReplicationFactorChange: a change of it is allowed (KIP-860)
+        resp = alter_raw(conn, [(foo, [(1, [b1])])], version=0)
+        assert (resp["throttle_time_ms"], results(resp)) == (0, {(foo, 1): (0, None)})
         # ListPartitionReassignments: unknown names and indexes are skipped
         assert conn.call(46, 0, {"timeout_ms": 30000, "topics": [
             {"name": foo, "partition_indexes": [7]}, {"name": nope,

@@ -205,10 +205,11 @@ def test_requests_past_their_deadline_change_nothing(cluster: Target) -> None:
         wait_for(lambda: replicas_of(cluster, foo)[0] == [b1, b3, b2], "foo-0 in flight")
         resp = alter_raw(conn, [(foo, [(0, None), (1, [b1])])], timeout_ms=0)
         assert (resp["error_code"], resp["error_message"]) == (E.REQUEST_TIMED_OUT, None)
+        assert resp["throttle_time_ms"] == 0  # not throttled: timed out
         assert results(resp) == {(foo, 0): (E.REQUEST_TIMED_OUT, None),
                                  (foo, 1): (E.REQUEST_TIMED_OUT, None)}
         resp = alter_raw(conn, [], timeout_ms=0)  # nothing to do: an immediate success
-        assert (resp["error_code"], resp["responses"]) == (0, [])
+        assert (resp["error_code"], resp["responses"], resp["throttle_time_ms"]) == (0, [], 0)
         resp = conn.call(43, 1, {"election_type": 0, "topic_partitions": [
             {"topic": foo, "partitions": [0, 9]}], "timeout_ms": 0})
         assert resp["error_code"] == E.REQUEST_TIMED_OUT
