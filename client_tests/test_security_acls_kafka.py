@@ -46,6 +46,7 @@ from test_security_sasl import (
     unsupported_mechanism_scenario,
 )
 
+from emulator.blocking_client import call as wire_call
 from emulator.security.acl import Op, PermissionType
 from emulator.security.acl import ResourceType as RT
 from emulator.testing import wait_for
@@ -78,6 +79,19 @@ def _acl_count(admin: Client) -> int:
     return sum(len(r["acls"]) for r in resp["resources"])
 
 
+def _controller_acl_count(kafka: KafkaCluster) -> int:
+    """The ACLs the controller holds (DescribeAcls on its PLAINTEXT listener, as
+    ANONYMOUS, a super user). A broker forwards some requests to the controller
+    (AlterPartitionReassignments, CreateTopics and the other controller APIs), which
+    authorizes them with ACLs it applies from the metadata log on its own schedule: a
+    broker may have a new ACL before the controller has, so a test that waits only for
+    the brokers can see the controller answer by the ACLs before."""
+    port = kafka.controller.ports["CONTROLLER"]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        resp = wire_call(s, 29, 3, ANY_FILTER, "acl-count")
+    return sum(len(r["acls"]) for r in resp["resources"])
+
+
 def _grant(admin: Client, rtype: RT, name: str, op: Op, perm: PermissionType) -> None:
     resp = admin.call(30, 3, {"creations": [{
         "resource_type": int(rtype), "resource_name": name, "resource_pattern_type": 3,
@@ -107,7 +121,9 @@ def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: s
         _grant(admin, case.rtype, name, Op.ALL if case.rtype != RT.CLUSTER else case.op,
                PermissionType.DENY)
         want += 1
-    # ACLs reach each broker through the metadata log: wait until alice's broker has them.
+    # ACLs reach each broker and the controller through the metadata log: wait until
+    # the controller and alice's broker have them.
+    wait_for(lambda: _controller_acl_count(kafka) == want, f"{want} ACLs on the controller")
     wait_for(lambda: _acl_count(admin) == want, f"{want} ACLs on broker 1")
     address = route(admin, case, topic, group, txn)
     # ... and on the broker the request goes to
@@ -122,6 +138,7 @@ def test_api_authorization_on_real_kafka(kafka: KafkaCluster, case: Case, acl: s
         alice.close()
         admin.call(31, 3, {"filters": [ANY_FILTER]})
         wait_for(lambda: _acl_count(admin) == 0, "no ACLs on broker 1")
+        wait_for(lambda: _controller_acl_count(kafka) == 0, "no ACLs on the controller")
         admin.close()
     check(case, acl, code)
 
