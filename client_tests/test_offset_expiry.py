@@ -88,14 +88,16 @@ def _classic_join_sync(conn: Conn, group: str, topic: str) -> tuple[str, int]:
     return member, generation
 
 
-def _commit(conn: Conn, group: str, topic: str, member: str, generation: int) -> None:
+def _commit(conn: Conn, group: str, topics: list[str], member: str, generation: int) -> None:
+    """Offset 5 of each topic's partition 0, in one OffsetCommit."""
     r = conn.call(8, 8, {
         "group_id": group, "generation_id_or_member_epoch": generation,
         "member_id": member, "group_instance_id": None,
-        "topics": [{"name": topic, "partitions": [{
+        "topics": [{"name": t, "partitions": [{
             "partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
-            "committed_metadata": ""}]}]})
-    assert r["topics"][0]["partitions"][0]["error_code"] == E.NONE, r
+            "committed_metadata": ""}]} for t in topics]})
+    assert [p["error_code"] for t in r["topics"] for p in t["partitions"]] == [
+        E.NONE] * len(topics), r
 
 
 def empty_groups_scenario(c: Cluster | KafkaTarget) -> None:
@@ -116,11 +118,11 @@ def empty_groups_scenario(c: Cluster | KafkaTarget) -> None:
         for k in ("left", "committed"):
             member, generation = _classic_join_sync(conns[k], groups[k], topic)
             if k == "committed":
-                _commit(conns[k], groups[k], topic, member, generation)
+                _commit(conns[k], groups[k], [topic], member, generation)
             r = conns[k].call(13, 3, {"group_id": groups[k], "members": [
                 {"member_id": member, "group_instance_id": None}]})
             assert r["error_code"] == E.NONE, r
-        _commit(conns["simple"], groups["simple"], topic, "", -1)
+        _commit(conns["simple"], groups["simple"], [topic], "", -1)
         member = uuid.uuid4().hex[:22]
         for epoch, names in ((0, [topic]), (-1, None)):
             r = conns["consumer"].call(68, 0, {
@@ -168,27 +170,8 @@ def expiry_scenario(c: Cluster | KafkaTarget) -> None:
         c.create_topic(t, 1, 1)
     conn = Conn(c, sorted(c.broker_ids).index(find_coordinator(c, group)))
     try:
-        join = {"group_id": group, "session_timeout_ms": 30_000,
-                "rebalance_timeout_ms": 30_000, "member_id": "", "group_instance_id": None,
-                "protocol_type": "consumer",
-                "protocols": [{"name": "range", "metadata": _subscription(subscribed)}]}
-        r = conn.call(11, 5, join)
-        assert r["error_code"] == E.MEMBER_ID_REQUIRED, r
-        member = r["member_id"]
-        r = conn.call(11, 5, dict(join, member_id=member))
-        assert r["error_code"] == E.NONE, r
-        generation = r["generation_id"]
-        r = conn.call(14, 3, {"group_id": group, "generation_id": generation,
-                              "member_id": member, "group_instance_id": None,
-                              "assignments": [{"member_id": member, "assignment": b""}]})
-        assert r["error_code"] == E.NONE, r
-        r = conn.call(8, 8, {
-            "group_id": group, "generation_id_or_member_epoch": generation,
-            "member_id": member, "group_instance_id": None,
-            "topics": [{"name": t, "partitions": [{
-                "partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1,
-                "committed_metadata": ""}]} for t in (subscribed, other)]})
-        assert [p["error_code"] for t in r["topics"] for p in t["partitions"]] == [0, 0], r
+        member, generation = _classic_join_sync(conn, group, subscribed)
+        _commit(conn, group, [subscribed, other], member, generation)
         committed_at = time.monotonic()
         # Stable, heartbeating, past the retention: the other topic's offset goes
         while time.monotonic() < committed_at + RETENTION_S + 3:
