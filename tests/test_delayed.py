@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emulator.cluster import leadership
 from emulator.cluster.delayed import Delayed
+from emulator.faults.injector import move_leader
 from emulator.handlers import api_000_produce, api_001_fetch
 from emulator.handlers.base import RequestContext
 from emulator.services import build_services
@@ -21,7 +23,8 @@ from wire.records import build_batch
 if TYPE_CHECKING:
     from conftest import MakeCluster
 
-BATCH = build_batch([(None, b"v" * 100)])
+# Built at import, before conftest.py dates the batches for the manual clock.
+BATCH = build_batch([(None, b"v" * 100)], timestamp=0)
 
 
 def _fetch(min_bytes: int, max_wait_ms: int) -> dict:
@@ -98,3 +101,55 @@ def test_acks_all_waits_for_the_isr_and_times_out_at_its_deadline(
     assert _code(late.expire()) == E.REQUEST_TIMED_OUT
     # acks=1 is answered at once
     assert _code(api_000_produce.handle(ctx, _produce(1, 1000), 9)) == E.NONE
+
+
+def _leader_hint(resp: dict) -> dict:
+    [topic] = resp["responses"]
+    [part] = topic["partition_responses"]
+    assert part["error_code"] == E.NOT_LEADER_OR_FOLLOWER, part
+    return part["current_leader"]
+
+
+def test_acks_all_answers_as_its_broker_stopped_leading_even_if_it_leads_again(
+        make_cluster: MakeCluster) -> None:
+    """Kafka's DelayedProduce completes with NOT_LEADER_OR_FOLLOWER the moment its broker
+    becomes a follower, naming the leader of that metadata. The emulator looks at a
+    parked answer a few loop turns later, when leadership may have come back: the
+    answer is still the one of the moment it went away, never the broker naming itself
+    the current leader (the soundness check's rule on Produce)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    leader, epoch = p.leader, p.leader_epoch
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    other = next(b for b in p.isr if b != leader)
+    # away and back before the parked answer is looked at again
+    move_leader(s, "t", 0, other)
+    move_leader(s, "t", 0, leader)
+    assert (p.leader, p.leader_epoch) == (leader, epoch + 2)
+    answer = waiting.check()
+    assert answer is not None
+    assert _leader_hint(answer) == {"leader_id": other, "leader_epoch": epoch + 1}
+
+
+def test_acks_all_goes_on_waiting_through_an_epoch_bump_that_keeps_the_leader(
+        make_cluster: MakeCluster) -> None:
+    """A new leader epoch with the same leader (a reassignment's bump) deposes nobody:
+    Kafka's check asks only whether the broker leads, so the append is acknowledged
+    once the ISR has it, not refused."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    leader, epoch = p.leader, p.leader_epoch
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    leadership.apply_change(s, p, leader, list(p.isr), force_epoch_bump=True)
+    assert (p.leader, p.leader_epoch) == (leader, epoch + 1)
+    assert waiting.check() is None  # still the ISR's to acknowledge
+    for _ in range(5):
+        s.tick()
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.NONE

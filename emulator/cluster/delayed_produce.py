@@ -112,5 +112,8 @@ class ProduceAcks:
             if not done and timed_out:
                 code = E.REQUEST_TIMED_OUT
         if code:
-            return AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset)
+            # (the append's leader epoch kept: a NOT_LEADER_OR_FOLLOWER answer names the
+            # leader that took over from it, ClusterState.deposed_by)
+            return AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset,
+                                leader_epoch=r.leader_epoch)
         return r

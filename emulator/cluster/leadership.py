@@ -117,6 +117,7 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
     if new_leader != old or force_epoch_bump:
         p.leader = new_leader
         p.leader_epoch += 1
+        p.note_leader_change(p.leader_epoch - 1, old)
         if new_leader >= 0:
             become_leader(state, p, new_leader, moved=new_leader != old)
         state.emit(LeaderChanged(topic=p.topic, partition=p.index, old=old, new=new_leader,

@@ -28,6 +28,10 @@ from wire.errors import KafkaError
 from wire.records import BatchHeader, decode_records, read_header
 
 MAX_PRODUCER_BATCHES = 5  # Kafka keeps the metadata of the last 5 batches per producer
+# Leader changes a partition remembers (``epoch_leaders``): a parked acks=all answer is
+# checked within a few loop turns of a change, so a handful would do; beyond this many
+# the answer falls back on the current leader.
+LEADER_HISTORY = 32
 
 
 @dataclass(slots=True)
@@ -83,6 +87,9 @@ class Partition:
         self.leader: int = replicas[0] if replicas else -1
         self.leader_epoch = 0
         self.partition_epoch = 0
+        # (leader epoch, leader) at the last leader changes, oldest first
+        # (``note_leader_change``, ``deposed``)
+        self.epoch_leaders: list[tuple[int, int]] = []
         self.adding_replicas: list[int] = []
         self.removing_replicas: list[int] = []
         self.logs: dict[int, Log] = {b: Log() for b in replicas}
@@ -137,6 +144,42 @@ class Partition:
             for first, _ in self.unreplicated_txns:
                 lso = min(lso, first)
         return lso
+
+    def note_leader_change(self, old_epoch: int, old_leader: int) -> None:
+        """Remember that the leader of ``old_epoch`` gave way to the current leader and
+        epoch (leadership.apply_change, after bumping the epoch)."""
+        h = self.epoch_leaders
+        if not h or h[-1][0] != old_epoch:
+            h.append((old_epoch, old_leader))
+        h.append((self.leader_epoch, self.leader))
+        if len(h) > LEADER_HISTORY:
+            del h[: len(h) - LEADER_HISTORY]
+
+    def deposed(self, epoch: int) -> tuple[int, int] | None:
+        """Whether the broker that led at leader epoch ``epoch`` has stopped leading
+        since: the (leader, leader epoch) that first took over from it, else None.
+
+        Kafka's DelayedProduce completes with NOT_LEADER_OR_FOLLOWER the moment its
+        broker stops leading (ReplicaManager completes the partition's delayed produces
+        as it becomes a follower), and the answer names the leader of the metadata that
+        made it a follower. A new epoch with the same leader (a reassignment's epoch
+        bump) deposes nobody: the wait goes on for the high watermark. So an answer
+        checked after leadership went away and came back is still the one of the moment
+        it went away. A history too short to reach ``epoch`` answers the current
+        leader."""
+        if epoch >= self.leader_epoch:
+            return None
+        then = -2
+        for e, b in self.epoch_leaders:
+            if e <= epoch:
+                then = b
+            elif then == -2:
+                break
+            elif b != then:
+                return b, e
+        if then == -2:
+            return self.leader, self.leader_epoch
+        return None
 
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         return [a for a in self.aborted if a.last_offset >= start and a.first_offset < end]

@@ -329,15 +329,19 @@ class Replication:
 
         Partition.checkEnoughReplicasReachOffset: done once the high watermark
         passes the offset, with NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR is then
-        below the effective min.insync.replicas. A leader change while waiting
-        (another leader epoch) answers NOT_LEADER_OR_FOLLOWER, as the deposed
-        leader's purgatory does: the append may have been truncated away.
+        below the effective min.insync.replicas. The broker losing leadership while
+        waiting (``Partition.deposed``: even if it leads again by now) answers
+        NOT_LEADER_OR_FOLLOWER, as the deposed leader's purgatory does: the append may
+        have been truncated away. A new leader epoch with the same leader (a
+        reassignment's bump) goes on waiting: Kafka's check asks only whether the
+        broker leads.
         """
         t = self.state.topics.get(topic)
         if t is None or index >= len(t.partitions):
             return True, E.UNKNOWN_TOPIC_OR_PARTITION
         p = t.partitions[index]
-        if (leader_epoch >= 0 and p.leader_epoch != leader_epoch) or p.leader < 0:
+        if p.leader < 0 or (0 <= leader_epoch != p.leader_epoch
+                            and p.deposed(leader_epoch) is not None):
             return True, E.NOT_LEADER_OR_FOLLOWER
         if p.high_watermark > last_offset:
             # a full ISR is never below min(min.insync.replicas, replication factor)

@@ -142,6 +142,15 @@ class ClusterState(ClusterMetadata):
                       leader_epoch: int = -1) -> tuple[bool, int]:
         return self.replication.acks_all_done(topic, index, last_offset, leader_epoch)
 
+    def deposed_by(self, topic: str, index: int, leader_epoch: int) -> tuple[int, int] | None:
+        """(leader, leader epoch) that took over from the leader of ``leader_epoch``
+        (``Partition.deposed``): the current-leader hint of an acks=all append refused
+        because its broker stopped leading while it waited, named as of that moment."""
+        t = self.topics.get(topic)
+        if t is None or not 0 <= index < len(t.partitions):
+            return None
+        return t.partitions[index].deposed(leader_epoch)
+
     # ---- time ----------------------------------------------------------------------------
     def tick(self, full: bool = True, budget: int | None = None) -> None:
         """Fence due crashed brokers, replicate, let the controller and faults act on

@@ -232,7 +232,13 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
                                       r.log_start_offset)) if with_start
                                  else Row((idx, 0, r.base_offset, r.log_append_time)))
                     continue
-                pr = _partition_response(ctx, name, idx, r, refused_hints.get((name, idx)))
+                named = refused_hints.get((name, idx))
+                if r.error == E.NOT_LEADER_OR_FOLLOWER and r.leader_epoch >= 0:
+                    # appended, then its broker stopped leading while acks=all waited:
+                    # Kafka answers as it becomes a follower, naming the leader then
+                    # (not the one now: leadership may have come back to this broker)
+                    named = cluster.deposed_by(name, idx, r.leader_epoch) or named
+                pr = _partition_response(ctx, name, idx, r, named)
                 hint = pr.get("current_leader")
                 leader = hint["leader_id"] if hint is not None else -1
                 if leader >= 0:
