@@ -4,6 +4,7 @@ DescribeProducers (61), ListConfigResources (74), DescribeQuorum (55), client qu
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -36,8 +37,10 @@ def test_describe_producers_lists_idempotent_and_transactional_producers(
     cluster.create_topic(topic, 1, 3)
     idem = Producer({"bootstrap.servers": cluster.bootstrap_servers,
                      "enable.idempotence": True})
+    # stamped now, not in 2023: records past retention.ms (7 days) go at a retention check
+    now = int(time.time() * 1000)
     for i in range(3):
-        idem.produce(topic, b"v%d" % i, partition=0, timestamp=1_700_000_000_000 + i)
+        idem.produce(topic, b"v%d" % i, partition=0, timestamp=now + i)
     idem.flush(10)
     txn = Producer({"bootstrap.servers": cluster.bootstrap_servers,
                     "transactional.id": f"dp-{topic}"})
@@ -56,7 +59,7 @@ def test_describe_producers_lists_idempotent_and_transactional_producers(
         assert len(producers) == 2
         plain, open_txn = producers
         assert plain["last_sequence"] == 2 and plain["current_txn_start_offset"] == -1
-        assert plain["last_timestamp"] == 1_700_000_000_002
+        assert plain["last_timestamp"] == now + 2
         assert open_txn["current_txn_start_offset"] == 3 and open_txn["last_sequence"] == 0
         # A follower answers from its own log's producer state (Kafka's
         # Partition.activeProducerState), the leader's once it has fetched the batches.

@@ -44,8 +44,9 @@ from rawkafka import (
 
 from client_tests.targets import KafkaTarget
 from emulator import Cluster
+from emulator.server.purgatory import RETENTION_INTERVAL_S
 from emulator.testing import wait_for
-from wire.records import Record, build_batch
+from wire.records import Record, build_batch, read_header
 
 Target = Cluster | KafkaTarget
 NONE, MESSAGE_TOO_LARGE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT = 0, 10, 6, 7
@@ -121,6 +122,12 @@ def test_list_offsets_latest_read_committed_is_the_last_stable_offset(cluster: T
 
 
 # ---- ListOffsets by timestamp and MAX_TIMESTAMP ----------------------------------------
+# The by-time tests write records dated a few seconds after 1 January 1970, older than
+# Kafka's default retention.ms (7 days): their topics keep records forever, or a retention
+# check (Kafka's every 5 minutes, the emulator's every second) deletes them mid-test.
+KEEP_FOREVER = {"retention.ms": "-1"}
+
+
 def _batch_at(timestamps: list[int]) -> bytes:
     """One batch whose records carry these CreateTime timestamps."""
     return build_batch([Record(i, ts, None, b"v") for i, ts in enumerate(timestamps)],
@@ -144,7 +151,7 @@ def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
     MAX_TIMESTAMP (-3): the first record carrying the largest timestamp. After
     DeleteRecords, only records from the log start offset on are found."""
     topic = _name("by-time")
-    cluster.create_topic(topic, 1, 3)
+    cluster.create_topic(topic, 1, 3, config=KEEP_FOREVER)
     conn = leader_conn(cluster, topic)
     try:
         for stamps in ([1000, 3000, 2000], [5000, 5000], [4000]):  # offsets 0-2, 3-4, 5
@@ -171,7 +178,7 @@ def test_list_offsets_by_timestamp_skips_a_batchs_records_below_the_log_start(
     """The first batch whose max timestamp reaches the target may hold the matching
     record only below the log start offset: the search goes on in the next batch."""
     topic = _name("by-time-start")
-    cluster.create_topic(topic, 1, 3)
+    cluster.create_topic(topic, 1, 3, config=KEEP_FOREVER)
     conn = leader_conn(cluster, topic)
     try:
         for stamps in ([6000, 1000], [7000]):  # offsets 0-1, 2
@@ -194,7 +201,7 @@ def test_list_offsets_max_timestamp_counts_records_below_the_log_start(
     deletes the segment: here one segment, never rolled. A lookup by a timestamp does
     skip it (the search starts from the log start)."""
     topic = _name("max-ts-start")
-    cluster.create_topic(topic, 1, 3)
+    cluster.create_topic(topic, 1, 3, config=KEEP_FOREVER)
     conn = leader_conn(cluster, topic)
     try:
         for stamps in ([5000, 1000], [1500], [3000], [2000]):  # offsets 0-1, 2, 3, 4
@@ -223,7 +230,7 @@ def test_list_offsets_by_timestamp_finds_nothing_above_the_high_watermark(
     one as nothing; emulator: the follower paused by a fault)."""
     b1, b2, b3 = sorted(cluster.broker_ids)
     topic = _name("by-time-hw")
-    create_assigned(cluster, topic, {0: [b1, b2, b3]})
+    create_assigned(cluster, topic, {0: [b1, b2, b3]}, KEEP_FOREVER)
     c = _conn_to(cluster, b1)
     try:
         assert produce_error(c.call(0, 9, produce_body(topic, 0, _batch_at([1000]),
@@ -276,7 +283,7 @@ def test_list_offsets_special_timestamps(cluster: Target) -> None:
     empty log, and without tiered storage LATEST_TIERED (-5) and EARLIEST_PENDING_UPLOAD
     (-6): nothing (-1, -1, -1)."""
     topic = _name("special")
-    cluster.create_topic(topic, 1, 3)
+    cluster.create_topic(topic, 1, 3, config=KEEP_FOREVER)
     conn = leader_conn(cluster, topic)
     try:
         epoch = partition_leader(cluster, topic)[1]
@@ -454,6 +461,38 @@ def test_delete_records_anywhere_but_the_leader_under_kafkas_timing(
     """The same under --fidelity kafka, where each broker first checks its own (lagging)
     view of the metadata."""
     _delete_records_rule(kafka_timing_cluster)
+
+
+# The emulator alone: its retention pass runs every second, which a test can wait out;
+# Kafka's runs 30 s after start, then every 5 minutes (log.retention.check.interval.ms).
+@pytest.mark.emulator_only
+def test_a_batch_built_without_a_timestamp_outlives_a_retention_pass(
+        cluster: Cluster) -> None:
+    """``build_batch`` stamps a batch now when its caller names no time, as a producer
+    does: under the default retention.ms (7 days) the server's retention pass keeps
+    every record. Dated 1970, as it once stamped them, the pass deleted all but the last
+    batch and moved the log start offset under the DeleteRecords test above."""
+    before_ms = time.time() * 1000
+    batches = [build_batch([(None, b"%d" % i)]) for i in range(4)]
+    after_ms = time.time() * 1000
+    assert all(before_ms - 1 <= read_header(b).max_timestamp <= after_ms + 1 for b in batches)
+    topic = _name("stamped-now")
+    cluster.create_topic(topic, 1, 3)
+    state = cluster.state
+    p = cluster.call(lambda: state.get_partition(topic, 0))
+    conn = leader_conn(cluster, topic)
+    try:
+        for batch in batches:
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, batch, acks=-1))) == NONE
+        # The appends and the high watermark's moves marked the partition before the
+        # last answer; the next pass (every second) looks at it and takes the mark.
+        wait_for(lambda: cluster.call(lambda: p not in state.retention_marks),
+                 "a retention pass over the partition", timeout=10 * RETENTION_INTERVAL_S)
+        assert _list_offset(conn, topic, timestamp=-2) == (NONE, 0)
+        assert _list_offset(conn, topic) == (NONE, 4)
+    finally:
+        conn.close()
 
 
 # ---- acks=all at the high watermark ----------------------------------------------------

@@ -21,8 +21,24 @@ from cluster_sim import Sim, new_cluster
 from emulator.cluster.clock import ManualClock
 from emulator.fidelity import Fidelity
 from emulator.pytest_plugin import kafka_emulator_logged_exceptions  # noqa: F401
+from wire import records
 
 MakeCluster = Callable[..., Sim]
+
+
+@pytest.fixture(autouse=True)
+def batches_dated_for_the_manual_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build_batch`` without a timestamp stamps 0 here, not the wall clock.
+
+    The domain's tests run on a ManualClock (1_700_000_000_000 unless a test says
+    otherwise), and the log refuses a record dated more than
+    message.timestamp.after.max.ms (1 h) past the broker's clock (INVALID_TIMESTAMP):
+    today's date is years past it. 0 is at or before every clock, which
+    message.timestamp.before.max.ms (unbounded by default) accepts, and is what these
+    tests were written with. Retention runs here only when a test calls it (no server's
+    pass runs), and a test that calls it, or starts a server on the wall clock, passes
+    its timestamps itself."""
+    monkeypatch.setattr(records, "default_timestamp_ms", lambda: 0)
 
 
 @pytest.fixture

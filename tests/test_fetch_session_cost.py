@@ -24,7 +24,8 @@ from emulator.services import build_services
 from wire.records import build_batch
 
 TOPICS, PER_TOPIC = 10, 100
-BATCH = build_batch([(None, b"v" * 10)])
+# Built at import, before conftest.py dates the batches for the manual clock.
+BATCH = build_batch([(None, b"v" * 10)], timestamp=0)
 
 
 class Reads:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -126,3 +127,22 @@ def test_request_header_matches_construct(key, version, corr, client_id) -> None
         ref.api_key, ref.api_version, ref.correlation_id)
     expected = None if ref.client_id_length < 0 else ref.client_id.decode()
     assert ours.client_id == expected
+
+
+def test_a_batch_without_a_timestamp_is_stamped_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records dated 1970 are past every topic's retention.ms, so a broker deletes them on
+    arrival: a batch built without a timestamp is stamped now, as a producer stamps it.
+    A batch whose first record is a ``Record`` takes that record's time as its base, as
+    Kafka's producer does, and its max timestamp is the records' own."""
+    monkeypatch.undo()  # conftest.py dates the unit tests' batches 0, for the manual clock
+    before = time.time() * 1000
+    batch = build_batch([(b"k", b"v")] * 2)
+    after = time.time() * 1000
+    h = read_header(batch)
+    assert before - 1 <= h.base_timestamp == h.max_timestamp <= after + 1
+    assert [r.timestamp for r in decode_records(batch)] == [h.base_timestamp] * 2
+    own = read_header(build_batch([Record(0, 5000, None, b"a"), Record(1, 3000, None, b"b")]))
+    assert (own.base_timestamp, own.max_timestamp) == (5000, 5000)
+    given = read_header(build_batch([(b"k", b"v")], timestamp=0))
+    assert (given.base_timestamp, given.max_timestamp) == (0, 0)
+

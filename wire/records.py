@@ -12,6 +12,7 @@ is bounded (``decompress_bounded``) everywhere the broker does it.
 from __future__ import annotations
 
 import struct
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -429,11 +430,23 @@ def iter_batches(buf: bytes | bytearray | memoryview) -> list[bytes]:
     return [bytes(buf[s:e]) for s, e in split_batches(buf)]
 
 
+def wall_clock_ms() -> int:
+    """Now, in ms since the epoch: the time a producer stamps its records with."""
+    return int(time.time() * 1000)
+
+
+# What ``build_batch`` stamps a batch with when its caller names no time, looked up at
+# each call so that a test suite whose broker runs on a manual clock can replace it
+# (tests/conftest.py: a record dated past message.timestamp.after.max.ms of the broker's
+# clock is INVALID_TIMESTAMP).
+default_timestamp_ms: Callable[[], int] = wall_clock_ms
+
+
 def build_batch(
     records: Sequence[tuple[bytes | None, bytes | None] | Record],
     *,
     base_offset: int = 0,
-    timestamp: int = 0,
+    timestamp: int | None = None,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -441,7 +454,25 @@ def build_batch(
     transactional: bool = False,
     control: bool = False,
 ) -> bytes:
-    """Build an uncompressed v2 batch (tests, control markers, tools)."""
+    """Build an uncompressed v2 batch (tests, control markers, tools).
+
+    ``timestamp`` is the batch's base timestamp and the time of each ``(key, value)``
+    pair; a ``Record`` keeps its own. Left out, it is now (``default_timestamp_ms``: the
+    wall clock, in ms), as a producer stamps what it sends: records dated 1970 are older
+    than every topic's retention.ms (Kafka's default is 7 days), so a broker's retention
+    check (Kafka's every 5 minutes, the emulator's every second) deletes them on arrival
+    and moves the log start offset under a test that never asked for it. A batch whose
+    first record is a ``Record`` then takes that record's time as the base, as Kafka's
+    producer does, so the max timestamp is the records' own. A caller that wants a given
+    time (a by-time lookup, retention itself, exact bytes) passes it.
+    """
+    if timestamp is None:
+        now = default_timestamp_ms()
+        first = records[0] if records else None
+        timestamp = first.timestamp if isinstance(first, Record) else now
+        pair_ts = now
+    else:
+        pair_ts = timestamp
     body = bytearray()
     max_ts = timestamp
     for i, r in enumerate(records):
@@ -449,7 +480,7 @@ def build_batch(
             key, value, headers, ts = r.key, r.value, r.headers, r.timestamp
         else:
             key, value = r
-            headers, ts = [], timestamp
+            headers, ts = [], pair_ts
         max_ts = max(max_ts, ts)
         rec = bytearray(b"\x00")
         rec += write_varint(ts - timestamp)
@@ -491,5 +522,6 @@ def control_batch(
 __all__ = [
     "BatchHeader", "InvalidRecordError", "Record", "build_batch", "compress", "control_batch",
     "crc32c", "decode_records", "encode_records", "rebuild_batch", "iter_batches", "patch_offsets", "read_header", "read_uvarint",
-    "set_log_append_time", "split_batches", "validate_batch",
+    "set_log_append_time", "split_batches", "validate_batch", "default_timestamp_ms",
+    "wall_clock_ms",
 ]
