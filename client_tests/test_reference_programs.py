@@ -71,7 +71,13 @@ def test_reference_program_is_clean_under_adversarial(ref: Ref, seed: int) -> No
     assert len(faults) > 1, f"seed {seed}: the adversary injected nothing but its settings"
 
 
-HANG_SCALE = "coordinator_move_before_offset_fetch=20,rebalance=0,kick=0"
+# Only OffsetFetch moves the group's coordinator: a JoinGroup's or a Heartbeat's move
+# (coordinator_move, and with it coordinator_move_after_answer) shortly before would make
+# the OffsetFetch's move wait out its quiet window (COORDINATOR_QUIET_REQUESTS), and
+# whether one came first was the client's timing (a JoinGroup retried under load shifts
+# the draws): CI once saw seed 1 move nothing before an OffsetFetch.
+HANG_SCALE = ("coordinator_move_before_offset_fetch=20,coordinator_move=0,rebalance=0,"
+              "kick=0")
 
 
 def test_the_librdkafka_consumer_recovers_from_its_offset_fetch_hang() -> None:
@@ -80,12 +86,13 @@ def test_the_librdkafka_consumer_recovers_from_its_offset_fetch_hang() -> None:
     client_tests/librdkafka_hang.py). With the group's coordinator moved before every
     OffsetFetch (and no rebalance to hand out the partitions again), the reference
     consumer lost all 300 records under seed 1 before its StallWatch; with it each run is
-    clean and the watch says it assigned the stuck partitions again. Seeds are tried until
-    one shows the hang: whether librdkafka finds the new coordinator before its
-    OffsetFetch is the client's timing."""
+    clean and the watch says it assigned the stuck partitions again. Every seed tried
+    must be clean and sound; seeds are tried until one shows the hang, since whether
+    librdkafka meets the move (and hangs on it) is the client's timing: a seed that
+    showed no move or no hang is reported, not failed on, unless none shows it."""
     ref = next(r for r in REFS if r.name == "confluent-consumer")
     tried = []
-    for seed in (1, 2, 3):
+    for seed in (1, 2, 3, 4, 5):
         with Cluster(brokers=3, port=0, fidelity="adversarial", seed=seed, config=CONFIG,
                      adversary_scale=HANG_SCALE) as c:
             verdict = ref(c)
@@ -93,9 +100,10 @@ def test_the_librdkafka_consumer_recovers_from_its_offset_fetch_hang() -> None:
                      if r.kind == "coordinator_move_before_offset_fetch"]
             unsound = list(c.adversary.violations)
         assert unsound == [], f"seed {seed}: the adversary's soundness check: {unsound}"
-        assert moves, f"seed {seed}: no coordinator moved before an OffsetFetch"
         assert verdict.problems == [], f"seed {seed}:\n{verdict.text()}"
-        if any("OffsetFetch hang" in note for note in verdict.log.notes):
+        hangs = [n for n in verdict.log.notes if "OffsetFetch hang" in n]
+        if moves and hangs:
             return
-        tried.append(seed)
-    pytest.fail(f"the hang never showed under seeds {tried}: nothing tested the watch")
+        tried.append(f"seed {seed}: {len(moves)} coordinator move(s) before an OffsetFetch, "
+                     f"{len(hangs)} hang note(s)")
+    pytest.fail("the hang never showed, so nothing tested the watch:\n" + "\n".join(tried))
