@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import struct
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -146,3 +148,21 @@ def test_a_batch_without_a_timestamp_is_stamped_now(monkeypatch: pytest.MonkeyPa
     given = read_header(build_batch([(b"k", b"v")], timestamp=0))
     assert (given.base_timestamp, given.max_timestamp) == (0, 0)
 
+
+
+def test_the_emulator_and_the_wire_name_the_time_of_every_batch_they_build() -> None:
+    """The emulator's own records (the coordinators' logs, the schema registry's) are
+    dated by the cluster's clock, which a test may run by hand: a ``build_batch`` call
+    left to its default would date them by the wall clock instead (years ahead of a
+    manual clock, so INVALID_TIMESTAMP or never expired)."""
+    root = Path(__file__).resolve().parent.parent
+    unnamed = []
+    for path in sorted([*root.joinpath("emulator").rglob("*.py"),
+                        *root.joinpath("wire").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            func = getattr(node, "func", None)
+            name = getattr(func, "id", None) or getattr(func, "attr", None)
+            if isinstance(node, ast.Call) and name == "build_batch" \
+                    and not any(k.arg == "timestamp" for k in node.keywords):
+                unnamed.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert unnamed == []
