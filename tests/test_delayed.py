@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from emulator.cluster import leadership
 from emulator.cluster.delayed import Delayed
+from emulator.cluster.partition import LEADER_HISTORY
 from emulator.faults.injector import move_leader
 from emulator.handlers import api_000_produce, api_001_fetch
 from emulator.handlers.base import RequestContext
@@ -153,3 +154,33 @@ def test_acks_all_goes_on_waiting_through_an_epoch_bump_that_keeps_the_leader(
         s.tick()
     answer = waiting.check()
     assert answer is not None and _code(answer) == E.NONE
+
+
+def test_deposed_names_who_first_took_over_from_an_epochs_leader(
+        make_cluster: MakeCluster) -> None:
+    """Partition.deposed, which the answer above names: the leader of the current
+    epoch is not deposed; a bump that keeps the leader deposes nobody; the first other
+    leader after an epoch is the one that took over; and once the epoch is older than
+    the LEADER_HISTORY changes the partition remembers, the current leader is named."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    a, b = p.leader, next(x for x in p.isr if x != p.leader)
+    assert p.leader_epoch == 0 and p.deposed(0) is None
+    leadership.apply_change(s, p, a, list(p.isr), force_epoch_bump=True)  # epoch 1, a
+    assert p.deposed(0) is None and p.deposed(1) is None
+    # then b at every even epoch, a at every odd one
+    while p.leader_epoch < 21:
+        move_leader(s, "t", 0, b if p.leader == a else a)
+    assert (p.leader, p.leader_epoch) == (a, 21)
+    assert p.deposed(0) == p.deposed(1) == (b, 2)
+    assert p.deposed(2) == (a, 3)
+    assert p.deposed(20) == (a, 21)
+    assert p.deposed(21) is None
+    while p.leader_epoch < 40:
+        move_leader(s, "t", 0, b if p.leader == a else a)
+    assert LEADER_HISTORY == 32  # the changes of epochs 9..40 are remembered
+    assert p.deposed(9) == (b, 10)
+    assert p.deposed(8) == p.deposed(0) == (b, 40)  # too old: the current leader
+    assert p.deposed(39) == (b, 40)
+    assert p.deposed(40) is None
