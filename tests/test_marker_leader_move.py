@@ -61,3 +61,51 @@ def test_an_abort_marker_the_new_leader_lacked_is_written_again() -> None:
     assert p.high_watermark == p.log_end_offset == marker_at + 1
     assert p.last_stable_offset() == p.high_watermark
     assert [(a.producer_id, a.first_offset) for a in p.aborted] == [(7, 0)]
+
+
+def _aborted_before_the_followers_had_its_data():
+    """The transaction's data and its ABORT marker both reach only the leader (the
+    followers stopped fetching before the data), then leadership moves to a follower,
+    which is still in the ISR: its log end offset is the transaction's first offset."""
+    sim = new_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    state.tick()
+    old = p.leader
+    for follower in p.replicas[1:]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    data = build_batch(
+        [(b"k", b"aborted")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    pending = {("t", 0)}
+    write_markers(state, pending, 7, 0, False, state.now())
+    assert not pending and p.logs[old].log_end_offset == 2 and p.high_watermark == 0
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old and p.leader_log.log_end_offset >= 0
+    return sim, p, old
+
+
+def test_a_new_leader_without_the_transactions_data_still_gets_its_abort_marker() -> None:
+    """Kafka's coordinator sends the marker again to the new leader whenever its
+    WriteTxnMarkers had not completed (acks=-1: the high watermark had not passed the
+    marker), whatever the new leader holds; there it is a marker of no transaction
+    (ProducerAppendInfo.appendEndTxnMarker emits no CompletedTxn when the producer has
+    no ongoing transaction): one control batch at the new leader's log end, and no
+    aborted-transaction entry. So the partition's next record is at offset 1, not 0."""
+    sim, p, _ = _aborted_before_the_followers_had_its_data()
+    state = sim.state
+    batches = [
+        (base, read_header(data).is_control, read_header(data).producer_id)
+        for data, base, _, _, _ in p.leader_log.batches_from(0, 1 << 62)
+    ]
+    assert batches == [(0, True, 7)]
+    assert p.aborted == []
+    assert p.last_stable_offset() == p.high_watermark
+    for follower in p.replicas:
+        sim.faults.apply({"op": "resume_follower", "broker": follower})
+    for _ in range(10):
+        state.tick()
+    assert p.high_watermark == p.log_end_offset == 1
+    assert p.last_stable_offset() == 1 and p.aborted == []

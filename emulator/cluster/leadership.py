@@ -148,9 +148,9 @@ def become_leader(state: ClusterMetadata, p: Partition, broker_id: int, moved: b
         # The new leader's high watermark is its own, from its last fetch.
         hw = p.follower_hw.get(broker_id, 0)
         p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
-        # ABORT markers this replica had not fetched, of transactions whose data it has
-        lost = [a for a in p.aborted
-                if a.first_offset < log.log_end_offset <= a.last_offset]
+        # ABORT markers this replica had not fetched (with or without their
+        # transaction's data: the coordinator's retry reaches it either way)
+        lost = [a for a in p.aborted if log.log_end_offset <= a.last_offset]
         p.truncate_producer_state(log.log_end_offset)
     log.assign_epoch(p.leader_epoch, log.log_end_offset)
     for a in lost:
@@ -171,11 +171,17 @@ def rewrite_abort_marker(state: ClusterMetadata, p: Partition, a: AbortedTxn) ->
     once the leader has it, so the leader change writes it again at once, as the
     coordinator's retry would; it counts as unreplicated until the followers fetch it.
     Without this the aborted data stayed on the new leader with no marker and no
-    aborted-transaction entry: read_committed readers were given it as committed."""
+    aborted-transaction entry: read_committed readers were given it as committed.
+
+    A new leader with none of the transaction's data (its log ends at or below the
+    first offset) gets the marker too, as Kafka's retry writes it there: a marker of no
+    ongoing transaction, so no aborted-transaction entry (Kafka's appendEndTxnMarker
+    completes a transaction only when the producer has one open)."""
     entry = p.producers.get(a.producer_id)
     if entry is None:
         entry = p.producers[a.producer_id] = ProducerEntry(0)
-    entry.txn_first_offset = a.first_offset
+    if a.first_offset < p.leader_log.log_end_offset:
+        entry.txn_first_offset = a.first_offset
     data = control_batch(False, a.producer_id, entry.epoch, state.now())
     base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
     p.complete_txn(a.producer_id, entry.epoch, base, False)
