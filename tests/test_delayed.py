@@ -70,9 +70,10 @@ def test_a_waiting_fetch_answers_at_min_bytes_not_at_the_first_change(
     assert len(_records(more.expire())) == 2 * len(BATCH)
 
 
-def _produce(acks: int, timeout_ms: int) -> dict:
+def _produce(acks: int, timeout_ms: int, index: int = 0) -> dict:
     return {"transactional_id": None, "acks": acks, "timeout_ms": timeout_ms,
-            "topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": BATCH}]}]}
+            "topic_data": [{"name": "t", "partition_data": [{"index": index,
+                                                             "records": BATCH}]}]}
 
 
 def _code(resp: dict) -> int:
@@ -184,3 +185,45 @@ def test_deposed_names_who_first_took_over_from_an_epochs_leader(
     assert p.deposed(8) == p.deposed(0) == (b, 40)  # too old: the current leader
     assert p.deposed(39) == (b, 40)
     assert p.deposed(40) is None
+
+
+def test_acks_all_of_a_deleted_topic_answers_unknown_topic_or_partition(
+        make_cluster: MakeCluster) -> None:
+    """Kafka completes a partition's delayed produces as the partition is deleted
+    (ReplicaManager.stopPartitions), and the partition it no longer hosts answers
+    UNKNOWN_TOPIC_OR_PARTITION: so does a parked acks=all append whose topic is gone,
+    and one whose partition a topic recreated under the same name does not have."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 2, 3)
+    leader = s.get_partition("t", 1).leader
+    ctx = RequestContext(s, s.get_partition("t", 0).leader, 0, 9, 1, "c",
+                         services=build_services(s))
+    gone = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    ctx1 = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    shrunk = api_000_produce.handle(ctx1, _produce(-1, 5000, index=1), 9)
+    assert isinstance(gone, Delayed) and gone.check() is None
+    assert isinstance(shrunk, Delayed) and shrunk.check() is None
+    s.delete_topic("t")
+    answer = gone.check()
+    assert answer is not None and _code(answer) == E.UNKNOWN_TOPIC_OR_PARTITION
+    s.create_topic("t", 1, 3)  # the same name, partition 0 only
+    answer = shrunk.check()
+    assert answer is not None and _code(answer) == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_acks_all_on_a_partition_led_by_broker_0(make_cluster: MakeCluster) -> None:
+    """Broker ids start at 0 (the official images): a partition broker 0 leads is
+    acknowledged like any other, not refused as leaderless."""
+    s, clock, f = make_cluster([0, 1, 2])
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    if p.leader != 0:
+        move_leader(s, "t", 0, 0)
+    assert p.leader == 0
+    ctx = RequestContext(s, 0, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    for _ in range(5):
+        s.tick()
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.NONE
