@@ -227,3 +227,62 @@ def test_acks_all_on_a_partition_led_by_broker_0(make_cluster: MakeCluster) -> N
         s.tick()
     answer = waiting.check()
     assert answer is not None and _code(answer) == E.NONE
+
+
+def test_acks_all_deposed_answers_not_leader_even_when_first_looked_at_as_it_expires(
+        make_cluster: MakeCluster) -> None:
+    """Kafka completes the delayed produce the moment its broker becomes a follower, so
+    the answer is NOT_LEADER_OR_FOLLOWER naming the new leader; the emulator, looking
+    at it only when its timeout fires, must not answer REQUEST_TIMED_OUT instead (the
+    new leader has the record, its high watermark not yet)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    leader, epoch = p.leader, p.leader_epoch
+    first, second = [b for b in p.replicas if b != leader]
+    f.apply({"op": "pause_follower", "broker": second, "topic": "t", "partition": 0})
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    for _ in range(5):
+        s.tick()
+    assert p.logs[first].log_end_offset == 1 and p.high_watermark == 0
+    move_leader(s, "t", 0, first)
+    clock.advance(1000)
+    assert _leader_hint(waiting.expire()) == {"leader_id": first, "leader_epoch": epoch + 1}
+
+
+def test_acks_all_keeps_an_acknowledged_partitions_answer_while_another_waits(
+        make_cluster: MakeCluster) -> None:
+    """DelayedProduce looks at a partition until its acks are satisfied, then never
+    again: a partition acknowledged while another of the request still waits answers
+    NONE even if its leader moves before the request completes."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 2, 3)
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    leader = p0.leader
+    if p1.leader != leader:
+        move_leader(s, "t", 1, leader)
+    slow = next(b for b in p1.replicas if b != leader)
+    f.apply({"op": "pause_follower", "broker": slow, "topic": "t", "partition": 1})
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    req = {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": BATCH},
+                                         {"index": 1, "records": BATCH}]}]}
+    waiting = api_000_produce.handle(ctx, req, 9)
+    assert isinstance(waiting, Delayed)
+    for _ in range(5):
+        s.tick()
+    assert p0.high_watermark == 1 and p1.high_watermark == 0
+    assert waiting.check() is None  # partition 0 acknowledged, 1 not
+    move_leader(s, "t", 0, next(b for b in p0.isr if b != leader))
+    f.apply({"op": "resume_follower", "broker": slow})
+    for _ in range(5):
+        s.tick()
+    answer = waiting.check()
+    assert answer is not None
+    [topic] = answer["responses"]
+    codes = {(part[0] if isinstance(part, tuple) else part["index"]):
+             int(part[1] if isinstance(part, tuple) else part["error_code"])
+             for part in topic["partition_responses"]}
+    assert codes == {0: E.NONE, 1: E.NONE}
