@@ -11,7 +11,7 @@ from cluster_sim import produce, settle
 
 from emulator.cluster import controller, leadership
 from emulator.cluster.election import PREFERRED, UNCLEAN, elect_leaders
-from emulator.cluster.events import LeaderChanged
+from emulator.cluster.events import LeaderChanged, PartitionStateChanged
 from emulator.cluster.leadership import Election
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
@@ -273,3 +273,71 @@ def test_an_isr_shrink_advances_broker_0s_high_watermark_at_once(
     clock.advance(2000)  # past replica.lag.time.max.ms: 1 no longer counts as caught up
     assert leadership.partition_change(s, p, Election.OFFLINE, target_isr=[0]) is True
     assert (p.leader, p.isr, p.high_watermark) == (0, [0], 3)
+
+
+def test_the_controllers_state_machine_follows_each_leader_change(
+        make_cluster: MakeCluster) -> None:
+    """apply_change moves the partition state machine: an election is Online -> Online
+    (told, as every transition is); a partition left without a leader, or given one
+    whose broker is stopped (change_leader, a tool's forced move), goes Offline; a
+    live leader again brings it back Online."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    m = s.controller.machines
+    seen: list[tuple[str, str]] = []
+    s.hooks.append(lambda kind, ev: seen.append((ev.old, ev.new))
+                   if isinstance(ev, PartitionStateChanged) and ev.key == p.key else None)
+    assert leadership.change_leader(s, p, 2) is True
+    assert m.partitions.state(p.key) is PS.OnlinePartition
+    assert seen == [("OnlinePartition", "OnlinePartition")]
+    assert leadership.change_leader(s, p, -1) is True
+    assert m.partitions.state(p.key) is PS.OfflinePartition
+    assert leadership.change_leader(s, p, 1) is True
+    assert m.partitions.state(p.key) is PS.OnlinePartition
+    s.brokers[3].alive = False  # fenced, its partitions not yet moved by the controller
+    assert leadership.change_leader(s, p, 3) is True
+    assert p.leader == 3 and m.partitions.state(p.key) is PS.OfflinePartition
+    assert seen[1:] == [("OnlinePartition", "OfflinePartition"),
+                        ("OfflinePartition", "OnlinePartition"),
+                        ("OnlinePartition", "OfflinePartition")]
+
+
+def test_every_leader_change_is_remembered_for_the_parked_answers(
+        make_cluster: MakeCluster) -> None:
+    """apply_change notes each leader change (epoch, leader) once: 20 moves fit in the
+    history a parked acks=all answer reads (Partition.deposed), so the leader that
+    took over from epoch 1's is still known after them; an epoch bump that keeps the
+    leader is an entry of its own and deposes nobody."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    order = [2, 3, 1]
+    for i in range(20):
+        assert leadership.change_leader(s, p, order[i % 3]) is True
+    assert p.leader_epoch == 20
+    assert p.epoch_leaders == [(0, 1)] + [(e, order[(e - 1) % 3]) for e in range(1, 21)]
+    assert p.deposed(1) == (3, 2)
+    assert p.deposed(0) == (2, 1)
+    leadership.apply_change(s, p, p.leader, list(p.isr), unclean=False, force_epoch_bump=True)
+    assert p.epoch_leaders[-2:] == [(20, 3), (21, 3)] and p.deposed(20) is None
+
+
+def test_a_new_leader_of_an_idle_partition_is_fetched_from_at_the_next_tick(
+        make_cluster: MakeCluster) -> None:
+    """A leader change touches the partition: the next tick visits it even when nothing
+    is produced, and the followers start fetching from the new leader (its epoch), as
+    Kafka's followers do on the LeaderAndIsr change."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)
+    settle(s, clock)
+    assert all(p.fetcher_epoch.get(b) == 0 for b in (2, 3))
+    settle(s, clock)  # idle: nothing left to visit
+    clock.advance(10)
+    s.tick(full=False)  # the server's tick: only what was touched, unfinished or due
+    assert leadership.change_leader(s, p, 2) is True
+    clock.advance(10)
+    s.tick(full=False)
+    assert {b: p.fetcher_epoch.get(b) for b in (1, 3)} == {1: 1, 3: 1}
