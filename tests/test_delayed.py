@@ -286,3 +286,28 @@ def test_acks_all_keeps_an_acknowledged_partitions_answer_while_another_waits(
              int(part[1] if isinstance(part, tuple) else part["error_code"])
              for part in topic["partition_responses"]}
     assert codes == {0: E.NONE, 1: E.NONE}
+
+
+def test_acks_all_refused_after_the_append_keeps_its_offsets_and_append_time(
+        make_cluster: MakeCluster) -> None:
+    """DelayedProduce sets only the error of the append's PartitionResponse: a
+    REQUEST_TIMED_OUT (or NOT_ENOUGH_REPLICAS_AFTER_APPEND) answer still carries the
+    append's base offset, its log append time (LogAppendTime topics) and the log
+    start offset."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3, configs={"message.timestamp.type": "LogAppendTime",
+                                       "retention.ms": "-1"})
+    p = s.get_partition("t", 0)
+    ctx = RequestContext(s, p.leader, 0, 9, 1, "c", services=build_services(s))
+    assert _code(api_000_produce.handle(ctx, _produce(1, 1000), 9)) == E.NONE
+    f.apply({"op": "pause_follower", "broker": p.replicas[1], "topic": "t", "partition": 0})
+    clock.advance(7)
+    appended_at = s.now()
+    waiting = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    clock.advance(1000)
+    [topic] = waiting.expire()["responses"]
+    [part] = topic["partition_responses"]
+    assert part["error_code"] == E.REQUEST_TIMED_OUT
+    assert (part["base_offset"], part["log_append_time_ms"], part["log_start_offset"]) \
+        == (1, appended_at, 0)

@@ -11,6 +11,7 @@ as ``final`` says, encoding only.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.replication import AppendResult
@@ -112,8 +113,9 @@ class ProduceAcks:
             if not done and timed_out:
                 code = E.REQUEST_TIMED_OUT
         if code:
-            # (the append's leader epoch kept: a NOT_LEADER_OR_FOLLOWER answer names the
-            # leader that took over from it, ClusterState.deposed_by)
-            return AppendResult(code, r.base_offset, r.last_offset, -1, r.log_start_offset,
-                                leader_epoch=r.leader_epoch)
+            # Only the error changes: Kafka's DelayedProduce sets the error of the
+            # append's PartitionResponse, which keeps its base offset, log append time
+            # and log start offset; the leader epoch is kept for ClusterState.deposed_by
+            # (a NOT_LEADER_OR_FOLLOWER answer names the leader that took over).
+            return replace(r, error=code)
         return r
