@@ -10,7 +10,9 @@ from cluster_sim import produce
 
 from emulator.cluster import controller, leadership
 from emulator.cluster.events import IsrExpanded, IsrShrunk
+from emulator.cluster.log_dirs import describe_log_dirs
 from emulator.cluster.partition import Partition
+from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.cluster.state import ClusterState
 from emulator.log import FollowerState
 from wire.errors import ErrorCode as E
@@ -554,3 +556,23 @@ def test_a_partition_led_by_broker_0_moves_its_high_watermark(make_cluster: Make
     clock.advance(LAG + 1)
     s.maintain_isr(p, clock.now_ms(), LAG)
     assert (p.isr, p.high_watermark) == ([0, 1], 3)
+
+
+def test_a_replica_moved_away_leaves_no_log_on_its_broker(make_cluster: MakeCluster) -> None:
+    """A reassignment that drops a replica deletes its log there (StopReplica with
+    deletion): the broker's DescribeLogDirs no longer lists the partition, and its
+    fetch and high-watermark state is gone with it."""
+    s, clock, _ = make_cluster(4)
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    alter_partition_reassignments(s, [("t", [(0, [1, 2, 4])])])
+    for _ in range(20):
+        s.tick()
+        if p.replicas == [1, 2, 4]:
+            break
+    assert p.replicas == [1, 2, 4] and 4 in p.isr
+    assert set(p.logs) == {1, 2, 4}
+    assert 3 not in p.followers and 3 not in p.follower_hw and 3 not in p.fetcher_epoch
+    assert all(not d.topics for d in describe_log_dirs(s, 3, None))
+    assert [n for d in describe_log_dirs(s, 4, None) for n, _ in d.topics] == ["t"]
