@@ -11,10 +11,10 @@ from cluster_sim import produce
 from emulator.cluster import controller, leadership
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.log_dirs import describe_log_dirs
-from emulator.cluster.partition import Partition
+from emulator.cluster.partition import Partition, epoch_end_offset
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.cluster.state import ClusterState
-from emulator.log import FollowerState
+from emulator.log import FollowerState, Log
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import Record, build_batch
@@ -576,3 +576,16 @@ def test_a_replica_moved_away_leaves_no_log_on_its_broker(make_cluster: MakeClus
     assert 3 not in p.followers and 3 not in p.follower_hw and 3 not in p.fetcher_epoch
     assert all(not d.topics for d in describe_log_dirs(s, 3, None))
     assert [n for d in describe_log_dirs(s, 4, None) for n, _ in d.topics] == ["t"]
+
+
+def test_epoch_end_offset_of_a_latest_epoch_that_starts_elsewhere() -> None:
+    """LeaderEpochFileCache.endOffsetFor matches the requested epoch against the epochs
+    of the cache, never their start offsets: the latest epoch (7, starting at 5) ends
+    at the log end offset; epoch 5, which no entry has, ends where the next one starts."""
+    log = Log()
+    for epoch, n in ((0, 3), (2, 2), (7, 1)):
+        log.append_as_leader(build_batch([(None, b"v")] * n), epoch)
+    assert log.epoch_entries() == [(0, 0), (2, 3), (7, 5)]
+    assert epoch_end_offset(log, 7) == (7, 6)
+    assert epoch_end_offset(log, 5) == (2, 5)
+    assert epoch_end_offset(log, 3) == (2, 5)
