@@ -10,6 +10,9 @@ from emulator.cluster import controller
 from emulator.cluster.events import TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
+from emulator.handlers import api_061_describe_producers
+from emulator.handlers.base import RequestContext
+from emulator.services import build_services
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
 from wire.records import build_batch, decode_records, read_header
@@ -581,3 +584,35 @@ def test_a_plain_init_forgets_the_last_epoch_and_the_start_time() -> None:
     assert h.tc.txns[TID].last_producer_epoch == -1
     err = h.tc.init_producer_id(TID, 60_000, producer_id=pid, producer_epoch=e0)[0]
     assert err == E.PRODUCER_FENCED
+
+
+def test_a_marker_of_the_same_epoch_keeps_the_sequences_and_ends_the_transaction() -> None:
+    """appendEndTxnMarker moves the producer's epoch only when the marker's differs
+    (maybeUpdateProducerEpoch): a marker of the same epoch (transactions v1) keeps the
+    batches' sequences, so a gap after it is still out of order and a retry of a
+    batch before it is still a duplicate; the entry then has no transaction open
+    and the marker's coordinator epoch, as DescribeProducers answers them."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert h.produce(pid, epoch, n=2) == 0
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    p = h.partition()
+    leader = p.leader
+    ctx = RequestContext(h.state, leader, 0, 9, 0, "c", services=build_services(h.state))
+    req = {"topics": [{"name": "t", "partition_indexes": [0]}]}
+    [part] = api_061_describe_producers.handle(ctx, req, 0)["topics"][0]["partitions"]
+    [state] = part["active_producers"]
+    assert (state["producer_epoch"], state["last_sequence"], state["coordinator_epoch"],
+            state["current_txn_start_offset"]) == (epoch, 1, 0, -1)
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+
+    def batch(seq: int, n: int) -> bytes:
+        return build_batch([(None, b"x")] * n, producer_id=pid, producer_epoch=epoch,
+                           base_sequence=seq, transactional=True)
+
+    retry = h.state.append(leader, "t", 0, batch(0, 2), -1)
+    assert (retry.error, retry.base_offset) == (E.NONE, 0)  # the duplicate's offset
+    gap = h.state.append(leader, "t", 0, batch(5, 1), -1)
+    assert gap.error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert p.log_end_offset == 3  # two records and the marker
