@@ -11,10 +11,13 @@ aborted transaction's outputs were given to read_committed readers as committed.
 
 from __future__ import annotations
 
+import struct
+
 from cluster_sim import new_cluster
 
+from emulator.cluster.events import Appended
 from emulator.coordinators.transactions.markers import write_markers
-from wire.records import build_batch, read_header
+from wire.records import TIMESTAMP_TYPE_BIT, build_batch, decode_records, read_header
 
 
 def _aborted_then_leader_moves():
@@ -109,3 +112,65 @@ def test_a_new_leader_without_the_transactions_data_still_gets_its_abort_marker(
         state.tick()
     assert p.high_watermark == p.log_end_offset == 1
     assert p.last_stable_offset() == 1 and p.aborted == []
+
+
+def test_the_rewritten_marker_is_the_producers_abort_at_the_new_leaders_epoch() -> None:
+    """The marker written again is what the coordinator's retry would append: an ABORT
+    control record of the producer at its epoch, stamped now with CreateTime (the
+    marker's own timestamp), in the new leader's epoch; the producer's state keeps its
+    epoch, and the append is news (Appended) like any other."""
+    sim = new_cluster(3)
+    state, clock = sim.state, sim.clock
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    state.tick()
+    old = p.leader
+    data = build_batch(
+        [(b"k", b"aborted")], producer_id=7, producer_epoch=3, base_sequence=0, transactional=True
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    for _ in range(5):
+        state.tick()
+    for follower in p.replicas[1:]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    write_markers(state, {("t", 0)}, 7, 3, False, state.now())
+    clock.advance(12_345)
+    appended: list[Appended] = []
+    state.hooks.append(lambda kind, ev: appended.append(ev) if isinstance(ev, Appended) else None)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old
+    [(marker, base)] = [(d, b) for d, b, _, _, _ in p.leader_log.batches_from(1, 1 << 62)]
+    h = read_header(marker)
+    assert (base, h.is_control, h.is_transactional) == (1, True, True)
+    assert (h.producer_id, h.producer_epoch) == (7, 3)
+    assert h.partition_leader_epoch == p.leader_epoch
+    assert h.attributes & TIMESTAMP_TYPE_BIT == 0 and h.max_timestamp == state.now()
+    [record] = decode_records(marker)
+    assert struct.unpack(">hh", record.key) == (0, 0)  # version 0, ABORT
+    assert p.producers[7].epoch == 3
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted] == [(7, 0, 1)]
+    assert appended == [Appended(topic="t", partition=0, base=1, last=1)]
+
+
+def test_a_slowed_follower_that_led_for_a_while_fetches_at_once_when_it_follows_again() -> None:
+    """A broker that becomes leader stops its fetcher; following again, it starts a new
+    one, which fetches at once: the pace a slow_follower fault set for its old fetcher
+    does not carry over (becoming leader clears it)."""
+    sim = new_cluster(3)
+    state, clock = sim.state, sim.clock
+    state.create_topic("t", assignments={0: [1, 2, 3]})
+    p = state.topics["t"].partitions[0]
+    sim.faults.apply({"op": "slow_follower", "broker": 2, "delay_ms": 60_000})
+    state.append(1, "t", 0, build_batch([(b"k", b"v")]), 1)
+    for _ in range(3):
+        clock.advance(10)
+        state.tick()
+    assert p.logs[2].log_end_offset == 1 and 2 in p.isr
+    assert sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": 2})
+    clock.advance(10)
+    state.tick()
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": 1})
+    state.append(1, "t", 0, build_batch([(b"k", b"v")]), 1)
+    clock.advance(10)
+    state.tick()
+    assert p.logs[2].log_end_offset == 2

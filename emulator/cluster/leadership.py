@@ -20,7 +20,7 @@ from enum import IntEnum
 from emulator.cluster.events import Appended, LeaderChanged
 from emulator.cluster.followers import advance_hw
 from emulator.cluster.metadata import ClusterMetadata
-from emulator.cluster.partition import AbortedTxn, Partition, ProducerEntry
+from emulator.cluster.partition import AbortedTxn, Partition
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.records import control_batch
 
@@ -177,9 +177,9 @@ def rewrite_abort_marker(state: ClusterMetadata, p: Partition, a: AbortedTxn) ->
     first offset) gets the marker too, as Kafka's retry writes it there: a marker of no
     ongoing transaction, so no aborted-transaction entry (Kafka's appendEndTxnMarker
     completes a transaction only when the producer has one open)."""
-    entry = p.producers.get(a.producer_id)
-    if entry is None:
-        entry = p.producers[a.producer_id] = ProducerEntry(0)
+    # the producer's state is never dropped while an aborted transaction of its is
+    # recorded (complete_txn makes both; nothing expires producers here)
+    entry = p.producers[a.producer_id]
     if a.first_offset < p.leader_log.log_end_offset:
         entry.txn_first_offset = a.first_offset
     data = control_batch(False, a.producer_id, entry.epoch, state.now())
