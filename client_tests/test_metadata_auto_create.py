@@ -55,11 +55,14 @@ def test_a_topic_just_auto_created_is_still_unknown_to_the_next_request(
         cluster: Target, topic_name: str) -> None:
     """The Metadata right after the one that auto-created a topic, on the same broker
     and on another, still answers it unknown (by name, and absent from all topics):
-    asked within 15 ms of the creation (Kafka 4.4: 29 ms at the soonest). A pair slower
-    than that is tried again with a new topic; none in 10 tries fails the test."""
+    asked within 15 ms of the creation (Kafka 4.4: 29 ms at the soonest). A sequence
+    slower than that is tried again with a new topic, up to 60 times: on a loaded machine
+    (the README's test command beside mutation runs) 10 tries against Kafka once all took
+    longer; none in 60 fails the test."""
     conns = [Conn(cluster, 0), Conn(cluster, 1)]
+    tries = 60
     try:
-        for attempt in range(10):
+        for attempt in range(tries):
             name = f"{topic_name}-{attempt}"
             t0 = time.monotonic()
             assert metadata(conns[0], name, True)["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
@@ -79,8 +82,8 @@ def test_a_topic_just_auto_created_is_still_unknown_to_the_next_request(
                 wait_for(lambda c=c, name=name: metadata(c, name, False)["error_code"] == E.NONE,
                          f"{name} shown")
             return
-        raise AssertionError("no two Metadata requests within 15 ms of each other in 10 "
-                             "tries: the machine is too slow to tell")
+        raise AssertionError(f"no four Metadata requests within 15 ms in {tries} tries: "
+                             "the machine is too slow to tell")
     finally:
         for c in conns:
             c.close()
