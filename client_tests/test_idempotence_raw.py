@@ -69,3 +69,34 @@ def test_sequences_duplicates_and_epochs_as_the_leader_checks_them(cluster: Clus
     good[-1] ^= 0xFF
     assert send(0, batch=bytes(good))[0] == E.CORRUPT_MESSAGE
     assert list_offset(c, topic) == 20
+
+
+def test_a_sequence_wraps_to_zero_after_the_largest(cluster: Cluster) -> None:
+    """Sequences are 31-bit: the batch after one ending at Integer.MAX_VALUE starts at
+    0 (ProducerAppendInfo.inSequence), and anything else there is out of order."""
+    topic = f"idem-wrap-{uuid.uuid4().hex[:8]}"
+    cluster.create_topic(topic, 1, 3)
+    c = leader_conn(cluster, topic)
+    pid, epoch = init_producer(c)
+    now = int(time.time() * 1000)
+
+    def send(seq: int) -> tuple[int, int]:
+        data = build_batch([(b"k", b"v")], timestamp=now, producer_id=pid,
+                           producer_epoch=epoch, base_sequence=seq)
+        pr = c.call(0, 9, produce_body(topic, 0, data, acks=-1))[
+            "responses"][0]["partition_responses"][0]
+        return pr["error_code"], pr["base_offset"]
+
+    last = (1 << 31) - 1
+    assert send(last) == (E.NONE, 0)  # a producer the partition has not seen: any
+    assert send(0) == (E.NONE, 1)
+    assert send(last) == (E.NONE, 0)  # a retry of the batch before: a duplicate
+    assert send(2) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)  # a gap after 0
+    assert send(1) == (E.NONE, 2)
+    # the producer's state as the leader keeps it: no transaction, no coordinator epoch
+    [part] = c.call(61, 0, {"topics": [{"name": topic, "partition_indexes": [0]}]})[
+        "topics"][0]["partitions"]
+    assert part["error_code"] == E.NONE
+    assert [(p["producer_id"], p["producer_epoch"], p["last_sequence"], p["last_timestamp"],
+             p["coordinator_epoch"], p["current_txn_start_offset"])
+            for p in part["active_producers"]] == [(pid, epoch, 1, now, -1, -1)]
