@@ -616,3 +616,27 @@ def test_a_marker_of_the_same_epoch_keeps_the_sequences_and_ends_the_transaction
     gap = h.state.append(leader, "t", 0, batch(5, 1), -1)
     assert gap.error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert p.log_end_offset == 3  # two records and the marker
+
+
+def test_aborted_between_is_the_overlap_with_the_fetched_range() -> None:
+    """The aborted transactions a read_committed fetch of [start, end) carries, as
+    Kafka's collectAbortedTxns: those whose abort marker is at or after start and
+    whose first offset is before end."""
+    h = Harness()
+    pid, epoch = h.init()
+    for _ in range(2):
+        h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+        h.produce(pid, epoch, n=2)
+        err, pid, epoch = h.tc.end_txn(TID, pid, epoch, False)
+        assert err == E.NONE
+    p = h.partition()
+    assert [(a.first_offset, a.last_offset) for a in p.aborted] == [(0, 2), (3, 5)]
+
+    def firsts(start: int, end: int) -> list[int]:
+        return [a.first_offset for a in p.aborted_between(start, end)]
+
+    assert firsts(0, 6) == [0, 3]
+    assert firsts(2, 3) == [0]  # the first one's marker is the range's first offset
+    assert firsts(3, 3) == []  # ends before the second begins, after the first ended
+    assert firsts(5, 9) == [3]
+    assert firsts(6, 9) == []
