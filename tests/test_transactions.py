@@ -640,3 +640,18 @@ def test_aborted_between_is_the_overlap_with_the_fetched_range() -> None:
     assert firsts(3, 3) == []  # ends before the second begins, after the first ended
     assert firsts(5, 9) == [3]
     assert firsts(6, 9) == []
+
+
+def test_a_transaction_from_offset_0_holds_the_last_stable_offset_at_0() -> None:
+    """The open transaction's first offset is the first batch's, even at offset 0: its
+    later batches do not move it, so the last stable offset stays at 0 until the
+    marker, and an abort covers every batch."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert [h.produce(pid, epoch) for _ in range(3)] == [0, 1, 2]
+    p = h.partition()
+    assert p.high_watermark == 3 and p.last_stable_offset() == 0
+    assert h.tc.end_txn(TID, pid, epoch, False)[0] == E.NONE
+    assert [(a.first_offset, a.last_offset) for a in p.aborted] == [(0, 3)]
+    assert p.last_stable_offset() == 4
