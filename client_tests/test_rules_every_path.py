@@ -495,6 +495,34 @@ def test_a_batch_built_without_a_timestamp_outlives_a_retention_pass(
         conn.close()
 
 
+@pytest.mark.emulator_only
+def test_records_without_a_timestamp_live_retention_ms_after_their_segment_was_written(
+        cluster: Cluster) -> None:
+    """A batch whose records carry no timestamp (-1) is dated, for time retention, by its
+    segment's last write (Kafka's LogSegment.largestTimestamp falls back to the segment
+    file's last-modified time): it outlives retention passes until retention.ms after
+    that write, and then goes (all but the last batch, the emulator's rule). Before, the
+    emulator counted -1 as the time and deleted them at the first pass."""
+    topic = _name("no-timestamp")
+    cluster.create_topic(topic, 1, 3, config={"retention.ms": "3000"})
+    state = cluster.state
+    p = cluster.call(lambda: state.get_partition(topic, 0))
+    conn = leader_conn(cluster, topic)
+    try:
+        for i in range(4):
+            assert produce_error(conn.call(0, 9, produce_body(
+                topic, 0, build_batch([(None, b"%d" % i)], timestamp=-1), acks=-1))) == NONE
+        written = time.monotonic()
+        wait_for(lambda: cluster.call(lambda: p not in state.retention_marks),
+                 "a retention pass over the partition", timeout=10 * RETENTION_INTERVAL_S)
+        if time.monotonic() - written < 2.5:  # (a pass within retention.ms of the write)
+            assert _list_offset(conn, topic, timestamp=-2) == (NONE, 0)
+        wait_for(lambda: _list_offset(conn, topic, timestamp=-2) == (NONE, 3),
+                 "the three older batches deleted", timeout=15)
+    finally:
+        conn.close()
+
+
 # ---- acks=all at the high watermark ----------------------------------------------------
 @pytest.mark.parametrize("rf", [1, 3])
 def test_an_acks_all_answer_comes_with_the_high_watermark_past_the_batch(

@@ -359,6 +359,36 @@ def test_retention_by_time_and_bytes_below_the_high_watermark() -> None:
     assert log.batch_count == 1 and log.size_bytes == size
 
 
+def test_retention_by_time_dates_batches_without_timestamps_by_their_segment() -> None:
+    """Kafka's LogSegment.largestTimestamp falls back to the segment file's last-modified
+    time when no record carries a timestamp: a batch stamped -1 counts its segment's
+    last append, not -1 (which would make it 1970 and delete it at once)."""
+    log = Log()
+    b = batch(ts=-1)
+    for now in (1000, 2000):  # segment 0: two batches, last written at 2000
+        log.maybe_roll(len(b), 2 * len(b), 1 << 50, now)
+        log.append_as_leader(b, 0)
+    for now in (5000, 6000):  # segment 1 (rolled by size): last written at 6000
+        log.maybe_roll(len(b), 2 * len(b), 1 << 50, now)
+        log.append_as_leader(b, 0)
+    assert log.segments.bases == [0, 2]
+    assert log.apply_retention(now_ms=2500, retention_ms=1000, retention_bytes=-1,
+                               max_offset=4) == 0
+    assert log.apply_retention(now_ms=3001, retention_ms=1000, retention_bytes=-1,
+                               max_offset=4) == 2
+    assert log.log_start_offset == 2
+    assert log.apply_retention(now_ms=6500, retention_ms=1000, retention_bytes=-1,
+                               max_offset=4) == 0
+    assert log.apply_retention(now_ms=7001, retention_ms=1000, retention_bytes=-1,
+                               max_offset=4) == 1  # the last batch stays
+    # appended without a time (a log built by hand): no time to count, never by time
+    bare = Log()
+    for _ in range(3):
+        bare.append_as_leader(b, 0)
+    assert bare.apply_retention(now_ms=1 << 50, retention_ms=0, retention_bytes=-1,
+                                max_offset=3) == 0
+
+
 def test_many_head_drops_and_appends_keep_the_indexes_right() -> None:
     log = Log()
     sizes = []

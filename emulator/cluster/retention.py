@@ -155,5 +155,9 @@ def _time_deadline(log: Log, rms: int, now: int) -> int | None:
     head = log.batch_at(log.log_start_offset)
     if head is None:
         return None
-    deadline = int.from_bytes(bytes(head[_MAX_TIMESTAMP]), "big", signed=True) + rms + 1
+    ts = log.segments.retention_time(
+        int.from_bytes(bytes(head[_MAX_TIMESTAMP]), "big", signed=True), log.log_start_offset)
+    if ts < 0:
+        return None  # no timestamp and no append time known: never by time
+    deadline = ts + rms + 1
     return deadline if deadline > now else None

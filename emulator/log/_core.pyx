@@ -79,6 +79,7 @@ cdef class Log(_LogIndex):
         segs = self.segments
         cdef list bases = segs.bases
         cdef list created = segs.created_ms
+        cdef list written = segs.written_ms
         cdef int64_t active = self._bytes_between(bases[len(bases) - 1], self.log_end_offset)
         cdef int64_t born
         cdef bint rolled = False
@@ -92,6 +93,7 @@ cdef class Log(_LogIndex):
             segs.roll(self.log_end_offset, now_ms)
         if created[len(created) - 1] < 0:
             created[len(created) - 1] = now_ms
+        written[len(written) - 1] = now_ms
         return rolled
 
     def roll(self, int64_t now_ms=-1):
@@ -547,8 +549,11 @@ cdef class Log(_LogIndex):
                 first_ts = int.from_bytes(bytes(first[MAX_TIMESTAMP_OFFSET:
                                                       MAX_TIMESTAMP_OFFSET + 8]),
                                           "big", signed=True)
+            if first_ts < 0:  # no timestamp: the segment's last append (Segments)
+                first_ts = self.segments.retention_time(first_ts, self._bases[self._head])
             # Python integers: a client's timestamp may be anything an int64 holds.
-            too_old = retention_ms >= 0 and (<object>now_ms - first_ts > retention_ms)
+            too_old = retention_ms >= 0 and first_ts >= 0 \
+                and (<object>now_ms - first_ts > retention_ms)
             if not too_old and not (
                 retention_bytes >= 0
                 and self._cum_before(self._n - self._head) - first_size >= retention_bytes

@@ -364,7 +364,8 @@ class Log:
         """Delete old batches below ``max_offset`` (the high watermark); returns count."""
         n = 0
         while self._batches and self._lasts[0] < max_offset - 0 and len(self._batches) > 1:
-            too_old = retention_ms >= 0 and now_ms - self._batch_max_ts(0) > retention_ms
+            ts = self.segments.retention_time(self._batch_max_ts(0), self._bases[0])
+            too_old = retention_ms >= 0 and ts >= 0 and now_ms - ts > retention_ms
             too_big = retention_bytes >= 0 and self.size_bytes - len(self._batches[0]) >= retention_bytes
             if not (too_old or too_big):
                 break

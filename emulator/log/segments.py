@@ -6,9 +6,11 @@ would grow past ``segment.bytes`` or has been open longer than ``segment.ms``.
 The cleaner never touches the active segment, retention deletes whole segments,
 and an on-disk store keeps one file per segment.
 
-Here the batches stay in the log's own arrays; a segment is only its base offset
-and the time its first batch was appended (the roll clock, as Kafka's
-``rollingBasedTimestamp`` falls back to the segment's creation time). Keeping it
+Here the batches stay in the log's own arrays; a segment is only its base offset,
+the time its first batch was appended (the roll clock, as Kafka's
+``rollingBasedTimestamp`` falls back to the segment's creation time) and the time of its
+last append (what time retention reads for records without a timestamp, as Kafka's
+``LogSegment.largestTimestamp`` falls back to the file's last-modified time). Keeping it
 in one small Python class means both twins roll at exactly the same points.
 """
 
@@ -20,11 +22,12 @@ from bisect import bisect_right
 class Segments:
     """Base offsets of a log's segments, oldest first; the last one is active."""
 
-    __slots__ = ("bases", "created_ms")
+    __slots__ = ("bases", "created_ms", "written_ms")
 
     def __init__(self, start_offset: int = 0) -> None:
         self.bases: list[int] = [start_offset]
         self.created_ms: list[int] = [-1]  # -1: no batch appended yet
+        self.written_ms: list[int] = [-1]  # the last append's time; -1: none seen
 
     @property
     def active_base(self) -> int:
@@ -33,6 +36,7 @@ class Segments:
     def on_append(self, now_ms: int) -> None:
         if self.created_ms[-1] < 0:
             self.created_ms[-1] = now_ms
+        self.written_ms[-1] = now_ms
 
     def should_roll(self, active_bytes: int, incoming: int, segment_bytes: int,
                     segment_ms: int, now_ms: int) -> bool:
@@ -50,6 +54,7 @@ class Segments:
             return False
         self.bases.append(log_end_offset)
         self.created_ms.append(now_ms)
+        self.written_ms.append(-1)
         return True
 
     def truncate_to(self, log_end_offset: int) -> None:
@@ -57,21 +62,35 @@ class Segments:
         while len(self.bases) > 1 and self.bases[-1] > log_end_offset:
             self.bases.pop()
             self.created_ms.pop()
+            self.written_ms.pop()
         if self.bases[-1] > log_end_offset:
             self.bases[-1] = log_end_offset
             self.created_ms[-1] = -1
+            self.written_ms[-1] = -1
 
     def delete_before(self, log_start_offset: int) -> None:
         """Forget segments wholly below the log start offset."""
         i = bisect_right(self.bases, log_start_offset) - 1
         if i > 0:
-            del self.bases[:i], self.created_ms[:i]
+            del self.bases[:i], self.created_ms[:i], self.written_ms[:i]
         if self.bases[0] < log_start_offset and len(self.bases) == 1:
             pass  # the active segment may start below the log start (DeleteRecords)
 
     def reset(self, offset: int) -> None:
         self.bases[:] = [offset]
         self.created_ms[:] = [-1]
+        self.written_ms[:] = [-1]
+
+    def retention_time(self, max_timestamp: int, offset: int) -> int:
+        """The time a batch at ``offset`` with this max timestamp counts for time
+        retention: its own, or, when no record of it carries one (-1), the last append
+        to its segment (Kafka's LogSegment.largestTimestamp falls back to the segment
+        file's last-modified time, so such records live retention.ms after it, not 0
+        ms). -1 when that is unknown too (a segment read back after a restart): no
+        time retention then."""
+        if max_timestamp >= 0:
+            return max_timestamp
+        return self.written_ms[max(0, bisect_right(self.bases, offset) - 1)]
 
     def ranges(self, log_end_offset: int) -> list[tuple[int, int]]:
         """(base offset, next segment's base or the log end) of every segment."""
