@@ -655,3 +655,27 @@ def test_a_transaction_from_offset_0_holds_the_last_stable_offset_at_0() -> None
     assert h.tc.end_txn(TID, pid, epoch, False)[0] == E.NONE
     assert [(a.first_offset, a.last_offset) for a in p.aborted] == [(0, 3)]
     assert p.last_stable_offset() == 4
+
+
+def test_a_marker_that_bumps_the_epoch_makes_the_next_batch_start_at_sequence_0() -> None:
+    """A marker with a new epoch (every end of a transactions-v2 transaction) leaves
+    the producer's entry at that epoch with no batches: Kafka's check then compares
+    the next batch's sequence with NO_SEQUENCE, so only 0 follows (anything else is
+    OUT_OF_ORDER_SEQUENCE_NUMBER), and the sequences go on from there."""
+    h = Harness()
+    pid, e0 = h.init()
+    assert _produce_v2(h, pid, e0) == 0
+    assert h.tc.end_txn(TID, pid, e0, True, tv2=True) == (E.NONE, pid, e0 + 1)
+    p = h.partition()
+    assert p.producers[pid].epoch == e0 + 1 and not p.producers[pid].batches
+    skipping = build_batch([(None, b"x")], producer_id=pid, producer_epoch=e0 + 1,
+                           base_sequence=1, transactional=True)
+    assert h.tc.check_produce(TID, "t", 0, skipping, implicit_add=True) == E.NONE
+    r = h.state.append(p.leader, "t", 0, skipping, -1)
+    assert r.error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert _produce_v2(h, pid, e0 + 1) == 2
+    assert _produce_v2(h, pid, e0 + 1) == 3  # sequence 1
+    # a producer id the partition has not seen still starts anywhere (no epoch known)
+    stranger = build_batch([(None, b"x")], producer_id=pid + 1, producer_epoch=0,
+                           base_sequence=7)
+    assert h.state.append(p.leader, "t", 0, stranger, -1).error == E.NONE

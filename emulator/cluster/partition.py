@@ -49,6 +49,11 @@ class ProducerEntry:
     # the coordinator epoch of the last transaction marker (-1 before any): the
     # emulator's markers carry 0, as a fresh Kafka's do (DescribeProducers)
     coordinator_epoch: int = -1
+    # The epoch was set by a transaction marker and has no batch yet: its first batch
+    # must have sequence 0, as Kafka's check compares it with the empty entry's
+    # NO_SEQUENCE (-1). Not set when a truncation empties ``batches``: Kafka's state
+    # rebuilt from the log may still hold the producer's older batches.
+    epoch_from_marker: bool = False
 
     @property
     def last_seq(self) -> int:
@@ -246,7 +251,7 @@ class Partition:
             if first == h.base_sequence and last == h.last_sequence:
                 return base
         expected = (entry.last_seq + 1) % (1 << 31)
-        if entry.batches and h.base_sequence != expected:
+        if (entry.batches or entry.epoch_from_marker) and h.base_sequence != expected:
             raise KafkaError(
                 E.OUT_OF_ORDER_SEQUENCE_NUMBER,
                 f"Out of order sequence number for producer {h.producer_id}: found "
@@ -264,6 +269,7 @@ class Partition:
             entry.txn_first_offset = old_txn
         if h.base_sequence >= 0:
             entry.batches.append((h.base_sequence, h.last_sequence, base, last))
+            entry.epoch_from_marker = False
         entry.last_timestamp = h.max_timestamp
         if h.is_transactional and not h.is_control and entry.txn_first_offset < 0:
             entry.txn_first_offset = base
@@ -308,16 +314,20 @@ class Partition:
                      commit: bool) -> None:
         """A COMMIT or ABORT marker was appended (Kafka's appendEndTxnMarker).
 
-        The producer's epoch moves to the marker's (a fencing abort bumps it, which
-        resets the sequence state); an aborted transaction with data here is recorded
+        The producer's epoch moves to the marker's (a fencing abort, or any end of a
+        transactions-v2 transaction, bumps it), which resets the sequence state: the
+        new epoch's first batch starts at sequence 0 (maybeUpdateProducerEpoch leaves
+        the entry without batches). An aborted transaction with data here is recorded
         for read_committed fetches.
         """
         entry = self.producers.get(producer_id)
         if entry is None:
             entry = self.producers[producer_id] = ProducerEntry(epoch)
+            entry.epoch_from_marker = True
         if epoch != entry.epoch:
             entry.epoch = epoch
             entry.batches.clear()
+            entry.epoch_from_marker = True
         first = entry.txn_first_offset
         entry.txn_first_offset = -1
         entry.coordinator_epoch = 0
