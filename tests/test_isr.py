@@ -589,3 +589,12 @@ def test_epoch_end_offset_of_a_latest_epoch_that_starts_elsewhere() -> None:
     assert epoch_end_offset(log, 7) == (7, 6)
     assert epoch_end_offset(log, 5) == (2, 5)
     assert epoch_end_offset(log, 3) == (2, 5)
+    assert epoch_end_offset(log, 0) == (0, 3)
+    assert epoch_end_offset(log, 8) == (-1, -1)  # newer than any
+    assert epoch_end_offset(log, -1) == (-1, -1)  # undefined
+    assert epoch_end_offset(Log(), 0) == (-1, -1)  # no epoch yet
+    later = Log()
+    later.append_as_leader(build_batch([(None, b"v")] * 2), 3)
+    assert later.epoch_entries() == [(3, 0)]
+    assert epoch_end_offset(later, 3) == (3, 2)
+    assert epoch_end_offset(later, 1) == (1, 0)  # older than any: the first start
