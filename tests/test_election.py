@@ -341,3 +341,27 @@ def test_a_new_leader_of_an_idle_partition_is_fetched_from_at_the_next_tick(
     clock.advance(10)
     s.tick(full=False)
     assert {b: p.fetcher_epoch.get(b) for b in (1, 3)} == {1: 1, 3: 1}
+
+
+def test_a_restored_follower_knows_the_high_watermark_and_keeps_it_as_leader(
+        make_cluster: MakeCluster, tmp_path) -> None:
+    """After a restart from the data directory every replica knows the high watermark
+    it had (Kafka's replication-offset-checkpoint): a follower serves up to it, and a
+    leader move before any follower has fetched keeps it."""
+    from emulator.storage import DataDir
+
+    s, clock, f = make_cluster([1, 2, 3])
+    store = DataDir(str(tmp_path / "data"))
+    s.hooks.append(lambda kind, ev: store.on_event(s, ev))
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    produce(s, s.get_partition("t", 0), 3, acks=-1)
+    settle(s, clock)
+    store.sync(s)
+    store.close()
+    s2, _, _ = make_cluster([1, 2, 3])
+    DataDir(str(tmp_path / "data")).load(s2)
+    p = s2.get_partition("t", 0)
+    assert (p.leader, p.high_watermark) == (1, 3)
+    assert [p.replica_view(b)[1] for b in (2, 3)] == [3, 3]
+    assert leadership.change_leader(s2, p, 2) is True
+    assert p.high_watermark == 3

@@ -184,6 +184,12 @@ class DataDir:
             p.leader_log.assign_epoch(p.leader_epoch, p.leader_log.log_end_offset)
         leo = p.leader_log.log_end_offset if p.leader >= 0 else pf.written_end
         p.high_watermark = leo
+        # each replica knows the high watermark it had (Kafka's replication-offset
+        # checkpoint): a follower serves up to it, and keeps it if it becomes leader
+        # before its first fetch, instead of starting from 0
+        for b, lg in p.logs.items():
+            if b != p.leader:
+                p.follower_hw[b] = min(leo, lg.log_end_offset)
         p.reset_follower_states(state.now())
         for st in p.followers.values():
             st.log_end_offset = leo
