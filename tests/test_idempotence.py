@@ -72,3 +72,23 @@ def test_state_survives_a_leader_change() -> None:
     dup = send(s, pid, epoch, 0)
     assert (dup.error, dup.base_offset) == (E.NONE, 0)
     assert send(s, pid, epoch, 2).base_offset == 2
+
+
+def test_a_batch_the_new_leader_lacks_is_appended_again_on_retry() -> None:
+    """A leader change truncates the producer state to the new leader's log end: the
+    batch that starts exactly there (appended by the old leader, never replicated) is
+    forgotten, so the producer's retry is appended, not answered as a duplicate of
+    records the new leader does not have."""
+    s, tc = setup()
+    _, pid, epoch = tc.init_producer_id(None, 60_000)
+    send(s, pid, epoch, 0)  # offsets 0-1, replicated by the tick
+    p = s.get_partition("t", 0)
+    old = p.leader
+    batch = build_batch([(b"k", b"v%d" % i) for i in range(2)], producer_id=pid,
+                        producer_epoch=epoch, base_sequence=2)
+    assert s.append(old, "t", 0, batch, 1).base_offset == 2  # no tick: not replicated
+    controller.broker_stopped(s, old)
+    assert p.leader != old and p.log_end_offset == 2
+    retry = send(s, pid, epoch, 2)
+    assert (retry.error, retry.base_offset) == (E.NONE, 2)
+    assert p.log_end_offset == 4

@@ -11,7 +11,7 @@ from cluster_sim import produce
 from emulator.cluster import controller, leadership
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.log_dirs import describe_log_dirs
-from emulator.cluster.partition import Partition, epoch_end_offset
+from emulator.cluster.partition import Partition, check_current_leader_epoch, epoch_end_offset
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.cluster.state import ClusterState
 from emulator.log import FollowerState, Log
@@ -598,3 +598,16 @@ def test_epoch_end_offset_of_a_latest_epoch_that_starts_elsewhere() -> None:
     assert later.epoch_entries() == [(3, 0)]
     assert epoch_end_offset(later, 3) == (3, 2)
     assert epoch_end_offset(later, 1) == (1, 0)  # older than any: the first start
+
+
+def test_check_current_leader_epoch_passes_the_current_and_an_unsaid_epoch() -> None:
+    """Partition.localLogWithEpochOrThrow: the client's current leader epoch equal to
+    the broker's passes, as does -1 (not said); older is FENCED_LEADER_EPOCH, newer
+    UNKNOWN_LEADER_EPOCH. (check_replica asks only when they differ; a lagging
+    broker's metadata view asks always.)"""
+    check_current_leader_epoch(5, 5)
+    check_current_leader_epoch(-1, 5)
+    for client, code in ((4, E.FENCED_LEADER_EPOCH), (6, E.UNKNOWN_LEADER_EPOCH)):
+        with pytest.raises(KafkaError) as err:
+            check_current_leader_epoch(client, 5)
+        assert err.value.code == code
