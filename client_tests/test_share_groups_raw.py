@@ -658,9 +658,12 @@ def test_share_fetch_is_throttled_by_the_consumer_byte_rate(cluster: Target,
             assert p["acquired_records"] == [
                 {"first_offset": 0, "last_offset": 1, "delivery_count": 1}]
             # the next two would make ~16 KB in the windows: throttled, nothing acquired
-            # for the member, its acknowledgement applied
+            # for the member, its acknowledgement applied. It waits for records (WAIT) as
+            # the first does: with no wait, a loaded Kafka once answered before its share
+            # partition could acquire (the acknowledgement still being written), an empty
+            # answer that counts no bytes and so is not throttled.
             r = fetch(consumer, g, "m", 1, tid, acks=[
-                {"first_offset": 0, "last_offset": 1, "acknowledge_types": [1]}])
+                {"first_offset": 0, "last_offset": 1, "acknowledge_types": [1]}], wait=WAIT)
             assert r["error_code"] == E.NONE and r["throttle_time_ms"] > 0
             (p,) = r["responses"][0]["partitions"]
             assert (p["acknowledge_error_code"], p["acquired_records"], p["records"]) == (
