@@ -384,3 +384,26 @@ def test_fence_delay_comes_from_the_op_else_broker_session_timeout(
     plain, _, g = make_cluster()
     g.apply({"op": "stop_broker", "broker": 1})
     assert not plain.brokers[1].alive and not plain.brokers[1].crashed
+
+
+def test_a_new_partition_led_by_broker_0_is_online(make_cluster: MakeCluster) -> None:
+    """onNewPartitionCreation: New, then Online with its first live replica leading,
+    broker 0 like any other (the official images number brokers from 0)."""
+    s, clock, f = make_cluster([0, 1])
+    s.create_topic("t", assignments={0: [0, 1]})
+    p = s.get_partition("t", 0)
+    assert (p.leader, p.isr) == (0, [0, 1])
+    assert s.controller.machines.partitions.state(p.key).value == "OnlinePartition"
+
+
+def test_a_stopped_broker_is_news_once(make_cluster: MakeCluster) -> None:
+    """broker_stopped tells BrokerStopped, naming the broker, once; stopping it again is
+    no news."""
+    from emulator.cluster.events import BrokerStopped
+
+    s, clock, f = make_cluster()
+    seen: list[BrokerStopped] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if isinstance(ev, BrokerStopped) else None)
+    controller.broker_stopped(s, 3)
+    controller.broker_stopped(s, 3)
+    assert seen == [BrokerStopped(broker=3)]
