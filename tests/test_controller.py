@@ -407,3 +407,19 @@ def test_a_stopped_broker_is_news_once(make_cluster: MakeCluster) -> None:
     controller.broker_stopped(s, 3)
     controller.broker_stopped(s, 3)
     assert seen == [BrokerStopped(broker=3)]
+
+
+def test_a_partition_created_with_no_live_replica_waits_leaderless(
+        make_cluster: MakeCluster) -> None:
+    """A new partition whose replicas are all stopped has no leader (-1, as Metadata
+    says it), keeps its replicas as the ISR to remember, stays New in the controller's
+    state machine, and is led by the first replica to come back."""
+    s, clock, f = make_cluster()
+    controller.broker_stopped(s, 3)
+    s.create_topic("t", assignments={0: [3]})
+    p = s.get_partition("t", 0)
+    assert (p.leader, p.isr) == (-1, [3])
+    assert s.controller.machines.partitions.state(p.key).value == "NewPartition"
+    controller.broker_started(s, 3)
+    assert (p.leader, p.isr) == (3, [3])
+    assert s.controller.machines.partitions.state(p.key).value == "OnlinePartition"
