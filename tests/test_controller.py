@@ -423,3 +423,16 @@ def test_a_partition_created_with_no_live_replica_waits_leaderless(
     controller.broker_started(s, 3)
     assert (p.leader, p.isr) == (3, [3])
     assert s.controller.machines.partitions.state(p.key).value == "OnlinePartition"
+
+
+def test_a_broker_stopped_during_its_controlled_shutdown_is_no_longer_shutting_down(
+        make_cluster: MakeCluster) -> None:
+    """A stopped broker is no longer in controlled shutdown: the set lists live brokers
+    on their way out (the emulator's console and metrics show it), and a broker that
+    registers again starts afresh, as Kafka's new registration does."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [3, 1]})
+    controller.controlled_shutdown(s, 3)
+    assert 3 in s.shutting_down
+    controller.broker_stopped(s, 3)
+    assert 3 not in s.shutting_down
