@@ -172,8 +172,10 @@ def test_share_fetch_acknowledge_and_redelivery(cluster: Target, topic_name: str
                                        "first_offset": 0, "last_offset": 1,
                                        "acknowledge_types": [1, 2]}]}]}]})
         assert r["responses"][0]["partitions"][0]["error_code"] == E.NONE
+        # (waiting, as a fetch that expects records must: with no wait a loaded Kafka
+        # may answer before the share partition can acquire, with nothing)
         r2 = fetch(lconn, g, m2, 1, tid, acks=[{"first_offset": 2, "last_offset": 2,
-                                                "acknowledge_types": [3]}])
+                                                "acknowledge_types": [3]}], wait=WAIT)
         (p2,) = r2["responses"][0]["partitions"]
         assert p2["acknowledge_error_code"] == E.NONE
         assert p2["acquired_records"] == [{"first_offset": 1, "last_offset": 1,
