@@ -611,3 +611,23 @@ def test_check_current_leader_epoch_passes_the_current_and_an_unsaid_epoch() -> 
         with pytest.raises(KafkaError) as err:
             check_current_leader_epoch(client, 5)
         assert err.value.code == code
+
+
+def test_a_follower_serves_no_further_than_the_high_watermark_it_learnt(
+        make_cluster: MakeCluster) -> None:
+    """What a follower serves a consumer (a KIP-392 read from a follower) stops at the
+    high watermark its fetches brought back, never past the partition's: before its
+    first fetch, and after fetching records while another ISR member holds the high
+    watermark at 0."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    p = s.get_partition("t", 0)
+    first, second = [b for b in p.replicas if b != p.leader]
+    assert p.replica_view(first)[1:] == (0, 0)  # nothing fetched yet
+    f.apply({"op": "pause_follower", "broker": second, "topic": "t", "partition": 0})
+    produce(s, p, 2)
+    for _ in range(5):
+        s.tick()
+    log, hw, lso = p.replica_view(first)
+    assert log.log_end_offset == 2 and p.high_watermark == 0
+    assert (hw, lso) == (0, 0)
