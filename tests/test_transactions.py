@@ -679,3 +679,22 @@ def test_a_marker_that_bumps_the_epoch_makes_the_next_batch_start_at_sequence_0(
     stranger = build_batch([(None, b"x")], producer_id=pid + 1, producer_epoch=0,
                            base_sequence=7)
     assert h.state.append(p.leader, "t", 0, stranger, -1).error == E.NONE
+
+
+def test_a_marker_on_a_partition_without_the_producers_data_starts_its_sequences() -> None:
+    """A partition in the transaction that got none of its data gets the marker all the
+    same, and the marker creates the producer's entry there at its epoch with no
+    batches: as on Kafka, the producer's first batch there must have sequence 0."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0), ("t", 1)])
+    h.produce(pid, epoch, part=0)
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    p1 = h.partition(1)
+    assert p1.log_end_offset == 1  # the marker alone
+    h.tc.add_partitions(TID, pid, epoch, [("t", 1)])
+    skipping = build_batch([(None, b"x")], producer_id=pid, producer_epoch=epoch,
+                           base_sequence=3, transactional=True)
+    r = h.state.append(p1.leader, "t", 1, skipping, -1)
+    assert r.error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert h.produce(pid, epoch, part=1) == 1  # sequence 0
