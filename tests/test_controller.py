@@ -436,3 +436,20 @@ def test_a_broker_stopped_during_its_controlled_shutdown_is_no_longer_shutting_d
     assert 3 in s.shutting_down
     controller.broker_stopped(s, 3)
     assert 3 not in s.shutting_down
+
+
+def test_a_new_replica_never_goes_to_a_failed_log_dir(make_cluster: MakeCluster) -> None:
+    """LogManager places a new replica among the live log directories only: where its
+    usual directory failed, the broker's first live one takes it, and the replica is
+    online (not in the partition's offline set) and can lead."""
+    from emulator.cluster.log_dirs import replica_log_dir
+
+    s, clock, f = make_cluster([1, 2], **{"log.dirs": "/d/a,/d/b"})
+    # the first directory holds the metadata log: its failure would halt the broker
+    assert controller.log_dir_failed(s, 1, "/d/b", "test") is False
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    assert replica_log_dir(s, 1, "t", 0) == "/d/a"
+    assert replica_log_dir(s, 1, "t", 1) == "/d/a"  # index 1 goes to /d/b, failed
+    assert replica_log_dir(s, 2, "t", 1) == "/d/b"
+    p = s.get_partition("t", 1)
+    assert (p.leader, p.offline) == (1, set())
