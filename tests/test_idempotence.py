@@ -92,3 +92,20 @@ def test_a_batch_the_new_leader_lacks_is_appended_again_on_retry() -> None:
     retry = send(s, pid, epoch, 2)
     assert (retry.error, retry.base_offset) == (E.NONE, 2)
     assert p.log_end_offset == 4
+
+
+def test_a_producer_whose_every_batch_was_truncated_starts_anywhere_again() -> None:
+    """A leader change that truncates away every batch of a producer leaves it no
+    sequence to follow (Kafka rebuilds its state from a log without them): the retry of
+    its first batch, whatever its sequence, is appended."""
+    s, tc = setup()
+    _, pid, epoch = tc.init_producer_id(None, 60_000)
+    p = s.get_partition("t", 0)
+    old = p.leader
+    batch = build_batch([(b"k", b"v")], producer_id=pid, producer_epoch=epoch,
+                        base_sequence=5)
+    assert s.append(old, "t", 0, batch, 1).base_offset == 0  # no tick: not replicated
+    controller.broker_stopped(s, old)
+    assert p.leader != old and p.log_end_offset == 0
+    retry = s.append(p.leader, "t", 0, batch, 1)
+    assert (retry.error, retry.base_offset) == (E.NONE, 0)
