@@ -311,3 +311,25 @@ def test_acks_all_refused_after_the_append_keeps_its_offsets_and_append_time(
     assert part["error_code"] == E.REQUEST_TIMED_OUT
     assert (part["base_offset"], part["log_append_time_ms"], part["log_start_offset"]) \
         == (1, appended_at, 0)
+
+
+def test_acks_all_on_a_topic_deleted_and_created_again_is_unknown_topic(
+        make_cluster: MakeCluster) -> None:
+    """Kafka completes a delayed produce as it stops a deleted partition:
+    UNKNOWN_TOPIC_OR_PARTITION. A topic of the same name created while the answer
+    waits is another topic (another id): its high watermark passing the offset must not
+    acknowledge a write to the deleted one, nor its leader epoch refuse it as NOT_LEADER."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", 1, 3)
+    leader = s.get_partition("t", 0).leader
+    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    s.delete_topic("t")
+    s.create_topic("t", assignments={0: [leader, *(b for b in (1, 2, 3) if b != leader)]})
+    s.append(leader, "t", 0, BATCH, 1)
+    for _ in range(5):
+        s.tick()
+    assert s.get_partition("t", 0).high_watermark == 1  # past the waiting append's offset
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.UNKNOWN_TOPIC_OR_PARTITION

@@ -10,15 +10,16 @@ as ``final`` says, encoding only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.replication import AppendResult
 from wire.errors import ErrorCode as E
 
-# (topic, partition, last offset, leader epoch) -> (done, error code): acks_all_done
-AcksAllDone = Callable[[str, int, int, int], tuple[bool, int]]
+# (topic, partition, last offset, leader epoch, the topic's id when appended) ->
+# (done, error code): acks_all_done
+AcksAllDone = Callable[[str, int, int, int, bytes | None], tuple[bool, int]]
 
 
 class ProduceAcks:
@@ -26,7 +27,8 @@ class ProduceAcks:
     partition, the append's result), with ``written_ms`` the end of a slow log dir's
     write (0: none). Its answer is whether the request timed out."""
 
-    __slots__ = ("_acked", "_done", "_now", "_pending", "_start", "acks", "written_ms")
+    __slots__ = ("_acked", "_done", "_ids", "_now", "_pending", "_start", "acks",
+                 "written_ms")
 
     def __init__(
         self,
@@ -35,8 +37,14 @@ class ProduceAcks:
         acks: int,
         appended: list[tuple[str, int, AppendResult]],
         slow_writes: bool,
+        topic_ids: Mapping[str, bytes] | None = None,
     ) -> None:
         self._done = acks_all_done
+        # The ids of the topics appended to: a topic deleted while the answer waits,
+        # even if one of the same name is created meanwhile, answers
+        # UNKNOWN_TOPIC_OR_PARTITION (Kafka completes the delayed produce as it stops
+        # the deleted partition), never the new topic's high watermark.
+        self._ids: Mapping[str, bytes] = topic_ids or {}
         self._now = now
         self.acks = acks
         # A slow log dir (slow_writes: a storage fault is in force): Kafka's handler
@@ -67,7 +75,7 @@ class ProduceAcks:
         pending, done_all = self._pending, self._done
         while self._start < len(pending):
             n, i, r = pending[self._start]
-            done, code = done_all(n, i, r.last_offset, r.leader_epoch)
+            done, code = done_all(n, i, r.last_offset, r.leader_epoch, self._ids.get(n))
             if not done:
                 return False
             self._acked[id(r)] = code
@@ -109,7 +117,8 @@ class ProduceAcks:
             return r
         code = self._acked.get(id(r)) if self._acked else None
         if code is None:
-            done, code = self._done(name, index, r.last_offset, r.leader_epoch)
+            done, code = self._done(name, index, r.last_offset, r.leader_epoch,
+                                    self._ids.get(name))
             if not done and timed_out:
                 code = E.REQUEST_TIMED_OUT
         if code:

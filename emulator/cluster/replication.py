@@ -324,7 +324,8 @@ class Replication:
         log.maybe_roll(size, pc.segment_bytes, pc.segment_ms, now)
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
-                      leader_epoch: int = -1) -> tuple[bool, int]:
+                      leader_epoch: int = -1, topic_id: bytes | None = None
+                      ) -> tuple[bool, int]:
         """Has the ISR acknowledged up to last_offset? Returns (done, error code).
 
         Partition.checkEnoughReplicasReachOffset: done once the high watermark
@@ -337,7 +338,9 @@ class Replication:
         broker leads.
         """
         t = self.state.topics.get(topic)
-        if t is None or index >= len(t.partitions):
+        if t is None or index >= len(t.partitions) \
+                or (topic_id is not None and t.id != topic_id):
+            # deleted while waiting (a topic of the same name since is another one)
             return True, E.UNKNOWN_TOPIC_OR_PARTITION
         p = t.partitions[index]
         if p.leader < 0 or (0 <= leader_epoch != p.leader_epoch

@@ -139,8 +139,10 @@ class ClusterState(ClusterMetadata):
         return self.replication.append_control(p, data)
 
     def acks_all_done(self, topic: str, index: int, last_offset: int,
-                      leader_epoch: int = -1) -> tuple[bool, int]:
-        return self.replication.acks_all_done(topic, index, last_offset, leader_epoch)
+                      leader_epoch: int = -1, topic_id: bytes | None = None
+                      ) -> tuple[bool, int]:
+        return self.replication.acks_all_done(topic, index, last_offset, leader_epoch,
+                                              topic_id)
 
     def deposed_by(self, topic: str, index: int, leader_epoch: int) -> tuple[int, int] | None:
         """(leader, leader epoch) that took over from the leader of ``leader_epoch``

@@ -210,9 +210,13 @@ def _produce(ctx: RequestContext, req: dict, version: int, hold: bool) -> Any:
     # acks=all and slow writes: what the answer waits for (Kafka's DelayedProduce)
     faults = cluster.faults
     slow_writes = faults is not None and bool(faults.storage)
-    completion = ProduceAcks(cluster.acks_all_done, cluster.now, acks,
-                             [e for _, es in results for e in es], slow_writes) \
-        if acks == -1 or slow_writes else None
+    completion = None
+    if acks == -1 or slow_writes:
+        answered = [e for _, es in results for e in es]
+        topics = cluster.topics
+        completion = ProduceAcks(cluster.acks_all_done, cluster.now, acks, answered,
+                                 slow_writes, {n: t.id for n in {e[0] for e in answered}
+                                               if (t := topics.get(n)) is not None})
     with_start = version >= 5  # log_start_offset, the last of a partition's leading fields
 
     def build(timed_out: bool = False) -> dict:
