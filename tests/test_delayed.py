@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from emulator.cluster import leadership
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.partition import LEADER_HISTORY
+from emulator.cluster.state import ClusterState
 from emulator.faults.injector import move_leader
 from emulator.handlers import api_000_produce, api_001_fetch
 from emulator.handlers.base import RequestContext
@@ -82,6 +83,23 @@ def _code(resp: dict) -> int:
     return int(part[1] if isinstance(part, tuple) else part["error_code"])
 
 
+def _parked(s: ClusterState, broker: int, timeout_ms: int = 5000) -> Delayed:
+    """An acks=all Produce to t-0 on ``broker``, parked: the followers have not fetched."""
+    ctx = RequestContext(s, broker, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, timeout_ms), 9)
+    assert isinstance(waiting, Delayed) and waiting.check() is None
+    return waiting
+
+
+def _replicated(s: ClusterState, waiting: Delayed) -> dict:
+    """The parked answer once the followers have fetched (five ticks)."""
+    for _ in range(5):
+        s.tick()
+    answer = waiting.check()
+    assert answer is not None
+    return answer
+
+
 def test_acks_all_waits_for_the_isr_and_times_out_at_its_deadline(
         make_cluster: MakeCluster) -> None:
     s, clock, _ = make_cluster()
@@ -92,10 +110,7 @@ def test_acks_all_waits_for_the_isr_and_times_out_at_its_deadline(
     assert isinstance(waiting, Delayed) and waiting.checked
     assert waiting.keys == frozenset({("t", 0)})
     assert waiting.check() is None  # the followers have not fetched it
-    for _ in range(5):
-        s.tick()
-    answer = waiting.check()
-    assert answer is not None and _code(answer) == E.NONE
+    assert _code(_replicated(s, waiting)) == E.NONE
     # no follower fetches before the deadline: REQUEST_TIMED_OUT
     late = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
     assert isinstance(late, Delayed) and late.deadline_ms == s.now() + 1000
@@ -123,9 +138,7 @@ def test_acks_all_answers_as_its_broker_stopped_leading_even_if_it_leads_again(
     s.create_topic("t", 1, 3)
     p = s.get_partition("t", 0)
     leader, epoch = p.leader, p.leader_epoch
-    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
-    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
-    assert isinstance(waiting, Delayed) and waiting.check() is None
+    waiting = _parked(s, leader)
     other = next(b for b in p.isr if b != leader)
     # away and back before the parked answer is looked at again
     move_leader(s, "t", 0, other)
@@ -145,16 +158,11 @@ def test_acks_all_goes_on_waiting_through_an_epoch_bump_that_keeps_the_leader(
     s.create_topic("t", 1, 3)
     p = s.get_partition("t", 0)
     leader, epoch = p.leader, p.leader_epoch
-    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
-    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
-    assert isinstance(waiting, Delayed) and waiting.check() is None
+    waiting = _parked(s, leader)
     leadership.apply_change(s, p, leader, list(p.isr), force_epoch_bump=True)
     assert (p.leader, p.leader_epoch) == (leader, epoch + 1)
     assert waiting.check() is None  # still the ISR's to acknowledge
-    for _ in range(5):
-        s.tick()
-    answer = waiting.check()
-    assert answer is not None and _code(answer) == E.NONE
+    assert _code(_replicated(s, waiting)) == E.NONE
 
 
 def test_deposed_names_who_first_took_over_from_an_epochs_leader(
@@ -220,13 +228,8 @@ def test_acks_all_on_a_partition_led_by_broker_0(make_cluster: MakeCluster) -> N
     if p.leader != 0:
         move_leader(s, "t", 0, 0)
     assert p.leader == 0
-    ctx = RequestContext(s, 0, 0, 9, 1, "c", services=build_services(s))
-    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
-    assert isinstance(waiting, Delayed) and waiting.check() is None
-    for _ in range(5):
-        s.tick()
-    answer = waiting.check()
-    assert answer is not None and _code(answer) == E.NONE
+    waiting = _parked(s, 0)
+    assert _code(_replicated(s, waiting)) == E.NONE
 
 
 def test_acks_all_deposed_answers_not_leader_even_when_first_looked_at_as_it_expires(
@@ -241,9 +244,7 @@ def test_acks_all_deposed_answers_not_leader_even_when_first_looked_at_as_it_exp
     leader, epoch = p.leader, p.leader_epoch
     first, second = [b for b in p.replicas if b != leader]
     f.apply({"op": "pause_follower", "broker": second, "topic": "t", "partition": 0})
-    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
-    waiting = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
-    assert isinstance(waiting, Delayed) and waiting.check() is None
+    waiting = _parked(s, leader, 1000)
     for _ in range(5):
         s.tick()
     assert p.logs[first].log_end_offset == 1 and p.high_watermark == 0
@@ -322,9 +323,7 @@ def test_acks_all_on_a_topic_deleted_and_created_again_is_unknown_topic(
     s, clock, f = make_cluster()
     s.create_topic("t", 1, 3)
     leader = s.get_partition("t", 0).leader
-    ctx = RequestContext(s, leader, 0, 9, 1, "c", services=build_services(s))
-    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
-    assert isinstance(waiting, Delayed) and waiting.check() is None
+    waiting = _parked(s, leader)
     s.delete_topic("t")
     s.create_topic("t", assignments={0: [leader, *(b for b in (1, 2, 3) if b != leader)]})
     s.append(leader, "t", 0, BATCH, 1)

@@ -20,25 +20,39 @@ from emulator.coordinators.transactions.markers import write_markers
 from wire.records import TIMESTAMP_TYPE_BIT, build_batch, decode_records, read_header
 
 
-def _aborted_then_leader_moves():
+def _one_replicated_partition():
+    """Three brokers and t-0 on all of them, its followers fetching: (sim, t-0, leader)."""
     sim = new_cluster(3)
+    sim.state.create_topic("t", 1, 3)
+    p = sim.state.topics["t"].partitions[0]
+    sim.state.tick()
+    return sim, p, p.leader
+
+
+def _aborted_while_followers_pause(epoch: int = 0):
+    """Producer 7 (at ``epoch``) writes a transactional record, replicated; the followers
+    stop fetching (a GC pause) and the coordinator aborts: only the leader, ``old``, has
+    the marker. Returns (sim, partition, old)."""
+    sim, p, old = _one_replicated_partition()
     state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    state.tick()
-    old = p.leader
     data = build_batch(
-        [(b"k", b"aborted")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
+        [(b"k", b"aborted")], producer_id=7, producer_epoch=epoch, base_sequence=0,
+        transactional=True,
     )
     assert state.append(old, "t", 0, data, -1).error == 0
     for _ in range(5):
         state.tick()
     assert p.high_watermark == 1 and p.last_stable_offset() == 0  # replicated, open
-    for follower in p.replicas[1:]:  # the followers stop fetching (a GC pause)
+    for follower in p.replicas[1:]:
         sim.faults.apply({"op": "pause_follower", "broker": follower})
     pending = {("t", 0)}
-    write_markers(state, pending, 7, 0, False, state.now())  # the coordinator aborts
+    write_markers(state, pending, 7, epoch, False, state.now())
     assert not pending and p.logs[old].log_end_offset == 2
+    return sim, p, old
+
+
+def _aborted_then_leader_moves():
+    sim, p, old = _aborted_while_followers_pause()
     sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
     assert p.leader != old
     return sim, p
@@ -70,12 +84,8 @@ def _aborted_before_the_followers_had_its_data():
     """The transaction's data and its ABORT marker both reach only the leader (the
     followers stopped fetching before the data), then leadership moves to a follower,
     which is still in the ISR: its log end offset is the transaction's first offset."""
-    sim = new_cluster(3)
+    sim, p, old = _one_replicated_partition()
     state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    state.tick()
-    old = p.leader
     for follower in p.replicas[1:]:
         sim.faults.apply({"op": "pause_follower", "broker": follower})
     data = build_batch(
@@ -119,21 +129,8 @@ def test_the_rewritten_marker_is_the_producers_abort_at_the_new_leaders_epoch() 
     control record of the producer at its epoch, stamped now with CreateTime (the
     marker's own timestamp), in the new leader's epoch; the producer's state keeps its
     epoch, and the append is news (Appended) like any other."""
-    sim = new_cluster(3)
+    sim, p, old = _aborted_while_followers_pause(epoch=3)
     state, clock = sim.state, sim.clock
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    state.tick()
-    old = p.leader
-    data = build_batch(
-        [(b"k", b"aborted")], producer_id=7, producer_epoch=3, base_sequence=0, transactional=True
-    )
-    assert state.append(old, "t", 0, data, -1).error == 0
-    for _ in range(5):
-        state.tick()
-    for follower in p.replicas[1:]:
-        sim.faults.apply({"op": "pause_follower", "broker": follower})
-    write_markers(state, {("t", 0)}, 7, 3, False, state.now())
     clock.advance(12_345)
     appended: list[Appended] = []
     state.hooks.append(lambda kind, ev: appended.append(ev) if isinstance(ev, Appended) else None)
