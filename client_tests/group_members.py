@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import sys
 import threading
+import time
+import traceback
 from collections.abc import Callable
 
 from client_tests import producing
@@ -28,6 +32,15 @@ GROUP_CONFIG = {
 
 
 _live: list[Member] = []  # members started by the current test
+log = logging.getLogger(__name__)
+
+# A kafka-python poll(timeout_ms=500) that has not returned after this long is stuck
+# (see KafkaPythonMember.loop): the watchdog logs where and frees it.
+POLL_STALL_S = 12.0
+
+
+class PollStalled(Exception):
+    """Raised into a kafka-python member's stuck poll() by its watchdog."""
 
 
 def stop_live() -> None:
@@ -61,6 +74,8 @@ class Member(threading.Thread):
         self.lost_commits: set[bytes] = set()  # read, commit failed: may be read again
         self.error: BaseException | None = None
         self.revoked: list[set[int]] = []
+        self.polling_since: float | None = None  # when the running poll() began
+        self.stalls = 0  # polls the watchdog freed (KafkaPythonMember._watch)
 
     def start(self) -> None:
         _live.append(self)
@@ -129,12 +144,21 @@ class KafkaPythonMember(Member):
                      timeout=30)
         c.subscribe([self.topic])
         self.ready.set()
+        watchdog = threading.Thread(target=self._watch, args=(c,), daemon=True,
+                                    name=f"{self.name}-watchdog")
+        watchdog.start()
         try:
             while not self.stopping.is_set():
                 # Each poll() makes several cross-thread calls into kafka-python's IO
                 # thread, where the hang described above lives; a longer wait means
                 # fewer of them (poll returns as soon as records arrive anyway).
-                batches = c.poll(timeout_ms=500)
+                self.polling_since = time.monotonic()
+                try:
+                    batches = c.poll(timeout_ms=500)
+                except PollStalled:
+                    continue  # freed by the watchdog: poll again, the group goes on
+                finally:
+                    self.polling_since = None
                 with self.lock:
                     self.assigned = {tp.partition for tp in c.assignment()}
                 got = [r.value for rs in batches.values() for r in rs]
@@ -146,7 +170,38 @@ class KafkaPythonMember(Member):
                     except (CommitFailedError, KafkaError):
                         self._committed(False)
         finally:
+            self.stopping.set()
             c.close()
+
+    def _watch(self, consumer: object) -> None:
+        """Free this member's poll() when kafka-python 3.0.12 loses its cross-thread call.
+
+        The same hang as in loop(), met mid-test too: in the rebalance after another
+        member left, a member's foreground poll() waited for good on a call its IO
+        thread never ran, so it sent no JoinGroup; the IO thread sends no heartbeat
+        while the group rebalances, so the coordinator expelled the member after its
+        session timeout and the group never balanced (a test of the Kafka pass failed
+        so). That is the client's fault on either target, not an answer to check, so
+        here a poll() stuck past POLL_STALL_S is logged with its stack and failed with
+        PollStalled, and the member polls again; kafka-python's own thread-safe way out
+        of a stuck net.run, failing its pending waiters, is what frees it.
+        """
+        while not self.stopping.wait(1.0):
+            since = self.polling_since
+            if since is None or time.monotonic() - since < POLL_STALL_S:
+                continue
+            frame = sys._current_frames().get(self.ident or -1)
+            stack = "".join(traceback.format_stack(frame)) if frame else "(gone)"
+            log.warning("%s: poll() stuck for %.0f s, freeing it; its stack:\n%s",
+                        self.name, time.monotonic() - since, stack)
+            self.stalls += 1
+            net = getattr(consumer, "_net", None)
+            fail = getattr(net, "_fail_pending_waiters", None)
+            if fail is None:
+                log.warning("%s: this kafka-python has no _fail_pending_waiters", self.name)
+                return
+            fail(PollStalled(f"{self.name}: poll() stuck for {POLL_STALL_S:g} s"))
+            self.polling_since = None
 
 
 class ConfluentMember(Member):

@@ -3,8 +3,11 @@ leaving, and a new member resuming from the committed offsets without loss."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from client_tests import group_members
 from client_tests.group_members import (
     PARTITIONS,
     KafkaPythonMember,
@@ -68,3 +71,45 @@ def test_committed_offsets_survive_the_coordinator_moving(group_cluster: Cluster
     second.stop()
     check_no_loss(produced, [first, second])
     assert set(second.values) == set(produced[30:])
+
+
+# The harness, not a broker answer: one target is enough.
+@pytest.mark.emulator_only
+def test_a_member_whose_poll_hangs_is_freed_and_reads_on(group_cluster: Cluster,
+                                                        topic_name: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """kafka-python 3.0.12's lost cross-thread call, planted: the member's watchdog frees
+    its poll() and the member keeps its partitions and reads on (group_members._watch)."""
+    from kafka.consumer.fetcher import Fetcher
+
+    c = group_cluster
+    c.create_topic(topic_name, PARTITIONS, 1)
+    produced = produce(c.bootstrap_servers, topic_name, 30)
+    members = [KafkaPythonMember(f"kp-hang-{i}", c.bootstrap_servers, topic_name,
+                                 "kp-hang") for i in range(2)]
+    for m in members:
+        m.start()
+    wait_for(balanced(members, [3, 3]), "two members with three partitions each")
+    monkeypatch.setattr(group_members, "POLL_STALL_S", 3.0)
+    send_fetches = Fetcher.send_fetches
+    planted = threading.Event()
+
+    def lost_call(self: Fetcher) -> object:
+        if threading.current_thread() is members[1] and not planted.is_set():
+            planted.set()
+
+            async def never() -> None:  # a call the IO thread takes and never finishes
+                await self._manager._net.sleep(3600)
+
+            return self._manager.run(never)
+        return send_fetches(self)
+
+    monkeypatch.setattr(Fetcher, "send_fetches", lost_call)
+    wait_for(lambda: members[1].stalls == 1, "the watchdog to free the stuck poll()", 20)
+    produced += produce(c.bootstrap_servers, topic_name, 30, start=30)
+    wait_for(lambda: sum(len(m.values) for m in members) >= 60, "60 records")
+    assert balanced(members, [3, 3])(), [m.partitions() for m in members]
+    assert members[0].stalls == 0
+    for m in members:
+        m.stop()
+    check_no_loss(produced, members)
