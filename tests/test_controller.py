@@ -453,3 +453,117 @@ def test_a_new_replica_never_goes_to_a_failed_log_dir(make_cluster: MakeCluster)
     assert replica_log_dir(s, 2, "t", 1) == "/d/b"
     p = s.get_partition("t", 1)
     assert (p.leader, p.offline) == (1, set())
+
+
+# ---- a failed log directory (handleLogDirFailure, handleDirectoriesOffline) ---------------
+TWO_DIRS = {"log.dirs": "/d/a,/d/b"}  # partition i in dir i mod 2; /d/a holds the metadata log
+
+
+def _storage_news(s: object) -> list[object]:
+    from emulator.cluster.events import BrokerHalted, LogDirFailed
+
+    seen: list[object] = []
+    s.hooks.append(  # type: ignore[attr-defined]
+        lambda kind, ev: seen.append(ev) if isinstance(ev, LogDirFailed | BrokerHalted)
+        else None)
+    return seen
+
+
+def test_a_failed_log_dir_moves_only_its_replicas(make_cluster: MakeCluster) -> None:
+    """handleDirectoriesOffline: the broker's replicas in the failed directory go offline
+    and leave their ISRs as when it is fenced (a partition it led elects the next ISR
+    member, one it follows keeps its leader and epoch, one where it is the last ISR
+    member stays leaderless with it recorded); its replicas elsewhere, and other brokers'
+    replicas in a directory of the same name, are untouched; the broker serves on."""
+    from emulator.cluster.events import LogDirFailed
+
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2, 3], 1: [1, 2, 3], 2: [2, 3, 1], 3: [2, 1, 3]})
+    s.create_topic("u", assignments={0: [2, 3], 1: [2, 3]})
+    s.create_topic("w", assignments={0: [1], 1: [1]})
+    seen = _storage_news(s)
+    assert controller.log_dir_failed(s, 1, "/d/b", "disk gone") is False
+    assert seen == [LogDirFailed(broker=1, log_dir="/d/b", reason="disk gone")]
+    assert s.offline_log_dirs == {1: {"/d/b"}} and s.is_running(1)
+    part = {(t, i): s.get_partition(t, i) for t in "tuw" for i in range(4 if t == "t" else 2)}
+    view = {k: (p.leader, p.isr, p.offline, p.leader_epoch, p.partition_epoch)
+            for k, p in part.items()}
+    assert view == {
+        ("t", 0): (1, [1, 2, 3], set(), 0, 0),  # in /d/a
+        ("t", 1): (2, [2, 3], {1}, 1, 1),  # led from /d/b: the next ISR member leads
+        ("t", 2): (2, [2, 3, 1], set(), 0, 0),
+        ("t", 3): (2, [2, 3], {1}, 0, 1),  # followed from /d/b: the ISR shrinks
+        ("u", 0): (2, [2, 3], set(), 0, 0),
+        ("u", 1): (2, [2, 3], set(), 0, 0),  # /d/b of brokers 2 and 3: fine
+        ("w", 0): (1, [1], set(), 0, 0),
+        ("w", 1): (-1, [1], {1}, 1, 1),  # the last ISR member: no leader, the ISR keeps it
+    }
+    states = s.controller.machines.replicas
+    assert [states.state((t, i, 1)).value for t, i in (("t", 0), ("t", 1), ("t", 3),
+                                                       ("w", 1))] == [
+        "OnlineReplica", "OfflineReplica", "OfflineReplica", "OfflineReplica"]
+    assert s.controller.machines.partitions.state(("w", 1)).value == "OfflinePartition"
+    # the LogDirFailureChannel reports a directory once
+    assert controller.log_dir_failed(s, 1, "/d/b", "again") is False
+    assert len(seen) == 1 and part["t", 1].partition_epoch == 1
+
+
+def test_a_failed_log_dir_is_news_for_the_next_tick(make_cluster: MakeCluster) -> None:
+    """The leader moved by a log dir failure is visible to the server's next tick
+    (``changed``), so a fetcher parked on the old leader hears of it."""
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [2, 1], 1: [2, 1]})
+    s.tick()
+    version = s.version
+    controller.log_dir_failed(s, 2, "/d/b", "test")
+    assert s.version > version
+
+
+def test_a_broker_not_running_fails_no_log_dir(make_cluster: MakeCluster) -> None:
+    """A stopped broker writes nothing, nor does a crashed one its controller has not
+    fenced yet (its process is gone): neither has a directory to fail."""
+    s, clock, f = make_cluster(**TWO_DIRS, **{"broker.session.timeout.ms": "5000"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [2, 1]})
+    seen = _storage_news(s)
+    controller.broker_crashed(s, 1)
+    controller.broker_stopped(s, 2)
+    assert controller.log_dir_failed(s, 1, "/d/b", "test") is False
+    assert controller.log_dir_failed(s, 2, "/d/b", "test") is False
+    assert (seen, s.offline_log_dirs) == ([], {})
+    assert [s.get_partition("t", i).offline for i in (0, 1)] == [set(), set()]
+
+
+def test_the_metadata_log_dir_failing_halts_the_broker(make_cluster: MakeCluster) -> None:
+    """The directory holding the metadata log (the first log dir by default) fails: the
+    broker halts (Exit.halt), which its controller sees as a crash, fenced once the
+    session times out; the halt says why."""
+    from emulator.cluster.events import BrokerHalted, LogDirFailed
+
+    s, clock, f = make_cluster(**TWO_DIRS, **{"broker.session.timeout.ms": "5000"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    seen = _storage_news(s)
+    assert controller.log_dir_failed(s, 1, "/d/a", "test") is True
+    assert seen == [LogDirFailed(broker=1, log_dir="/d/a", reason="test"),
+                    BrokerHalted(broker=1, reason="the metadata log dir /d/a has failed")]
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    assert s.brokers[1].crashed and s.pending_fence == {1: s.now() + 5000}
+    # not fenced yet: still the leader of both, as Metadata says until the session ends
+    assert [(p.leader, p.isr, p.offline) for p in (p0, p1)] == [(1, [1, 2], {1}),
+                                                                (1, [1, 2], set())]
+
+
+def test_the_last_live_log_dir_failing_halts_the_broker(make_cluster: MakeCluster) -> None:
+    """With the metadata log elsewhere, the broker halts only when its last log dir
+    fails (the halt says so), and with no session timeout it is fenced at once: its
+    leaderships move."""
+    from emulator.cluster.events import BrokerHalted
+
+    s, clock, f = make_cluster(**TWO_DIRS, **{"metadata.log.dir": "/d/m"})
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    seen = _storage_news(s)
+    assert controller.log_dir_failed(s, 1, "/d/a", "test") is False
+    assert s.is_alive(1) and s.get_partition("t", 0).leader == 2
+    assert s.get_partition("t", 1).leader == 1
+    assert controller.log_dir_failed(s, 1, "/d/b", "test") is True
+    assert seen[-1] == BrokerHalted(broker=1, reason="all log dirs of broker 1 have failed")
+    assert not s.is_alive(1) and s.get_partition("t", 1).leader == 2
