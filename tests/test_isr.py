@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from cluster_sim import produce
+from cluster_sim import produce, settle
 
 from emulator.cluster import controller, leadership
 from emulator.cluster.events import IsrExpanded, IsrShrunk
+from emulator.cluster.followers import truncate_follower
 from emulator.cluster.log_dirs import describe_log_dirs
 from emulator.cluster.partition import Partition, check_current_leader_epoch, epoch_end_offset
 from emulator.cluster.reassignment import alter_partition_reassignments
@@ -631,3 +632,104 @@ def test_a_follower_serves_no_further_than_the_high_watermark_it_learnt(
     log, hw, lso = p.replica_view(first)
     assert log.log_end_offset == 2 and p.high_watermark == 0
     assert (hw, lso) == (0, 0)
+
+
+# ---- a follower's truncation (AbstractFetcherThread: DivergingEpoch, OffsetsForLeaderEpoch)
+def _epoch_log(*runs: tuple[int, int]) -> Log:
+    """A log of (leader epoch, record count) runs, one record a batch (a truncation
+    keeps a batch it would cut)."""
+    log = Log()
+    for epoch, n in runs:
+        for _ in range(n):
+            log.append_as_leader(build_batch([(None, b"v")]), epoch)
+    return log
+
+
+def _truncated(leader: Log, follower: Log, follower_hw: int = 0) -> Log:
+    """``follower`` after truncate_follower against ``leader`` (broker 1 leads, 2 follows)."""
+    p = Partition("t", bytes(16), 0, [1, 2])
+    p.logs = {1: leader, 2: follower}
+    p.follower_hw[2] = follower_hw
+    truncate_follower(p, 2)
+    return follower
+
+
+@pytest.mark.parametrize(("leader", "follower", "end", "epochs"), [
+    # the old leader's unreplicated records of epoch 0: cut where the new leader's
+    # epoch 1 starts
+    (((0, 3), (1, 2)), ((0, 5),), 3, [(0, 0)]),
+    (((0, 3), (1, 2)), ((0, 3),), 3, [(0, 0)]),  # nothing beyond: nothing to cut
+    (((0, 5),), ((0, 3),), 3, [(0, 0)]),  # behind in the same epoch: nothing to cut
+    # epoch 2 unknown to the leader, which answers its 1: back to the end of the
+    # follower's epoch 0 (3), asked again for 0, whose end on the leader (4) is
+    # above it: 3
+    (((0, 4), (1, 1), (3, 1)), ((0, 3), (2, 2)), 3, [(0, 0)]),
+    # two rounds, the leader's end the smaller: epoch 3 -> the leader's 1, which the
+    # follower lacks (cut to its epoch 3's start, 5); then 0, which ends at 2 there
+    (((0, 2), (1, 4), (4, 1)), ((0, 5), (3, 1)), 2, [(0, 0)]),
+    # the epoch asked is older than every epoch of the leader, whose log starts with
+    # epoch 2 at 0 (an unclean election of an empty replica): everything goes
+    (((2, 4),), ((1, 3),), 0, None),
+])
+def test_a_follower_truncates_where_its_epochs_leave_the_leaders(
+        leader: tuple[tuple[int, int], ...], follower: tuple[tuple[int, int], ...],
+        end: int, epochs: list[tuple[int, int]] | None) -> None:
+    """getOffsetTruncationState, asked again while the leader answers an epoch the
+    follower does not have: truncate to min(the follower's end of the leader's epoch,
+    the leader's end of it, the log end)."""
+    log = _truncated(_epoch_log(*leader), _epoch_log(*follower))
+    assert log.log_end_offset == end
+    if epochs is not None:
+        assert log.epoch_entries() == epochs
+
+
+def test_a_follower_truncates_past_an_epoch_it_led_without_appending() -> None:
+    """A replica elected leader at its log end (5) that appended nothing holds an epoch
+    entry (2, 5) and, before it, records of epoch 0 the next leader never had. Kafka's
+    truncateTo(5) drops that entry though no record goes, so the next question names
+    epoch 0, which ends at 3 on the leader: the records at 3 and 4 go."""
+    follower = _epoch_log((0, 5))
+    follower.assign_epoch(2, 5)
+    log = _truncated(_epoch_log((0, 3), (1, 2), (3, 1)), follower)
+    assert log.log_end_offset == 3 and log.epoch_entries() == [(0, 0)]
+
+
+def test_a_follower_whose_epoch_the_leader_cannot_place_is_not_truncated_yet() -> None:
+    """The leader knows no epoch up to the follower's latest: Kafka's fetch answers
+    OFFSET_OUT_OF_RANGE, and the follower goes to the leader's log end or start from
+    where it is (fetchOffsetAndTruncate), never to its own high watermark."""
+    log = _truncated(Log(), _epoch_log((0, 3)), follower_hw=1)
+    assert log.log_end_offset == 3
+    log = _truncated(_epoch_log((0, 2)), _epoch_log((0, 2), (4, 2)), follower_hw=1)
+    assert log.log_end_offset == 4  # epoch 4, newer than the leader's: the fetch cuts it
+
+
+def test_an_old_leader_that_led_again_without_appending_follows_without_diverging(
+        make_cluster: MakeCluster) -> None:
+    """Broker 1 leads epoch 0 and has offsets 3-4 that broker 2 never fetched; 2 leads
+    next and writes its own 3-5; 1 is elected (uncleanly) while 2 is down and leads
+    without appending, then 2 leads again. When 1 follows, it must lose its 3-4 (epoch
+    0) and fetch 2's: it stopped at its empty epoch's entry instead, kept the diverging
+    records and failed to append 2's batch at 3 on its log end 5, every tick."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]},
+                   configs={"unclean.leader.election.enable": "true"})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3, value=b"a")
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 2})
+    produce(s, p, 2, value=b"b")  # 3-4 on broker 1 only
+    controller.broker_stopped(s, 1)
+    f.apply({"op": "clear"})
+    assert p.leader == 2
+    produce(s, p, 3, value=b"c")  # 3-5 on broker 2
+    controller.broker_stopped(s, 2)
+    controller.broker_started(s, 1)
+    assert p.leader == 1 and p.logs[1].log_end_offset == 5
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 2)
+    assert p.leader == 2
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    assert p.logs[1].log_end_offset == 6 and p.isr == [2, 1]
+    assert p.logs[1].read(0, 1 << 30, 6) == p.logs[2].read(0, 1 << 30, 6)

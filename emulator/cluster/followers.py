@@ -53,34 +53,34 @@ def advance_hw(state: ClusterMetadata, p: Partition, now: int | None = None,
 def truncate_follower(p: Partition, broker_id: int) -> None:
     """Truncate a follower where its log diverges from the leader's epoch history.
 
-    AbstractFetcherThread.getOffsetTruncationState, repeated until done: ask the
-    leader for the end of the follower's latest epoch; if the leader answers with
-    an epoch the follower does not have, truncate to the end of the follower's
-    largest epoch below it and ask again; otherwise truncate to the smaller of the
-    two ends. An undefined answer truncates to the follower's high watermark.
+    AbstractFetcherThread's truncation (a fetch's DivergingEpoch, then
+    getOffsetTruncationState), repeated until done: ask the leader for the end of the
+    follower's latest epoch; if the leader answers with an epoch the follower does not
+    have, truncate to the end of the follower's largest epoch below it and ask again
+    with that epoch; otherwise truncate to the smaller of the two ends.
+
+    The next question names the epoch found, not the log's latest: Kafka's truncateTo
+    drops the epoch entries at or past the new log end even when no record goes (an
+    entry a leader recorded when elected, before its first append), so its next
+    latestEpoch is that one. An undefined answer (the leader knows no epoch up to the
+    one asked) is Kafka's OFFSET_OUT_OF_RANGE: nothing is truncated here, and the
+    fetch that follows moves the follower to the leader's log end or start
+    (``replicate_partition``, as fetchOffsetAndTruncate).
     """
     log = p.logs[broker_id]
     leader_log = p.leader_log
-    for _ in range(256):
-        epoch = log.latest_epoch
-        if epoch < 0:
-            return
+    epoch = log.latest_epoch
+    while epoch >= 0:
         l_epoch, l_end = epoch_end_offset(leader_log, epoch)
-        if l_epoch < 0 or l_end < 0:
-            log.truncate_to(min(p.follower_hw.get(broker_id, 0), log.log_end_offset))
+        if l_end < 0:
             return
+        # l_epoch <= epoch, an epoch of this log: the follower's answer is defined
         f_epoch, f_end = epoch_end_offset(log, l_epoch)
-        if f_epoch < 0:
-            log.truncate_to(min(l_end, log.log_end_offset))
+        if f_epoch == l_epoch:
+            log.truncate_to(min(f_end, l_end, log.log_end_offset))
             return
-        if f_epoch != l_epoch:
-            before = log.log_end_offset
-            log.truncate_to(min(f_end, log.log_end_offset))
-            if log.log_end_offset == before:
-                return
-            continue
-        log.truncate_to(min(f_end, l_end, log.log_end_offset))
-        return
+        log.truncate_to(min(f_end, log.log_end_offset))
+        epoch = f_epoch  # below l_epoch: the loop ends
 
 
 class Followers:
