@@ -430,18 +430,6 @@ class Followers:
         for listener in self.isr_listeners:
             listener(p)
 
-    def fetch_budget(self, p: Partition, follower: int) -> int:
-        """Bytes this follower may fetch now (throttles override this)."""
-        st = self.state
-        budget = st.config_int("replica.fetch.max.bytes") * 64
-        if st.faults is not None:
-            budget = st.faults.fetch_budget(p, follower, budget)
-        return st.replication_quotas.fetch_budget(p, follower, budget)
-
-    def consume_budget(self, p: Partition, follower: int, n: int) -> None:
-        """Account fetched bytes against the replication throttles (emulator.cluster.throttle)."""
-        self.state.replication_quotas.record(p, follower, n)
-
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
         """Partition.maybeShrinkIsr: the isr-expiration task. It only shrinks: a follower
         joins the ISR on a fetch (``follower_fetch``), as Kafka's maybeExpandIsr runs only

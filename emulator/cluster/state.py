@@ -205,12 +205,6 @@ class ClusterState(ClusterMetadata):
     def advance_hw(self, p: Partition, now: int | None = None) -> bool:
         return advance_hw(self, p, now)
 
-    def fetch_budget(self, p: Partition, follower: int) -> int:
-        return self.followers.fetch_budget(p, follower)
-
-    def consume_budget(self, p: Partition, follower: int, n: int) -> None:
-        self.followers.consume_budget(p, follower, n)
-
     def maintain_isr(self, p: Partition, now: int, lag_max: int) -> bool:
         return self.followers.maintain_isr(p, now, lag_max)
 

@@ -22,9 +22,9 @@ a throttled partition are recorded, in-sync or not. So a throttled move proceeds
 one fetch (``replica.fetch.max.bytes``) at a time and its average rate converges
 on the bound.
 
-The replication loop asks ``follower_excluded`` (through
-``Followers.follower_can_fetch``) before a follower fetches, ``fetch_budget`` for
-how much it may get, and ``record`` (through ``consume_budget``) for what it got.
+The replication loop (``Followers.replicate_partition``) asks ``follower_excluded``
+before a follower fetches, ``fetch_budget`` for how much it may get, and ``record``
+for what it got; ``Followers.follower_can_fetch`` asks ``follower_excluded`` too.
 """
 
 from __future__ import annotations
