@@ -567,3 +567,47 @@ def test_the_last_live_log_dir_failing_halts_the_broker(make_cluster: MakeCluste
     assert controller.log_dir_failed(s, 1, "/d/b", "test") is True
     assert seen[-1] == BrokerHalted(broker=1, reason="all log dirs of broker 1 have failed")
     assert not s.is_alive(1) and s.get_partition("t", 1).leader == 2
+
+
+def test_a_failed_log_dir_elects_for_every_partition_it_holds_and_no_other(
+        make_cluster: MakeCluster) -> None:
+    """handleDirectoriesOffline runs the election of every partition with a replica in
+    the failed directory (that replica excluded), whether or not the ISR holds it, and
+    of no other partition: a topic given unclean.leader.election.enable after its
+    partition went leaderless gets its unclean leader at once where the failed
+    directory holds one of its replicas, and elsewhere at the controller's periodic
+    unclean check."""
+    s, clock, f = make_cluster(4, **TWO_DIRS)
+    s.create_topic("t", assignments={0: [3, 1, 2], 1: [3, 1, 2]})
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    for b in (1, 2, 3):
+        controller.broker_stopped(s, b)  # 3 the last ISR member: leaderless, ISR [3]
+    for b in (1, 2):
+        controller.broker_started(s, b)  # back, not in the ISR: no clean election
+    assert [(p.leader, p.isr) for p in (p0, p1)] == [(-1, [3]), (-1, [3])]
+    s.get_topic("t").configs["unclean.leader.election.enable"] = "true"
+    assert controller.log_dir_failed(s, 1, "/d/b", "test") is False
+    assert (p1.leader, p1.isr, p1.offline) == (2, [2], {1})  # 1's replica is offline
+    assert (p0.leader, p0.isr) == (-1, [3])  # /d/a: nothing to do with the failure
+    clock.advance(controller.DEFAULT_UNCLEAN_INTERVAL_MS)
+    s.tick()
+    assert (p0.leader, p0.isr) == (1, [1])
+
+
+def test_a_replica_moved_into_the_failed_log_dir_goes_offline_with_it(
+        make_cluster: MakeCluster) -> None:
+    """The directory a replica is in is where AlterReplicaLogDirs put it, for that
+    broker's replica only: a failure of /d/b takes broker 1's replica of partition 0
+    (moved there) and leaves broker 2's (in /d/a, where partition 0 goes)."""
+    from emulator.cluster.log_dirs import alter_replica_log_dir
+
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [2, 1]})
+    s.create_topic("u", assignments={0: [2, 1]})
+    assert alter_replica_log_dir(s, 1, "/d/b", "t", 0) == E.NONE
+    controller.log_dir_failed(s, 1, "/d/b", "test")
+    p, q = s.get_partition("t", 0), s.get_partition("u", 0)
+    assert (p.isr, p.offline) == ([2], {1})
+    assert (q.isr, q.offline) == ([2, 1], set())
+    controller.log_dir_failed(s, 2, "/d/b", "test")
+    assert (p.leader, p.offline) == (2, {1})

@@ -418,7 +418,11 @@ def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: st
     Otherwise its next heartbeat names the directory, and the controller
     (ReplicationControlManager.handleDirectoriesOffline) removes those replicas from
     their ISRs and elects other leaders, as when fencing a broker, for those
-    partitions only. The directory stays offline until the broker restarts.
+    partitions only: every partition with a replica in the directory, in the ISR or
+    not (a leaderless one of a topic allowing unclean elections gets its unclean
+    leader there and then), and no other (the rest wait for their own triggers: a
+    broker's return, the periodic unclean check). The directory stays offline until
+    the broker restarts.
     Returns whether the broker halted; False as well when the directory had already
     failed (the LogDirFailureChannel reports a directory once).
     """
@@ -445,13 +449,10 @@ def log_dir_failed(state: ClusterMetadata, broker_id: int, path: str, reason: st
         return True
     c = state.controller
     for p in hit:
-        if broker_id in p.isr or p.leader == broker_id:
-            partition_change(state, p, OFFLINE, target_isr=[r for r in p.isr if r != broker_id],
-                             exclude=broker_id)
+        # the broker's replica is in p.offline now: no election picks it
+        partition_change(state, p, OFFLINE, target_isr=[r for r in p.isr if r != broker_id])
         if c is not None:
             c.machines.move_replica(p, broker_id, RS.OfflineReplica)
-    if c is not None:
-        trigger_online_partitions(state, c.machines)
     state.changed()
     return False
 
