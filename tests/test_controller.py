@@ -611,3 +611,73 @@ def test_a_replica_moved_into_the_failed_log_dir_goes_offline_with_it(
     assert (q.isr, q.offline) == ([2, 1], set())
     controller.log_dir_failed(s, 2, "/d/b", "test")
     assert (p.leader, p.offline) == (2, {1})
+
+
+# ---- controlled shutdown (handleBrokerInControlledShutdown), the controller's side ---------
+def _news(s: object, *kinds: type) -> list[object]:
+    seen: list[object] = []
+    s.hooks.append(  # type: ignore[attr-defined]
+        lambda kind, ev: seen.append(ev) if isinstance(ev, kinds) else None)
+    return seen
+
+
+def test_a_controlled_shutdown_is_news_once_and_only_of_a_live_broker(
+        make_cluster: MakeCluster) -> None:
+    """A live broker's controlled shutdown is told (ControlledShutdown, naming it) and
+    wakes what waits on the cluster (``changed``); a stopped broker's is nothing: no news,
+    not listed as shutting down, no partition changes."""
+    from emulator.cluster.events import ControlledShutdown
+
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [3, 2]})
+    controller.broker_stopped(s, 3)
+    seen = _news(s, ControlledShutdown)
+    p = s.get_partition("t", 0)
+    epoch = p.partition_epoch
+    assert controller.controlled_shutdown(s, 3) == []
+    assert (seen, s.shutting_down, p.partition_epoch) == ([], set(), epoch)
+    s.tick()
+    version = s.version
+    assert controller.controlled_shutdown(s, 2) == [("t", 0)]
+    assert seen == [ControlledShutdown(broker=2)] and s.version > version
+    assert s.shutting_down == {2}
+
+
+def test_a_controlled_shutdown_takes_every_replica_of_the_broker_offline(
+        make_cluster: MakeCluster) -> None:
+    """The controller's replica state machine: each replica of the shutting-down broker
+    goes Offline, the ones outside the ISR too; other brokers' replicas stay Online."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [2, 1], 1: [1, 3], 2: [3, 2]})
+    p2 = s.get_partition("t", 2)
+    p2.isr = [3]  # 2 out of sync: not in the ISR
+    controller.controlled_shutdown(s, 2)
+    states = s.controller.machines.replicas
+    assert [states.state(k).value for k in (("t", 0, 2), ("t", 2, 2), ("t", 0, 1),
+                                            ("t", 2, 3))] == [
+        "OfflineReplica", "OfflineReplica", "OnlineReplica", "OnlineReplica"]
+
+
+def test_a_controller_shutting_down_hands_its_role_to_the_lowest_live_broker_staying(
+        make_cluster: MakeCluster) -> None:
+    """The active controller shutting down hands over first, with the next controller
+    epoch, told (ControllerChanged, ControllerFailover), to the lowest live broker not
+    shutting down itself; with none left it keeps the role. The new controller rebuilds
+    its state machines from the metadata (onControllerFailover)."""
+    from emulator.cluster.events import ControllerChanged, ControllerFailover
+
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [3, 1]})
+    epoch = s.controller.epoch
+    controller.controlled_shutdown(s, 2)
+    seen = _news(s, ControllerChanged, ControllerFailover)
+    controller.controlled_shutdown(s, 1)
+    assert (s.controller_id, s.controller.epoch, s.controller_epoch) == (3, epoch + 1,
+                                                                         epoch + 1)
+    assert seen == [ControllerChanged(controller=3, epoch=epoch + 1),
+                    ControllerFailover(controller=3, epoch=epoch + 1)]
+    machines = s.controller.machines
+    assert (machines.partitions.state(("t", 0)).value,
+            machines.replicas.state(("t", 0, 3)).value) == ("OnlinePartition", "OnlineReplica")
+    controller.controlled_shutdown(s, 3)
+    assert (s.controller_id, s.controller.epoch, len(seen)) == (3, epoch + 1, 2)
