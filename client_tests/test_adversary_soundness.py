@@ -10,7 +10,7 @@ told to skip the aborted records. The check runs on every answer of an adversari
 cluster; here it sees the transaction through raw requests (InitProducerId, Produce,
 EndTxn) and judges the read_committed Fetch from the new leader. An emulator that loses
 the marker on the leader change (emulator/cluster/leadership.py without
-``rewrite_abort_marker``) gives the reader the aborted records and turns this red, with
+``rewrite_marker``) gives the reader the aborted records and turns this red, with
 the violation named.
 
 emulator_only: the adversary is the emulator's own mode.

@@ -5,9 +5,11 @@ with acks=-1, and a marker whose leader moved before the in-sync followers had i
 retried at the new leader; until then the transaction is open there. The adversary
 plays exactly that window (``follower_lag``, then a ``leader_move``). The emulator's
 coordinator counts a marker as written once the leader has it, so the new leader
-writes an ABORT marker it lacks again (emulator/cluster/leadership.py
-``rewrite_abort_marker``): found by the reference pipeline's 100-seed run, where an
-aborted transaction's outputs were given to read_committed readers as committed."""
+writes again every marker whose write had not completed (emulator/cluster/leadership.py
+``markers_sent_again``, ``rewrite_marker``): found for ABORT markers by the reference
+pipeline's 100-seed run, where an aborted transaction's outputs were given to
+read_committed readers as committed; COMMIT markers, and a marker the new leader had
+while another ISR member lacked it (Kafka's retry writes it twice), followed."""
 
 from __future__ import annotations
 
@@ -171,3 +173,122 @@ def test_a_slowed_follower_that_led_for_a_while_fetches_at_once_when_it_follows_
     clock.advance(10)
     state.tick()
     assert p.logs[2].log_end_offset == 2
+
+
+def _ended_while_followers_pause(commit: bool, paused: int = 2):
+    """Producer 7 writes a transactional record, replicated to all three replicas; then
+    ``paused`` followers stop fetching and the coordinator ends the transaction: the
+    marker reaches the leader and the followers still fetching, not the paused ones, so
+    the high watermark stays below it (the write has not completed). Returns (sim,
+    partition, old leader, the followers that have the marker)."""
+    sim, p, old = _one_replicated_partition()
+    state = sim.state
+    data = build_batch(
+        [(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    for _ in range(5):
+        state.tick()
+    followers = p.replicas[1:]
+    for follower in followers[:paused]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    write_markers(state, {("t", 0)}, 7, 0, commit, state.now())
+    for _ in range(5):
+        state.tick()
+    assert p.logs[old].log_end_offset == 2 and p.high_watermark == 1
+    assert sorted(p.isr) == sorted(p.replicas)
+    return sim, p, old, followers[paused:]
+
+
+def _batches(p) -> list[tuple[int, bool]]:
+    return [(base, read_header(data).is_control)
+            for data, base, _, _, _ in p.leader_log.batches_from(0, 1 << 62)]
+
+
+def _marker_kind(p, offset: int) -> int:
+    [(data, _)] = [(d, b) for d, b, _, _, _ in p.leader_log.batches_from(offset, offset + 1)]
+    [record] = decode_records(data)
+    return struct.unpack(">hh", record.key)[1]  # 0 ABORT, 1 COMMIT
+
+
+def test_a_commit_marker_the_new_leader_lacked_is_written_again() -> None:
+    """As an ABORT marker: the coordinator's retry writes the COMMIT at the new leader,
+    which holds the transaction open (below the last stable offset) until then; so the
+    committed record is followed by its marker there too, and the next record lands at
+    offset 2, as on Kafka."""
+    sim, p, old, _ = _ended_while_followers_pause(commit=True)
+    state = sim.state
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old
+    assert _batches(p) == [(0, False), (1, True)]
+    assert _marker_kind(p, 1) == 1
+    assert p.aborted == []
+    assert p.last_stable_offset() == 0  # the marker is not replicated yet
+    for follower in p.replicas:
+        sim.faults.apply({"op": "resume_follower", "broker": follower})
+    for _ in range(10):
+        state.tick()
+    assert p.high_watermark == p.log_end_offset == p.last_stable_offset() == 2
+    assert p.aborted == []
+
+
+def test_a_marker_the_new_leader_had_is_written_twice_when_its_write_had_not_completed() -> None:
+    """The new leader fetched the marker, another ISR member had not, so the high
+    watermark had not passed it: the coordinator's WriteTxnMarkers had not completed,
+    the old leader answered it NOT_LEADER_OR_FOLLOWER and the coordinator sends it again
+    to the new leader, which appends a second marker, of no transaction (the producer
+    has none open there): no second aborted-transaction entry."""
+    for commit in (False, True):
+        sim, p, old, [has_it] = _ended_while_followers_pause(commit, paused=1)
+        assert p.logs[has_it].log_end_offset == 2
+        sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": has_it})
+        assert p.leader == has_it
+        assert _batches(p) == [(0, False), (1, True), (2, True)], commit
+        assert _marker_kind(p, 2) == int(commit)
+        assert [(a.first_offset, a.last_offset) for a in p.aborted] == \
+            ([] if commit else [(0, 1)])
+        for follower in p.replicas:
+            sim.faults.apply({"op": "resume_follower", "broker": follower})
+        for _ in range(10):
+            sim.state.tick()
+        assert p.high_watermark == p.log_end_offset == p.last_stable_offset() == 3
+
+
+def test_a_marker_whose_write_completed_is_not_written_again() -> None:
+    """Once the high watermark passed the marker (every ISR member has it), the
+    coordinator's write completed: a later leader change sends nothing again."""
+    sim, p, old = _one_replicated_partition()
+    state = sim.state
+    data = build_batch(
+        [(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    write_markers(state, {("t", 0)}, 7, 0, True, state.now())
+    for _ in range(5):
+        state.tick()
+    assert p.high_watermark == 2
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old
+    assert _batches(p) == [(0, False), (1, True)]
+
+
+def test_no_marker_is_sent_again_to_a_producer_that_went_on() -> None:
+    """The emulator's coordinator counts a marker written once the leader has it, so a
+    producer may begin its next transaction before the marker is replicated (Kafka's
+    coordinator would answer CONCURRENT_TRANSACTIONS until the marker completed). Sending
+    the old marker again then would end the new transaction: no retry is made, and the
+    new transaction stays open on the new leader."""
+    sim, p, old, [has_it] = _ended_while_followers_pause(commit=True, paused=1)
+    state = sim.state
+    data = build_batch(
+        [(b"k", b"next")], producer_id=7, producer_epoch=0, base_sequence=1,
+        transactional=True,
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    for _ in range(5):
+        state.tick()
+    assert p.logs[has_it].log_end_offset == 3
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": has_it})
+    assert p.leader == has_it
+    assert _batches(p) == [(0, False), (1, True), (2, False)]
+    assert p.producers[7].txn_first_offset == 2

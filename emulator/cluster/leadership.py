@@ -20,7 +20,7 @@ from enum import IntEnum
 from emulator.cluster.events import Appended, LeaderChanged
 from emulator.cluster.followers import advance_hw
 from emulator.cluster.metadata import ClusterMetadata
-from emulator.cluster.partition import AbortedTxn, Partition
+from emulator.cluster.partition import Partition, PendingMarker
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.records import control_batch
 
@@ -143,26 +143,54 @@ def apply_change(state: ClusterMetadata, p: Partition, new_leader: int, isr: lis
 def become_leader(state: ClusterMetadata, p: Partition, broker_id: int, moved: bool) -> None:
     """Partition.makeLeader on ``broker_id``: epoch start, HW, follower states."""
     log = p.logs[broker_id]
-    lost: list[AbortedTxn] = []
+    retried: list[tuple[PendingMarker, bool]] = []
     if moved:
+        retried = markers_sent_again(p, log.log_end_offset)
         # The new leader's high watermark is its own, from its last fetch.
         hw = p.follower_hw.get(broker_id, 0)
         p.high_watermark = min(max(hw, log.log_start_offset), log.log_end_offset)
-        # ABORT markers this replica had not fetched (with or without their
-        # transaction's data: the coordinator's retry reaches it either way)
-        lost = [a for a in p.aborted if log.log_end_offset <= a.last_offset]
         p.truncate_producer_state(log.log_end_offset)
     log.assign_epoch(p.leader_epoch, log.log_end_offset)
-    for a in lost:
-        rewrite_abort_marker(state, p, a)
+    for m, lacked in retried:
+        rewrite_marker(state, p, m, lacked)
     p.fetcher_epoch.pop(broker_id, None)
     p.next_fetch_ms.pop(broker_id, None)
     p.reset_follower_states(state.now(), new_leader=moved)
 
 
-def rewrite_abort_marker(state: ClusterMetadata, p: Partition, a: AbortedTxn) -> None:
-    """The ABORT marker of ``a`` again, on the new leader, which had the transaction's data
-    but not its marker when it took over (the followers lagged).
+def markers_sent_again(p: Partition, log_end: int) -> list[tuple[PendingMarker, bool]]:
+    """The markers the transaction coordinator sends again to a new leader whose log
+    ends at ``log_end``, in the order they were written, each with whether the new
+    leader lacked it (called before the change touches the high watermark or the
+    producers' state).
+
+    WriteTxnMarkers appends with acks=-1: a marker the old leader's high watermark had
+    not passed had not completed, so its leader change answered NOT_LEADER_OR_FOLLOWER
+    and the coordinator retries it at the new leader (TransactionMarkerRequestCompletion
+    Handler: retriable). That is every marker the new leader lacks after a clean election,
+    and also one it has (fetched, but not yet by every ISR member): Kafka then holds the
+    marker twice, the second of no transaction. An ABORT marker the new leader lacks
+    though its write had completed (an unclean election) is written again too: without
+    it the aborted data would read as committed, where Kafka leaves the transaction
+    hanging open. A producer whose state moved past the marker (the emulator's
+    coordinator counts a marker as written once the leader has it, so the producer may
+    have gone on; Kafka's would not have let it) gets no retry.
+    """
+    hw = p.high_watermark
+    out = [m for m in p.unreplicated_markers if m.marker_offset >= hw]
+    pending = {m.marker_offset for m in out}
+    out += [PendingMarker(a.producer_id, p.producers[a.producer_id].epoch, False,
+                          a.first_offset, a.last_offset)
+            for a in p.aborted if a.last_offset >= log_end and a.last_offset not in pending]
+    out.sort(key=lambda m: m.marker_offset)
+    return [(m, m.marker_offset >= log_end) for m in out
+            if p.producers[m.producer_id].epoch == m.epoch
+            and not 0 <= p.producers[m.producer_id].txn_first_offset]
+
+
+def rewrite_marker(state: ClusterMetadata, p: Partition, m: PendingMarker, lacked: bool) -> None:
+    """The coordinator's retry of marker ``m`` at the new leader, which took over before
+    the marker's write completed (``markers_sent_again``).
 
     Kafka cannot lose a marker so: WriteTxnMarkers appends with acks=-1, and a marker
     whose leader moved before its followers had it is answered NOT_LEADER_OR_FOLLOWER
@@ -170,21 +198,23 @@ def rewrite_abort_marker(state: ClusterMetadata, p: Partition, a: AbortedTxn) ->
     below the last stable offset). The emulator's coordinator counts a marker as written
     once the leader has it, so the leader change writes it again at once, as the
     coordinator's retry would; it counts as unreplicated until the followers fetch it.
-    Without this the aborted data stayed on the new leader with no marker and no
-    aborted-transaction entry: read_committed readers were given it as committed.
+    Without this an aborted transaction's data stayed on the new leader with no marker
+    and no aborted-transaction entry (read_committed readers were given it as
+    committed), and a committed one's marker offset was missing.
 
-    A new leader with none of the transaction's data (its log ends at or below the
-    first offset) gets the marker too, as Kafka's retry writes it there: a marker of no
-    ongoing transaction, so no aborted-transaction entry (Kafka's appendEndTxnMarker
-    completes a transaction only when the producer has one open)."""
-    # the producer's state is never dropped while an aborted transaction of its is
-    # recorded (complete_txn makes both; nothing expires producers here)
-    entry = p.producers[a.producer_id]
-    if a.first_offset < p.leader_log.log_end_offset:
-        entry.txn_first_offset = a.first_offset
-    data = control_batch(False, a.producer_id, entry.epoch, state.now())
+    When the new leader ``lacked`` the marker but has the transaction's data (its log
+    ends past the first offset), the marker ends the transaction there (an ABORT is recorded for
+    read_committed). Otherwise, as on Kafka's retry, it is a marker of no ongoing
+    transaction (ProducerAppendInfo.appendEndTxnMarker completes a transaction only when
+    the producer has one open): a control batch and no aborted-transaction entry."""
+    # the producer's state is never dropped while a marker of its is pending
+    # (complete_txn makes both; nothing expires producers here)
+    entry = p.producers[m.producer_id]
+    if lacked and 0 <= m.first_offset < p.leader_log.log_end_offset:
+        entry.txn_first_offset = m.first_offset
+    data = control_batch(m.commit, m.producer_id, m.epoch, state.now())
     base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
-    p.complete_txn(a.producer_id, entry.epoch, base, False)
+    p.complete_txn(m.producer_id, m.epoch, base, m.commit)
     if state.hooks:
         state.emit(Appended(topic=p.topic, partition=p.index, base=base, last=base))
 

@@ -67,6 +67,22 @@ class AbortedTxn:
     last_offset: int  # offset of the abort marker
 
 
+@dataclass(frozen=True, slots=True)
+class PendingMarker:
+    """A COMMIT or ABORT marker the leader appended whose WriteTxnMarkers has not
+    completed: Kafka appends markers with acks=-1, so the write completes only once the
+    high watermark passes the marker. Until then the transaction (if it had data here,
+    ``first_offset`` >= 0) holds the last stable offset back, and a leader change makes
+    the coordinator send the marker again to the new leader
+    (emulator/cluster/leadership.py ``become_leader``)."""
+
+    producer_id: int
+    epoch: int
+    commit: bool
+    first_offset: int  # the transaction's first offset here, or -1: no data here
+    marker_offset: int
+
+
 def check_current_leader_epoch(current_leader_epoch: int, leader_epoch: int) -> None:
     """The client's current leader epoch against the one the broker knows, as
     Partition.localLogWithEpochOrThrow: FENCED_LEADER_EPOCH when the client's is older,
@@ -112,9 +128,8 @@ class Partition:
         self.offline: set[int] = set()
         self.producers: dict[int, ProducerEntry] = {}
         self.aborted: list[AbortedTxn] = []
-        # (first offset, marker offset) of ended transactions whose marker is not yet
-        # below the high watermark: they still hold the last stable offset back
-        self.unreplicated_txns: list[tuple[int, int]] = []
+        # markers not yet below the high watermark (their write has not completed)
+        self.unreplicated_markers: list[PendingMarker] = []
 
     # ---- views -------------------------------------------------------------------
     @property
@@ -143,11 +158,13 @@ class Partition:
         for p in self.producers.values():
             if 0 <= p.txn_first_offset < lso:
                 lso = p.txn_first_offset
-        if self.unreplicated_txns:
+        if self.unreplicated_markers:
             hw = self.high_watermark
-            self.unreplicated_txns = [t for t in self.unreplicated_txns if t[1] >= hw]
-            for first, _ in self.unreplicated_txns:
-                lso = min(lso, first)
+            self.unreplicated_markers = [m for m in self.unreplicated_markers
+                                         if m.marker_offset >= hw]
+            for m in self.unreplicated_markers:
+                if m.first_offset >= 0:
+                    lso = min(lso, m.first_offset)
         return lso
 
     def note_leader_change(self, old_epoch: int, old_leader: int) -> None:
@@ -331,10 +348,12 @@ class Partition:
         first = entry.txn_first_offset
         entry.txn_first_offset = -1
         entry.coordinator_epoch = 0
-        if first >= 0:
-            if not commit:
-                self.aborted.append(AbortedTxn(producer_id, first, marker_offset))
-            self.unreplicated_txns.append((first, marker_offset))
+        if first >= 0 and not commit:
+            self.aborted.append(AbortedTxn(producer_id, first, marker_offset))
+        pending = self.unreplicated_markers
+        while pending and pending[0].marker_offset < self.high_watermark:
+            del pending[0]  # completed (they are in offset order): keep the list short
+        pending.append(PendingMarker(producer_id, epoch, commit, first, marker_offset))
 
     # ---- ISR and high watermark ----------------------------------------------------
     def update_follower(self, broker_id: int, fetch_offset: int, now_ms: int) -> None:
@@ -447,7 +466,8 @@ class Partition:
             if entry.txn_first_offset >= end_offset:
                 entry.txn_first_offset = -1
         self.aborted = [a for a in self.aborted if a.last_offset < end_offset]
-        self.unreplicated_txns = [t for t in self.unreplicated_txns if t[1] < end_offset]
+        self.unreplicated_markers = [m for m in self.unreplicated_markers
+                                     if m.marker_offset < end_offset]
 
 
 def epoch_end_offset(log: Log, epoch: int) -> tuple[int, int]:

@@ -538,7 +538,7 @@ def _rebuild_producer_state(p: Partition, batches: list) -> None:
             p.complete_txn(h.producer_id, h.producer_epoch, x.base, commit)
         else:
             p.record_producer(h, x.base, x.last)
-    p.unreplicated_txns.clear()
+    p.unreplicated_markers.clear()
 
 
 __all__ = ["DataDir", "StorageError"]
