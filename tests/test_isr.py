@@ -664,6 +664,9 @@ def _truncated(leader: Log, follower: Log, follower_hw: int = 0) -> Log:
     # follower's epoch 0 (3), asked again for 0, whose end on the leader (4) is
     # above it: 3
     (((0, 4), (1, 1), (3, 1)), ((0, 3), (2, 2)), 3, [(0, 0)]),
+    # the follower led epoch 2 from 3; the leader's epoch 0 runs to 4: the follower's
+    # end of epoch 0 (3) is the smaller
+    (((0, 4), (3, 2)), ((0, 3), (2, 2)), 3, [(0, 0)]),
     # two rounds, the leader's end the smaller: epoch 3 -> the leader's 1, which the
     # follower lacks (cut to its epoch 3's start, 5); then 0, which ends at 2 there
     (((0, 2), (1, 4), (4, 1)), ((0, 5), (3, 1)), 2, [(0, 0)]),

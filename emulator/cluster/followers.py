@@ -76,10 +76,11 @@ def truncate_follower(p: Partition, broker_id: int) -> None:
             return
         # l_epoch <= epoch, an epoch of this log: the follower's answer is defined
         f_epoch, f_end = epoch_end_offset(log, l_epoch)
+        # (Kafka's min with the log end: truncate_to at or past the end does nothing)
         if f_epoch == l_epoch:
-            log.truncate_to(min(f_end, l_end, log.log_end_offset))
+            log.truncate_to(min(f_end, l_end))
             return
-        log.truncate_to(min(f_end, log.log_end_offset))
+        log.truncate_to(f_end)
         epoch = f_epoch  # below l_epoch: the loop ends
 
 
