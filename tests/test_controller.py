@@ -681,3 +681,61 @@ def test_a_controller_shutting_down_hands_its_role_to_the_lowest_live_broker_sta
             machines.replicas.state(("t", 0, 3)).value) == ("OnlinePartition", "OnlineReplica")
     controller.controlled_shutdown(s, 3)
     assert (s.controller_id, s.controller.epoch, len(seen)) == (3, epoch + 1, 2)
+
+
+# ---- a broker's return (handleBrokerUnfenced) ----------------------------------------------
+def test_a_broker_back_before_its_fence_is_fenced_first(make_cluster: MakeCluster) -> None:
+    """A crashed broker that starts again before its session timed out registers as a
+    new incarnation: the controller fences the old one first (its leaderships move and
+    it leaves the ISRs), then the broker is back, unfenced, with nothing pending, its
+    replicas Online, to rejoin the ISRs by catching up."""
+    from emulator.cluster.events import BrokerStarted, BrokerStopped
+
+    s, clock, f = make_cluster(**{"broker.session.timeout.ms": "5000"})
+    s.create_topic("t", assignments={0: [2, 1], 1: [1, 2]})
+    p0, p1 = s.get_partition("t", 0), s.get_partition("t", 1)
+    controller.broker_crashed(s, 2)
+    seen = _news(s, BrokerStarted, BrokerStopped)
+    controller.broker_started(s, 2)
+    assert seen == [BrokerStopped(broker=2), BrokerStarted(broker=2)]
+    assert (p0.leader, p0.isr, p0.leader_epoch, p1.isr) == (1, [1], 1, [1])
+    b = s.brokers[2]
+    assert (b.alive, b.crashed, s.pending_fence) == (True, False, {})
+    assert s.controller.machines.replicas.state(("t", 0, 2)).value == "OnlineReplica"
+    settle(s, clock)
+    assert (p0.isr, p1.isr) == ([1, 2], [1, 2])
+
+
+def test_starting_a_running_broker_is_nothing(make_cluster: MakeCluster) -> None:
+    """broker_started of a broker that is up changes nothing and tells nothing."""
+    from emulator.cluster.events import BrokerStarted
+
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [2, 1]})
+    p = s.get_partition("t", 0)
+    seen = _news(s, BrokerStarted)
+    s.tick()
+    version = s.version
+    controller.broker_started(s, 2)
+    assert (seen, s.version, p.leader, p.partition_epoch) == ([], version, 2, 0)
+
+
+def test_a_restarted_broker_opens_its_failed_log_dirs_again(make_cluster: MakeCluster) -> None:
+    """LogManager's startup: a restarted broker's failed directories are online again,
+    its replicas there too (Metadata's offline replicas are stale: the topic's metadata
+    changes); another broker's failure stays, and with it the partition whose last ISR
+    member it holds waits leaderless (the restarted replica is not in the ISR)."""
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    s.create_topic("u", assignments={0: [2, 1], 1: [2, 1]})
+    controller.log_dir_failed(s, 1, "/d/b", "test")
+    controller.log_dir_failed(s, 2, "/d/b", "test")
+    p1, q1 = s.get_partition("t", 1), s.get_partition("u", 1)
+    assert (p1.offline, q1.offline) == ({1, 2}, {1, 2})
+    controller.broker_stopped(s, 1)
+    version = s.topics["t"].metadata_version
+    controller.broker_started(s, 1)
+    assert s.offline_log_dirs == {2: {"/d/b"}}
+    assert (p1.offline, q1.offline) == ({2}, {2})
+    assert s.topics["t"].metadata_version > version
+    assert (p1.leader, p1.isr) == (-1, [2])
