@@ -739,3 +739,23 @@ def test_a_restarted_broker_opens_its_failed_log_dirs_again(make_cluster: MakeCl
     assert (p1.offline, q1.offline) == ({2}, {2})
     assert s.topics["t"].metadata_version > version
     assert (p1.leader, p1.isr) == (-1, [2])
+
+
+# ---- topic deletion ----------------------------------------------------------------------
+def test_a_topic_created_again_forgets_where_its_replicas_were_moved(
+        make_cluster: MakeCluster) -> None:
+    """AlterReplicaLogDirs moved a replica; once its topic is deleted, a topic created
+    under the same name puts its replicas where a new replica goes (partition i in dir
+    i mod n), and another topic's move stays."""
+    from emulator.cluster.log_dirs import alter_replica_log_dir, replica_log_dir
+
+    s, clock, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2]})
+    s.create_topic("u", assignments={0: [1, 2]})
+    assert alter_replica_log_dir(s, 1, "/d/b", "t", 0) == E.NONE
+    assert alter_replica_log_dir(s, 2, "/d/b", "t", 0) == E.NONE
+    assert alter_replica_log_dir(s, 1, "/d/b", "u", 0) == E.NONE
+    s.delete_topic("t")
+    s.create_topic("t", assignments={0: [1, 2]})
+    assert [replica_log_dir(s, b, "t", 0) for b in (1, 2)] == ["/d/a", "/d/a"]
+    assert replica_log_dir(s, 1, "u", 0) == "/d/b"
