@@ -759,3 +759,53 @@ def test_a_topic_created_again_forgets_where_its_replicas_were_moved(
     s.create_topic("t", assignments={0: [1, 2]})
     assert [replica_log_dir(s, b, "t", 0) for b in (1, 2)] == ["/d/a", "/d/a"]
     assert replica_log_dir(s, 1, "u", 0) == "/d/b"
+
+
+# ---- the preferred leader imbalance check (maybeBalancePartitionLeaders) ------------------
+def test_auto_rebalance_elects_the_preferred_leader_of_a_partition_being_reassigned(
+        make_cluster: MakeCluster) -> None:
+    """KRaft's imbalance check takes every partition whose leader is not its first
+    replica, a partition being reassigned too (its first replica is the first target
+    replica): the preferred election moves the leadership there while the new replica
+    still catches up, and the reassignment completes later as usual."""
+    s, clock, f = make_cluster(**{"leader.imbalance.check.interval.seconds": "5"})
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    settle(s, clock)
+    f.apply({"op": "pause_follower", "broker": 3})
+    reassignment.start_reassignment(s, p, [2, 3])
+    assert (p.replicas, p.leader, p.isr) == ([2, 3, 1], 1, [1, 2])
+    assert controller.auto_rebalance(s) == 1
+    assert (p.leader, p.adding_replicas, p.removing_replicas) == (2, [3], [1])
+    f.apply({"op": "resume_follower", "broker": 3})
+    settle(s, clock)
+    assert (p.replicas, p.leader, p.isr) == ([2, 3], 2, [2, 3])
+
+
+def test_auto_rebalance_counts_and_tells_the_leaders_it_moved(
+        make_cluster: MakeCluster) -> None:
+    """The imbalance check answers how many leaders went back to their preferred
+    replica (a preferred election that cannot place it there moves none) and wakes
+    what waits on the cluster only when one did; by default a broker's partitions are
+    rebalanced above 10% of them led elsewhere (leader.imbalance.per.broker.percentage:
+    1 in 10 is not enough, 2 are)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={i: [1, 2] for i in range(10)})
+    settle(s, clock)
+    parts = [s.get_partition("t", i) for i in range(10)]
+    controller.change_leader(s, parts[0], 2)
+    s.tick()
+    version = s.version
+    assert controller.auto_rebalance(s) == 0 and s.version == version
+    assert parts[0].leader == 2
+    controller.change_leader(s, parts[1], 2)
+    assert controller.auto_rebalance(s) == 2 and s.version > version
+    assert [p.leader for p in parts] == [1] * 10
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 1)  # back, not in the ISRs yet: no preferred leader
+    assert controller.auto_rebalance(s) == 0 and [p.leader for p in parts] == [2] * 10
+    settle(s, clock)
+    s.tick()
+    version = s.version
+    assert controller.auto_rebalance(s) == 10 and s.version > version
+    assert [p.leader for p in parts] == [1] * 10

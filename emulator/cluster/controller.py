@@ -232,7 +232,10 @@ def auto_rebalance(state: ClusterMetadata) -> int:
     preferred partitions it does not lead; above
     leader.imbalance.per.broker.percentage (ZooKeeper KafkaController's rule;
     KRaft acts on any imbalance, as with 0) those partitions elect preferred
-    leaders, skipping ones being reassigned. Returns the number of leaders moved.
+    leaders; a partition being reassigned too (KRaft's imbalanced partitions are all
+    those not led by their first replica, the first target replica during a
+    reassignment; ZooKeeper's controller skipped them). Returns the number of
+    leaders moved.
     """
     pct = int(_conf(state, "leader.imbalance.per.broker.percentage", "10"))
     by_preferred: dict[int, list[Partition]] = {}
@@ -247,8 +250,6 @@ def auto_rebalance(state: ClusterMetadata) -> int:
         if not imbalanced or len(imbalanced) * 100 <= pct * len(parts):
             continue
         for p in imbalanced:
-            if p.adding_replicas or p.removing_replicas:
-                continue
             if partition_change(state, p, PREFERRED) and p.leader == broker:
                 moved += 1
     if moved:
