@@ -809,3 +809,32 @@ def test_auto_rebalance_counts_and_tells_the_leaders_it_moved(
     version = s.version
     assert controller.auto_rebalance(s) == 10 and s.version > version
     assert [p.leader for p in parts] == [1] * 10
+
+
+# ---- controller election -----------------------------------------------------------------
+def test_the_controller_role_goes_to_the_lowest_live_broker_with_the_next_epoch(
+        make_cluster: MakeCluster) -> None:
+    """The active controller stays while it lives; when it dies the lowest live broker
+    takes the role with the next controller epoch, told (ControllerChanged, then
+    ControllerFailover once its state machines are rebuilt); with no broker left there
+    is none (-1, told), and the first broker back takes it, with the next epoch again."""
+    from emulator.cluster.events import ControllerChanged, ControllerFailover
+
+    s, clock, f = make_cluster([2, 4, 6])
+    s.create_topic("t", assignments={0: [6, 4]})
+    first = s.controller
+    epoch = first.epoch
+    seen = _news(s, ControllerChanged, ControllerFailover)
+    assert controller.elect_controller(s) is first and seen == []
+    controller.broker_stopped(s, 2)
+    assert (s.controller_id, s.controller.epoch, s.controller_epoch) == (4, epoch + 1,
+                                                                         epoch + 1)
+    assert seen == [ControllerChanged(controller=4, epoch=epoch + 1),
+                    ControllerFailover(controller=4, epoch=epoch + 1)]
+    assert s.controller.machines.partitions.state(("t", 0)).value == "OnlinePartition"
+    controller.broker_stopped(s, 6)
+    controller.broker_stopped(s, 4)
+    assert (s.controller, s.controller_id) == (None, -1)
+    assert seen[-1] == ControllerChanged(controller=-1)
+    controller.broker_started(s, 6)
+    assert (s.controller_id, s.controller.epoch) == (6, epoch + 2)
