@@ -838,3 +838,23 @@ def test_the_controller_role_goes_to_the_lowest_live_broker_with_the_next_epoch(
     assert seen[-1] == ControllerChanged(controller=-1)
     controller.broker_started(s, 6)
     assert (s.controller_id, s.controller.epoch) == (6, epoch + 2)
+
+
+def test_a_broker_stop_elects_only_the_partitions_it_was_in_sync_for(
+        make_cluster: MakeCluster) -> None:
+    """handleBrokerFenced runs the elections of the partitions whose ISR held the broker
+    and of no other: a leaderless partition of a topic given
+    unclean.leader.election.enable after it lost its leader waits for the controller's
+    periodic unclean check, whichever other broker stops meanwhile."""
+    s, clock, f = make_cluster(4)
+    s.create_topic("t", assignments={0: [3, 1]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 1)
+    controller.broker_stopped(s, 3)  # the last ISR member: leaderless, ISR [3]
+    controller.broker_started(s, 1)  # back, not in the ISR: no clean election
+    s.get_topic("t").configs["unclean.leader.election.enable"] = "true"
+    controller.broker_stopped(s, 4)
+    assert (p.leader, p.isr) == (-1, [3])
+    clock.advance(controller.DEFAULT_UNCLEAN_INTERVAL_MS)
+    s.tick()
+    assert (p.leader, p.isr) == (1, [1])

@@ -262,7 +262,7 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
     """A broker died (or finished a controlled shutdown): fence it (onBrokerFailure).
 
     Seed 002's order: partitions it led go Offline, its replicas go Offline (it
-    leaves every ISR), Offline partitions elect. When the broker was the
+    leaves every ISR), the partitions it left elect. When the broker was the
     controller, the metadata change is made first and the new controller then
     rebuilds its state machines from it (KRaft fences through the new controller).
     """
@@ -288,10 +288,11 @@ def broker_stopped(state: ClusterMetadata, broker_id: int) -> None:
                              target_isr=[r for r in p.isr if r != broker_id],
                              exclude=broker_id)
     state.shutting_down.discard(broker_id)
+    # No other partition elects (handleBrokerFenced looks at the broker's ISRs only):
+    # a leaderless one waits for its own trigger (a broker's return, the periodic
+    # unclean check).
     if state.controller is None:
         elect_controller(state)
-    elif c is not None:
-        trigger_online_partitions(state, c.machines)
     state.emit(BrokerStopped(broker=broker_id))
     state.changed()
 
