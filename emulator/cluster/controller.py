@@ -111,10 +111,6 @@ class Controller:
     def __repr__(self) -> str:
         return f"Controller(broker={self.broker_id}, epoch={self.epoch})"
 
-    def acceptable_leader(self, broker_id: int) -> bool:
-        """Registered, unfenced (alive) and not in controlled shutdown."""
-        return self.state.is_alive(broker_id) and broker_id not in self.state.shutting_down
-
     def rebalance_interval_ms(self) -> int:
         return int(_conf(self.state, "leader.imbalance.check.interval.seconds", "300")) * 1000
 
