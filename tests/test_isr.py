@@ -736,3 +736,77 @@ def test_an_old_leader_that_led_again_without_appending_follows_without_divergin
     settle(s, clock)
     assert p.logs[1].log_end_offset == 6 and p.isr == [2, 1]
     assert p.logs[1].read(0, 1 << 30, 6) == p.logs[2].read(0, 1 << 30, 6)
+
+
+# ---- what a replication round reports (news: parked requests, fetch sessions, KIP-392)
+def test_a_round_where_nothing_moves_is_no_news(make_cluster: MakeCluster) -> None:
+    """replicate_partition answers whether anything a reader sees moved; a settled
+    partition, and the round after a leader moved between replicas in sync (each
+    follower checks for divergence, finds none and has nothing to fetch), move
+    nothing."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    assert (p.isr, p.high_watermark, p.follower_hw) == ([1, 2, 3], 3, {2: 3, 3: 3})
+    assert s.replicate_partition(p, clock.now_ms()) is False
+    assert s.followers.run_tick(clock.now_ms(), True, True) == set()
+    f.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": 2})
+    assert p.leader == 2 and p.fetcher_epoch != {1: p.leader_epoch, 3: p.leader_epoch}
+    assert s.replicate_partition(p, clock.now_ms()) is False
+    assert p.fetcher_epoch == {1: p.leader_epoch, 3: p.leader_epoch}
+    assert [p.logs[b].log_end_offset for b in (1, 2, 3)] == [3, 3, 3]
+
+
+def test_each_kind_of_move_in_a_round_is_news(make_cluster: MakeCluster) -> None:
+    """Records fetched; only a follower's high watermark learnt (the leader's moved
+    when the ISR shrank); only a log start followed (the leader's moved)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    settle(s, clock)
+    produce(s, p, 2)
+    assert s.replicate_partition(p, clock.now_ms()) is True  # records
+    assert [p.logs[b].log_end_offset for b in (2, 3)] == [2, 2]
+    assert s.replicate_partition(p, clock.now_ms()) is False
+    # only the high watermark: 3 stops, 2 fetches, the shrink moves the leader's HW
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, p, 2)
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    assert (p.high_watermark, p.follower_hw[2]) == (2, 2)
+    clock.advance(LAG + 1)
+    p.followers[2].last_caught_up_ms = clock.now_ms()
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert (p.isr, p.high_watermark) == ([1, 2], 4)
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    assert p.follower_hw[2] == 4 and p.logs[2].log_end_offset == 4
+    assert s.replicate_partition(p, clock.now_ms()) is False
+    # only a log start: the leader's moved alone (DeleteRecords and retention move the
+    # followers' too at once; Kafka's followers learn it from their next fetch)
+    p.leader_log.delete_before(3)
+    assert p.logs[2].log_start_offset == 0
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    assert p.logs[2].log_start_offset == 3
+    assert s.replicate_partition(p, clock.now_ms()) is False
+
+
+def test_a_round_that_only_truncates_a_follower_is_news(make_cluster: MakeCluster) -> None:
+    """The leader moves to a replica that lacks the old leader's last two records (not
+    yet fetched, acks=1); the old leader, now a follower, truncates them and has
+    nothing to fetch: the truncation alone is the news (a KIP-392 reader of its log
+    sees it shrink), whatever the next follower finds."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    for b in (2, 3):
+        f.apply({"op": "pause_follower", "broker": b})
+    produce(s, p, 2)
+    f.apply({"op": "clear"})
+    f.apply({"op": "move_leader", "topic": "t", "partition": 0, "broker": 2})
+    assert (p.leader, p.isr, p.logs[1].log_end_offset) == (2, [1, 2, 3], 5)
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    assert [p.logs[b].log_end_offset for b in (1, 2, 3)] == [3, 3, 3]
+    assert s.replicate_partition(p, clock.now_ms()) is False
