@@ -858,3 +858,74 @@ def test_a_broker_stop_elects_only_the_partitions_it_was_in_sync_for(
     clock.advance(controller.DEFAULT_UNCLEAN_INTERVAL_MS)
     s.tick()
     assert (p.leader, p.isr) == (1, [1])
+
+
+# ---- the controller's timers (Controller.tick) -------------------------------------------
+def _leaderless_unclean(s: object, name: str, last: int, other: int) -> object:
+    """``name``-0 of replicas [last, other]: ``last`` the last ISR member, stopped;
+    ``other`` back, out of the ISR; the topic then allows unclean elections (its
+    unclean leader waits for the controller's check)."""
+    s.create_topic(name, assignments={0: [last, other]})  # type: ignore[attr-defined]
+    p = s.get_partition(name, 0)  # type: ignore[attr-defined]
+    controller.broker_stopped(s, other)  # type: ignore[arg-type]
+    controller.broker_stopped(s, last)  # type: ignore[arg-type]
+    controller.broker_started(s, other)  # type: ignore[arg-type]
+    s.get_topic(name).configs["unclean.leader.election.enable"] = "true"  # type: ignore[attr-defined]
+    return p
+
+
+def test_the_unclean_check_runs_every_interval_from_the_last(
+        make_cluster: MakeCluster) -> None:
+    """unclean.leader.election.interval.ms after the controller starts, and again that
+    long after each check, the controller elects unclean leaders; ``tick`` answers
+    whether a leadership changed."""
+    s, clock, f = make_cluster(4, **{"unclean.leader.election.interval.ms": "1000"})
+    c = s.controller
+    start = s.now()
+    p = _leaderless_unclean(s, "t", 3, 4)
+    clock.advance(999)
+    assert c.tick(s.now()) is False and p.leader == -1
+    clock.advance(1)
+    assert c.tick(s.now()) is True and (p.leader, p.isr) == (4, [4])
+    clock.advance(1)
+    q = _leaderless_unclean(s, "u", 2, 3)
+    assert c.tick(s.now()) is False and q.leader == -1
+    clock.advance(998)
+    assert c.tick(s.now()) is False and q.leader == -1
+    clock.advance(1)
+    assert s.now() == start + 2000 and s.controller is c
+    assert c.tick(s.now()) is True and (q.leader, q.isr) == (3, [3])
+
+
+def test_the_leader_rebalance_runs_every_interval(make_cluster: MakeCluster) -> None:
+    """leader.imbalance.check.interval.seconds after the controller starts, and again
+    that long after each check, the controller rebalances preferred leaders;
+    ``tick`` answers whether a leadership changed."""
+    s, clock, f = make_cluster(**{"leader.imbalance.check.interval.seconds": "2"})
+    c = s.controller
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    settle(s, clock)
+    controller.change_leader(s, p, 2)
+    clock.advance(2000 - 41)  # settle's 40 ms and one more
+    assert c.tick(s.now()) is False and p.leader == 2
+    clock.advance(1)
+    assert c.tick(s.now()) is True and p.leader == 1
+    controller.change_leader(s, p, 2)
+    clock.advance(1999)
+    assert c.tick(s.now()) is False and p.leader == 2
+    clock.advance(1)
+    assert c.tick(s.now()) is True and p.leader == 1
+
+
+def test_no_leader_rebalance_without_auto_leader_rebalance(make_cluster: MakeCluster) -> None:
+    """auto.leader.rebalance.enable false: the check's time comes and goes, the leader
+    stays off its preferred replica."""
+    s, clock, f = make_cluster(**{"leader.imbalance.check.interval.seconds": "2",
+                                  "auto.leader.rebalance.enable": "false"})
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    settle(s, clock)
+    controller.change_leader(s, p, 2)
+    clock.advance(2000)
+    assert s.controller.tick(s.now()) is False and p.leader == 2
