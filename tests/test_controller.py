@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from cluster_sim import produce, settle
 
-from emulator.cluster import controller, reassignment
+from emulator.cluster import controller, election, reassignment
 from emulator.cluster.partition import epoch_end_offset
 from emulator.log import Log
 from wire.errors import ErrorCode as E
@@ -220,16 +220,21 @@ def test_auto_rebalance_respects_the_imbalance_percentage(make_cluster: MakeClus
 
 
 def test_elect_leaders_codes(make_cluster: MakeCluster) -> None:
+    """ElectLeaders per partition (RCM.electLeader): PREFERRED (0) and UNCLEAN (1)."""
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2]})
     p = s.get_partition("t", 0)
-    assert controller.elect_leaders(s, p, 0) == E.ELECTION_NOT_NEEDED
-    assert controller.elect_leaders(s, p, 1) == E.ELECTION_NOT_NEEDED
+
+    def code(election_type: int) -> int:
+        return election.elect_leader(s, "t", 0, election_type)[0]
+
+    assert code(0) == E.ELECTION_NOT_NEEDED
+    assert code(1) == E.ELECTION_NOT_NEEDED
     controller.broker_stopped(s, 1)
     controller.broker_started(s, 1)
-    assert controller.elect_leaders(s, p, 0) == E.PREFERRED_LEADER_NOT_AVAILABLE  # not in ISR
+    assert code(0) == E.PREFERRED_LEADER_NOT_AVAILABLE  # not in ISR
     settle(s, clock)
-    assert controller.elect_leaders(s, p, 0) == E.NONE and p.leader == 1
+    assert code(0) == E.NONE and p.leader == 1
 
 
 # ---- reassignment and controller failover ----------------------------------------------------

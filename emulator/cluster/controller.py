@@ -79,7 +79,6 @@ from emulator.cluster.state_machines import (
     PartitionState,
     ReplicaState,
 )
-from wire.errors import ErrorCode as E
 
 PS = PartitionState
 RS = ReplicaState
@@ -201,24 +200,6 @@ def elect_controller(state: ClusterMetadata) -> ControllerRole | None:
     state.emit(ControllerChanged(controller=new.broker_id, epoch=new.epoch))
     new.on_controller_failover()
     return new
-
-
-def elect_leaders(state: ClusterMetadata, p: Partition, election_type: int) -> int:
-    """ElectLeaders (key 43) for one partition: 0 = PREFERRED, 1 = UNCLEAN.
-
-    Returns the error code of RCM.electLeader: ELECTION_NOT_NEEDED when the
-    preferred replica already leads (or, unclean, when there is a leader);
-    PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when nothing
-    changed. An UNCLEAN request ignores the topic config.
-    """
-    if election_type == PREFERRED:
-        if p.replicas and p.leader == p.replicas[0]:
-            return E.ELECTION_NOT_NEEDED
-        return E.NONE if partition_change(state, p, PREFERRED) \
-            else E.PREFERRED_LEADER_NOT_AVAILABLE
-    if p.leader >= 0:
-        return E.ELECTION_NOT_NEEDED
-    return E.NONE if partition_change(state, p, UNCLEAN) else E.ELIGIBLE_LEADERS_NOT_AVAILABLE
 
 
 def auto_rebalance(state: ClusterMetadata) -> int:
@@ -533,6 +514,6 @@ __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
     "broker_stopped", "broker_unregistered", "change_leader", "controlled_shutdown", "crash_fence_delay",
-    "elect_controller", "elect_leader", "elect_leaders", "fence_due", "log_dir_failed", "on_new_partition",
+    "elect_controller", "elect_leader", "fence_due", "log_dir_failed", "on_new_partition",
     "on_partition_deletion", "partition_change", "select_leader", "trigger_online_partitions",
 ]
