@@ -934,3 +934,54 @@ def test_no_leader_rebalance_without_auto_leader_rebalance(make_cluster: MakeClu
     controller.change_leader(s, p, 2)
     clock.advance(2000)
     assert s.controller.tick(s.now()) is False and p.leader == 2
+
+
+# ---- a crash, fenced after the session timeout ---------------------------------------------
+def test_a_crash_is_fenced_once_its_first_session_timeout_ends(
+        make_cluster: MakeCluster) -> None:
+    """The controller hears of a crash only when the session times out: the broker stays
+    registered and leads until then, the crash is told once (BrokerCrashed, with the
+    delay), a second report does not push the deadline back, and a crash reported with
+    no delay fences at once, as does a crash of a broker already fenced (nothing to do)."""
+    from emulator.cluster.events import BrokerCrashed
+
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [2, 1]})
+    p = s.get_partition("t", 0)
+    seen = _news(s, BrokerCrashed)
+    s.tick()
+    version = s.version
+    controller.broker_crashed(s, 2, 1000)
+    assert s.version > version and seen == [BrokerCrashed(broker=2, fence_after_ms=1000)]
+    deadline = s.now() + 1000
+    clock.advance(500)
+    controller.broker_crashed(s, 2, 1000)
+    assert (s.pending_fence, len(seen), p.leader) == ({2: deadline}, 1, 2)
+    clock.advance(500)
+    s.tick()
+    assert (p.leader, s.brokers[2].alive, s.pending_fence) == (1, False, {})
+    controller.broker_crashed(s, 2, 1000)
+    assert (s.brokers[2].crashed, s.pending_fence, len(seen)) == (False, {}, 1)
+    controller.broker_crashed(s, 1, 1000)
+    controller.broker_crashed(s, 1, 0)  # the fence is due now
+    assert (p.leader, s.brokers[1].alive, s.pending_fence) == (-1, False, {})
+
+
+def test_unregistering_fences_only_a_running_broker(make_cluster: MakeCluster) -> None:
+    """UnregisterBroker's fencing of a running broker (Kafka's timing): it leaves the ISRs
+    and its leaderships, and is marked unregistered until it restarts; a stopped broker,
+    or a crashed one awaiting its fence, is left as it is."""
+    s, clock, f = make_cluster(4)
+    s.create_topic("t", assignments={0: [3, 1]})
+    p = s.get_partition("t", 0)
+    controller.broker_unregistered(s, 3)
+    assert (s.brokers[3].alive, s.brokers[3].unregistered) == (False, True)
+    assert (p.leader, p.isr, p.replicas) == (1, [1], [3, 1])
+    controller.broker_stopped(s, 2)
+    controller.broker_unregistered(s, 2)
+    assert s.brokers[2].unregistered is False
+    controller.broker_crashed(s, 4, 1000)
+    controller.broker_unregistered(s, 4)
+    b = s.brokers[4]
+    assert (b.alive, b.crashed, b.unregistered, s.pending_fence) == (
+        True, True, False, {4: s.now() + 1000})
