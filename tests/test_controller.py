@@ -985,3 +985,28 @@ def test_unregistering_fences_only_a_running_broker(make_cluster: MakeCluster) -
     b = s.brokers[4]
     assert (b.alive, b.crashed, b.unregistered, s.pending_fence) == (
         True, True, False, {4: s.now() + 1000})
+
+
+def test_a_new_controller_rebuilds_never_led_partitions_as_new(
+        make_cluster: MakeCluster) -> None:
+    """onControllerFailover's initial states: a partition never led (created with no live
+    replica: no leader, leader epoch 0) is New, one that lost its leader Offline, one led
+    by a live broker Online; the live replicas then go Online again (the replica state
+    machine's startup, told per replica), and the dead ones stay Offline."""
+    from emulator.cluster.events import ReplicaStateChanged
+
+    s, clock, f = make_cluster(4)
+    controller.broker_stopped(s, 3)
+    s.create_topic("never", assignments={0: [3]})
+    s.create_topic("lost", assignments={0: [2]})
+    s.create_topic("led", assignments={0: [4]})
+    controller.broker_stopped(s, 2)
+    seen = _news(s, ReplicaStateChanged)
+    controller.broker_stopped(s, 1)  # the controller: 4 takes the role
+    machines = s.controller.machines
+    assert s.controller_id == 4
+    assert [machines.partitions.state((t, 0)).value for t in ("never", "lost", "led")] == [
+        "NewPartition", "OfflinePartition", "OnlinePartition"]
+    assert seen == [ReplicaStateChanged(key=("led", 0, 4), old="OnlineReplica",
+                                        new="OnlineReplica")]
+    assert machines.replicas.state(("never", 0, 3)).value == "OfflineReplica"
