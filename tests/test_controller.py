@@ -1010,3 +1010,10 @@ def test_a_new_controller_rebuilds_never_led_partitions_as_new(
     assert seen == [ReplicaStateChanged(key=("led", 0, 4), old="OnlineReplica",
                                         new="OnlineReplica")]
     assert machines.replicas.state(("never", 0, 3)).value == "OfflineReplica"
+
+
+def test_the_controller_reads_as_its_broker_and_epoch(make_cluster: MakeCluster) -> None:
+    """What a failing assertion or a debugger shows of the active controller."""
+    s, clock, f = make_cluster([2, 3])
+    controller.broker_stopped(s, 2)
+    assert repr(s.controller) == "Controller(broker=3, epoch=2)"
