@@ -459,6 +459,65 @@ def test_soundness_names_an_append_after_a_refusal_and_a_false_not_enough(make_c
         check.violations[-1]
 
 
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_takes_a_refusal_from_a_view_that_caught_up_to_another_leader(
+        make_cluster) -> None:
+    """Leadership went A -> B -> A before a request reached A, whose metadata lags: A
+    still saw itself leading (the first epoch) when the request came, and had learnt
+    of B's epoch, not yet of its own return, when it answered. Its ReplicaManager was
+    a follower then, so the refusal is Kafka's: the check must read A's view of that
+    very partition at the answer, not the controller's state."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3)
+    p = state.topics["t"].partitions[1]
+    a, first = p.leader, p.leader_epoch
+    b = next(r for r in p.isr if r != a)
+    state.metadata_views.set_lag(a, 5_000)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 1, "broker": b})
+    sim.clock.advance(1_000)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 1, "broker": a})
+    assert (p.leader, p.leader_epoch) == (a, first + 2)
+    check = Soundness(state)
+    req = _produce(partitions=(1,))
+    sim.clock.advance(1_000)
+    snap = check.snapshot(0, req, a)  # A's view: its own first epoch
+    sim.clock.advance(3_500)
+    assert state.metadata_views.leader_hint(a, "t", 1) == (b, first + 1)
+    check.check(a, 0, 9, req, _answer(1, E.NOT_LEADER_OR_FOLLOWER), snap)
+    assert check.violations == []
+
+
+def _answer(index: int, code: int, **fields: object) -> dict:
+    """A Produce answer of topic ``t`` for one partition, as a handler builds it."""
+    return {"responses": [{"name": "t", "partition_responses": [
+        {"index": index, "error_code": code, "base_offset": -1, **fields}]}]}
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_not_enough_replicas_is_kafkas_only_below_min_isr(make_cluster) -> None:
+    """Kafka's Partition.appendRecordsToLeader refuses acks=all with NOT_ENOUGH_REPLICAS
+    while the ISR's size is below min.insync.replicas: an ISR exactly at it is enough,
+    and the answer there is a lie. A partition the check cannot find (an index past the
+    last, a topic deleted) is not judged."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 2, configs={"min.insync.replicas": "2"})
+    p = state.topics["t"].partitions[0]
+    assert len(p.isr) == 2
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    check.check(p.leader, 0, 9, req, _answer(0, E.NOT_ENOUGH_REPLICAS), check.snapshot(0, req))
+    assert len(check.violations) == 1 and "ISR" in check.violations[0]
+    follower = next(b for b in p.isr if b != p.leader)
+    sim.faults.apply({"op": "stop_broker", "broker": follower})
+    assert len(p.isr) == 1
+    check.check(p.leader, 0, 9, req, _answer(0, E.NOT_ENOUGH_REPLICAS), check.snapshot(0, req))
+    req = _produce(partitions=(1,))
+    check.check(p.leader, 0, 9, req, _answer(1, E.NOT_ENOUGH_REPLICAS), check.snapshot(0, req))
+    assert len(check.violations) == 1
+
+
 def _fetch_answer(records: bytes, aborted: list[tuple[int, int]] | None) -> dict:
     return {"responses": [{"topic": "t", "partitions": [
         {"partition_index": 0, "error_code": 0, "high_watermark": 9, "last_stable_offset": 9,
