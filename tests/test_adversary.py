@@ -488,6 +488,67 @@ def test_soundness_takes_a_refusal_from_a_view_that_caught_up_to_another_leader(
     assert check.violations == []
 
 
+def _fetch(partition: int, **fields: object) -> dict:
+    """A consumer's Fetch of ``t``'s ``partition`` as decoded (every field present)."""
+    return {"replica_id": -1, "replica_state": None, "isolation_level": 0,
+            "topics": [{"topic": "t", "topic_id": bytes(16), "partitions": [
+                {"partition": partition, "fetch_offset": 0}]}], **fields}
+
+
+def _refused(api: int, partition: int, topic: dict | None = None) -> dict:
+    """A Fetch (1) or ListOffsets (2) answer refusing ``partition`` with
+    NOT_LEADER_OR_FOLLOWER."""
+    part = {"partition_index": partition, "error_code": E.NOT_LEADER_OR_FOLLOWER}
+    if api == 1:
+        return {"responses": [{**(topic or {"topic": "t"}), "partitions": [part]}]}
+    return {"topics": [{**(topic or {"name": "t"}), "partitions": [part]}]}
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_judges_a_clients_fetch_and_list_offsets_refused_by_the_leader(
+        make_cluster) -> None:
+    """Invariant 1 on Fetch and ListOffsets: the leader refusing a consumer's read is a
+    lie, a follower's refusal is Kafka's, and a replica's fetch (a follower's, broker 0
+    like any other, by replica_id or by v15's replica_state) is not a client's read and
+    is not judged. A Fetch v13+ names its topic by id alone."""
+    sim = make_cluster([0, 1, 2])
+    state = sim.state
+    state.create_topic("t", 3, 3)
+    check = Soundness(state)
+    led = {p.leader: p for p in state.topics["t"].partitions}
+    p = next(q for q in state.topics["t"].partitions if q.leader != 0)
+    follower = next(b for b in p.replicas if b != p.leader)
+
+    def judged(broker: int, api: int, req: dict, answer: dict) -> int:
+        before = len(check.violations), check.checked
+        check.check(broker, api, 12, req, answer, check.snapshot(api, req, broker))
+        assert check.checked == before[1] + 1
+        return len(check.violations) - before[0]
+
+    fetch = _fetch(p.index)
+    assert judged(follower, 1, fetch, _refused(1, p.index)) == 0
+    assert judged(p.leader, 1, fetch, _refused(1, p.index)) == 1
+    assert "Fetch: broker" in check.violations[-1] and f"t-{p.index}" in check.violations[-1]
+    by_id = {"topic": "", "topic_id": state.topics["t"].id}
+    assert judged(p.leader, 1, _fetch(p.index, topics=[{**by_id, "partitions": [
+        {"partition": p.index}]}]), _refused(1, p.index, by_id)) == 1
+    # a replica's fetch: by replica_id (v14 and older) and by replica_state (v15+)
+    assert judged(p.leader, 1, _fetch(p.index, replica_id=0), _refused(1, p.index)) == 0
+    assert judged(p.leader, 1, _fetch(p.index, replica_id=follower),
+                  _refused(1, p.index)) == 0
+    assert judged(p.leader, 1, _fetch(p.index, replica_state={"replica_id": 0}),
+                  _refused(1, p.index)) == 0
+    assert judged(p.leader, 1, _fetch(p.index, replica_state={"replica_id": follower}),
+                  _refused(1, p.index)) == 0
+    # ListOffsets names partitions by partition_index
+    lo = {"replica_id": -1, "topics": [{"name": "t", "partitions": [
+        {"partition_index": p.index, "timestamp": -1}]}]}
+    assert judged(follower, 2, lo, _refused(2, p.index)) == 0
+    assert judged(p.leader, 2, lo, _refused(2, p.index)) == 1
+    assert "ListOffsets: broker" in check.violations[-1]
+    assert len(check.violations) == 3 and set(led) == {0, 1, 2}
+
+
 def _answer(index: int, code: int, **fields: object) -> dict:
     """A Produce answer of topic ``t`` for one partition, as a handler builds it."""
     return {"responses": [{"name": "t", "partition_responses": [

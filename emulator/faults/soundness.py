@@ -116,11 +116,7 @@ class Soundness:
         self.checked += 1
         if api == 0:
             self._produce(broker, req, result, snap)
-        elif (
-            api == 1
-            and (req.get("replica_id", -1) or -1) < 0
-            and (req.get("replica_state") or {}).get("replica_id", -1) < 0
-        ):
+        elif api == 1 and _replica_id(req) < 0:
             self._partitions(
                 broker, "Fetch", result.get("responses"), "partitions", "partition_index", snap
             )
@@ -343,6 +339,16 @@ def _topic_name(state: ClusterState, t: dict) -> str | None:
         topic = state.topics_by_id.get(bytes(tid))
         return topic.name if topic is not None else None
     return None
+
+
+def _replica_id(req: dict) -> int:
+    """The replica a Fetch comes from (-1: a consumer's), by replica_id up to v14 and
+    replica_state from v15, as Kafka's FetchRequest.replicaId reads it. Broker 0 is a
+    replica like any other: its fetch is not a client's read."""
+    replica = req.get("replica_id")
+    if replica is None or replica < 0:
+        replica = (req.get("replica_state") or {}).get("replica_id", -1)
+    return int(replica)
 
 
 def _index_error(p: Any, index_key: str) -> tuple[int | None, int]:
