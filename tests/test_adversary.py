@@ -549,6 +549,29 @@ def test_soundness_judges_a_clients_fetch_and_list_offsets_refused_by_the_leader
     assert len(check.violations) == 3 and set(led) == {0, 1, 2}
 
 
+def test_soundness_takes_an_append_answered_after_a_deposed_leaders_refusal(
+        make_cluster) -> None:
+    """Two Produces reach the leader at one epoch: an acks=1 append, and an acks=all one
+    that waits for the ISR. The leader moves; the waiting one is refused
+    (DelayedProduce: NOT_LEADER_OR_FOLLOWER), and the acks=1 answer, appended before the
+    move, leaves after it on its own connection. Kafka answers both so: the refusal
+    says nothing of the epoch the append was made at."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    leader = p.leader
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    appended, parked = check.snapshot(0, req, leader), check.snapshot(0, req, leader)
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != leader
+    check.check(leader, 0, 9, req, _answer(0, E.NOT_LEADER_OR_FOLLOWER), parked)
+    ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
+    check.check(leader, 0, 9, req, ok, appended)
+    assert check.violations == []
+
+
 def _answer(index: int, code: int, **fields: object) -> dict:
     """A Produce answer of topic ``t`` for one partition, as a handler builds it."""
     return {"responses": [{"name": "t", "partition_responses": [
@@ -577,6 +600,72 @@ def test_soundness_not_enough_replicas_is_kafkas_only_below_min_isr(make_cluster
     req = _produce(partitions=(1,))
     check.check(p.leader, 0, 9, req, _answer(1, E.NOT_ENOUGH_REPLICAS), check.snapshot(0, req))
     assert len(check.violations) == 1
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_a_refusal_whose_hint_names_the_refusing_broker(make_cluster
+                                                                        ) -> None:
+    """Invariant 5: a NOT_LEADER_OR_FOLLOWER answer to a Produce names the leader the
+    broker's metadata has, never the broker itself (a client would retry there for
+    ever). A follower naming the leader, or naming no one, is Kafka's answer."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    follower = next(b for b in p.replicas if b != p.leader)
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+
+    def refuse(hint: dict | None) -> None:
+        fields = {} if hint is None else {"current_leader": hint}
+        check.check(follower, 0, 9, req, _answer(0, E.NOT_LEADER_OR_FOLLOWER, **fields),
+                    check.snapshot(0, req, follower))
+
+    refuse({"leader_id": p.leader, "leader_epoch": p.leader_epoch})
+    refuse({"leader_id": -1, "leader_epoch": -1})
+    refuse(None)
+    assert check.violations == []
+    refuse({"leader_id": follower, "leader_epoch": p.leader_epoch})
+    assert check.violations == [
+        f"Produce: broker {follower} answered NOT_LEADER_OR_FOLLOWER for t-0 naming "
+        "itself the current leader"]
+    # an answer that is no refusal carries no hint to judge
+    check.check(p.leader, 0, 9, req, _answer(0, E.NONE, current_leader={
+        "leader_id": p.leader, "leader_epoch": 0}), check.snapshot(0, req, p.leader))
+    assert len(check.violations) == 1
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_each_violation_with_what_a_reader_needs(make_cluster) -> None:
+    """The violation is the check's whole output (the test fails on it): each names
+    the broker, the partition, the epochs or offsets and the rule, word for word."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3, configs={"min.insync.replicas": "3"})
+    p = state.topics["t"].partitions[0]
+    leader, epoch = p.leader, p.leader_epoch
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=1, base_sequence=4)
+    req = _produce(records=batch, partitions=(0,))
+    check.check(leader, 0, 9, req, _answer(0, E.NOT_LEADER_OR_FOLLOWER),
+                check.snapshot(0, req, leader))
+    for offset in (5, 9):
+        ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, offset, -1,
+                                                                        0))]}]}
+        check.check(leader, 0, 9, req, ok, check.snapshot(0, req, leader))
+    check.check(leader, 0, 9, req, _answer(0, E.NOT_ENOUGH_REPLICAS),
+                check.snapshot(0, req, leader))
+    isr = list(p.isr)
+    assert check.violations == [
+        f"Produce: broker {leader} answered NOT_LEADER_OR_FOLLOWER for t-0 while it led "
+        f"it at leader epoch {epoch} in the controller's state and in its own metadata, "
+        "the whole time the request was in it",
+        f"Produce: broker {leader} appended to t-0 at leader epoch {epoch} after "
+        "answering NOT_LEADER_OR_FOLLOWER for it at that same epoch",
+        "Produce: producer 7 epoch 1 sequence 4 to t-0 answered offset 9, first appended "
+        f"at 5 in the same leader epoch {epoch}: a retried batch written twice",
+        f"Produce: NOT_ENOUGH_REPLICAS for t-0 with ISR {isr}, min.insync.replicas 3",
+    ]
 
 
 def _fetch_answer(records: bytes, aborted: list[tuple[int, int]] | None) -> dict:
