@@ -17,6 +17,7 @@ import struct
 
 from cluster_sim import new_cluster
 
+from emulator.cluster import controller
 from emulator.cluster.events import Appended
 from emulator.coordinators.transactions.markers import write_markers
 from wire.records import TIMESTAMP_TYPE_BIT, build_batch, decode_records, read_header
@@ -292,3 +293,62 @@ def test_no_marker_is_sent_again_to_a_producer_that_went_on() -> None:
     assert p.leader == has_it
     assert _batches(p) == [(0, False), (1, True), (2, False)]
     assert p.producers[7].txn_first_offset == 2
+
+
+def test_an_abort_marker_an_unclean_leader_lacked_is_written_though_its_write_completed() -> None:
+    """A follower out of the ISR (it stopped fetching after the transaction's data)
+    misses the ABORT marker, whose write completes on the ISR; the ISR's brokers stop
+    and the follower is elected uncleanly. Kafka's coordinator has no retry to send (the
+    write had completed): the transaction hangs open there. The emulator writes the
+    ABORT again instead (leadership.markers_sent_again says why): the aborted record
+    stays aborted for read_committed readers, its marker right after it."""
+    sim, p, old = _one_replicated_partition()
+    state, clock = sim.state, sim.clock
+    state.topics["t"].configs["unclean.leader.election.enable"] = "true"
+    data = build_batch(
+        [(b"k", b"aborted")], producer_id=7, producer_epoch=4, base_sequence=0,
+        transactional=True,
+    )
+    assert state.append(old, "t", 0, data, -1).error == 0
+    for _ in range(5):
+        state.tick()
+    lagging, other = p.replicas[1], p.replicas[2]
+    sim.faults.apply({"op": "pause_follower", "broker": lagging})
+    write_markers(state, {("t", 0)}, 7, 4, False, state.now())
+    for _ in range(4):
+        clock.advance(20_000)
+        state.tick()
+    assert lagging not in p.isr and p.high_watermark == 2  # the marker's write completed
+    assert p.logs[lagging].log_end_offset == 1
+    controller.broker_stopped(state, old)
+    controller.broker_stopped(state, other)
+    assert p.leader == lagging and p.isr == [lagging]
+    assert _batches(p) == [(0, False), (1, True)]
+    assert _marker_kind(p, 1) == 0
+    h = read_header(next(iter(p.leader_log.batches_from(1, 2)))[0])
+    assert (h.producer_id, h.producer_epoch) == (7, 4)
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted] == [(7, 0, 1)]
+
+
+def test_markers_of_two_producers_are_both_sent_again_in_their_order() -> None:
+    """Two transactions end while the followers pause, one marker each on the leader
+    alone: the new leader gets both again, in the order they were written."""
+    sim, p, old = _one_replicated_partition()
+    state = sim.state
+    for pid in (7, 8):
+        data = build_batch([(b"k", b"v")], producer_id=pid, producer_epoch=0,
+                           base_sequence=0, transactional=True)
+        assert state.append(old, "t", 0, data, -1).error == 0
+    for _ in range(5):
+        state.tick()
+    for follower in p.replicas[1:]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    write_markers(state, {("t", 0)}, 8, 0, True, state.now())
+    write_markers(state, {("t", 0)}, 7, 0, False, state.now())
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old
+    markers = [(base, read_header(d).producer_id)
+               for d, base, _, _, _ in p.leader_log.batches_from(2, 1 << 62)]
+    assert markers == [(2, 8), (3, 7)]
+    assert (_marker_kind(p, 2), _marker_kind(p, 3)) == (1, 0)
+    assert [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted] == [(7, 0, 3)]

@@ -177,12 +177,13 @@ def markers_sent_again(p: Partition, log_end: int) -> list[tuple[PendingMarker, 
     have gone on; Kafka's would not have let it) gets no retry.
     """
     hw = p.high_watermark
-    out = [m for m in p.unreplicated_markers if m.marker_offset >= hw]
-    pending = {m.marker_offset for m in out}
-    out += [PendingMarker(a.producer_id, p.producers[a.producer_id].epoch, False,
-                          a.first_offset, a.last_offset)
-            for a in p.aborted if a.last_offset >= log_end and a.last_offset not in pending]
-    out.sort(key=lambda m: m.marker_offset)
+    pending = [m for m in p.unreplicated_markers if m.marker_offset >= hw]
+    at = {m.marker_offset for m in pending}
+    # completed ones first: every marker still pending was appended after them
+    out = [PendingMarker(a.producer_id, p.producers[a.producer_id].epoch, False,
+                         a.first_offset, a.last_offset)
+           for a in p.aborted if a.last_offset >= log_end and a.last_offset not in at]
+    out += pending
     return [(m, m.marker_offset >= log_end) for m in out
             if p.producers[m.producer_id].epoch == m.epoch
             and not 0 <= p.producers[m.producer_id].txn_first_offset]
