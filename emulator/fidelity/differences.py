@@ -970,6 +970,29 @@ DIFFERENCES: list[Difference] = [
         kafka_mode=NOT_YET + ": as fast.",
         false_green=True,
     ),
+    Difference(
+        key="unclean-election-lost-marker",
+        title="A transaction marker an unclean leader lacks",
+        kafka="The transaction coordinator sends a COMMIT or ABORT marker again only while "
+              "its WriteTxnMarkers has not completed (acks=-1: the high watermark is below "
+              "the marker), and then to whichever broker leads (the emulator does that "
+              "too, emulator/cluster/leadership.py markers_sent_again). A replica out of "
+              "the ISR that missed a marker whose write completed, then elected "
+              "uncleanly, never gets it: the transaction hangs open there, holding the "
+              "last stable offset (read_committed consumers stop at it), until an "
+              "administrator aborts it (kafka-transactions.sh abort).",
+        fast="An ABORT marker the unclean leader lacks is written again, so its data stays "
+             "aborted and read_committed readers go on; a COMMIT marker it lacks is not, "
+             "and the transaction's data reads as committed with no marker after it. A "
+             "test whose read_committed consumer goes on after an unclean election passes "
+             "here and may hang on Kafka.",
+        kafka_mode=NOT_YET + ": as fast.",
+        false_green=True,
+        tests=("tests/test_marker_leader_move.py::"
+               "test_an_abort_marker_an_unclean_leader_lacked_is_written_though_its_write_"
+               "completed",),
+        exercises=("unclean",),
+    ),
 ]
 
 
