@@ -9,12 +9,13 @@ import pytest
 from cluster_sim import produce, settle
 
 from emulator.cluster import controller, leadership
+from emulator.cluster.clock import ManualClock
 from emulator.cluster.events import IsrExpanded, IsrShrunk
 from emulator.cluster.followers import truncate_follower
 from emulator.cluster.log_dirs import describe_log_dirs
 from emulator.cluster.partition import Partition, check_current_leader_epoch, epoch_end_offset
 from emulator.cluster.reassignment import alter_partition_reassignments
-from emulator.cluster.state import ClusterState
+from emulator.cluster.state import Broker, ClusterState
 from emulator.log import FollowerState, Log
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -810,3 +811,163 @@ def test_a_round_that_only_truncates_a_follower_is_news(make_cluster: MakeCluste
     assert s.replicate_partition(p, clock.now_ms()) is True
     assert [p.logs[b].log_end_offset for b in (1, 2, 3)] == [3, 3, 3]
     assert s.replicate_partition(p, clock.now_ms()) is False
+
+
+# ---- who fetches in a round --------------------------------------------------------------
+def test_a_cluster_no_fault_touched_replicates(make_cluster: MakeCluster) -> None:
+    """A server's cluster has no fault model until a fault, rule or schedule is first
+    used (``state.faults`` None): replication asks it nothing then."""
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2, 3)], clock=clock,
+                     broker_config=dict(BROKER_CONFIG))
+    assert s.faults is None
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)
+    settle(s, clock)
+    assert [p.logs[b].log_end_offset for b in (2, 3)] == [2, 2] and p.high_watermark == 2
+
+
+def test_a_stopped_follower_fetches_nothing_until_it_starts(make_cluster: MakeCluster) -> None:
+    """A stopped broker's replica (first in the replica order here) gets nothing, and the
+    follower after it still does; started again, it catches up."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 2)
+    produce(s, p, 2)
+    settle(s, clock)
+    assert [p.logs[b].log_end_offset for b in (2, 3)] == [0, 2] and 2 not in p.isr
+    controller.broker_started(s, 2)
+    settle(s, clock)
+    assert p.logs[2].log_end_offset == 2 and 2 in p.isr
+
+
+def test_a_replica_in_a_failed_log_dir_fetches_nothing_and_the_others_do(
+        make_cluster: MakeCluster) -> None:
+    """Kafka's HostedPartition.Offline: the fetcher of a replica whose log dir failed is
+    removed; the partition's other followers fetch as before."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    p.offline = {2}
+    produce(s, p, 2)
+    settle(s, clock)
+    assert [p.logs[b].log_end_offset for b in (2, 3)] == [0, 2]
+
+
+def test_a_reassignment_completed_mid_round_ends_the_round_as_news(
+        make_cluster: MakeCluster) -> None:
+    """[1, 2] -> [2, 3]: the round in which 3 joins the ISR completes the move, which
+    takes the leadership from 1 to 2; the followers fetched before are not asked again
+    in that round, and the round is news."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 3)
+    settle(s, clock)
+    alter_partition_reassignments(s, [("t", [(0, [2, 3])])])
+    assert (p.replicas, p.leader) == ([2, 3, 1], 1)
+    answers = []
+    for _ in range(5):
+        answers.append(s.replicate_partition(p, clock.now_ms()))
+        if p.replicas == [2, 3]:
+            break
+    assert (p.replicas, p.leader) == ([2, 3], 2)
+    assert answers[-1] is True
+    assert p.logs[3].log_end_offset == 3
+
+
+def test_a_follower_behind_the_leaders_log_start_starts_over_at_it(
+        make_cluster: MakeCluster) -> None:
+    """Kafka's fetchOffsetAndTruncate: a fetch below the leader's log start is out of
+    range, and a follower whose log ends there starts again, empty, at the leader's
+    log start (truncateFullyAndStartAt), then fetches from it. Broker 3 stopped with
+    nothing; the leader deleted records up to 3 meanwhile."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 3)
+    produce(s, p, 5)
+    settle(s, clock)
+    s.delete_records("t", 0, 3)
+    assert (p.logs[3].log_start_offset, p.logs[3].log_end_offset) == (0, 0)
+    controller.broker_started(s, 3)
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    log = p.logs[3]
+    assert (log.log_start_offset, log.log_end_offset) == (3, 5)
+    assert log.read(3, 1 << 30, 5) == p.leader_log.read(3, 1 << 30, 5)
+
+
+def test_a_follower_past_the_leaders_log_end_truncates_to_it() -> None:
+    """The leader knows no epoch up to the follower's latest (4): its fetch is out of
+    range, and the leader's log end (2) below the follower's (4) is where the follower
+    truncates (fetchOffsetAndTruncate). The truncation is the round's only news."""
+    clock = ManualClock()
+    s = ClusterState([Broker(i, "h", 9000 + i) for i in (1, 2)], clock=clock,
+                     broker_config=dict(BROKER_CONFIG))
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    p.logs = {1: _epoch_log((0, 2)), 2: _epoch_log((0, 2), (4, 2))}
+    p.high_watermark, p.follower_hw = 2, {2: 2}
+    p.followers[2] = FollowerState(log_end_offset=2, last_caught_up_ms=clock.now_ms())
+    p.fetcher_epoch.pop(2, None)
+    assert s.replicate_partition(p, clock.now_ms()) is True
+    assert p.logs[2].log_end_offset == 2 and p.fetcher_epoch[2] == p.leader_epoch
+    assert s.replicate_partition(p, clock.now_ms()) is False
+
+
+def test_a_replica_added_after_delete_records_inside_a_batch_catches_up(
+        make_cluster: MakeCluster) -> None:
+    """DeleteRecords at 3 leaves the leader's batch 0-4 in place, its log start inside
+    it. A replica added afterwards (here by a reassignment) starts at 3, is given that
+    batch, restarts its empty log at the batch's base and keeps the leader's log start:
+    it catches up and the move completes."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 5)
+    settle(s, clock)
+    s.delete_records("t", 0, 3)
+    alter_partition_reassignments(s, [("t", [(0, [1, 2, 3])])])
+    settle(s, clock)
+    assert p.replicas == [1, 2, 3] and p.isr == [1, 2, 3]
+    log = p.logs[3]
+    assert (log.log_start_offset, log.log_end_offset) == (3, 5)
+    assert log.read(3, 1 << 30, 5) == p.leader_log.read(3, 1 << 30, 5)
+
+
+def test_followers_roll_their_segments_where_the_leader_did(make_cluster: MakeCluster) -> None:
+    """A follower starts a new segment at each batch the leader started one with, and
+    nowhere else: the replicas' segments (what retention deletes whole) are the same,
+    whether the follower fetched as the leader wrote or caught up later."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"internal.segment.bytes": "150"})
+    p = s.get_partition("t", 0)
+    f.apply({"op": "pause_follower", "broker": 3})
+    for _ in range(7):
+        produce(s, p, 1, value=b"x" * 60)
+        settle(s, clock, 1)
+    bases = p.leader_log.segments.bases
+    assert len(bases) >= 3
+    assert p.logs[2].segments.bases == bases
+    f.apply({"op": "clear"})
+    settle(s, clock)
+    assert p.logs[3].log_end_offset == 7 and p.logs[3].segments.bases == bases
+
+
+def test_a_slow_follower_fault_on_one_topic_limits_its_fetches(
+        make_cluster: MakeCluster) -> None:
+    """slow_follower with max_bytes, named for one topic: that topic's partition comes
+    one batch per fetch to broker 3; another topic's, all at once."""
+    s, clock, f = make_cluster()
+    for name in ("t", "u"):
+        s.create_topic(name, assignments={0: [1, 2, 3]})
+    f.apply({"op": "slow_follower", "broker": 3, "topic": "t", "delay_ms": 0, "max_bytes": 1})
+    for name in ("t", "u"):
+        p = s.get_partition(name, 0)
+        for _ in range(3):
+            produce(s, p, 1)
+        s.replicate_partition(p, clock.now_ms())
+    assert s.get_partition("t", 0).logs[3].log_end_offset == 1
+    assert s.get_partition("u", 0).logs[3].log_end_offset == 3

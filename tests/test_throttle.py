@@ -158,3 +158,43 @@ def test_raising_the_rate_speeds_a_running_move(make_cluster: MakeCluster) -> No
     assert p.adding_replicas == [3]
     set_configs(s, config_ops.BROKER, "3", follower_replication_throttled_rate="300000")
     assert run_until(s, clock, lambda: not p.adding_replicas) < 10_000
+
+
+def test_a_follower_held_out_by_its_quota_does_not_hold_back_the_next(
+        make_cluster: MakeCluster) -> None:
+    """[1, 2] -> [1, 3, 4] with only 3 throttled (1 B/s): once its quota holds 3 out of
+    its fetcher's requests, 4 (after it in the replica order, and slowed to a batch a
+    fetch) still fetches, catches up and joins the ISR."""
+    s, clock, f = make_cluster(4)
+    f.apply({"op": "slow_follower", "broker": 4, "delay_ms": 0, "max_bytes": 1})
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    fill(s, p, 5)
+    for _ in range(3):
+        clock.advance(50)
+        s.tick()  # 2 catches up: the high watermark is 5
+    s.broker_overrides[3]["follower.replication.throttled.rate"] = "1"
+    s.topics["t"].configs["follower.replication.throttled.replicas"] = "0:3"
+    alter_partition_reassignments(s, [("t", [(0, [1, 3, 4])])])
+    assert p.replicas == [1, 3, 4, 2]
+    for _ in range(20):
+        clock.advance(50)
+        s.tick()
+    assert p.logs[4].log_end_offset == 5 and 4 in p.isr
+    assert 3 not in p.isr and p.adding_replicas == [3, 4]
+
+
+def test_a_throttled_partition_is_fetched_one_fetch_at_a_time(
+        make_cluster: MakeCluster) -> None:
+    """A partition in the follower's throttled list, its quota not exceeded: each round
+    the follower gets one fetch's worth (replica.fetch.max.bytes, at least one batch),
+    not the 64 fetches an unthrottled one gets."""
+    s, clock, _ = make_cluster(4, **{"replica.fetch.max.bytes": str(BATCH)})
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    fill(s, p, 5)
+    s.broker_overrides[3]["follower.replication.throttled.rate"] = str(10 * BATCH)
+    s.topics["t"].configs["follower.replication.throttled.replicas"] = "0:3"
+    alter_partition_reassignments(s, [("t", [(0, [1, 2, 3])])])
+    s.replicate_partition(p, clock.now_ms())
+    assert p.logs[2].log_end_offset == 5 and p.logs[3].log_end_offset == 1

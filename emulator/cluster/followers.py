@@ -359,6 +359,13 @@ class Followers:
                 for data, base, last, epoch, max_ts in leader_log.batches_from(
                     log.log_end_offset, budget
                 ):
+                    if base < log.log_end_offset:
+                        # The leader's log start falls inside its first batch (a
+                        # DeleteRecords offset need not be a batch's), and the follower's
+                        # log is empty there (a log holding records ends at a batch's
+                        # end): it restarts at the batch's base, and its log start follows
+                        # the leader's below (Partition.doAppendRecordsToFollowerOrFutureReplica)
+                        log.truncate_fully_and_start_at(base)
                     i = bisect_left(bases, base)
                     if 0 < i < len(bases) and bases[i] == base:
                         log.roll(now)
