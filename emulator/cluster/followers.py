@@ -354,7 +354,9 @@ class Followers:
             else:
                 budget = 0
             if budget > 0:
-                # a follower rolls where the leader did, so replicas share segments
+                # a follower rolls where the leader did, so replicas share segments (at
+                # the leader's first one too: a no-op unless the follower's records all
+                # went below it, and then its next segment starts where the leader's does)
                 bases = leader_log.segments.bases
                 for data, base, last, epoch, max_ts in leader_log.batches_from(
                     log.log_end_offset, budget
@@ -367,7 +369,7 @@ class Followers:
                         # the leader's below (Partition.doAppendRecordsToFollowerOrFutureReplica)
                         log.truncate_fully_and_start_at(base)
                     i = bisect_left(bases, base)
-                    if 0 < i < len(bases) and bases[i] == base:
+                    if i < len(bases) and bases[i] == base:
                         log.roll(now)
                     log.segments.on_append(now)
                     log.append_as_follower(data, base, last, epoch, max_ts)
