@@ -1036,3 +1036,29 @@ def test_a_controller_elected_during_a_deletion_has_nothing_to_walk(
         pass
     assert not [k for k, _ in s.controller.machines.partitions if k[0] == "big"]
     assert not [k for k, _ in s.controller.machines.replicas if k[0] == "big"]
+
+
+def test_a_reassignment_waits_for_an_alter_partition_after_an_unclean_leader(
+        make_cluster: MakeCluster) -> None:
+    """A broker's return elects an unclean leader for a leaderless partition being
+    reassigned to it: PartitionChangeBuilder checks the reassignment's completion on
+    the ISR before the election (the old one, of the replica being removed), so the
+    reassignment is still in progress after it, although the new ISR holds every
+    target; it completes with the next AlterPartition (the removed replica back in
+    the ISR)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1]},
+                   configs={"unclean.leader.election.enable": "true"})
+    p = s.get_partition("t", 0)
+    produce(s, p, 2)
+    controller.broker_stopped(s, 2)
+    reassignment.start_reassignment(s, p, [2])  # 2 is down: it waits
+    controller.broker_stopped(s, 1)
+    assert (p.leader, p.isr, p.replicas) == (-1, [1], [2, 1])
+    controller.broker_started(s, 2)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        2, [2], [2, 1], [2], [1])
+    controller.broker_started(s, 1)
+    settle(s, clock)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        2, [2], [2], [], [])

@@ -370,7 +370,7 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
     b.alive = True
     state.shutting_down.discard(broker_id)
     _log_dirs_back(state, broker_id)
-    c = state.controller if state.controller is not None else elect_controller(state)
+    c = elect_controller(state)  # the current one while it lives
     for p in all_partitions(state):
         if broker_id not in _replica_set(p):
             continue
@@ -379,10 +379,10 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         if c is not None:
             c.machines.move_replica(p, broker_id, RS.OnlineReplica)
     if c is not None:
+        # No reassignment completes here: Kafka checks completion as it builds a
+        # partition's change, on the ISR before the election, and an unclean leader's
+        # ISR of one completes one only with its next AlterPartition.
         trigger_online_partitions(state, c.machines)
-        for p in all_partitions(state):
-            if broker_id in p.adding_replicas:
-                maybe_complete_reassignment(state, p)
     state.emit(BrokerStarted(broker=broker_id))
     state.changed()
 
