@@ -1062,3 +1062,62 @@ def test_a_reassignment_waits_for_an_alter_partition_after_an_unclean_leader(
     settle(s, clock)
     assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
         2, [2], [2], [], [])
+
+
+def test_a_controlled_shutdown_elects_only_where_the_broker_was_in_sync(
+        make_cluster: MakeCluster) -> None:
+    """handleBrokerInControlledShutdown looks at the partitions whose ISR holds the
+    broker, and no other: a leaderless partition of a topic given
+    unclean.leader.election.enable after it lost its leader waits for the periodic
+    unclean check; no replica state is made up for a partition the broker has no
+    replica of; a partition it led that broker 0 now leads is not stranded."""
+    s, clock, f = make_cluster([0, 1, 2, 3])
+    s.create_topic("led", assignments={0: [1, 0]})
+    p = _leaderless_unclean(s, "t", 3, 2)
+    assert controller.controlled_shutdown(s, 1) == []
+    assert (p.leader, p.isr) == (-1, [3])
+    assert s.get_partition("led", 0).leader == 0
+    assert s.controller.machines.replicas.state(("t", 0, 1)).value == "NonExistentReplica"
+
+
+def test_a_controlled_shutdown_elects_an_unclean_leader_where_the_topic_allows(
+        make_cluster: MakeCluster) -> None:
+    """The shutting-down leader was the last ISR member and the topic allows unclean
+    elections: generateLeaderAndIsrUpdates elects UNCLEAN there, the first other live
+    replica leads with an ISR of itself, and the partition is not stranded."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [2, 1]},
+                   configs={"unclean.leader.election.enable": "true"})
+    p = s.get_partition("t", 0)
+    controller.broker_stopped(s, 1)
+    controller.broker_started(s, 1)  # back, not in the ISR yet
+    assert p.isr == [2]
+    assert controller.controlled_shutdown(s, 2) == []
+    assert (p.leader, p.isr) == (1, [1])
+
+
+def test_a_returning_broker_takes_each_of_its_replicas_online(
+        make_cluster: MakeCluster) -> None:
+    """broker_started goes through every partition: its replicas go Online whatever
+    partitions without one come first."""
+    s, clock, f = make_cluster()
+    s.create_topic("a", assignments={0: [1, 2]})
+    s.create_topic("b", assignments={0: [2, 3], 1: [3, 2]})
+    controller.broker_stopped(s, 3)
+    controller.broker_started(s, 3)
+    states = s.controller.machines.replicas
+    assert [states.state(("b", i, 3)).value for i in (0, 1)] == ["OnlineReplica"] * 2
+
+
+def test_auto_rebalance_goes_through_every_preferred_broker(
+        make_cluster: MakeCluster) -> None:
+    """Each preferred broker is judged on its own: one that cannot lead (stopped), or
+    whose partitions are balanced, does not keep a later imbalanced one from its
+    preferred leaderships."""
+    s, clock, f = make_cluster(4)
+    s.create_topic("t", assignments={0: [1, 4], 1: [2, 4], 2: [3, 4]})
+    settle(s, clock)
+    controller.broker_stopped(s, 1)  # t-0 to 4; 1 cannot lead
+    controller.change_leader(s, s.get_partition("t", 2), 4)  # 3: imbalanced
+    assert controller.auto_rebalance(s) == 1
+    assert [s.get_partition("t", i).leader for i in range(3)] == [4, 2, 3]

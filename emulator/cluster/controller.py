@@ -111,7 +111,7 @@ class Controller:
         return f"Controller(broker={self.broker_id}, epoch={self.epoch})"
 
     def rebalance_interval_ms(self) -> int:
-        return int(_conf(self.state, "leader.imbalance.check.interval.seconds", "300")) * 1000
+        return int(self.state.broker_config("leader.imbalance.check.interval.seconds")) * 1000
 
     # ---- failover ------------------------------------------------------------------------
     def on_controller_failover(self) -> None:
@@ -214,7 +214,7 @@ def auto_rebalance(state: ClusterMetadata) -> int:
     reassignment; ZooKeeper's controller skipped them). Returns the number of
     leaders moved.
     """
-    pct = int(_conf(state, "leader.imbalance.per.broker.percentage", "10"))
+    pct = int(state.broker_config("leader.imbalance.per.broker.percentage"))
     by_preferred: dict[int, list[Partition]] = {}
     for p in all_partitions(state):
         if p.replicas:
@@ -367,8 +367,7 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         broker_stopped(state, broker_id)
     if b.alive:
         return
-    b.alive = True
-    state.shutting_down.discard(broker_id)
+    b.alive = True  # (not shutting down: broker_stopped took it out of that set)
     _log_dirs_back(state, broker_id)
     c = elect_controller(state)  # the current one while it lives
     for p in all_partitions(state):
