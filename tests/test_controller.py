@@ -1121,3 +1121,24 @@ def test_auto_rebalance_goes_through_every_preferred_broker(
     controller.change_leader(s, s.get_partition("t", 2), 4)  # 3: imbalanced
     assert controller.auto_rebalance(s) == 1
     assert [s.get_partition("t", i).leader for i in range(3)] == [4, 2, 3]
+
+
+def test_a_returning_follower_holds_no_high_watermark_before_it_fetches(
+        make_cluster: MakeCluster) -> None:
+    """A follower back from a stop has not fetched yet: the leader's last view of it is
+    from before the stop, too old to count it caught up, so it does not hold the high
+    watermark of the next append (a caught-up replica outside the ISR would); its
+    fetcher starts afresh (it checks for divergence first) and it rejoins by fetching."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    produce(s, p, 1)
+    settle(s, clock)
+    controller.broker_stopped(s, 2)
+    clock.advance(LAG + 1)
+    s.tick()
+    controller.broker_started(s, 2)
+    produce(s, p, 1)
+    assert (p.isr, p.high_watermark, p.log_end_offset) == ([1], 2, 2)
+    settle(s, clock)
+    assert (p.isr, p.high_watermark) == ([1, 2], 2)
