@@ -900,6 +900,8 @@ def test_the_unclean_check_runs_every_interval_from_the_last(
     clock.advance(1)
     assert s.now() == start + 2000 and s.controller is c
     assert c.tick(s.now()) is True and (q.leader, q.isr) == (3, [3])
+    clock.advance(1000)
+    assert c.tick(s.now()) is False  # a check with nothing to elect
 
 
 def test_the_leader_rebalance_runs_every_interval(make_cluster: MakeCluster) -> None:
