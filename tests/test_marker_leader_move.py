@@ -352,3 +352,52 @@ def test_markers_of_two_producers_are_both_sent_again_in_their_order() -> None:
     assert markers == [(2, 8), (3, 7)]
     assert (_marker_kind(p, 2), _marker_kind(p, 3)) == (1, 0)
     assert [(a.producer_id, a.first_offset, a.last_offset) for a in p.aborted] == [(7, 0, 3)]
+
+
+def test_an_open_transaction_the_new_leader_never_had_holds_nothing_there() -> None:
+    """The transaction's data reached the old leader alone, and the leader moved: the new
+    leader's log ends at the transaction's first offset. Kafka rebuilds the producer
+    state from the new leader's log, where the producer has no ongoing transaction: it
+    holds no last stable offset back (other producers' records there are
+    read_committed at once) and DescribeProducers says CurrentTxnStartOffset -1; the
+    producer's retry of the batch opens it anew, at the offset it lands on."""
+    sim, p, old = _one_replicated_partition()
+    state = sim.state
+    for follower in p.replicas[1:]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    batch = build_batch([(b"k", b"open")], producer_id=7, producer_epoch=0, base_sequence=0,
+                        transactional=True)
+    assert state.append(old, "t", 0, batch, -1).error == 0
+    assert p.producers[7].txn_first_offset == 0
+    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert p.leader != old and p.log_end_offset == 0
+    assert p.producers[7].txn_first_offset == -1
+    for follower in p.replicas:
+        sim.faults.apply({"op": "resume_follower", "broker": follower})
+    for value in (b"a", b"b"):
+        assert state.append(p.leader, "t", 0, build_batch([(b"k", value)]), -1).error == 0
+    for _ in range(10):
+        state.tick()
+    assert p.high_watermark == p.last_stable_offset() == 2
+    assert state.append(p.leader, "t", 0, batch, -1).error == 0  # the producer's retry
+    assert p.producers[7].txn_first_offset == 2
+
+
+def test_a_truncation_forgets_the_pending_marker_at_its_offset() -> None:
+    """truncate_producer_state(end) forgets every marker at or above ``end``, the one at
+    ``end`` included: the new leader lacks it (its log ends there), and what the
+    coordinator sends again is recorded by its own append. A marker kept there would
+    hold the last stable offset at its transaction's first offset."""
+    sim, p, old = _one_replicated_partition()
+    state = sim.state
+    for follower in p.replicas[1:]:
+        sim.faults.apply({"op": "pause_follower", "broker": follower})
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0,
+                        transactional=True)
+    assert state.append(old, "t", 0, batch, -1).error == 0
+    write_markers(state, {("t", 0)}, 7, 0, True, state.now())
+    assert [(m.first_offset, m.marker_offset) for m in p.unreplicated_markers] == [(0, 1)]
+    p.truncate_producer_state(1)
+    assert p.unreplicated_markers == []
+    p.high_watermark = 1  # the data alone replicated (as a new leader whose log ends there)
+    assert p.last_stable_offset() == 1
