@@ -741,6 +741,36 @@ def test_soundness_names_an_aborted_record_given_to_a_read_committed_reader(make
     assert len(check.violations) == 3 and "offsets 8-8 of t-0" in check.violations[2]
 
 
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_counts_only_an_end_txn_answered_without_error(make_cluster) -> None:
+    """An EndTxn refused (CONCURRENT_TRANSACTIONS: the coordinator still completing the
+    last one) decided nothing: the transaction's batches stay open, and a reader given
+    them is not judged; the retry answered 0 aborts them."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    data = build_batch([(b"k", b"a")], producer_id=7, producer_epoch=2, base_sequence=0,
+                       transactional=True)
+    req = _produce(records=data, partitions=(0,))
+    appended = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 0, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req))
+    # a transaction that appended nothing here (offsets only) ends with nothing to decide
+    empty = {"transactional_id": "y", "producer_id": 8, "producer_epoch": 0,
+             "committed": False}
+    check.check(p.leader, 26, 3, empty, {"error_code": 0}, check.snapshot(26, empty))
+    end = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "committed": False}
+    committed = {"isolation_level": 1}
+    check.check(p.leader, 26, 3, end, {"error_code": E.CONCURRENT_TRANSACTIONS},
+                check.snapshot(26, end))
+    check.check(p.leader, 1, 12, committed, _fetch_answer(data, []), {})
+    assert check.violations == []
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    check.check(p.leader, 1, 12, committed, _fetch_answer(data, []), {})
+    assert len(check.violations) == 1 and "offsets 0-0 of t-0" in check.violations[0]
+
+
 def test_a_move_after_the_answer_replays_as_one(make_cluster) -> None:
     """The two coordinator moves of one API are two kinds, so that a replayed key says
     which: a move after the answer stays after the answer (shrink.py replays keys)."""
