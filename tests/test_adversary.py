@@ -771,6 +771,47 @@ def test_soundness_counts_only_an_end_txn_answered_without_error(make_cluster) -
     assert len(check.violations) == 1 and "offsets 0-0 of t-0" in check.violations[0]
 
 
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_replays_the_reader_on_every_partition_it_would_read(make_cluster
+                                                                       ) -> None:
+    """The read_committed replay reads what a consumer reads: every topic of the answer
+    (by name, or by id alone from Fetch v13), every partition after an empty one, and
+    not a partition answered with an error (the consumer hands none of its records to
+    the application, whatever bytes came with it)."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3)
+    p = state.topics["t"].partitions[1]
+    check = Soundness(state)
+    data = build_batch([(b"k", b"a")], producer_id=7, producer_epoch=2, base_sequence=0,
+                       transactional=True)
+    req = _produce(records=data, partitions=(1,))
+    appended = {"responses": [{"name": "t", "partition_responses": [Row((1, 0, 0, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req))
+    end = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "committed": False}
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    committed = {"isolation_level": 1}
+
+    def part(index: int, records: bytes, error: int = 0) -> dict:
+        return {"partition_index": index, "error_code": error, "records": records,
+                "aborted_transactions": []}
+
+    def judged(*topics: dict) -> int:
+        before = len(check.violations)
+        check.check(p.leader, 1, 13, committed, {"responses": list(topics)}, {})
+        return len(check.violations) - before
+
+    assert judged({"topic": "t", "partitions": [
+        part(1, data, E.NOT_LEADER_OR_FOLLOWER)]}) == 0
+    assert judged({"topic": "t", "partitions": [part(0, b""), part(1, data)]}) == 1
+    assert judged({"topic": "t", "partitions": [part(0, b"", E.NOT_LEADER_OR_FOLLOWER),
+                                                part(1, data)]}) == 1
+    by_id = {"topic": "", "topic_id": state.topics["t"].id}
+    unknown = {"topic": "", "topic_id": b"\x01" * 16}
+    assert judged({**unknown, "partitions": [part(1, data)]},
+                  {**by_id, "partitions": [part(1, data)]}) == 1
+
+
 def test_a_move_after_the_answer_replays_as_one(make_cluster) -> None:
     """The two coordinator moves of one API are two kinds, so that a replayed key says
     which: a move after the answer stays after the answer (shrink.py replays keys)."""
