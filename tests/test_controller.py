@@ -757,8 +757,7 @@ def test_a_topic_created_again_forgets_where_its_replicas_were_moved(
     s, clock, f = make_cluster(**TWO_DIRS)
     s.create_topic("t", assignments={0: [1, 2]})
     s.create_topic("u", assignments={0: [1, 2]})
-    assert alter_replica_log_dir(s, 1, "/d/b", "t", 0) == E.NONE
-    assert alter_replica_log_dir(s, 2, "/d/b", "t", 0) == E.NONE
+    assert alter_replica_log_dir(s, 1, "/d/b", "t", 0) == E.NONE  # broker 2's stays
     assert alter_replica_log_dir(s, 1, "/d/b", "u", 0) == E.NONE
     s.delete_topic("t")
     s.create_topic("t", assignments={0: [1, 2]})
@@ -1144,3 +1143,48 @@ def test_a_returning_follower_holds_no_high_watermark_before_it_fetches(
     assert (p.isr, p.high_watermark, p.log_end_offset) == ([1], 2, 2)
     settle(s, clock)
     assert (p.isr, p.high_watermark) == ([1, 2], 2)
+
+
+def test_a_crash_reported_with_a_delay_of_1_ms_waits_for_it(make_cluster: MakeCluster) -> None:
+    """Any positive delay is a session to wait for, 1 ms too."""
+    s, clock, f = make_cluster()
+    controller.broker_crashed(s, 2, 1)
+    assert (s.brokers[2].alive, s.brokers[2].crashed, s.pending_fence) == (
+        True, True, {2: s.now() + 1})
+
+
+def test_a_new_replica_goes_to_the_first_live_log_dir_of_its_own_broker(
+        make_cluster: MakeCluster) -> None:
+    """Where a new replica's usual dir failed, its broker's first live dir takes it:
+    with the metadata log elsewhere, a failed first dir sends partition 0 to the second."""
+    from emulator.cluster.log_dirs import replica_log_dir
+
+    s, clock, f = make_cluster(**TWO_DIRS, **{"metadata.log.dir": "/d/m"})
+    assert controller.log_dir_failed(s, 1, "/d/a", "test") is False
+    s.create_topic("t", assignments={0: [1, 2]})
+    assert [replica_log_dir(s, b, "t", 0) for b in (1, 2)] == ["/d/b", "/d/a"]
+    assert s.get_partition("t", 0).offline == set()
+
+
+def test_one_controller_tick_answers_every_check_it_ran(make_cluster: MakeCluster) -> None:
+    """The unclean check and the leader rebalance due at the same tick: the tick answers
+    that a leadership changed if either changed one (an unclean check electing one
+    partition and finding another without a live replica; a rebalance with nothing to
+    move), and no change when neither did; a leaderless partition of a topic without
+    unclean elections is left to wait."""
+    s, clock, f = make_cluster(4, **{"unclean.leader.election.interval.ms": "1000",
+                                     "leader.imbalance.check.interval.seconds": "1"})
+    c = s.controller
+    for name, replicas in (("a", [3, 4]), ("b", [3, 4]), ("c", [3, 2])):
+        s.create_topic(name, assignments={0: replicas})
+    clean, p, q = (s.get_partition(name, 0) for name in "abc")
+    for b in (4, 2, 3):
+        controller.broker_stopped(s, b)  # 3 the last ISR member of all three
+    controller.broker_started(s, 4)  # back, out of the ISRs
+    for name in "bc":
+        s.get_topic(name).configs["unclean.leader.election.enable"] = "true"
+    clock.advance(1000)
+    assert c.tick(s.now()) is True
+    assert [(x.leader, x.isr) for x in (clean, p, q)] == [(-1, [3]), (4, [4]), (-1, [3])]
+    clock.advance(1000)
+    assert c.tick(s.now()) is False
