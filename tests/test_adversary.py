@@ -804,6 +804,10 @@ def test_soundness_replays_the_reader_on_every_partition_it_would_read(make_clus
     assert judged({"topic": "t", "partitions": [
         part(1, data, E.NOT_LEADER_OR_FOLLOWER)]}) == 0
     assert judged({"topic": "t", "partitions": [part(0, b""), part(1, data)]}) == 1
+    assert check.violations[-1] == (
+        f"Fetch: broker {p.leader} gave a read_committed reader offsets 0-0 of t-1, "
+        "records of producer 7 epoch 2 whose transaction it aborted (EndTxn "
+        "committed=false answered 0), with no aborted-transaction entry to skip them")
     assert judged({"topic": "t", "partitions": [part(0, b"", E.NOT_LEADER_OR_FOLLOWER),
                                                 part(1, data)]}) == 1
     by_id = {"topic": "", "topic_id": state.topics["t"].id}
