@@ -176,6 +176,14 @@ def test_a_slowed_follower_that_led_for_a_while_fetches_at_once_when_it_follows_
     assert p.logs[2].log_end_offset == 2
 
 
+def _append_txn(state, broker: int, producer_id: int = 7, epoch: int = 0, sequence: int = 0,
+                value: bytes = b"v") -> None:
+    """A transactional record of ``producer_id`` appended on ``broker`` (the leader)."""
+    data = build_batch([(b"k", value)], producer_id=producer_id, producer_epoch=epoch,
+                       base_sequence=sequence, transactional=True)
+    assert state.append(broker, "t", 0, data, -1).error == 0
+
+
 def _ended_while_followers_pause(commit: bool, paused: int = 2):
     """Producer 7 writes a transactional record, replicated to all three replicas; then
     ``paused`` followers stop fetching and the coordinator ends the transaction: the
@@ -184,10 +192,7 @@ def _ended_while_followers_pause(commit: bool, paused: int = 2):
     partition, old leader, the followers that have the marker)."""
     sim, p, old = _one_replicated_partition()
     state = sim.state
-    data = build_batch(
-        [(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
-    )
-    assert state.append(old, "t", 0, data, -1).error == 0
+    _append_txn(state, old)
     for _ in range(5):
         state.tick()
     followers = p.replicas[1:]
@@ -260,10 +265,7 @@ def test_a_marker_whose_write_completed_is_not_written_again() -> None:
     coordinator's write completed: a later leader change sends nothing again."""
     sim, p, old = _one_replicated_partition()
     state = sim.state
-    data = build_batch(
-        [(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0, transactional=True
-    )
-    assert state.append(old, "t", 0, data, -1).error == 0
+    _append_txn(state, old)
     write_markers(state, {("t", 0)}, 7, 0, True, state.now())
     for _ in range(5):
         state.tick()
@@ -281,11 +283,7 @@ def test_no_marker_is_sent_again_to_a_producer_that_went_on() -> None:
     new transaction stays open on the new leader."""
     sim, p, old, [has_it] = _ended_while_followers_pause(commit=True, paused=1)
     state = sim.state
-    data = build_batch(
-        [(b"k", b"next")], producer_id=7, producer_epoch=0, base_sequence=1,
-        transactional=True,
-    )
-    assert state.append(old, "t", 0, data, -1).error == 0
+    _append_txn(state, old, sequence=1, value=b"next")
     for _ in range(5):
         state.tick()
     assert p.logs[has_it].log_end_offset == 3
@@ -305,11 +303,7 @@ def test_an_abort_marker_an_unclean_leader_lacked_is_written_though_its_write_co
     sim, p, old = _one_replicated_partition()
     state, clock = sim.state, sim.clock
     state.topics["t"].configs["unclean.leader.election.enable"] = "true"
-    data = build_batch(
-        [(b"k", b"aborted")], producer_id=7, producer_epoch=4, base_sequence=0,
-        transactional=True,
-    )
-    assert state.append(old, "t", 0, data, -1).error == 0
+    _append_txn(state, old, epoch=4, value=b"aborted")
     for _ in range(5):
         state.tick()
     lagging, other = p.replicas[1], p.replicas[2]
@@ -336,9 +330,7 @@ def test_markers_of_two_producers_are_both_sent_again_in_their_order() -> None:
     sim, p, old = _one_replicated_partition()
     state = sim.state
     for pid in (7, 8):
-        data = build_batch([(b"k", b"v")], producer_id=pid, producer_epoch=0,
-                           base_sequence=0, transactional=True)
-        assert state.append(old, "t", 0, data, -1).error == 0
+        _append_txn(state, old, producer_id=pid)
     for _ in range(5):
         state.tick()
     for follower in p.replicas[1:]:
@@ -365,9 +357,7 @@ def test_an_open_transaction_the_new_leader_never_had_holds_nothing_there() -> N
     state = sim.state
     for follower in p.replicas[1:]:
         sim.faults.apply({"op": "pause_follower", "broker": follower})
-    batch = build_batch([(b"k", b"open")], producer_id=7, producer_epoch=0, base_sequence=0,
-                        transactional=True)
-    assert state.append(old, "t", 0, batch, -1).error == 0
+    _append_txn(state, old, value=b"open")
     assert p.producers[7].txn_first_offset == 0
     sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
     assert p.leader != old and p.log_end_offset == 0
@@ -379,7 +369,7 @@ def test_an_open_transaction_the_new_leader_never_had_holds_nothing_there() -> N
     for _ in range(10):
         state.tick()
     assert p.high_watermark == p.last_stable_offset() == 2
-    assert state.append(p.leader, "t", 0, batch, -1).error == 0  # the producer's retry
+    _append_txn(state, p.leader, value=b"open")  # the producer's retry of the same batch
     assert p.producers[7].txn_first_offset == 2
 
 
@@ -392,9 +382,7 @@ def test_a_truncation_forgets_the_pending_marker_at_its_offset() -> None:
     state = sim.state
     for follower in p.replicas[1:]:
         sim.faults.apply({"op": "pause_follower", "broker": follower})
-    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0,
-                        transactional=True)
-    assert state.append(old, "t", 0, batch, -1).error == 0
+    _append_txn(state, old)
     write_markers(state, {("t", 0)}, 7, 0, True, state.now())
     assert [(m.first_offset, m.marker_offset) for m in p.unreplicated_markers] == [(0, 1)]
     p.truncate_producer_state(1)
