@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 # A kafka-python poll(timeout_ms=500) that has not returned after this long is stuck
 # (see KafkaPythonMember.loop): the watchdog logs where and frees it.
 POLL_STALL_S = 12.0
+# A kafka-python JoinGroup/SyncGroup round running this long is logged (see _watch_join):
+# the tests' rounds take well under a second, the members' sessions last 30 s.
+JOIN_STALL_S = 15.0
 
 
 class PollStalled(Exception):
@@ -126,6 +129,8 @@ class KafkaPythonMember(Member):
                          session_timeout_ms=30000, heartbeat_interval_ms=300,
                          metadata_max_age_ms=1000, client_id=name, **conf)
         self.topic = topic
+        # the join task _watch_join last saw, when, and whether it was logged
+        self._join_seen: tuple[object, float, bool] | None = None
 
     def loop(self) -> None:
         from kafka import KafkaConsumer
@@ -187,6 +192,7 @@ class KafkaPythonMember(Member):
         of a stuck net.run, failing its pending waiters, is what frees it.
         """
         while not self.stopping.wait(1.0):
+            self._watch_join(consumer)
             since = self.polling_since
             if since is None or time.monotonic() - since < POLL_STALL_S:
                 continue
@@ -202,6 +208,69 @@ class KafkaPythonMember(Member):
                 return
             fail(PollStalled(f"{self.name}: poll() stuck for {POLL_STALL_S:g} s"))
             self.polling_since = None
+
+
+    def _watch_join(self, consumer: object) -> None:
+        """Say where a JoinGroup/SyncGroup round has waited past JOIN_STALL_S.
+
+        kafka-python stops heartbeating while its join task runs, and poll() returns
+        every 500 ms meanwhile, so a join task that never ends (a lost cross-thread step
+        like the one in _watch, or an answer that never comes) shows as nothing but a
+        member expelled after its session: the Kafka pass once saw a classic member
+        fenced (UNKNOWN_MEMBER_ID at its LeaveGroup) while the group never balanced,
+        with no poll stuck. Logged once per task, with the task's state, the member's
+        and the awaits it is parked in; it is not freed (no fault shown yet to free).
+        """
+        coordinator = getattr(consumer, "_coordinator", None)
+        task = getattr(coordinator, "_join_task", None)
+        if task is None or task.is_done:
+            self._join_seen = None
+            return
+        now = time.monotonic()
+        seen = self._join_seen
+        if seen is None or seen[0] is not task:
+            self._join_seen = (task, now, False)
+            return
+        if seen[2] or now - seen[1] < JOIN_STALL_S:
+            return
+        self._join_seen = (task, seen[1], True)
+        state, awaits = _join_task_frames(coordinator)
+        log.warning("%s: its JoinGroup/SyncGroup round has run %.0f s (task %s, member "
+                    "state %s, %s); parked in:\n  %s", self.name, now - seen[1], state,
+                    getattr(coordinator, "state", "?"),
+                    getattr(coordinator, "_generation", "?"),
+                    "\n  ".join(awaits) or "(no task found)")
+
+
+def _join_task_frames(coordinator: object) -> tuple[str, list[str]]:
+    """The state of kafka-python's IO-thread task running ``coordinator``'s
+    ``_do_join_and_sync_async``, and the awaits it is parked in, innermost last.
+    (The join future kafka-python keeps does not name its task: found by a scan of the
+    heap, once per stall logged.)"""
+    import gc
+
+    def chain(coro: object) -> list[object]:
+        out = []
+        while coro is not None:
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+            if frame is not None:
+                out.append(frame)
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+        return out
+
+    for obj in gc.get_objects():
+        if type(obj).__name__ != "Task" or not type(obj).__module__.startswith("kafka."):
+            continue
+        frames, stack = [], getattr(obj, "_stack", None)
+        while stack:
+            frames = chain(stack[0]) + frames
+            stack = stack[1]
+        if any(f.f_code.co_name == "_do_join_and_sync_async"
+               and f.f_locals.get("self") is coordinator for f in frames):
+            return (str(getattr(obj, "state", "?")),
+                    [f"{f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}"
+                     for f in frames])
+    return "(not found)", []
 
 
 class ConfluentMember(Member):
@@ -290,14 +359,30 @@ class AioKafkaMember(Member):
             await c.stop()
 
 
-def balanced(members: list[Member], sizes: list[int]) -> Callable[[], bool]:
+class Balance:
+    """What ``balanced`` saw: true when balanced; its repr names each member's partitions,
+    so a wait that timed out says where the group stood, not only ``False``."""
+
+    def __init__(self, members: list[Member], sizes: list[int]) -> None:
+        self.parts = {m.name: sorted(m.partitions()) for m in members}
+        every = [p for ps in self.parts.values() for p in ps]
+        self.ok = sorted(len(ps) for ps in self.parts.values()) == sorted(sizes) and \
+            sorted(every) == list(range(PARTITIONS))
+        self.stalls = {m.name: m.stalls for m in members if m.stalls}
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __repr__(self) -> str:
+        stalls = f", polls freed {self.stalls}" if self.stalls else ""
+        return f"{'balanced' if self.ok else 'not balanced'}: {self.parts}{stalls}"
+
+
+def balanced(members: list[Member], sizes: list[int]) -> Callable[[], Balance]:
     """True once the members own every partition exactly once, with these counts."""
 
-    def check() -> bool:
-        parts = [m.partitions() for m in members]
-        every = [p for ps in parts for p in ps]
-        return sorted(len(ps) for ps in parts) == sorted(sizes) and \
-            sorted(every) == list(range(PARTITIONS))
+    def check() -> Balance:
+        return Balance(members, sizes)
 
     return check
 

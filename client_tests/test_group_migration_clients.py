@@ -66,6 +66,19 @@ def group_type(admin: AdminClient, group: str) -> str:
     return ""
 
 
+def described(admin: AdminClient, group: str) -> str:
+    """The group as DescribeConsumerGroups shows it: its type and state, and each member
+    with its assigned partitions (for a failure's message)."""
+    try:
+        d = admin.describe_consumer_groups([group])[group].result(10)
+    except Exception as e:  # noqa: BLE001 - a message, not a check
+        return f"(DescribeGroups failed: {e})"
+    rows = [f"{m.client_id} {m.member_id}: "
+            f"{sorted(tp.partition for tp in m.assignment.topic_partitions)}"
+            for m in d.members]
+    return f"{d.type} {d.state}, members: " + "; ".join(rows)
+
+
 def test_classic_group_upgrades_and_downgrades_online(group_cluster: Cluster,
                                                       topic_name: str) -> None:
     c = group_cluster
@@ -86,8 +99,11 @@ def test_classic_group_upgrades_and_downgrades_online(group_cluster: Cluster,
                              **{"group.protocol": "consumer"})
     modern.start()
     members = [*classic, modern]
-    wait_for(balanced(members, [2, 2, 2]), "the KIP-848 member sharing with the classic ones",
-             timeout=60)
+    try:
+        wait_for(balanced(members, [2, 2, 2]),
+                 "the KIP-848 member sharing with the classic ones", timeout=60)
+    except AssertionError as e:  # and where the coordinator stood
+        raise AssertionError(f"{e}\nthe coordinator: {described(admin, group)}") from None
     assert group_type(admin, group) == "consumer"
     desc = admin.describe_consumer_groups([group])["mig-" + topic_name].result(10)
     assert len(desc.members) == 3
