@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 from cluster_sim import produce, settle
 
-from emulator.cluster import controller
+from emulator.cluster import controller, election
 from emulator.cluster.events import (
     DomainEvent,
     LeaderChanged,
@@ -27,6 +27,7 @@ from emulator.cluster.reassignment import (
     list_partition_reassignments,
     maybe_complete_reassignment,
     progress,
+    start_reassignment,
 )
 from emulator.cluster.state import ClusterState
 from emulator.cluster.state_machines import ReplicaState
@@ -36,6 +37,7 @@ from wire.records import build_batch
 
 if TYPE_CHECKING:
     from conftest import MakeCluster
+    from emulator.cluster.clock import ManualClock
     from emulator.cluster.partition import Partition
 
 LAG = 1000
@@ -371,19 +373,100 @@ def test_controller_failover_at_each_step_of_a_reassignment(make_cluster: MakeCl
         assert 1 not in p.logs and p.replicas == [4, 5, 2]
 
 
-def test_new_controller_completes_a_reassignment_whose_isr_is_already_complete(
-        make_cluster: MakeCluster) -> None:
-    s, clock, f = make_cluster([1, 2, 3, 4])
-    s.create_topic("t", assignments={0: [1, 2]})
+def _moved_to_an_unclean_leader(make_cluster: MakeCluster
+                                ) -> tuple[ClusterState, ManualClock, Partition]:
+    """t-0 reassigned from [2] to [3] while 3 was down, 2 fenced, then 3 back and
+    elected uncleanly: its ISR [3] holds every target, yet the move is still running,
+    as in Kafka (PartitionChangeBuilder checks completion on the ISR before the
+    election, [2] then). Broker 1 is the controller, in no replica set."""
+    s, clock, f = make_cluster([1, 2, 3])
+    s.create_topic("t", assignments={0: [2]},
+                   configs={"unclean.leader.election.enable": "true"})
     p = s.get_partition("t", 0)
-    f.apply({"op": "pause_follower", "broker": 4})
-    alter(s, {"t": {0: [2, 4]}})
-    # The ISR change was written but the controller failed before completing (KAFKA-42
-    # case 3): simulate the committed record, then fail the controller over.
-    p.isr = [1, 2, 4]
+    produce(s, p, 2)
+    controller.broker_stopped(s, 3)
+    start_reassignment(s, p, [3])  # 3 is down: it waits
+    controller.broker_stopped(s, 2)
+    assert (p.leader, p.isr) == (-1, [2])
+    controller.broker_started(s, 3)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        3, [3], [3, 2], [3], [2])
+    return s, clock, p
+
+
+def test_a_new_controller_completes_no_reassignment_itself(make_cluster: MakeCluster) -> None:
+    """A KRaft controller taking over replays the metadata log: a move whose ISR
+    already holds every target (after an unclean election of the adding replica) stays
+    as it was; the removed replica back in the ISR (the leader's AlterPartition)
+    completes it."""
+    s, clock, p = _moved_to_an_unclean_leader(make_cluster)
     controller.broker_stopped(s, 1)
-    assert s.controller_id == 2
-    assert (p.replicas, p.adding_replicas, p.removing_replicas, p.leader) == ([2, 4], [], [], 2)
+    assert s.controller_id == 3
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        3, [3], [3, 2], [3], [2])
+    controller.broker_started(s, 2)
+    settle(s, clock)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        3, [3], [3], [], [])
+    assert 2 not in p.logs
+
+
+def _fenced_with_its_isr_on_the_target(make_cluster: MakeCluster, removed_back: bool
+                                       ) -> tuple[ClusterState, Partition]:
+    """Then 3 fenced too: t-0 leaderless, its ISR [3] (the last member stays) holding
+    every target. With ``removed_back`` broker 2 is back first (outside the ISR), the
+    topic no longer allowing unclean elections when 3 is fenced."""
+    s, _, p = _moved_to_an_unclean_leader(make_cluster)
+    if removed_back:
+        s.topics["t"].configs["unclean.leader.election.enable"] = "false"
+        controller.broker_started(s, 2)  # a led partition: nothing to elect
+    controller.broker_stopped(s, 3)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        -1, [3], [3, 2], [3], [2])
+    return s, p
+
+
+def test_a_broker_return_completes_a_reassignment_its_isr_allows_before_electing(
+        make_cluster: MakeCluster) -> None:
+    """handleBrokerUnfenced builds a change for every leaderless partition, and each
+    build first completes the reassignment its ISR allows: broker 2's return removes
+    its replica, so it is no candidate of the unclean election that follows (none:
+    3 is down) and t-0 stays leaderless until 3 returns."""
+    s, p = _fenced_with_its_isr_on_the_target(make_cluster, removed_back=False)
+    seen: list[DomainEvent] = []
+    s.hooks.append(lambda kind, ev: seen.append(ev) if kind.startswith("reassignment_") else None)
+    controller.broker_started(s, 2)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        -1, [3], [3], [], [])
+    assert 2 not in p.logs
+    assert seen == [ReassignmentCompleted(topic="t", partition=0, replicas=[3])]
+    controller.broker_started(s, 3)
+    assert (p.leader, p.isr) == (3, [3])
+
+
+def test_the_unclean_check_completes_a_reassignment_its_isr_allows_before_electing(
+        make_cluster: MakeCluster) -> None:
+    """The periodic unclean election builds the change as any other: completion
+    first, so the removed replica, live, is not elected; nothing is (3 is down)."""
+    s, p = _fenced_with_its_isr_on_the_target(make_cluster, removed_back=True)
+    s.topics["t"].configs["unclean.leader.election.enable"] = "true"
+    assert s.controller.elect_unclean_leaders()
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        -1, [3], [3], [], [])
+    assert 2 not in p.logs
+
+
+@pytest.mark.parametrize("election_type", [election.PREFERRED, election.UNCLEAN])
+def test_elect_leaders_completes_a_reassignment_its_isr_allows_and_answers_none(
+        make_cluster: MakeCluster, election_type: int) -> None:
+    """RCM.electLeader answers NONE whenever its build writes a record: here the
+    reassignment's completion, with no leader to elect (3 is down, 2 is no replica
+    any more). Without the completion a preferred election had nothing to change
+    (PREFERRED_LEADER_NOT_AVAILABLE) and an unclean one took live broker 2."""
+    s, p = _fenced_with_its_isr_on_the_target(make_cluster, removed_back=True)
+    assert election.elect_leader(s, "t", 0, election_type) == OK
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        -1, [3], [3], [], [])
 
 
 def test_cancel_that_would_need_an_unclean_election(make_cluster: MakeCluster) -> None:

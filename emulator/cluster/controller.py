@@ -16,21 +16,25 @@ in-memory view, enforced on every transition:
   ISR and leaderships move to other ISR members before it stops.
 - Reassignment (emulator.cluster.reassignment: started and cancelled by
   AlterPartitionReassignments, completed by ``reassignment.on_isr_change`` when every
-  target replica is in sync; here only resumed on failover and on a broker's return).
+  target replica is in sync, or by any of the controller's own partition changes whose
+  ISR allows it: they all go through ``reassignment.partition_change``, as every
+  change goes through PartitionChangeBuilder in Kafka).
 - Preferred leader election (ElectLeaders, auto.leader.rebalance.enable).
 - Controller failover: the role moves to the lowest live broker id, the controller
   epoch goes up, and the new controller rebuilds its state machines from the
-  metadata (which survives, as the metadata log does) and resumes what was left:
-  leaderless partitions, running reassignments, a due leader rebalance.
+  metadata (which survives, as the metadata log does) and tries to elect leaderless
+  partitions. It completes no reassignment itself: a KRaft controller completes one
+  in the partition change that makes its ISR allow it, so none is left to resume.
 
 Every change bumps the partition epoch; a leader change (or a replica-set shrink)
 bumps the leader epoch. Functions take the cluster's data (``ClusterMetadata``);
 the active controller is ``state.controller`` (typed there as
 ``ports.ControllerRole``: the cluster's data sits below this module).
 
-The controller is the only writer of leadership and replica sets: elections and
-partition changes go through ``emulator.cluster.leadership``, reassignments through
-``emulator.cluster.reassignment``; both sit below this module and move the
+The controller is the only writer of leadership and replica sets: its partition
+changes and elections go through ``reassignment.partition_change`` (a reassignment's
+completion first, then ``emulator.cluster.leadership``'s election), reassignments
+through ``emulator.cluster.reassignment``; both sit below this module and move the
 controller's state machines (``ControllerStateMachines``, emulator.cluster.
 state_machines, below them all) without calling this role back. Replication tells
 the controller of ISR changes through its ``isr_listeners`` (AlterPartition), so
@@ -59,8 +63,6 @@ from emulator.cluster.leadership import (
     acceptable_leader,
     apply_change,
     change_leader,
-    elect_leader,
-    partition_change,
     select_leader,
     unclean_allowed,
 )
@@ -73,7 +75,7 @@ from emulator.cluster.log_dirs import (
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
 from emulator.cluster.ports import ControllerRole
-from emulator.cluster.reassignment import maybe_complete_reassignment
+from emulator.cluster.reassignment import elect_leader, partition_change
 from emulator.cluster.state_machines import (
     ControllerStateMachines,
     PartitionState,
@@ -115,7 +117,9 @@ class Controller:
 
     # ---- failover ------------------------------------------------------------------------
     def on_controller_failover(self) -> None:
-        """Seed 002's onControllerFailover: rebuild the state machines, then resume."""
+        """Seed 002's onControllerFailover: rebuild the state machines, then elect where
+        a leader is missing (no reassignment is left complete but not completed: every
+        partition change checks that as it is made)."""
         st = self.state
         m = self.machines
         m.clear()
@@ -134,9 +138,6 @@ class Controller:
             if s is RS.OnlineReplica:
                 m.replicas.transition(key, RS.OnlineReplica)
         trigger_online_partitions(st, m)
-        for p in all_partitions(st):
-            if p.adding_replicas or p.removing_replicas:
-                maybe_complete_reassignment(st, p)
         st.emit(ControllerFailover(controller=self.broker_id, epoch=self.epoch))
 
     # ---- periodic work -------------------------------------------------------------------
@@ -378,9 +379,10 @@ def broker_started(state: ClusterMetadata, broker_id: int) -> None:
         if c is not None:
             c.machines.move_replica(p, broker_id, RS.OnlineReplica)
     if c is not None:
-        # No reassignment completes here: Kafka checks completion as it builds a
-        # partition's change, on the ISR before the election, and an unclean leader's
-        # ISR of one completes one only with its next AlterPartition.
+        # Only leaderless partitions change here; each completes a reassignment its ISR
+        # allows before the election (Kafka checks on the ISR before the election, so
+        # a led partition whose unclean leader's ISR of one allows it completes with its
+        # next AlterPartition, not here).
         trigger_online_partitions(state, c.machines)
     state.emit(BrokerStarted(broker=broker_id))
     state.changed()

@@ -9,7 +9,9 @@ Per partition, in this order (Kafka's, with its messages):
   and acceptable, else keep a valid leader, else the next valid replica; UNCLEAN:
   keep or elect from the ISR, else the first acceptable replica with the ISR reset
   to it, ignoring the topic's unclean.leader.election.enable). A PREFERRED election
-  never falls back to an unclean one.
+  never falls back to an unclean one. Like every build, it first completes a running
+  reassignment whose ISR allows it, and then elects among the target replicas only
+  (that change alone answers NONE, even if no leader was found).
 - When that changes nothing: PREFERRED_LEADER_NOT_AVAILABLE (preferred) or
   ELIGIBLE_LEADERS_NOT_AVAILABLE (unclean).
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from emulator.cluster import leadership
+from emulator.cluster import leadership, reassignment
 from emulator.cluster.leadership import Election
 from wire.errors import MESSAGES, KafkaError
 from wire.errors import ErrorCode as E
@@ -52,13 +54,13 @@ def elect_leader(state: ClusterState, topic: str, index: int,
     if election_type == PREFERRED:
         if p.replicas and p.leader == p.replicas[0]:
             return _default_error(E.ELECTION_NOT_NEEDED)
-        changed = leadership.partition_change(state, p, leadership.PREFERRED)
+        changed = reassignment.partition_change(state, p, leadership.PREFERRED)
         if not changed:
             return _default_error(E.PREFERRED_LEADER_NOT_AVAILABLE)
     else:
         if p.leader >= 0:
             return _default_error(E.ELECTION_NOT_NEEDED)
-        changed = leadership.partition_change(state, p, leadership.UNCLEAN)
+        changed = reassignment.partition_change(state, p, leadership.UNCLEAN)
         if not changed:
             return _default_error(E.ELIGIBLE_LEADERS_NOT_AVAILABLE)
     state.changed()

@@ -31,10 +31,12 @@ fetching from the leader (``Followers.replicate_partition``, throttled by
 reassignment (``on_isr_change``, which the controller hears from replication),
 moves the leader if it was removed, and the removed replicas' logs are deleted.
 
-Below the controller, above leadership (``emulator.cluster.leadership``): the
-controller calls in here when a broker comes back or on failover, and
-``start_reassignment``, ``cancel_partition_reassignment`` and
-``maybe_complete_reassignment`` are the entry points for tests and tools.
+Below the controller, above leadership (``emulator.cluster.leadership``): as in Kafka,
+where every PartitionChangeBuilder.build checks completion, the controller's own
+partition changes (fencing, controlled shutdown, a failed log dir, a broker's return,
+elections) go through ``partition_change`` here, which completes a reassignment the new
+ISR allows before electing. ``start_reassignment``, ``cancel_partition_reassignment``
+and ``maybe_complete_reassignment`` are the entry points for tests and tools.
 """
 
 from __future__ import annotations
@@ -426,7 +428,7 @@ def progress(p: Partition) -> list[ReplicaProgress]:
 
 
 # ---- entry points (one implementation: the AlterPartitionReassignments handler, an ISR
-# change, a broker coming back and a controller failover all go through build_change) ----
+# change and the controller's own partition changes all go through build_change) ----
 def start_reassignment(state: ClusterMetadata, p: Partition, target: list[int]) -> None:
     """changePartitionReassignment for one partition, applied at once (may complete)."""
     rec = change_reassignment(state, p, target)
@@ -451,6 +453,39 @@ def maybe_complete_reassignment(state: ClusterMetadata, p: Partition) -> bool:
     return not is_reassigning(p)
 
 
+def partition_change(state: ClusterMetadata, p: Partition,
+                     strategy: leadership.Election = ONLINE, target_isr: list[int] | None = None,
+                     exclude: int | None = None) -> bool:
+    """The controller's own partition change (a broker fenced, in controlled shutdown or
+    back, a failed log dir, an election) as PartitionChangeBuilder.build makes it: a
+    running reassignment is completed first when the new ISR allows it (checked on the
+    ISR before the election), then the leader is elected among the replicas left. With
+    nothing to complete it is ``leadership.partition_change``. Returns whether anything
+    changed.
+
+    ``exclude`` matters only there: its callers exclude a broker already fenced or in
+    controlled shutdown, which no election takes anyway. After a completion the replicas
+    are all in the ISR, so an unclean election would find no other leader than a clean
+    one: the strategy goes to the election as it is.
+    """
+    isr = list(p.isr if target_isr is None else target_isr)
+    r = ReassignmentReplicas(list(p.replicas), list(p.adding_replicas),
+                             list(p.removing_replicas))
+    if r.maybe_complete(isr) is None:
+        return leadership.partition_change(state, p, strategy, target_isr, exclude)
+    rec = build_change(state, p, isr=isr, election=strategy)
+    assert rec is not None  # a completion always changes the replica lists
+    replay_change(state, p, rec)
+    return True
+
+
+def elect_leader(state: ClusterMetadata, p: Partition, allow_unclean: bool = False) -> bool:
+    """A leaderless partition's election (a broker's return, the periodic unclean check)
+    through ``partition_change``: unclean where the topic allows it, or with
+    ``allow_unclean``."""
+    return partition_change(state, p, UNCLEAN if allow_unclean else ONLINE)
+
+
 def cancel_partition_reassignment(state: ClusterMetadata, p: Partition) -> None:
     """cancelPartitionReassignment: back to the replicas minus the adding ones."""
     rec = cancel_reassignment(state, state.topics[p.topic], p)
@@ -468,8 +503,8 @@ __all__ = [
     "ONLINE", "PREFERRED", "UNCLEAN", "OngoingReassignment", "PartitionChange",
     "PartitionResult", "ReassignmentReplicas", "ReplicaProgress", "Revert", "TopicResult",
     "alter_partition_reassignments", "build_change",
-    "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "find_partition",
+    "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "elect_leader", "find_partition",
     "is_reassigning", "list_partition_reassignments",
-    "maybe_complete_reassignment", "on_isr_change", "progress", "replay_change", "start_reassignment", "unclean_allowed",
+    "maybe_complete_reassignment", "on_isr_change", "partition_change", "progress", "replay_change", "start_reassignment", "unclean_allowed",
     "validate_assignment", "validate_rf_unchanged",
 ]
