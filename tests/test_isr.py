@@ -543,6 +543,56 @@ def test_an_epoch_bump_that_keeps_the_leader_restarts_the_lag_of_the_isr_only(
     assert p.isr == [1, 2] and p.high_watermark == 3  # 4, outside, does not hold it
 
 
+def test_a_follower_that_never_fetches_a_new_empty_partition_leaves_the_isr(
+        make_cluster: MakeCluster) -> None:
+    """A new partition's leader knows no follower's LEO (Kafka's ReplicaState.EMPTY and
+    resetReplicaState for a new leader: -1, not 0), so a follower that never fetches is
+    not "at the leader's log end" of the empty log: it leaves the ISR
+    replica.lag.time.max.ms after the creation, like any follower that stopped
+    fetching; the one that fetched at 0 stays, however long the partition is idle."""
+    s, clock, f = make_cluster()
+    f.apply({"op": "pause_follower", "broker": 3})
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    s.tick()
+    assert (p.followers[2].log_end_offset, p.followers[3].log_end_offset) == (0, -1)
+    clock.advance(LAG)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert p.isr == [1, 2, 3]
+    clock.advance(1)
+    s.maintain_isr(p, clock.now_ms(), LAG)
+    assert (p.isr, p.log_end_offset) == ([1, 2], 0)
+
+
+def test_an_epoch_bump_gives_a_follower_outside_the_isr_no_catch_up_at_its_next_fetch() -> None:
+    """resetReplicaState with the leader staying sets lastFetchTimeMs to 0 for a
+    follower outside the ISR, not to the bump's time. Its first fetch after the bump,
+    at the leader's log end of the bump (10: it appended what its fetch before it
+    brought) but short of the leader's now (15), takes lastCaughtUpTimeMs from that
+    last fetch (updateFetchState's second rule): 0, not caught up, so it does not hold
+    the high watermark while it is about to join."""
+    now = 1_700_000_000_000
+    p = Partition("t", bytes(16), 0, [1, 2, 3])
+    p.logs[1] = _epoch_log((0, 10))
+    p.isr, p.high_watermark = [1, 2], 10
+    p.followers[2] = FollowerState(log_end_offset=10, last_caught_up_ms=now,
+                                   last_fetch_leader_leo=10, last_fetch_ms=now)
+    # 3 last fetched at 5 when the leader had 10, long after it left the ISR
+    p.followers[3] = FollowerState(log_end_offset=5, last_caught_up_ms=now - 10 * LAG,
+                                   last_fetch_leader_leo=10, last_fetch_ms=now - 1)
+    p.leader_epoch = 1
+    p.leader_log.assign_epoch(1, 10)
+    p.reset_follower_states(now, new_leader=False)
+    for _ in range(5):
+        p.leader_log.append_as_leader(build_batch([(None, b"v")]), 1)
+    later = now + LAG // 2
+    p.update_follower(2, 15, later)
+    p.update_follower(3, 10, later)
+    assert not p.is_caught_up(p.followers[3], later, LAG)
+    assert p.maybe_advance_hw(1, later, LAG, eligible=[3])
+    assert p.high_watermark == 15
+
+
 def test_a_partition_led_by_broker_0_moves_its_high_watermark(make_cluster: MakeCluster) -> None:
     """Broker ids start at 0 on the official images (KAFKA_NODE_ID=0): only -1 means no
     leader."""
