@@ -76,7 +76,15 @@ def test_reference_program_is_clean_under_adversarial(ref: Ref, seed: int) -> No
 # the OffsetFetch's move wait out its quiet window (COORDINATOR_QUIET_REQUESTS), and
 # whether one came first was the client's timing (a JoinGroup retried under load shifts
 # the draws): CI once saw seed 1 move nothing before an OffsetFetch.
-HANG_SCALE = ("coordinator_move_before_offset_fetch=20,coordinator_move=0,rebalance=0,"
+# Half the OffsetFetches (rate 0.05 x 10), not all: at x20 every OffsetFetch past the
+# quiet window (COORDINATOR_QUIET_REQUESTS of the client's requests) met a move, the
+# watch's own OffsetFetch too, so whether a stuck partition ever recovered was the
+# client's request count between two checks. Under load a member made more than 50
+# requests between checks and met a move at every one: 6 moves, 83 records lost by the
+# 60 s deadline (seed 1, twice in 8 runs beside a busy machine). That schedule is
+# legal, and no program could recover under it; at x10 a run of ten moves in a row is
+# one in a thousand, and 9 of 10 seeds still showed the hang.
+HANG_SCALE = ("coordinator_move_before_offset_fetch=10,coordinator_move=0,rebalance=0,"
               "kick=0")
 
 
@@ -92,7 +100,7 @@ def test_the_librdkafka_consumer_recovers_from_its_offset_fetch_hang() -> None:
     showed no move or no hang is reported, not failed on, unless none shows it."""
     ref = next(r for r in REFS if r.name == "confluent-consumer")
     tried = []
-    for seed in (1, 2, 3, 4, 5):
+    for seed in range(1, 9):
         with Cluster(brokers=3, port=0, fidelity="adversarial", seed=seed, config=CONFIG,
                      adversary_scale=HANG_SCALE) as c:
             verdict = ref(c)
