@@ -220,15 +220,6 @@ def rewrite_marker(state: ClusterMetadata, p: Partition, m: PendingMarker, lacke
         state.emit(Appended(topic=p.topic, partition=p.index, base=base, last=base))
 
 
-def elect_leader(state: ClusterMetadata, p: Partition, exclude: int | None = None,
-                 allow_unclean: bool | None = None) -> bool:
-    """Offline-partition leader selection (unclean when the topic, or the caller, allows)."""
-    if allow_unclean is None:
-        allow_unclean = unclean_allowed(state, p)
-    return partition_change(state, p, UNCLEAN if allow_unclean else OFFLINE,
-                            exclude=exclude)
-
-
 def change_leader(state: ClusterMetadata, p: Partition, new: int, unclean: bool = False) -> bool:
     """Force ``new`` as leader (tests and tools); an unclean change resets the ISR."""
     if new == p.leader:
