@@ -488,6 +488,31 @@ def test_soundness_takes_a_refusal_from_a_view_that_caught_up_to_another_leader(
     assert check.violations == []
 
 
+def test_soundness_counts_only_the_answers_of_the_apis_it_judges(make_cluster) -> None:
+    """``checked`` is how a test sees that the check judged an answer (the client test
+    of the read_committed invariant asserts that it moved over its Fetch), so it counts
+    the answers of Produce, Fetch, ListOffsets and EndTxn, and not the Metadata and
+    ApiVersions answers a client's connection gets in between."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    metadata = {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False}
+    assert check.snapshot(3, metadata, p.leader) is None
+    check.check(p.leader, 3, 12, metadata, {"brokers": [], "topics": []},
+                check.snapshot(3, metadata, p.leader))
+    check.check(p.leader, 18, 3, {}, {"error_code": 0, "api_keys": []},
+                check.snapshot(18, {}, p.leader))
+    assert check.checked == 0
+    req = _produce(partitions=(0,))
+    ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, ok, check.snapshot(0, req, p.leader))
+    end = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "committed": False}
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end, p.leader))
+    assert check.checked == 2 and check.violations == []
+
+
 def _fetch(partition: int, **fields: object) -> dict:
     """A consumer's Fetch of ``t``'s ``partition`` as decoded (every field present)."""
     return {"replica_id": -1, "replica_state": None, "isolation_level": 0,
