@@ -259,18 +259,50 @@ def test_truncate_to_drops_batches_and_epochs() -> None:
     log.truncate_to(0)
     assert log.log_end_offset == 0 and log.batch_count == 0 and log.size_bytes == 0
     assert log.max_timestamp == -1 and log.max_timestamp_offset == -1
-    assert log.epoch_entries() == [(1, 0)]
+    # Kafka's truncateFromEnd(0) drops every entry from 0 on, the first one too
+    assert log.epoch_entries() == []
     assert log.append_as_leader(batch(1), 4) == (0, 0, 1000)
+    assert log.epoch_entries() == [(4, 0)]
 
 
-def test_truncate_to_the_log_end_keeps_a_new_epoch_starting_there() -> None:
-    """Kafka's truncateTo(targetOffset >= logEndOffset) does nothing: the epoch a new
-    leader recorded at the log end, before its first append, stays."""
+def test_truncate_to_the_log_end_drops_an_epoch_starting_there() -> None:
+    """Kafka's truncateTo(targetOffset >= logEndOffset) removes no record but still
+    truncates the epoch cache from the log end (UnifiedLog.truncateTo: "we may have a
+    conflicting epoch entry at the end of the log from the leader"): the epoch this
+    replica recorded when elected at its log end, before any append, goes. Then the
+    end of epoch 2 is the end of epoch 1's, as a leader that never had epoch 2 says."""
     log = Log()
     log.append_as_leader(batch(2), 1)
-    log.assign_epoch(2, 2)  # elected at the log end
+    log.assign_epoch(2, 2)  # elected at the log end, appended nothing
     log.truncate_to(2)
-    assert log.epoch_entries() == [(1, 0), (2, 2)] and log.log_end_offset == 2
+    assert log.epoch_entries() == [(1, 0)] and log.log_end_offset == 2
+    assert log.end_offset_for_epoch(2) == (1, 2)
+    log.assign_epoch(3, 2)
+    log.truncate_to(7)  # past the end: the same
+    assert log.epoch_entries() == [(1, 0)] and log.log_end_offset == 2
+
+
+def test_a_new_epoch_replaces_an_empty_one_at_the_same_offset() -> None:
+    """Kafka's LeaderEpochFileCache.assign drops the entries a new entry contradicts
+    (start offset at or after the new one's): a replica elected at epoch 2 at offset 2
+    that appended nothing, then given epoch 3's records from offset 2 (as a follower) or
+    elected again (as a leader), keeps no empty epoch 2; OffsetForLeaderEpoch for epoch 2
+    answers epoch 1's end, as Kafka's does, not an epoch 2 that holds no record."""
+    follower = Log()
+    follower.append_as_leader(batch(2), 1)
+    follower.assign_epoch(2, 2)
+    leader = Log()
+    leader.append_as_leader(batch(2), 1)
+    leader.append_as_leader(batch(3), 3)
+    data, base, last, epoch, max_ts = leader.batches_from(2, 1 << 20)[0]
+    follower.append_as_follower(data, base, last, epoch, max_ts)
+    assert follower.epoch_entries() == [(1, 0), (3, 2)]
+    assert follower.end_offset_for_epoch(2) == (1, 2)
+    again = Log()
+    again.append_as_leader(batch(2), 1)
+    again.assign_epoch(2, 2)
+    again.assign_epoch(3, 2)  # elected again before any append
+    assert again.epoch_entries() == [(1, 0), (3, 2)]
 
 
 def test_truncate_fully_and_start_at() -> None:

@@ -417,6 +417,11 @@ cdef class Log(_LogIndex):
         cdef Py_ssize_t i, j, head = self._head
         cdef int64_t leo
         if offset >= self.log_end_offset:
+            # nothing to remove, but Kafka's truncateTo still drops the epoch entries
+            # from the log end on (truncateFromEnd): one this replica recorded as a
+            # leader elected at its log end that appended nothing
+            while self._ep_n and self._ep_starts[self._ep_n - 1] >= self.log_end_offset:
+                self._ep_n -= 1
             return
         if self._held is not None and self._held_base >= offset:
             self._held = None
@@ -431,10 +436,8 @@ cdef class Log(_LogIndex):
             leo = offset
         self.log_end_offset = leo if leo > self.log_start_offset else self.log_start_offset
         leo = self.log_end_offset
-        while self._ep_n and self._ep_starts[self._ep_n - 1] >= leo and (
-            self._ep_n > 1 or self._ep_starts[self._ep_n - 1] > leo
-        ):
-            self._ep_n -= 1
+        while self._ep_n and self._ep_starts[self._ep_n - 1] >= leo:
+            self._ep_n -= 1  # Kafka's truncateFromEnd: every entry from the new end on
         self.max_timestamp_offset = -1
         if i > head:
             self.max_timestamp = self._max_ts[i - 1]

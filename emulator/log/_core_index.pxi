@@ -79,8 +79,13 @@ cdef class _LogIndex:
         return 0
 
     cdef int _ep_push(self, int64_t epoch, int64_t start) except -1:
+        """Add a newer epoch's entry; entries starting at or after ``start`` go first
+        (Kafka's LeaderEpochFileCache.assign drops the entries a new one contradicts:
+        one a leader recorded when elected, before any append, at the same offset)."""
         cdef Py_ssize_t cap
         cdef int64_t* block
+        while self._ep_n and self._ep_starts[self._ep_n - 1] >= start:
+            self._ep_n -= 1
         if self._ep_n == self._ep_cap:
             cap = self._ep_cap * 2 if self._ep_cap else 4
             block = <int64_t*>PyMem_Realloc(NULL, 2 * cap * sizeof(int64_t))

@@ -135,8 +135,7 @@ class Log:
 
     def _store(self, data: bytes | memoryview, base: int, last: int, epoch: int, max_ts: int) -> None:
         if not self._epoch_ids or epoch > self._epoch_ids[-1]:
-            self._epoch_ids.append(epoch)
-            self._epoch_starts.append(base)
+            self._push_epoch(epoch, base)
         self._bases.append(base)
         self._lasts.append(last)
         prev = self._max_ts[-1] if self._max_ts else -1
@@ -254,8 +253,17 @@ class Log:
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """Record a new leader epoch starting at ``start_offset`` (becoming leader)."""
         if not self._epoch_ids or epoch > self._epoch_ids[-1]:
-            self._epoch_ids.append(epoch)
-            self._epoch_starts.append(start_offset)
+            self._push_epoch(epoch, start_offset)
+
+    def _push_epoch(self, epoch: int, start: int) -> None:
+        """Add a newer epoch's entry; entries starting at or after ``start`` go first
+        (Kafka's LeaderEpochFileCache.assign drops the entries a new one contradicts:
+        one a leader recorded when elected, before any append, at the same offset)."""
+        while self._epoch_starts and self._epoch_starts[-1] >= start:
+            self._epoch_ids.pop()
+            self._epoch_starts.pop()
+        self._epoch_ids.append(epoch)
+        self._epoch_starts.append(start)
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(largest epoch <= requested, its end offset), as OffsetForLeaderEpoch answers.
@@ -278,6 +286,12 @@ class Log:
     def truncate_to(self, offset: int) -> None:
         """Remove every record at or above ``offset`` (follower divergence)."""
         if offset >= self.log_end_offset:
+            # nothing to remove, but Kafka's truncateTo still drops the epoch entries
+            # from the log end on (truncateFromEnd): one this replica recorded as a
+            # leader elected at its log end that appended nothing
+            while self._epoch_starts and self._epoch_starts[-1] >= self.log_end_offset:
+                self._epoch_ids.pop()
+                self._epoch_starts.pop()
             return
         if self._held is not None and self._held_base >= offset:
             self._held = None
@@ -291,10 +305,8 @@ class Log:
         if not self._lasts:
             self.log_end_offset = max(offset, self.log_start_offset)
         self.segments.truncate_to(self.log_end_offset)
-        while self._epoch_starts and self._epoch_starts[-1] >= self.log_end_offset and (
-            len(self._epoch_starts) > 1 or self._epoch_starts[-1] > self.log_end_offset
-        ):
-            self._epoch_ids.pop()
+        while self._epoch_starts and self._epoch_starts[-1] >= self.log_end_offset:
+            self._epoch_ids.pop()  # Kafka's truncateFromEnd: every entry from the new end on
             self._epoch_starts.pop()
         self.max_timestamp = self._max_ts[-1] if self._max_ts else -1
         self.max_timestamp_offset = -1
