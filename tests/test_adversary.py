@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from emulator.cluster.delayed import Delayed
 from emulator.faults import FaultError
 from emulator.faults.adversary import (
     COORDINATOR_MOVE,
@@ -29,6 +30,8 @@ from emulator.faults.adversary import (
     parse_scale,
 )
 from emulator.faults.soundness import Soundness
+from emulator.handlers import api_000_produce
+from emulator.handlers.base import RequestContext
 from emulator.services import build_services
 from wire.codec import Row
 from wire.errors import ErrorCode as E
@@ -631,6 +634,72 @@ def test_soundness_not_enough_replicas_is_kafkas_only_below_min_isr(make_cluster
     req = _produce(partitions=(1,))
     check.check(p.leader, 0, 9, req, _answer(1, E.NOT_ENOUGH_REPLICAS), check.snapshot(0, req))
     assert len(check.violations) == 1
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_takes_not_enough_replicas_answered_after_the_isr_grew_back(
+        make_cluster) -> None:
+    """Kafka decides NOT_ENOUGH_REPLICAS as it appends (Partition.appendRecordsToLeader),
+    and an acks=all Produce whose other partition waits for its followers is answered
+    when that one is replicated (DelayedProduce keeps the failed partition's error): by
+    then the refused partition's ISR may have grown back. The Produce handler's own
+    answer here; the check judges the ISR the request came to (the partition epoch
+    moves with every ISR change): unchanged since, it must be too small."""
+    sim = make_cluster(3)
+    state, clock, faults = sim
+    state.create_topic("t", assignments={0: [1, 2], 1: [1, 3]},
+                       configs={"min.insync.replicas": "2"})
+    p0, p1 = state.topics["t"].partitions
+    faults.apply({"op": "stop_broker", "broker": 2})
+    faults.apply({"op": "pause_follower", "broker": 3})
+    assert (p0.leader, p0.isr, p1.leader, p1.isr) == (1, [1], 1, [1, 3])
+    check = Soundness(state)
+    req = {"transactional_id": None, "acks": -1, "timeout_ms": 30_000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": i, "records": build_batch([(None, b"v")])}
+                                         for i in (0, 1)]}]}
+    snap = check.snapshot(0, req, 1)
+    ctx = RequestContext(state, 1, 0, 9, 1, "c", services=build_services(state))
+    waiting = api_000_produce.handle(ctx, req, 9)
+    assert isinstance(waiting, Delayed)
+    faults.apply({"op": "start_broker", "broker": 2})
+    for _ in range(20):
+        clock.advance(100)
+        state.tick()
+    assert p0.isr == [1, 2] and waiting.check() is None  # t-1 still waits for broker 3
+    faults.apply({"op": "resume_follower", "broker": 3})
+    for _ in range(5):
+        clock.advance(100)
+        state.tick()
+    answer = waiting.check()
+    assert answer is not None
+    assert [int(pr[1] if isinstance(pr, tuple) else pr["error_code"])
+            for pr in answer["responses"][0]["partition_responses"]] == [
+        E.NOT_ENOUGH_REPLICAS, E.NONE]
+    check.check(1, 0, 9, req, answer, snap)
+    assert check.violations == []
+    # the same answer to a request that came to the ISR of two is the lie
+    check.check(1, 0, 9, req, answer, check.snapshot(0, req, 1))
+    assert check.violations == [
+        "Produce: NOT_ENOUGH_REPLICAS for t-0 with ISR [1, 2], min.insync.replicas 2"]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_not_enough_replicas_answered_to_acks_1(make_cluster) -> None:
+    """Partition.appendRecordsToLeader asks whether the ISR is too small only of an
+    acks=all append: acks=1 is never answered NOT_ENOUGH_REPLICAS, however small."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3, configs={"min.insync.replicas": "3"})
+    p = state.topics["t"].partitions[0]
+    sim.faults.apply({"op": "stop_broker", "broker": next(b for b in p.isr
+                                                           if b != p.leader)})
+    assert len(p.isr) == 2
+    check = Soundness(state)
+    for acks in (-1, 1):
+        req = _produce(acks=acks, partitions=(0,))
+        check.check(p.leader, 0, 9, req, _answer(0, E.NOT_ENOUGH_REPLICAS),
+                    check.snapshot(0, req, p.leader))
+    assert check.violations == ["Produce: NOT_ENOUGH_REPLICAS for t-0 answered to acks=1"]
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR

@@ -23,8 +23,11 @@ The invariants (docs/fidelity.md, "The adversary's soundness"):
    epoch and base sequence) that was appended is answered with the offset of its first
    append, unless a leader change came in between (then the first append may have been
    truncated away, and Kafka appends the retry anew).
-4. **The ISR.** NOT_ENOUGH_REPLICAS is answered only while the partition's ISR is below
-   its min.insync.replicas.
+4. **The ISR.** NOT_ENOUGH_REPLICAS is answered only to acks=all, and only while the
+   partition's ISR is below its min.insync.replicas, or after its ISR changed while the
+   request was in the broker (Kafka decides it as it appends, and an answer that waits
+   for another partition's acks leaves later: DelayedProduce keeps a failed partition's
+   error).
 5. **The hint.** A NOT_LEADER_OR_FOLLOWER answer to a Produce never names the answering
    broker itself as the current leader.
 6. **read_committed.** No record of an aborted transaction reaches a read_committed
@@ -65,8 +68,9 @@ END_TXN = 26
 ABORT = 0  # the control record type of an ABORT marker (COMMIT is 1)
 
 # (topic, partition) -> (leader, leader epoch) in the controller's state, then (leader,
-# leader epoch) in the receiving broker's own metadata view, when the request arrived
-Snapshot = dict[tuple[str, int], tuple[int, int, int, int]]
+# leader epoch) in the receiving broker's own metadata view, then the partition epoch
+# (it moves with every ISR change), when the request arrived
+Snapshot = dict[tuple[str, int], tuple[int, int, int, int, int]]
 
 
 class Soundness:
@@ -104,7 +108,9 @@ class Soundness:
             p = self._partition(name, index)
             if p is not None:
                 view = self._view(broker, name, index, p)
-                snap[(name, index)] = (p.leader, p.leader_epoch, view[0], view[1])
+                snap[(name, index)] = (
+                    p.leader, p.leader_epoch, view[0], view[1], p.partition_epoch
+                )
         return snap
 
     # ---- when its answer is ready -------------------------------------------------------
@@ -162,9 +168,11 @@ class Soundness:
                             "itself the current leader"
                         )
                 elif err == NOT_ENOUGH:
-                    self._not_enough(name, index)
+                    self._not_enough(name, index, req["acks"], snap)
                 elif err == 0:
-                    offset = pr[2] if isinstance(pr, tuple) else pr.get("base_offset", -1)
+                    # a field a dict leaves out is encoded at its default: 0 is what the
+                    # client reads then
+                    offset = pr[2] if isinstance(pr, tuple) else pr.get("base_offset", 0)
                     self._appended_ok(
                         broker, name, index, int(offset), snap, batches.get((name, index))
                     )
@@ -197,11 +205,19 @@ class Soundness:
         # (its metadata may lag, and catch up before the answer leaves)
         self._remember(self._refused, (broker, name, index), arrived[3])
 
-    def _not_enough(self, name: str, index: int) -> None:
+    def _not_enough(self, name: str, index: int, acks: int, snap: Snapshot) -> None:
+        if acks != -1:  # Partition.appendRecordsToLeader asks the ISR of acks=all alone
+            self._violation(
+                f"Produce: NOT_ENOUGH_REPLICAS for {name}-{index} answered to acks={acks}"
+            )
+            return
         t = self.state.topics.get(name)
         p = self._partition(name, index)
         if t is None or p is None:
             return
+        arrived = snap.get((name, index))
+        if arrived is None or arrived[4] != p.partition_epoch:
+            return  # the ISR changed while the request was in: it may have been too small
         min_isr = self.state.effective_min_isr(t, p)
         if len(p.isr) >= min_isr:
             self._violation(
