@@ -736,6 +736,60 @@ def test_soundness_names_a_refusal_whose_hint_names_the_refusing_broker(make_clu
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_cluster
+                                                                           ) -> None:
+    """A partition's answer is a dict or a ``Row`` (index, error code, base offset...;
+    what the handler builds for an appended batch, and an encoding of any answer whose
+    other fields are defaults, a refusal's hint among them); a dict may leave the base
+    offset out, which the client then reads as 0. Produce v13 names its topics by id
+    alone, and one the cluster no longer knows (deleted while the request was in) does
+    not hide the topics after it."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    follower = next(b for b in p.replicas if b != p.leader)
+    check = Soundness(state)
+    req = _produce(partitions=(0,))
+    refusal = Row((0, E.NOT_LEADER_OR_FOLLOWER, -1, -1, -1))
+    check.check(follower, 0, 9, req, {"responses": [
+        {"name": "t", "partition_responses": [refusal]}]}, check.snapshot(0, req, follower))
+    assert check.violations == []
+    check.check(p.leader, 0, 9, req, {"responses": [
+        {"name": "t", "partition_responses": [refusal]}]}, check.snapshot(0, req, p.leader))
+    assert len(check.violations) == 1 and "while it led it" in check.violations[0]
+    # a retried batch answered as dicts, and by topic id (v13) after an unknown id
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=3)
+    gone = {"name": "", "topic_id": b"\x01" * 16}
+    known = {"name": "", "topic_id": state.topics["t"].id}
+    req = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {**gone, "partition_data": [{"index": 0, "records": batch}]},
+        {**known, "partition_data": [{"index": 0, "records": batch}]}]}
+    for offset in (5, 5, 9):
+        answer = {"responses": [
+            {**gone, "partition_responses": [
+                {"index": 0, "error_code": E.UNKNOWN_TOPIC_ID, "base_offset": -1}]},
+            {**known, "partition_responses": [
+                {"index": 0, "error_code": 0, "base_offset": offset}]}]}
+        check.check(p.leader, 0, 13, req, answer, check.snapshot(0, req, p.leader))
+    assert check.violations == [
+        "Produce: producer 7 epoch 0 sequence 3 to t-0 answered offset 9, first appended "
+        f"at 5 in the same leader epoch {p.leader_epoch}: a retried batch written twice"]
+    # a transactional batch answered by a dict without its base offset went to offset 0
+    check = Soundness(state)
+    data = build_batch([(b"k", b"a")], producer_id=8, producer_epoch=1, base_sequence=0,
+                       transactional=True)
+    req = _produce(records=data, partitions=(0,))
+    check.check(p.leader, 0, 9, req, {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": 0}]}]}, check.snapshot(0, req, p.leader))
+    end = {"transactional_id": "x", "producer_id": 8, "producer_epoch": 1, "committed": False}
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    check.check(p.leader, 1, 12, {"isolation_level": 1}, _fetch_answer(data, []), {})
+    assert len(check.violations) == 1 and "offsets 0-0 of t-0" in check.violations[0]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
 def test_soundness_names_each_violation_with_what_a_reader_needs(make_cluster) -> None:
     """The violation is the check's whole output (the test fails on it): each names
     the broker, the partition, the epochs or offsets and the rule, word for word."""
