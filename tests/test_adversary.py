@@ -7,6 +7,7 @@ answer Kafka could not give."""
 from __future__ import annotations
 
 import pytest
+from cluster_sim import settle
 
 from emulator.cluster.delayed import Delayed
 from emulator.faults import FaultError
@@ -29,6 +30,7 @@ from emulator.faults.adversary import (
     draw,
     parse_scale,
 )
+from emulator.faults.injector import move_leader
 from emulator.faults.soundness import Soundness
 from emulator.handlers import api_000_produce
 from emulator.handlers.base import RequestContext
@@ -437,6 +439,89 @@ def test_soundness_names_a_retried_batch_written_twice(make_cluster) -> None:
     twice = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 9, -1, 0))]}]}
     check.check(p.leader, 0, 9, req, twice, check.snapshot(0, req))
     assert len(check.violations) == 1 and "written twice" in check.violations[0]
+
+
+def _appended(offset: int) -> dict:
+    """A Produce answer of ``t``-0 appended at ``offset``, as the handler builds it."""
+    return {"responses": [{"name": "t", "partition_responses": [Row((0, 0, offset, -1, 0))]}]}
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_the_first(
+        make_cluster) -> None:
+    """A leader change between an idempotent batch's append and its retry explains a
+    second append only if the first was truncated away. Replicated before the change,
+    the first append is in the new leader's log and in the producer state that log
+    built (Kafka's followers build it as they append), and the new leader answers the
+    retry with the first offset, as the emulator's does: another offset is the
+    duplicate a correct idempotent producer must never cause."""
+    sim = make_cluster(3)
+    state, clock, faults = sim
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    a = p.leader
+    b = next(r for r in p.isr if r != a)
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
+    req = _produce(acks=1, records=batch, partitions=(0,))
+
+    def produce(broker: int, answered: int | None = None) -> None:
+        snap = check.snapshot(0, req, broker)
+        r = state.append(broker, "t", 0, batch, 1)
+        assert r.error == 0
+        check.check(broker, 0, 9, req, _appended(r.base_offset if answered is None
+                                                 else answered), snap)
+
+    produce(a)
+    settle(state, clock)
+    assert p.logs[b].log_end_offset == 1
+    move_leader(state, "t", 0, b)
+    produce(b)  # the new leader's answer: the first offset
+    assert check.violations == []
+    produce(b, answered=3)  # written again at 3: b's log still holds the first at 0
+    epoch = p.leader_epoch
+    assert check.violations == [
+        "Produce: producer 7 epoch 0 sequence 0 to t-0 answered offset 3, first appended "
+        f"at 0 at leader epoch {epoch - 1}, which broker {b}'s log still holds at leader "
+        f"epoch {epoch}: a retried batch written twice"]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_takes_a_retry_appended_anew_after_a_leader_change_lost_the_first(
+        make_cluster) -> None:
+    """An acks=1 append that no follower fetched is truncated away when the leader
+    moves; the producer's retry is a new batch to the new leader (Kafka appends it anew,
+    here at offset 1: another producer wrote offset 0 first). That offset is the one
+    the retries are held to from then on."""
+    sim = make_cluster(3)
+    state, clock, faults = sim
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    a = p.leader
+    b = next(r for r in p.isr if r != a)
+    for f in p.replicas:
+        if f != a:
+            faults.apply({"op": "pause_follower", "broker": f})
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
+    other = build_batch([(b"k", b"w")], producer_id=8, producer_epoch=0, base_sequence=0)
+    req = _produce(acks=1, records=batch, partitions=(0,))
+    snap = check.snapshot(0, req, a)
+    assert state.append(a, "t", 0, batch, 1).base_offset == 0
+    check.check(a, 0, 9, req, _appended(0), snap)
+    move_leader(state, "t", 0, b)
+    assert p.logs[b].log_end_offset == 0
+    assert state.append(b, "t", 0, other, 1).base_offset == 0
+    for _ in range(2):
+        snap = check.snapshot(0, req, b)
+        r = state.append(b, "t", 0, batch, 1)
+        assert r.base_offset == 1
+        check.check(b, 0, 9, req, _appended(r.base_offset), snap)
+    assert check.violations == []
+    # from now on the retries are held to offset 1
+    check.check(b, 0, 9, req, _appended(2), check.snapshot(0, req, b))
+    assert len(check.violations) == 1 and "first appended at 1 in the same leader epoch" \
+        in check.violations[0]
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR

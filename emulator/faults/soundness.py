@@ -21,8 +21,10 @@ The invariants (docs/fidelity.md, "The adversary's soundness"):
    purgatory answers, says nothing of the epoch after it).
 3. **Idempotent retries.** A retried batch of an idempotent producer (same producer id,
    epoch and base sequence) that was appended is answered with the offset of its first
-   append, unless a leader change came in between (then the first append may have been
-   truncated away, and Kafka appends the retry anew).
+   append, unless a leader change came in between and the first append is no longer in
+   the answering leader's log (truncated away: Kafka appends the retry anew). A first
+   append the new leader holds is in the producer state its log built, and Kafka answers
+   the retry with its offset.
 4. **The ISR.** NOT_ENOUGH_REPLICAS is answered only to acks=all, and only while the
    partition's ISR is below its min.insync.replicas, or after its ISR changed while the
    request was in the broker (Kafka decides it as it appends, and an answer that waits
@@ -149,7 +151,6 @@ class Soundness:
 
     def _produce(self, broker: int, req: dict, result: dict, snap: Snapshot) -> None:
         batches = _produce_batches(self.state, req)
-        records = _produce_records(self.state, req)
         for t in result.get("responses") or ():
             name = _topic_name(self.state, t)
             if name is None:
@@ -173,10 +174,9 @@ class Soundness:
                     # a field a dict leaves out is encoded at its default: 0 is what the
                     # client reads then
                     offset = pr[2] if isinstance(pr, tuple) else pr.get("base_offset", 0)
-                    self._appended_ok(
-                        broker, name, index, int(offset), snap, batches.get((name, index))
-                    )
-                    self._txn_appended(name, index, int(offset), records.get((name, index)))
+                    batch = batches.get((name, index))
+                    self._appended_ok(broker, name, index, int(offset), snap, batch)
+                    self._txn_appended(name, index, int(offset), batch)
 
     # ---- the invariants -------------------------------------------------------------------
     def _not_leader(self, broker: int, api: str, name: str, index: int, snap: Snapshot) -> None:
@@ -232,7 +232,7 @@ class Soundness:
         index: int,
         offset: int,
         snap: Snapshot,
-        batch: tuple[int, int, int] | None,
+        batch: BatchHeader | None,
     ) -> None:
         arrived = snap.get((name, index))
         epoch = arrived[1] if arrived is not None else -1
@@ -243,36 +243,42 @@ class Soundness:
                 f"leader epoch {epoch} after answering NOT_LEADER_OR_FOLLOWER "
                 "for it at that same epoch"
             )
-        if batch is None or batch[0] < 0 or batch[2] < 0:
-            return
-        key = (batch[0], batch[1], name, index, batch[2])
+        if batch is None or batch.producer_id < 0:
+            return  # not idempotent (an idempotent batch has a sequence: LogValidator)
+        pid, pepoch, seq = batch.producer_id, batch.producer_epoch, batch.base_sequence
+        key = (pid, pepoch, name, index, seq)
         first = self._appended.get(key)
-        if first is None:
-            self._remember(self._appended, key, (offset, epoch))
-        elif first[0] != offset and first[1] == epoch:
+        if first is None or first[0] == offset:
+            if first is None:
+                self._remember(self._appended, key, (offset, epoch))
+            return
+        said = (
+            f"Produce: producer {pid} epoch {pepoch} sequence {seq} to {name}-{index} "
+            f"answered offset {offset}, first appended at {first[0]}"
+        )
+        if first[1] == epoch:
+            self._violation(f"{said} in the same leader epoch {epoch}: a retried batch "
+                            "written twice")
+        elif self._holds(broker, name, index, first[0], key):
             self._violation(
-                f"Produce: producer {batch[0]} epoch {batch[1]} sequence "
-                f"{batch[2]} to {name}-{index} answered offset {offset}, first "
-                f"appended at {first[0]} in the same leader epoch {epoch}: a "
-                "retried batch written twice"
+                f"{said} at leader epoch {first[1]}, which broker {broker}'s log still "
+                f"holds at leader epoch {epoch}: a retried batch written twice"
             )
+        else:  # truncated away by the leader change: appended anew, the retries' offset
+            self._remember(self._appended, key, (offset, epoch))
 
     # ---- read_committed: no aborted record given as committed ------------------------------
-    def _txn_appended(self, name: str, index: int, offset: int, records: Any) -> None:
-        """Remember where the transactional batches of an answered Produce went: the
-        answer's base offset is its first batch's, the others follow it."""
-        if offset < 0 or not isinstance(records, bytes | bytearray | memoryview):
+    def _txn_appended(self, name: str, index: int, offset: int, h: BatchHeader | None) -> None:
+        """Remember where a transactional batch of an answered Produce went (a client's
+        batch is never a control batch: LogValidator refuses it)."""
+        if h is None or not h.is_transactional:
             return
-        at = offset
-        for _, h in _headers(records):
-            if h.is_transactional and not h.is_control and h.producer_id >= 0:
-                key = (h.producer_id, h.producer_epoch)
-                batches = self._open.get(key)
-                if batches is None:
-                    batches = []
-                    self._remember(self._open, key, batches)
-                batches.append((name, index, at, h.base_sequence))
-            at += h.last_offset_delta + 1
+        key = (h.producer_id, h.producer_epoch)
+        batches = self._open.get(key)
+        if batches is None:
+            batches = []
+            self._remember(self._open, key, batches)
+        batches.append((name, index, offset, h.base_sequence))
 
     def _end_txn(self, req: dict, result: dict) -> None:
         """An EndTxn answered 0 decides every batch its producer id and epoch appended
@@ -327,6 +333,21 @@ class Soundness:
         views = getattr(self.state, "metadata_views", None)
         hint = views.leader_hint(broker, name, index) if views is not None and broker >= 0 else None
         return hint if hint is not None else (p.leader, p.leader_epoch)
+
+    def _holds(
+        self, broker: int, name: str, index: int, offset: int, key: tuple[int, int, str, int, int]
+    ) -> bool:
+        """Whether ``broker``'s log of the partition holds, at ``offset``, the batch of
+        that producer id, epoch and base sequence."""
+        p = self._partition(name, index)
+        log = p.logs.get(broker) if p is not None else None
+        data = log.batch_at(offset) if log is not None else None
+        if data is None:
+            return False
+        h = read_header(data)
+        return (h.base_offset, h.producer_id, h.producer_epoch, h.base_sequence) == (
+            offset, key[0], key[1], key[4]
+        )
 
     def _partition(self, name: str, index: int) -> Any:
         t = self.state.topics.get(name)
@@ -448,20 +469,10 @@ def _is_abort_marker(batch: bytes | bytearray | memoryview) -> bool:
     return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big") == ABORT
 
 
-def _produce_records(state: ClusterState, req: dict) -> dict[tuple[str, int], Any]:
-    """(topic, partition) -> the records a Produce carries for it."""
-    out = {}
-    for t in req.get("topic_data") or ():
-        name = _topic_name(state, t)
-        if name is not None:
-            for p in t.get("partition_data") or ():
-                out[(name, p.get("index"))] = p.get("records")
-    return out
-
-
-def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], tuple[int, int, int]]:
-    """(topic, partition) -> (producer id, producer epoch, base sequence) of the first
-    batch each partition's records carry."""
+def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], BatchHeader]:
+    """(topic, partition) -> the header of the batch its records carry: Produce v3+
+    carries one (Kafka's ProduceRequest.validateRecords answers INVALID_RECORD to more,
+    and v0-2 are gone since Kafka 4.0)."""
     out = {}
     for t in req.get("topic_data") or ():
         name = _topic_name(state, t)
@@ -475,5 +486,5 @@ def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], tu
                 h = read_header(records)
             except InvalidRecordError:
                 continue
-            out[(name, p.get("index"))] = (h.producer_id, h.producer_epoch, h.base_sequence)
+            out[(name, p.get("index"))] = h
     return out
