@@ -688,6 +688,30 @@ def test_a_controller_shutting_down_hands_its_role_to_the_lowest_live_broker_sta
     assert (s.controller_id, s.controller.epoch, len(seen)) == (3, epoch + 1, 2)
 
 
+def test_broker_0_handing_the_controller_role_over_moves_its_leadership_in_one_change(
+        make_cluster: MakeCluster) -> None:
+    """Broker 0, the controller, shutting down hands its role over before its
+    leaderships move: the new controller finds broker 0 leading, alive, its partition
+    Online, and elects nothing at the takeover; the shutdown's own change then moves
+    the leadership and shrinks the ISR together (one partition epoch, one leader
+    epoch, one LeaderChanged)."""
+    from emulator.cluster.events import LeaderChanged
+
+    s, clock, f = make_cluster([0, 1, 2])
+    assert s.controller_id == 0
+    s.create_topic("t", assignments={0: [0, 1, 2]})
+    p = s.get_partition("t", 0)
+    assert (p.leader, p.isr) == (0, [0, 1, 2])
+    epochs = (p.partition_epoch, p.leader_epoch)
+    seen = _news(s, LeaderChanged)
+    assert controller.controlled_shutdown(s, 0) == []
+    assert s.controller_id == 1
+    assert (p.leader, p.isr) == (1, [1, 2])
+    assert (p.partition_epoch, p.leader_epoch) == (epochs[0] + 1, epochs[1] + 1)
+    assert seen == [LeaderChanged(topic="t", partition=0, old=0, new=1,
+                                  epoch=epochs[1] + 1, unclean=False)]
+
+
 # ---- a broker's return (handleBrokerUnfenced) ----------------------------------------------
 def test_a_broker_back_before_its_fence_is_fenced_first(make_cluster: MakeCluster) -> None:
     """A crashed broker that starts again before its session timed out registers as a

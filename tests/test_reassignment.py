@@ -373,13 +373,13 @@ def test_controller_failover_at_each_step_of_a_reassignment(make_cluster: MakeCl
         assert 1 not in p.logs and p.replicas == [4, 5, 2]
 
 
-def _moved_to_an_unclean_leader(make_cluster: MakeCluster
+def _moved_to_an_unclean_leader(make_cluster: MakeCluster, **config: str
                                 ) -> tuple[ClusterState, ManualClock, Partition]:
     """t-0 reassigned from [2] to [3] while 3 was down, 2 fenced, then 3 back and
     elected uncleanly: its ISR [3] holds every target, yet the move is still running,
     as in Kafka (PartitionChangeBuilder checks completion on the ISR before the
     election, [2] then). Broker 1 is the controller, in no replica set."""
-    s, clock, f = make_cluster([1, 2, 3])
+    s, clock, f = make_cluster([1, 2, 3], **config)
     s.create_topic("t", assignments={0: [2]},
                    configs={"unclean.leader.election.enable": "true"})
     p = s.get_partition("t", 0)
@@ -406,6 +406,28 @@ def test_a_new_controller_completes_no_reassignment_itself(make_cluster: MakeClu
         3, [3], [3, 2], [3], [2])
     controller.broker_started(s, 2)
     settle(s, clock)
+    assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
+        3, [3], [3], [], [])
+    assert 2 not in p.logs
+
+
+def test_a_failed_log_dir_of_the_removed_replica_completes_the_reassignment(
+        make_cluster: MakeCluster) -> None:
+    """handleDirectoriesOffline builds a change for every partition with a replica in
+    the directory, the removed replica's too (though not in the ISR): the build
+    completes the reassignment the ISR [3] allows, and deletes that replica. No other
+    change of broker 2's (its fence, a controlled shutdown: partitions whose ISR holds
+    it) touches the partition."""
+    from emulator.cluster.log_dirs import alter_replica_log_dir
+
+    s, _, p = _moved_to_an_unclean_leader(make_cluster, **{"log.dirs": "/d/a,/d/b"})
+    controller.broker_started(s, 2)
+    assert alter_replica_log_dir(s, 2, "/d/b", "t", 0) == E.NONE
+    assert controller.controlled_shutdown(s, 2) == []
+    controller.broker_stopped(s, 2)
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([3, 2], [3], [2])
+    controller.broker_started(s, 2)
+    assert controller.log_dir_failed(s, 2, "/d/b", "test") is False
     assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
         3, [3], [3], [], [])
     assert 2 not in p.logs

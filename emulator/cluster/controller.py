@@ -75,7 +75,7 @@ from emulator.cluster.log_dirs import (
 from emulator.cluster.metadata import ClusterMetadata
 from emulator.cluster.partition import Partition
 from emulator.cluster.ports import ControllerRole
-from emulator.cluster.reassignment import elect_leader, partition_change
+from emulator.cluster.reassignment import partition_change
 from emulator.cluster.state_machines import (
     ControllerStateMachines,
     PartitionState,
@@ -159,7 +159,8 @@ class Controller:
         changed = False
         for p in all_partitions(self.state):
             if p.leader < 0 and unclean_allowed(self.state, p):
-                changed |= elect_leader(self.state, p, allow_unclean=True)
+                # the topic allows it: partition_change's default election is unclean
+                changed |= partition_change(self.state, p)
         return changed
 
 
@@ -177,7 +178,7 @@ def trigger_online_partitions(state: ClusterMetadata, machines: ControllerStateM
     """Offline and New partitions -> Online, with the offline leader selector."""
     for p in all_partitions(state):
         if machines.partitions.state(p.key) in (PS.OfflinePartition, PS.NewPartition):
-            elect_leader(state, p)
+            partition_change(state, p)  # unclean where the topic allows it
 
 
 # ---- controller election -----------------------------------------------------------------
@@ -515,6 +516,6 @@ __all__ = [
     "CONTROLLED_SHUTDOWN", "OFFLINE", "PREFERRED", "REASSIGN", "UNCLEAN", "Controller",
     "apply_change", "auto_rebalance", "broker_crashed", "broker_started",
     "broker_stopped", "broker_unregistered", "change_leader", "controlled_shutdown", "crash_fence_delay",
-    "elect_controller", "elect_leader", "fence_due", "log_dir_failed", "on_new_partition",
+    "elect_controller", "fence_due", "log_dir_failed", "on_new_partition",
     "on_partition_deletion", "partition_change", "select_leader", "trigger_online_partitions",
 ]

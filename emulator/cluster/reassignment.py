@@ -479,13 +479,6 @@ def partition_change(state: ClusterMetadata, p: Partition,
     return True
 
 
-def elect_leader(state: ClusterMetadata, p: Partition, allow_unclean: bool = False) -> bool:
-    """A leaderless partition's election (a broker's return, the periodic unclean check)
-    through ``partition_change``: unclean where the topic allows it, or with
-    ``allow_unclean``."""
-    return partition_change(state, p, UNCLEAN if allow_unclean else ONLINE)
-
-
 def cancel_partition_reassignment(state: ClusterMetadata, p: Partition) -> None:
     """cancelPartitionReassignment: back to the replicas minus the adding ones."""
     rec = cancel_reassignment(state, state.topics[p.topic], p)
@@ -503,7 +496,7 @@ __all__ = [
     "ONLINE", "PREFERRED", "UNCLEAN", "OngoingReassignment", "PartitionChange",
     "PartitionResult", "ReassignmentReplicas", "ReplicaProgress", "Revert", "TopicResult",
     "alter_partition_reassignments", "build_change",
-    "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "elect_leader", "find_partition",
+    "cancel_partition_reassignment", "cancel_reassignment", "change_reassignment", "create_replicas", "delete_replicas", "find_partition",
     "is_reassigning", "list_partition_reassignments",
     "maybe_complete_reassignment", "on_isr_change", "partition_change", "progress", "replay_change", "start_reassignment", "unclean_allowed",
     "validate_assignment", "validate_rf_unchanged",
