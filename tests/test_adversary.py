@@ -454,7 +454,8 @@ def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_th
     the first append is in the new leader's log and in the producer state that log
     built (Kafka's followers build it as they append), and the new leader answers the
     retry with the first offset, as the emulator's does: another offset is the
-    duplicate a correct idempotent producer must never cause."""
+    duplicate a correct idempotent producer must never cause. Producer id 0 is one the
+    coordinator gives like any other."""
     sim = make_cluster(3)
     state, clock, faults = sim
     state.create_topic("t", 1, 3)
@@ -462,7 +463,7 @@ def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_th
     a = p.leader
     b = next(r for r in p.isr if r != a)
     check = Soundness(state)
-    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
+    batch = build_batch([(b"k", b"v")], producer_id=0, producer_epoch=0, base_sequence=0)
     req = _produce(acks=1, records=batch, partitions=(0,))
 
     def produce(broker: int, answered: int | None = None) -> None:
@@ -472,27 +473,29 @@ def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_th
         check.check(broker, 0, 9, req, _appended(r.base_offset if answered is None
                                                  else answered), snap)
 
-    produce(a)
+    assert state.append(a, "t", 0, build_batch([(None, b"x")]), 1).base_offset == 0
+    produce(a)  # at offset 1
     settle(state, clock)
-    assert p.logs[b].log_end_offset == 1
+    assert p.logs[b].log_end_offset == 2
     move_leader(state, "t", 0, b)
     produce(b)  # the new leader's answer: the first offset
     assert check.violations == []
-    produce(b, answered=3)  # written again at 3: b's log still holds the first at 0
+    produce(b, answered=3)  # written again at 3: b's log still holds the first at 1
     epoch = p.leader_epoch
     assert check.violations == [
-        "Produce: producer 7 epoch 0 sequence 0 to t-0 answered offset 3, first appended "
-        f"at 0 at leader epoch {epoch - 1}, which broker {b}'s log still holds at leader "
+        "Produce: producer 0 epoch 0 sequence 0 to t-0 answered offset 3, first appended "
+        f"at 1 at leader epoch {epoch - 1}, which broker {b}'s log still holds at leader "
         f"epoch {epoch}: a retried batch written twice"]
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
 def test_soundness_takes_a_retry_appended_anew_after_a_leader_change_lost_the_first(
         make_cluster) -> None:
-    """An acks=1 append that no follower fetched is truncated away when the leader
-    moves; the producer's retry is a new batch to the new leader (Kafka appends it anew,
-    here at offset 1: another producer wrote offset 0 first). That offset is the one
-    the retries are held to from then on."""
+    """Two acks=1 appends that no follower fetched are truncated away when the leader
+    moves; the producers' retries are new batches to the new leader, which Kafka appends
+    anew, each at another offset than its first (the new leader's log ends before one,
+    and holds the other producer's batch at the other). Those offsets are the ones the
+    retries are held to from then on."""
     sim = make_cluster(3)
     state, clock, faults = sim
     state.create_topic("t", 1, 3)
@@ -503,24 +506,26 @@ def test_soundness_takes_a_retry_appended_anew_after_a_leader_change_lost_the_fi
         if f != a:
             faults.apply({"op": "pause_follower", "broker": f})
     check = Soundness(state)
-    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
-    other = build_batch([(b"k", b"w")], producer_id=8, producer_epoch=0, base_sequence=0)
-    req = _produce(acks=1, records=batch, partitions=(0,))
-    snap = check.snapshot(0, req, a)
-    assert state.append(a, "t", 0, batch, 1).base_offset == 0
-    check.check(a, 0, 9, req, _appended(0), snap)
+    ours = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
+    theirs = build_batch([(b"k", b"w")], producer_id=9, producer_epoch=0, base_sequence=0)
+
+    def produce(broker: int, batch: bytes, at: int) -> None:
+        req = _produce(acks=1, records=batch, partitions=(0,))
+        snap = check.snapshot(0, req, broker)
+        assert state.append(broker, "t", 0, batch, 1).base_offset == at
+        check.check(broker, 0, 9, req, _appended(at), snap)
+
+    produce(a, theirs, 0)
+    produce(a, ours, 1)
     move_leader(state, "t", 0, b)
     assert p.logs[b].log_end_offset == 0
-    assert state.append(b, "t", 0, other, 1).base_offset == 0
-    for _ in range(2):
-        snap = check.snapshot(0, req, b)
-        r = state.append(b, "t", 0, batch, 1)
-        assert r.base_offset == 1
-        check.check(b, 0, 9, req, _appended(r.base_offset), snap)
+    produce(b, ours, 0)  # the new leader's log ends before 1
+    produce(b, theirs, 1)  # it holds producer 7's batch at 0
     assert check.violations == []
-    # from now on the retries are held to offset 1
+    # from now on the retries are held to those offsets
+    req = _produce(acks=1, records=ours, partitions=(0,))
     check.check(b, 0, 9, req, _appended(2), check.snapshot(0, req, b))
-    assert len(check.violations) == 1 and "first appended at 1 in the same leader epoch" \
+    assert len(check.violations) == 1 and "first appended at 0 in the same leader epoch" \
         in check.violations[0]
 
 
@@ -1002,6 +1007,30 @@ def test_soundness_counts_only_an_end_txn_answered_without_error(make_cluster) -
     check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
     check.check(p.leader, 1, 12, committed, _fetch_answer(data, []), {})
     assert len(check.violations) == 1 and "offsets 0-0 of t-0" in check.violations[0]
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_remembers_every_batch_of_an_aborted_transaction(make_cluster) -> None:
+    """A transaction writes to several partitions before it ends: its abort decides
+    every batch it appended, not its last alone."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+    data = build_batch([(b"k", b"a")], producer_id=7, producer_epoch=2, base_sequence=0,
+                       transactional=True)
+    req = _produce(records=data, partitions=(0, 1))
+    appended = {"responses": [{"name": "t", "partition_responses": [
+        Row((0, 0, 0, -1, 0)), Row((1, 0, 0, -1, 0))]}]}
+    check.check(p.leader, 0, 9, req, appended, check.snapshot(0, req, p.leader))
+    end = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "committed": False}
+    check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+    answer = {"responses": [{"topic": "t", "partitions": [
+        {"partition_index": i, "error_code": 0, "records": data, "aborted_transactions": []}
+        for i in (0, 1)]}]}
+    check.check(p.leader, 1, 12, {"isolation_level": 1}, answer, {})
+    assert [v.split(" of ")[1].split(",")[0] for v in check.violations] == ["t-0", "t-1"]
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR

@@ -235,9 +235,11 @@ class Soundness:
         batch: BatchHeader | None,
     ) -> None:
         arrived = snap.get((name, index))
-        epoch = arrived[1] if arrived is not None else -1
         refused_at = self._refused.pop((broker, name, index), None)
-        if refused_at is not None and refused_at == epoch:
+        if arrived is None:
+            return  # the partition was made after the request came: no epoch to judge by
+        epoch = arrived[1]
+        if refused_at == epoch:
             self._violation(
                 f"Produce: broker {broker} appended to {name}-{index} at "
                 f"leader epoch {epoch} after answering NOT_LEADER_OR_FOLLOWER "
@@ -338,11 +340,13 @@ class Soundness:
         self, broker: int, name: str, index: int, offset: int, key: tuple[int, int, str, int, int]
     ) -> bool:
         """Whether ``broker``'s log of the partition holds, at ``offset``, the batch of
-        that producer id, epoch and base sequence."""
-        p = self._partition(name, index)
-        log = p.logs.get(broker) if p is not None else None
-        data = log.batch_at(offset) if log is not None else None
-        if data is None:
+        that producer id, epoch and base sequence (a partition or replica gone since, its
+        topic deleted or the replica moved away, holds none)."""
+        try:
+            data = self.state.topics[name].partitions[index].logs[broker].batch_at(offset)
+        except (KeyError, IndexError):
+            return False
+        if data is None:  # past the log's end
             return False
         h = read_header(data)
         return (h.base_offset, h.producer_id, h.producer_epoch, h.base_sequence) == (
