@@ -10,7 +10,7 @@ import pytest
 from cluster_sim import settle
 
 from emulator.cluster.delayed import Delayed
-from emulator.faults import FaultError
+from emulator.faults import FaultError, soundness
 from emulator.faults.adversary import (
     COORDINATOR_MOVE,
     COORDINATOR_MOVE_OFFSET_FETCH,
@@ -31,7 +31,7 @@ from emulator.faults.adversary import (
     parse_scale,
 )
 from emulator.faults.injector import move_leader
-from emulator.faults.soundness import Soundness
+from emulator.faults.soundness import Soundness, _replica_id
 from emulator.handlers import api_000_produce
 from emulator.handlers.base import RequestContext
 from emulator.services import build_services
@@ -409,6 +409,8 @@ def test_soundness_judges_a_refusal_by_the_metadata_the_broker_had_when_it_refus
     check = Soundness(state)
     req = _produce(partitions=(0,))
     snap = check.snapshot(0, req, new)  # it arrives while the broker's view lags
+    assert snap[("t", 0)][2] != new
+    assert check.snapshot(0, req)[("t", 0)][2:4] == (new, p.leader_epoch)  # no broker named
     sim.clock.advance(5_000)
     state.metadata_views.flush()
     assert state.metadata_views.leader_hint(new, "t", 0) is None  # it knows it leads
@@ -463,7 +465,7 @@ def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_th
     a = p.leader
     b = next(r for r in p.isr if r != a)
     check = Soundness(state)
-    batch = build_batch([(b"k", b"v")], producer_id=0, producer_epoch=0, base_sequence=0)
+    batch = build_batch([(b"k", b"v")], producer_id=0, producer_epoch=1, base_sequence=0)
     req = _produce(acks=1, records=batch, partitions=(0,))
 
     def produce(broker: int, answered: int | None = None) -> None:
@@ -483,7 +485,7 @@ def test_soundness_names_a_retry_written_again_past_a_leader_change_that_kept_th
     produce(b, answered=3)  # written again at 3: b's log still holds the first at 1
     epoch = p.leader_epoch
     assert check.violations == [
-        "Produce: producer 0 epoch 0 sequence 0 to t-0 answered offset 3, first appended "
+        "Produce: producer 0 epoch 1 sequence 0 to t-0 answered offset 3, first appended "
         f"at 1 at leader epoch {epoch - 1}, which broker {b}'s log still holds at leader "
         f"epoch {epoch}: a retried batch written twice"]
 
@@ -773,6 +775,28 @@ def test_soundness_takes_not_enough_replicas_answered_after_the_isr_grew_back(
         "Produce: NOT_ENOUGH_REPLICAS for t-0 with ISR [1, 2], min.insync.replicas 2"]
 
 
+def test_soundness_passes_over_not_enough_replicas_for_a_partition_gone_since(
+        make_cluster) -> None:
+    """A partition refused NOT_ENOUGH_REPLICAS while another waited for its followers,
+    and its topic deleted (or deleted and made again with fewer partitions) before the
+    answer left: no partition is left to judge the ISR of."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3, configs={"min.insync.replicas": "2"})
+    leader = state.topics["t"].partitions[1].leader
+    check = Soundness(state)
+    req = _produce(partitions=(0, 1))
+    answer = {"responses": [{"name": "t", "partition_responses": [
+        Row((0, 0, 0, -1, 0)),
+        {"index": 1, "error_code": E.NOT_ENOUGH_REPLICAS, "base_offset": -1}]}]}
+    snap = check.snapshot(0, req, leader)
+    state.delete_topic("t")
+    check.check(leader, 0, 9, req, answer, snap)
+    state.create_topic("t", 1, 3, configs={"min.insync.replicas": "2"})
+    check.check(leader, 0, 9, req, answer, snap)
+    assert check.violations == []
+
+
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
 def test_soundness_names_not_enough_replicas_answered_to_acks_1(make_cluster) -> None:
     """Partition.appendRecordsToLeader asks whether the ISR is too small only of an
@@ -831,9 +855,9 @@ def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_
     """A partition's answer is a dict or a ``Row`` (index, error code, base offset...;
     what the handler builds for an appended batch, and an encoding of any answer whose
     other fields are defaults, a refusal's hint among them); a dict may leave the base
-    offset out, which the client then reads as 0. Produce v13 names its topics by id
-    alone, and one the cluster no longer knows (deleted while the request was in) does
-    not hide the topics after it."""
+    offset, the error code or the index out, which the client then reads as 0. Produce
+    v13 names its topics by id alone, and one the cluster no longer knows (deleted while
+    the request was in) does not hide the topics after it."""
     sim = make_cluster(3)
     state = sim.state
     state.create_topic("t", 1, 3)
@@ -848,6 +872,10 @@ def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_
     check.check(p.leader, 0, 9, req, {"responses": [
         {"name": "t", "partition_responses": [refusal]}]}, check.snapshot(0, req, p.leader))
     assert len(check.violations) == 1 and "while it led it" in check.violations[0]
+    # a dict leaving the index out is partition 0's answer
+    check.check(p.leader, 0, 9, req, {"responses": [{"name": "t", "partition_responses": [
+        {"error_code": E.NOT_LEADER_OR_FOLLOWER}]}]}, check.snapshot(0, req, p.leader))
+    assert len(check.violations) == 2 and "for t-0 while it led it" in check.violations[1]
     # a retried batch answered as dicts, and by topic id (v13) after an unknown id
     check = Soundness(state)
     batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=3)
@@ -872,7 +900,7 @@ def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_
                        transactional=True)
     req = _produce(records=data, partitions=(0,))
     check.check(p.leader, 0, 9, req, {"responses": [{"name": "t", "partition_responses": [
-        {"index": 0, "error_code": 0}]}]}, check.snapshot(0, req, p.leader))
+        {"index": 0}]}]}, check.snapshot(0, req, p.leader))
     end = {"transactional_id": "x", "producer_id": 8, "producer_epoch": 1, "committed": False}
     check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
     check.check(p.leader, 1, 12, {"isolation_level": 1}, _fetch_answer(data, []), {})
@@ -1031,6 +1059,110 @@ def test_soundness_remembers_every_batch_of_an_aborted_transaction(make_cluster)
         for i in (0, 1)]}]}
     check.check(p.leader, 1, 12, {"isolation_level": 1}, answer, {})
     assert [v.split(" of ")[1].split(",")[0] for v in check.violations] == ["t-0", "t-1"]
+
+
+def test_soundness_forgets_the_oldest_beyond_its_bound(monkeypatch) -> None:
+    """Memory is bounded: past MAX_TRACKED entries a table forgets the one remembered
+    longest ago, and remembering a key again makes it the newest."""
+    monkeypatch.setattr(soundness, "MAX_TRACKED", 2)
+    table: dict = {}
+    for key in ("a", "b", "a", "c"):
+        Soundness._remember(table, key, key.upper())
+    assert table == {"a": "A", "c": "C"}
+    Soundness._remember(table, "d", "D")
+    assert list(table) == ["c", "d"]
+
+
+def test_soundness_reads_the_fetch_of_a_consumer_as_kafka_names_it() -> None:
+    """FetchRequest.replicaId: replica_id up to v14, replica_state's from v15, -1 for a
+    consumer (its replica_state absent before v15, and -1 in it after)."""
+    assert _replica_id({"replica_id": -1, "replica_state": None}) == -1
+    assert _replica_id({"replica_id": -1, "replica_state": {"replica_id": -1}}) == -1
+    assert _replica_id({"replica_id": 0, "replica_state": None}) == 0
+    assert _replica_id({"replica_id": -1, "replica_state": {"replica_id": 2}}) == 2
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_replays_the_reader_batch_by_batch_as_kafkas_consumer(make_cluster
+                                                                       ) -> None:
+    """The replay is Kafka's CompletedFetch: a batch with no producer id is passed over,
+    an aborted-transaction entry counts from the batch that reaches its first offset
+    (one starting at a single-record batch's own offset counts for it), each entry of
+    the answer counts, only an ABORT marker takes a producer out (a COMMIT marker
+    closing a transaction the answer calls aborted leaves it in), a partial batch at the
+    end of the answer is not yet given to the application, and producer id 0 is one like
+    any other."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    check = Soundness(state)
+
+    def aborted(pid: int, offset: int, n: int = 1) -> bytes:
+        """A transactional batch of ``n`` records of producer ``pid`` appended at
+        ``offset`` (the Produce answered so), its transaction then aborted."""
+        data = build_batch([(b"k", b"v")] * n, producer_id=pid, producer_epoch=0,
+                           base_sequence=0, transactional=True)
+        req = _produce(records=data, partitions=(0,))
+        check.check(p.leader, 0, 9, req, {"responses": [{"name": "t", "partition_responses": [
+            Row((0, 0, offset, -1, 0))]}]}, check.snapshot(0, req, p.leader))
+        end = {"transactional_id": f"x{pid}", "producer_id": pid, "producer_epoch": 0,
+               "committed": False}
+        check.check(p.leader, 26, 3, end, {"error_code": 0}, check.snapshot(26, end))
+        return build_batch([(b"k", b"v")] * n, base_offset=offset, producer_id=pid,
+                           producer_epoch=0, base_sequence=0, transactional=True)
+
+    def marker(pid: int, offset: int, commit: bool) -> bytes:
+        m = bytearray(control_batch(commit, pid, 0, 0))
+        m[0:8] = offset.to_bytes(8, "big")
+        return bytes(m)
+
+    def judged(records: bytes, entries: list[tuple[int, int]]) -> list[str]:
+        before = len(check.violations)
+        check.check(p.leader, 1, 12, {"isolation_level": 1}, {"responses": [
+            {"topic": "t", "partitions": [{"partition_index": 0, "error_code": 0,
+                                           "records": records, "aborted_transactions": [
+                {"producer_id": pid, "first_offset": first} for pid, first in entries]}]}]},
+            {})
+        return [v.split(" gave a read_committed reader offsets ")[1].split(" of ")[0]
+                for v in check.violations[before:]]
+
+    plain = build_batch([(b"k", b"p")], base_offset=0)
+    zero = aborted(0, 1)  # producer id 0, at offset 1
+    assert judged(plain + zero, []) == ["1-1"]
+    assert judged(plain + zero, [(0, 1)]) == []  # the entry at the batch's own offset
+    seven, eight = aborted(7, 2), aborted(8, 3)
+    assert judged(seven + eight, [(7, 2), (8, 3)]) == []  # each entry counts
+    # a COMMIT marker does not take producer 7 out; an ABORT marker does
+    nine = aborted(7, 5)
+    assert judged(seven + marker(7, 4, True) + nine, [(7, 2)]) == []
+    assert judged(seven + marker(7, 4, False) + nine, [(7, 2)]) == ["5-5"]
+    # a batch cut short at the end of the answer is not delivered yet
+    assert judged(plain + zero[:-3], []) == []
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_judges_each_partition_of_a_produce_past_one_without_a_batch(make_cluster
+                                                                              ) -> None:
+    """A Produce may carry a partition with no records, or bytes that hold no batch
+    (refused: INVALID_RECORD, CORRUPT_MESSAGE): the partitions after it are judged."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 3, 3)
+    p = state.topics["t"].partitions[2]
+    check = Soundness(state)
+    batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0)
+    req = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": None},
+                                         {"index": 1, "records": b"\x00" * 10},
+                                         {"index": 2, "records": batch}]}]}
+    for offset in (5, 9):
+        check.check(p.leader, 0, 9, req, {"responses": [{"name": "t", "partition_responses": [
+            {"index": 0, "error_code": E.INVALID_RECORD, "base_offset": -1},
+            {"index": 1, "error_code": E.CORRUPT_MESSAGE, "base_offset": -1},
+            Row((2, 0, offset, -1, 0))]}]}, check.snapshot(0, req, p.leader))
+    assert len(check.violations) == 1 and "answered offset 9, first appended at 5" in \
+        check.violations[0]
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR

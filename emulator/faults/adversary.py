@@ -178,7 +178,7 @@ class Adversary:
     soundness: Soundness = field(init=False)
 
     def __post_init__(self) -> None:
-        self.soundness = Soundness(self.state, self.services)
+        self.soundness = Soundness(self.state)
 
     @property
     def violations(self) -> list[str]:

@@ -55,9 +55,9 @@ import logging
 from typing import Any
 
 from emulator.cluster.state import ClusterState
-from emulator.services import Services
+from emulator.log.cleaner import control_type
 from wire.errors import ErrorCode as E
-from wire.records import HEADER_SIZE, BatchHeader, InvalidRecordError, decode_records, read_header
+from wire.records import HEADER_SIZE, BatchHeader, InvalidRecordError, read_header
 
 log = logging.getLogger("kafka_emulator")
 
@@ -78,9 +78,8 @@ Snapshot = dict[tuple[str, int], tuple[int, int, int, int, int]]
 class Soundness:
     """The invariants above, checked answer by answer for one cluster."""
 
-    def __init__(self, state: ClusterState, services: Services | None = None) -> None:
+    def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self.services = services
         self.violations: list[str] = []
         self.checked = 0  # answers checked (a test that the check ran sees it move)
         # (broker, topic, partition) -> the leader epoch it answered NOT_LEADER at
@@ -146,7 +145,7 @@ class Soundness:
                 continue
             for p in t.get(key) or ():
                 index, err = _index_error(p, index_key)
-                if err == NOT_LEADER and index is not None:
+                if err == NOT_LEADER:
                     self._not_leader(broker, api, name, index, snap)
 
     def _produce(self, broker: int, req: dict, result: dict, snap: Snapshot) -> None:
@@ -157,8 +156,6 @@ class Soundness:
                 continue
             for pr in t.get("partition_responses") or ():
                 index, err = _index_error(pr, "index")
-                if index is None:
-                    continue
                 if err == NOT_LEADER:
                     self._not_leader(broker, "Produce", name, index, snap)
                     hint = pr.get("current_leader") if isinstance(pr, dict) else None
@@ -331,9 +328,9 @@ class Soundness:
     # ---- helpers ----------------------------------------------------------------------------
     def _view(self, broker: int, name: str, index: int, p: Any) -> tuple[int, int]:
         """(leader, leader epoch) of the partition in ``broker``'s metadata view (the
-        controller's state when the view is current, or names the broker the leader)."""
-        views = getattr(self.state, "metadata_views", None)
-        hint = views.leader_hint(broker, name, index) if views is not None and broker >= 0 else None
+        controller's state when the view is current, or names the broker the leader, or
+        no broker is named: -1)."""
+        hint = self.state.metadata_views.leader_hint(broker, name, index) if broker >= 0 else None
         return hint if hint is not None else (p.leader, p.leader_epoch)
 
     def _holds(
@@ -345,8 +342,8 @@ class Soundness:
         try:
             data = self.state.topics[name].partitions[index].logs[broker].batch_at(offset)
         except (KeyError, IndexError):
-            return False
-        if data is None:  # past the log's end
+            data = None
+        if data is None:  # gone, or past the log's end
             return False
         h = read_header(data)
         return (h.base_offset, h.producer_id, h.producer_epoch, h.base_sequence) == (
@@ -392,13 +389,12 @@ def _replica_id(req: dict) -> int:
     return int(replica)
 
 
-def _index_error(p: Any, index_key: str) -> tuple[int | None, int]:
+def _index_error(p: Any, index_key: str) -> tuple[int, int]:
+    """(index, error code) of a partition's answer: a ``Row`` (its leading fields) or a
+    dict, whose fields left out are encoded at their default, 0 (what the client reads)."""
     if isinstance(p, tuple):
         return int(p[0]), int(p[1])
-    if isinstance(p, dict):
-        index = p.get(index_key)
-        return (index if isinstance(index, int) else None), int(p.get("error_code") or 0)
-    return None, 0
+    return int(p.get(index_key) or 0), int(p.get("error_code") or 0)
 
 
 def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[str, int]]:
@@ -425,10 +421,7 @@ def _headers(records: bytes | bytearray | memoryview) -> list[tuple[int, BatchHe
     out = []
     pos = 0
     while len(records) - pos >= HEADER_SIZE:
-        try:
-            h = read_header(records, pos)
-        except InvalidRecordError:
-            break
+        h = read_header(records, pos)  # a whole header: read_header raises only on a short one
         if pos + h.size > len(records):
             break
         out.append((pos, h))
@@ -440,11 +433,8 @@ def _delivered(records: bytes | bytearray | memoryview, aborted: Any) -> list[Ba
     """The transactional data batches of a read_committed Fetch answer that a consumer
     gives its application, given the answer's aborted transactions (Kafka's
     CompletedFetch.nextFetchedRecord, consumeAbortedTransactionsUpTo, isBatchAborted)."""
-    pending = sorted(
-        (int(a.get("first_offset", -1)), int(a.get("producer_id", -1)))
-        for a in aborted or ()
-        if isinstance(a, dict)
-    )
+    # (the Fetch handler's entries, each with both fields; None when it sent none)
+    pending = sorted((int(a["first_offset"]), int(a["producer_id"])) for a in aborted or ())
     next_entry = 0
     aborted_producers: set[int] = set()
     out = []
@@ -464,13 +454,9 @@ def _delivered(records: bytes | bytearray | memoryview, aborted: Any) -> list[Ba
 
 
 def _is_abort_marker(batch: bytes | bytearray | memoryview) -> bool:
-    """Whether a control batch is an ABORT marker: its first record's key is
-    (version, type) and type 0 is ABORT."""
-    try:
-        key = decode_records(batch)[0].key
-    except (InvalidRecordError, IndexError, ValueError):
-        return False
-    return key is not None and len(key) >= 4 and int.from_bytes(key[2:4], "big") == ABORT
+    """Whether a control batch is an ABORT marker (its record's key is (version, type),
+    and type 0 is ABORT); a COMMIT marker takes no producer out of the aborted ones."""
+    return control_type(bytes(batch)) == ABORT
 
 
 def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], BatchHeader]:
