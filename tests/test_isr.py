@@ -810,6 +810,18 @@ def test_a_round_where_nothing_moves_is_no_news(make_cluster: MakeCluster) -> No
     assert [p.logs[b].log_end_offset for b in (1, 2, 3)] == [3, 3, 3]
 
 
+def test_the_first_round_of_a_new_empty_partition_is_no_news(make_cluster: MakeCluster) -> None:
+    """A follower's first fetch of an empty partition learns the high watermark 0, the
+    one Partition.replica_view assumed for it before it had any: nothing a reader sees
+    moved, so parked requests are not woken for it."""
+    s, clock, _ = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    p = s.get_partition("t", 0)
+    assert p.follower_hw == {}
+    assert s.replicate_partition(p, clock.now_ms()) is False
+    assert p.follower_hw == {2: 0, 3: 0}
+
+
 def test_each_kind_of_move_in_a_round_is_news(make_cluster: MakeCluster) -> None:
     """Records fetched; only a follower's high watermark learnt (the leader's moved
     when the ISR shrank); only a log start followed (the leader's moved)."""
