@@ -367,6 +367,19 @@ def test_max_timestamp_batch_outlives_delete_records_while_its_segment_is_kept()
     assert log.max_timestamp_batch() is None
 
 
+def test_truncating_to_a_deleted_batchs_own_base_drops_it_for_max_timestamp() -> None:
+    """A follower truncated to an offset below its log start, at the very base of the
+    batch DeleteRecords left answering MAX_TIMESTAMP: Kafka's truncateTo cuts that
+    batch's segment at the offset, so the batch is gone and no batch answers."""
+    log = Log()
+    for ts in (5000, 1000, 3000):  # offsets 0, 1, 2, one segment
+        log.append_as_leader(batch(ts=ts), 0)
+    log.delete_before(1)
+    assert _max_base(log) == 0  # held below the log start
+    log.truncate_to(0)
+    assert log.batch_count == 0 and log.max_timestamp_batch() is None
+
+
 def test_max_timestamp_batch_after_retention_is_the_largest_left() -> None:
     """Retention deletes the records (Kafka: with their segment): the batch carrying
     the largest timestamp of those left answers, not the first one left."""
