@@ -469,8 +469,11 @@ def test_a_broker_return_completes_a_reassignment_its_isr_allows_before_electing
 def test_the_unclean_check_completes_a_reassignment_its_isr_allows_before_electing(
         make_cluster: MakeCluster) -> None:
     """The periodic unclean election builds the change as any other: completion
-    first, so the removed replica, live, is not elected; nothing is (3 is down)."""
+    first, so the removed replica, live, is not elected; nothing is (3 is down). It
+    looks only at topics allowing unclean elections: before, it leaves the move."""
     s, p = _fenced_with_its_isr_on_the_target(make_cluster, removed_back=True)
+    assert not s.controller.elect_unclean_leaders()
+    assert (p.replicas, p.adding_replicas, p.removing_replicas) == ([3, 2], [3], [2])
     s.topics["t"].configs["unclean.leader.election.enable"] = "true"
     assert s.controller.elect_unclean_leaders()
     assert (p.leader, p.isr, p.replicas, p.adding_replicas, p.removing_replicas) == (
