@@ -19,6 +19,7 @@ from emulator.faults import (
 )
 from emulator.faults.rules import RuleInjection
 from wire.errors import ErrorCode as E
+from wire.errors import KafkaError
 from wire.records import build_batch
 
 if TYPE_CHECKING:
@@ -279,6 +280,25 @@ def test_a_failing_fsync_fails_an_idle_dir_at_its_checkpoint(make_cluster: MakeC
     assert 'kafka_log_LogManager_OfflineLogDirectoryCount{broker="1"} 1' in text
     assert 'kafka_server_ReplicaManager_OfflineReplicaCount{broker="1"} 1' in text
     assert 'kafka_log_LogManager_OfflineLogDirectoryCount{broker="2"} 0' in text
+
+
+def test_a_replica_in_a_failed_dir_refuses_in_kafkas_words(make_cluster: MakeCluster) -> None:
+    """A read of a replica in a failed log dir, by any replica's rules (a follower's
+    KIP-392 read) or the leader's, is KAFKA_STORAGE_ERROR with the text of Kafka's
+    ReplicaManager.getPartitionOrException, "Partition t-1 is in an offline log
+    directory": the emulator sends it as ShareFetch's and ShareAcknowledge's
+    per-partition error_message."""
+    s, _, f = make_cluster(**TWO_DIRS)
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})  # 0 in /a, 1 in /b
+    f.apply({"op": "fail_writes", "broker": 1, "log_dir": "/b"})
+    assert s.append(1, "t", 1, build_batch([(None, b"v")]), 1).error == E.KAFKA_STORAGE_ERROR
+    p = s.get_partition("t", 1)
+    assert p.offline == {1}
+    for check in (p.check_replica, p.check_leader):
+        with pytest.raises(KafkaError) as e:
+            check(1)
+        assert (e.value.code, e.value.message) == (
+            E.KAFKA_STORAGE_ERROR, "Partition t-1 is in an offline log directory")
 
 
 def test_a_failed_write_on_the_metadata_dir_halts_the_broker(make_cluster: MakeCluster) -> None:
