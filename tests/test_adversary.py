@@ -175,6 +175,44 @@ def test_leader_move_after_append_answers_not_leader_with_the_write_kept(make_cl
     assert part["current_leader"] == {"leader_id": p.leader, "leader_epoch": p.leader_epoch}
 
 
+def test_leader_moves_after_append_act_on_a_produce_v13_answer_by_topic_id(make_cluster
+                                                                           ) -> None:
+    """Produce v13 names topics by id: its answer's name is empty. Both answer-side moves
+    find the partition by the id (they matched the name only, so they never acted on a
+    client that sends v13, as Kafka 4.x's Java producer does)."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3)
+    t = state.topics["t"]
+    p = t.partitions[0]
+
+    def by_id(req: dict) -> dict:  # v13: the request names the topic by id too
+        return {**req, "topic_data": [{**td, "name": "", "topic_id": t.id}
+                                      for td in req["topic_data"]]}
+
+    leader = p.leader
+    adv = Adversary(1, state, script=_script(
+        ("a", leader, "Produce", 1, LEADER_MOVE_AFTER_APPEND)))
+    plan = adv.before(leader, 0, 13, "a", by_id(_produce(partitions=(0,))))
+    assert plan is not None and plan.post is not None
+    answer = {"responses": [{"name": "", "topic_id": t.id,
+                             "partition_responses": [Row((0, 0, 5, -1, 0))]}],
+              "throttle_time_ms": 0}
+    failed = plan.post(answer)
+    part = failed["responses"][0]["partition_responses"][0]
+    assert part["error_code"] == E.NOT_LEADER_OR_FOLLOWER and p.leader != leader
+    q = t.partitions[1]
+    leader = q.leader
+    adv = Adversary(1, state, script=_script(
+        ("b", leader, "Produce", 1, UNREPLICATED_LEADER_MOVE)))
+    plan = adv.before(leader, 0, 13, "b", by_id(_produce(acks=1, partitions=(1,))))
+    assert plan is not None and plan.post is not None
+    answer = {"responses": [{"name": "", "topic_id": t.id,
+                             "partition_responses": [Row((1, 0, 0, -1, 0))]}]}
+    assert plan.post(answer) is answer and q.leader != leader
+    assert [f.kind for f in adv.record] == [UNREPLICATED_LEADER_MOVE]
+
+
 def test_an_unreplicated_leader_move_truncates_an_acks_1_write(make_cluster) -> None:
     """The acks=1 answer stands; the leader moves before its followers fetched the batch,
     so the old leader's log is cut back to the new leader's: the record is gone."""

@@ -230,11 +230,25 @@ def group_key(api: int, req: dict) -> str | None:
     return gid if isinstance(gid, str) else None
 
 
-def appended(result: dict) -> list[tuple[str, int]]:
-    """The (topic, partition) pairs a Produce answer says were appended (error NONE)."""
+def answer_topic(t: dict, name_of: Callable[[bytes], str | None] | None) -> str | None:
+    """The topic a Produce answer's topic entry is about: its name, or from Produce v13
+    on (topics named by id, the name empty) what ``name_of`` says of its id."""
+    name = t.get("name")
+    if isinstance(name, str) and name:
+        return name
+    tid = t.get("topic_id")
+    if name_of is not None and isinstance(tid, bytes | bytearray):
+        return name_of(bytes(tid))
+    return None
+
+
+def appended(result: dict, name_of: Callable[[bytes], str | None] | None = None
+             ) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs a Produce answer says were appended (error NONE);
+    ``name_of`` names the topics of a v13+ answer (by id)."""
     out = []
     for t in result.get("responses") or ():
-        name = t.get("name")
+        name = answer_topic(t, name_of)
         for p in t.get("partition_responses") or ():
             if isinstance(p, tuple):
                 index, err = p[0], p[1]
@@ -261,13 +275,15 @@ def metadata_partitions(result: dict) -> list[tuple[str, int]]:
 
 
 def fail_produce(result: dict, topic: str, index: int, code: int,
-                  leader: tuple[int, int]) -> dict:
+                  leader: tuple[int, int],
+                  name_of: Callable[[bytes], str | None] | None = None) -> dict:
     """The Produce answer with partition ``topic``-``index`` failed with ``code`` (the
-    records stay) and the current-leader hint Kafka's purgatory gives."""
+    records stay) and the current-leader hint Kafka's purgatory gives; ``name_of`` as
+    for ``appended``."""
     out = dict(result)
     out["responses"] = [
         {**t, "partition_responses": [
-            fail_partition(p, code, leader) if t.get("name") == topic
+            fail_partition(p, code, leader) if answer_topic(t, name_of) == topic
             and (p[0] if isinstance(p, tuple) else p.get("index")) == index else p
             for p in t.get("partition_responses") or ()]}
         for t in result.get("responses") or ()]
