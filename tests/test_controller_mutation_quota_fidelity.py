@@ -67,14 +67,22 @@ def test_only_kafka_fidelity_enforces_the_quota_and_mutes(mode: str) -> None:
             "validate_only": False})
         assert r["entries"][0]["error_code"] == 0
         admin.close()
-        assert create_topics(cluster, "c", "a", 24)[:2] == (0, 0)
+        # 26 partitions from a bucket of 22 (rate 2 x 11 one-second windows): 4 tokens
+        # short, 2000 ms to refill, less the time that passes before the next request.
+        # The test measures that time rather than assume it small: on a loaded machine
+        # 310 ms passed between the two CreateTopics (throttle 690 where 800 was asked).
+        start = time.monotonic()
+        assert create_topics(cluster, "c", "a", 26)[:2] == (0, 0)
         code, throttle, c = create_topics(cluster, "c", "b", 1)
+        between = (time.monotonic() - start) * 1000
         t0 = time.monotonic()
         c.call(18, 3, {"client_software_name": "t", "client_software_version": "1"})
         waited = time.monotonic() - t0
         c.close()
         if mode == "kafka":
-            assert code == THROTTLING_QUOTA_EXCEEDED and 800 <= throttle <= 1000
-            assert waited >= 0.7  # muted for the throttle time
+            assert code == THROTTLING_QUOTA_EXCEEDED, (code, between)
+            assert 2000 - between - 20 <= throttle <= 2000, (throttle, between)
+            # muted for the throttle time, counted from when the answer left
+            assert waited >= throttle / 1000 - 0.5, (waited, throttle)
         else:
-            assert (code, throttle) == (0, 0) and waited < 0.5
+            assert (code, throttle) == (0, 0) and waited < 1.0
