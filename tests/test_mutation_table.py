@@ -129,3 +129,29 @@ def test_an_entry_of_a_function_with_unrun_mutants_is_not_stale() -> None:
     of_h = m.Entry("emulator.x.a.x_h", ["-a", "+b"], "why")
     assert m.report(ran, [of_g, of_h])[1] == [of_h]
     assert m.report(ran, [of_g, of_h], by_function=True)[1] == [of_h]
+
+
+def test_a_function_the_last_stats_did_not_see_makes_mutmut_collect_them_all(
+        tmp_path: Path) -> None:
+    """mutmut collects stats again only for new tests: a function added since its last
+    full collection would run against too few tests, so the driver removes the stats
+    file (a full collection next), once per function gained."""
+    d = _driver()
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    def inner():\n        pass\n\n\n"
+                      "class C:\n    def g(self):\n        pass\n\n    x = 1\n")
+    assert d.module_functions(module) == ["f", "C.g"]
+    ws = tmp_path / "ws"
+    (ws / "mutants").mkdir(parents=True)
+    stats = ws / "mutants" / "mutmut-stats.json"
+    # a fresh workspace: mutmut collects everything anyway; the functions are noted
+    assert d.full_stats_if_gained(ws, ["m.py:f"]) == [] and not stats.exists()
+    stats.write_text("{}")
+    assert d.full_stats_if_gained(ws, ["m.py:f"]) == [] and stats.exists()
+    assert d.full_stats_if_gained(ws, ["m.py:f", "m.py:C.g"]) == ["m.py:C.g"]
+    assert not stats.exists()
+    stats.write_text("{}")  # the full collection ran
+    assert d.full_stats_if_gained(ws, ["m.py:f", "m.py:C.g"]) == [] and stats.exists()
+    # a workspace collected before the driver noted functions: collected again once
+    (ws / d.STATS_FUNCTIONS).unlink()
+    assert d.full_stats_if_gained(ws, ["m.py:f"]) == ["m.py:f"] and not stats.exists()

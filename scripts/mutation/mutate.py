@@ -36,6 +36,7 @@ scan.py) is, with KAFKA_EMULATOR_PURE=1 set for that target's tests (targets.tom
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -82,6 +83,7 @@ PRELOAD = ["pytest", "emulator", "emulator.runtime", "emulator.testing", "emulat
            "emulator.handlers", "wire.messages", "wire.records", "confluent_kafka",
            "confluent_kafka.admin", "kafka", "aiokafka"]
 SURVIVING = {"survived", "no tests", "suspicious"}
+STATS_FUNCTIONS = "stats-functions.json"  # in a workspace: see full_stats_if_gained
 
 
 @dataclass
@@ -229,6 +231,46 @@ def workspace(t: Target, max_children: int) -> Path:
     if not py.exists() or py.read_text() != text:
         py.write_text(text)
     return ws
+
+
+def module_functions(path: Path) -> list[str]:
+    """The top-level functions and methods of one module: what mutmut mutates one by one
+    (a nested function is part of the function around it)."""
+    tree = ast.parse(path.read_text())
+    out = []
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in tree.body:
+        if isinstance(node, defs):
+            out.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            out.extend(f"{node.name}.{n.name}" for n in node.body if isinstance(n, defs))
+    return out
+
+
+def full_stats_if_gained(ws: Path, functions: list[str]) -> list[str]:
+    """Make mutmut collect every test's stats again when the target has a function its
+    last full collection did not see; returns those functions (empty: nothing done).
+
+    mutmut 3.8 collects stats again only for tests it has not seen, so a function added
+    since (or an old test it never ran that now reaches one) is mapped to the new tests
+    alone, and its mutants run against too few tests: false survivors (h3 met one on
+    2026-12-07: a new controller function's mutant "survived" the fencing tests that
+    kill it). Removing ``mutmut-stats.json`` makes the next run a full collection (a few
+    minutes); the verdicts live elsewhere and are kept. ``stats-functions.json`` holds
+    the functions the last full collection saw; a workspace without it is collected
+    again once.
+    """
+    stats = ws / "mutants" / "mutmut-stats.json"
+    seen_file = ws / STATS_FUNCTIONS
+    gained: list[str] = []
+    if stats.exists():
+        seen = set(json.loads(seen_file.read_text())) if seen_file.exists() else set()
+        gained = [f for f in functions if f not in seen]
+        if gained:
+            stats.unlink()
+    if gained or not stats.exists():
+        seen_file.write_text(json.dumps(sorted(functions)))
+    return gained
 
 
 def run_mutmut(ws: Path, t: Target, names: list[str], max_children: int, log: Path) -> int:
@@ -496,9 +538,16 @@ def main(argv: list[str] | None = None) -> int:
                          if m.status in SURVIVING or m.status == "not checked"]
                 if not names:
                     print(f"== {t.name}: no survivor to run again")
-            if (names or not args.survivors) and \
-                    run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
-                failed.append(t.name)
+            if names or not args.survivors:
+                gained = full_stats_if_gained(ws, [
+                    f"{m}:{f}" for m in mutated_modules([t])
+                    for f in module_functions(ROOT / m)])
+                if gained:
+                    print(f"== {t.name}: {len(gained)} functions its last full stats "
+                          f"collection did not see (e.g. {gained[0]}): collecting every "
+                          "test's stats again, the verdicts kept", flush=True)
+                if run_mutmut(ws, t, names, args.max_children, ws / "mutmut.log") != 0:
+                    failed.append(t.name)
         mutants.extend(results(ws, paths, globs))
 
     entries = load_triage()
