@@ -1,10 +1,11 @@
 """The wrong-client set: each deliberately wrong program passes on ``fast``, fails
-under ``--fidelity adversarial`` within 20 seeds, and its corrected twin passes.
+under ``--fidelity adversarial`` within 20 seeds (40 for one, SEED_BUDGET), and its
+corrected twin passes.
 
 The programs are client_tests/wrong_clients/ (README.md there tells each bug); the
 cases (setup, run, checker) are wrong_clients/cases.py. The search for a failing seed
 tries first the seeds the surveys found to break the program (KNOWN_FAILING, from
-docs/fidelity-wrong-clients.md), then the rest of seeds 0..FAIL_SEEDS-1 in order: the
+docs/fidelity-wrong-clients.md), then the rest of seeds 0..FAIL_SEEDS-1 (or its budget) in order: the
 faults are a function of the seed and each client's request sequence, but the clients'
 timing is not the emulator's to fix, so a known seed can pass one run, and the search
 goes on rather than turning red. The test prints the seed it took and what the
@@ -30,6 +31,11 @@ from client_tests.wrong_clients.cases import CASES, Case, cluster
 pytestmark = pytest.mark.emulator_only
 
 FAIL_SEEDS = 20  # the wrong program must show its symptom under one of seeds 0..19
+# Wrong programs whose symptom shows under fewer seeds get more: retriable_as_fatal lost a
+# record under 3 of seeds 0..9 on a quiet machine (2 after the adversary's Produce v13
+# fix, the same within noise), and a full run under load searched 189 s for one; at one
+# seed in five, 20 seeds miss it about once a hundred runs, 40 once in ten thousand.
+SEED_BUDGET = {"retriable_as_fatal": 40}
 # Seeds that broke each wrong program in the surveys (docs/fidelity-wrong-clients.md),
 # tried first.
 KNOWN_FAILING: dict[str, tuple[int, ...]] = {
@@ -39,7 +45,7 @@ KNOWN_FAILING: dict[str, tuple[int, ...]] = {
     "producer_retries": (0, 1),  # 0, 0, 0
     "create_then_use": (0, 1),  # 1, 0, 0
     "forgetful_listener": (0,),  # 0, 0, 0
-    "retriable_as_fatal": (1, 0, 10),  # 1, 1, 10
+    "retriable_as_fatal": (1, 0, 8, 10),  # 1, 1, 10; 0 and 8 lost a record on 2026-12-07
     "offsets_outside_txn": (13, 5, 16, 1),  # 13, 13, 5, 5
     "acks1_durable": (4, 0, 2),  # 4, 4, 4
     "abort_without_rewind": (0, 1),  # 1, 0, 1, 0
@@ -62,8 +68,9 @@ IDS = [c.name for c in CASES]
 
 
 def search_order(name: str) -> list[int]:
-    known = [s for s in KNOWN_FAILING.get(name, ()) if s < FAIL_SEEDS]
-    return known + [s for s in range(FAIL_SEEDS) if s not in known]
+    budget = SEED_BUDGET.get(name, FAIL_SEEDS)
+    known = [s for s in KNOWN_FAILING.get(name, ()) if s < budget]
+    return known + [s for s in range(budget) if s not in known]
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -102,7 +109,8 @@ def test_wrong_program_fails_under_adversarial(case: Case,
             print(f"{case.name}: seed {seed} failed, but not with {case.symptom!r}: "
                   f"{problems}; the adversary: {faults}")
             other.append(f"seed {seed}: {problems}")
-    pytest.fail(f"{case.name} showed {case.symptom!r} under no seed 0..{FAIL_SEEDS - 1}: "
+    pytest.fail(f"{case.name} showed {case.symptom!r} under no seed "
+                f"0..{SEED_BUDGET.get(case.name, FAIL_SEEDS) - 1}: "
                 f"adversarial did not find its bug (other failures: {other})")
 
 
