@@ -16,6 +16,7 @@ from emulator.cluster.log_dirs import describe_log_dirs
 from emulator.cluster.partition import Partition, check_current_leader_epoch, epoch_end_offset
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.cluster.state import Broker, ClusterState
+from emulator.control.metrics import cluster_view
 from emulator.log import FollowerState, Log
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
@@ -339,6 +340,30 @@ def test_max_timestamp_above_the_high_watermark_is_nothing_yet(
     f.apply({"op": "resume_follower", "broker": 3})
     s.tick()
     assert s.list_offset(1, "t", 0, -3, 0) == (1, 5000, 0)
+
+
+def test_a_new_partition_starts_at_partition_epoch_0(make_cluster: MakeCluster) -> None:
+    """Kafka's controller registers a new partition (CreateTopics or CreatePartitions)
+    with leader epoch 0 and partition epoch 0 (ReplicationControlManager's
+    buildPartitionRegistration), and every change after adds one to the partition
+    epoch. The control plane's GET /cluster shows both to whoever compares them with
+    Kafka's metadata (kafka-metadata-shell's PartitionRecord)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2, 3]})
+    s.create_partitions("t", 2, [[2, 3, 1]], validate_only=False)
+
+    def epochs() -> list[tuple[int, int]]:
+        return [(v["leader_epoch"], v["partition_epoch"])
+                for v in cluster_view(s)["topics"]["t"]["partitions"]]
+
+    assert epochs() == [(0, 0), (0, 0)]
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 3})
+    produce(s, s.get_partition("t", 0), 1, acks=-1)
+    s.tick()
+    clock.advance(LAG + 1)
+    s.maintain_isr(s.get_partition("t", 0), clock.now_ms(), LAG)
+    assert epochs() == [(0, 1), (0, 0)]  # the shrink: one partition epoch, no leader epoch
 
 
 def test_each_isr_change_is_counted_once_and_bumps_the_partition_epoch_once(
