@@ -6,10 +6,14 @@ answer Kafka could not give."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
 from cluster_sim import settle
 
 from emulator.cluster.delayed import Delayed
+from emulator.cluster.partition import Partition
+from emulator.cluster.state import ClusterState
 from emulator.faults import FaultError, soundness
 from emulator.faults.adversary import (
     COORDINATOR_MOVE,
@@ -404,13 +408,28 @@ def test_turned_off_it_injects_nothing_but_keeps_counting(make_cluster) -> None:
 
 # ---- the soundness check ------------------------------------------------------------
 
-@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_names_a_not_leader_answer_from_the_leader(make_cluster) -> None:
-    sim = make_cluster(3)
-    state = sim.state
+class OnePartition(NamedTuple):
+    """Topic ``t`` of one partition on three replicas, and a soundness check of that
+    cluster: what most of the check's tests start from."""
+
+    state: ClusterState
+    p: Partition
+    check: Soundness
+    follower: int  # a replica that is not the leader
+
+
+@pytest.fixture
+def one_partition(make_cluster) -> OnePartition:
+    state = make_cluster(3).state
     state.create_topic("t", 1, 3)
     p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+    return OnePartition(state, p, Soundness(state),
+                        next(b for b in p.replicas if b != p.leader))
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
+def test_soundness_names_a_not_leader_answer_from_the_leader(one_partition) -> None:
+    state, p, check, follower = one_partition
     req = _produce(partitions=(0,))
     snap = check.snapshot(0, req)
     bad = {"responses": [{"name": "t", "partition_responses": [
@@ -418,12 +437,11 @@ def test_soundness_names_a_not_leader_answer_from_the_leader(make_cluster) -> No
     check.check(p.leader, 0, 9, req, bad, snap)
     assert len(check.violations) == 1 and "while it led it" in check.violations[0]
     # from a follower it is Kafka's answer
-    follower = next(b for b in p.replicas if b != p.leader)
     check.check(follower, 0, 9, req, bad, check.snapshot(0, req))
     assert len(check.violations) == 1
     # a deposed leader's purgatory: leadership changed while the request waited
     snap = check.snapshot(0, req)
-    sim.faults.apply({"op": "move_leader", "topic": "t", "partition": 0})
+    assert move_leader(state, "t", 0) is not None
     check.check(p.replicas[0], 0, 9, req, bad, snap)
     assert len(check.violations) == 1
 
@@ -467,12 +485,8 @@ def test_soundness_judges_a_refusal_by_the_metadata_the_broker_had_when_it_refus
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_names_a_retried_batch_written_twice(make_cluster) -> None:
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+def test_soundness_names_a_retried_batch_written_twice(one_partition) -> None:
+    state, p, check, _ = one_partition
     batch = build_batch([(b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=10)
     req = _produce(records=batch, partitions=(0,))
     ok = {"responses": [{"name": "t", "partition_responses": [Row((0, 0, 5, -1, 0))]}]}
@@ -624,16 +638,12 @@ def test_soundness_takes_a_refusal_from_a_view_that_caught_up_to_another_leader(
     assert check.violations == []
 
 
-def test_soundness_counts_only_the_answers_of_the_apis_it_judges(make_cluster) -> None:
+def test_soundness_counts_only_the_answers_of_the_apis_it_judges(one_partition) -> None:
     """``checked`` is how a test sees that the check judged an answer (the client test
     of the read_committed invariant asserts that it moved over its Fetch), so it counts
     the answers of Produce, Fetch, ListOffsets and EndTxn, and not the Metadata and
     ApiVersions answers a client's connection gets in between."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+    state, p, check, _ = one_partition
     metadata = {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False}
     assert check.snapshot(3, metadata, p.leader) is None
     check.check(p.leader, 3, 12, metadata, {"brokers": [], "topics": []},
@@ -858,17 +868,12 @@ def test_soundness_names_not_enough_replicas_answered_to_acks_1(make_cluster) ->
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_names_a_refusal_whose_hint_names_the_refusing_broker(make_cluster
+def test_soundness_names_a_refusal_whose_hint_names_the_refusing_broker(one_partition
                                                                         ) -> None:
     """Invariant 5: a NOT_LEADER_OR_FOLLOWER answer to a Produce names the leader the
     broker's metadata has, never the broker itself (a client would retry there for
     ever). A follower naming the leader, or naming no one, is Kafka's answer."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    follower = next(b for b in p.replicas if b != p.leader)
-    check = Soundness(state)
+    state, p, check, follower = one_partition
     req = _produce(partitions=(0,))
 
     def refuse(hint: dict | None) -> None:
@@ -891,7 +896,7 @@ def test_soundness_names_a_refusal_whose_hint_names_the_refusing_broker(make_clu
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_cluster
+def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(one_partition
                                                                            ) -> None:
     """A partition's answer is a dict or a ``Row`` (index, error code, base offset...;
     what the handler builds for an appended batch, and an encoding of any answer whose
@@ -899,12 +904,7 @@ def test_soundness_reads_a_produce_answer_in_each_shape_it_is_encoded_from(make_
     offset, the error code or the index out, which the client then reads as 0. Produce
     v13 names its topics by id alone, and one the cluster no longer knows (deleted while
     the request was in) does not hide the topics after it."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    follower = next(b for b in p.replicas if b != p.leader)
-    check = Soundness(state)
+    state, p, check, follower = one_partition
     req = _produce(partitions=(0,))
     refusal = Row((0, E.NOT_LEADER_OR_FOLLOWER, -1, -1, -1))
     check.check(follower, 0, 9, req, {"responses": [
@@ -989,17 +989,13 @@ def _fetch_answer(records: bytes, aborted: list[tuple[int, int]] | None) -> dict
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_names_an_aborted_record_given_to_a_read_committed_reader(make_cluster
+def test_soundness_names_an_aborted_record_given_to_a_read_committed_reader(one_partition
                                                                             ) -> None:
     """The client's history decides: a transactional batch appended (Produce answered
     0) whose producer then aborted (EndTxn committed=false answered 0) must not reach a
     read_committed reader; an aborted-transaction entry (with the ABORT marker after it)
     makes the reader skip it, and a read_uncommitted reader may have it."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+    state, p, check, _ = one_partition
     data = build_batch([(b"k", b"a"), (b"k", b"b")], producer_id=7, producer_epoch=2,
                        base_sequence=0, transactional=True)
     req = _produce(records=data, partitions=(0,))
@@ -1049,15 +1045,11 @@ def test_soundness_names_an_aborted_record_given_to_a_read_committed_reader(make
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_counts_only_an_end_txn_answered_without_error(make_cluster) -> None:
+def test_soundness_counts_only_an_end_txn_answered_without_error(one_partition) -> None:
     """An EndTxn refused (CONCURRENT_TRANSACTIONS: the coordinator still completing the
     last one) decided nothing: the transaction's batches stay open, and a reader given
     them is not judged; the retry answered 0 aborts them."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+    state, p, check, _ = one_partition
     data = build_batch([(b"k", b"a")], producer_id=7, producer_epoch=2, base_sequence=0,
                        transactional=True)
     req = _produce(records=data, partitions=(0,))
@@ -1124,7 +1116,7 @@ def test_soundness_reads_the_fetch_of_a_consumer_as_kafka_names_it() -> None:
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violations are logged at ERROR
-def test_soundness_replays_the_reader_batch_by_batch_as_kafkas_consumer(make_cluster
+def test_soundness_replays_the_reader_batch_by_batch_as_kafkas_consumer(one_partition
                                                                        ) -> None:
     """The replay is Kafka's CompletedFetch: a batch with no producer id is passed over,
     an aborted-transaction entry counts from the batch that reaches its first offset
@@ -1133,11 +1125,7 @@ def test_soundness_replays_the_reader_batch_by_batch_as_kafkas_consumer(make_clu
     closing a transaction the answer calls aborted leaves it in), a partial batch at the
     end of the answer is not yet given to the application, and producer id 0 is one like
     any other."""
-    sim = make_cluster(3)
-    state = sim.state
-    state.create_topic("t", 1, 3)
-    p = state.topics["t"].partitions[0]
-    check = Soundness(state)
+    state, p, check, _ = one_partition
 
     def aborted(pid: int, offset: int, n: int = 1) -> bytes:
         """A transactional batch of ``n`` records of producer ``pid`` appended at

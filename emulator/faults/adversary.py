@@ -319,11 +319,6 @@ class Adversary:
             return None
         return plan
 
-    def _topic_name(self, topic_id: bytes) -> str | None:
-        """The name of the topic with this id (Produce v13+ answers name topics by id)."""
-        t = self.state.topics_by_id.get(topic_id)
-        return t.name if t is not None else None
-
     def _leads(self, broker: int, topic: str, partition: int) -> bool:
         t = self.state.topics.get(topic)
         return t is not None and 0 <= partition < len(t.partitions) \
@@ -339,7 +334,7 @@ class Adversary:
         that has not fetched the batch yet, so the old leader truncates it."""
         if not isinstance(result, dict):
             return result
-        done = appended(result, self._topic_name)
+        done = appended(result, self.state)
         chosen = self._pick(plan, [(t, i) for t, i in done if self._leads(plan.broker, t, i)],
                             "appended")
         if chosen is None:
@@ -352,7 +347,7 @@ class Adversary:
                               "write kept"):
                 return result
             return fail_produce(result, topic, index, int(E.NOT_LEADER_OR_FOLLOWER),
-                                 (p.leader, p.leader_epoch), self._topic_name)
+                                 (p.leader, p.leader_epoch), self.state)
         end = p.log_end_offset
         self._move(plan, topic, index, f"after the acks=1 answer, before the followers "
                    f"fetched it (old leader's log end {end}, high watermark "

@@ -10,6 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from emulator.cluster.state import ClusterState
+from emulator.faults.model import topic_name
+
 # The kinds of fault (what ``Adversary.scale`` tunes, what the record says).
 LEADER_MOVE = "leader_move"
 LEADER_MOVE_AFTER_APPEND = "leader_move_after_append"
@@ -230,25 +233,12 @@ def group_key(api: int, req: dict) -> str | None:
     return gid if isinstance(gid, str) else None
 
 
-def answer_topic(t: dict, name_of: Callable[[bytes], str | None] | None) -> str | None:
-    """The topic a Produce answer's topic entry is about: its name, or from Produce v13
-    on (topics named by id, the name empty) what ``name_of`` says of its id."""
-    name = t.get("name")
-    if isinstance(name, str) and name:
-        return name
-    tid = t.get("topic_id")
-    if name_of is not None and isinstance(tid, bytes | bytearray):
-        return name_of(bytes(tid))
-    return None
-
-
-def appended(result: dict, name_of: Callable[[bytes], str | None] | None = None
-             ) -> list[tuple[str, int]]:
+def appended(result: dict, state: ClusterState | None = None) -> list[tuple[str, int]]:
     """The (topic, partition) pairs a Produce answer says were appended (error NONE);
-    ``name_of`` names the topics of a v13+ answer (by id)."""
+    ``state`` names the topics of a v13+ answer (by id: ``model.topic_name``)."""
     out = []
     for t in result.get("responses") or ():
-        name = answer_topic(t, name_of)
+        name = topic_name(state, t)
         for p in t.get("partition_responses") or ():
             if isinstance(p, tuple):
                 index, err = p[0], p[1]
@@ -275,15 +265,14 @@ def metadata_partitions(result: dict) -> list[tuple[str, int]]:
 
 
 def fail_produce(result: dict, topic: str, index: int, code: int,
-                  leader: tuple[int, int],
-                  name_of: Callable[[bytes], str | None] | None = None) -> dict:
+                  leader: tuple[int, int], state: ClusterState | None = None) -> dict:
     """The Produce answer with partition ``topic``-``index`` failed with ``code`` (the
-    records stay) and the current-leader hint Kafka's purgatory gives; ``name_of`` as
+    records stay) and the current-leader hint Kafka's purgatory gives; ``state`` as
     for ``appended``."""
     out = dict(result)
     out["responses"] = [
         {**t, "partition_responses": [
-            fail_partition(p, code, leader) if answer_topic(t, name_of) == topic
+            fail_partition(p, code, leader) if topic_name(state, t) == topic
             and (p[0] if isinstance(p, tuple) else p.get("index")) == index else p
             for p in t.get("partition_responses") or ()]}
         for t in result.get("responses") or ()]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from emulator.cluster.state import ClusterState
-from emulator.faults.model import request_items
+from emulator.faults.model import request_items, topic_name
 from wire.messages import NAMES
 
 FIND_COORDINATOR = 10
@@ -24,7 +24,6 @@ _GROUP_KEYS = ("group_id",)
 _GROUP_LISTS = ("groups", "groups_names", "group_ids")
 _TXN_KEYS = ("transactional_id",)
 _TXN_LISTS = ("transactional_ids",)
-_TOPIC_NAME_KEYS = ("name", "topic", "topic_name")
 _TOPIC_LISTS = ("topic_names",)  # DeleteTopics v0-5: a list of names
 
 
@@ -116,17 +115,6 @@ def _collect(obj: dict, found: dict[str, list[str]]) -> None:
                     _collect(x, found)
 
 
-def _topic_of(state: ClusterState | None, entry: dict) -> str | None:
-    for k in _TOPIC_NAME_KEYS:
-        if isinstance(entry.get(k), str) and entry[k]:
-            return str(entry[k])
-    tid = entry.get("topic_id")
-    if state is not None and isinstance(tid, bytes | bytearray):
-        t = state.topics_by_id.get(bytes(tid))
-        return t.name if t is not None else None
-    return None
-
-
 def _unique(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
@@ -148,7 +136,7 @@ def request_facts(state: ClusterState | None, broker: int, api_key: int, version
     for v in request.values():
         if isinstance(v, list):
             topics.extend(t for x in v if isinstance(x, dict)
-                          for t in [_topic_of(state, x)] if t is not None)
+                          for t in [topic_name(state, x)] if t is not None)
     if api_key in _NO_TOPIC_ENTRIES:
         topics = [t for t, _ in partitions]
     return Facts(broker, api_key, version, client_id, request, _unique(topics), partitions,

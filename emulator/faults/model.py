@@ -92,8 +92,20 @@ class Injection:
 _PARTITION_KEYS = ("partition_index", "partition", "index", "partition_id")
 
 
-def _topic_name(state: ClusterState | None, entry: dict) -> str | None:
-    for k in ("name", "topic", "topic_name"):
+# The fields a topic entry names its topic by, across the APIs and their versions: ``name``
+# (most), ``topic`` (Fetch up to v12, OffsetForLeaderEpoch, ElectLeaders), ``topic_name``
+# (DescribeQuorum, the share groups' offsets admin APIs, DescribeTopicPartitions).
+TOPIC_NAME_KEYS = ("name", "topic", "topic_name")
+
+
+def topic_name(state: ClusterState | None, entry: dict) -> str | None:
+    """The topic a request's or an answer's topic entry is about: its name (a non-empty
+    ``TOPIC_NAME_KEYS`` field), else, where an API names topics by id (Fetch v13+,
+    Produce v13+, the share APIs), the topic of that id in ``state``; None for an entry
+    naming no topic, or an id the cluster does not know (deleted, or never created).
+    The one reading the fault rules, the request facts, the adversary and its soundness
+    check share, so that they agree on what an entry is about."""
+    for k in TOPIC_NAME_KEYS:
         if isinstance(entry.get(k), str) and entry[k]:
             return entry[k]
     tid = entry.get("topic_id")
@@ -125,7 +137,7 @@ def _split_partitions(entry: dict, partition: int) -> tuple[dict | None, dict | 
 def _split(state: ClusterState | None, obj: dict, topic: str, partition: int | None,
            top: bool) -> tuple[dict | None, dict | None]:
     if not top:
-        name = _topic_name(state, obj)
+        name = topic_name(state, obj)
         if name is not None:
             if name != topic:
                 return None, obj
@@ -145,7 +157,7 @@ def _names_topics(state: ClusterState | None, obj: dict) -> bool:
     for v in obj.values():
         if isinstance(v, list):
             for x in v:
-                if isinstance(x, dict) and (_topic_name(state, x) is not None
+                if isinstance(x, dict) and (topic_name(state, x) is not None
                                             or _names_topics(state, x)):
                     return True
     return False
@@ -167,7 +179,7 @@ def request_items(state: ClusterState | None, req: dict) -> list[tuple[str, int]
     out: list[tuple[str, int]] = []
 
     def walk(obj: dict, top: bool) -> None:
-        name = None if top else _topic_name(state, obj)
+        name = None if top else topic_name(state, obj)
         for k, v in obj.items():
             if not isinstance(v, list) or k == "forgotten_topics_data":
                 continue

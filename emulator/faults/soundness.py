@@ -55,6 +55,7 @@ import logging
 from typing import Any
 
 from emulator.cluster.state import ClusterState
+from emulator.faults.model import topic_name
 from emulator.log.cleaner import control_type
 from wire.errors import ErrorCode as E
 from wire.records import HEADER_SIZE, BatchHeader, InvalidRecordError, read_header
@@ -140,7 +141,7 @@ class Soundness:
         self, broker: int, api: str, topics: Any, key: str, index_key: str, snap: Snapshot
     ) -> None:
         for t in topics or ():
-            name = _topic_name(self.state, t)
+            name = topic_name(self.state, t)
             if name is None:
                 continue
             for p in t.get(key) or ():
@@ -151,7 +152,7 @@ class Soundness:
     def _produce(self, broker: int, req: dict, result: dict, snap: Snapshot) -> None:
         batches = _produce_batches(self.state, req)
         for t in result.get("responses") or ():
-            name = _topic_name(self.state, t)
+            name = topic_name(self.state, t)
             if name is None:
                 continue
             for pr in t.get("partition_responses") or ():
@@ -300,7 +301,7 @@ class Soundness:
         if not self._aborted:
             return
         for t in topics or ():
-            name = _topic_name(self.state, t) if isinstance(t, dict) else None
+            name = topic_name(self.state, t) if isinstance(t, dict) else None
             if name is None:
                 continue
             for p in t.get("partitions") or ():
@@ -368,17 +369,6 @@ class Soundness:
         log.error("adversary soundness violation (an answer Kafka could not give): %s", text)
 
 
-def _topic_name(state: ClusterState, t: dict) -> str | None:
-    name = t.get("name") or t.get("topic")
-    if isinstance(name, str) and name:
-        return name
-    tid = t.get("topic_id")
-    if isinstance(tid, bytes | bytearray):
-        topic = state.topics_by_id.get(bytes(tid))
-        return topic.name if topic is not None else None
-    return None
-
-
 def _replica_id(req: dict) -> int:
     """The replica a Fetch comes from (-1: a consumer's), by replica_id up to v14 and
     replica_state from v15, as Kafka's FetchRequest.replicaId reads it. Broker 0 is a
@@ -401,12 +391,12 @@ def _request_partitions(state: ClusterState, api: int, req: dict) -> list[tuple[
     out: list[tuple[str, object]] = []
     if api == 0:
         for t in req.get("topic_data") or ():
-            name = _topic_name(state, t)
+            name = topic_name(state, t)
             if name is not None:
                 out.extend((name, p.get("index")) for p in t.get("partition_data") or ())
     else:
         for t in req.get("topics") or ():
-            name = _topic_name(state, t)
+            name = topic_name(state, t)
             if name is not None:
                 out.extend(
                     (name, p.get("partition", p.get("partition_index")))
@@ -465,7 +455,7 @@ def _produce_batches(state: ClusterState, req: dict) -> dict[tuple[str, int], Ba
     and v0-2 are gone since Kafka 4.0)."""
     out = {}
     for t in req.get("topic_data") or ():
-        name = _topic_name(state, t)
+        name = topic_name(state, t)
         if name is None:
             continue
         for p in t.get("partition_data") or ():
