@@ -104,8 +104,12 @@ class Partition:
         self.topic_id = topic_id
         self.index = index
         self.replicas: list[int] = list(replicas)
+        # The controller chooses the leader and ISR among the live replicas
+        # (controller.on_new_partition, before anything reads them); these are its
+        # choice when every replica is alive. A partition always has replicas:
+        # CreateTopics and CreatePartitions refuse an empty assignment.
         self.isr: list[int] = list(replicas)
-        self.leader: int = replicas[0] if replicas else -1
+        self.leader: int = replicas[0]
         self.leader_epoch = 0
         self.partition_epoch = 0
         # (leader epoch, leader) at the last leader changes, oldest first
