@@ -172,3 +172,35 @@ def test_kafka_python_reassigns_lists_cancels_and_the_data_moves(cluster: Target
             break
     consumer.close()
     assert got == list(range(201))
+
+
+@pytest.mark.emulator_only  # every broker of the session's Kafka unregistered would stay out
+# until each restarts; Kafka's side is read in its source (ControllerApis hands the request
+# to the controller quorum, which does not depend on the brokers being registered)
+def test_served_at_once_with_every_broker_unregistered(kafka_timing_cluster: Target) -> None:
+    """Kafka's controller quorum stands apart from the brokers: with every broker
+    unregistered (each still running and answering, under Kafka's timing) it still
+    serves AlterPartitionReassignments at once, where the emulator has no broker left
+    to hold the controller role. And a deadline only 1 ms away is met by an idle
+    controller: only one already past (TimeoutMs <= 0) times out."""
+    cluster = kafka_timing_cluster
+    b1, b2, b3 = cluster.broker_ids
+    foo = f"foo-{uuid.uuid4().hex[:8]}"
+    nope = f"nope-{uuid.uuid4().hex[:8]}"
+    create_assigned(cluster, foo, {0: [b1, b2]})
+    conn = Conn(cluster, 0)
+    try:
+        for b in (b1, b2, b3):
+            assert conn.call(64, 0, {"broker_id": b})["error_code"] == 0
+        wait_for(lambda: not metadata_brokers(cluster), "every broker unregistered")
+        assert cluster.state.controller is None  # no broker holds the role
+        resp = alter_raw(conn, [(foo, [(0, None)]), (nope, [(0, [b1])])], timeout_ms=3000)
+        assert (resp["error_code"], resp["error_message"]) == (0, None)
+        assert results(resp) == {
+            (foo, 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None),
+            (nope, 0): (E.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {nope}.")}
+        resp = alter_raw(conn, [(foo, [(0, None)])], timeout_ms=1)
+        assert (resp["error_code"], results(resp)) == (
+            0, {(foo, 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None)})
+    finally:
+        conn.close()

@@ -69,13 +69,6 @@ def until(
     return Delayed(lambda: True if ready() else None, deadline_ms, lambda: False, keys)
 
 
-def controller_elected(meta: ClusterMetadata, timeout_ms: int) -> Delayed[bool]:
-    """A request the active controller must serve (AlterPartitionReassignments) while
-    there is none (a failover): True once one is elected, False after ``timeout_ms``
-    (the request's timeout: REQUEST_TIMED_OUT)."""
-    return until(lambda: meta.controller is not None, meta.now() + timeout_ms)
-
-
 def topics_settled(
     meta: ClusterMetadata, names: Iterable[str | None], timeout_ms: int
 ) -> Delayed[bool] | None:

@@ -4,15 +4,18 @@ Served by every broker, as KRaft brokers forward it to the active controller.
 Start, change or (null replicas) cancel reassignments with the KRaft controller's
 validation order, messages and replica lists (``emulator.cluster.reassignment``);
 one request is applied atomically and the data then really moves. An empty topic
-list succeeds at once. TimeoutMs is the controller queue's deadline: a request
-that cannot start before it (TimeoutMs <= 0, or no active controller until then)
-gets REQUEST_TIMED_OUT at the top level and on every partition, and changes
-nothing.
+list succeeds at once. TimeoutMs is the controller queue's deadline: Kafka's
+controller times out an event whose deadline has passed before it runs, which one
+of TimeoutMs <= 0 always has (REQUEST_TIMED_OUT at the top level and on every
+partition, nothing changed); the emulator's controller has no queue, so any later
+deadline is met. Kafka's controller quorum stands apart from the brokers, so the
+request is served even while no broker is registered (every one unregistered
+under ``--fidelity kafka``), when the emulator has no broker to hold its
+controller role: the request needs no more than the metadata.
 """
 
 from __future__ import annotations
 
-from emulator.cluster.delayed import controller_elected
 from emulator.cluster.reassignment import alter_partition_reassignments
 from emulator.handlers.authz import ClusterOp, Op
 from emulator.handlers.base import RequestContext
@@ -44,15 +47,13 @@ def _apply(ctx: RequestContext, req: dict, allow: bool) -> dict:
                 for tr in results]}
 
 
-def handle(ctx: RequestContext, req: dict, version: int):
-    allow = bool(req["allow_replication_factor_change"]) if version >= 1 else True
+def handle(ctx: RequestContext, req: dict, version: int) -> dict:
+    # v0 has no AllowReplicationFactorChange: the decoded request holds its default,
+    # true, which is what KIP-860 makes of a v0 request
+    allow = bool(req["allow_replication_factor_change"])
     if not req["topics"]:
         return {"throttle_time_ms": 0, "allow_replication_factor_change": allow,
                 "error_code": E.NONE, "error_message": None, "responses": []}
     if req["timeout_ms"] <= 0:
         return error_response(req, E.REQUEST_TIMED_OUT)
-    if ctx.cluster.controller is not None:
-        return _apply(ctx, req, allow)
-    return controller_elected(ctx.cluster, req["timeout_ms"]).map(
-        lambda elected: _apply(ctx, req, allow) if elected
-        else error_response(req, E.REQUEST_TIMED_OUT))
+    return _apply(ctx, req, allow)
