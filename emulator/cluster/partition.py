@@ -10,6 +10,7 @@ every leader change, the partition epoch on every change at all.
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -58,6 +59,18 @@ class ProducerEntry:
     @property
     def last_seq(self) -> int:
         return self.batches[-1][1] if self.batches else -1
+
+
+def new_epoch(entry: ProducerEntry, epoch: int) -> None:
+    """Kafka's maybeUpdateProducerEpoch: a batch or marker of another epoch leaves the
+    producer's entry without batches (the new epoch's sequences start afresh); its open
+    transaction, coordinator epoch and last timestamp stay until the batch sets them."""
+    entry.epoch = epoch
+    entry.batches.clear()
+
+
+# An end-transaction marker's value: its version (0), then the coordinator epoch
+_MARKER_VALUE = struct.Struct(">hi")
 
 
 @dataclass(slots=True)
@@ -284,10 +297,10 @@ class Partition:
         if h.producer_id < 0:
             return
         entry = self.producers.get(h.producer_id)
-        if entry is None or h.producer_epoch > entry.epoch:
-            old_txn = entry.txn_first_offset if entry else -1
+        if entry is None:
             entry = self.producers[h.producer_id] = ProducerEntry(h.producer_epoch)
-            entry.txn_first_offset = old_txn
+        elif h.producer_epoch > entry.epoch:
+            new_epoch(entry, h.producer_epoch)
         if h.base_sequence >= 0:
             entry.batches.append((h.base_sequence, h.last_sequence, base, last))
             entry.epoch_from_marker = False
@@ -299,14 +312,15 @@ class Partition:
         """The producer state ``broker_id``'s replica holds, as Kafka's
         Partition.activeProducerState reads it from that replica's own log: the shared
         state while the replica has everything the leader has; for a follower behind the
-        leader, the state its own batches build (so a producer whose batches it has not
-        fetched is not there yet). Under --fidelity kafka only (docs/fidelity.md,
+        leader, the state its own batches build, each appended as Kafka's follower
+        appends a replicated batch (ProducerAppendInfo), so a producer whose batches it
+        has not fetched is not there yet. Under --fidelity kafka only (docs/fidelity.md,
         describe-producers-follower). Producers whose batches retention already deleted
         from the follower's log are missing from a lagging follower's answer (Kafka
-        keeps them in its snapshot)."""
-        log = self.logs.get(broker_id)
-        if broker_id == self.leader or log is None \
-                or log.log_end_offset >= self.leader_log.log_end_offset:
+        keeps them in its snapshot). Asked of a replica only (DescribeProducers answers
+        NOT_LEADER_OR_FOLLOWER elsewhere), which always has a log."""
+        log = self.logs[broker_id]
+        if broker_id == self.leader or log.log_end_offset >= self.leader_log.log_end_offset:
             return self.producers
         out: dict[int, ProducerEntry] = {}
         for data, base, last, _, _ in log.batches_from(log.log_start_offset, 1 << 62):
@@ -314,15 +328,19 @@ class Partition:
             if h.producer_id < 0:
                 continue
             entry = out.get(h.producer_id)
-            if entry is None or h.producer_epoch > entry.epoch:
-                old_txn = entry.txn_first_offset if entry is not None else -1
+            if entry is None:
                 entry = out[h.producer_id] = ProducerEntry(h.producer_epoch)
-                entry.txn_first_offset = -1 if h.is_control else old_txn
-            if h.is_control:  # a marker: the transaction ends, its coordinator epoch kept
-                value = decode_records(data)[0].value or b""
+            elif h.producer_epoch != entry.epoch:
+                new_epoch(entry, h.producer_epoch)
+            if h.is_control:
+                # appendEndTxnMarker: the transaction ends, the marker's coordinator
+                # epoch is kept. Every marker is one the emulator wrote (clients cannot
+                # produce control batches, the cleaner drops a marker whole), one record
+                # whose value is version, then coordinator epoch.
+                value = decode_records(data)[0].value
+                assert value is not None
+                _, entry.coordinator_epoch = _MARKER_VALUE.unpack(value)
                 entry.txn_first_offset = -1
-                entry.coordinator_epoch = int.from_bytes(value[2:6], "big", signed=True) \
-                    if len(value) >= 6 else 0
                 continue
             if h.base_sequence >= 0:
                 entry.batches.append((h.base_sequence, h.last_sequence, base, last))
