@@ -21,9 +21,12 @@ TID = "txn-1"
 
 
 class Harness:
-    def __init__(self) -> None:
-        self.state = new_cluster(3, **{"transaction.state.log.num.partitions": "4",
-                                       "offsets.topic.num.partitions": "4"}).state
+    def __init__(self, fidelity: str | None = None, brokers: int | list[int] = 3,
+                 **config: str) -> None:
+        sim = new_cluster(brokers, fidelity=fidelity,
+                          **{"transaction.state.log.num.partitions": "4",
+                             "offsets.topic.num.partitions": "4", **config})
+        self.state, self.clock = sim.state, sim.clock
         self.state.create_topic("t", 2, 1)
         self.gc = GroupCoordinator(self.state)
         self.tc = TransactionCoordinator(self.state, self.gc)
@@ -698,3 +701,219 @@ def test_a_marker_on_a_partition_without_the_producers_data_starts_its_sequences
     r = h.state.append(p1.leader, "t", 1, skipping, -1)
     assert r.error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert h.produce(pid, epoch, part=1) == 1  # sequence 0
+
+
+# ---- when a transaction completes: the markers, the prepare window, the tick's timers ---------
+@pytest.mark.parametrize("delay", [1, 15])
+def test_kafka_timing_writes_the_markers_delay_ms_after_end_txn(delay: int) -> None:
+    """Under Kafka's timing EndTxn answers with the transaction in PrepareCommit and the
+    markers are written ``marker_delay_ms`` later, at the tick the server sets for that
+    time (``next_deadline``); meanwhile the same id is CONCURRENT_TRANSACTIONS and a
+    Produce adding its partition is held (``preparing``)."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = delay
+    pid, epoch = h.init()
+    assert not h.tc.preparing(TID)  # Empty
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert h.produce(pid, epoch) == 0
+    assert not h.tc.preparing(TID)  # Ongoing
+    assert not h.tc.preparing("no-such-id")
+    ended = h.clock.now_ms()
+    assert h.tc.end_txn(TID, pid, epoch, True) == (E.NONE, pid, epoch)
+    assert h.tc.txns[TID].state == "PrepareCommit" and h.tc.preparing(TID)
+    assert h.tc.next_deadline() == ended + delay
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 0)]) == {
+        ("t", 0): E.CONCURRENT_TRANSACTIONS}
+    h.clock.advance(delay - 1)
+    assert h.tc.tick() is False  # nothing due yet
+    assert h.tc.txns[TID].state == "PrepareCommit" and h.partition().log_end_offset == 1
+    h.clock.advance(1)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].state == "CompleteCommit" and not h.tc.preparing(TID)
+    marker = read_header(h.partition().leader_log.batch_at(1))
+    assert marker.is_control and marker.producer_id == pid
+
+
+def test_kafka_timing_with_no_marker_delay_completes_at_once() -> None:
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = 0
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch)
+    assert h.tc.end_txn(TID, pid, epoch, False) == (E.NONE, pid, epoch)
+    assert h.tc.txns[TID].state == "CompleteAbort"
+    assert h.partition().log_end_offset == 2
+
+
+def test_a_marker_is_stamped_with_the_time_it_is_written() -> None:
+    """Kafka's leader writes the marker batch with its clock's time (WriteTxnMarkers):
+    here the cluster's clock when the markers are written, after the prepare window."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = 40
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch)
+    h.clock.advance(7)
+    h.tc.end_txn(TID, pid, epoch, True)
+    h.clock.advance(40)
+    h.tc.tick()
+    marker = read_header(h.partition().leader_log.batch_at(1))
+    assert marker.is_control
+    assert marker.base_timestamp == marker.max_timestamp == h.clock.now_ms()
+
+
+def test_the_markers_of_a_transaction_with_offsets_are_all_written_at_once() -> None:
+    """__consumer_offsets takes no marker here (the group coordinator completes the
+    offsets), and the partitions after it in order still get theirs in the same
+    EndTxn: the transaction completes without waiting for a tick."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.tc.add_offsets(TID, pid, epoch, "grp")
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.produce(pid, epoch)
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.txns[TID].state == "CompleteCommit"
+    assert h.partition().log_end_offset == 2
+
+
+def test_a_leaderless_partition_holds_only_its_own_marker() -> None:
+    """A marker whose partition has no leader waits for one; the markers of the other
+    partitions are written in the same EndTxn, and the one left at the next tick that
+    finds a leader; after that the tick visits the transaction no more."""
+    h = Harness()
+    leader = next(b for b in (1, 2, 3)
+                  if b not in (h.partition(0).leader, h.partition(1).leader))
+    h.state.create_topic("a-first", assignments={0: [leader]})  # sorts before "t"
+    lonely = h.state.get_partition("a-first", 0)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("a-first", 0), ("t", 0), ("t", 1)])
+    controller.broker_stopped(h.state, leader)
+    assert lonely.leader == -1
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.txns[TID].state == "PrepareCommit"
+    assert h.tc.txns[TID].pending_markers == {("a-first", 0)}
+    assert [h.partition(i).log_end_offset for i in (0, 1)] == [1, 1]  # their markers
+    controller.broker_started(h.state, leader)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].state == "CompleteCommit" and lonely.log_end_offset == 1
+    visits = h.tc.visits
+    h.tc.tick()
+    assert h.tc.visits == visits
+
+
+def test_markers_of_deleted_partitions_are_dropped() -> None:
+    """A marker whose partition is gone (its topic deleted, or deleted and created
+    again with fewer partitions) is not written and no longer awaited: Kafka's
+    coordinator skips a partition it finds no leader endpoint for ("likely deleted
+    already"), and the other partitions still get theirs."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = 10
+    h.state.create_topic("gone", 2, 1)
+    h.state.create_topic("lost", 1, 1)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("gone", 1), ("lost", 0), ("t", 0)])
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    h.state.delete_topic("gone")
+    h.state.create_topic("gone", 1, 1)
+    h.state.delete_topic("lost")
+    h.clock.advance(10)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].state == "CompleteCommit"
+    assert h.partition().log_end_offset == 1  # t-0's marker
+    assert h.state.get_partition("gone", 0).log_end_offset == 0
+
+
+def test_a_marker_goes_to_a_leader_with_id_0() -> None:
+    h = Harness(brokers=[0, 1, 2])
+    h.state.create_topic("zero", assignments={0: [0]})
+    assert h.state.get_partition("zero", 0).leader == 0
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("zero", 0)])
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.txns[TID].state == "CompleteCommit"
+    assert h.state.get_partition("zero", 0).log_end_offset == 1
+
+
+def test_the_next_transaction_after_a_new_producer_id_keeps_it() -> None:
+    """Transaction version 2 at the last epoch: the markers carry it and a new producer
+    id follows them, once; the next transaction of the new id ends with epoch 1 of it."""
+    h = Harness()
+    pid, _ = h.init()
+    h.tc.txns[TID].producer_epoch = 32766
+    _produce_v2(h, pid, 32766)
+    err, pid2, e2 = h.tc.end_txn(TID, pid, 32766, True, tv2=True)
+    assert err == E.NONE and isinstance(pid2, int) and pid2 not in (pid, -1) and e2 == 0
+    assert h.tc.describe(TID)["producer_id"] == pid2
+    assert _produce_v2(h, pid2, 0) >= 0
+    assert h.tc.end_txn(TID, pid2, 0, True, tv2=True) == (E.NONE, pid2, 1)
+
+
+def test_the_tick_visits_an_ongoing_transaction_at_its_timeout_not_before() -> None:
+    h = Harness()
+    pid, epoch = h.init(timeout=10_000)
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    start = h.tc.txns[TID].start_ms
+    h.tc.tick()
+    assert h.tc.next_deadline() == start + 10_001
+    visits = h.tc.visits
+    h.clock.advance(10_000)
+    assert h.tc.tick() is False and h.tc.visits == visits
+    assert h.tc.txns[TID].state == "Ongoing"
+    h.clock.advance(1)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].state == "CompleteAbort"
+    assert h.tc.txns[TID].producer_epoch == epoch + 1
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_an_idle_transactional_id_expires_just_past_its_expiration(configured: bool) -> None:
+    """transactional.id.expiration.ms (7 days by default) after its last update, an Empty
+    or Complete transactional id is forgotten, at the first millisecond past it; the tick
+    visits it then and not before."""
+    expiry = 1_000 if configured else 604_800_000
+    h = Harness(**({"transactional.id.expiration.ms": str(expiry)} if configured else {}))
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.tc.end_txn(TID, pid, epoch, True)
+    h.init("other")  # stays Empty, updated later
+    last = h.tc.txns[TID].last_update_ms
+    h.tc.tick()
+    assert h.tc.next_deadline() == last + expiry + 1
+    visits = h.tc.visits
+    h.clock.advance(expiry)
+    assert h.tc.tick() is False and h.tc.visits == visits
+    assert TID in h.tc.txns
+    h.clock.advance(1)
+    assert h.tc.tick() is True
+    assert TID not in h.tc.txns and "other" not in h.tc.txns
+
+
+def test_a_crashed_leader_gets_no_marker_until_a_new_leader_takes_over() -> None:
+    """A leader whose process died is still the leader until the controller fences it
+    (broker.session.timeout.ms): Kafka's coordinator cannot deliver the marker to it
+    (the request fails, and is retried with the partition's leader as the metadata
+    then names it), so the transaction stays PrepareCommit; once the broker is fenced
+    the new leader gets the marker and the transaction completes."""
+    h = Harness()
+    h.state.create_topic("r", 1, 3)
+    p = h.state.get_partition("r", 0)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("r", 0)])
+    batch = build_batch([(None, b"x")], producer_id=pid, producer_epoch=epoch,
+                        base_sequence=0, transactional=True)
+    h.state.append(p.leader, "r", 0, batch, -1)
+    h.state.tick()
+    assert p.high_watermark == 1 and len(p.isr) == 3
+    old = p.leader
+    controller.broker_crashed(h.state, old, fence_after_ms=5_000)
+    assert h.state.is_alive(old) and not h.state.is_running(old)
+    assert h.tc.end_txn(TID, pid, epoch, True)[0] == E.NONE
+    assert h.tc.txns[TID].state == "PrepareCommit"
+    assert p.leader == old and p.leader_log.log_end_offset == 1  # no marker written
+    assert h.tc.add_partitions(TID, pid, epoch, [("r", 0)]) == {
+        ("r", 0): E.CONCURRENT_TRANSACTIONS}
+    h.clock.advance(5_000)
+    h.state.tick()  # the controller fences it, a new leader is elected, the marker goes
+    assert p.leader not in (old, -1)
+    assert h.tc.txns[TID].state == "CompleteCommit"
+    assert read_header(p.leader_log.batch_at(1)).is_control

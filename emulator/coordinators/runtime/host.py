@@ -52,6 +52,11 @@ class ClusterHost(Protocol):
 
     def is_alive(self, broker_id: int) -> bool: ...
 
+    def is_running(self, broker_id: int) -> bool:
+        """Alive and its process up: a crashed broker the controller has not fenced yet is
+        alive (still leader in the metadata) but takes no request, a marker included."""
+        ...
+
     def alive_brokers(self) -> list[int]:
         """The registered, unfenced brokers (the share state topic's replication factor)."""
         ...

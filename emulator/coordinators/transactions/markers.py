@@ -3,8 +3,10 @@ of its partitions, and the prepare window before they are written.
 
 As Kafka's TransactionMarkerChannelManager: once the coordinator has written the prepare
 record (PrepareCommit/PrepareAbort), a marker (``wire.records.control_batch``) goes to
-the leader of each partition of the transaction; one whose partition has no live leader
-stays pending and is tried again at the coordinator's next tick. The coordinator
+the leader of each partition of the transaction; one whose partition has no leader, or
+a leader whose process is down (crashed, not yet fenced: the metadata still names it, the
+request to it fails), stays pending and is tried again at the coordinator's next tick,
+with the leader the metadata names then. The coordinator
 (emulator/coordinators/transactions/coordinator.py) completes the transaction when none
 is left.
 
@@ -45,10 +47,11 @@ def prepare_window(fidelity: Fidelity, delay_ms: int) -> int:
 
 def write_markers(state: ClusterHost, pending: set[tuple[str, int]], producer_id: int,
                   producer_epoch: int, commit: bool, now: int) -> None:
-    """Write the markers of ``pending`` (topic, partition) whose partition has a live
+    """Write the markers of ``pending`` (topic, partition) whose partition has a running
     leader, and take them out of it; those of __consumer_offsets need none (the group
     coordinator completes the transaction's offsets) nor do those of partitions deleted
-    meanwhile. What stays in ``pending`` waits for a leader."""
+    meanwhile (Kafka's coordinator skips a partition its metadata no longer has). What stays
+    in ``pending`` waits for a leader that can take it."""
     for tp in sorted(pending):
         topic, index = tp
         if topic == OFFSETS_TOPIC:
@@ -59,7 +62,7 @@ def write_markers(state: ClusterHost, pending: set[tuple[str, int]], producer_id
             pending.discard(tp)  # deleted meanwhile
             continue
         p = t.partitions[index]
-        if p.leader < 0 or not state.is_alive(p.leader):
+        if p.leader < 0 or not state.is_running(p.leader):
             continue
         data = control_batch(commit, producer_id, producer_epoch, now)
         offset = state.append_control(p, data)
