@@ -11,6 +11,7 @@ import struct
 
 import pytest
 
+from emulator.cluster.partition import epoch_end_offset
 from emulator.log import (
     IMPLEMENTATION,
     UNDEFINED_EPOCH,
@@ -225,7 +226,7 @@ def test_batch_at() -> None:
 def test_leader_epoch_cache() -> None:
     log = Log()
     assert log.latest_epoch == UNDEFINED_EPOCH
-    assert log.end_offset_for_epoch(0) == (UNDEFINED_EPOCH, -1)
+    assert epoch_end_offset(log, 0) == (UNDEFINED_EPOCH, -1)
     log.assign_epoch(1, 0)
     log.append_as_leader(batch(3), 1)
     log.assign_epoch(3, 3)
@@ -234,15 +235,54 @@ def test_leader_epoch_cache() -> None:
     log.append_as_leader(batch(2), 5)
     assert log.epoch_entries() == [(1, 0), (3, 3), (5, 5)]
     assert log.latest_epoch == 5
-    assert log.end_offset_for_epoch(5) == (5, 7)
-    assert log.end_offset_for_epoch(1) == (1, 3)
-    assert log.end_offset_for_epoch(2) == (1, 3)  # the largest epoch <= 2
-    assert log.end_offset_for_epoch(4) == (3, 5)
-    assert log.end_offset_for_epoch(9) == (5, 7)
-    assert log.end_offset_for_epoch(0) == (UNDEFINED_EPOCH, -1)
+    # OffsetForLeaderEpoch's answer from this cache (LeaderEpochFileCache.endOffsetFor)
+    assert epoch_end_offset(log, 5) == (5, 7)
+    assert epoch_end_offset(log, 1) == (1, 3)
+    assert epoch_end_offset(log, 2) == (1, 3)  # the largest epoch <= 2
+    assert epoch_end_offset(log, 4) == (3, 5)
+    assert epoch_end_offset(log, 9) == (UNDEFINED_EPOCH, -1)  # newer than every entry
+    assert epoch_end_offset(log, 0) == (0, 0)  # older: the first entry's start
 
 
 # ---- truncation and retention -------------------------------------------------------------
+def test_moving_the_log_start_moves_the_first_epoch_entry_to_it() -> None:
+    """Kafka's LeaderEpochFileCache.truncateFromStart, run by every move of the log start
+    (UnifiedLog's log start update: DeleteRecords, retention): the entries starting at or
+    before the new start go and the last of them comes back starting there. So
+    OffsetForLeaderEpoch for an epoch older than every entry answers the log start,
+    never an offset below it (a consumer validating a position in deleted records)."""
+    log = Log()
+    log.append_as_leader(batch(3), 0)
+    log.append_as_leader(batch(3), 1)  # offsets 3-5
+    log.append_as_leader(batch(3), 2)  # offsets 6-8
+    log.delete_before(1)  # inside the first batch: no batch goes, the entry moves
+    assert log.epoch_entries() == [(0, 1), (1, 3), (2, 6)]
+    log.delete_before(4)  # epoch 0's entry goes, epoch 1's starts at 4
+    assert log.epoch_entries() == [(1, 4), (2, 6)]
+    assert epoch_end_offset(log, 0) == (0, 4)
+    log.delete_before(6)  # exactly at epoch 2's start: epoch 1's entry goes
+    assert log.epoch_entries() == [(2, 6)]
+    assert epoch_end_offset(log, 1) == (1, 6)
+    log.delete_before(9)  # the whole log: epoch 2 stays, starting at the log end
+    assert log.epoch_entries() == [(2, 9)] and log.log_start_offset == 9
+    assert epoch_end_offset(log, 2) == (2, 9)
+
+
+def test_retention_moves_the_first_epoch_entry_to_the_log_start() -> None:
+    log = Log()
+    for epoch in (0, 0, 1):
+        log.append_as_leader(batch(2, ts=1000), epoch)  # offsets 0-1, 2-3 (epoch 0), 4-5
+    assert log.apply_retention(10_000, 1000, -1, log.log_end_offset) == 2
+    assert log.log_start_offset == 4
+    assert log.epoch_entries() == [(1, 4)]
+    assert epoch_end_offset(log, 0) == (0, 4)
+    retained = Log()
+    for epoch in (0, 0, 1):
+        retained.append_as_leader(batch(2, ts=1000), epoch)
+    assert retained.apply_retention(10_000, 1000, -1, 3) == 1  # below the HW only
+    assert retained.epoch_entries() == [(0, 2), (1, 4)]
+
+
 def test_truncate_to_drops_batches_and_epochs() -> None:
     log = Log()
     log.append_as_leader(batch(2, ts=10), 1)
@@ -276,8 +316,9 @@ def test_truncate_to_the_log_end_drops_an_epoch_starting_there() -> None:
     log.assign_epoch(2, 2)  # elected at the log end, appended nothing
     log.truncate_to(2)
     assert log.epoch_entries() == [(1, 0)] and log.log_end_offset == 2
-    assert log.end_offset_for_epoch(2) == (1, 2)
+    assert epoch_end_offset(log, 2) == (UNDEFINED_EPOCH, -1)  # newer than every entry
     log.assign_epoch(3, 2)
+    assert epoch_end_offset(log, 2) == (1, 2)  # epoch 1 ends where epoch 3 starts
     log.truncate_to(7)  # past the end: the same
     assert log.epoch_entries() == [(1, 0)] and log.log_end_offset == 2
 
@@ -297,7 +338,7 @@ def test_a_new_epoch_replaces_an_empty_one_at_the_same_offset() -> None:
     data, base, last, epoch, max_ts = leader.batches_from(2, 1 << 20)[0]
     follower.append_as_follower(data, base, last, epoch, max_ts)
     assert follower.epoch_entries() == [(1, 0), (3, 2)]
-    assert follower.end_offset_for_epoch(2) == (1, 2)
+    assert epoch_end_offset(follower, 2) == (1, 2)
     again = Log()
     again.append_as_leader(batch(2), 1)
     again.assign_epoch(2, 2)

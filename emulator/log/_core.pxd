@@ -39,6 +39,7 @@ cdef class _LogIndex:
 cdef class Log(_LogIndex):
     # the log's operations (_core.pyx)
     cdef int _drop_head(self, Py_ssize_t i) except -1
+    cdef int _epochs_from_start(self) except -1
     cdef int64_t _batch_ts(self, Py_ssize_t k) except? -2
     cdef int _hold(self, Py_ssize_t i) except -1
     cdef int _rescan_max(self) except -1

@@ -395,21 +395,23 @@ cdef class Log(_LogIndex):
         if self._ep_n == 0 or epoch > self._ep_ids[self._ep_n - 1]:
             self._ep_push(epoch, start_offset)
 
-    def end_offset_for_epoch(self, int64_t epoch):
-        """(largest epoch <= requested, its end offset), as OffsetForLeaderEpoch answers.
-
-        Unknown (older than every entry) gives (-1, -1).
-        """
-        cdef Py_ssize_t i
-        if self._ep_n == 0:
-            return UNDEFINED_EPOCH, -1
-        if epoch == self._ep_ids[self._ep_n - 1]:
-            return epoch, self.log_end_offset
-        i = _bisect_right(self._ep_ids, 0, self._ep_n, epoch)
-        if i == 0:
-            return UNDEFINED_EPOCH, -1
-        return (self._ep_ids[i - 1],
-                self._ep_starts[i] if i < self._ep_n else self.log_end_offset)
+    cdef int _epochs_from_start(self) except -1:
+        """Kafka's LeaderEpochFileCache.truncateFromStart at the log start (see
+        pure.Log._epochs_from_start): the entries starting at or before it go, the last
+        of them comes back starting at it."""
+        cdef Py_ssize_t k = 0
+        cdef int64_t start = self.log_start_offset
+        while k < self._ep_n and self._ep_starts[k] <= start:
+            k += 1
+        if k == 0:
+            return 0
+        k -= 1  # the last of them stays, moved to the log start
+        if k:
+            self._ep_n -= k
+            memmove(self._ep_ids, self._ep_ids + k, self._ep_n * sizeof(int64_t))
+            memmove(self._ep_starts, self._ep_starts + k, self._ep_n * sizeof(int64_t))
+        self._ep_starts[0] = start
+        return 0
 
     # ---- truncation and retention ------------------------------------------------
     def truncate_to(self, int64_t offset):
@@ -474,6 +476,7 @@ cdef class Log(_LogIndex):
         if i:
             self._drop_head(i)
         self.segments.delete_before(self.log_start_offset)
+        self._epochs_from_start()
         return offset
 
     cdef int64_t _batch_ts(self, Py_ssize_t k) except? -2:
@@ -515,7 +518,7 @@ cdef class Log(_LogIndex):
         return 0
 
     cdef int _drop_head(self, Py_ssize_t i) except -1:
-        cdef Py_ssize_t k, shift = 0
+        cdef Py_ssize_t k
         for k in range(self._head, self._head + i):
             self._batches[k] = None
         self._head += i
@@ -528,12 +531,6 @@ cdef class Log(_LogIndex):
         if self.max_timestamp >= 0 and (self._head == self._n or
                                         self.max_timestamp_offset < self._bases[self._head]):
             self._rescan_max()
-        while self._ep_n - shift > 1 and self._ep_starts[shift + 1] <= self.log_start_offset:
-            shift += 1
-        if shift:
-            self._ep_n -= shift
-            memmove(self._ep_ids, self._ep_ids + shift, self._ep_n * sizeof(int64_t))
-            memmove(self._ep_starts, self._ep_starts + shift, self._ep_n * sizeof(int64_t))
         return 0
 
     def apply_retention(self, int64_t now_ms, int64_t retention_ms, int64_t retention_bytes,
@@ -569,6 +566,7 @@ cdef class Log(_LogIndex):
             self.segments.delete_before(self.log_start_offset)
             if self._held is not None and self._held_base < self.segments.bases[0]:
                 self._held = None
+            self._epochs_from_start()
         return n
 
 

@@ -265,22 +265,20 @@ class Log:
         self._epoch_ids.append(epoch)
         self._epoch_starts.append(start)
 
-    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
-        """(largest epoch <= requested, its end offset), as OffsetForLeaderEpoch answers.
-
-        Unknown (older than every entry) gives (-1, -1).
+    def _epochs_from_start(self) -> None:
+        """Kafka's LeaderEpochFileCache.truncateFromStart at the log start, which every
+        move of the log start runs (DeleteRecords, retention): the entries starting at
+        or before it go, and the last of them comes back starting at it. So an epoch
+        older than every entry is answered with the log start (the partition's
+        ``epoch_end_offset``), never an offset below it.
         """
-        ids = self._epoch_ids
-        if not ids:
-            return UNDEFINED_EPOCH, -1
-        if epoch == ids[-1]:
-            return epoch, self.log_end_offset
-        i = bisect_right(ids, epoch)
-        if i == 0:
-            return UNDEFINED_EPOCH, -1
-        found = ids[i - 1]
-        end = self._epoch_starts[i] if i < len(ids) else self.log_end_offset
-        return found, end
+        start = self.log_start_offset
+        k = bisect_right(self._epoch_starts, start)
+        if k:
+            epoch = self._epoch_ids[k - 1]
+            del self._epoch_ids[:k], self._epoch_starts[:k]
+            self._epoch_ids.insert(0, epoch)
+            self._epoch_starts.insert(0, start)
 
     # ---- truncation and retention ----------------------------------------------
     def truncate_to(self, offset: int) -> None:
@@ -338,6 +336,7 @@ class Log:
         if i:
             self._drop_head(i)
         self.segments.delete_before(self.log_start_offset)
+        self._epochs_from_start()
         return offset
 
     def _hold(self, i: int) -> None:
@@ -367,9 +366,6 @@ class Log:
         if self.max_timestamp >= 0 and (not self._bases
                                         or self.max_timestamp_offset < self._bases[0]):
             self._rescan_max()
-        while len(self._epoch_starts) > 1 and self._epoch_starts[1] <= self.log_start_offset:
-            self._epoch_ids.pop(0)
-            self._epoch_starts.pop(0)
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
                         max_offset: int) -> int:
@@ -388,6 +384,7 @@ class Log:
             self.segments.delete_before(self.log_start_offset)
             if self._held is not None and self._held_base < self.segments.bases[0]:
                 self._held = None
+            self._epochs_from_start()
         return n
 
     def _rescan_max(self) -> None:
