@@ -10,6 +10,7 @@ from emulator.cluster import controller
 from emulator.cluster.events import TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
+from emulator.coordinators.transactions.metadata import TxnMetadata
 from emulator.handlers import api_061_describe_producers
 from emulator.handlers.base import RequestContext
 from emulator.services import build_services
@@ -849,8 +850,16 @@ def test_the_next_transaction_after_a_new_producer_id_keeps_it() -> None:
 
 
 def test_the_tick_visits_an_ongoing_transaction_at_its_timeout_not_before() -> None:
+    """The timeout aborts the transaction at the first millisecond past it, fencing the
+    producer as Kafka's prepareFenceProducerEpoch does: the epoch bumped and no last
+    epoch kept, so the old producer's retry is no retry (PRODUCER_FENCED), and an
+    InitProducerId naming the producer with no epoch (-1, which equals that absent
+    last epoch) is answered the current epoch without a bump (Kafka's
+    prepareIncrementProducerEpoch reads it as a retry)."""
     h = Harness()
+    h.init()
     pid, epoch = h.init(timeout=10_000)
+    assert epoch == 1
     h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
     start = h.tc.txns[TID].start_ms
     h.tc.tick()
@@ -863,6 +872,8 @@ def test_the_tick_visits_an_ongoing_transaction_at_its_timeout_not_before() -> N
     assert h.tc.tick() is True
     assert h.tc.txns[TID].state == "CompleteAbort"
     assert h.tc.txns[TID].producer_epoch == epoch + 1
+    assert h.tc.end_txn(TID, pid, epoch, False, tv2=True)[0] == E.PRODUCER_FENCED
+    assert h.tc.init_producer_id(TID, 10_000, pid, -1) == (E.NONE, pid, epoch + 1)
 
 
 @pytest.mark.parametrize("configured", [True, False])
@@ -875,8 +886,12 @@ def test_an_idle_transactional_id_expires_just_past_its_expiration(configured: b
     pid, epoch = h.init()
     h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
     h.tc.end_txn(TID, pid, epoch, True)
-    h.init("other")  # stays Empty, updated later
+    h.init("other")  # stays Empty, updated at the same time
     last = h.tc.txns[TID].last_update_ms
+    assert h.tc.txns["other"].last_update_ms == last
+    news: list[TxnChanged] = []
+    h.state.hooks.append(lambda kind, ev: news.append(ev) if isinstance(ev, TxnChanged)
+                         else None)
     h.tc.tick()
     assert h.tc.next_deadline() == last + expiry + 1
     visits = h.tc.visits
@@ -886,6 +901,10 @@ def test_an_idle_transactional_id_expires_just_past_its_expiration(configured: b
     h.clock.advance(1)
     assert h.tc.tick() is True
     assert TID not in h.tc.txns and "other" not in h.tc.txns
+    assert h.tc.visits == visits + 2
+    # each one's record in __transaction_state is a tombstone
+    assert sorted((ev.txn.transactional_id, ev.removed) for ev in news) == [
+        ("other", True), (TID, True)]
 
 
 def test_a_crashed_leader_gets_no_marker_until_a_new_leader_takes_over() -> None:
@@ -917,3 +936,61 @@ def test_a_crashed_leader_gets_no_marker_until_a_new_leader_takes_over() -> None
     assert p.leader not in (old, -1)
     assert h.tc.txns[TID].state == "CompleteCommit"
     assert read_header(p.leader_log.batch_at(1)).is_control
+
+
+def test_markers_left_waiting_for_leaders_are_written_as_leaders_come_back() -> None:
+    """The tick tries the markers still waiting at each pass, and tells of a change only
+    when it wrote one."""
+    h = Harness()
+    h.state.create_topic("a", assignments={0: [1]})
+    h.state.create_topic("b", assignments={0: [2]})
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("a", 0), ("b", 0)])
+    controller.broker_stopped(h.state, 1)
+    controller.broker_stopped(h.state, 2)
+    assert h.tc.end_txn(TID, pid, epoch, False)[0] == E.NONE
+    assert h.tc.txns[TID].pending_markers == {("a", 0), ("b", 0)}
+    assert h.tc.tick() is False  # no leader yet: nothing written
+    # a pass that aborts another transaction tells of it, though these still wait
+    opid, oepoch = h.init("other", timeout=100)
+    assert h.tc.add_offsets("other", opid, oepoch, "grp") == E.NONE
+    h.clock.advance(101)
+    assert h.tc.tick() is True
+    assert h.tc.txns["other"].state == "CompleteAbort"
+    assert h.tc.txns[TID].pending_markers == {("a", 0), ("b", 0)}
+    controller.broker_started(h.state, 2)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].pending_markers == {("a", 0)}
+    assert h.tc.txns[TID].state == "PrepareAbort"
+    controller.broker_started(h.state, 1)
+    assert h.tc.tick() is True
+    assert h.tc.txns[TID].state == "CompleteAbort"
+
+
+def test_kafka_timing_an_empty_v2_abort_waits_for_no_marker() -> None:
+    """Transaction version 2's abort of an empty transaction (only the epoch bump) has
+    no marker to write, so it completes at once under Kafka's timing too (Kafka's
+    coordinator writes CompleteAbort as soon as it finds no partition to send to)."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = 50
+    pid, epoch = h.init()
+    assert h.tc.end_txn(TID, pid, epoch, False, tv2=True) == (E.NONE, pid, epoch + 1)
+    assert h.tc.txns[TID].state == "CompleteAbort"
+
+
+def test_the_marker_delay_hook_is_asked_for_each_transaction() -> None:
+    """``marker_delay`` (the hook adversarial mode replaces) is asked with the transaction
+    whose markers it delays."""
+    h = Harness("kafka")
+    asked: list[str] = []
+
+    def delay(txn: TxnMetadata) -> int:
+        asked.append(txn.transactional_id)
+        return 30
+
+    h.tc.marker_delay = delay  # type: ignore[method-assign]
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    ended = h.clock.now_ms()
+    h.tc.end_txn(TID, pid, epoch, True)
+    assert asked == [TID] and h.tc.next_deadline() == ended + 30

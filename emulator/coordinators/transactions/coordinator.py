@@ -35,8 +35,9 @@ window before them, at once under ``--fidelity fast``, ``marker_delay(txn)`` ms 
 under Kafka's timing, written by ``tick`` when that deadline of the ``Deadlines`` heap
 comes). Until they are written DescribeTransactions shows Prepare*, and the same
 transactional id gets CONCURRENT_TRANSACTIONS from InitProducerId, AddPartitionsToTxn,
-AddOffsetsToTxn and a retried EndTxn, as on Kafka. A partition without a leader keeps
-the transaction in Prepare* until ``tick`` can write its marker. Offsets sent with
+AddOffsetsToTxn and a retried EndTxn, as on Kafka. A partition without a leader (or
+whose leader crashed and is not fenced yet) keeps the transaction in Prepare* until
+``tick`` can write its marker. Offsets sent with
 TxnOffsetCommit are released to the group coordinator on commit.
 
 ``marker_delay_ms`` (an attribute) or ``marker_delay`` (a method of the transaction,
