@@ -225,12 +225,13 @@ class Plan:
 
 
 def group_key(api: int, req: dict) -> str | None:
-    """The group a group-keyed request names (OffsetFetch v8+: the first of its groups)."""
+    """The group a group-keyed request names (OffsetFetch v8+: the first of its groups),
+    None for none (a decoded group id is a string or null)."""
     gid = req.get(_GROUP_KEYED[api])
     if not gid and api == 9:
         groups = req.get("groups") or ()
         gid = groups[0].get("group_id") if groups else None
-    return gid if isinstance(gid, str) else None
+    return gid or None
 
 
 def appended(result: dict, state: ClusterState | None = None) -> list[tuple[str, int]]:
