@@ -256,6 +256,37 @@ def test_leader_move_before_a_produce_moves_a_partition_this_broker_leads(make_c
     assert "just before the request" in adv.record[-1].detail
 
 
+def test_a_user_topic_named_like_an_internal_one_meets_the_leader_faults(make_cluster
+                                                                         ) -> None:
+    """Kafka's internal topics are a list of names (Topic.isInternal); a user topic may
+    start with ``__`` and its leaders move and its followers lag as any other's. The
+    internal ones' partitions are the coordinators', moved by their own kind."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("__orders", 2, 3)
+    p0, p1 = state.topics["__orders"].partitions
+    leader = p0.leader
+    adv = Adversary(1, state, script=_script(("a", leader, "Produce", 1, LEADER_MOVE),
+                                             ("b", p1.leader, "Produce", 1, FOLLOWER_LAG)))
+    req = {"acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "__orders", "partition_data": [{"index": 0, "records": b""}]}]}
+    assert adv.before(leader, 0, 9, "a", req) is not None and p0.leader != leader
+    req["topic_data"][0]["partition_data"][0]["index"] = 1
+    assert adv.before(p1.leader, 0, 9, "b", req) is not None
+    assert [f.kind for f in adv.record] == [LEADER_MOVE, FOLLOWER_LAG]
+    services = build_services(state)
+    services.groups.topic.ensure()
+    offsets = state.topics["__consumer_offsets"].partitions[0]
+    leader = offsets.leader
+    adv = Adversary(1, state, script=_script(("a", leader, "Produce", 1, LEADER_MOVE),
+                                             ("a", leader, "Produce", 2, FOLLOWER_LAG)))
+    req = {"acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "__consumer_offsets", "partition_data": [{"index": 0, "records": b""}]}]}
+    assert adv.before(leader, 0, 9, "a", req) is None
+    assert adv.before(leader, 0, 9, "a", req) is None
+    assert offsets.leader == leader and not adv.record
+
+
 def test_leader_move_after_metadata_moves_a_partition_of_the_answer(make_cluster) -> None:
     sim = make_cluster(3)
     sim.state.create_topic("t", 1, 3)

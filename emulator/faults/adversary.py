@@ -267,11 +267,11 @@ class Adversary:
     # ---- leaders ----------------------------------------------------------------------
     def _movable(self, plan: Plan, topic: str, partition: int) -> Partition | None:
         """The partition, when it is a user topic's with another live in-sync replica
-        to lead it, and this client's requests have not moved it lately."""
-        if topic.startswith("__"):
-            return None
+        to lead it, and this client's requests have not moved it lately. An internal
+        topic's partition is a coordinator's, moved by its own kind; a user topic may
+        be named ``__x`` too (Kafka's Topic.isInternal is a list of names)."""
         t = self.state.topics.get(topic)
-        if t is None or not 0 <= partition < len(t.partitions):
+        if t is None or t.is_internal or not 0 <= partition < len(t.partitions):
             return None
         p = t.partitions[partition]
         if p.leader < 0 or next_leader(self.state, p) is None \
@@ -370,7 +370,7 @@ class Adversary:
         if model is None:
             return None
         items = [(t, i) for t, i in dict.fromkeys(request_items(self.state, req))
-                 if self._leads(plan.broker, t, i) and not t.startswith("__")]
+                 if self._leads(plan.broker, t, i) and not self.state.topics[t].is_internal]
         if not items:
             return None
         topic, index = items[int(draw(self.seed, "lag", plan.client_id, plan.broker,
