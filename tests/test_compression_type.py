@@ -84,3 +84,18 @@ def test_a_batch_too_large_once_recompressed_is_refused() -> None:
     r = s.append(p.leader, "t", 0, recompress(build_batch(big, timestamp=1000), ZSTD), 1)
     assert r.error == E.MESSAGE_TOO_LARGE
     assert p.log_end_offset == 0
+
+
+def test_a_batch_exactly_max_message_bytes_once_recompressed_is_appended() -> None:
+    """The second check refuses only a rewritten batch larger than max.message.bytes
+    (UnifiedLog.append: ``batch.sizeInBytes > config.maxMessageSize``): one exactly that
+    size is appended, one byte less of room refuses it."""
+    big = [Record(0, 1000, None, b"a" * 5000, [])]
+    sent = recompress(build_batch(big, timestamp=1000), ZSTD)
+    size = len(recompress(sent, NONE))
+    assert len(sent) < size - 1
+    for room, code in ((size, E.NONE), (size - 1, E.MESSAGE_TOO_LARGE)):
+        s = cluster("kafka", "uncompressed", **{"max.message.bytes": str(room)})
+        p = s.get_partition("t", 0)
+        assert s.append(p.leader, "t", 0, sent, 1).error == code
+        assert p.log_end_offset == (1 if code == E.NONE else 0)
