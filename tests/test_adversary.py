@@ -14,6 +14,7 @@ from cluster_sim import settle
 from emulator.cluster.delayed import Delayed
 from emulator.cluster.partition import Partition
 from emulator.cluster.state import ClusterState
+from emulator.coordinators.transactions.metadata import TxnMetadata
 from emulator.faults import FaultError, soundness
 from emulator.faults.adversary import (
     COORDINATOR_MOVE,
@@ -34,7 +35,12 @@ from emulator.faults.adversary import (
     draw,
     parse_scale,
 )
+from emulator.faults.adversary_coordinators import HOLD_SLACK_MS
 from emulator.faults.adversary_rules import (
+    GROUP_QUIET_MS,
+    KICK_MAX_HOLD_MS,
+    KICK_QUIET_MS,
+    SHARE_LOCK_EXPIRY,
     Injected,
     appended,
     fail_partition,
@@ -287,6 +293,82 @@ def test_a_user_topic_named_like_an_internal_one_meets_the_leader_faults(make_cl
     assert offsets.leader == leader and not adv.record
 
 
+def test_a_clients_requests_move_a_partition_once_per_quiet_window(make_cluster) -> None:
+    """Drawn, one client's requests move a partition at most once per
+    MOVE_QUIET_REQUESTS of its requests (of any API the adversary looks at); another
+    client's requests may move it at once; a script replays its moves regardless."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    adv = Adversary(1, state, scale={LEADER_MOVE: 100})
+    moves = []
+    for n in range(1, 60):
+        leader = p.leader
+        if n % 2:
+            adv.before(leader, 0, 9, "a", _produce(partitions=(0,)))
+        else:
+            adv.before(leader, 2, 7, "a", {"replica_id": -1, "topics": [
+                {"name": "t", "partitions": [{"partition_index": 0}]}]})
+        if p.leader != leader:
+            moves.append(n)
+        if n == 2:
+            other = p.leader
+            adv.before(other, 0, 9, "b", _produce(partitions=(0,)))
+            assert p.leader != other
+    assert moves == [1, 26, 51]
+    assert adv.moved_at == {("a", "t", 0): 51, ("b", "t", 0): 1}
+    replay = Adversary(1, state, script=_script(("a", p.leader, "Produce", 1, LEADER_MOVE)))
+    replay.moved_at[("a", "t", 0)] = 0
+    leader = p.leader
+    assert replay.before(leader, 0, 9, "a", _produce(partitions=(0,))) is not None
+    assert p.leader != leader
+
+
+def test_a_leader_move_picks_by_the_seed_among_what_can_move(make_cluster) -> None:
+    """Before a request: one of the partitions it names that the broker leads and that
+    can move, chosen by the seed (the request's own n among the draw's inputs); a
+    partition it names twice counts once. After a Metadata answer: one of the answer's
+    partitions, passing over a topic the cluster does not have, a partition index past
+    the last, an internal topic and a partition with no other in-sync replica."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", assignments={i: [1, 2, 3] for i in range(8)})
+    state.create_topic("u", assignments={0: [2, 1, 3]})
+    state.create_topic("solo", assignments={0: [1]})
+    parts = state.topics["t"].partitions
+    adv = Adversary(5, state, script=_script(("a", 1, "Produce", 3, LEADER_MOVE),
+                                             ("a", 2, "Metadata", 1, LEADER_MOVE)))
+    names = (0, 1, 2, 3, 4, 5, 6, 7, 7)
+    req = {"acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": i, "records": b""} for i in names]},
+        {"name": "u", "partition_data": [{"index": 0, "records": b""}]}]}
+    adv.before(1, 0, 9, "a", req)
+    adv.before(1, 0, 9, "a", req)
+    assert all(q.leader == 1 for q in parts) and not adv.record
+    assert adv.before(1, 0, 9, "a", req) is not None
+    moved = [q.index for q in parts if q.leader != 1]
+    assert moved == [int(draw(5, "item", "a", 1, 0, 3) * 8)]
+    assert adv.record[-1].detail == (f"leader of t-{moved[0]} moved 1 -> 2 just before "
+                                     "the request")
+    plan = adv.before(2, 3, 12, "a", {"topics": None})
+    assert plan is not None and plan.post is not None
+    assert plan.post(None) is None
+    services = build_services(state)
+    services.groups.topic.ensure()
+    answer = {"topics": [
+        {"name": name, "error_code": 0, "partitions": [{"partition_index": i}]}
+        for name, i in (("gone", 0), ("u", 1), ("u", -1), ("__consumer_offsets", 0),
+                        ("solo", 0))]}
+    assert plan.post(answer) is answer and len(adv.record) == 1
+    assert state.topics["u"].partitions[0].leader == 2
+    answer["topics"].append({"name": "u", "error_code": 0, "partitions": [
+        {"partition_index": 0}]})
+    assert plan.post(answer) is answer
+    assert state.topics["u"].partitions[0].leader != 2
+    assert adv.record[-1].detail == "leader of u-0 moved 2 -> 1 after the Metadata answer"
+
+
 def test_leader_move_after_metadata_moves_a_partition_of_the_answer(make_cluster) -> None:
     sim = make_cluster(3)
     sim.state.create_topic("t", 1, 3)
@@ -354,6 +436,53 @@ def test_leader_moves_after_append_act_on_a_produce_v13_answer_by_topic_id(make_
                              "partition_responses": [Row((1, 0, 0, -1, 0))]}]}
     assert plan.post(answer) is answer and q.leader != leader
     assert [f.kind for f in adv.record] == [UNREPLICATED_LEADER_MOVE]
+
+
+def test_an_answer_side_move_picks_an_appended_partition_the_broker_still_leads(
+        make_cluster) -> None:
+    """After a Produce: one of the partitions answered NONE that the broker still leads,
+    chosen by the seed, its move recorded with what the client saw; an answer that is no
+    dict, or has no such partition, is left as it is."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", assignments={i: [1, 2, 3] for i in range(6)})
+    parts = state.topics["t"].partitions
+    keys = [(c, 1, "Produce", 1, k) for c, k in (("a", LEADER_MOVE_AFTER_APPEND),
+                                                  ("b", UNREPLICATED_LEADER_MOVE),
+                                                  ("c", LEADER_MOVE_AFTER_APPEND))]
+    adv = Adversary(4, state, script=_script(*keys))
+    plan = adv.before(1, 0, 9, "a", _produce(partitions=tuple(range(6))))
+    assert plan is not None and plan.post is not None
+    assert plan.post(None) is None
+    move_leader(state, "t", 5)
+    answer = {"responses": [{"name": "t", "partition_responses": [
+        Row((i, 0 if i != 2 else E.NOT_LEADER_OR_FOLLOWER, 3, -1, 0)) for i in range(6)]}]}
+    failed = plan.post(answer)
+    candidates = [0, 1, 3, 4]
+    chosen = candidates[int(draw(4, "appended", "a", 1, 0, 1) * len(candidates))]
+    assert [q.index for q in parts if q.leader != 1] == sorted([chosen, 5])
+    assert adv.record[-1].detail == (
+        f"leader of t-{chosen} moved 1 -> 2 after the followers fetched the write, before "
+        "its acks=all answer: NOT_LEADER_OR_FOLLOWER, the write kept")
+    assert [pr["error_code"] if isinstance(pr, dict) else pr[1] for pr in
+            failed["responses"][0]["partition_responses"]] == [
+        E.NOT_LEADER_OR_FOLLOWER if i in (2, chosen) else 0 for i in range(6)]
+    # acks=1: the answer stands, the record says what the old leader held
+    p = parts[candidates[0] if chosen != candidates[0] else candidates[1]]
+    state.append(1, "t", p.index, build_batch([(b"k", b"v")]), 1)
+    plan = adv.before(1, 0, 9, "b", _produce(acks=1, partitions=(p.index,)))
+    assert plan is not None and plan.post is not None
+    one = {"responses": [{"name": "t", "partition_responses": [Row((p.index, 0, 0, -1, 0))]}]}
+    assert plan.post(one) is one and p.leader == 2
+    assert adv.record[-1].detail == (
+        f"leader of t-{p.index} moved 1 -> 2 after the acks=1 answer, before the "
+        "followers fetched it (old leader's log end 1, high watermark 0: the records "
+        "above are truncated)")
+    # nothing appended that broker 1 still leads
+    plan = adv.before(1, 0, 9, "c", _produce(partitions=(5,)))
+    assert plan is not None and plan.post is not None
+    answer = {"responses": [{"name": "t", "partition_responses": [Row((5, 0, 3, -1, 0))]}]}
+    assert plan.post(answer) is answer and len(adv.record) == 2
 
 
 def test_an_unreplicated_leader_move_truncates_an_acks_1_write(make_cluster) -> None:
@@ -476,6 +605,262 @@ def test_zombie_fences_the_producer_and_kick_holds_the_heartbeat(make_cluster) -
                                       "producer_epoch": epoch}) is not None
     assert txns.txns["tx"].producer_epoch > epoch  # the first instance is fenced
     assert KICK in KINDS and REBALANCE in KINDS
+
+
+def _stable_member(services, group: str = "g", client_id: str = "c",
+                   session_ms: int = 10_000) -> str:
+    """One member (of this client id) of a Stable classic group at generation 1."""
+    first = services.groups.join_group(group, "", None, "consumer", _PROTOCOLS, session_ms,
+                                       30_000, client_id=client_id)
+    services.groups.tick()
+    member = first.result["member_id"]
+    _rejoin(services, group, member, 1, client_id, session_ms)
+    return member
+
+
+_PROTOCOLS = [("range", b"\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff")]
+
+
+def _rejoin(services, group: str, member: str, generation: int, client_id: str = "c",
+            session_ms: int = 10_000) -> None:
+    """The group's one member joins and syncs: the group is Stable at ``generation``."""
+    gc = services.groups
+    gc.join_group(group, member, None, "consumer", _PROTOCOLS, session_ms, 30_000,
+                  client_id=client_id)
+    gc.tick()
+    gc.sync_group(group, member, generation, assignments=[(member, b"")])
+    assert gc.groups.peek(group).state == "Stable"
+
+
+def test_a_rebalance_is_a_member_joining_at_most_once_per_quiet_window(make_cluster
+                                                                      ) -> None:
+    """``rebalance`` starts the named classic group's rebalance as a member joining
+    would; a Fetch's is the fetching client's group (a Stable one it is a member of).
+    Drawn, a group is disrupted at most once per GROUP_QUIET_MS; a request naming no
+    group, or a group that cannot rebalance, meets nothing."""
+    sim = make_cluster(3)
+    state, clock = sim.state, sim.clock
+    services = build_services(state)
+    member = _stable_member(services)
+    groups = services.groups
+    adv = Adversary(1, state, services, scale={REBALANCE: 100})
+    hb = {"group_id": "g", "member_id": member, "generation_id": 1,
+          "group_instance_id": None}
+    start = state.now()
+    plan = adv.before(1, 12, 4, "c", hb)
+    assert plan is not None and plan.rule.kind == REBALANCE and plan.hold_ms == 0
+    assert groups.groups.peek("g").state == "PreparingRebalance"
+    assert adv.record[-1].detail == "group 'g' made to rebalance"
+    assert adv.quiet_until == {"g": start + GROUP_QUIET_MS}
+    # back to Stable; the group is left alone until its quiet time is over
+    _rejoin(services, "g", member, 2)
+    hb["generation_id"] = 2
+    clock.advance(GROUP_QUIET_MS - 1)
+    assert adv.before(1, 12, 4, "c", hb) is None
+    clock.advance(1)
+    # the Fetch of the member's client: its group
+    assert adv.before(1, 1, 12, "c", {"session_id": 0, "session_epoch": -1,
+                                      "topics": []}) is not None
+    assert adv.record[-1].detail == "group 'g' made to rebalance"
+    assert len(adv.record) == 2
+    # a client in no group, a group id empty, a group already rebalancing
+    clock.advance(GROUP_QUIET_MS)
+    assert adv.before(1, 1, 12, "other", {"session_id": 0, "session_epoch": -1,
+                                          "topics": []}) is None
+    assert adv.before(1, 12, 4, "c", {**hb, "group_id": ""}) is None
+    assert adv.before(1, 12, 4, "c", hb) is None  # PreparingRebalance already
+    assert len(adv.record) == 2
+    assert Adversary(1, state, None, scale={REBALANCE: 100}).before(1, 12, 4, "c", hb) is None
+
+
+def test_a_kick_holds_the_heartbeat_until_the_session_ran_out(make_cluster) -> None:
+    """``kick``: the Heartbeat is held until the coordinator's own session timer has
+    expired the member (HOLD_SLACK_MS after its deadline), only when that is at most
+    KICK_MAX_HOLD_MS away; the group is then left alone for KICK_QUIET_MS after it."""
+    sim = make_cluster(3)
+    state, clock = sim.state, sim.clock
+    services = build_services(state)
+    member = _stable_member(services, session_ms=10_000)
+    deadline = services.groups.groups.peek("g").members[member].hb_deadline
+    clock.advance(1000)
+    adv = Adversary(1, state, services, scale={REBALANCE: 0, KICK: 1000})
+    hb = {"group_id": "g", "member_id": member, "generation_id": 1,
+          "group_instance_id": None}
+    plan = adv.before(1, 12, 4, "c", hb)
+    assert plan is not None and plan.rule.kind == KICK
+    hold = deadline - state.now() + HOLD_SLACK_MS
+    assert plan.hold_ms == hold
+    assert adv.record[-1].detail == (f"the Heartbeat of member {member!r} of group 'g' "
+                                     f"held {hold} ms, past its session: the coordinator "
+                                     "expires it")
+    assert adv.quiet_until == {"g": state.now() + hold + KICK_QUIET_MS}
+    clock.advance(hold + KICK_QUIET_MS - 1)
+    assert adv.before(1, 12, 4, "c", hb) is None
+    # an unknown member, and a session longer than a kick may hold
+    clock.advance(1)
+    assert adv.before(1, 12, 4, "c", {**hb, "member_id": "nobody"}) is None
+    long = _stable_member(services, "h", "d", session_ms=KICK_MAX_HOLD_MS + 1000)
+    assert adv.before(1, 12, 4, "d", {**hb, "group_id": "h", "member_id": long}) is None
+    assert len(adv.record) == 1
+
+
+def test_slow_markers_delay_a_drawn_share_of_transactions(make_cluster) -> None:
+    """``slow_markers``: ``start`` puts the seeded delay in the transaction coordinator's
+    marker hook. SLOW_MARKERS_RATE of transactions (scaled), drawn by the transactional
+    id and how many it ended, write their markers SLOW_MARKERS_MS after EndTxn (never
+    sooner than Kafka's own delay), each recorded; turned off, the count goes on."""
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    txns = services.transactions
+    txns.topic.ensure()
+    txns.init_producer_id("tx", 60_000)
+    txn = txns.txns["tx"]
+    normal = txns.marker_delay(txn)
+    adv = Adversary(1, state, services, scale={SLOW_MARKERS: 100})
+    adv.start()
+    delays = [100 + int(draw(1, "marker-ms", "tx", n) * 900) for n in (1, 2, 3)]
+    assert [txns.marker_delay(txn) for _ in range(3)] == [max(normal, d) for d in delays]
+    assert [(f.broker, f.client_id, f.api, f.n, f.kind, f.detail) for f in adv.record
+            if f.kind == SLOW_MARKERS] == [
+        (-1, "tx", "EndTxn", n, SLOW_MARKERS, f"markers of 'tx''s transaction {n} (producer "
+         f"{txn.producer_id}) written {d} ms after EndTxn") for n, d in zip((1, 2, 3), delays,
+                                                                            strict=True)]
+    adv.tune(enabled=False)
+    assert txns.marker_delay(txn) == normal
+    adv.tune(enabled=True)
+    txns.marker_delay(txn)
+    assert adv.record[-1].n == 5 and adv.txn_counts == {"tx": 5}
+    # the rate: SLOW_MARKERS_RATE times the kind's factor times all's
+    rated = Adversary(2, state, services, scale={SLOW_MARKERS: 2, "all": 0.5})
+    rated.start()
+    slow = sum(rated._marker_delay(TxnMetadata(f"t{i}", 1, 60_000, 0), 0) > 0 for i in range(400))
+    assert 0.14 < slow / 400 < 0.26
+    off = Adversary(2, state, services, scale={SLOW_MARKERS: 0})
+    assert all(off._marker_delay(TxnMetadata(f"t{i}", 1, 60_000, 0), 7) == 7 for i in range(50))
+    scripted = Adversary(2, state, services, script=_script(("tx", -1, "EndTxn", 2,
+                                                              SLOW_MARKERS)))
+    assert [scripted._marker_delay(txn, 0) > 0 for _ in range(3)] == [False, True, False]
+
+
+def test_follower_lag_pauses_the_followers_of_a_drawn_led_partition(make_cluster) -> None:
+    """``follower_lag`` picks, by the seed, one partition of the request that the broker
+    leads, and pauses each of its followers for FOLLOWER_LAG_MS (drawn); a request
+    naming no partition this broker leads, or a partition without followers, meets
+    nothing."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", assignments={0: [1, 2, 3], 1: [2, 1, 3], 2: [1, 3, 2],
+                                         3: [1, 2, 3]})
+    state.create_topic("one", assignments={0: [1]})
+    now = state.now()
+    adv = Adversary(3, state, script=_script(("a", 1, "Produce", 7, FOLLOWER_LAG)))
+    for _ in range(6):
+        assert adv.before(1, 0, 9, "a", PRODUCE) is None
+    plan = adv.before(1, 0, 9, "a", _produce(partitions=(0, 1, 2, 3)))
+    assert plan is not None and plan.hold_ms == 0 and plan.post is None
+    led = [0, 2, 3]
+    index = led[int(draw(3, "lag", "a", 1, 0, 7) * len(led))]
+    ms = 100 + int(draw(3, "lag-ms", "a", 1, 7) * 1400)
+    followers = state.topics["t"].partitions[index].replicas[1:]
+    assert [(f.broker, f.topic, f.partition, f.paused, f.until_ms)
+            for f in state.faults.followers] == [(b, "t", index, True, now + ms)
+                                                  for b in followers]
+    assert adv.record[-1].detail == (f"followers {followers} of t-{index} stop fetching "
+                                     f"for {ms} ms")
+    nothing = Adversary(3, state, script=_script(("a", 2, "Produce", 1, FOLLOWER_LAG),
+                                                 ("b", 1, "Produce", 1, FOLLOWER_LAG)))
+    assert nothing.before(2, 0, 9, "a", _produce(partitions=(0, 2, 3))) is None
+    single = {"acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "one", "partition_data": [{"index": 0, "records": b""}]}]}
+    assert nothing.before(1, 0, 9, "b", single) is None
+    assert len(state.faults.followers) == len(followers) and not nothing.record
+
+
+def test_session_eviction_takes_only_an_incremental_fetchs_session(make_cluster) -> None:
+    """A full Fetch (epoch 0), a sessionless one (id 0, epoch -1) or a session the
+    broker's cache no longer holds has no session to evict; the Fetch rule applies from
+    v7 on (fetch sessions, KIP-227)."""
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    cache = services.fetch_sessions.cache(1)
+    sid = cache.maybe_create(0, False, False, {})
+    keys = [("a", 1, "Fetch", n, SESSION_EVICTED) for n in range(1, 6)]
+    adv = Adversary(1, state, services, script=_script(*keys))
+    assert adv.before(1, 1, 12, "a", {"session_id": sid, "session_epoch": 0}) is None
+    assert adv.before(1, 1, 12, "a", {"session_id": 0, "session_epoch": 1}) is None
+    assert adv.before(1, 1, 12, "a", {"session_id": sid + 1, "session_epoch": 1}) is None
+    assert adv.before(1, 1, 6, "a", {"session_id": sid, "session_epoch": 1}) is None
+    assert not adv.record
+    assert adv.before(1, 1, 7, "a", {"session_id": sid, "session_epoch": 1}) is not None
+    assert adv.record[-1].detail == f"fetch session {sid} evicted"
+    assert cache.remove(sid) is None
+    assert Adversary(1, state, None, script=_script(("a", 1, "Fetch", 1, SESSION_EVICTED))
+                     ).before(1, 1, 12, "a", {"session_id": 5, "session_epoch": 1}) is None
+
+
+def test_a_zombie_needs_a_transactional_producer_to_fence(make_cluster) -> None:
+    """The second instance's InitProducerId fences a transactional id the coordinator
+    knows, its record saying so; an id it does not know yet (or none) meets nothing."""
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    txns = services.transactions
+    txns.topic.ensure()
+    _, pid, epoch = txns.init_producer_id("tx", 60_000)
+    keys = [("a", 1, "EndTxn", n, ZOMBIE) for n in range(1, 5)]
+    adv = Adversary(1, state, services, scale={ZOMBIE: 1}, script=_script(*keys))
+    end = {"transactional_id": "tx", "producer_id": pid, "producer_epoch": epoch,
+           "committed": True}
+    assert adv.before(1, 26, 3, "a", {**end, "transactional_id": "other"}) is None
+    assert adv.before(1, 26, 3, "a", {**end, "transactional_id": None}) is None
+    assert not adv.record
+    assert adv.before(1, 26, 3, "a", end) is not None
+    assert adv.record[-1].detail == (
+        "a second instance of 'tx' initialised (InitProducerId answered NONE): producer "
+        f"{pid} now at epoch {epoch + 1}, the first instance fenced")
+    assert Adversary(1, state, None, script=_script(*keys)).before(1, 26, 3, "a", end) is None
+
+
+def test_a_share_acknowledgement_is_held_past_its_records_locks(make_cluster) -> None:
+    """``share_lock_expiry``: a ShareAcknowledge is held until the acquisition locks of
+    the records it acknowledges (this member's) ran out, HOLD_SLACK_MS after the last;
+    only when that is at most KICK_MAX_HOLD_MS away, and only for records it holds."""
+    sim = make_cluster(3)
+    state, clock = sim.state, sim.clock
+    services = build_services(state)
+    share = services.share
+    topic = state.create_topic("t", 1, 3)
+    share.set_group_config("sg", "share.auto.offset.reset", "earliest")
+    share.initialize_state("sg", topic.id, 0, 1, -1)
+    p = topic.partitions[0]
+    for _ in range(3):
+        assert state.append(p.leader, "t", 0, build_batch([(None, b"v")]), -1).error == 0
+    state.tick()
+    share.acquire(p.leader, "sg", "m", topic.id, 0, 500, 1 << 20)
+    deadline = share.partitions[("sg", topic.id, 0)].records[0].lock_deadline
+
+    def ack(first: int, last: int, member: str = "m") -> dict:
+        return {"group_id": "sg", "member_id": member, "topics": [
+            {"topic_id": topic.id, "partitions": [{"partition_index": 0,
+                                                   "acknowledgement_batches": [
+                {"first_offset": first, "last_offset": last, "acknowledge_types": [1]}]}]}]}
+
+    keys = [("a", p.leader, "ShareAcknowledge", n, SHARE_LOCK_EXPIRY) for n in range(1, 6)]
+    adv = Adversary(1, state, services, script=_script(*keys))
+    assert adv.before(p.leader, 79, 1, "a", ack(0, 2)) is None  # 30 s away: too long
+    clock.advance(deadline - state.now() - KICK_MAX_HOLD_MS + HOLD_SLACK_MS)
+    assert adv.before(p.leader, 79, 1, "a", ack(0, 1, "other")) is None
+    assert adv.before(p.leader, 79, 1, "a", ack(5, 9)) is None
+    assert not adv.record
+    plan = adv.before(p.leader, 79, 1, "a", ack(1, 2))
+    assert plan is not None and plan.hold_ms == KICK_MAX_HOLD_MS
+    assert adv.record[-1].detail == (
+        f"the acknowledgement of 2 record(s) by member 'm' of share group 'sg' held "
+        f"{KICK_MAX_HOLD_MS} ms, past their acquisition locks")
+    assert Adversary(1, state, None, script=_script(*keys)).before(
+        p.leader, 79, 1, "a", ack(0, 2)) is None
 
 
 def test_settings_replay_by_script(make_cluster) -> None:
@@ -1385,6 +1770,49 @@ def test_soundness_replays_the_reader_on_every_partition_it_would_read(make_clus
     unknown = {"topic": "", "topic_id": b"\x01" * 16}
     assert judged({**unknown, "partitions": [part(1, data)]},
                   {**by_id, "partitions": [part(1, data)]}) == 1
+
+
+def test_a_coordinator_moves_once_per_quiet_window_and_says_when(make_cluster) -> None:
+    """Drawn, one client's requests move a coordinator's partition at most once per
+    COORDINATOR_QUIET_REQUESTS of them, before the request or after its answer (the
+    record says which); nothing moves before the internal topic exists, or without
+    the services."""
+    from emulator.faults.adversary import COORDINATOR_MOVE_AFTER
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    hb = {"group_id": "g", "member_id": "m", "generation_id": 1}
+    scale = {REBALANCE: 0, KICK: 0, COORDINATOR_MOVE: 100, COORDINATOR_MOVE_AFTER: 0}
+    adv = Adversary(1, state, services, scale=dict(scale))
+    assert adv.before(0, 12, 4, "a", hb) is None  # no __consumer_offsets yet
+    services.groups.topic.ensure()
+    index = services.groups.topic.partition_for("g")
+    p = state.topics["__consumer_offsets"].partitions[index]
+    moves = []
+    for n in range(2, 110):
+        leader = p.leader
+        adv.before(leader, 12, 4, "a", hb)
+        if p.leader != leader:
+            moves.append(n)
+            assert adv.record[-1].detail == (f"coordinator of 'g' (__consumer_offsets-"
+                                             f"{index}) moved {leader} -> {p.leader} "
+                                             "before the request")
+    assert moves == [2, 52, 102]
+    after = Adversary(1, state, services, scale={**scale, COORDINATOR_MOVE: 0,
+                                                  COORDINATOR_MOVE_AFTER: 100})
+    leader = p.leader
+    plan = after.before(leader, 12, 4, "a", hb)
+    assert plan is not None and p.leader == leader
+    assert plan.post("answer") == "answer" and p.leader != leader
+    assert after.record[-1].detail == (f"coordinator of 'g' (__consumer_offsets-{index}) "
+                                       f"moved {leader} -> {p.leader} after the answer")
+    assert after.before(p.leader, 12, 4, "a", hb) is None  # quiet now
+    end = {"transactional_id": "tx", "producer_id": 1, "producer_epoch": 0, "committed": True}
+    txn = Adversary(1, state, services, scale={COORDINATOR_MOVE: 100, LOST_RESPONSE: 0,
+                                               ZOMBIE: 0})
+    assert txn.before(0, 26, 3, "a", end) is None  # no __transaction_state yet
+    assert Adversary(1, state, None, scale=dict(scale)).before(p.leader, 12, 4, "a", hb
+                                                               ) is None
 
 
 def test_a_move_after_the_answer_replays_as_one(make_cluster) -> None:
