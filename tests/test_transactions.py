@@ -3,20 +3,27 @@ logs, the last stable offset, aborted transactions, timeouts, transactional offs
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import pytest
 from cluster_sim import new_cluster
 
 from emulator.cluster import controller
-from emulator.cluster.events import TxnChanged
+from emulator.cluster.events import Appended, TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from emulator.coordinators.transactions.metadata import TxnMetadata
 from emulator.handlers import api_061_describe_producers
 from emulator.handlers.base import RequestContext
 from emulator.services import build_services
+from emulator.storage import DataDir
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import build_batch, decode_records, read_header
+from wire.records import build_batch, control_batch, decode_records, read_header
+
+if TYPE_CHECKING:
+    from conftest import MakeCluster
 
 TID = "txn-1"
 
@@ -837,7 +844,7 @@ def test_a_marker_goes_to_a_leader_with_id_0() -> None:
 
 def test_the_next_transaction_after_a_new_producer_id_keeps_it() -> None:
     """Transaction version 2 at the last epoch: the markers carry it and a new producer
-    id follows them, once; the next transaction of the new id ends with epoch 1 of it."""
+    id follows them, once: the next transactions of the new id keep it."""
     h = Harness()
     pid, _ = h.init()
     h.tc.txns[TID].producer_epoch = 32766
@@ -846,7 +853,13 @@ def test_the_next_transaction_after_a_new_producer_id_keeps_it() -> None:
     assert err == E.NONE and isinstance(pid2, int) and pid2 not in (pid, -1) and e2 == 0
     assert h.tc.describe(TID)["producer_id"] == pid2
     assert _produce_v2(h, pid2, 0) >= 0
-    assert h.tc.end_txn(TID, pid2, 0, True, tv2=True) == (E.NONE, pid2, 1)
+    # its first transaction ended by a timeout (a fence, no bump of EndTxn's) keeps it
+    h.clock.advance(60_001)
+    h.tc.tick()
+    assert h.tc.txns[TID].state == "CompleteAbort"
+    assert (h.tc.txns[TID].producer_id, h.tc.txns[TID].producer_epoch) == (pid2, 1)
+    assert _produce_v2(h, pid2, 1) >= 0
+    assert h.tc.end_txn(TID, pid2, 1, True, tv2=True) == (E.NONE, pid2, 2)
 
 
 def test_the_tick_visits_an_ongoing_transaction_at_its_timeout_not_before() -> None:
@@ -994,3 +1007,83 @@ def test_the_marker_delay_hook_is_asked_for_each_transaction() -> None:
     ended = h.clock.now_ms()
     h.tc.end_txn(TID, pid, epoch, True)
     assert asked == [TID] and h.tc.next_deadline() == ended + 30
+
+
+# ---- the leader's append of a marker (Replication.append_control) ---------------------
+
+
+def test_a_marker_is_appended_as_any_leader_append() -> None:
+    """The leader appends a transaction marker as it appends a batch
+    (UnifiedLog.appendAsLeader): stamped with its leader epoch, told to the observers
+    (the data directory writes it before the EndTxn is answered), and naming its
+    partition alone to the next tick and the parked requests (no visit of every
+    partition, no wake of every parked request)."""
+    s = new_cluster(3).state
+    s.create_topic("m", assignments={0: [1, 2, 3]})
+    p = s.get_partition("m", 0)
+    events: list[object] = []
+    s.hooks.append(lambda kind, event: events.append(event))
+    s.tick()
+    s.take_changes()
+    assert not s.dirty_all
+    base = s.append_control(p, control_batch(True, 7, 0, 1000))
+    (batch,) = p.leader_log.read(base, 1 << 20, base + 1)
+    assert read_header(batch).partition_leader_epoch == p.leader_epoch == 0
+    assert [e for e in events if isinstance(e, Appended)] == [
+        Appended(topic="m", partition=0, base=base, last=base)]
+    assert not s.dirty_all
+    assert s.take_changes() == (False, {("m", 0)})
+
+
+def test_a_marker_rolls_the_leaders_segment_when_segment_ms_passed() -> None:
+    """UnifiedLog.append rolls the active segment before any append, a marker's too
+    (maybeRoll): past segment.ms the marker starts a new segment, which retention then
+    deletes apart from the batches before it."""
+    sim = new_cluster(3)
+    s = sim.state
+    s.create_topic("m", assignments={0: [1, 2, 3]}, configs={"segment.ms": "1000"})
+    p = s.get_partition("m", 0)
+    assert s.append(p.leader, "m", 0, build_batch([(None, b"v")]), 1).error == E.NONE
+    sim.clock.advance(1001)
+    base = s.append_control(p, control_batch(True, 7, 0, s.now()))
+    assert p.leader_log.segment_ranges() == [(0, base), (base, base + 1)]
+
+
+def test_a_marker_on_a_leader_alone_in_its_isr_moves_the_high_watermark_at_once(
+        make_cluster: MakeCluster) -> None:
+    """A leader alone in its ISR (its followers dropped out) has the marker it appends
+    acknowledged at once: the high watermark passes it without waiting for a fetch,
+    as after a lone leader's batch."""
+    s, clock, f = make_cluster(**{"replica.lag.time.max.ms": "1000"})
+    s.create_topic("m", assignments={0: [1, 2, 3]})
+    p = s.get_partition("m", 0)
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    assert s.append(p.leader, "m", 0, build_batch([(None, b"v")]), 1).error == E.NONE
+    clock.advance(1001)
+    s.tick()
+    assert (p.isr, p.high_watermark) == ([1], 1)
+    base = s.append_control(p, control_batch(True, 7, 0, s.now()))
+    assert p.high_watermark == base + 1
+
+
+def test_a_marker_the_data_dir_cannot_write_takes_its_log_dir_offline(
+        make_cluster: MakeCluster, tmp_path: Path) -> None:
+    """The data directory writes a marker as any append, from an observer; a write it
+    cannot make it reports to the log dir failure channel, and the marker's append
+    tells the controller once the observers are done: the replica goes offline and
+    leadership moves, as after a batch's failed write (Kafka's LogDirFailureChannel).
+    A real write error: a file stands where the partition's directory goes."""
+    s, _, _ = make_cluster()
+    s.create_topic("m", assignments={0: [1, 2]})
+    store = DataDir(str(tmp_path / "data"))
+    (tmp_path / "data" / "m-0").write_text("")  # os.makedirs fails: FileExistsError
+    p = s.get_partition("m", 0)
+    s.hooks.append(lambda kind, event: store.on_event(s, event))
+    try:
+        s.append_control(p, control_batch(True, 7, 0, s.now()))
+    finally:
+        store.close()
+    assert (p.offline, p.leader, len(s.offline_log_dirs[1])) == ({1}, 2, 1)
+    assert not s.log_dir_failure_channel.pending

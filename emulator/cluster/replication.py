@@ -301,7 +301,10 @@ class Replication:
         t = self.state.topics.get(p.topic)
         if t is not None:
             self.roll_if_due(t, p.leader_log, len(data), self.state.now())
-        base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch, -1)
+        # the marker keeps the timestamp it was built with, the same instant here
+        # (Kafka also marks a LOG_APPEND_TIME topic's marker LogAppendTime: the type
+        # bit of a control batch, which no client reads)
+        base, _, _ = p.leader_log.append_as_leader(data, p.leader_epoch)
         self.followers.mark_active(p)
         if self.state.hooks:
             # news like any append's: with --data-dir the marker is on disk before the
