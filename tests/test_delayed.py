@@ -332,3 +332,25 @@ def test_acks_all_on_a_topic_deleted_and_created_again_is_unknown_topic(
     assert s.get_partition("t", 0).high_watermark == 1  # past the waiting append's offset
     answer = waiting.check()
     assert answer is not None and _code(answer) == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_acks_all_behind_a_slow_write_answers_once_the_write_is_done(
+        make_cluster: MakeCluster) -> None:
+    """A slow log dir (the storage fault slow_writes) holds an acks=all answer until its
+    write is done, as Kafka's handler thread is busy in the write: the ISR's
+    acknowledgement in hand before then is no answer; at the write's end, to the
+    millisecond, it answers at once rather than at its timeout."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 100})
+    ctx = RequestContext(s, 1, 0, 9, 1, "c", services=build_services(s))
+    written = s.now() + 100
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.not_before_ms == written
+    for _ in range(5):
+        s.tick()
+    assert s.acks_all_done("t", 0, 0, 0) == (True, E.NONE)  # the ISR has it
+    assert s.now() < written and waiting.check() is None  # the write is not done
+    clock.advance(written - s.now())
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.NONE
