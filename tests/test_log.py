@@ -475,6 +475,57 @@ def test_retention_by_time_dates_batches_without_timestamps_by_their_segment() -
                                 max_offset=3) == 0
 
 
+def test_retention_by_time_at_its_boundaries() -> None:
+    """Kafka's deleteRetentionMsBreachedSegments: a segment goes when now minus its
+    largest timestamp is more than retention.ms (equal stays; retention.ms 0 deletes
+    whatever is older than now), and only below the high watermark: a segment whose
+    next one starts at the high watermark can go."""
+    log = Log()
+    for ts in (1000, 1000, 2000):  # offsets 0, 1, 2
+        log.append_as_leader(batch(ts=ts), 0)
+    assert log.apply_retention(now_ms=1500, retention_ms=500, retention_bytes=-1,
+                               max_offset=3) == 0  # 1500 - 1000 is not more than 500
+    assert log.apply_retention(now_ms=1500, retention_ms=0, retention_bytes=-1,
+                               max_offset=2) == 2  # the high watermark right after offset 1
+    assert log.log_start_offset == 2 and log.batch_count == 1
+
+
+def test_retention_deleting_a_held_batchs_segment_forgets_it() -> None:
+    """The batch DeleteRecords left answering MAX_TIMESTAMP counts until its segment is
+    deleted: retention deleting that segment drops it (then the largest left answers)."""
+    log = Log()
+    log.append_as_leader(batch(ts=5000), 0)  # offset 0: the largest timestamp
+    log.append_as_leader(batch(ts=1000), 0)  # offset 1
+    log.roll()
+    log.append_as_leader(batch(ts=4600), 0)  # offset 2, a segment of its own
+    log.append_as_leader(batch(ts=4800), 0)  # offset 3
+    log.delete_before(1)
+    assert read_header(log.max_timestamp_batch()).max_timestamp == 5000  # held
+    assert log.apply_retention(now_ms=10_000, retention_ms=5500, retention_bytes=-1,
+                               max_offset=4) == 1
+    assert log.segments.bases == [2] and log.log_start_offset == 2
+    assert read_header(log.max_timestamp_batch()).base_offset == 3
+
+
+def test_replace_batches_orders_views_by_offset_and_keeps_nothing_past_the_end() -> None:
+    """The cleaner's output (or a data directory's views of a segment file) replaces the
+    batches of [start, end): merged in offset order, whatever their type (a memoryview
+    has no order of its own), and a batch at or past the log end (the log truncated
+    while it was cleaned) is left out."""
+    leader = Log()
+    for _ in range(4):
+        leader.append_as_leader(batch(), 0)
+    log = Log()
+    for data, base, last, epoch, max_ts in leader.batches_from(0, 1 << 20):
+        log.append_as_follower(memoryview(bytes(data)), base, last, epoch, max_ts)
+    middle = [(memoryview(bytes(e[0])),) + tuple(e[1:]) for e in leader.batches_from(1, 1 << 20)
+              if e[2] < 3]
+    late = (leader.batch_at(3), 4, 4, 0, 1000)  # last == the log end
+    log.replace_batches(1, 3, middle[::-1] + [late])
+    assert [e[1] for e in log.batches_from(0, 1 << 20)] == [0, 1, 2, 3]
+    assert log.batch_count == 4 and log.log_end_offset == 4
+
+
 def test_many_head_drops_and_appends_keep_the_indexes_right() -> None:
     log = Log()
     sizes = []

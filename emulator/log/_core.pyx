@@ -559,8 +559,7 @@ cdef class Log(_LogIndex):
                 and self._cum_before(self._n - self._head) - first_size >= retention_bytes
             ):
                 break
-            self.log_start_offset = self._lasts[self._head] + 1
-            self._drop_head(1)
+            self._drop_head(1)  # the log start moves to the next batch's base
             n += 1
         if n:
             self.segments.delete_before(self.log_start_offset)

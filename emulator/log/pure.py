@@ -68,7 +68,7 @@ class Log:
         rolled = segs.should_roll(self.bytes_between(segs.active_base, self.log_end_offset),
                                   incoming, segment_bytes, segment_ms, now_ms)
         if rolled:
-            segs.roll(self.log_end_offset, now_ms)
+            segs.roll(self.log_end_offset)  # on_append dates the new segment
         segs.on_append(now_ms)
         return rolled
 
@@ -199,9 +199,7 @@ class Log:
     def bytes_between(self, start: int, end: int) -> int:
         """Stored bytes of the batches covering offsets [start, end)."""
         i = self._index_of(start)
-        j = self._index_of(end)
-        if i >= len(self._batches):
-            return 0
+        j = self._index_of(end)  # start past every batch: i == j, 0 bytes
         before = self._cum_bytes[i - 1] if i > 0 else 0
         upto = self._cum_bytes[j - 1] if j > 0 else 0
         return max(0, upto - before)
@@ -371,14 +369,13 @@ class Log:
                         max_offset: int) -> int:
         """Delete old batches below ``max_offset`` (the high watermark); returns count."""
         n = 0
-        while self._batches and self._lasts[0] < max_offset - 0 and len(self._batches) > 1:
+        while self._batches and self._lasts[0] < max_offset and len(self._batches) > 1:
             ts = self.segments.retention_time(self._batch_max_ts(0), self._bases[0])
             too_old = retention_ms >= 0 and ts >= 0 and now_ms - ts > retention_ms
             too_big = retention_bytes >= 0 and self.size_bytes - len(self._batches[0]) >= retention_bytes
             if not (too_old or too_big):
                 break
-            self.log_start_offset = self._lasts[0] + 1
-            self._drop_head(1)
+            self._drop_head(1)  # the log start moves to the next batch's base
             n += 1
         if n:
             self.segments.delete_before(self.log_start_offset)
