@@ -325,6 +325,28 @@ def test_a_clients_requests_move_a_partition_once_per_quiet_window(make_cluster)
     assert p.leader != leader
 
 
+def test_broker_0_leads_and_is_moved_like_any_other(make_cluster) -> None:
+    """A cluster may number its brokers from 0 (an image's KAFKA_NODE_ID=0): a
+    partition broker 0 leads meets the leader moves as any other, before a request
+    and after a Metadata answer."""
+    sim = make_cluster([0, 1, 2])
+    state = sim.state
+    state.create_topic("t", assignments={0: [0, 1, 2], 1: [0, 2, 1]})
+    p0, p1 = state.topics["t"].partitions
+    adv = Adversary(1, state, script=_script(("a", 0, "Produce", 1, LEADER_MOVE),
+                                             ("a", 0, "Metadata", 1, LEADER_MOVE)))
+    assert adv.before(0, 0, 9, "a", _produce(partitions=(0,))) is not None
+    assert p0.leader == 1
+    plan = adv.before(0, 3, 12, "a", {"topics": None})
+    assert plan is not None and plan.post is not None
+    plan.post({"topics": [{"name": "t", "error_code": 0, "partitions": [
+        {"partition_index": 1}]}]})
+    assert p1.leader == 2
+    assert [f.detail for f in adv.record] == [
+        "leader of t-0 moved 0 -> 1 just before the request",
+        "leader of t-1 moved 0 -> 2 after the Metadata answer"]
+
+
 def test_a_leader_move_picks_by_the_seed_among_what_can_move(make_cluster) -> None:
     """Before a request: one of the partitions it names that the broker leads and that
     can move, chosen by the seed (the request's own n among the draw's inputs); a
@@ -339,10 +361,11 @@ def test_a_leader_move_picks_by_the_seed_among_what_can_move(make_cluster) -> No
     parts = state.topics["t"].partitions
     adv = Adversary(5, state, script=_script(("a", 1, "Produce", 3, LEADER_MOVE),
                                              ("a", 2, "Metadata", 1, LEADER_MOVE)))
-    names = (0, 1, 2, 3, 4, 5, 6, 7, 7)
+    names = (0, 1, 2, 3, 4, 5, 6, 7, 7, 8)
     req = {"acks": -1, "timeout_ms": 1000, "topic_data": [
         {"name": "t", "partition_data": [{"index": i, "records": b""} for i in names]},
-        {"name": "u", "partition_data": [{"index": 0, "records": b""}]}]}
+        {"name": "u", "partition_data": [{"index": 0, "records": b""}]},
+        {"name": "nope", "partition_data": [{"index": 0, "records": b""}]}]}
     adv.before(1, 0, 9, "a", req)
     adv.before(1, 0, 9, "a", req)
     assert all(q.leader == 1 for q in parts) and not adv.record
@@ -362,11 +385,12 @@ def test_a_leader_move_picks_by_the_seed_among_what_can_move(make_cluster) -> No
                         ("solo", 0))]}
     assert plan.post(answer) is answer and len(adv.record) == 1
     assert state.topics["u"].partitions[0].leader == 2
-    answer["topics"].append({"name": "u", "error_code": 0, "partitions": [
-        {"partition_index": 0}]})
+    # of u-0 and t-3 (solo-0 cannot move), the seed's draw takes t-3
+    answer = {"topics": [{"name": name, "error_code": 0, "partitions": [
+        {"partition_index": i}]} for name, i in (("u", 0), ("t", 3), ("solo", 0))]}
     assert plan.post(answer) is answer
-    assert state.topics["u"].partitions[0].leader != 2
-    assert adv.record[-1].detail == "leader of u-0 moved 2 -> 1 after the Metadata answer"
+    assert state.topics["u"].partitions[0].leader == 2 and parts[3].leader == 2
+    assert adv.record[-1].detail == "leader of t-3 moved 1 -> 2 after the Metadata answer"
 
 
 def test_leader_move_after_metadata_moves_a_partition_of_the_answer(make_cluster) -> None:
@@ -821,6 +845,40 @@ def test_a_zombie_needs_a_transactional_producer_to_fence(make_cluster) -> None:
         "a second instance of 'tx' initialised (InitProducerId answered NONE): producer "
         f"{pid} now at epoch {epoch + 1}, the first instance fenced")
     assert Adversary(1, state, None, script=_script(*keys)).before(1, 26, 3, "a", end) is None
+
+
+def test_a_zombie_fences_nobody_while_a_transaction_completes(make_cluster) -> None:
+    """Kafka's coordinator answers an InitProducerId for a transaction in PrepareCommit
+    or PrepareAbort with CONCURRENT_TRANSACTIONS and fences nobody (the new instance
+    backs off and retries: TransactionCoordinator.prepareInitProducerIdTransit), so no
+    zombie is recorded then; an open transaction is fenced (epoch bumped, aborted)."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    services = build_services(state)
+    txns = services.transactions
+    txns.topic.ensure()
+    txns.marker_delay = lambda txn: 1000  # the markers written a second after EndTxn
+    _, pid, epoch = txns.init_producer_id("tx", 60_000)
+    assert txns.add_partitions("tx", pid, epoch, [("t", 0)]) == {("t", 0): 0}
+    assert txns.end_txn("tx", pid, epoch, True)[0] == 0
+    assert txns.txns["tx"].state == "PrepareCommit"
+    keys = [("a", 1, "AddOffsetsToTxn", n, ZOMBIE) for n in (1, 2)]
+    adv = Adversary(1, state, services, scale={ZOMBIE: 1}, script=_script(*keys))
+    req = {"transactional_id": "tx", "producer_id": pid, "producer_epoch": epoch,
+           "group_id": "g"}
+    assert adv.before(1, 25, 3, "a", req) is None
+    assert not adv.record and txns.txns["tx"].producer_epoch == epoch
+    sim.clock.advance(1000)
+    state.tick()
+    assert txns.txns["tx"].state == "CompleteCommit"
+    assert txns.add_partitions("tx", pid, epoch, [("t", 0)]) == {("t", 0): 0}
+    assert adv.before(1, 25, 3, "a", req) is not None
+    assert txns.txns["tx"].producer_epoch == epoch + 1
+    assert adv.record[-1].detail == (
+        "a second instance of 'tx' initialised (InitProducerId answered "
+        f"CONCURRENT_TRANSACTIONS): producer {pid} now at epoch {epoch + 1}, the first "
+        "instance fenced")
 
 
 def test_a_share_acknowledgement_is_held_past_its_records_locks(make_cluster) -> None:

@@ -484,10 +484,14 @@ class Adversary:
         return self._note(plan, f"group {group_id!r} made to rebalance")
 
     def _evict_session(self, plan: Plan, req: dict) -> Plan | None:
+        """An incremental Fetch's session (epoch > 0) leaves the broker's cache, as other
+        clients' sessions would push it out. A full Fetch (epoch 0) or a closing one
+        (-1) has none to lose; session id 0 (a sessionless Fetch) is no session the
+        cache holds."""
         services = self.services
-        sid = req.get("session_id") or 0
-        if services is None or sid <= 0 or (req.get("session_epoch") or 0) <= 0:
+        if services is None or req["session_epoch"] <= 0:
             return None
+        sid = req["session_id"]
         if services.fetch_sessions.cache(plan.broker).remove(sid) is None:
             return None
         return self._note(plan, f"fetch session {sid} evicted")

@@ -76,13 +76,18 @@ def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] 
 def second_instance(services: Services, transactional_id: str) -> str | None:
     """Another instance of the application calls InitProducerId with this transactional
     id: the coordinator fences the first (aborting its open transaction). Returns what
-    happened, or None when there is no such producer yet."""
+    happened, or None when there is no such producer yet, or when the coordinator fenced
+    nobody: a transaction completing (PrepareCommit/PrepareAbort) is answered
+    CONCURRENT_TRANSACTIONS with the epoch unchanged (Kafka's
+    TransactionCoordinator.prepareInitProducerIdTransit: the new instance backs off and
+    retries), while an open one is fenced with a bumped epoch and the same answer."""
     txns = services.transactions
     txn = txns.txns.get(transactional_id)
     if txn is None:
         return None
+    first = (txn.producer_id, txn.producer_epoch)
     err, _, _ = txns.init_producer_id(transactional_id, txn.timeout_ms)
-    if err and err != E.CONCURRENT_TRANSACTIONS:
+    if err and err != E.CONCURRENT_TRANSACTIONS or (txn.producer_id, txn.producer_epoch) == first:
         return None
     return (f"a second instance of {transactional_id!r} initialised (InitProducerId answered "
             f"{E(err).name}): producer {txn.producer_id} now at epoch {txn.producer_epoch}, "
