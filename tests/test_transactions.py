@@ -12,8 +12,10 @@ from cluster_sim import new_cluster
 from emulator.cluster import controller
 from emulator.cluster.events import Appended, TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
+from emulator.coordinators.runtime.placement import CREATE_MS, FIRST_LEARN_MS, FIRST_LOAD_MS
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
 from emulator.coordinators.transactions.metadata import TxnMetadata
+from emulator.coordinators.transactions.waits import until_prepared
 from emulator.handlers import api_061_describe_producers
 from emulator.handlers.base import RequestContext
 from emulator.services import build_services
@@ -1087,3 +1089,151 @@ def test_a_marker_the_data_dir_cannot_write_takes_its_log_dir_offline(
         store.close()
     assert (p.offline, p.leader, len(s.offline_log_dirs[1])) == ({1}, 2, 1)
     assert not s.log_dir_failure_channel.pending
+
+
+# ---- DescribeTransactions, ListTransactions and the rest of the coordinator's plumbing ---------
+def test_describe_answers_every_field() -> None:
+    h = Harness()
+    coordinator = h.tc.coordinator_for(TID)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 1), ("t", 0)])
+    start = h.tc.txns[TID].start_ms
+    assert h.tc.describe(TID, coordinator) == {
+        "transactional_id": TID, "error_code": E.NONE, "transaction_state": "Ongoing",
+        "transaction_timeout_ms": 60_000, "transaction_start_time_ms": start,
+        "producer_id": pid, "producer_epoch": epoch,
+        "topics": [{"topic": "t", "partitions": [0, 1]}]}
+    other = next(b for b in (1, 2, 3) if b != coordinator)
+    assert h.tc.describe(TID, other) == {"transactional_id": TID,
+                                         "error_code": E.NOT_COORDINATOR}
+    assert h.tc.describe("") == {"transactional_id": "", "error_code": E.INVALID_REQUEST}
+    assert h.tc.describe("unknown") == {"transactional_id": "unknown",
+                                        "error_code": E.TRANSACTIONAL_ID_NOT_FOUND}
+
+
+def _ids_on_two_coordinators(h: Harness) -> tuple[str, str]:
+    """Two transactional ids, "a-..." sorting before "b-...", on different coordinators."""
+    a = "a-0"
+    b = next(f"b-{i}" for i in range(100)
+             if h.tc.coordinator_for(f"b-{i}") != h.tc.coordinator_for(a))
+    return a, b
+
+
+def test_list_transactions_filters_each_id() -> None:
+    """ListTransactions (Kafka's listTransactionStates): by state, producer id, duration
+    (KIP-994: left out when now - start <= the filter), transactional id pattern and
+    coordinator, each id judged alone; each listed with its id, producer id and state."""
+    h = Harness()
+    a, b = _ids_on_two_coordinators(h)
+    bpid, bepoch = h.init(b)
+    h.tc.add_partitions(b, bpid, bepoch, [("t", 0)])  # b begins 1000 ms before a
+    h.clock.advance(1_000)
+    apid, aepoch = h.init(a)
+    h.tc.add_partitions(a, apid, aepoch, [("t", 1)])
+    h.init("c-empty")
+    entry_a = {"transactional_id": a, "producer_id": apid, "transaction_state": "Ongoing"}
+    entry_b = {"transactional_id": b, "producer_id": bpid, "transaction_state": "Ongoing"}
+
+    def listed(**filters: object) -> list:
+        err, unknown, out = h.tc.list_transactions(**filters)  # type: ignore[arg-type]
+        assert (err, unknown) == (E.NONE, [])
+        return out
+
+    assert listed(states=["Ongoing"]) == [entry_a, entry_b]
+    assert [x["transactional_id"] for x in listed(states=["Empty"])] == ["c-empty"]
+    assert listed(producer_ids=[bpid]) == [entry_b]
+    assert listed(pattern="b-.*") == [entry_b]
+    assert listed(broker_id=h.tc.coordinator_for(b), states=["Ongoing"]) == [entry_b]
+    assert listed(duration_ms=500, states=["Ongoing"]) == [entry_b]
+    assert listed(duration_ms=999, states=["Ongoing"]) == [entry_b]
+    assert listed(duration_ms=1_000, states=["Ongoing"]) == []  # 1000 <= 1000
+    assert listed(duration_ms=0, states=["Ongoing"]) == [entry_b]  # a began just now
+    assert listed(duration_ms=-1, states=["Ongoing"]) == [entry_a, entry_b]
+    assert h.tc.list_transactions(states=["Nope"]) == (E.NONE, ["Nope"], [])
+
+
+def test_list_transactions_while_a_coordinator_partition_loads() -> None:
+    """Kafka's listTransactionStates answers COORDINATOR_LOAD_IN_PROGRESS as a whole while
+    the broker loads any __transaction_state partition (Kafka's timing: the first
+    leaders load after they learn of the topic); a listing of every broker (no broker
+    named) is not one broker's."""
+    h = Harness("kafka")
+    h.tc.ensure_txn_topic()
+    leader = h.state.topics[TXN_TOPIC].partitions[0].leader
+    h.clock.advance(CREATE_MS + FIRST_LEARN_MS)
+    assert h.tc.list_transactions(broker_id=leader) == (E.COORDINATOR_LOAD_IN_PROGRESS, [], [])
+    assert h.tc.list_transactions()[0] == E.NONE
+    h.clock.advance(FIRST_LOAD_MS)
+    assert h.tc.list_transactions(broker_id=leader)[0] == E.NONE
+
+
+def test_transaction_news_wakes_only_the_requests_parked_on_no_key() -> None:
+    """A transaction's change names no partition or group to the parked requests (its
+    markers wake their partitions when they are appended), and sends no tick over
+    every partition."""
+    h = Harness()
+    pid, epoch = h.init()
+    h.state.dirty_all = h.state.changed_all = False
+    version = h.state.version
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    assert h.state.version > version
+    assert not h.state.dirty_all and not h.state.changed_all
+
+
+def test_add_partitions_knows_a_topics_partitions_by_their_count() -> None:
+    h = Harness()
+    pid, epoch = h.init()
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", 1), ("t", 2)]) == {
+        ("t", 1): E.OPERATION_NOT_ATTEMPTED, ("t", 2): E.UNKNOWN_TOPIC_OR_PARTITION}
+    assert h.tc.add_partitions(TID, pid, epoch, [("t", -1)]) == {
+        ("t", -1): E.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def test_add_offsets_adds_the_groups_offsets_partition_on_its_coordinator() -> None:
+    """AddOffsetsToTxn adds the group's __consumer_offsets partition to the transaction
+    (Kafka's handleAddOffsetsToTransaction: DescribeTransactions lists it), answered only
+    by the transactional id's coordinator."""
+    h = Harness()
+    coordinator = h.tc.coordinator_for(TID)
+    other = next(b for b in (1, 2, 3) if b != coordinator)
+    pid, epoch = h.init()
+    assert h.tc.add_offsets(TID, pid, epoch, "grp", broker_id=other) == E.NOT_COORDINATOR
+    assert h.tc.add_offsets(TID, pid, epoch, "grp", broker_id=coordinator) == E.NONE
+    assert h.tc.describe(TID)["topics"] == [
+        {"topic": "__consumer_offsets", "partitions": [h.gc.partition_for("grp")]}]
+
+
+def test_coordinator_for_without_create_creates_no_topic() -> None:
+    h = Harness()
+    with pytest.raises(KafkaError) as e:
+        h.tc.coordinator_for(TID, create=False)
+    assert e.value.code == E.COORDINATOR_NOT_AVAILABLE and TXN_TOPIC not in h.state.topics
+    assert h.tc.coordinator_for(TID) in (1, 2, 3) and TXN_TOPIC in h.state.topics
+
+
+def test_producer_ids_are_handed_out_one_after_another() -> None:
+    h = Harness()
+    first = h.tc.init_producer_id(None, 0)[1]
+    assert [h.tc.init_producer_id(None, 0)[1] for _ in range(2)] == [first + 1, first + 2]
+    assert h.init("x")[0] == first + 3
+
+
+@pytest.mark.parametrize("delay, ready", [(50, True), (150, False)])
+def test_a_produce_adding_its_partition_waits_for_the_markers_up_to_the_retry_max(
+        delay: int, ready: bool) -> None:
+    """Transaction version 2 under Kafka's timing: a Produce that adds its partition
+    while the transaction's last end is still being prepared waits for the markers, as
+    Kafka's leader retries the coordinator, up to add.partitions.to.txn.retry.backoff.max.ms
+    (100 by default): ready once they are written, else answered at that deadline."""
+    h = Harness("kafka")
+    h.tc.marker_delay_ms = delay
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    h.tc.end_txn(TID, pid, epoch, True)
+    wait = until_prepared(h.tc, TID)
+    assert wait.deadline_ms == h.clock.now_ms() + 100
+    assert wait.check() is None
+    h.clock.advance(min(delay, 100))
+    h.tc.tick()
+    assert wait.check() is (True if ready else None)
+    assert until_prepared(h.tc, "no-such-id").check() is True
