@@ -354,3 +354,68 @@ def test_acks_all_behind_a_slow_write_answers_once_the_write_is_done(
     clock.advance(written - s.now())
     answer = waiting.check()
     assert answer is not None and _code(answer) == E.NONE
+
+
+def _under_min_isr(make_cluster: MakeCluster) -> tuple[ClusterState, RequestContext]:
+    """t-0 on [1, 2, 3] with min.insync.replicas 2, its ISR shrunk to the leader 1 (the
+    followers stopped fetching), and a storage fault in force elsewhere (broker 3's
+    writes slow): the Produce handler then builds its acknowledgements for any acks."""
+    s, clock, f = make_cluster(**{"replica.lag.time.max.ms": "1000"})
+    s.create_topic("t", assignments={0: [1, 2, 3]}, configs={"min.insync.replicas": "2"})
+    s.tick()
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "pause_follower", "broker": 3})
+    clock.advance(1001)
+    s.append(1, "t", 0, BATCH, 1)
+    s.tick()
+    assert s.get_partition("t", 0).isr == [1]
+    f.apply({"op": "slow_writes", "broker": 3, "delay_ms": 100})
+    return s, RequestContext(s, 1, 0, 9, 1, "c", services=build_services(s))
+
+
+def test_an_acks_1_append_under_min_isr_is_acknowledged_at_once(
+        make_cluster: MakeCluster) -> None:
+    """min.insync.replicas binds acks=all alone: an acks=1 append to a partition whose ISR
+    is below it succeeds, answered at once (no slow write of its own to wait for)."""
+    s, ctx = _under_min_isr(make_cluster)
+    answer = api_000_produce.handle(ctx, _produce(1, 1000), 9)
+    assert isinstance(answer, dict) and _code(answer) == E.NONE
+
+
+def test_an_acks_all_append_refused_under_min_isr_answers_not_enough_replicas(
+        make_cluster: MakeCluster) -> None:
+    """An acks=all append the leader refuses because its ISR is below
+    min.insync.replicas answers NOT_ENOUGH_REPLICAS (Partition.appendRecordsToLeader),
+    never NOT_ENOUGH_REPLICAS_AFTER_APPEND: nothing was appended to wait for."""
+    s, ctx = _under_min_isr(make_cluster)
+    answer = api_000_produce.handle(ctx, _produce(-1, 1000), 9)
+    assert isinstance(answer, dict) and _code(answer) == E.NOT_ENOUGH_REPLICAS
+
+
+def test_an_empty_produce_under_a_storage_fault_answers_at_once(
+        make_cluster: MakeCluster) -> None:
+    """A Produce naming no partition has nothing to wait for, slow writes or not: an
+    empty answer at once (KafkaApis answers an empty request map)."""
+    s, ctx = _under_min_isr(make_cluster)
+    for acks in (1, -1):
+        req = {"transactional_id": None, "acks": acks, "timeout_ms": 1000,
+               "topic_data": []}
+        assert api_000_produce.handle(ctx, req, 9)["responses"] == []
+
+
+def test_an_acks_1_answer_behind_a_slow_write_keeps_its_own_outcome(
+        make_cluster: MakeCluster) -> None:
+    """An acks=1 append behind a slow log dir is answered when the write is done, with
+    the append's own outcome: leadership moving meanwhile makes no NOT_LEADER_OR_FOLLOWER
+    of it (only acks=all waits on the leader; Kafka answers acks=1 once appendRecords
+    returns)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 100})
+    ctx = RequestContext(s, 1, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(1, 5000), 9)
+    assert isinstance(waiting, Delayed)
+    move_leader(s, "t", 0, 2)
+    clock.advance(100)
+    answer = waiting.check()
+    assert answer is not None and _code(answer) == E.NONE
