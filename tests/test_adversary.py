@@ -260,6 +260,15 @@ def test_leader_move_before_a_produce_moves_a_partition_this_broker_leads(make_c
     assert p0.leader != leader and p0.leader_epoch == epoch + 1 and p0.leader in p0.isr
     # the handler now answers from the state: the broker is no longer the leader
     assert "just before the request" in adv.record[-1].detail
+    # Produce v13 names the topic by id alone
+    t = sim.state.topics["t"]
+    p1 = t.partitions[1]
+    leader = p1.leader
+    adv = Adversary(1, sim.state, script=_script(("b", leader, "Produce", 1, LEADER_MOVE)))
+    assert adv.before(leader, 0, 13, "b", {"acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "", "topic_id": t.id, "partition_data": [{"index": 1, "records": b""}]}]}
+                      ) is not None
+    assert p1.leader != leader
 
 
 def test_a_user_topic_named_like_an_internal_one_meets_the_leader_faults(make_cluster
@@ -687,13 +696,19 @@ def test_a_rebalance_is_a_member_joining_at_most_once_per_quiet_window(make_clus
                                       "topics": []}) is not None
     assert adv.record[-1].detail == "group 'g' made to rebalance"
     assert len(adv.record) == 2
+    # a Heartbeat names its group, whatever its client's id
+    _rejoin(services, "g", member, 3)
+    clock.advance(GROUP_QUIET_MS)
+    hb["generation_id"] = 3
+    assert adv.before(1, 12, 4, "someone", hb) is not None
+    assert groups.groups.peek("g").state == "PreparingRebalance" and len(adv.record) == 3
     # a client in no group, a group id empty, a group already rebalancing
     clock.advance(GROUP_QUIET_MS)
     assert adv.before(1, 1, 12, "other", {"session_id": 0, "session_epoch": -1,
                                           "topics": []}) is None
     assert adv.before(1, 12, 4, "c", {**hb, "group_id": ""}) is None
     assert adv.before(1, 12, 4, "c", hb) is None  # PreparingRebalance already
-    assert len(adv.record) == 2
+    assert len(adv.record) == 3
     assert Adversary(1, state, None, scale={REBALANCE: 100}).before(1, 12, 4, "c", hb) is None
 
 
@@ -724,8 +739,13 @@ def test_a_kick_holds_the_heartbeat_until_the_session_ran_out(make_cluster) -> N
     clock.advance(1)
     assert adv.before(1, 12, 4, "c", {**hb, "member_id": "nobody"}) is None
     long = _stable_member(services, "h", "d", session_ms=KICK_MAX_HOLD_MS + 1000)
-    assert adv.before(1, 12, 4, "d", {**hb, "group_id": "h", "member_id": long}) is None
+    hb_long = {**hb, "group_id": "h", "member_id": long}
+    assert adv.before(1, 12, 4, "d", hb_long) is None
     assert len(adv.record) == 1
+    # held exactly KICK_MAX_HOLD_MS is still a kick
+    clock.advance(1000 + HOLD_SLACK_MS)
+    plan = adv.before(1, 12, 4, "d", hb_long)
+    assert plan is not None and plan.hold_ms == KICK_MAX_HOLD_MS
 
 
 def test_slow_markers_delay_a_drawn_share_of_transactions(make_cluster) -> None:
@@ -745,21 +765,26 @@ def test_slow_markers_delay_a_drawn_share_of_transactions(make_cluster) -> None:
     adv.start()
     delays = [100 + int(draw(1, "marker-ms", "tx", n) * 900) for n in (1, 2, 3)]
     assert [txns.marker_delay(txn) for _ in range(3)] == [max(normal, d) for d in delays]
-    assert [(f.broker, f.client_id, f.api, f.n, f.kind, f.detail) for f in adv.record
-            if f.kind == SLOW_MARKERS] == [
-        (-1, "tx", "EndTxn", n, SLOW_MARKERS, f"markers of 'tx''s transaction {n} (producer "
-         f"{txn.producer_id}) written {d} ms after EndTxn") for n, d in zip((1, 2, 3), delays,
-                                                                            strict=True)]
+    first = len(adv.record) - 3  # after start()'s settings
+    assert [(f.seq, f.seed, f.broker, f.client_id, f.api, f.n, f.kind, f.detail)
+            for f in adv.record[first:]] == [
+        (first + n - 1, 1, -1, "tx", "EndTxn", n, SLOW_MARKERS, f"markers of 'tx''s "
+         f"transaction {n} (producer {txn.producer_id}) written {d} ms after EndTxn")
+        for n, d in zip((1, 2, 3), delays, strict=True)]
     adv.tune(enabled=False)
     assert txns.marker_delay(txn) == normal
     adv.tune(enabled=True)
     txns.marker_delay(txn)
     assert adv.record[-1].n == 5 and adv.txn_counts == {"tx": 5}
-    # the rate: SLOW_MARKERS_RATE times the kind's factor times all's
-    rated = Adversary(2, state, services, scale={SLOW_MARKERS: 2, "all": 0.5})
-    rated.start()
-    slow = sum(rated._marker_delay(TxnMetadata(f"t{i}", 1, 60_000, 0), 0) > 0 for i in range(400))
-    assert 0.14 < slow / 400 < 0.26
+    # the rate: SLOW_MARKERS_RATE times the kind's factor times all's (each 1 unless
+    # named), and which transactions are slow is the seed's draw of (id, n)
+    for scale, rate in (({SLOW_MARKERS: 2, "all": 0.5}, 0.2), ({"all": 0.5}, 0.1),
+                        ({SLOW_MARKERS: 2}, 0.4), ({}, 0.2)):
+        rated = Adversary(2, state, services, scale=scale)
+        slow = [i for i in range(400)
+                if rated._marker_delay(TxnMetadata(f"t{i}", 1, 60_000, 0), 0) > 0]
+        assert slow == [i for i in range(400) if draw(2, "markers", f"t{i}", 1) < rate]
+        assert rate - 0.06 < len(slow) / 400 < rate + 0.06
     off = Adversary(2, state, services, scale={SLOW_MARKERS: 0})
     assert all(off._marker_delay(TxnMetadata(f"t{i}", 1, 60_000, 0), 7) == 7 for i in range(50))
     scripted = Adversary(2, state, services, script=_script(("tx", -1, "EndTxn", 2,
@@ -774,19 +799,22 @@ def test_follower_lag_pauses_the_followers_of_a_drawn_led_partition(make_cluster
     nothing."""
     sim = make_cluster(3)
     state = sim.state
-    state.create_topic("t", assignments={0: [1, 2, 3], 1: [2, 1, 3], 2: [1, 3, 2],
-                                         3: [1, 2, 3]})
+    topic = state.create_topic("t", assignments={i: [2, 1, 3] if i == 1 else [1, 3, 2]
+                                                 for i in range(9)})
     state.create_topic("one", assignments={0: [1]})
     now = state.now()
-    adv = Adversary(3, state, script=_script(("a", 1, "Produce", 7, FOLLOWER_LAG)))
+    adv = Adversary(10, state, script=_script(("a", 1, "Produce", 7, FOLLOWER_LAG)))
     for _ in range(6):
-        assert adv.before(1, 0, 9, "a", PRODUCE) is None
-    plan = adv.before(1, 0, 9, "a", _produce(partitions=(0, 1, 2, 3)))
+        assert adv.before(1, 0, 13, "a", PRODUCE) is None
+    by_id = {"acks": -1, "timeout_ms": 1000, "topic_data": [  # Produce v13: by topic id
+        {"name": "", "topic_id": topic.id, "partition_data": [
+            {"index": i, "records": b""} for i in range(9)]}]}
+    plan = adv.before(1, 0, 13, "a", by_id)
     assert plan is not None and plan.hold_ms == 0 and plan.post is None
-    led = [0, 2, 3]
-    index = led[int(draw(3, "lag", "a", 1, 0, 7) * len(led))]
-    ms = 100 + int(draw(3, "lag-ms", "a", 1, 7) * 1400)
-    followers = state.topics["t"].partitions[index].replicas[1:]
+    led = [0, 2, 3, 4, 5, 6, 7, 8]
+    index = led[int(draw(10, "lag", "a", 1, 0, 7) * len(led))]
+    ms = 100 + int(draw(10, "lag-ms", "a", 1, 7) * 1400)
+    followers = [3, 2]
     assert [(f.broker, f.topic, f.partition, f.paused, f.until_ms)
             for f in state.faults.followers] == [(b, "t", index, True, now + ms)
                                                   for b in followers]
@@ -794,7 +822,7 @@ def test_follower_lag_pauses_the_followers_of_a_drawn_led_partition(make_cluster
                                      f"for {ms} ms")
     nothing = Adversary(3, state, script=_script(("a", 2, "Produce", 1, FOLLOWER_LAG),
                                                  ("b", 1, "Produce", 1, FOLLOWER_LAG)))
-    assert nothing.before(2, 0, 9, "a", _produce(partitions=(0, 2, 3))) is None
+    assert nothing.before(2, 0, 9, "a", _produce(partitions=(0, 2, 3, 4))) is None
     single = {"acks": -1, "timeout_ms": 1000, "topic_data": [
         {"name": "one", "partition_data": [{"index": 0, "records": b""}]}]}
     assert nothing.before(1, 0, 9, "b", single) is None

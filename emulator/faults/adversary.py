@@ -143,7 +143,7 @@ from emulator.faults.adversary_rules import (
     parse_scale,
 )
 from emulator.faults.injector import move_leader, next_leader
-from emulator.faults.model import FollowerFault, request_items
+from emulator.faults.model import FaultModel, FollowerFault, request_items
 from emulator.faults.soundness import Snapshot, Soundness
 from emulator.services import Services
 from wire.errors import ErrorCode as E
@@ -285,10 +285,11 @@ class Adversary:
         if self.script is not None:
             return True
         last = self.moved_at.get((plan.client_id, topic, partition))
-        return last is None or self.requests.get(plan.client_id, 0) - last >= quiet
+        return last is None or self.requests[plan.client_id] - last >= quiet
 
     def _moved(self, plan: Plan, topic: str, partition: int) -> None:
-        self.moved_at[(plan.client_id, topic, partition)] = self.requests.get(plan.client_id, 0)
+        # (``before`` counted this client's request before any fault could act)
+        self.moved_at[(plan.client_id, topic, partition)] = self.requests[plan.client_id]
 
     def _pick(self, plan: Plan, items: list[tuple[str, int]], what: str
               ) -> tuple[str, int] | None:
@@ -366,9 +367,9 @@ class Adversary:
     def _follower_lag(self, plan: Plan, req: dict) -> Plan | None:
         """The followers of one partition the request names stop fetching for a while
         (FOLLOWER_LAG_MS): they stay in the ISR while replica.lag.time.max.ms allows."""
-        model = getattr(self.state, "faults", None)
-        if model is None:
-            return None
+        model = self.state.faults
+        if not isinstance(model, FaultModel):
+            return None  # a cluster without the fault model (none pauses its followers)
         items = [(t, i) for t, i in dict.fromkeys(request_items(self.state, req))
                  if self._leads(plan.broker, t, i) and not self.state.topics[t].is_internal]
         if not items:
@@ -471,7 +472,7 @@ class Adversary:
                  ) -> Plan | None:
         groups = services.groups
         if plan.rule.kind == KICK:
-            member = req.get("member_id") or ""
+            member = req["member_id"]  # (a decoded Heartbeat's: a string, maybe empty)
             hold = session_hold(services, group_id, member, self.state.now())
             if hold is None or hold > KICK_MAX_HOLD_MS:
                 return None
