@@ -35,7 +35,7 @@ from emulator.faults.adversary import (
     draw,
     parse_scale,
 )
-from emulator.faults.adversary_coordinators import HOLD_SLACK_MS
+from emulator.faults.adversary_coordinators import HOLD_SLACK_MS, classic_group_of
 from emulator.faults.adversary_rules import (
     GROUP_QUIET_MS,
     KICK_MAX_HOLD_MS,
@@ -712,6 +712,21 @@ def test_a_rebalance_is_a_member_joining_at_most_once_per_quiet_window(make_clus
     assert Adversary(1, state, None, scale={REBALANCE: 100}).before(1, 12, 4, "c", hb) is None
 
 
+def test_a_fetching_clients_group_is_its_first_stable_classic_group(make_cluster) -> None:
+    """A Fetch names no group: its client's is the first (by id) Stable classic group
+    with a member of that client id; a group rebalancing is passed over."""
+    sim = make_cluster(3)
+    services = build_services(sim.state)
+    _stable_member(services, "b", "c")
+    _stable_member(services, "a", "c")
+    _stable_member(services, "0", "other")
+    assert classic_group_of(services, "c") == "a"
+    assert classic_group_of(services, "other") == "0"
+    assert classic_group_of(services, "nobody") is None
+    assert services.groups.classic.force_rebalance("a")
+    assert classic_group_of(services, "c") == "b"
+
+
 def test_a_kick_holds_the_heartbeat_until_the_session_ran_out(make_cluster) -> None:
     """``kick``: the Heartbeat is held until the coordinator's own session timer has
     expired the member (HOLD_SLACK_MS after its deadline), only when that is at most
@@ -746,6 +761,11 @@ def test_a_kick_holds_the_heartbeat_until_the_session_ran_out(make_cluster) -> N
     clock.advance(1000 + HOLD_SLACK_MS)
     plan = adv.before(1, 12, 4, "d", hb_long)
     assert plan is not None and plan.hold_ms == KICK_MAX_HOLD_MS
+    # a session already run out (its timer not yet fired): the Heartbeat goes at once
+    late = _stable_member(services, "k", "e")
+    clock.advance(10_000 + HOLD_SLACK_MS + 1)
+    plan = adv.before(1, 12, 4, "e", {**hb, "group_id": "k", "member_id": late})
+    assert plan is not None and plan.hold_ms == 0
 
 
 def test_slow_markers_delay_a_drawn_share_of_transactions(make_cluster) -> None:
@@ -928,10 +948,13 @@ def test_a_share_acknowledgement_is_held_past_its_records_locks(make_cluster) ->
     deadline = share.partitions[("sg", topic.id, 0)].records[0].lock_deadline
 
     def ack(first: int, last: int, member: str = "m") -> dict:
+        batches = [{"first_offset": first, "last_offset": last, "acknowledge_types": [1]}]
         return {"group_id": "sg", "member_id": member, "topics": [
-            {"topic_id": topic.id, "partitions": [{"partition_index": 0,
-                                                   "acknowledgement_batches": [
-                {"first_offset": first, "last_offset": last, "acknowledge_types": [1]}]}]}]}
+            {"topic_id": b"\x07" * 16, "partitions": [  # a topic the group does not read
+                {"partition_index": 0, "acknowledgement_batches": batches}]},
+            {"topic_id": topic.id, "partitions": [
+                {"partition_index": 3, "acknowledgement_batches": batches},
+                {"partition_index": 0, "acknowledgement_batches": batches}]}]}
 
     keys = [("a", p.leader, "ShareAcknowledge", n, SHARE_LOCK_EXPIRY) for n in range(1, 6)]
     adv = Adversary(1, state, services, script=_script(*keys))

@@ -39,10 +39,11 @@ def session_hold(services: Services, group_id: str, member_id: str, now: int) ->
     when the group has no such member."""
     g = services.groups.groups.peek(group_id)
     m = None if g is None else g.members.get(member_id)
-    deadline = int(getattr(m, "hb_deadline", 0) or 0)
-    if m is None or deadline <= 0:
+    if m is None:
         return None
-    return max(deadline - now + HOLD_SLACK_MS, 0)
+    # (a member's session deadline is set when it joins; one already passed, the
+    # coordinator's next timer expires it: the request goes at once)
+    return max(m.hb_deadline - now + HOLD_SLACK_MS, 0)
 
 
 def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] | None:
@@ -50,19 +51,16 @@ def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] 
     acknowledgements, to arrive after the acquisition locks of the records it
     acknowledges (held by this member) have run out; None when it acknowledges none."""
     share = services.share
-    group_id, member_id = req.get("group_id"), req.get("member_id")
-    if not isinstance(group_id, str):
-        return None
+    group_id, member_id = req["group_id"], req["member_id"]
     deadline, records = 0, 0
-    for t in req.get("topics") or ():
-        tid = t.get("topic_id")
-        for p in t.get("partitions") or ():
-            sp = share.partitions.get((group_id, tid, p.get("partition_index")))
+    for t in req["topics"]:
+        for p in t["partitions"]:
+            # (no share-partition: a group or partition the coordinator does not hold)
+            sp = share.partitions.get((group_id, t["topic_id"], p["partition_index"]))
             if sp is None:
                 continue
-            for b in p.get("acknowledgement_batches") or ():
-                for offset in range(int(b.get("first_offset", 0)),
-                                    int(b.get("last_offset", -1)) + 1):
+            for b in p["acknowledgement_batches"]:
+                for offset in range(b["first_offset"], b["last_offset"] + 1):
                     rec = sp.records.get(offset)
                     if rec is not None and rec.state == RecordState.ACQUIRED \
                             and rec.member_id == member_id:
