@@ -972,6 +972,165 @@ def test_a_share_acknowledgement_is_held_past_its_records_locks(make_cluster) ->
         p.leader, 79, 1, "a", ack(0, 2)) is None
 
 
+def test_each_request_meets_the_rule_its_draw_falls_in(make_cluster) -> None:
+    """At most one fault per request: the rules of its API share [0, 1) in order, each
+    its rate wide, and the request's draw (seed, client, broker, API, n; n counting that
+    client's requests of that API to that broker, from 1) picks the rule it falls in.
+    Only the APIs with rules are counted; a client without an id is the client ""."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 2, 3)
+    scale = {LEADER_MOVE: 3, FOLLOWER_LAG: 2, LEADER_MOVE_AFTER_APPEND: 2,
+             UNREPLICATED_LEADER_MOVE: 0, LOST_RESPONSE: 2}
+    adv = Adversary(7, state, scale=scale)
+    widths = [(LEADER_MOVE, 0.12), (FOLLOWER_LAG, 0.08), (LEADER_MOVE_AFTER_APPEND, 0.1),
+              (UNREPLICATED_LEADER_MOVE, 0.0), (LOST_RESPONSE, 0.1)]
+    drawn, expected = [], []
+    for n in range(1, 301):
+        assert adv.before(1, 18, 3, None, {}) is None  # ApiVersions: no rules
+        plan = adv.before(1, 0, 9, None, {"acks": -1, "timeout_ms": 1000, "topic_data": []})
+        drawn.append(plan.rule.kind if plan is not None else None)
+        u, kind = draw(7, "", 1, 0, n), None
+        for k, w in widths:
+            if u < w:
+                kind = k
+                break
+            u -= w
+        # a move or lag needs a partition the request names: it names none
+        expected.append(kind if kind in (LEADER_MOVE_AFTER_APPEND, LOST_RESPONSE) else None)
+    assert drawn == expected and drawn.count(LOST_RESPONSE) > 10
+    assert adv.counts == {("", 1, 0): 300} and adv.requests == {"": 300}
+    # a version below the rule's: nothing, not the next rule
+    keys = [("a", 1, "Fetch", 1, SESSION_EVICTED), ("a", 1, "Fetch", 1, REBALANCE)]
+    services = build_services(state)
+    _stable_member(services, "g", "a")
+    fetch = {"session_id": 0, "session_epoch": -1, "topics": []}
+    assert Adversary(7, state, services, script=_script(*keys)).before(1, 1, 6, "a", fetch
+                                                                       ) is None
+    assert services.groups.groups.peek("g").state == "Stable"
+    # scripted, a key not named is passed over for the next rule of the request
+    plan = Adversary(7, state, services, script=_script(keys[1])).before(1, 1, 12, "a", fetch)
+    assert plan is not None and plan.rule.kind == REBALANCE
+
+
+def test_what_each_kind_needs_of_the_request(make_cluster) -> None:
+    """An idempotent producer's InitProducerId (no transactional id) and an acks=0
+    Produce meet nothing; an acks=1 Produce never meets the acks=all move nor an acks=all
+    one the acks=1 move; a lost response is the request applied and the connection
+    closed, recorded with the request it answers."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    services = build_services(state)
+    services.transactions.topic.ensure()
+    leader = state.topics["t"].partitions[0].leader
+    keys = [("a", leader, "InitProducerId", 1, LOST_RESPONSE),
+            ("a", leader, "Produce", 1, LOST_RESPONSE),
+            ("a", leader, "Produce", 2, LEADER_MOVE_AFTER_APPEND),
+            ("a", leader, "Produce", 3, UNREPLICATED_LEADER_MOVE),
+            ("a", leader, "Produce", 4, LOST_RESPONSE),
+            ("a", leader, "InitProducerId", 2, LOST_RESPONSE)]
+    adv = Adversary(3, state, services, script=_script(*keys))
+    init = {"transactional_id": None, "transaction_timeout_ms": 60_000,
+            "producer_id": -1, "producer_epoch": -1}
+    assert adv.before(leader, 22, 4, "a", init) is None
+    assert adv.before(leader, 0, 9, "a", _produce(acks=0, partitions=(0,))) is None
+    assert adv.before(leader, 0, 9, "a", _produce(acks=1, partitions=(0,))) is None
+    assert adv.before(leader, 0, 9, "a", _produce(acks=-1, partitions=(0,))) is None
+    assert not adv.record
+    plan = adv.before(leader, 0, 9, "a", _produce(acks=1, partitions=(0,)))
+    assert plan is not None and plan.drop and plan.post is None and plan.hold_ms == 0
+    plan = adv.before(leader, 22, 4, "a", {**init, "transactional_id": "tx"})
+    assert plan is not None and plan.drop
+    assert [f.as_dict() for f in adv.record] == [
+        {"seq": 0, "seed": 3, "broker": leader, "client_id": "a", "api": "Produce", "n": 4,
+         "kind": LOST_RESPONSE, "detail": "the request applied, its response lost "
+                                          "(connection closed)"},
+        {"seq": 1, "seed": 3, "broker": leader, "client_id": "a", "api": "InitProducerId",
+         "n": 2, "kind": LOST_RESPONSE, "detail": "the request applied, its response lost "
+                                                  "(connection closed)"}]
+
+
+def test_rates_are_the_rules_times_the_kinds_factor_times_alls() -> None:
+    """A kind's factor is its own when named, else its family's (the move after an
+    answer goes with ``coordinator_move``), else its default (1; 0 for the kinds off by
+    default); ``all`` multiplies every kind."""
+    from emulator.faults.adversary_rules import Rule
+    after = Rule("coordinator_move_after_answer", 0.02)
+    zombie = Rule(ZOMBIE, 0.02)
+    lag = Rule(FOLLOWER_LAG, 0.04)
+    none = Adversary(0, None)  # type: ignore[arg-type]
+    assert (none.rate(after), none.rate(zombie), none.rate(lag)) == (0.02, 0.0, 0.04)
+    family = Adversary(0, None, scale={COORDINATOR_MOVE: 3, "all": 0.5})  # type: ignore[arg-type]
+    assert family.rate(after) == 0.02 * 3 * 0.5 and family.rate(lag) == 0.04 * 1 * 0.5
+    own = Adversary(0, None, scale={COORDINATOR_MOVE: 3,  # type: ignore[arg-type]
+                                    "coordinator_move_after_answer": 5, ZOMBIE: 2})
+    assert own.rate(after) == 0.02 * 5 and own.rate(zombie) == 0.02 * 2
+
+
+def test_start_makes_one_broker_stale_and_coordinators_load_longer(make_cluster) -> None:
+    """``start``: one broker (the seed's) learns metadata changes STALE_LAG_MS late (and
+    jitter more), recorded as a setting; the coordinators load LOAD_MS at least after a
+    move; a one-broker cluster has no other broker to be staler than, and a factor of 0
+    (the kind's, or all's) leaves the views alone."""
+    from emulator.faults.adversary_rules import LOAD_MS, STALE_JITTER_MS
+    sim = make_cluster(3)
+    state = sim.state
+    services = build_services(state)
+    adv = Adversary(11, state, services)
+    adv.start()
+    broker = [1, 2, 3][int(draw(11, "stale-broker") * 3)]
+    lag = 200 + int(draw(11, "stale-lag") * 800)
+    assert state.metadata_views.lag_of(broker) == (lag, lag + STALE_JITTER_MS)
+    assert [f.as_dict() for f in adv.record] == [
+        {"seq": 0, "seed": 11, "broker": broker, "client_id": "", "api": "-", "n": 0,
+         "kind": STALE_METADATA, "detail": f"broker {broker} learns metadata changes "
+                                           f"{lag}-{lag + STALE_JITTER_MS} ms late"}]
+    assert services.groups.topic.load_ms == services.transactions.topic.load_ms == LOAD_MS
+    services.groups.topic.load_ms = LOAD_MS + 1
+    Adversary(11, state, services).start()
+    assert services.groups.topic.load_ms == LOAD_MS + 1
+    for scale in ({STALE_METADATA: 0}, {"all": 0}):
+        quiet = make_cluster(3).state
+        off = Adversary(11, quiet, scale=scale)
+        off.start()
+        assert not off.record and not quiet.metadata_views.active
+    one = make_cluster(1).state
+    alone = Adversary(11, one)
+    alone.start()
+    assert not alone.record and not one.metadata_views.active
+
+
+@pytest.mark.kafka_emulator_allow_exceptions  # the violation is logged at ERROR
+def test_the_adversary_answers_for_its_record_and_its_check(make_cluster) -> None:
+    """``describe`` (GET /adversary) is the seed, whether it is on, the factors, every
+    fault and every violation, as copies; ``tune`` changes only what it is given and
+    refuses a bad factor before changing anything; ``snapshot`` and ``check`` are the
+    soundness check's, whose violations the adversary reports."""
+    sim = make_cluster(3)
+    state = sim.state
+    state.create_topic("t", 1, 3)
+    p = state.topics["t"].partitions[0]
+    adv = Adversary(4, state, scale={"kick": 2.0})
+    assert adv.describe() == {"seed": 4, "enabled": True, "scale": {"kick": 2.0},
+                              "injected": [], "violations": []}
+    adv.describe()["scale"]["kick"] = 9
+    assert adv.scale == {"kick": 2.0}
+    with pytest.raises(ValueError):
+        adv.tune(enabled=False, scale="kik=1")
+    assert adv.enabled and adv.scale == {"kick": 2.0}
+    assert adv.tune(scale={"all": 0.5})["scale"] == {"kick": 2.0, "all": 0.5}
+    assert adv.enabled
+    assert adv.tune(enabled=False)["enabled"] is False and adv.tune()["enabled"] is False
+    req = _produce(partitions=(0,))
+    snap = adv.snapshot(0, req, p.leader)
+    adv.check(p.leader, 0, 9, req, _answer(0, E.NOT_LEADER_OR_FOLLOWER), snap)
+    assert len(adv.violations) == 1 and "while it led it" in adv.violations[0]
+    assert adv.describe()["violations"] == adv.violations
+    adv.describe()["violations"].clear()
+    assert len(adv.violations) == 1
+
+
 def test_settings_replay_by_script(make_cluster) -> None:
     sim = make_cluster(3)
     state = sim.state
