@@ -510,30 +510,27 @@ class Adversary:
         longer), coordinators that take longer to load after a move, and transaction
         markers that are sometimes slow (``marker_delay``)."""
         ids = sorted(self.state.brokers)
-        views = getattr(self.state, "metadata_views", None)  # per-broker metadata lag
-        if views is not None and len(ids) > 1:
+        if len(ids) > 1:  # (one broker has no other to be staler than)
             broker = ids[int(draw(self.seed, "stale-broker") * len(ids))]
             factor = self.scale.get(STALE_METADATA, 1.0) * self.scale.get("all", 1.0)
             if self._setting_fires(("", broker, "-", 0, STALE_METADATA), 0.0,
                                    1.0 if factor > 0 else 0.0):
                 lag = STALE_LAG_MS[0] + int(draw(self.seed, "stale-lag")
                                             * (STALE_LAG_MS[1] - STALE_LAG_MS[0]))
-                views.set_lag(broker, lag, STALE_JITTER_MS)
+                self.state.metadata_views.set_lag(broker, lag, STALE_JITTER_MS)
                 self._note_setting(broker, STALE_METADATA, f"broker {broker} learns "
                                    f"metadata changes {lag}-{lag + STALE_JITTER_MS} ms late")
         services = self.services
         if services is None:
             return
         for topic in (services.groups.topic, services.transactions.topic):
-            if hasattr(topic, "load_ms"):
-                topic.load_ms = max(topic.load_ms, LOAD_MS)
+            topic.load_ms = max(topic.load_ms, LOAD_MS)
         txns = services.transactions
-        if hasattr(txns, "marker_delay"):
-            normal = txns.marker_delay
+        normal = txns.marker_delay
 
-            def marker_delay(txn: Any) -> int:
-                return self._marker_delay(txn, normal(txn))
-            setattr(txns, "marker_delay", marker_delay)  # noqa: B010 - the documented hook
+        def marker_delay(txn: Any) -> int:
+            return self._marker_delay(txn, normal(txn))
+        setattr(txns, "marker_delay", marker_delay)  # noqa: B010 - the documented hook
 
     def _marker_delay(self, txn: Any, normal: int) -> int:
         """Kafka's marker delay, or (``SLOW_MARKERS_RATE`` of transactions, seeded by the
