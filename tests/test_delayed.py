@@ -413,9 +413,31 @@ def test_an_acks_1_answer_behind_a_slow_write_keeps_its_own_outcome(
     s.create_topic("t", assignments={0: [1, 2]})
     f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 100})
     ctx = RequestContext(s, 1, 0, 9, 1, "c", services=build_services(s))
+    written = s.now() + 100
     waiting = api_000_produce.handle(ctx, _produce(1, 5000), 9)
-    assert isinstance(waiting, Delayed)
+    # its time alone ends it: no partition's change wakes it, and it was just looked at
+    assert isinstance(waiting, Delayed) and waiting.deadline_ms == written
+    assert (waiting.keys, waiting.checked) == (frozenset(), True)
     move_leader(s, "t", 0, 2)
+    assert waiting.check() is None
     clock.advance(100)
     answer = waiting.check()
     assert answer is not None and _code(answer) == E.NONE
+    # the server answers it by its expiry when it first looks at its deadline
+    assert _code(waiting.expire()) == E.NONE
+
+
+def test_acks_all_behind_a_slow_write_still_waits_for_the_isr_after_the_write(
+        make_cluster: MakeCluster) -> None:
+    """The end of a slow write is no acknowledgement: an acks=all append whose follower
+    has not fetched it goes on waiting past the write's end."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    f.apply({"op": "pause_follower", "broker": 2})
+    f.apply({"op": "slow_writes", "broker": 1, "delay_ms": 100})
+    ctx = RequestContext(s, 1, 0, 9, 1, "c", services=build_services(s))
+    waiting = api_000_produce.handle(ctx, _produce(-1, 5000), 9)
+    assert isinstance(waiting, Delayed) and waiting.keys == frozenset({("t", 0)})
+    clock.advance(100)
+    s.tick()
+    assert waiting.check() is None
