@@ -14,6 +14,7 @@ from emulator.cluster.events import Appended, TxnChanged
 from emulator.coordinators.groups.coordinator import GroupCoordinator
 from emulator.coordinators.runtime.placement import CREATE_MS, FIRST_LEARN_MS, FIRST_LOAD_MS
 from emulator.coordinators.transactions.coordinator import TXN_TOPIC, TransactionCoordinator
+from emulator.coordinators.transactions.markers import MARKER_DELAY_MS
 from emulator.coordinators.transactions.metadata import TxnMetadata
 from emulator.coordinators.transactions.waits import until_prepared
 from emulator.handlers import api_061_describe_producers
@@ -1237,3 +1238,44 @@ def test_a_produce_adding_its_partition_waits_for_the_markers_up_to_the_retry_ma
     h.tc.tick()
     assert wait.check() is (True if ready else None)
     assert until_prepared(h.tc, "no-such-id").check() is True
+
+
+def test_the_transaction_state_topic_is_created_as_kafkas() -> None:
+    """TransactionLog's topic (Kafka 4.4): transaction.state.log.num.partitions (50)
+    partitions of transaction.state.log.replication.factor (3) replicas, compacted,
+    uncompressed, min.insync.replicas from transaction.state.log.min.isr (2), no
+    unclean election, segments of transaction.state.log.segment.bytes (the emulator's
+    default 102400, below the 1 MiB minimum: internal.segment.bytes)."""
+    s = new_cluster(3).state
+    TransactionCoordinator(s).ensure_txn_topic()
+    t = s.topics[TXN_TOPIC]
+    assert (len(t.partitions), {len(p.replicas) for p in t.partitions}) == (50, {3})
+    assert dict(t.configs) == {
+        "cleanup.policy": "compact", "compression.type": "uncompressed",
+        "min.insync.replicas": "2", "unclean.leader.election.enable": "false",
+        "segment.bytes": "1048576", "internal.segment.bytes": "102400"}
+    s = new_cluster(3, **{"transaction.state.log.num.partitions": "7",
+                          "transaction.state.log.replication.factor": "2",
+                          "transaction.state.log.min.isr": "1",
+                          "transaction.state.log.segment.bytes": "2097152"}).state
+    TransactionCoordinator(s).ensure_txn_topic()
+    t = s.topics[TXN_TOPIC]
+    assert (len(t.partitions), {len(p.replicas) for p in t.partitions}) == (7, {2})
+    assert dict(t.configs) == {
+        "cleanup.policy": "compact", "compression.type": "uncompressed",
+        "min.insync.replicas": "1", "unclean.leader.election.enable": "false",
+        "segment.bytes": "2097152"}
+
+
+def test_a_new_coordinator_starts_at_producer_id_0_and_kafkas_marker_delay() -> None:
+    """A new cluster's first producer id is 0 (Kafka's controller hands out its first
+    block from 0); under Kafka's timing the markers follow EndTxn MARKER_DELAY_MS later
+    unless told otherwise; no tick has visited anything yet."""
+    h = Harness("kafka")
+    assert h.tc.visits == 0
+    assert h.tc.init_producer_id(None, 0) == (E.NONE, 0, 0)
+    pid, epoch = h.init()
+    h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
+    ended = h.clock.now_ms()
+    h.tc.end_txn(TID, pid, epoch, True)
+    assert h.tc.next_deadline() == ended + MARKER_DELAY_MS
