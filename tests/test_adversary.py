@@ -823,7 +823,7 @@ def test_follower_lag_pauses_the_followers_of_a_drawn_led_partition(make_cluster
                                                  for i in range(9)})
     state.create_topic("one", assignments={0: [1]})
     now = state.now()
-    adv = Adversary(10, state, script=_script(("a", 1, "Produce", 7, FOLLOWER_LAG)))
+    adv = Adversary(14, state, script=_script(("a", 1, "Produce", 7, FOLLOWER_LAG)))
     for _ in range(6):
         assert adv.before(1, 0, 13, "a", PRODUCE) is None
     by_id = {"acks": -1, "timeout_ms": 1000, "topic_data": [  # Produce v13: by topic id
@@ -832,8 +832,8 @@ def test_follower_lag_pauses_the_followers_of_a_drawn_led_partition(make_cluster
     plan = adv.before(1, 0, 13, "a", by_id)
     assert plan is not None and plan.hold_ms == 0 and plan.post is None
     led = [0, 2, 3, 4, 5, 6, 7, 8]
-    index = led[int(draw(10, "lag", "a", 1, 0, 7) * len(led))]
-    ms = 100 + int(draw(10, "lag-ms", "a", 1, 7) * 1400)
+    index = led[int(draw(14, "lag", "a", 1, 0, 7) * len(led))]
+    ms = 100 + int(draw(14, "lag-ms", "a", 1, 7) * 1400)
     followers = [3, 2]
     assert [(f.broker, f.topic, f.partition, f.paused, f.until_ms)
             for f in state.faults.followers] == [(b, "t", index, True, now + ms)
