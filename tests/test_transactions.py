@@ -1219,22 +1219,26 @@ def test_producer_ids_are_handed_out_one_after_another() -> None:
     assert h.init("x")[0] == first + 3
 
 
-@pytest.mark.parametrize("delay, ready", [(50, True), (150, False)])
+@pytest.mark.parametrize("delay, ready, retry_max", [(50, True, None), (150, False, None),
+                                                     (150, True, 250)])
 def test_a_produce_adding_its_partition_waits_for_the_markers_up_to_the_retry_max(
-        delay: int, ready: bool) -> None:
+        delay: int, ready: bool, retry_max: int | None) -> None:
     """Transaction version 2 under Kafka's timing: a Produce that adds its partition
     while the transaction's last end is still being prepared waits for the markers, as
     Kafka's leader retries the coordinator, up to add.partitions.to.txn.retry.backoff.max.ms
     (100 by default): ready once they are written, else answered at that deadline."""
-    h = Harness("kafka")
+    config = {} if retry_max is None else {
+        "add.partitions.to.txn.retry.backoff.max.ms": str(retry_max)}
+    h = Harness("kafka", **config)
     h.tc.marker_delay_ms = delay
     pid, epoch = h.init()
     h.tc.add_partitions(TID, pid, epoch, [("t", 0)])
     h.tc.end_txn(TID, pid, epoch, True)
     wait = until_prepared(h.tc, TID)
-    assert wait.deadline_ms == h.clock.now_ms() + 100
+    limit = 100 if retry_max is None else retry_max
+    assert wait.deadline_ms == h.clock.now_ms() + limit
     assert wait.check() is None
-    h.clock.advance(min(delay, 100))
+    h.clock.advance(min(delay, limit))
     h.tc.tick()
     assert wait.check() is (True if ready else None)
     assert until_prepared(h.tc, "no-such-id").check() is True
