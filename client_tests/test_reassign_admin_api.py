@@ -204,3 +204,27 @@ def test_served_at_once_with_every_broker_unregistered(kafka_timing_cluster: Tar
             0, {(foo, 0): (E.NO_REASSIGNMENT_IN_PROGRESS, None)})
     finally:
         conn.close()
+
+
+@pytest.mark.kafka_slow  # a broker restarted on Kafka
+def test_a_broker_unregistered_while_it_runs_is_no_target(kafka_timing_cluster: Target) -> None:
+    """Kafka 4.4's controller drops the registration of a running broker UnregisterBroker
+    names (it stays out until it restarts; docs/fidelity.md, unregister-running-broker): a
+    reassignment naming it is refused as one naming a broker that never was
+    (validateManualPartitionAssignment)."""
+    cluster = kafka_timing_cluster
+    b1, b2, b3 = cluster.broker_ids
+    foo = f"foo-{uuid.uuid4().hex[:8]}"
+    create_assigned(cluster, foo, {0: [b1, b2]})
+    conn = Conn(cluster, 0)
+    try:
+        assert conn.call(64, 0, {"broker_id": b3})["error_code"] == 0
+        wait_for(lambda: b3 not in metadata_brokers(cluster), f"broker {b3} unregistered", 30)
+        assert results(alter_raw(conn, [(foo, [(0, [b1, b3])])])) == {(foo, 0): (
+            E.INVALID_REPLICA_ASSIGNMENT, MSG + f"broker {b3}, but no such broker is registered.")}
+        assert replicas_of(cluster, foo)[0] == [b1, b2]
+    finally:
+        conn.close()
+    cluster.stop_broker(b3)
+    cluster.start_broker(b3)  # registers again
+    wait_for(lambda: b3 in metadata_brokers(cluster), f"broker {b3} registered again", 60)

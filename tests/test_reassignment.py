@@ -806,3 +806,18 @@ def test_a_replica_being_removed_may_still_be_elected(make_cluster: MakeCluster)
     alter(s, {"t": {0: [3]}})
     controller.broker_stopped(s, 1)
     assert (p.replicas, p.removing_replicas, p.leader, p.isr) == ([3, 1, 2], [1, 2], 2, [2])
+
+
+def test_a_broker_unregistered_while_it_runs_is_no_target(make_cluster: MakeCluster) -> None:
+    """Under Kafka's timing an UnregisterBroker takes a running broker out until it
+    restarts: Kafka's controller dropped its registration, so a reassignment naming it is
+    INVALID_REPLICA_ASSIGNMENT (validateManualPartitionAssignment), as for a broker that
+    never was; a broker that is down but registered (fenced) is still a valid target."""
+    s, clock, f = make_cluster([1, 2, 3, 4], fidelity="kafka")
+    s.create_topic("t", assignments={0: [1, 2], 1: [1, 2]})
+    controller.broker_unregistered(s, 3)
+    controller.broker_stopped(s, 4)
+    assert alter(s, {"t": {0: [1, 3], 1: [1, 4]}}) == {
+        ("t", 0): (E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes "
+                   "broker 3, but no such broker is registered."),
+        ("t", 1): OK}

@@ -401,3 +401,22 @@ def test_a_time_lookup_answers_an_unreadable_batch_by_its_header(
     leader = s.get_partition("u", 0).leader
     assert s.list_offset(leader, "u", 0, 4000, 0) == (4, 4000, epoch)
     assert s.list_offset(leader, "u", 0, 2500, 0) == (2, 3000, epoch)
+
+
+def test_a_manual_assignment_naming_an_unregistered_broker_is_refused(
+        make_cluster: MakeCluster) -> None:
+    """CreateTopics' and CreatePartitions' manual assignments name registered brokers
+    (Kafka's validateManualPartitionAssignment): one an UnregisterBroker took out while it
+    runs (--fidelity kafka) is not; a fenced one is."""
+    s, clock, f = make_cluster([1, 2, 3, 4], fidelity="kafka")
+    controller.broker_unregistered(s, 3)
+    controller.broker_stopped(s, 4)
+    with pytest.raises(KafkaError) as e:
+        s.create_topic("t", assignments={0: [1, 3]})
+    assert (e.value.code, e.value.message) == (
+        E.INVALID_REPLICA_ASSIGNMENT,
+        "The manual partition assignment includes broker 3, but no such broker is registered.")
+    s.create_topic("u", assignments={0: [1, 4]})
+    with pytest.raises(KafkaError) as e:
+        s.create_partitions("u", 2, [[3, 1]], False)
+    assert e.value.code == E.INVALID_REPLICA_ASSIGNMENT

@@ -249,13 +249,15 @@ def find_partition(state: ClusterMetadata, topic: str, index: int) -> tuple[Topi
 def validate_assignment(state: ClusterMetadata, replicas: Sequence[int]) -> None:
     """RCM.validateManualPartitionAssignment: brokers checked in ascending order.
 
-    A registered broker passes even when fenced (down)."""
+    A registered broker passes even when fenced (down); one an UnregisterBroker took out
+    while it runs (--fidelity kafka) does not: Kafka's controller dropped its
+    registration (UnregisterBrokerRecord)."""
     if not replicas:
         raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
                          "includes an empty replica list.")
     prev = None
     for b in sorted(replicas):
-        if b not in state.brokers:
+        if b not in state.brokers or state.brokers[b].unregistered:
             raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
                              f"includes broker {b}, but no such broker is registered.")
         if b == prev:

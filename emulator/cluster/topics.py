@@ -294,13 +294,15 @@ def delete_topic_steps(state: ClusterMetadata, name: str) -> Steps[Topic]:
 def validate_manual_assignment(state: ClusterMetadata, replicas: list[int],
                                rf: int | None = None) -> None:
     """ReplicationControlManager.validateManualPartitionAssignment, in its order: an empty
-    list, then each broker in id order (unregistered, then repeated), then the size."""
+    list, then each broker in id order (unregistered, then repeated), then the size. A
+    broker an UnregisterBroker took out while it runs (--fidelity kafka) is unregistered:
+    Kafka's controller dropped its registration."""
     if not replicas:
         raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT,
                          "The manual partition assignment includes an empty replica list.")
     prev = None
     for b in sorted(replicas):
-        if b not in state.brokers:
+        if b not in state.brokers or state.brokers[b].unregistered:
             raise KafkaError(E.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment "
                              f"includes broker {b}, but no such broker is registered.")
         if b == prev:
