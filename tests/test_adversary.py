@@ -753,6 +753,7 @@ def test_a_kick_holds_the_heartbeat_until_the_session_ran_out(make_cluster) -> N
     # an unknown member, and a session longer than a kick may hold
     clock.advance(1)
     assert adv.before(1, 12, 4, "c", {**hb, "member_id": "nobody"}) is None
+    assert adv.before(1, 12, 4, "c", {**hb, "group_id": "none"}) is None
     long = _stable_member(services, "h", "d", session_ms=KICK_MAX_HOLD_MS + 1000)
     hb_long = {**hb, "group_id": "h", "member_id": long}
     assert adv.before(1, 12, 4, "d", hb_long) is None
@@ -963,11 +964,15 @@ def test_a_share_acknowledgement_is_held_past_its_records_locks(make_cluster) ->
     assert adv.before(p.leader, 79, 1, "a", ack(0, 1, "other")) is None
     assert adv.before(p.leader, 79, 1, "a", ack(5, 9)) is None
     assert not adv.record
-    plan = adv.before(p.leader, 79, 1, "a", ack(1, 2))
+    plan = adv.before(p.leader, 79, 1, "a", ack(0, 1))
     assert plan is not None and plan.hold_ms == KICK_MAX_HOLD_MS
     assert adv.record[-1].detail == (
         f"the acknowledgement of 2 record(s) by member 'm' of share group 'sg' held "
         f"{KICK_MAX_HOLD_MS} ms, past their acquisition locks")
+    # the locks ran out already (the coordinator's timer not yet fired): at once
+    clock.advance(KICK_MAX_HOLD_MS + 1)
+    plan = adv.before(p.leader, 79, 1, "a", ack(2, 2))
+    assert plan is not None and plan.hold_ms == 0
     assert Adversary(1, state, None, script=_script(*keys)).before(
         p.leader, 79, 1, "a", ack(0, 2)) is None
 
@@ -1077,28 +1082,42 @@ def test_start_makes_one_broker_stale_and_coordinators_load_longer(make_cluster)
     sim = make_cluster(3)
     state = sim.state
     services = build_services(state)
-    adv = Adversary(11, state, services)
+    adv = Adversary(12, state, services)
     adv.start()
-    broker = [1, 2, 3][int(draw(11, "stale-broker") * 3)]
-    lag = 200 + int(draw(11, "stale-lag") * 800)
+    broker = [1, 2, 3][int(draw(12, "stale-broker") * 3)]
+    lag = 200 + int(draw(12, "stale-lag") * 800)
     assert state.metadata_views.lag_of(broker) == (lag, lag + STALE_JITTER_MS)
     assert [f.as_dict() for f in adv.record] == [
-        {"seq": 0, "seed": 11, "broker": broker, "client_id": "", "api": "-", "n": 0,
+        {"seq": 0, "seed": 12, "broker": broker, "client_id": "", "api": "-", "n": 0,
          "kind": STALE_METADATA, "detail": f"broker {broker} learns metadata changes "
                                            f"{lag}-{lag + STALE_JITTER_MS} ms late"}]
     assert services.groups.topic.load_ms == services.transactions.topic.load_ms == LOAD_MS
     services.groups.topic.load_ms = LOAD_MS + 1
-    Adversary(11, state, services).start()
+    Adversary(12, state, services).start()
     assert services.groups.topic.load_ms == LOAD_MS + 1
     for scale in ({STALE_METADATA: 0}, {"all": 0}):
         quiet = make_cluster(3).state
-        off = Adversary(11, quiet, scale=scale)
+        off = Adversary(12, quiet, scale=scale)
         off.start()
         assert not off.record and not quiet.metadata_views.active
     one = make_cluster(1).state
-    alone = Adversary(11, one)
+    alone = Adversary(12, one)
     alone.start()
     assert not alone.record and not one.metadata_views.active
+    two = make_cluster(2).state
+    pair = Adversary(12, two)
+    pair.start()
+    assert [f.kind for f in pair.record] == [STALE_METADATA]
+    # replayed: exactly when the script names the setting (its key as recorded)
+    for script, fires in ((frozenset({("", broker, "-", 0, STALE_METADATA)}), True),
+                          (frozenset({("", broker, "-", 1, STALE_METADATA),
+                                      ("x", broker, "-", 0, STALE_METADATA),
+                                      ("", broker, "XX-XX", 0, STALE_METADATA)}), False)):
+        replayed = make_cluster(3).state
+        scripted = Adversary(12, replayed, script=script)
+        scripted.start()
+        assert bool(scripted.record) is fires
+        assert [f.fault_key() for f in scripted.record] == sorted(script) * fires
 
 
 @pytest.mark.kafka_emulator_allow_exceptions  # the violation is logged at ERROR
@@ -1125,6 +1144,14 @@ def test_the_adversary_answers_for_its_record_and_its_check(make_cluster) -> Non
     req = _produce(partitions=(0,))
     snap = adv.snapshot(0, req, p.leader)
     adv.check(p.leader, 0, 9, req, _answer(0, E.NOT_LEADER_OR_FOLLOWER), snap)
+    # the snapshot is of the broker's own metadata view
+    new, other = p.replicas[1], p.replicas[2]
+    state.metadata_views.set_lag(new, 5_000)
+    state.metadata_views.set_lag(other, 0)
+    move_leader(state, "t", 0, new)
+    state.metadata_views.flush()
+    assert adv.snapshot(0, req, new)[("t", 0)][2] != new  # it has not learnt it leads
+    assert adv.snapshot(0, req, other)[("t", 0)][2] == new
     assert len(adv.violations) == 1 and "while it led it" in adv.violations[0]
     assert adv.describe()["violations"] == adv.violations
     adv.describe()["violations"].clear()

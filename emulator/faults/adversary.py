@@ -129,6 +129,7 @@ from emulator.faults.adversary_rules import (
     STALE_JITTER_MS,
     STALE_LAG_MS,
     STALE_METADATA,
+    STALE_SETTING,
     UNREPLICATED_LEADER_MOVE,
     ZOMBIE,
     FaultKey,
@@ -208,7 +209,7 @@ class Adversary:
         if not self.enabled:
             return None
         u = draw(self.seed, cid, broker, api, n)
-        name = NAMES.get(api, str(api))
+        name = NAMES[api]  # (every API of RULES has its name)
         for rule in rules:
             r = self.rate(rule)
             fk: FaultKey = (cid, broker, name, n, rule.kind)
@@ -220,14 +221,14 @@ class Adversary:
                 continue
             if version < rule.min_version:
                 return None
-            return self._plan(Plan(rule, cid, broker, api, n), version, req)
+            return self._plan(Plan(rule, cid, broker, api, n), req)
         return None
 
-    def _plan(self, plan: Plan, version: int, req: dict) -> Plan | None:
+    def _plan(self, plan: Plan, req: dict) -> Plan | None:
         rule, api = plan.rule, plan.api
         if api in _TXN_KEYED and not req.get(_TXN_KEYED[api]):
             return None  # an idempotent producer's InitProducerId: any broker answers it
-        acks = req.get("acks") if api == 0 else None
+        acks = req.get("acks")  # (a Produce's; no other API of RULES has one)
         if api == 0 and acks == 0:
             return None  # nobody reads an acks=0 answer
         kind = rule.kind
@@ -512,9 +513,9 @@ class Adversary:
         ids = sorted(self.state.brokers)
         if len(ids) > 1:  # (one broker has no other to be staler than)
             broker = ids[int(draw(self.seed, "stale-broker") * len(ids))]
-            factor = self.scale.get(STALE_METADATA, 1.0) * self.scale.get("all", 1.0)
+            # (on unless scaled to 0: its rate is 1, and the draw 0)
             if self._setting_fires(("", broker, "-", 0, STALE_METADATA), 0.0,
-                                   1.0 if factor > 0 else 0.0):
+                                   self.rate(STALE_SETTING)):
                 lag = STALE_LAG_MS[0] + int(draw(self.seed, "stale-lag")
                                             * (STALE_LAG_MS[1] - STALE_LAG_MS[0]))
                 self.state.metadata_views.set_lag(broker, lag, STALE_JITTER_MS)
@@ -573,8 +574,7 @@ class Adversary:
 
     def _note(self, plan: Plan, detail: str) -> Plan:
         self._append(Injected(len(self.record), self.seed, plan.broker, plan.client_id,
-                              NAMES.get(plan.api, str(plan.api)), plan.n, plan.rule.kind,
-                              detail))
+                              NAMES[plan.api], plan.n, plan.rule.kind, detail))
         return plan
 
     def tune(self, enabled: bool | None = None,

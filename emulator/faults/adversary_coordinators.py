@@ -52,7 +52,7 @@ def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] 
     acknowledges (held by this member) have run out; None when it acknowledges none."""
     share = services.share
     group_id, member_id = req["group_id"], req["member_id"]
-    deadline, records = 0, 0
+    deadlines = []  # of the records acknowledged that this member holds
     for t in req["topics"]:
         for p in t["partitions"]:
             # (no share-partition: a group or partition the coordinator does not hold)
@@ -64,11 +64,10 @@ def share_lock_hold(services: Services, req: dict, now: int) -> tuple[int, int] 
                     rec = sp.records.get(offset)
                     if rec is not None and rec.state == RecordState.ACQUIRED \
                             and rec.member_id == member_id:
-                        deadline = max(deadline, rec.lock_deadline)
-                        records += 1
-    if not records:
+                        deadlines.append(rec.lock_deadline)
+    if not deadlines:
         return None
-    return max(deadline - now + HOLD_SLACK_MS, 0), records
+    return max(max(deadlines) - now + HOLD_SLACK_MS, 0), len(deadlines)
 
 
 def second_instance(services: Services, transactional_id: str) -> str | None:

@@ -107,6 +107,9 @@ RULES: dict[int, tuple[Rule, ...]] = {
     78: (Rule(SHARE_LOCK_EXPIRY, 0.03),),  # ShareFetch carrying acknowledgements
     79: (Rule(SHARE_LOCK_EXPIRY, 0.05),),  # ShareAcknowledge
 }
+# ``stale_metadata`` is a setting, not a rule of an API: one broker per seed, always,
+# unless scaled to 0 (``Adversary.start``).
+STALE_SETTING = Rule(STALE_METADATA, 1.0)
 # The APIs whose key names a coordinator: which field, and which coordinator.
 _GROUP_KEYED = {8: "group_id", 9: "group_id", 11: "group_id", 12: "group_id",
                 14: "group_id", 28: "group_id", 68: "group_id"}
