@@ -420,3 +420,22 @@ def test_a_manual_assignment_naming_an_unregistered_broker_is_refused(
     with pytest.raises(KafkaError) as e:
         s.create_partitions("u", 2, [[3, 1]], False)
     assert e.value.code == E.INVALID_REPLICA_ASSIGNMENT
+
+
+def test_manual_assignment_validation_order_and_messages(make_cluster: MakeCluster) -> None:
+    """CreateTopics' manual assignment, checked as Kafka's validateManualPartitionAssignment
+    checks it: an empty list, then each broker in id order (unregistered, then repeated),
+    then the size against the partitions before it; each with Kafka's message."""
+    s, clock, f = make_cluster([1, 2, 3])
+    msg = "The manual partition assignment includes "
+    for assignments, message in [
+            ({0: []}, "an empty replica list."),
+            ({0: [2, 2, 9]}, "the broker 2 more than once."),  # 2 sorts before 9
+            ({0: [1, 2], 1: [3]}, "a partition with 1 replica(s), but this is not "
+                                  "consistent with previous partitions, which have 2 "
+                                  "replica(s).")]:
+        with pytest.raises(KafkaError) as e:
+            s.create_topic("t", assignments=assignments)
+        assert (e.value.code, e.value.message) == (E.INVALID_REPLICA_ASSIGNMENT,
+                                                   msg + message)
+    assert "t" not in s.topics
