@@ -439,3 +439,20 @@ def test_manual_assignment_validation_order_and_messages(make_cluster: MakeClust
         assert (e.value.code, e.value.message) == (E.INVALID_REPLICA_ASSIGNMENT,
                                                    msg + message)
     assert "t" not in s.topics
+
+
+def test_an_append_to_a_follower_or_without_records_is_refused(
+        make_cluster: MakeCluster) -> None:
+    """The leader's append checks who it is first: a follower (or a broker without a
+    replica) answers NOT_LEADER_OR_FOLLOWER and writes nothing; the leader refuses a
+    partition sent with no records (null or empty) as INVALID_RECORD."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2], 1: [2, 3]})
+    p = s.get_partition("t", 0)
+    batch = build_batch([(b"k", b"v")])
+    for broker in (2, 3):
+        assert s.append(broker, "t", 0, batch, 1).error == E.NOT_LEADER_OR_FOLLOWER
+    assert (p.log_end_offset, p.logs[2].log_end_offset) == (0, 0)
+    for records in (None, b""):
+        assert s.append(1, "t", 0, records, 1).error == E.INVALID_RECORD
+    assert p.log_end_offset == 0
