@@ -445,7 +445,8 @@ def test_an_append_to_a_follower_or_without_records_is_refused(
         make_cluster: MakeCluster) -> None:
     """The leader's append checks who it is first: a follower (or a broker without a
     replica) answers NOT_LEADER_OR_FOLLOWER and writes nothing; the leader refuses a
-    partition sent with no records (null or empty) as INVALID_RECORD."""
+    partition sent with no records (null or empty) or two batches as INVALID_RECORD, and
+    bytes too short to be a batch as CORRUPT_MESSAGE."""
     s, clock, f = make_cluster()
     s.create_topic("t", assignments={0: [1, 2], 1: [2, 3]})
     p = s.get_partition("t", 0)
@@ -455,4 +456,7 @@ def test_an_append_to_a_follower_or_without_records_is_refused(
     assert (p.log_end_offset, p.logs[2].log_end_offset) == (0, 0)
     for records in (None, b""):
         assert s.append(1, "t", 0, records, 1).error == E.INVALID_RECORD
+    # fewer bytes than a batch's length field ends at; two batches where v3+ takes one
+    assert s.append(1, "t", 0, batch[:5], 1).error == E.CORRUPT_MESSAGE
+    assert s.append(1, "t", 0, batch + batch, 1).error == E.INVALID_RECORD
     assert p.log_end_offset == 0
