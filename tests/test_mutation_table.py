@@ -95,6 +95,24 @@ def test_check_fails_on_a_survivor_in_triaged_code_and_lists_the_rest() -> None:
         "emulator.faults.match.x__order: stale entry"]
 
 
+def test_a_crashed_mutant_is_neither_killed_nor_judged_and_fails_the_check() -> None:
+    """A mutant whose test process died of a signal (mutmut's "segfault": seen when the
+    compiled core a fork server had loaded was rebuilt under a run) has no verdict: it
+    does not count as killed, its function's entries are not called stale, --survivors
+    runs it again, and in triaged code it fails --check."""
+    m = _driver()
+    scope = ["emulator.faults.match.x__order"]
+    crashed = m.Mutant("emulator.faults.match.x__order__mutmut_3",
+                       "emulator/faults/match.py", "segfault", [])
+    e = m.Entry("emulator.faults.match.x__order", ["-a", "+b"], "why")
+    assert "segfault" not in m.KILLED and "segfault" in m.CRASHED
+    surviving, stale = m.report([crashed], [e])
+    assert surviving == [] and stale == []
+    assert m.failing([], [], scope, strict=False, crashed=[crashed]) == [
+        "emulator.faults.match.x__order__mutmut_3 crashed in triaged code: run it again"]
+    assert m.failing([], [], ["emulator.other.*"], strict=False, crashed=[crashed]) == []
+
+
 def test_the_triaged_scope_names_functions_the_table_mutates() -> None:
     """Each glob of triaged.toml is of a module some target mutates (a renamed module
     must not leave its triage behind, silently covering nothing)."""

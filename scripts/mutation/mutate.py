@@ -26,7 +26,8 @@ changed function. This driver adds what the project needs around it:
   and it fails ``--check`` only with ``--strict`` (the issue's goal: every module
   triaged; the nightly then runs strict).
 - **The report**: killed / equivalent / surviving per package (a timeout counts as
-  killed; "no tests", a mutant no selected test reaches, counts as surviving).
+  killed; "no tests", a mutant no selected test reaches, counts as surviving; a crash,
+  its test process killed by a signal, counts as neither and is run again).
 
 The Cython log core is not mutated: its pure twin (emulator/log/pure.py, isr.py,
 scan.py) is, with KAFKA_EMULATOR_PURE=1 set for that target's tests (targets.toml
@@ -78,7 +79,13 @@ def pytest_configure(config):
 # behaviour a client can see (a mutant there is equivalent by construction).
 DO_NOT_MUTATE_PATTERNS = [r"^\s*(log|logger|_log|LOG)\.(debug|info|warning|error|exception)\(",
                           r"^\s*logging\.getLogger\("]
-KILLED = {"killed", "timeout", "caught by type check", "segfault"}
+KILLED = {"killed", "timeout", "caught by type check"}
+# A mutant's test process killed by a signal (mutmut's "segfault") says nothing of the
+# tests: the mutated code is pure Python, and on 2026-12-07 171 mutants of one run
+# "segfaulted" together when the compiled core a warm fork server had loaded was rebuilt
+# under it. Neither killed nor surviving: counted apart, judged by no entry, and run
+# again by --survivors.
+CRASHED = {"segfault"}
 PRELOAD = ["pytest", "emulator", "emulator.runtime", "emulator.testing", "emulator.server",
            "emulator.handlers", "wire.messages", "wire.records", "confluent_kafka",
            "confluent_kafka.admin", "kafka", "aiokafka"]
@@ -369,10 +376,13 @@ def is_triaged(m: Mutant, scope: list[str]) -> bool:
 
 
 def failing(surviving: list[Mutant], stale: list[Entry], scope: list[str],
-            strict: bool) -> list[str]:
+            strict: bool, crashed: list[Mutant] | None = None) -> list[str]:
     """Why ``--check`` fails (nothing: it passes): a survivor in the triaged scope, a
+    mutant there whose run crashed (no verdict: the nightly must not pass on it), a
     stale entry of the triage file, and with ``strict`` an untriaged survivor too."""
     out = [f"{m.name} survives in triaged code" for m in surviving if is_triaged(m, scope)]
+    out += [f"{m.name} crashed in triaged code: run it again" for m in crashed or []
+            if is_triaged(m, scope)]
     out += [f"{e.mutant or e.function}: stale entry" for e in stale]
     if strict:
         out += [f"{m.name} survives, untriaged" for m in surviving if not is_triaged(m, scope)]
@@ -535,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
             names = [] if args.all and not t.functions else globs
             if args.survivors:
                 names = [m.name for m in results(ws, paths, globs)
-                         if m.status in SURVIVING or m.status == "not checked"]
+                         if m.status in SURVIVING or m.status == "not checked"
+                         or m.status in CRASHED]
                 if not names:
                     print(f"== {t.name}: no survivor to run again")
             if names or not args.survivors:
@@ -569,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
     for e in stale:
         print(f"stale entry in {TRIAGE.relative_to(ROOT)}: {e.mutant or e.function} "
               f"{e.diff} no longer survives (killed, or the code changed): remove it")
+    crashed = [m for m in mutants if m.status in CRASHED]
+    if crashed:
+        print(f"\n{len(crashed)} mutants crashed (their test process killed by a signal, "
+              "e.g. a compiled core rebuilt under the run): no verdict, counted apart; "
+              f"--survivors runs them again (first: {crashed[0].name})")
     if failed:
         print(f"mutmut failed for: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -577,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nuntriaged: {len(untriaged)} survivors in {len(functions_left)} functions "
               f"outside {TRIAGED.relative_to(ROOT)}"
               + ("" if args.strict else " (not failing: --strict fails on them)"))
-    if args.check and failing(surviving, stale, scope, args.strict):
+    if args.check and failing(surviving, stale, scope, args.strict, crashed):
         return 1
     return 0
 
