@@ -11,7 +11,7 @@ from emulator.cluster.state import ClusterState
 from emulator.cluster.state_machines import PartitionState as PS
 from wire.errors import ErrorCode as E
 from wire.errors import KafkaError
-from wire.records import Record, build_batch
+from wire.records import Record, build_batch, control_batch
 
 if TYPE_CHECKING:
     from conftest import MakeCluster
@@ -422,6 +422,37 @@ def test_a_manual_assignment_naming_an_unregistered_broker_is_refused(
     assert e.value.code == E.INVALID_REPLICA_ASSIGNMENT
 
 
+def test_placement_takes_fenced_brokers_after_the_unfenced(make_cluster: MakeCluster) -> None:
+    """Kafka's StripedReplicaPlacer places over every registered broker not shutting down,
+    fenced ones too, the unfenced first: a replication factor above the unfenced count is
+    filled with fenced brokers (their replicas start outside the ISR), the leader is
+    unfenced; an UnregisterBroker'd broker counts as none; with no unfenced broker,
+    "All brokers are currently fenced."; more than the registered, refused."""
+    s, clock, f = make_cluster([1, 2, 3, 4], fidelity="kafka")
+    controller.broker_unregistered(s, 4)
+    controller.broker_stopped(s, 3)
+    t = s.create_topic("t", num_partitions=4, replication_factor=3)
+    for p in t.partitions:
+        assert sorted(p.replicas) == [1, 2, 3] and p.replicas[-1] == 3, p.replicas
+        assert sorted(p.isr) == [1, 2] and p.leader in (1, 2)
+    with pytest.raises(KafkaError) as e:
+        s.create_topic("u", num_partitions=1, replication_factor=4)
+    assert (e.value.code, e.value.message) == (
+        E.INVALID_REPLICATION_FACTOR,
+        "Unable to replicate the partition 4 time(s): The target replication factor of 4 "
+        "cannot be reached because only 3 broker(s) are registered or some brokers have all "
+        "their log directories cordoned.")
+    s.create_partitions("t", 6, None, False)
+    assert all(sorted(p.replicas) == [1, 2, 3] for p in t.partitions)
+    controller.broker_stopped(s, 1)
+    controller.broker_stopped(s, 2)
+    with pytest.raises(KafkaError) as e:
+        s.create_topic("v", num_partitions=1, replication_factor=1)
+    assert (e.value.code, e.value.message) == (
+        E.INVALID_REPLICATION_FACTOR,
+        "Unable to replicate the partition 1 time(s): All brokers are currently fenced.")
+
+
 def test_manual_assignment_validation_order_and_messages(make_cluster: MakeCluster) -> None:
     """CreateTopics' manual assignment, checked as Kafka's validateManualPartitionAssignment
     checks it: an empty list, then each broker in id order (unregistered, then repeated),
@@ -460,3 +491,30 @@ def test_an_append_to_a_follower_or_without_records_is_refused(
     assert s.append(1, "t", 0, batch[:5], 1).error == E.CORRUPT_MESSAGE
     assert s.append(1, "t", 0, batch + batch, 1).error == E.INVALID_RECORD
     assert p.log_end_offset == 0
+
+
+def test_a_client_control_batch_is_refused_and_a_retry_answers_the_first_append(
+        make_cluster: MakeCluster) -> None:
+    """A client may not write a control batch (INVALID_RECORD, nothing written); an
+    idempotent batch sent again answers where the first landed: its base and last
+    offset, and the log start offset (UnifiedLog's duplicate: setFirstOffset,
+    setLastOffset, setLogStartOffset)."""
+    s, clock, f = make_cluster()
+    s.create_topic("t", assignments={0: [1, 2]})
+    p = s.get_partition("t", 0)
+    marker = control_batch(True, 7, 0, s.now())
+    # as the coordinator writes it (no sequence), and with a sequence, past that check
+    sequenced = build_batch([(b"\0\0\0\1", b"\0\0\0\0\0\0")], producer_id=7,
+                            producer_epoch=0, base_sequence=0, transactional=True,
+                            control=True)
+    for data in (marker, sequenced):
+        assert s.append(1, "t", 0, data, 1).error == E.INVALID_RECORD
+    assert p.log_end_offset == 0
+    batch = build_batch([(b"k", b"v")] * 3, producer_id=7, producer_epoch=0,
+                        base_sequence=0)
+    first = s.append(1, "t", 0, batch, 1)
+    again = s.append(1, "t", 0, batch, 1)
+    assert (first.error, first.base_offset, first.last_offset) == (E.NONE, 0, 2)
+    assert (again.error, again.base_offset, again.last_offset, again.log_start_offset) \
+        == (E.NONE, 0, 2, 0)
+    assert p.log_end_offset == 3
