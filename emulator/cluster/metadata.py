@@ -449,16 +449,32 @@ class ClusterMetadata:
                 return b
 
     def assign_replicas(self, num_partitions: int, rf: int, start_partition: int = 0) -> list[list[int]]:
-        """Kafka's rack-unaware assignment: a seeded start index and replica shift."""
-        brokers = self.alive_brokers() or sorted(self.brokers)
-        n = len(brokers)
-        if rf > n:
+        """Kafka's replica placement (StripedReplicaPlacer), rack-unaware: a seeded start
+        index and replica shift over the unfenced brokers.
+
+        As Kafka's, every registered broker not shutting down is usable, a fenced one too
+        (stopped, or crashed and fenced; not one UnregisterBroker took out): a replication
+        factor above the unfenced brokers' count is filled with fenced ones, after the
+        unfenced, so the first replica (the leader) is always unfenced and the fenced
+        replicas start outside the ISR (``controller.on_new_partition``) and join it once
+        their broker is back. Refused: more replicas than usable brokers, or none unfenced.
+        """
+        usable = [b for b in sorted(self.brokers) if b not in self.shutting_down
+                  and not self.brokers[b].unregistered]
+        brokers = [b for b in usable if self.brokers[b].alive]
+        fenced = [b for b in usable if not self.brokers[b].alive]
+        if rf > len(usable):
             raise KafkaError(
                 E.INVALID_REPLICATION_FACTOR,
                 f"Unable to replicate the partition {rf} time(s): The target replication factor "
-                f"of {rf} cannot be reached because only {n} broker(s) are registered or some "
-                "brokers have all their log directories cordoned.",
+                f"of {rf} cannot be reached because only {len(usable)} broker(s) are registered "
+                "or some brokers have all their log directories cordoned.",
             )
+        if not brokers:
+            raise KafkaError(E.INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition "
+                             f"{rf} time(s): All brokers are currently fenced.")
+        n = len(brokers)
+        unfenced_rf = min(rf, n)
         start = self.rng.randrange(n)
         shift = self.rng.randrange(n)
         out = []
@@ -467,9 +483,10 @@ class ClusterMetadata:
                 shift += 1
             first = (p + start) % n
             replicas = [brokers[first]]
-            for j in range(rf - 1):
+            for j in range(unfenced_rf - 1):
                 s = 1 + (shift + j) % (n - 1)
                 replicas.append(brokers[(first + s) % n])
+            replicas += [fenced[(p + j) % len(fenced)] for j in range(rf - unfenced_rf)]
             out.append(replicas)
         return out
 
