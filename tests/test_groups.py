@@ -417,11 +417,21 @@ def test_offsets_topic_is_created_lazily_with_configured_partitions() -> None:
 
 
 def test_coordinator_not_available_without_enough_brokers() -> None:
+    """__consumer_offsets is placed as any topic (Kafka's StripedReplicaPlacer): a fenced
+    broker still takes a replica, so one broker down leaves the coordinator available;
+    with every broker fenced the topic cannot be created: COORDINATOR_NOT_AVAILABLE."""
     h = Harness()
-    controller.broker_stopped(h.state, 1)
+    brokers = sorted(h.state.brokers)
+    controller.broker_stopped(h.state, brokers[0])
+    h.gc.coordinator_for(G)
+    assert len(h.state.topics["__consumer_offsets"].partitions[0].replicas) == min(3, len(brokers))
+    fresh = Harness()
+    for b in brokers:
+        controller.broker_stopped(fresh.state, b)
     with pytest.raises(KafkaError) as e:
-        h.gc.coordinator_for(G)
+        fresh.gc.coordinator_for(G)
     assert e.value.code == E.COORDINATOR_NOT_AVAILABLE
+    assert "All brokers are currently fenced." in e.value.message
 
 
 # ---- administration ---------------------------------------------------------------------
