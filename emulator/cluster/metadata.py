@@ -450,9 +450,7 @@ class ClusterMetadata:
 
     def assign_replicas(self, num_partitions: int, rf: int, start_partition: int = 0) -> list[list[int]]:
         """Kafka's replica placement (StripedReplicaPlacer), rack-unaware: a seeded start
-        index and replica shift over the unfenced brokers.
-
-        As Kafka's, every registered broker not shutting down is usable, a fenced one too
+        index and replica shift over the unfenced brokers. As Kafka's, every registered broker not shutting down is usable, a fenced one too
         (stopped, or crashed and fenced; not one UnregisterBroker took out): a replication
         factor above the unfenced brokers' count is filled with fenced ones, after the
         unfenced, so the first replica (the leader) is always unfenced and the fenced
