@@ -55,35 +55,55 @@ def test_a_topic_just_auto_created_is_still_unknown_to_the_next_request(
         cluster: Target, topic_name: str) -> None:
     """The Metadata right after the one that auto-created a topic, on the same broker
     and on another, still answers it unknown (by name, and absent from all topics):
-    asked within 15 ms of the creation (Kafka 4.4: 29 ms at the soonest). A sequence
-    slower than that is tried again with a new topic, up to 60 times: on a loaded machine
-    (the README's test command beside mutation runs) 10 tries against Kafka once all took
-    longer; none in 60 fails the test."""
+    asked within 15 ms of the creation (Kafka 4.4: 29 ms at the soonest).
+
+    Each of the three answers counts only when it came within the window of its own
+    creating request, and each try asks first the ones not yet seen in time: a loaded
+    machine (the first pass beside the Kafka pass, a mutation run beside that: once no try
+    of 60 brought four answers in 15 ms) only needs two round trips in 15 ms per answer,
+    not four. A try slower than that is made again with a new topic, up to 60 times;
+    an answer never seen in time fails the test."""
     conns = [Conn(cluster, 0), Conn(cluster, 1)]
     tries = 60
+
+    def again(name: str) -> None:
+        t = metadata(conns[0], name, True)
+        assert (t["error_code"], t["partitions"]) == (E.UNKNOWN_TOPIC_OR_PARTITION, []), t
+
+    def other(name: str) -> None:
+        t = metadata(conns[1], name, False)
+        assert (t["error_code"], t["partitions"]) == (E.UNKNOWN_TOPIC_OR_PARTITION, []), t
+
+    def every(name: str) -> None:
+        r = conns[1].call(3, 12, {"topics": None, "allow_auto_topic_creation": False,
+                                  "include_topic_authorized_operations": False})
+        assert name not in {t["name"] for t in r["topics"]}
+
+    unseen = {"the same broker again": again, "another broker": other,
+              "every topic": every}
     try:
         for attempt in range(tries):
             name = f"{topic_name}-{attempt}"
             t0 = time.monotonic()
             assert metadata(conns[0], name, True)["error_code"] == E.UNKNOWN_TOPIC_OR_PARTITION
-            again = metadata(conns[0], name, True)
-            other = metadata(conns[1], name, False)
-            every = conns[1].call(3, 12, {"topics": None, "allow_auto_topic_creation": False,
-                                          "include_topic_authorized_operations": False})
-            if time.monotonic() - t0 > 0.015:
-                continue
-            assert (again["error_code"], again["partitions"]) == (
-                E.UNKNOWN_TOPIC_OR_PARTITION, []), again
-            assert (other["error_code"], other["partitions"]) == (
-                E.UNKNOWN_TOPIC_OR_PARTITION, []), other
-            assert name not in {t["name"] for t in every["topics"]}
-            # and it is there a moment later, on both brokers
-            for c in conns:
-                wait_for(lambda c=c, name=name: metadata(c, name, False)["error_code"] == E.NONE,
-                         f"{name} shown")
-            return
-        raise AssertionError(f"no four Metadata requests within 15 ms in {tries} tries: "
-                             "the machine is too slow to tell")
+            for what, ask in list(unseen.items()):
+                try:
+                    ask(name)
+                except AssertionError:
+                    if time.monotonic() - t0 <= 0.015:
+                        raise  # shown within the window: Kafka never does
+                    break  # too late to tell: a new topic
+                if time.monotonic() - t0 > 0.015:
+                    break  # answered too late to count
+                del unseen[what]
+            if not unseen:
+                # and it is there a moment later, on both brokers
+                for c in conns:
+                    wait_for(lambda c=c, name=name: metadata(c, name, False)["error_code"] == E.NONE,
+                             f"{name} shown")
+                return
+        raise AssertionError(f"not seen within 15 ms of the creation in {tries} tries: "
+                             f"{', '.join(unseen)}: the machine is too slow to tell")
     finally:
         for c in conns:
             c.close()
